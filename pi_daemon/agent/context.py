@@ -1,0 +1,83 @@
+"""Converters: what the model sees of the stored history, before every request.
+
+``transform_context`` (optional, async) prunes or injects ``AgentMessage``s;
+``convert_to_llm`` turns them into LLM messages; :func:`repair_for_provider` then makes
+the sequence valid for any provider. None of them modify the stored history.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Awaitable, Callable, Sequence
+
+from ..cancel import CancelToken
+from ..messages import (
+    AssistantMessage,
+    LlmMessage,
+    TextContent,
+    ToolResultMessage,
+    UserMessage,
+    role_to_llm,
+)
+
+TransformContext = Callable[[list[Any], CancelToken], Awaitable[list[Any]]]
+ConvertToLlm = Callable[[Sequence[Any]], list[LlmMessage]]
+
+LLM_TYPES = (UserMessage, AssistantMessage, ToolResultMessage)
+
+MISSING_RESULT_TEXT = "No result was recorded for this tool call (the run was interrupted)."
+
+
+def default_convert_to_llm(messages: Sequence[Any]) -> list[LlmMessage]:
+    """Keep the three LLM roles; leave application roles out."""
+    return [m for m in messages if isinstance(m, LLM_TYPES)]
+
+
+def convert_with_roles(messages: Sequence[Any]) -> list[LlmMessage]:
+    """Keep the LLM roles and translate application roles by their registered conversion."""
+    result = []
+    for message in messages:
+        converted = role_to_llm(message)
+        if converted is not None:
+            result.append(converted)
+    return result
+
+
+def repair_for_provider(messages: Sequence[LlmMessage]) -> list[LlmMessage]:
+    """A provider-valid copy: no failed assistant turns, every tool call answered once.
+
+    Assistant messages that ended in ``error`` or ``aborted`` are dropped (with results
+    that answer their calls); tool results that answer no earlier call are dropped; a
+    call left without a result gets a synthetic error result right after its turn.
+    """
+    kept: list[LlmMessage] = []
+    open_calls: dict[str, str] = {}  # call id -> tool name, for the latest assistant turn
+    answered: set[str] = set()
+
+    def close_open_calls() -> None:
+        for call_id, name in open_calls.items():
+            if call_id not in answered:
+                kept.append(
+                    ToolResultMessage(
+                        tool_call_id=call_id,
+                        tool_name=name,
+                        content=[TextContent(text=MISSING_RESULT_TEXT)],
+                        is_error=True,
+                    )
+                )
+        open_calls.clear()
+
+    for message in messages:
+        if isinstance(message, ToolResultMessage):
+            if message.tool_call_id in open_calls and message.tool_call_id not in answered:
+                answered.add(message.tool_call_id)
+                kept.append(message)
+            continue
+        close_open_calls()
+        if isinstance(message, AssistantMessage):
+            if message.stop_reason in ("error", "aborted"):
+                continue
+            for call in message.tool_calls():
+                open_calls[call.id] = call.name
+        kept.append(message)
+    close_open_calls()
+    return kept

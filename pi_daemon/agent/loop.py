@@ -1,0 +1,188 @@
+"""The agent loop: one run, from its input messages until the agent stops.
+
+``agent_start``, ``turn_start``, the input messages, then per turn: deliver steering,
+stream the assistant message, execute its tool calls, ``turn_end``; when no tool calls
+and no steering remain, deliver follow-ups; when none remain, ``agent_end``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from ..cancel import CancelToken
+from ..events import (
+    AgentEnd,
+    AgentStart,
+    DoneEvent,
+    ErrorEvent,
+    MessageEnd,
+    MessageStart,
+    MessageUpdate,
+    StartEvent,
+    TurnEnd,
+    TurnStart,
+)
+from ..llm.model import Context, StreamOptions
+from ..llm.stream import empty_message, guarded
+from ..messages import AssistantMessage
+from .context import repair_for_provider
+from .queues import QueuedMessage
+from .tool_exec import ToolBatch
+
+if TYPE_CHECKING:
+    from .agent import Agent
+
+# How long a provider gets to finish by itself after an abort before it is cut off.
+ABORT_GRACE_S = 0.05
+
+
+def _last_role(messages: list[Any]) -> str | None:
+    return getattr(messages[-1], "role", None) if messages else None
+
+
+class Run:
+    def __init__(self, agent: "Agent", cancel: CancelToken) -> None:
+        self.agent = agent
+        self.state = agent.state
+        self.cancel = cancel
+        self.emit = agent.emit
+        self.new_messages: list[Any] = []
+
+    async def deliver(self, message: Any, queued: QueuedMessage | None = None) -> None:
+        await self.emit(MessageStart(message=message))
+        self.state.messages.append(message)
+        self.new_messages.append(message)
+        if queued is not None:
+            self.agent.mark_delivered(queued)
+        await self.emit(MessageEnd(message=message))
+
+    async def run(self, prompts: list[Any]) -> None:
+        await self.emit(AgentStart())
+        await self.emit(TurnStart())
+        for message in prompts:
+            await self.deliver(message)
+        pending = self.agent.take_steering()
+        if not prompts and not pending and _last_role(self.state.messages) == "assistant":
+            pending = self.agent.take_follow_up()
+        first_turn = True
+        while True:
+            has_tool_calls = True
+            while has_tool_calls or pending:
+                if self.cancel.cancelled:
+                    await self.emit(AgentEnd(messages=self.new_messages))
+                    return
+                if not first_turn:
+                    await self.emit(TurnStart())
+                first_turn = False
+                for item in pending:
+                    await self.deliver(item.message, item)
+                pending = []
+                assistant = await self.stream_assistant()
+                if assistant.stop_reason in ("error", "aborted"):
+                    await self.emit(TurnEnd(message=assistant, tool_results=[]))
+                    await self.emit(AgentEnd(messages=self.new_messages))
+                    return
+                calls = assistant.tool_calls()
+                has_tool_calls = bool(calls)
+                results = []
+                if calls:
+                    results = await ToolBatch(
+                        assistant,
+                        tools={t.name: t for t in self.state.tools},
+                        emit=self.emit,
+                        cancel=self.cancel,
+                        pending=self.state.pending_tool_calls,
+                        before=self.agent.before_tool_call,
+                        after=self.agent.after_tool_call,
+                    ).run()
+                    for result in results:
+                        await self.deliver(result)
+                await self.emit(TurnEnd(message=assistant, tool_results=results))
+                if self.cancel.cancelled:
+                    await self.emit(AgentEnd(messages=self.new_messages))
+                    return
+                pending = self.agent.take_steering()
+            pending = self.agent.take_follow_up()
+            if not pending:
+                break
+        await self.emit(AgentEnd(messages=self.new_messages))
+
+    async def build_context(self) -> Context:
+        agent = self.agent
+        messages = list(self.state.messages)
+        if agent.transform_context is not None:
+            messages = await agent.transform_context(messages, self.cancel)
+        llm_messages = repair_for_provider(agent.convert_to_llm(messages))
+        return Context(
+            system_prompt=self.state.system_prompt,
+            messages=llm_messages,
+            tools=[tool.spec() for tool in self.state.tools],
+        )
+
+    async def stream_assistant(self) -> AssistantMessage:
+        agent, model = self.agent, self.state.model
+        context = await self.build_context()
+        options = StreamOptions(
+            api_key=await agent.resolve_api_key(model) if not self.cancel.cancelled else None,
+            thinking_level=self.state.thinking_level,
+            session_id=agent.session_id,
+        )
+        holder: dict[str, AssistantMessage] = {}
+
+        async def consume() -> None:
+            events = guarded(agent.stream_fn(model, context, options, self.cancel), model, self.cancel)
+            async for event in events:
+                if isinstance(event, StartEvent):
+                    holder["partial"] = event.partial
+                    self.state.streaming_message = event.partial
+                    await self.emit(MessageStart(message=event.partial))
+                elif isinstance(event, DoneEvent):
+                    holder["final"] = event.message
+                elif isinstance(event, ErrorEvent):
+                    holder["final"] = event.error
+                else:
+                    await self.emit(
+                        MessageUpdate(assistant_message_event=event, message=holder.get("partial"))
+                    )
+
+        if self.cancel.cancelled:
+            holder["final"] = empty_message(model)
+        else:
+            await self._consume_until_cancelled(consume)
+        final = holder.get("final")
+        if final is None:  # cut off after the abort grace period
+            final = holder.get("partial") or empty_message(model)
+            final.stop_reason = "aborted"
+            final.error_message = "Request was aborted"
+        if final.stop_reason == "pending":
+            final.stop_reason = "aborted" if self.cancel.cancelled else "error"
+            final.error_message = final.error_message or "stream ended while pending"
+        if final.stop_reason == "aborted" and not final.error_message:
+            final.error_message = "Request was aborted"
+        if final.stop_reason == "error":
+            self.state.error = final.error_message
+        self.state.streaming_message = None
+        if "partial" not in holder:
+            await self.emit(MessageStart(message=final))
+        self.state.messages.append(final)
+        self.new_messages.append(final)
+        await self.emit(MessageEnd(message=final))
+        return final
+
+    async def _consume_until_cancelled(self, consume) -> None:
+        task = asyncio.ensure_future(consume())
+        cancelled = asyncio.ensure_future(self.cancel.wait())
+        try:
+            await asyncio.wait({task, cancelled}, return_when=asyncio.FIRST_COMPLETED)
+            if not task.done():
+                await asyncio.wait({task}, timeout=ABORT_GRACE_S)
+            if not task.done():
+                task.cancel()
+            try:
+                await task
+            except asyncio.CancelledError:
+                if not self.cancel.cancelled:
+                    raise
+        finally:
+            cancelled.cancel()

@@ -1,0 +1,181 @@
+"""Executing the tool calls of one assistant message.
+
+Calls run concurrently, except that a tool marked ``sequential`` runs alone (calls
+before it finish first; calls after it wait). ``tool_execution_end`` is emitted in
+completion order; the tool-result messages are returned in call order. Every failure
+— unknown tool, invalid arguments, a blocking hook, a raising tool, an abort — becomes
+an ``isError`` result whose text tells the model what happened.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any, Awaitable, Callable
+
+import attrs
+
+from ..cancel import CancelToken, Cancelled
+from ..events import ToolExecutionEnd, ToolExecutionStart, ToolExecutionUpdate
+from ..messages import AssistantMessage, ToolCall, ToolResult, ToolResultMessage
+from ..tools.base import Tool
+from ..tools.validation import ToolArgumentError, validate_arguments
+
+log = logging.getLogger(__name__)
+
+Emit = Callable[[Any], Awaitable[None]]
+
+TRUNCATED_TEXT = (
+    "This tool call was not executed: the response was cut off at the output token "
+    "limit, so its arguments may be incomplete. Issue the call again, complete."
+)
+ABORTED_TEXT = "Tool execution was aborted by the user."
+
+
+@attrs.define
+class ToolCallContext:
+    tool_call: ToolCall
+    args: dict[str, Any]
+    assistant_message: AssistantMessage
+
+
+BeforeToolCall = Callable[[ToolCallContext, CancelToken], Awaitable[str | None]]
+"""Return a reason string to block the call, or None to let it run."""
+
+AfterToolCall = Callable[[ToolCallContext, ToolResult, bool], Awaitable[ToolResult | None]]
+"""Return a replacement result (its ``is_error`` decides the flag), or None to keep it."""
+
+
+@attrs.define
+class _Outcome:
+    result: ToolResult
+    is_error: bool
+    duration_ms: float | None = None
+
+
+class ToolBatch:
+    def __init__(
+        self,
+        assistant: AssistantMessage,
+        *,
+        tools: dict[str, Tool],
+        emit: Emit,
+        cancel: CancelToken,
+        pending: set[str],
+        before: BeforeToolCall | None = None,
+        after: AfterToolCall | None = None,
+    ) -> None:
+        self.assistant = assistant
+        self.tools = tools
+        self.emit = emit
+        self.cancel = cancel
+        self.pending = pending
+        self.before = before
+        self.after = after
+
+    async def run(self) -> list[ToolResultMessage]:
+        calls = self.assistant.tool_calls()
+        outcomes: dict[str, _Outcome] = {}
+        if self.assistant.stop_reason == "length":
+            for call in calls:
+                await self.emit(ToolExecutionStart(call.id, call.name, call.arguments))
+                outcomes[call.id] = _Outcome(ToolResult.text(TRUNCATED_TEXT), True)
+                await self._end(call, outcomes[call.id])
+        else:
+            for group in self._groups(calls):
+                await self._run_group(group, outcomes)
+        return [
+            ToolResultMessage(
+                tool_call_id=call.id,
+                tool_name=call.name,
+                content=outcomes[call.id].result.content,
+                details=outcomes[call.id].result.details,
+                is_error=outcomes[call.id].is_error,
+            )
+            for call in calls
+        ]
+
+    def _groups(self, calls: list[ToolCall]) -> list[list[ToolCall]]:
+        groups: list[list[ToolCall]] = []
+        for call in calls:
+            if not groups or self._is_sequential(call) or self._is_sequential(groups[-1][0]):
+                groups.append([call])
+            else:
+                groups[-1].append(call)
+        return groups
+
+    def _is_sequential(self, call: ToolCall) -> bool:
+        tool = self.tools.get(call.name)
+        return tool is not None and tool.sequential
+
+    async def _run_group(self, group: list[ToolCall], outcomes: dict[str, _Outcome]) -> None:
+        for call in group:
+            self.pending.add(call.id)
+            await self.emit(ToolExecutionStart(call.id, call.name, call.arguments))
+        tasks = [asyncio.ensure_future(self._run_one(call, outcomes)) for call in group]
+        remove = self.cancel.on_cancel(lambda: [t.cancel() for t in tasks])
+        try:
+            await asyncio.gather(*tasks, return_exceptions=True)
+        finally:
+            remove()
+        for call in group:
+            if call.id not in outcomes:  # cancelled before it could record anything
+                outcomes[call.id] = _Outcome(ToolResult.text(ABORTED_TEXT), True)
+                await self._end(call, outcomes[call.id])
+
+    async def _run_one(self, call: ToolCall, outcomes: dict[str, _Outcome]) -> None:
+        outcome = await self._execute(call)
+        outcomes[call.id] = outcome
+        await self._end(call, outcome)
+
+    async def _end(self, call: ToolCall, outcome: _Outcome) -> None:
+        self.pending.discard(call.id)
+        await self.emit(
+            ToolExecutionEnd(
+                call.id, call.name, outcome.result, outcome.is_error, outcome.duration_ms
+            )
+        )
+
+    async def _execute(self, call: ToolCall) -> _Outcome:
+        tool = self.tools.get(call.name)
+        if tool is None:
+            names = ", ".join(sorted(self.tools)) or "none"
+            return _Outcome(
+                ToolResult.text(f"Tool {call.name!r} does not exist. Available tools: {names}."),
+                True,
+            )
+        try:
+            args = validate_arguments(tool.parameters, call.arguments)
+        except ToolArgumentError as exc:
+            return _Outcome(
+                ToolResult.text(f"Tool {call.name!r} was not run because of {exc}"), True
+            )
+        context = ToolCallContext(call, args, self.assistant)
+        if self.before is not None:
+            reason = await self.before(context, self.cancel)
+            if reason:
+                return _Outcome(ToolResult.text(f"Tool call blocked: {reason}"), True)
+
+        async def on_update(partial: ToolResult) -> None:
+            await self.emit(ToolExecutionUpdate(call.id, call.name, call.arguments, partial))
+
+        started = time.monotonic()
+        try:
+            self.cancel.raise_if_cancelled()
+            value = await tool.execute(call.id, args, self.cancel, on_update)
+            result = ToolResult.text(value) if isinstance(value, str) else value
+            is_error = bool(result.is_error)
+        except (Cancelled, asyncio.CancelledError):
+            if not self.cancel.cancelled:
+                raise
+            result, is_error = ToolResult.text(ABORTED_TEXT), True
+        except Exception as exc:  # noqa: BLE001 - a raising tool is an error result
+            log.debug("tool %s raised", call.name, exc_info=True)
+            result, is_error = ToolResult.text(f"{type(exc).__name__}: {exc}"), True
+        duration = (time.monotonic() - started) * 1000
+        if self.after is not None and not self.cancel.cancelled:
+            replaced = await self.after(context, result, is_error)
+            if replaced is not None:
+                result, is_error = replaced, bool(replaced.is_error)
+        return _Outcome(result, is_error, duration)

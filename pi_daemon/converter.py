@@ -1,0 +1,70 @@
+"""The one cattrs converter: camelCase JSON dicts <-> snake_case attrs classes.
+
+Every attrs class in the project is converted by this converter. Field rules:
+
+* names are renamed snake_case -> camelCase on the wire;
+* a field whose default is ``None`` is omitted from the wire while it is ``None``;
+* a field declared with ``metadata={"wire": False}`` lives only in-process and never
+  reaches the wire (e.g. the cumulative ``partial`` of streaming events).
+
+Tagged unions (content blocks by ``type``, messages by ``role``, events by ``type``)
+register their own structure hooks next to the classes that form them.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import attrs
+import cattrs
+from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
+
+WIRE_ONLY_IN_PROCESS = {"wire": False}
+
+
+@functools.cache
+def camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def _overrides(cls: type) -> dict[str, Any]:
+    result = {}
+    for field in attrs.fields(cls):
+        in_process_only = field.metadata.get("wire") is False
+        result[field.name] = override(
+            rename=camel(field.name),
+            omit_if_default=field.default is None,
+            omit=in_process_only,
+        )
+    return result
+
+
+def _unstructure_factory(cls: type):
+    return make_dict_unstructure_fn(cls, converter, **_overrides(cls))
+
+
+def _structure_factory(cls: type):
+    overrides = {
+        name: ov for name, ov in _overrides(cls).items() if not ov.omit
+    }
+    in_process = [f.name for f in attrs.fields(cls) if f.metadata.get("wire") is False]
+    for name in in_process:
+        overrides[name] = override(omit=True)
+    return make_dict_structure_fn(cls, converter, **overrides)
+
+
+converter = cattrs.Converter()
+converter.register_unstructure_hook_factory(attrs.has, _unstructure_factory)
+converter.register_structure_hook_factory(attrs.has, _structure_factory)
+
+
+def to_wire(obj: Any) -> Any:
+    """attrs object (or containers of them) -> JSON-native value."""
+    return converter.unstructure(obj)
+
+
+def from_wire(data: Any, cls: Any) -> Any:
+    """JSON-native value -> instance of ``cls``; raises cattrs errors on bad shapes."""
+    return converter.structure(data, cls)

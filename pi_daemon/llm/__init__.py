@@ -1,0 +1,1 @@
+"""Model access: model descriptions, the provider seam, and the providers behind it."""

@@ -1,0 +1,180 @@
+"""The faux provider: replays scripted assistant messages in small chunks, offline.
+
+Used by tests and offline demos. Each model request takes the next scripted reply (an
+``AssistantMessage`` or a function of the request's :class:`Context` returning one)
+and streams it exactly like a real provider would: text and thinking in chunks of
+``chunk_size`` characters, tool-call arguments as JSON fragments, then ``done`` (or
+``error`` when the scripted reply is an error). When the script runs out, the reply is
+an error message that says so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+from collections import deque
+from typing import AsyncIterator, Callable, Iterable, Union
+
+from ..cancel import CancelToken, race
+from ..events import AssistantMessageEvent
+from ..messages import (
+    AssistantMessage,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    Usage,
+    user_text,
+)
+from .cost import apply_cost
+from .model import Context, Model, StreamOptions
+from .stream import StreamBuilder, register_api
+
+FAUX_API = "faux"
+Reply = Union[AssistantMessage, Callable[[Context], AssistantMessage]]
+
+_PROVIDERS: dict[str, "FauxProvider"] = {}
+
+
+def text_reply(text: str, *, thinking: str | None = None) -> AssistantMessage:
+    content = [ThinkingContent(thinking=thinking)] if thinking else []
+    content.append(TextContent(text=text))
+    return AssistantMessage(content=content, stop_reason="stop")
+
+
+def tool_reply(*calls: tuple[str, dict] | tuple[str, dict, str], text: str = "") -> AssistantMessage:
+    """An assistant message calling tools: each call is ``(name, args)`` or ``(name, args, id)``."""
+    content: list = [TextContent(text=text)] if text else []
+    for n, call in enumerate(calls):
+        name, args, *rest = call
+        content.append(ToolCall(id=rest[0] if rest else f"call_{n}", name=name, arguments=args))
+    return AssistantMessage(content=content, stop_reason="toolUse")
+
+
+def estimate_tokens(text: str) -> int:
+    return (len(text) + 3) // 4
+
+
+def _context_text(context: Context) -> str:
+    parts = [context.system_prompt]
+    for message in context.messages:
+        if message.role == "assistant":
+            parts.append(message.text())
+            parts.extend(json.dumps(c.arguments) for c in message.tool_calls())
+        else:
+            parts.append(user_text(message))
+    return "".join(parts)
+
+
+class FauxProvider:
+    """A scripted provider; ``requests`` records the context of every request it got."""
+
+    def __init__(
+        self,
+        replies: Iterable[Reply] = (),
+        *,
+        model_id: str = "scripted",
+        chunk_size: int = 4,
+        delay: float = 0.0,
+        context_window: int = 128_000,
+    ) -> None:
+        self.replies: deque[Reply] = deque(replies)
+        self.model_id = model_id
+        self.chunk_size = max(1, chunk_size)
+        self.delay = delay
+        self.context_window = context_window
+        self.requests: list[Context] = []
+        self.served = 0
+        _PROVIDERS[model_id] = self
+
+    def model(self) -> Model:
+        return Model(
+            id=self.model_id,
+            provider="faux",
+            api=FAUX_API,
+            name=f"Faux ({self.model_id})",
+            reasoning=True,
+            input=["text", "image"],
+            context_window=self.context_window,
+        )
+
+    def push(self, *replies: Reply) -> None:
+        self.replies.extend(replies)
+
+    async def stream(
+        self, model: Model, context: Context, options: StreamOptions, cancel: CancelToken
+    ) -> AsyncIterator[AssistantMessageEvent]:
+        self.requests.append(copy.deepcopy(context))
+        builder = StreamBuilder(model)
+        yield builder.start()
+        if not self.replies:
+            yield builder.error(
+                f"faux provider {self.model_id!r}: script exhausted, no reply left for "
+                f"request {len(self.requests)} ({self.served} replies were scripted)"
+            )
+            return
+        reply = self.replies.popleft()
+        self.served += 1
+        template = reply(context) if callable(reply) else reply
+        for block in template.content:
+            async for event in self._stream_block(builder, block, cancel):
+                yield event
+        usage = Usage(
+            input=estimate_tokens(_context_text(context)),
+            output=estimate_tokens(_context_text(Context(messages=[builder.output]))),
+        )
+        builder.output.usage = apply_cost(model, usage)
+        if template.stop_reason == "error":
+            yield builder.error(template.error_message or "scripted error")
+            return
+        stop = template.stop_reason
+        if stop == "stop" and builder.output.tool_calls():
+            stop = "toolUse"
+        yield builder.done(stop)
+
+    async def _pause(self, cancel: CancelToken) -> None:
+        cancel.raise_if_cancelled()
+        if self.delay > 0:
+            await race(asyncio.sleep(self.delay), cancel)
+
+    def _chunks(self, text: str) -> list[str]:
+        size = self.chunk_size
+        return [text[i : i + size] for i in range(0, len(text), size)] or [""]
+
+    async def _stream_block(self, builder: StreamBuilder, block, cancel: CancelToken):
+        if isinstance(block, TextContent):
+            start = builder.text_start()
+            yield start
+            for chunk in self._chunks(block.text):
+                await self._pause(cancel)
+                yield builder.text_delta(start.content_index, chunk)
+            yield builder.text_end(start.content_index)
+        elif isinstance(block, ThinkingContent):
+            start = builder.thinking_start(block.redacted)
+            yield start
+            for chunk in self._chunks(block.thinking):
+                await self._pause(cancel)
+                yield builder.thinking_delta(start.content_index, chunk)
+            if block.thinking_signature:
+                builder.thinking_signature(start.content_index, block.thinking_signature)
+            yield builder.thinking_end(start.content_index)
+        elif isinstance(block, ToolCall):
+            start = builder.toolcall_start(block.id, block.name)
+            yield start
+            for chunk in self._chunks(json.dumps(block.arguments)):
+                await self._pause(cancel)
+                yield builder.toolcall_delta(start.content_index, chunk)
+            yield builder.toolcall_end(start.content_index)
+
+
+async def _dispatch(model: Model, context: Context, options: StreamOptions, cancel: CancelToken):
+    provider = _PROVIDERS.get(model.id)
+    if provider is None:
+        builder = StreamBuilder(model)
+        yield builder.error(f"no faux provider named {model.id!r} exists in this process")
+        return
+    async for event in provider.stream(model, context, options, cancel):
+        yield event
+
+
+register_api(FAUX_API, _dispatch)

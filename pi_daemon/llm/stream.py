@@ -1,0 +1,207 @@
+"""The provider seam: ``(model, context, options, cancel) -> async stream of assistant events``.
+
+A provider registers a stream function for its ``api``. :func:`stream` dispatches to it
+and wraps it in :func:`guarded`, so callers get a stream that never raises: an
+exception becomes a final ``error`` event, a cancellation a final ``aborted`` one, and
+a stream that stops without a final event is reported as an error, never as success.
+
+:class:`StreamBuilder` holds the partial message a provider builds and makes the events
+that describe each change, so every provider produces identical event shapes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import AsyncIterator, Callable
+
+from ..cancel import CancelToken, Cancelled
+from ..events import (
+    AssistantMessageEvent,
+    DoneEvent,
+    ErrorEvent,
+    StartEvent,
+    TextDeltaEvent,
+    TextEndEvent,
+    TextStartEvent,
+    ThinkingDeltaEvent,
+    ThinkingEndEvent,
+    ThinkingStartEvent,
+    ToolcallDeltaEvent,
+    ToolcallEndEvent,
+    ToolcallStartEvent,
+)
+from ..messages import AssistantMessage, TextContent, ThinkingContent, ToolCall
+from .model import Context, Model, StreamOptions
+
+log = logging.getLogger(__name__)
+
+StreamFn = Callable[[Model, Context, StreamOptions, CancelToken], AsyncIterator[AssistantMessageEvent]]
+
+_APIS: dict[str, StreamFn] = {}
+
+
+def register_api(api: str, fn: StreamFn) -> None:
+    _APIS[api] = fn
+
+
+def registered_apis() -> list[str]:
+    return sorted(_APIS)
+
+
+def stream(
+    model: Model, context: Context, options: StreamOptions, cancel: CancelToken
+) -> AsyncIterator[AssistantMessageEvent]:
+    """Stream one assistant message from the provider of ``model.api``; never raises."""
+    fn = _APIS.get(model.api)
+    if fn is None:
+        return _single_error(model, f"no provider is registered for api {model.api!r}")
+    return guarded(fn(model, context, options, cancel), model, cancel)
+
+
+async def _single_error(model: Model, text: str) -> AsyncIterator[AssistantMessageEvent]:
+    message = empty_message(model)
+    message.stop_reason = "error"
+    message.error_message = text
+    yield ErrorEvent(reason="error", error=message)
+
+
+def empty_message(model: Model) -> AssistantMessage:
+    return AssistantMessage(
+        api=model.api, provider=model.provider, model=model.id, stop_reason="pending"
+    )
+
+
+async def guarded(
+    inner: AsyncIterator[AssistantMessageEvent], model: Model, cancel: CancelToken
+) -> AsyncIterator[AssistantMessageEvent]:
+    partial: AssistantMessage | None = None
+    try:
+        async for event in inner:
+            if isinstance(event, (DoneEvent, ErrorEvent)):
+                yield event
+                return
+            partial = getattr(event, "partial", None) or partial
+            yield event
+        failure, reason = "the provider stream ended without a final event", "error"
+    except (Cancelled, asyncio.CancelledError) as exc:
+        if not cancel.cancelled:
+            raise
+        del exc
+        failure, reason = "Request was aborted", "aborted"
+    except Exception as exc:  # noqa: BLE001 - the seam turns every failure into a message
+        log.debug("provider stream failed", exc_info=True)
+        failure, reason = (str(exc) or type(exc).__name__), "error"
+    finally:
+        aclose = getattr(inner, "aclose", None)
+        if aclose is not None:
+            try:
+                await aclose()
+            except Exception:  # noqa: BLE001
+                log.debug("closing provider stream failed", exc_info=True)
+    message = partial or empty_message(model)
+    if cancel.cancelled:
+        failure, reason = "Request was aborted", "aborted"
+    message.stop_reason = reason
+    message.error_message = failure
+    yield ErrorEvent(reason=reason, error=message)
+
+
+def parse_tool_arguments(text: str) -> dict:
+    """Arguments JSON of a tool call; tolerant of a stream cut short inside it."""
+    if not text.strip():
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        value = _close_partial_json(text)
+    return value if isinstance(value, dict) else {}
+
+
+def _close_partial_json(text: str):
+    stack, in_string, escaped = [], False, False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "{[":
+            stack.append("}" if ch == "{" else "]")
+        elif ch in "}]" and stack:
+            stack.pop()
+    closed = text + ('"' if in_string else "") + "".join(reversed(stack))
+    try:
+        return json.loads(closed)
+    except json.JSONDecodeError:
+        return None
+
+
+class StreamBuilder:
+    """Builds one partial assistant message and the events describing its growth."""
+
+    def __init__(self, model: Model) -> None:
+        self.output = empty_message(model)
+        self._args: dict[int, list[str]] = {}
+
+    def start(self) -> StartEvent:
+        return StartEvent(partial=self.output)
+
+    def _append(self, block) -> int:
+        self.output.content.append(block)
+        return len(self.output.content) - 1
+
+    def text_start(self) -> TextStartEvent:
+        return TextStartEvent(self._append(TextContent()), self.output)
+
+    def text_delta(self, index: int, delta: str) -> TextDeltaEvent:
+        self.output.content[index].text += delta
+        return TextDeltaEvent(index, delta, self.output)
+
+    def text_end(self, index: int, signature: str | None = None) -> TextEndEvent:
+        block = self.output.content[index]
+        if signature:
+            block.text_signature = signature
+        return TextEndEvent(index, block.text, self.output)
+
+    def thinking_start(self, redacted: bool | None = None) -> ThinkingStartEvent:
+        return ThinkingStartEvent(self._append(ThinkingContent(redacted=redacted)), self.output)
+
+    def thinking_delta(self, index: int, delta: str) -> ThinkingDeltaEvent:
+        self.output.content[index].thinking += delta
+        return ThinkingDeltaEvent(index, delta, self.output)
+
+    def thinking_signature(self, index: int, signature: str) -> None:
+        block = self.output.content[index]
+        block.thinking_signature = (block.thinking_signature or "") + signature
+
+    def thinking_end(self, index: int) -> ThinkingEndEvent:
+        return ThinkingEndEvent(index, self.output.content[index].thinking, self.output)
+
+    def toolcall_start(self, call_id: str, name: str) -> ToolcallStartEvent:
+        index = self._append(ToolCall(id=call_id, name=name))
+        self._args[index] = []
+        return ToolcallStartEvent(index, call_id, name, self.output)
+
+    def toolcall_delta(self, index: int, delta: str) -> ToolcallDeltaEvent:
+        self._args[index].append(delta)
+        return ToolcallDeltaEvent(index, delta, self.output)
+
+    def toolcall_end(self, index: int) -> ToolcallEndEvent:
+        call = self.output.content[index]
+        call.arguments = parse_tool_arguments("".join(self._args.pop(index, [])))
+        return ToolcallEndEvent(index, call, self.output)
+
+    def done(self, stop_reason: str) -> DoneEvent:
+        self.output.stop_reason = stop_reason
+        return DoneEvent(reason=stop_reason, message=self.output)
+
+    def error(self, text: str, reason: str = "error") -> ErrorEvent:
+        self.output.stop_reason = reason
+        self.output.error_message = text
+        return ErrorEvent(reason=reason, error=self.output)

@@ -1,0 +1,57 @@
+"""The tool interface: name, description, JSON-Schema parameters and ``execute``.
+
+``execute(call_id, args, cancel, on_update)`` returns a :class:`ToolResult` (or a plain
+string). Raising an exception reports an error to the model; ``await on_update(partial)``
+streams a partial result to observers. A tool whose ``sequential`` is true never runs
+beside other calls of the same assistant message.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Awaitable, Callable
+
+from ..cancel import CancelToken
+from ..llm.model import ToolSpec
+from ..messages import ToolResult
+
+ToolUpdate = Callable[[ToolResult], Awaitable[None]]
+
+
+class Tool:
+    name: str = ""
+    label: str = ""
+    description: str = ""
+    parameters: dict[str, Any] = {"type": "object", "properties": {}}
+    sequential: bool = False
+
+    async def execute(
+        self, call_id: str, args: dict[str, Any], cancel: CancelToken, on_update: ToolUpdate
+    ) -> ToolResult | str:
+        raise NotImplementedError
+
+    def spec(self) -> ToolSpec:
+        return ToolSpec(name=self.name, description=self.description, parameters=self.parameters)
+
+
+class FunctionTool(Tool):
+    """A tool made from an async function ``fn(args, cancel, on_update, call_id)``."""
+
+    def __init__(
+        self,
+        name: str,
+        description: str,
+        parameters: dict[str, Any],
+        fn: Callable[..., Awaitable[ToolResult | str]],
+        *,
+        sequential: bool = False,
+        label: str = "",
+    ) -> None:
+        self.name = name
+        self.label = label or name
+        self.description = description
+        self.parameters = parameters
+        self.sequential = sequential
+        self._fn = fn
+
+    async def execute(self, call_id, args, cancel, on_update):
+        return await self._fn(args, cancel=cancel, on_update=on_update, call_id=call_id)
