@@ -205,17 +205,19 @@ class Agent:
 
     # --- used by the loop -------------------------------------------------------------
 
-    def take_steering(self) -> list[QueuedMessage]:
-        return self._take(self.steering)
+    async def take_steering(self) -> list[QueuedMessage]:
+        return await self._take(self.steering)
 
-    def take_follow_up(self) -> list[QueuedMessage]:
-        return self._take(self.follow_ups)
+    async def take_follow_up(self) -> list[QueuedMessage]:
+        return await self._take(self.follow_ups)
 
-    def _take(self, queue: MessageQueue) -> list[QueuedMessage]:
+    async def _take(self, queue: MessageQueue) -> list[QueuedMessage]:
         if self._cancel is not None and self._cancel.cancelled:
             return []
         items = queue.drain()
-        self._in_flight.extend(items)
+        if items:
+            self._in_flight.extend(items)
+            await self.emit_queue_update()
         return items
 
     def mark_delivered(self, item: QueuedMessage) -> None:

@@ -62,9 +62,9 @@ class Run:
         await self.emit(TurnStart())
         for message in prompts:
             await self.deliver(message)
-        pending = self.agent.take_steering()
+        pending = await self.agent.take_steering()
         if not prompts and not pending and _last_role(self.state.messages) == "assistant":
-            pending = self.agent.take_follow_up()
+            pending = await self.agent.take_follow_up()
         first_turn = True
         while True:
             has_tool_calls = True
@@ -75,8 +75,9 @@ class Run:
                 if not first_turn:
                     await self.emit(TurnStart())
                 first_turn = False
-                for item in pending:
-                    await self.deliver(item.message, item)
+                if not self.cancel.cancelled:  # else they stay in flight and go back
+                    for item in pending:
+                        await self.deliver(item.message, item)
                 pending = []
                 assistant = await self.stream_assistant()
                 if assistant.stop_reason in ("error", "aborted"):
@@ -102,8 +103,8 @@ class Run:
                 if self.cancel.cancelled:
                     await self.emit(AgentEnd(messages=self.new_messages))
                     return
-                pending = self.agent.take_steering()
-            pending = self.agent.take_follow_up()
+                pending = await self.agent.take_steering()
+            pending = await self.agent.take_follow_up()
             if not pending:
                 break
         await self.emit(AgentEnd(messages=self.new_messages))

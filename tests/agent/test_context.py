@@ -1,0 +1,81 @@
+"""Converters run before every request; history is never modified; repairs are applied."""
+
+from pi_daemon.agent import Agent, convert_with_roles, repair_for_provider
+from pi_daemon.llm.faux import FauxProvider, text_reply, tool_reply
+from pi_daemon.messages import (
+    AssistantMessage,
+    BashExecutionMessage,
+    CustomMessage,
+    TextContent,
+    ToolCall,
+    ToolResultMessage,
+    UnknownMessage,
+    UserMessage,
+    user_text,
+)
+
+from helpers import sleeper
+
+
+async def test_transform_and_convert_run_before_every_request_without_touching_history():
+    calls = []
+
+    async def transform(messages, cancel):
+        calls.append(("transform", len(messages)))
+        return [m for m in messages if not (m.role == "user" and user_text(m) == "noise")]
+
+    def convert(messages):
+        calls.append(("convert", len(messages)))
+        return convert_with_roles(messages)
+
+    faux = FauxProvider([tool_reply(("sleep", {"n": 1})), text_reply("done")])
+    history = [UserMessage(content="noise"), CustomMessage(custom_type="hint", content="use tabs"),
+               UnknownMessage({"role": "future", "x": 1})]
+    agent = Agent(faux.model(), tools=[sleeper()], messages=history, transform_context=transform,
+                  convert_to_llm=convert)
+    await agent.prompt("go")
+    # Two model requests (the second after the tool result), each preceded by both steps.
+    assert calls == [("transform", 4), ("convert", 3), ("transform", 6), ("convert", 5)]
+    first = faux.requests[0].messages
+    assert [user_text(m) for m in first] == ["use tabs", "go"]  # custom role became user text
+    assert [m.role for m in agent.state.messages][:3] == ["user", "custom", "future"]
+    assert user_text(agent.state.messages[0]) == "noise"  # stored history untouched
+
+
+async def test_default_converter_keeps_only_llm_roles():
+    faux = FauxProvider([text_reply("ok")])
+    agent = Agent(faux.model(), messages=[BashExecutionMessage(command="ls", output="x")])
+    await agent.prompt("go")
+    assert [m.role for m in faux.requests[0].messages] == ["user"]
+
+
+def test_repair_drops_failed_turns_and_answers_orphaned_calls():
+    failed = AssistantMessage(content=[ToolCall(id="x", name="t")], stop_reason="error")
+    orphan_call = AssistantMessage(content=[ToolCall(id="a", name="t"), ToolCall(id="b", name="t")],
+                                   stop_reason="toolUse")
+    messages = [
+        UserMessage(content="1"),
+        failed,
+        ToolResultMessage(tool_call_id="x", tool_name="t"),  # answers a dropped turn
+        UserMessage(content="2"),
+        orphan_call,
+        ToolResultMessage(tool_call_id="b", tool_name="t", content=[TextContent(text="B")]),
+        UserMessage(content="3"),
+        AssistantMessage(content=[TextContent(text="half")], stop_reason="aborted"),
+    ]
+    repaired = repair_for_provider(messages)
+    assert [m.role for m in repaired] == ["user", "user", "assistant", "toolResult", "toolResult", "user"]
+    results = [m for m in repaired if m.role == "toolResult"]
+    assert [r.tool_call_id for r in results] == ["b", "a"]
+    assert results[1].is_error and "No result" in results[1].content[0].text
+    assert len(messages) == 8 and messages[1] is failed  # input list untouched
+
+
+async def test_aborted_turn_is_not_sent_to_the_provider_next_time():
+    faux = FauxProvider([AssistantMessage(content=[TextContent(text="oops")], stop_reason="error",
+                                          error_message="boom"), text_reply("fine")])
+    agent = Agent(faux.model())
+    await agent.prompt("one")
+    await agent.prompt("two")
+    assert [m.role for m in agent.state.messages] == ["user", "assistant", "user", "assistant"]
+    assert [m.role for m in faux.requests[1].messages] == ["user", "user"]

@@ -1,0 +1,14 @@
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+
+def pytest_sessionfinish(session, exitstatus):
+    # A skipped test is not a passed one: the suite fails unless everything ran.
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    skipped = len(reporter.stats.get("skipped", [])) if reporter else 0
+    if skipped and exitstatus == 0:
+        session.exitstatus = 1
+        if reporter:
+            reporter.write_line(f"FAILED: {skipped} test(s) were skipped; every test must run", red=True)

@@ -1,0 +1,49 @@
+"""Shared test helpers: an event recorder and small tools for the agent core."""
+
+from __future__ import annotations
+
+import asyncio
+
+from pi_daemon.converter import to_wire
+from pi_daemon.tools import FunctionTool
+
+
+class Recorder:
+    def __init__(self, agent=None):
+        self.events = []
+        if agent is not None:
+            agent.subscribe(self)
+
+    def __call__(self, event):
+        self.events.append(event)
+
+    def types(self, skip_updates: bool = True) -> list[str]:
+        return [e.type for e in self.events if not (skip_updates and e.type == "message_update")]
+
+    def of(self, kind: str) -> list:
+        return [e for e in self.events if e.type == kind]
+
+    def wire(self) -> list[dict]:
+        return [to_wire(e) for e in self.events]
+
+
+INT_SCHEMA = {
+    "type": "object",
+    "properties": {"n": {"type": "integer"}, "delay": {"type": "number"}},
+    "required": ["n"],
+    "additionalProperties": False,
+}
+
+
+def sleeper(name: str = "sleep", *, sequential: bool = False, log: list | None = None):
+    """A tool that sleeps ``delay`` seconds and answers ``done {n}``."""
+
+    async def run(args, *, cancel, on_update, call_id):
+        if log is not None:
+            log.append(("start", args["n"]))
+        await asyncio.sleep(args.get("delay", 0))
+        if log is not None:
+            log.append(("end", args["n"]))
+        return f"done {args['n']}"
+
+    return FunctionTool(name, "Sleeps, then answers.", INT_SCHEMA, run, sequential=sequential)
