@@ -3,7 +3,7 @@
 Every attrs class in the project is converted by this converter. Field rules:
 
 * names are renamed snake_case -> camelCase on the wire;
-* a field whose default is ``None`` is omitted from the wire while it is ``None``;
+* an optional field (``X | None = None``) is omitted from the wire while it is ``None``;
 * a field declared with ``metadata={"wire": False}`` lives only in-process and never
   reaches the wire (e.g. the cumulative ``partial`` of streaming events).
 
@@ -14,6 +14,7 @@ register their own structure hooks next to the classes that form them.
 from __future__ import annotations
 
 import functools
+import typing
 from typing import Any
 
 import attrs
@@ -29,13 +30,18 @@ def camel(name: str) -> str:
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
+def _optional(field: attrs.Attribute) -> bool:
+    return field.default is None and type(None) in typing.get_args(field.type)
+
+
 def _overrides(cls: type) -> dict[str, Any]:
+    attrs.resolve_types(cls)
     result = {}
     for field in attrs.fields(cls):
         in_process_only = field.metadata.get("wire") is False
         result[field.name] = override(
             rename=camel(field.name),
-            omit_if_default=field.default is None,
+            omit_if_default=_optional(field),
             omit=in_process_only,
         )
     return result
@@ -55,7 +61,31 @@ def _structure_factory(cls: type):
     return make_dict_structure_fn(cls, converter, **overrides)
 
 
+def _strict(kind: type, *also: type):
+    accepted = (kind, *also)
+
+    def hook(value: Any, _type: Any) -> Any:
+        if isinstance(value, bool) and kind is not bool:
+            raise TypeError(f"expected {kind.__name__}, got boolean")
+        if not isinstance(value, accepted):
+            raise TypeError(f"expected {kind.__name__}, got {_json_type(value)}")
+        return kind(value) if kind is float else value
+
+    return hook
+
+
+def _json_type(value: Any) -> str:
+    names = {dict: "object", list: "array", str: "string", bool: "boolean", int: "integer",
+             float: "number", type(None): "null"}
+    return names.get(type(value), type(value).__name__)
+
+
 converter = cattrs.Converter()
+# JSON input is checked, not cast: "5" is no int here and 0 is no bool.
+converter.register_structure_hook(str, _strict(str))
+converter.register_structure_hook(int, _strict(int))
+converter.register_structure_hook(float, _strict(float, int))
+converter.register_structure_hook(bool, _strict(bool))
 converter.register_unstructure_hook_factory(attrs.has, _unstructure_factory)
 converter.register_structure_hook_factory(attrs.has, _structure_factory)
 

@@ -244,6 +244,7 @@ class Agent:
 
     async def _run(self, messages: list[Any], cancel: CancelToken) -> None:
         try:
+            await asyncio.sleep(0)  # let whoever started the run answer its caller first
             await Run(self, cancel).run(messages)
         except Exception as exc:
             log.exception("agent run failed")

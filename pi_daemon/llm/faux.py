@@ -77,8 +77,10 @@ class FauxProvider:
         chunk_size: int = 4,
         delay: float = 0.0,
         context_window: int = 128_000,
+        fallback: Callable[[Context], AssistantMessage] | None = None,
     ) -> None:
         self.replies: deque[Reply] = deque(replies)
+        self.fallback = fallback
         self.model_id = model_id
         self.chunk_size = max(1, chunk_size)
         self.delay = delay
@@ -107,6 +109,8 @@ class FauxProvider:
         self.requests.append(copy.deepcopy(context))
         builder = StreamBuilder(model)
         yield builder.start()
+        if not self.replies and self.fallback is not None:
+            self.replies.append(self.fallback)
         if not self.replies:
             yield builder.error(
                 f"faux provider {self.model_id!r}: script exhausted, no reply left for "
@@ -165,6 +169,42 @@ class FauxProvider:
                 await self._pause(cancel)
                 yield builder.toolcall_delta(start.content_index, chunk)
             yield builder.toolcall_end(start.content_index)
+
+
+def echo_reply(context: Context) -> AssistantMessage:
+    """The offline demo's answer: it repeats what the user said last."""
+    last = next((m for m in reversed(context.messages) if m.role == "user"), None)
+    said = user_text(last) if last is not None else ""
+    return text_reply(
+        f"You said: {said}\n\n(This is pi-daemon's offline faux model. Configure a real "
+        "model in .pi/models.json or pass --model provider/id.)",
+        thinking="The user wants an answer; the faux model can only echo.",
+    )
+
+
+def load_script(path: str) -> FauxProvider:
+    """A faux provider from a JSON script file.
+
+    ``{"modelId": "script", "chunkSize": 4, "delayMs": 0, "replies": [reply, ...]}`` where
+    a reply is an assistant message without its role (``content``, ``stopReason``,
+    ``errorMessage``) or ``{"echo": true}``.
+    """
+    from ..messages import message_from_wire
+
+    with open(path, encoding="utf-8") as f:
+        script = json.load(f)
+    replies: list[Reply] = []
+    for raw in script.get("replies", []):
+        if raw.get("echo"):
+            replies.append(echo_reply)
+        else:
+            replies.append(message_from_wire({"role": "assistant", "stopReason": "stop", **raw}))
+    return FauxProvider(
+        replies,
+        model_id=script.get("modelId", "script"),
+        chunk_size=int(script.get("chunkSize", 4)),
+        delay=float(script.get("delayMs", 0)) / 1000,
+    )
 
 
 async def _dispatch(model: Model, context: Context, options: StreamOptions, cancel: CancelToken):

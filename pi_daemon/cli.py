@@ -1,0 +1,127 @@
+"""``pi-daemon``: serve the agent over JSON-RPC on stdio.
+
+Start-up is ordered for a fast first answer: the protocol's file descriptors are taken
+and the reader started at once; if the client's first message is ``initialize`` it is
+answered before the JSON-RPC machinery (pygls, whose imports dominate start-up) is
+loaded. Everything else waits for that load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+
+from . import __version__
+
+DEFAULT_MAX_FRAME = 64 * 1024 * 1024
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="pi-daemon",
+        description="A coding-agent daemon speaking JSON-RPC 2.0 on stdin/stdout "
+        "(newline-delimited JSON or Content-Length framing, chosen by the client's first byte).",
+    )
+    parser.add_argument("--version", action="version", version=f"pi-daemon {__version__}")
+    parser.add_argument("--model", metavar="PROVIDER/ID",
+                        help="default model of new sessions, e.g. faux/echo (offline) or anthropic/claude-sonnet-4-5")
+    parser.add_argument("--workspace", metavar="DIR", default=None,
+                        help="the workspace the agent works in (default: the current directory)")
+    parser.add_argument("--log-level", default=os.environ.get("PI_DAEMON_LOG_LEVEL", "warning"),
+                        choices=["debug", "info", "warning", "error"], help="stderr log level (default: warning)")
+    parser.add_argument("--log-file", metavar="PATH", help="also write the log to this file")
+    parser.add_argument("--max-frame-bytes", type=int, default=DEFAULT_MAX_FRAME, metavar="N",
+                        help="largest accepted frame; larger ones get an error (default: 64 MiB)")
+    parser.add_argument("--faux-script", metavar="FILE", default=os.environ.get("PI_DAEMON_FAUX_SCRIPT"),
+                        help="a JSON script of replies for the offline faux provider (model faux/<modelId>)")
+    return parser.parse_args(argv)
+
+
+def setup_logging(level: str, log_file: str | None) -> None:
+    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
+    if log_file:
+        handlers.append(logging.FileHandler(log_file, encoding="utf-8"))
+    logging.basicConfig(
+        level=level.upper(), handlers=handlers,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    # pygls logs every message body at INFO and its own tracebacks for expected errors.
+    logging.getLogger("pygls").setLevel(logging.WARNING if level == "debug" else logging.CRITICAL)
+
+
+def _fast_initialize(items: list, writer, reader, client, max_frame: int) -> list:
+    """Answer a leading ``initialize`` now; returns the items still to be dispatched."""
+    from .rpc.framing import encode
+    from .rpc.transport import EOF
+
+    first = items[0]
+    if first is EOF or not isinstance(first, bytes):
+        return items
+    try:
+        data = json.loads(first)
+    except ValueError:
+        return items
+    if not (isinstance(data, dict) and data.get("method") == "initialize" and "id" in data
+            and data.get("jsonrpc") == "2.0" and isinstance(data.get("id"), (str, int))):
+        return items
+    from .converter import to_wire
+    from .rpc.errors import RpcError
+    from .rpc.initialize import initialize
+    from .rpc.params import structure_params
+    from .rpc.types import InitializeParams
+
+    try:
+        params = structure_params(data.get("params"), InitializeParams)
+        reply = {"jsonrpc": "2.0", "id": data["id"],
+                 "result": to_wire(initialize(params, client, max_frame))}
+    except RpcError as exc:
+        reply = {"jsonrpc": "2.0", "id": data["id"], "error": {"code": exc.code, "message": exc.message}}
+    writer.write(encode(json.dumps(reply, separators=(",", ":")).encode(), reader.framing))
+    return items[1:]
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    from .rpc.transport import FrameReader, FrameWriter, take_over_stdio
+
+    in_fd, out_fd = take_over_stdio()
+    setup_logging(args.log_level, args.log_file)
+    log = logging.getLogger("pi_daemon")
+    workspace = os.path.abspath(args.workspace or os.getcwd())
+    if not os.path.isdir(workspace):
+        log.error("workspace %s is not a directory", workspace)
+        return 2
+
+    reader = FrameReader(in_fd, args.max_frame_bytes)
+    writer = FrameWriter(out_fd)
+    reader.start()
+
+    from .llm.registry import ModelRegistry, ModelUnavailable
+
+    try:
+        registry = ModelRegistry.default(faux_script=args.faux_script)
+        default_model = registry.resolve(args.model) if args.model else registry.first_usable()
+    except (ModelUnavailable, OSError, ValueError) as exc:
+        log.error("pi-daemon: %s", exc)
+        return 2
+
+    from .rpc.initialize import ClientState
+
+    client = ClientState()
+    pending = _fast_initialize(reader.next_items(), writer, reader, client, args.max_frame_bytes)
+
+    from .rpc.server import serve
+
+    code = serve(reader, writer, workspace=workspace, registry=registry, default_model=default_model,
+                 max_frame_bytes=args.max_frame_bytes, client=client, pending=pending)
+    writer.flush()
+    logging.shutdown()
+    # The reader thread may still be blocked in read(); a normal interpreter exit would abort.
+    os._exit(code)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,40 @@
+"""JSON-RPC error codes of the protocol and the exception that carries one to a reply."""
+
+from __future__ import annotations
+
+from typing import Any
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+REQUEST_CANCELLED = -32800
+
+SESSION_NOT_FOUND = -32001
+AGENT_BUSY = -32002
+INVALID_STATE = -32003
+MODEL_UNAVAILABLE = -32004
+FRAME_TOO_LARGE = -32005
+
+CODES: dict[int, str] = {
+    PARSE_ERROR: "invalid JSON (id is null)",
+    INVALID_REQUEST: "not a request object, no method, bad id, batch array",
+    METHOD_NOT_FOUND: "unknown method",
+    INVALID_PARAMS: "params do not fit the method; the message names the field",
+    INTERNAL_ERROR: "a handler failed; the message says how (details go to the log)",
+    REQUEST_CANCELLED: "cancelled by $/cancelRequest",
+    SESSION_NOT_FOUND: "no session with that id",
+    AGENT_BUSY: "a run is active and the request needs an idle session",
+    INVALID_STATE: "the session cannot do that now (e.g. nothing to continue)",
+    MODEL_UNAVAILABLE: "unknown model, or its API key is missing",
+    FRAME_TOO_LARGE: "a frame exceeded --max-frame-bytes and was skipped (id is null)",
+}
+
+
+class RpcError(Exception):
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data

@@ -1,0 +1,66 @@
+"""``initialize``: version and capability negotiation.
+
+Kept light (attrs, cattrs and the event classes only) so the daemon can answer it
+before the JSON-RPC machinery has been imported: start-up time is import time.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from .. import __version__
+from ..events import AGENT_EVENT_TYPES
+from ..llm.model import THINKING_LEVELS
+from .errors import INVALID_REQUEST, RpcError
+from .framing import CONTENT_LENGTH, NDJSON
+from .types import (
+    METHODS,
+    NOTIFICATIONS,
+    PROTOCOL_VERSION,
+    InitializeParams,
+    InitializeResult,
+    ServerCapabilities,
+    ServerInfo,
+)
+
+
+@attrs.define
+class ClientState:
+    initialized: bool = False
+    protocol_version: int = PROTOCOL_VERSION
+    client_name: str | None = None
+    permissions: bool = False
+
+
+def initialize(params: InitializeParams, state: ClientState, max_frame_bytes: int) -> InitializeResult:
+    if state.initialized:
+        raise RpcError(INVALID_REQUEST, "initialize was already received on this connection")
+    if params.protocol_version > PROTOCOL_VERSION or params.protocol_version < 1:
+        raise RpcError(
+            INVALID_REQUEST,
+            f"protocol version {params.protocol_version} is not supported; "
+            f"this daemon speaks version {PROTOCOL_VERSION}",
+        )
+    state.initialized = True
+    state.protocol_version = params.protocol_version
+    state.client_name = params.client_info.name if params.client_info else None
+    state.permissions = params.capabilities.permissions
+    return InitializeResult(
+        protocol_version=PROTOCOL_VERSION,
+        server_info=ServerInfo(name="pi-daemon", version=__version__),
+        capabilities=ServerCapabilities(
+            methods=sorted(m for m, spec in METHODS.items() if spec.result is not None),
+            notifications=sorted(["exit", "$/cancelRequest"]),
+            events=[attrs.fields(cls).type.default for cls in AGENT_EVENT_TYPES],
+            framings=[NDJSON, CONTENT_LENGTH],
+            max_frame_bytes=max_frame_bytes,
+            streaming_behaviors=["steer", "followUp"],
+            queue_modes=["one-at-a-time", "all"],
+            thinking_levels=list(THINKING_LEVELS),
+            image_input=True,
+            permissions=False,
+        ),
+    )
+
+
+__all__ = ["ClientState", "NOTIFICATIONS", "initialize"]

@@ -1,0 +1,160 @@
+"""Method handlers: each takes the daemon and its structured params, returns its result.
+
+Handlers raise :class:`RpcError` (or the session layer's errors, mapped by the
+dispatcher); they never see JSON-RPC framing or pygls.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Awaitable, Callable
+
+from ..converter import to_wire
+from ..llm.model import Model
+from ..messages import ImageContent
+from . import types as t
+from .errors import INVALID_STATE, RpcError
+from .initialize import initialize
+
+if TYPE_CHECKING:
+    from .server import Daemon
+
+Handler = Callable[["Daemon", object], Awaitable[object]]
+
+
+def model_info(daemon: "Daemon", model: Model) -> t.ModelInfo:
+    available, reason = daemon.registry.availability(model)
+    return t.ModelInfo(
+        provider=model.provider,
+        id=model.id,
+        name=model.name or model.id,
+        api=model.api,
+        context_window=model.context_window,
+        max_tokens=model.max_tokens,
+        reasoning=model.reasoning,
+        input=list(model.input),
+        available=available,
+        unavailable_reason=reason,
+    )
+
+
+def _images(images: list[t.Image] | None) -> list[ImageContent] | None:
+    if not images:
+        return None
+    return [ImageContent(data=i.data, mime_type=i.mime_type) for i in images]
+
+
+async def _initialize(daemon: "Daemon", p: t.InitializeParams) -> t.InitializeResult:
+    return initialize(p, daemon.client, daemon.max_frame_bytes)
+
+
+async def _shutdown(daemon: "Daemon", p: t.Empty) -> t.Empty:
+    await daemon.begin_shutdown()
+    return t.Empty()
+
+
+async def _exit(daemon: "Daemon", p: t.Empty) -> None:
+    daemon.request_exit()
+
+
+async def _session_new(daemon: "Daemon", p: t.SessionNewParams) -> t.SessionNewResult:
+    session = daemon.sessions.create(cwd=p.cwd, name=p.name, model=p.model)
+    return t.SessionNewResult(session_id=session.id, file=session.file)
+
+
+async def _prompt(daemon: "Daemon", p: t.PromptParams) -> t.PromptResult:
+    session = daemon.sessions.get(p.session_id, create=True)
+    disposition, queue_id = await session.prompt(p.text, _images(p.images), p.streaming_behavior)
+    return t.PromptResult(disposition=disposition, queue_id=queue_id)  # type: ignore[arg-type]
+
+
+async def _steer(daemon: "Daemon", p: t.QueueParams) -> t.QueuedResult:
+    session = daemon.sessions.get(p.session_id)
+    return t.QueuedResult(queue_id=await session.steer(p.text, _images(p.images)))
+
+
+async def _follow_up(daemon: "Daemon", p: t.QueueParams) -> t.QueuedResult:
+    session = daemon.sessions.get(p.session_id)
+    return t.QueuedResult(queue_id=await session.follow_up(p.text, _images(p.images)))
+
+
+async def _abort(daemon: "Daemon", p: t.SessionRef) -> t.AbortResult:
+    return t.AbortResult(aborted=await daemon.sessions.get(p.session_id).abort())
+
+
+async def _clear_queue(daemon: "Daemon", p: t.SessionRef) -> t.ClearQueueResult:
+    steering, follow_up = await daemon.sessions.get(p.session_id).clear_queue()
+    return t.ClearQueueResult(steering=steering, follow_up=follow_up)
+
+
+async def _continue(daemon: "Daemon", p: t.SessionRef) -> t.ContinueResult:
+    await daemon.sessions.get(p.session_id).continue_()
+    return t.ContinueResult()
+
+
+async def _get_state(daemon: "Daemon", p: t.SessionRef) -> t.SessionState:
+    session = daemon.sessions.get(p.session_id, create=True)
+    agent = session.agent
+    return t.SessionState(
+        session_id=session.id,
+        model=model_info(daemon, session.model) if session.model else None,
+        thinking_level=agent.state.thinking_level,
+        is_streaming=session.busy,
+        steering_mode=agent.steering.mode,
+        follow_up_mode=agent.follow_ups.mode,
+        message_count=len(agent.state.messages),
+        pending_message_count=len(agent.steering) + len(agent.follow_ups),
+        queue=t.QueueState(steering=agent.steering.texts(), follow_up=agent.follow_ups.texts()),
+        cwd=session.cwd,
+        session_file=session.file,
+        session_name=session.name,
+        last_error=agent.state.error,
+    )
+
+
+async def _get_messages(daemon: "Daemon", p: t.SessionRef) -> t.GetMessagesResult:
+    session = daemon.sessions.get(p.session_id, create=True)
+    return t.GetMessagesResult(messages=[to_wire(m) for m in session.messages])
+
+
+async def _list_models(daemon: "Daemon", p: t.Empty) -> t.ListModelsResult:
+    return t.ListModelsResult(models=[model_info(daemon, m) for m in daemon.registry.models()])
+
+
+async def _set_model(daemon: "Daemon", p: t.SetModelParams) -> t.SetModelResult:
+    session = daemon.sessions.get(p.session_id, create=True)
+    if session.busy:
+        raise RpcError(INVALID_STATE, "cannot change the model while a run is active")
+    model = await session.set_model(p.provider, p.model_id)
+    return t.SetModelResult(model=model_info(daemon, model))
+
+
+async def _set_thinking_level(daemon: "Daemon", p: t.SetThinkingLevelParams) -> t.SetThinkingLevelResult:
+    session = daemon.sessions.get(p.session_id, create=True)
+    return t.SetThinkingLevelResult(level=await session.set_thinking_level(p.level))
+
+
+async def _set_queue_modes(daemon: "Daemon", p: t.SetQueueModesParams) -> t.SetQueueModesResult:
+    session = daemon.sessions.get(p.session_id, create=True)
+    session.set_queue_modes(p.steering, p.follow_up)
+    agent = session.agent
+    return t.SetQueueModesResult(steering=agent.steering.mode, follow_up=agent.follow_ups.mode)
+
+
+HANDLERS: dict[str, Handler] = {
+    "initialize": _initialize,
+    "shutdown": _shutdown,
+    "exit": _exit,
+    "session/new": _session_new,
+    "prompt": _prompt,
+    "steer": _steer,
+    "followUp": _follow_up,
+    "abort": _abort,
+    "clearQueue": _clear_queue,
+    "continue": _continue,
+    "getState": _get_state,
+    "getMessages": _get_messages,
+    "listModels": _list_models,
+    "setModel": _set_model,
+    "setThinkingLevel": _set_thinking_level,
+    "setQueueModes": _set_queue_modes,
+}

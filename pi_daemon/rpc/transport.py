@@ -1,0 +1,193 @@
+"""stdio transport: the protocol's own file descriptors, a reader and a writer thread.
+
+At start-up the real stdout is taken for the protocol and fd 1 is pointed at stderr
+(so a stray ``print`` or a child process can never corrupt the stream); fd 0 is
+replaced by /dev/null for the same reason on the input side.
+
+One dedicated reader thread reads stdin and decodes frames; before the event loop
+exists (the ``initialize`` fast path) frames are taken with :meth:`next_items`, after
+it they are handed to the loop. The writer thread writes queued frames in batches; its
+buffer is bounded, and :meth:`FrameWriter.drain` makes producers wait while it is full.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import queue
+import sys
+import threading
+from collections import deque
+from typing import Callable
+
+from .framing import FrameDecoder, FrameError
+
+log = logging.getLogger(__name__)
+
+EOF = object()
+
+
+def take_over_stdio() -> tuple[int, int]:
+    """Returns ``(in_fd, out_fd)`` for the protocol; fd 0/1 become /dev/null / stderr."""
+    in_fd, out_fd = os.dup(0), os.dup(1)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return in_fd, out_fd
+
+
+class FrameReader:
+    def __init__(self, fd: int, max_frame_bytes: int) -> None:
+        self.fd = fd
+        self.decoder = FrameDecoder(max_frame_bytes)
+        self._items: queue.SimpleQueue = queue.SimpleQueue()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._on_items: Callable[[list], None] | None = None
+        self._wake_pending = False
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._run, name="pi-daemon-reader", daemon=True)
+
+    @property
+    def framing(self) -> str | None:
+        return self.decoder.framing
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            try:
+                data = os.read(self.fd, 1 << 16)
+            except OSError as exc:
+                log.warning("reading stdin failed: %s", exc)
+                data = b""
+            items = [EOF] if not data else self.decoder.feed(data)
+            if items:
+                for item in items:
+                    self._items.put(item)
+                self._wake()
+            if not data:
+                return
+
+    def _wake(self) -> None:
+        with self._lock:
+            if self._loop is None or self._wake_pending:
+                return
+            self._wake_pending = True
+        self._loop.call_soon_threadsafe(self._deliver)
+
+    def _deliver(self) -> None:
+        with self._lock:
+            self._wake_pending = False
+        items = []
+        while True:
+            try:
+                items.append(self._items.get_nowait())
+            except queue.Empty:
+                break
+        if items and self._on_items is not None:
+            self._on_items(items)
+
+    def next_items(self) -> list:
+        """Blocking, before the loop is attached: the items read so far (at least one)."""
+        items = [self._items.get()]
+        while True:
+            try:
+                items.append(self._items.get_nowait())
+            except queue.Empty:
+                return items
+
+    def attach(self, loop: asyncio.AbstractEventLoop, on_items: Callable[[list], None]) -> None:
+        with self._lock:
+            self._loop = loop
+            self._on_items = on_items
+        loop.call_soon(self._deliver)
+
+
+class FrameWriter:
+    """Writes frames to ``fd`` from a thread; the buffer holds at most ``high_water`` bytes."""
+
+    def __init__(self, fd: int, high_water: int = 1 << 20) -> None:
+        self.fd = fd
+        self.high_water = high_water
+        self.low_water = high_water // 4
+        self.broken = False
+        self.on_broken: Callable[[], None] | None = None
+        self._chunks: deque[bytes] = deque()
+        self._buffered = 0
+        self._cond = threading.Condition()
+        self._closing = False
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._space: asyncio.Event | None = None
+        self._thread = threading.Thread(target=self._run, name="pi-daemon-writer", daemon=True)
+        self._thread.start()
+
+    def attach(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._space = asyncio.Event()
+        self._space.set()
+
+    def write(self, data: bytes) -> None:
+        if self.broken:
+            return
+        with self._cond:
+            self._chunks.append(data)
+            self._buffered += len(data)
+            self._cond.notify()
+        if self._space is not None and self._buffered > self.high_water:
+            self._space.clear()
+
+    async def drain(self) -> None:
+        """Wait while the buffer is over the high-water mark (the client is not reading)."""
+        if self._space is not None and self._buffered > self.high_water and not self.broken:
+            await self._space.wait()
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._chunks and not self._closing:
+                    self._cond.wait()
+                if not self._chunks:
+                    return
+                batch = b"".join(self._chunks)
+                self._chunks.clear()
+            try:
+                view = memoryview(batch)
+                while view:
+                    written = os.write(self.fd, view[: 1 << 20])
+                    view = view[written:]
+            except OSError as exc:
+                self._fail(exc)
+                return
+            with self._cond:
+                self._buffered -= len(batch)
+                low = self._buffered <= self.low_water
+                self._cond.notify_all()
+            if low and self._loop is not None and self._space is not None:
+                self._loop.call_soon_threadsafe(self._space.set)
+
+    def _fail(self, exc: OSError) -> None:
+        log.warning("writing stdout failed (%s); the client is gone", exc)
+        with self._cond:
+            self.broken = True
+            self._chunks.clear()
+            self._buffered = 0
+            self._cond.notify_all()
+        if self._loop is not None:
+            if self._space is not None:
+                self._loop.call_soon_threadsafe(self._space.set)
+            if self.on_broken is not None:
+                self._loop.call_soon_threadsafe(self.on_broken)
+
+    def flush(self, timeout: float = 5.0) -> None:
+        """Block until everything queued is written (or the pipe broke), then stop."""
+        with self._cond:
+            self._closing = True
+            self._cond.notify_all()
+        self._thread.join(timeout)
+
+
+__all__ = ["EOF", "FrameError", "FrameReader", "FrameWriter", "take_over_stdio"]

@@ -1,0 +1,274 @@
+"""Protocol types: the params and result of every method, in one place.
+
+Each method the daemon serves is listed in :data:`METHODS` with its params and result
+classes; the dispatcher structures params from them and ``protocol.md`` documents
+exactly them (a test keeps the two from drifting apart). Field names are snake_case
+here and camelCase on the wire, through the project's one converter.
+
+This module only needs attrs: the ``initialize`` fast path imports it before the rest
+of the daemon has loaded.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import attrs
+
+PROTOCOL_VERSION = 1
+
+StreamingBehavior = Literal["steer", "followUp"]
+QueueModeName = Literal["one-at-a-time", "all"]
+ThinkingLevelName = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
+
+
+@attrs.define
+class Image:
+    data: str
+    mime_type: str
+    type: str = "image"
+
+
+# --- lifecycle ---------------------------------------------------------------------------
+
+
+@attrs.define
+class ClientInfo:
+    name: str = ""
+    version: str | None = None
+
+
+@attrs.define
+class ClientCapabilities:
+    permissions: bool = False
+
+
+@attrs.define
+class InitializeParams:
+    protocol_version: int = PROTOCOL_VERSION
+    client_info: ClientInfo | None = None
+    capabilities: ClientCapabilities = attrs.field(factory=ClientCapabilities)
+
+
+@attrs.define
+class ServerInfo:
+    name: str
+    version: str
+
+
+@attrs.define
+class ServerCapabilities:
+    methods: list[str]
+    notifications: list[str]
+    events: list[str]
+    framings: list[str]
+    max_frame_bytes: int
+    streaming_behaviors: list[str]
+    queue_modes: list[str]
+    thinking_levels: list[str]
+    image_input: bool = True
+    permissions: bool = False
+
+
+@attrs.define
+class InitializeResult:
+    protocol_version: int
+    server_info: ServerInfo
+    capabilities: ServerCapabilities
+
+
+@attrs.define
+class Empty:
+    pass
+
+
+# --- sessions ----------------------------------------------------------------------------
+
+
+@attrs.define
+class SessionNewParams:
+    cwd: str | None = None
+    name: str | None = None
+    model: str | None = None
+
+
+@attrs.define
+class SessionNewResult:
+    session_id: str
+    file: str | None = None
+
+
+@attrs.define
+class SessionRef:
+    session_id: str | None = None
+
+
+# --- input -------------------------------------------------------------------------------
+
+
+@attrs.define
+class PromptParams:
+    text: str
+    images: list[Image] | None = None
+    streaming_behavior: StreamingBehavior | None = None
+    session_id: str | None = None
+
+
+@attrs.define
+class PromptResult:
+    disposition: Literal["started", "queued"]
+    queue_id: str | None = None
+
+
+@attrs.define
+class QueueParams:
+    text: str
+    images: list[Image] | None = None
+    session_id: str | None = None
+
+
+@attrs.define
+class QueuedResult:
+    queue_id: str
+    disposition: Literal["queued"] = "queued"
+
+
+@attrs.define
+class AbortResult:
+    aborted: bool
+
+
+@attrs.define
+class ClearQueueResult:
+    steering: list[str]
+    follow_up: list[str]
+
+
+@attrs.define
+class ContinueResult:
+    disposition: Literal["started"] = "started"
+
+
+# --- state -------------------------------------------------------------------------------
+
+
+@attrs.define
+class ModelInfo:
+    provider: str
+    id: str
+    name: str
+    api: str
+    context_window: int
+    max_tokens: int
+    reasoning: bool
+    input: list[str]
+    available: bool = True
+    unavailable_reason: str | None = None
+
+
+@attrs.define
+class QueueState:
+    steering: list[str]
+    follow_up: list[str]
+
+
+@attrs.define
+class SessionState:
+    session_id: str
+    model: ModelInfo | None
+    thinking_level: str
+    is_streaming: bool
+    steering_mode: str
+    follow_up_mode: str
+    message_count: int
+    pending_message_count: int
+    queue: QueueState
+    cwd: str
+    session_file: str | None = None
+    session_name: str | None = None
+    last_error: str | None = None
+
+
+@attrs.define
+class GetMessagesResult:
+    messages: list[Any]
+
+
+@attrs.define
+class ListModelsResult:
+    models: list[ModelInfo]
+
+
+@attrs.define
+class SetModelParams:
+    provider: str
+    model_id: str
+    session_id: str | None = None
+
+
+@attrs.define
+class SetModelResult:
+    model: ModelInfo
+
+
+@attrs.define
+class SetThinkingLevelParams:
+    level: ThinkingLevelName
+    session_id: str | None = None
+
+
+@attrs.define
+class SetThinkingLevelResult:
+    level: str
+
+
+@attrs.define
+class SetQueueModesParams:
+    steering: QueueModeName | None = None
+    follow_up: QueueModeName | None = None
+    session_id: str | None = None
+
+
+@attrs.define
+class SetQueueModesResult:
+    steering: str
+    follow_up: str
+
+
+# --- notifications (daemon -> client) -----------------------------------------------------
+
+
+@attrs.define
+class AgentEventParams:
+    session_id: str
+    seq: int
+    event: dict[str, Any]
+
+
+@attrs.define
+class Method:
+    params: type
+    result: type | None  # None: a notification, no reply
+    summary: str
+
+
+METHODS: dict[str, Method] = {
+    "initialize": Method(InitializeParams, InitializeResult, "negotiate version and capabilities"),
+    "shutdown": Method(Empty, Empty, "abort runs, answer, then wait for exit"),
+    "exit": Method(Empty, None, "stop the process"),
+    "session/new": Method(SessionNewParams, SessionNewResult, "create a session; it becomes current"),
+    "prompt": Method(PromptParams, PromptResult, "start a run, or queue while one runs"),
+    "steer": Method(QueueParams, QueuedResult, "queue a steering message"),
+    "followUp": Method(QueueParams, QueuedResult, "queue a follow-up message"),
+    "abort": Method(SessionRef, AbortResult, "stop the current run"),
+    "clearQueue": Method(SessionRef, ClearQueueResult, "remove queued messages"),
+    "continue": Method(SessionRef, ContinueResult, "resume from the transcript"),
+    "getState": Method(SessionRef, SessionState, "session state"),
+    "getMessages": Method(SessionRef, GetMessagesResult, "messages of the context"),
+    "listModels": Method(Empty, ListModelsResult, "models and whether they can be used"),
+    "setModel": Method(SetModelParams, SetModelResult, "choose the session's model"),
+    "setThinkingLevel": Method(SetThinkingLevelParams, SetThinkingLevelResult, "choose the thinking level"),
+    "setQueueModes": Method(SetQueueModesParams, SetQueueModesResult, "choose the queue modes"),
+}
+
+NOTIFICATIONS: dict[str, type] = {"agent/event": AgentEventParams}
