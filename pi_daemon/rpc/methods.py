@@ -91,6 +91,12 @@ async def _continue(daemon: "Daemon", p: t.SessionRef) -> t.ContinueResult:
     return t.ContinueResult()
 
 
+async def _wait_for_idle(daemon: "Daemon", p: t.SessionRef) -> t.WaitForIdleResult:
+    session = daemon.sessions.get(p.session_id)
+    await session.wait_settled()
+    return t.WaitForIdleResult(aborted=session.agent.last_run_aborted)
+
+
 async def _get_state(daemon: "Daemon", p: t.SessionRef) -> t.SessionState:
     session = daemon.sessions.get(p.session_id, create=True)
     agent = session.agent
@@ -151,6 +157,7 @@ HANDLERS: dict[str, Handler] = {
     "abort": _abort,
     "clearQueue": _clear_queue,
     "continue": _continue,
+    "waitForIdle": _wait_for_idle,
     "getState": _get_state,
     "getMessages": _get_messages,
     "listModels": _list_models,

@@ -15,8 +15,11 @@ from .errors import INVALID_PARAMS, RpcError
 def _describe(exc: BaseException, type_: Any) -> str:
     if isinstance(exc, KeyError):
         return "required field missing"
-    if typing.get_origin(type_) is typing.Literal:
-        return "must be one of " + ", ".join(repr(a) for a in typing.get_args(type_))
+    literals = [type_] if typing.get_origin(type_) is typing.Literal else [
+        a for a in typing.get_args(type_) if typing.get_origin(a) is typing.Literal
+    ]
+    if literals:
+        return "must be one of " + ", ".join(repr(a) for a in typing.get_args(literals[0]))
     if isinstance(exc, (TypeError, ValueError)) and str(exc):
         return str(exc)
     return f"invalid value ({type(exc).__name__})"

@@ -254,7 +254,11 @@ class Daemon:
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             loop.add_signal_handler(sig, self.on_signal)
         self.reader.attach(loop, self.on_items)
+        default = self.sessions.default_model
+        log.info("serving workspace %s; default model %s", self.workspace,
+                 default.spec if default else "none")
         await self._done.wait()
+        log.info("stopped")
 
 
 def serve(

@@ -145,6 +145,11 @@ class ClearQueueResult:
 
 
 @attrs.define
+class WaitForIdleResult:
+    aborted: bool
+
+
+@attrs.define
 class ContinueResult:
     disposition: Literal["started"] = "started"
 
@@ -263,6 +268,7 @@ METHODS: dict[str, Method] = {
     "abort": Method(SessionRef, AbortResult, "stop the current run"),
     "clearQueue": Method(SessionRef, ClearQueueResult, "remove queued messages"),
     "continue": Method(SessionRef, ContinueResult, "resume from the transcript"),
+    "waitForIdle": Method(SessionRef, WaitForIdleResult, "answer once the session has settled"),
     "getState": Method(SessionRef, SessionState, "session state"),
     "getMessages": Method(SessionRef, GetMessagesResult, "messages of the context"),
     "listModels": Method(Empty, ListModelsResult, "models and whether they can be used"),

@@ -140,6 +140,7 @@ class AgentSession:
             await run
         except Exception:  # noqa: BLE001 - logged by the agent; the run still settles
             pass
+        log.info("session %s settled%s", self.id, " (aborted)" if self.agent.last_run_aborted else "")
         await self._emit(AgentSettled(aborted=self.agent.last_run_aborted))
 
     async def abort(self) -> bool:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from typing import Callable
 
 from ..llm.model import Model
 from ..llm.registry import ModelRegistry, ModelUnavailable
 from .agent_session import AgentSession, SessionError
+
+log = logging.getLogger(__name__)
 
 
 class SessionNotFound(Exception):
@@ -46,6 +49,7 @@ class SessionManager:
         )
         self.sessions[session.id] = session
         self.current = session
+        log.info("session %s opened (model %s)", session.id, chosen.spec if chosen else "none")
         if self.on_open is not None:
             self.on_open(session)
         return session

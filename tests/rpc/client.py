@@ -1,0 +1,173 @@
+"""A small JSON-RPC client that drives the real daemon over pipes (both framings)."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def daemon_cmd(*args: str) -> list[str]:
+    return [sys.executable, "-m", "pi_daemon", *args]
+
+
+def write_script(path: Path, replies: list[dict], **options: Any) -> Path:
+    path.write_text(json.dumps({"replies": replies, **options}))
+    return path
+
+
+def text(t: str) -> dict:
+    return {"content": [{"type": "text", "text": t}]}
+
+
+class Daemon:
+    def __init__(self, *args: str, framing: str = "ndjson", cwd: str | None = None,
+                 env: dict | None = None, cmd: list[str] | None = None) -> None:
+        self.framing = framing
+        full_env = {**os.environ, **(env or {})}
+        self.proc = subprocess.Popen(
+            cmd or daemon_cmd(*args), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, cwd=cwd, env=full_env,
+        )
+        self.messages: queue.Queue = queue.Queue()
+        self.responses: dict[Any, dict] = {}
+        self.response_counts: dict[Any, int] = {}
+        self.events: list[dict] = []
+        self.other: list[dict] = []
+        self.raw_stdout = bytearray()
+        self.stderr = bytearray()
+        self._next_id = 0
+        self._cond = threading.Condition()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        threading.Thread(target=self._read_stderr, daemon=True).start()
+
+    # --- wire ----------------------------------------------------------------------
+
+    def send_raw(self, data: bytes) -> None:
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def frame(self, body: bytes) -> bytes:
+        if self.framing == "content-length":
+            return b"Content-Length: %d\r\n\r\n" % len(body) + body
+        return body + b"\n"
+
+    def send(self, message: dict) -> None:
+        self.send_raw(self.frame(json.dumps(message).encode()))
+
+    def _read_stderr(self) -> None:
+        for line in self.proc.stderr:
+            self.stderr += line
+
+    def _read(self) -> None:
+        out = self.proc.stdout
+        while True:
+            if self.framing == "content-length":
+                header = b""
+                while not header.endswith(b"\r\n\r\n"):
+                    ch = out.read(1)
+                    if not ch:
+                        return
+                    header += ch
+                self.raw_stdout += header
+                length = int(header.split(b":")[1].split(b"\r\n")[0])
+                body = out.read(length)
+                self.raw_stdout += body
+            else:
+                body = out.readline()
+                if not body:
+                    return
+                self.raw_stdout += body
+            message = json.loads(body)
+            with self._cond:
+                if "id" in message and "method" not in message:
+                    self.responses[message["id"]] = message
+                    self.response_counts[message["id"]] = self.response_counts.get(message["id"], 0) + 1
+                elif message.get("method") == "agent/event":
+                    self.events.append(message["params"])
+                else:
+                    self.other.append(message)
+                self._cond.notify_all()
+
+    # --- requests ------------------------------------------------------------------
+
+    def request_async(self, method: str, params: Any = None, *, omit_params: bool = False) -> Any:
+        self._next_id += 1
+        message = {"jsonrpc": "2.0", "id": self._next_id, "method": method}
+        if not omit_params:
+            message["params"] = params if params is not None else {}
+        self.send(message)
+        return self._next_id
+
+    def wait_response(self, request_id: Any, timeout: float = 10.0) -> dict:
+        return self._wait(lambda: self.responses.get(request_id), timeout, f"response {request_id}")
+
+    def request(self, method: str, params: Any = None, **kw) -> dict:
+        return self.wait_response(self.request_async(method, params, **kw))
+
+    def call(self, method: str, params: Any = None) -> Any:
+        response = self.request(method, params)
+        assert "result" in response, response
+        return response["result"]
+
+    def notify(self, method: str, params: Any = None) -> None:
+        self.send({"jsonrpc": "2.0", "method": method, "params": params or {}})
+
+    # --- events --------------------------------------------------------------------
+
+    def _wait(self, predicate, timeout: float, what: str):
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                value = predicate()
+                if value:
+                    return value
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError(f"timed out waiting for {what}; stderr: {self.stderr.decode()[-2000:]}")
+                self._cond.wait(left)
+
+    def wait_event(self, kind: str, count: int = 1, session_id: str | None = None, timeout: float = 10.0) -> dict:
+        def found():
+            matching = [e for e in self.events if e["event"]["type"] == kind
+                        and (session_id is None or e["sessionId"] == session_id)]
+            return matching[count - 1] if len(matching) >= count else None
+        return self._wait(found, timeout, f"{count}x {kind}")
+
+    def event_types(self, session_id: str | None = None, skip_updates: bool = True) -> list[str]:
+        with self._cond:
+            return [e["event"]["type"] for e in self.events
+                    if (session_id is None or e["sessionId"] == session_id)
+                    and not (skip_updates and e["event"]["type"] == "message_update")]
+
+    def texts(self) -> str:
+        with self._cond:
+            return "".join(e["event"]["assistantMessageEvent"].get("delta", "") for e in self.events
+                           if e["event"]["type"] == "message_update"
+                           and e["event"]["assistantMessageEvent"]["type"] == "text_delta")
+
+    # --- end -----------------------------------------------------------------------
+
+    def close(self, timeout: float = 10.0) -> int:
+        if self.proc.stdin and not self.proc.stdin.closed:
+            try:
+                self.proc.stdin.close()
+            except BrokenPipeError:
+                pass
+        code = self.proc.wait(timeout)
+        self._reader.join(timeout)
+        return code
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()

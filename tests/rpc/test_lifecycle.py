@@ -1,0 +1,134 @@
+"""EOF, signals, shutdown/exit, $/cancelRequest, backpressure and a vanished client."""
+
+import json
+import signal
+import subprocess
+import time
+
+from client import daemon_cmd, text, write_script
+
+
+def slow(tmp_path, n=400, delay_ms=5, replies=None):
+    script = write_script(tmp_path / "slow.json", replies or [text("z" * n)], modelId="slow",
+                          chunkSize=1, delayMs=delay_ms)
+    return ["--faux-script", str(script), "--model", "faux/slow"]
+
+
+def test_printf_pipe_just_works(tmp_path):
+    lines = b'{"jsonrpc":"2.0","id":1,"method":"prompt","params":{"text":"piped"}}\n'
+    out = subprocess.run(daemon_cmd("--model", "faux/echo"), input=lines, capture_output=True,
+                         cwd=tmp_path, timeout=20)
+    assert out.returncode == 0, out.stderr
+    messages = [json.loads(line) for line in out.stdout.splitlines()]
+    assert messages[0] == {"jsonrpc": "2.0", "id": 1, "result": {"disposition": "started"}}
+    assert messages[-1]["params"]["event"] == {"type": "agent_settled", "aborted": False}
+    answer = "".join(m["params"]["event"]["assistantMessageEvent"].get("delta", "")
+                     for m in messages if m.get("params", {}).get("event", {}).get("type") == "message_update"
+                     and m["params"]["event"]["assistantMessageEvent"]["type"] == "text_delta")
+    assert answer.startswith("You said: piped")
+
+
+def test_eof_answers_requests_in_flight_and_lets_runs_settle(spawn, tmp_path):
+    d = spawn(*slow(tmp_path, n=60))
+    d.request_async("prompt", {"text": "go"})
+    waiting = d.request_async("waitForIdle")
+    state = d.request_async("getState")
+    started = time.monotonic()
+    assert d.close() == 0
+    assert d.responses[waiting]["result"] == {"aborted": False}
+    assert d.responses[state]["result"]["isStreaming"] is True
+    assert d.event_types()[-1] == "agent_settled"
+    assert time.monotonic() - started < 10
+
+
+def test_sigterm_aborts_runs_answers_in_flight_and_exits_zero(spawn, tmp_path):
+    d = spawn(*slow(tmp_path, n=5000))
+    d.call("prompt", {"text": "go"})
+    d.wait_event("message_update", 5)
+    waiting = d.request_async("waitForIdle")
+    time.sleep(0.1)
+    started = time.monotonic()
+    d.proc.send_signal(signal.SIGTERM)
+    assert d.proc.wait(10) == 0
+    assert time.monotonic() - started < 2
+    d._reader.join(5)
+    assert d.responses[waiting]["result"] == {"aborted": True}
+    assert d.events[-1]["event"] == {"type": "agent_settled", "aborted": True}
+    final = [e["event"] for e in d.events if e["event"]["type"] == "message_end"][-1]["message"]
+    assert final["stopReason"] == "aborted"
+
+
+def test_cancel_request_answers_minus_32800_and_the_run_goes_on(spawn, tmp_path):
+    d = spawn(*slow(tmp_path, n=300))
+    d.call("prompt", {"text": "go"})
+    waiting = d.request_async("waitForIdle")
+    time.sleep(0.1)
+    d.notify("$/cancelRequest", {"id": waiting})
+    reply = d.wait_response(waiting)
+    assert reply["error"]["code"] == -32800
+    d.notify("$/cancelRequest", {"id": 12345})  # unknown: ignored
+    assert d.call("getState")["isStreaming"] is True
+    d.wait_event("agent_settled", timeout=20)
+    assert d.response_counts[waiting] == 1
+
+
+def test_shutdown_then_exit(spawn, tmp_path):
+    d = spawn(*slow(tmp_path, n=5000))
+    d.call("prompt", {"text": "go"})
+    d.wait_event("message_update", 3)
+    assert d.call("shutdown") == {}
+    assert d.events[-1]["event"]["type"] in ("agent_settled", "queue_update")
+    refused = d.request("getState")["error"]
+    assert refused["code"] == -32003 and "shutting down" in refused["message"]
+    d.notify("exit")
+    assert d.proc.wait(10) == 0
+
+
+def rss_kb(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise AssertionError("no VmRSS")
+
+
+def test_a_client_that_stops_reading_slows_the_agent_not_memory(tmp_path):
+    # 400,000 deltas are ~55 MB of notifications; unread, they must not pile up in memory.
+    script = write_script(tmp_path / "big.json", [text("x" * 400_000)], modelId="big", chunkSize=1)
+    proc = subprocess.Popen(daemon_cmd("--faux-script", str(script), "--model", "faux/big"),
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=tmp_path)
+    try:
+        proc.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"getState"}\n')
+        proc.stdin.flush()
+        proc.stdout.readline()
+        baseline = rss_kb(proc.pid)
+        proc.stdin.write(b'{"jsonrpc":"2.0","id":2,"method":"prompt","params":{"text":"go"}}\n')
+        proc.stdin.flush()
+        time.sleep(3)  # not reading
+        stalled = rss_kb(proc.pid)
+        assert stalled - baseline < 30_000, (baseline, stalled)
+        # Reading again lets the run finish, with every notification delivered.
+        proc.stdin.close()
+        seen, last = 0, None
+        for line in proc.stdout:
+            message = json.loads(line)
+            if message.get("method") == "agent/event":
+                seen += 1
+                assert message["params"]["seq"] == seen
+                last = message["params"]["event"]["type"]
+        assert last == "agent_settled" and seen > 400_000
+        assert proc.wait(20) == 0
+    finally:
+        proc.kill()
+
+
+def test_vanished_client_aborts_the_run_and_exits(tmp_path):
+    proc = subprocess.Popen(daemon_cmd(*slow(tmp_path, n=100_000, delay_ms=1)), stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
+    proc.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"prompt","params":{"text":"go"}}\n')
+    proc.stdin.flush()
+    proc.stdout.readline()
+    proc.stdout.close()  # the client is gone
+    proc.stdin.close()
+    assert proc.wait(10) == 0
+    assert b"the client is gone" in proc.stderr.read()
