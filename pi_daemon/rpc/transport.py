@@ -166,8 +166,8 @@ class FrameWriter:
                 self._buffered -= len(batch)
                 low = self._buffered <= self.low_water
                 self._cond.notify_all()
-            if low and self._loop is not None and self._space is not None:
-                self._loop.call_soon_threadsafe(self._space.set)
+            if low and self._space is not None:
+                self._call_in_loop(self._space.set)
 
     def _fail(self, exc: OSError) -> None:
         log.warning("writing stdout failed (%s); the client is gone", exc)
@@ -176,14 +176,23 @@ class FrameWriter:
             self._chunks.clear()
             self._buffered = 0
             self._cond.notify_all()
-        if self._loop is not None:
-            if self._space is not None:
-                self._loop.call_soon_threadsafe(self._space.set)
-            if self.on_broken is not None:
-                self._loop.call_soon_threadsafe(self.on_broken)
+        if self._space is not None:
+            self._call_in_loop(self._space.set)
+        if self.on_broken is not None:
+            self._call_in_loop(self.on_broken)
+
+    def _call_in_loop(self, fn: Callable[[], None]) -> None:
+        loop = self._loop
+        if loop is None:
+            return
+        try:
+            loop.call_soon_threadsafe(fn)
+        except RuntimeError:  # the loop has closed: nobody is waiting any more
+            pass
 
     def flush(self, timeout: float = 5.0) -> None:
         """Block until everything queued is written (or the pipe broke), then stop."""
+        self._loop = None
         with self._cond:
             self._closing = True
             self._cond.notify_all()

@@ -16,3 +16,6 @@ def spawn(tmp_path):
     yield start
     for daemon in started:
         daemon.kill()
+    for daemon in started:
+        # Expected failures are answered and logged in one line; a traceback is a bug.
+        assert b"Traceback" not in daemon.stderr, daemon.stderr.decode()[-3000:]

@@ -19,6 +19,7 @@ def test_printf_pipe_just_works(tmp_path):
     out = subprocess.run(daemon_cmd("--model", "faux/echo"), input=lines, capture_output=True,
                          cwd=tmp_path, timeout=20)
     assert out.returncode == 0, out.stderr
+    assert b"Traceback" not in out.stderr, out.stderr
     messages = [json.loads(line) for line in out.stdout.splitlines()]
     assert messages[0] == {"jsonrpc": "2.0", "id": 1, "result": {"disposition": "started"}}
     assert messages[-1]["params"]["event"] == {"type": "agent_settled", "aborted": False}
