@@ -1,0 +1,135 @@
+"""protocol.md documents exactly the methods, types and events the daemon has."""
+
+import re
+from pathlib import Path
+
+import attrs
+import pytest
+
+from pi_daemon.converter import camel
+from pi_daemon.events import AGENT_EVENT_TYPES
+from pi_daemon.rpc.methods import HANDLERS
+from pi_daemon.rpc.types import METHODS, NOTIFICATIONS
+
+DOC = (Path(__file__).resolve().parents[2] / "protocol.md").read_text()
+
+
+def section(title: str) -> str:
+    start = DOC.index(f"\n## {title}\n")
+    end = DOC.find("\n## ", start + 1)
+    return DOC[start : end if end > 0 else None]
+
+
+def headings(text: str) -> dict[str, str]:
+    """``### `name` `` -> the text up to the next heading."""
+    parts = re.split(r"\n### `([^`]+)`\n", text)
+    return {parts[i]: parts[i + 1] for i in range(1, len(parts), 2)}
+
+
+def table_fields(text: str) -> list[str]:
+    fields, in_table = [], False
+    for line in text.splitlines():
+        if line.startswith("| `"):
+            fields.append(line.split("`")[1])
+            in_table = True
+        elif in_table and not line.startswith("|"):
+            break
+    return fields
+
+
+def wire_fields(cls) -> list[str]:
+    return [camel(f.name) for f in attrs.fields(cls) if f.metadata.get("wire") is not False and f.name != "type"]
+
+
+def documented_types() -> dict[str, list[str]]:
+    """Class name -> the fields of the table that documents it."""
+    found: dict[str, list[str]] = {}
+    for match in re.finditer(r"\*\*(?:Params|Result)\*\* \(`(\w+)`\)\n\n(\|.*?)(?:\n\n|\Z)", DOC, re.S):
+        found.setdefault(match.group(1), table_fields(match.group(2)))
+    for match in re.finditer(r"\*\*Params\*\* \(`(\w+)`\): ((?:`\w+`(?:, )?)+)\.", DOC):
+        found.setdefault(match.group(1), re.findall(r"`(\w+)`", match.group(2)))
+    for name, body in headings(section("Types")).items():
+        found.setdefault(name, table_fields(body))
+    for name, body in headings(section("Notifications (daemon → client)")).items():
+        cls = NOTIFICATIONS[name]
+        found.setdefault(cls.__name__, table_fields(body))
+    return found
+
+
+def reachable_classes():
+    todo = [m.params for m in METHODS.values()] + [m.result for m in METHODS.values() if m.result]
+    todo += list(NOTIFICATIONS.values())
+    seen = {}
+    while todo:
+        cls = todo.pop()
+        if cls.__name__ in seen:
+            continue
+        seen[cls.__name__] = cls
+        attrs.resolve_types(cls)
+        for f in attrs.fields(cls):
+            for t in [f.type, *getattr(f.type, "__args__", ())]:
+                for inner in [t, *getattr(t, "__args__", ())]:
+                    if attrs.has(inner) and inner.__module__ == cls.__module__:
+                        todo.append(inner)
+    return seen
+
+
+def test_registered_methods_are_exactly_the_documented_ones():
+    documented = set(headings(section("Methods")))
+    assert set(HANDLERS) == set(METHODS)
+    assert documented == set(METHODS) | {"$/cancelRequest"}
+
+
+@pytest.mark.parametrize("name", sorted(METHODS))
+def test_each_method_names_its_params_and_result_types(name):
+    body = headings(section("Methods"))[name]
+    spec = METHODS[name]
+    if attrs.fields(spec.params):
+        assert f"**Params** (`{spec.params.__name__}`)" in body
+    else:
+        assert "**Params**: none" in body
+    if spec.result is not None:
+        if attrs.fields(spec.result):
+            assert f"**Result** (`{spec.result.__name__}`)" in body
+        else:
+            assert "**Result**: `{}`" in body
+    else:
+        assert "Notification" in body
+
+
+def test_every_protocol_type_is_documented_with_exactly_its_fields():
+    documented = documented_types()
+    for name, cls in reachable_classes().items():
+        if not attrs.fields(cls):
+            continue
+        assert name in documented, f"{name} is not documented in protocol.md"
+        assert documented[name] == wire_fields(cls) or (
+            name == "Image" and documented[name] == [camel(f.name) for f in attrs.fields(cls)]
+        ), f"{name}: protocol.md has {documented[name]}, the code has {wire_fields(cls)}"
+
+
+def test_every_event_is_documented_with_exactly_its_fields():
+    events = headings(section("Events"))
+    types = {attrs.fields(cls).type.default: cls for cls in AGENT_EVENT_TYPES}
+    assert set(events) == set(types)
+    for name, cls in types.items():
+        fields = wire_fields(cls)
+        if fields:
+            assert table_fields(events[name]) == fields, name
+        else:
+            assert "No fields." in events[name], name
+
+
+def test_every_error_code_is_documented():
+    from pi_daemon.rpc.errors import CODES
+    table = section("Messages and errors")
+    for code in CODES:
+        assert f"| `{code}` |" in table, code
+
+
+def test_the_live_daemon_serves_every_documented_method(spawn):
+    d = spawn("--model", "faux/echo")
+    for name in sorted(set(METHODS) - {"exit", "shutdown", "initialize"}):
+        reply = d.request(name, {})
+        assert reply.get("error", {}).get("code") != -32601, name
+    assert d.request("shutdown")["result"] == {}

@@ -1,0 +1,39 @@
+"""README.md's first command works as written, in a fresh copy of the repository."""
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def readme_commands() -> list[str]:
+    return re.findall(r"```sh\n(.*?)\n```", (ROOT / "README.md").read_text(), re.S)
+
+
+def test_readme_run_command_streams_an_answer(tmp_path):
+    run_command = readme_commands()[0]
+    assert "pi-daemon" in run_command and "pip install" in run_command
+    files = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                           capture_output=True, text=True, check=True).stdout.split()
+    for name in files:
+        if (ROOT / name).is_file():
+            target = tmp_path / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, target)
+    out = subprocess.run(["bash", "-c", run_command], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    messages = [json.loads(line) for line in out.stdout.splitlines()]
+    assert messages[0]["result"] == {"disposition": "started"}
+    deltas = "".join(m["params"]["event"]["assistantMessageEvent"].get("delta", "")
+                     for m in messages[1:] if m["params"]["event"]["type"] == "message_update"
+                     and m["params"]["event"]["assistantMessageEvent"]["type"] == "text_delta")
+    assert deltas.startswith("You said: hello")
+    assert messages[-1]["params"]["event"]["type"] == "agent_settled"
+
+
+def test_readme_test_command_is_what_ci_runs():
+    assert readme_commands()[1] == "scripts/test-all"
+    assert "scripts/test-all" in (ROOT / ".ci" / "run").read_text()
