@@ -12,7 +12,8 @@ reaches the wire, so a stream's size on the wire stays linear in its content.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import inspect
+from typing import Any, Awaitable, Callable, Literal
 
 import attrs
 
@@ -293,3 +294,27 @@ AGENT_EVENT_TYPES = tuple(
         SessionInfoChanged, ModelChanged, ThinkingLevelChanged,
     )
 )
+
+
+Listener = Callable[[Any], Awaitable[None] | None]
+
+
+class Observers:
+    """Listeners of an event source, awaited one after another for every event.
+
+    Awaiting in order gives each listener a consistent state, and lets a slow listener
+    (a client that does not read) slow the source down instead of piling events up.
+    """
+
+    def __init__(self) -> None:
+        self._listeners: list[Listener] = []
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    async def emit(self, event: Any) -> None:
+        for listener in list(self._listeners):
+            result = listener(event)
+            if inspect.isawaitable(result):
+                await result

@@ -27,6 +27,14 @@ class Recorder:
         return [to_wire(e) for e in self.events]
 
 
+async def wait_for(rec: Recorder, kind: str, count: int = 1, timeout: float = 2.0) -> None:
+    async def poll():
+        while len(rec.of(kind)) < count:
+            await asyncio.sleep(0.002)
+
+    await asyncio.wait_for(poll(), timeout)
+
+
 INT_SCHEMA = {
     "type": "object",
     "properties": {"n": {"type": "integer"}, "delay": {"type": "number"}},

@@ -15,7 +15,7 @@ from typing import Any, Awaitable, Callable, Iterable, Sequence
 import attrs
 
 from ..cancel import CancelToken
-from ..events import QueueUpdate
+from ..events import Observers, QueueUpdate
 from ..llm.model import Model, ThinkingLevel
 from ..llm.stream import StreamFn, stream
 from ..messages import (
@@ -32,7 +32,6 @@ from .tool_exec import AfterToolCall, BeforeToolCall
 
 log = logging.getLogger(__name__)
 
-Listener = Callable[[Any], Awaitable[None] | None]
 ApiKeyResolver = Callable[[Model], Awaitable[str | None] | str | None]
 
 
@@ -99,24 +98,14 @@ class Agent:
         self.steering = MessageQueue("steer", steering_mode)
         self.follow_ups = MessageQueue("followUp", follow_up_mode)
         self._in_flight: list[QueuedMessage] = []
-        self._listeners: list[Listener] = []
+        self.observers = Observers()
+        self.subscribe = self.observers.subscribe
+        self.emit = self.observers.emit
         self._run_task: asyncio.Task | None = None
         self._cancel: CancelToken | None = None
         self._idle = asyncio.Event()
         self._idle.set()
         self.last_run_aborted = False
-
-    # --- observers ------------------------------------------------------------------
-
-    def subscribe(self, listener: Listener) -> Callable[[], None]:
-        self._listeners.append(listener)
-        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
-
-    async def emit(self, event: Any) -> None:
-        for listener in list(self._listeners):
-            result = listener(event)
-            if inspect.isawaitable(result):
-                await result
 
     # --- input ----------------------------------------------------------------------
 

@@ -261,20 +261,11 @@ class Daemon:
         log.info("stopped")
 
 
-def serve(
-    reader: FrameReader,
-    writer: FrameWriter,
-    *,
-    workspace: str,
-    registry: ModelRegistry,
-    default_model: Any,
-    max_frame_bytes: int,
-    client: ClientState,
-    pending: list,
-) -> int:
+def serve(reader: FrameReader, writer: FrameWriter, *, pending: list, **options: Any) -> int:
+    """Run the daemon until it stops; ``pending`` are frames read before it started."""
+
     async def main() -> None:
-        daemon = Daemon(reader, writer, workspace=workspace, registry=registry,
-                        default_model=default_model, max_frame_bytes=max_frame_bytes, client=client)
+        daemon = Daemon(reader, writer, **options)
         if pending:
             asyncio.get_running_loop().call_soon(daemon.on_items, pending)
         await daemon.run()

@@ -9,20 +9,17 @@ session's own (``agent_settled``, ``model_changed``, ``thinking_level_changed``)
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 import uuid
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 from ..agent import Agent, AgentBusy, AgentError, convert_with_roles
-from ..events import AgentSettled, ModelChanged, ThinkingLevelChanged
+from ..events import AgentSettled, ModelChanged, Observers, ThinkingLevelChanged
 from ..llm.model import THINKING_LEVELS, Model
 from ..llm.registry import ModelRegistry, ModelUnavailable
 from ..messages import ImageContent
 
 log = logging.getLogger(__name__)
-
-Listener = Callable[[Any], Any]
 
 
 def new_session_id() -> str:
@@ -63,21 +60,11 @@ class AgentSession:
             api_key=registry.api_key,
             session_id=self.id,
         )
-        self._listeners: list[Listener] = []
+        self.observers = Observers()
+        self.subscribe = self.observers.subscribe
+        self._emit = self.observers.emit
         self._settle_task: asyncio.Task | None = None
         self.agent.subscribe(self._emit)
-
-    # --- observers ---------------------------------------------------------------------
-
-    def subscribe(self, listener: Listener) -> Callable[[], None]:
-        self._listeners.append(listener)
-        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
-
-    async def _emit(self, event: Any) -> None:
-        for listener in list(self._listeners):
-            result = listener(event)
-            if inspect.isawaitable(result):
-                await result
 
     # --- runs --------------------------------------------------------------------------
 

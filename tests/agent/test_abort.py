@@ -4,18 +4,12 @@ import asyncio
 import os
 import time
 
-from helpers import Recorder, sleeper
+from helpers import Recorder, sleeper, wait_for
 from pi_daemon.agent import Agent
 from pi_daemon.llm.faux import FauxProvider, text_reply, tool_reply
 from pi_daemon.messages import user_text
 from pi_daemon.tools import FunctionTool
 
-
-async def wait_for(rec, kind, count=1, timeout=2.0):
-    async def poll():
-        while len(rec.of(kind)) < count:
-            await asyncio.sleep(0.002)
-    await asyncio.wait_for(poll(), timeout)
 
 
 async def test_abort_during_streaming_keeps_partial_and_settles_fast():

@@ -2,7 +2,7 @@
 
 import asyncio
 
-from helpers import INT_SCHEMA, Recorder, sleeper
+from helpers import Recorder, sleeper
 from pi_daemon.agent import Agent
 from pi_daemon.llm.faux import FauxProvider, text_reply, tool_reply
 from pi_daemon.messages import AssistantMessage, TextContent, ToolCall, ToolResult

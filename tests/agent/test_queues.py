@@ -4,17 +4,11 @@ import asyncio
 
 import pytest
 
-from helpers import Recorder, sleeper
+from helpers import Recorder, sleeper, wait_for
 from pi_daemon.agent import Agent, AgentBusy, AgentError
 from pi_daemon.llm.faux import FauxProvider, text_reply, tool_reply
 from pi_daemon.messages import user_text
 
-
-async def wait_for(rec, kind, count=1, timeout=2.0):
-    async def poll():
-        while len(rec.of(kind)) < count:
-            await asyncio.sleep(0.002)
-    await asyncio.wait_for(poll(), timeout)
 
 
 async def test_steering_during_slow_tool_is_delivered_after_the_whole_batch():

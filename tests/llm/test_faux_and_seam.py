@@ -3,7 +3,7 @@
 import asyncio
 
 from pi_daemon.cancel import CancelToken
-from pi_daemon.events import DoneEvent, ErrorEvent
+from pi_daemon.events import ErrorEvent
 from pi_daemon.llm.faux import FauxProvider, text_reply, tool_reply
 from pi_daemon.llm.model import Context, Model, StreamOptions
 from pi_daemon.llm.stream import StreamBuilder, guarded, parse_tool_arguments, stream
