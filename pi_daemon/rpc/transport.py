@@ -8,6 +8,8 @@ One dedicated reader thread reads stdin and decodes frames; before the event loo
 exists (the ``initialize`` fast path) frames are taken with :meth:`next_items`, after
 it they are handed to the loop. The writer thread writes queued frames in batches; its
 buffer is bounded, and :meth:`FrameWriter.drain` makes producers wait while it is full.
+While idle it also watches stdout, so a client that went away is noticed even when
+nothing is being written (a quiet tool, a slow model).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import asyncio
 import logging
 import os
 import queue
+import select
 import sys
 import threading
 from collections import deque
@@ -26,6 +29,7 @@ from .framing import FrameDecoder, FrameError
 log = logging.getLogger(__name__)
 
 EOF = object()
+WATCH_INTERVAL_S = 0.5  # how often an idle writer checks that the client still reads
 
 
 def take_over_stdio() -> tuple[int, int]:
@@ -149,7 +153,13 @@ class FrameWriter:
         while True:
             with self._cond:
                 while not self._chunks and not self._closing:
-                    self._cond.wait()
+                    if not self._cond.wait(WATCH_INTERVAL_S) and self._reader_gone():
+                        self._cond.release()
+                        try:
+                            self._fail(BrokenPipeError("nobody reads stdout any more"))
+                        finally:
+                            self._cond.acquire()
+                        return
                 if not self._chunks:
                     return
                 batch = b"".join(self._chunks)
@@ -168,6 +178,15 @@ class FrameWriter:
                 self._cond.notify_all()
             if low and self._space is not None:
                 self._call_in_loop(self._space.set)
+
+    def _reader_gone(self) -> bool:
+        """While idle: has the other end of a stdout pipe been closed?"""
+        try:
+            poller = select.poll()
+            poller.register(self.fd, select.POLLERR | select.POLLHUP)
+            return bool(poller.poll(0))
+        except (OSError, ValueError):
+            return False
 
     def _fail(self, exc: OSError) -> None:
         log.warning("writing stdout failed (%s); the client is gone", exc)

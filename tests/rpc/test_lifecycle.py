@@ -133,3 +133,19 @@ def test_vanished_client_aborts_the_run_and_exits(tmp_path):
     proc.stdin.close()
     assert proc.wait(10) == 0
     assert b"the client is gone" in proc.stderr.read()
+
+
+def test_vanished_client_is_noticed_while_the_run_is_quiet(tmp_path):
+    # Three seconds between chunks: nothing is written, yet the daemon notices the client left.
+    proc = subprocess.Popen(daemon_cmd(*slow(tmp_path, n=3, delay_ms=3000)), stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
+    proc.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"prompt","params":{"text":"go"}}\n')
+    proc.stdin.flush()
+    proc.stdout.readline()
+    time.sleep(0.3)
+    started = time.monotonic()
+    proc.stdout.close()
+    proc.stdin.close()
+    assert proc.wait(10) == 0
+    assert time.monotonic() - started < 2.0
+    assert b"the client is gone" in proc.stderr.read()
