@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     from .llm.registry import ModelRegistry, ModelUnavailable
 
     try:
-        registry = ModelRegistry.default(faux_script=args.faux_script)
+        registry = ModelRegistry.load(workspace, faux_script=args.faux_script)
         default_model = registry.resolve(args.model) if args.model else registry.first_usable()
     except (ModelUnavailable, OSError, ValueError) as exc:
         log.error("pi-daemon: %s", exc)

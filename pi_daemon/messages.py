@@ -145,6 +145,8 @@ class AssistantMessage:
     stop_reason: StopReason = "stop"
     error_message: str | None = None
     timestamp: int = attrs.field(factory=now_ms)
+    # In-process only: the provider's classification of a failure (retryable, overflow).
+    error_detail: Any = attrs.field(default=None, metadata={"wire": False}, eq=False, repr=False)
 
     def tool_calls(self) -> list[ToolCall]:
         return [block for block in self.content if isinstance(block, ToolCall)]

@@ -134,10 +134,11 @@ class Agent:
         return self._start(messages)
 
     def continue_(self) -> asyncio.Task:
-        """Resume from the transcript: answer its last user message or tool result.
+        """Resume from the transcript: answer its last user message or tool result, or
+        ask again after an assistant message that failed or was aborted.
 
-        When the transcript ends with an assistant message, queued steering (then
-        follow-up) messages are delivered instead; with nothing queued it is refused.
+        After a finished assistant answer, queued steering (then follow-up) messages are
+        delivered instead; with nothing queued it is refused.
         """
         if self.is_running:
             raise AgentBusy("the agent is already running")
@@ -145,12 +146,11 @@ class Agent:
         if not messages:
             raise AgentError("there is nothing to continue: the conversation is empty")
         last = messages[-1]
-        if getattr(last, "role", None) == "assistant":
-            if not len(self.steering) and not len(self.follow_ups):
-                raise AgentError(
-                    "cannot continue: the last message is the assistant's and nothing is queued"
-                )
-            return self._start([])
+        finished = getattr(last, "role", None) == "assistant" and last.stop_reason not in ("error", "aborted")
+        if finished and not len(self.steering) and not len(self.follow_ups):
+            raise AgentError(
+                "cannot continue: the last message is the assistant's finished answer and nothing is queued"
+            )
         return self._start([])
 
     async def steer(

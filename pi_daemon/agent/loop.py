@@ -37,8 +37,9 @@ if TYPE_CHECKING:
 ABORT_GRACE_S = 0.05
 
 
-def _last_role(messages: list[Any]) -> str | None:
-    return getattr(messages[-1], "role", None) if messages else None
+def _finished_answer(messages: list[Any]) -> bool:
+    last = messages[-1] if messages else None
+    return getattr(last, "role", None) == "assistant" and last.stop_reason not in ("error", "aborted")
 
 
 class Run:
@@ -63,7 +64,7 @@ class Run:
         for message in prompts:
             await self.deliver(message)
         pending = await self.agent.take_steering()
-        if not prompts and not pending and _last_role(self.state.messages) == "assistant":
+        if not prompts and not pending and _finished_answer(self.state.messages):
             pending = await self.agent.take_follow_up()
         first_turn = True
         while True:

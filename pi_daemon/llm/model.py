@@ -35,6 +35,9 @@ class Model:
     context_window: int = 128_000
     max_tokens: int = 16_384
     headers: dict[str, str] | None = None
+    compat: dict[str, Any] | None = None
+    connect_timeout: float = 10.0  # seconds to establish the connection
+    read_timeout: float = 300.0  # seconds a stream may stay silent (reasoning models think quietly)
 
     @property
     def spec(self) -> str:

@@ -1,4 +1,10 @@
-"""The model registry: which models exist, which can be used, and their API keys."""
+"""The model registry: which models exist, which can be used, and their API keys.
+
+Built from the built-in catalog, ``models.json`` (see :mod:`.config`) and the faux
+provider's offline models. A model needs a key when its provider is a hosted one or its
+``apiKey`` names an environment variable; local servers configured without ``apiKey``
+need none.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +12,11 @@ import os
 
 import attrs
 
+from .catalog import PROVIDERS, builtin_models
+from .config import ConfigError, merged_providers, model_from_config
 from .faux import FauxProvider, echo_reply, load_script
 from .model import Model
+from .stream import known_apis
 
 
 class ModelUnavailable(Exception):
@@ -21,10 +30,17 @@ class Entry:
     needs_key: bool = False
 
 
-def _resolve_key(spec: str | None) -> str | None:
+def resolve_value(spec: str | None) -> str | None:
     if spec and spec.startswith("$"):
         return os.environ.get(spec[1:]) or None
     return spec
+
+
+def _resolve_headers(model: Model) -> Model:
+    if not model.headers:
+        return model
+    resolved = {k: v for k, v in ((k, resolve_value(v)) for k, v in model.headers.items()) if v}
+    return attrs.evolve(model, headers=resolved or None)
 
 
 class ModelRegistry:
@@ -34,11 +50,31 @@ class ModelRegistry:
             self.add(entry)
 
     @classmethod
-    def default(cls, faux_script: str | None = None) -> "ModelRegistry":
+    def load(cls, workspace: str, faux_script: str | None = None) -> "ModelRegistry":
         registry = cls()
         registry.add(Entry(FauxProvider(model_id="echo", fallback=echo_reply).model()))
         if faux_script:
             registry.add(Entry(load_script(faux_script).model()))
+        providers, _ = merged_providers(workspace)
+        for model in builtin_models():
+            config = providers.get(model.provider, {})
+            override = (config.get("modelOverrides") or {}).get(model.id)
+            if config or override:
+                model = model_from_config(model.provider, config, override or {}, base=model)
+            env = PROVIDERS[model.provider][2]
+            registry.add(Entry(_resolve_headers(model), config.get("apiKey") or f"${env}", needs_key=True))
+        for name, config in providers.items():
+            for raw in config.get("models", []):
+                model = _resolve_headers(model_from_config(name, config, raw))
+                if model.api not in known_apis():
+                    raise ConfigError(f"models.json: provider {name!r} model {model.id!r}: unknown api "
+                                      f"{model.api!r} (known: {', '.join(known_apis())})")
+                if not model.base_url:
+                    raise ConfigError(f"models.json: provider {name!r} model {model.id!r} has no baseUrl")
+                spec = config.get("apiKey")
+                if spec is None and name in PROVIDERS:
+                    spec = f"${PROVIDERS[name][2]}"
+                registry.add(Entry(model, spec, needs_key=name in PROVIDERS or bool(spec and spec.startswith("$"))))
         return registry
 
     def add(self, entry: Entry) -> None:
@@ -51,9 +87,11 @@ class ModelRegistry:
         entry = self._entries.get((model.provider, model.id))
         if entry is None:
             return False, f"model {model.spec} is not registered"
-        if entry.needs_key and not _resolve_key(entry.api_key):
-            hint = entry.api_key[1:] if entry.api_key and entry.api_key.startswith("$") else None
-            where = f"set {hint}" if hint else f"set apiKey for provider {model.provider!r}"
+        if entry.needs_key and not resolve_value(entry.api_key):
+            if entry.api_key and entry.api_key.startswith("$"):
+                where = f"set the environment variable {entry.api_key[1:]}"
+            else:
+                where = f"set apiKey for provider {model.provider!r} in models.json"
             return False, f"no API key for {model.provider}: {where}"
         return True, None
 
@@ -79,7 +117,7 @@ class ModelRegistry:
 
     def api_key(self, model: Model) -> str | None:
         entry = self._entries.get((model.provider, model.id))
-        return _resolve_key(entry.api_key) if entry else None
+        return resolve_value(entry.api_key) if entry else None
 
     def first_usable(self) -> Model | None:
         for entry in self._entries.values():

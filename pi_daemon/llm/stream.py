@@ -46,14 +46,25 @@ def register_api(api: str, fn: StreamFn) -> None:
     _APIS[api] = fn
 
 
-def registered_apis() -> list[str]:
-    return sorted(_APIS)
+# Providers over HTTP are imported on first use: httpx is not needed to start the daemon.
+_LAZY_APIS = {
+    "openai-completions": "pi_daemon.llm.openai_completions",
+    "anthropic-messages": "pi_daemon.llm.anthropic_messages",
+}
+
+
+def known_apis() -> list[str]:
+    return sorted(set(_APIS) | set(_LAZY_APIS))
 
 
 def stream(
     model: Model, context: Context, options: StreamOptions, cancel: CancelToken
 ) -> AsyncIterator[AssistantMessageEvent]:
     """Stream one assistant message from the provider of ``model.api``; never raises."""
+    if model.api not in _APIS and model.api in _LAZY_APIS:
+        import importlib
+
+        importlib.import_module(_LAZY_APIS[model.api])
     fn = _APIS.get(model.api)
     if fn is None:
         return _single_error(model, f"no provider is registered for api {model.api!r}")
@@ -201,7 +212,8 @@ class StreamBuilder:
         self.output.stop_reason = stop_reason
         return DoneEvent(reason=stop_reason, message=self.output)
 
-    def error(self, text: str, reason: str = "error") -> ErrorEvent:
+    def error(self, text: str, reason: str = "error", detail=None) -> ErrorEvent:
         self.output.stop_reason = reason
         self.output.error_message = text
+        self.output.error_detail = detail
         return ErrorEvent(reason=reason, error=self.output)

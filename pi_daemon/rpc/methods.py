@@ -12,7 +12,7 @@ from ..converter import to_wire
 from ..llm.model import Model
 from ..messages import ImageContent
 from . import types as t
-from .errors import INVALID_STATE, RpcError
+from .errors import INVALID_PARAMS, INVALID_STATE, RpcError
 from .initialize import initialize
 
 if TYPE_CHECKING:
@@ -32,6 +32,8 @@ def model_info(daemon: "Daemon", model: Model) -> t.ModelInfo:
         max_tokens=model.max_tokens,
         reasoning=model.reasoning,
         input=list(model.input),
+        cost=t.ModelRates(input=model.cost.input, output=model.cost.output,
+                          cache_read=model.cost.cache_read, cache_write=model.cost.cache_write),
         available=available,
         unavailable_reason=reason,
     )
@@ -123,7 +125,27 @@ async def _get_messages(daemon: "Daemon", p: t.SessionRef) -> t.GetMessagesResul
 
 
 async def _list_models(daemon: "Daemon", p: t.Empty) -> t.ListModelsResult:
-    return t.ListModelsResult(models=[model_info(daemon, m) for m in daemon.registry.models()])
+    usable, unavailable = [], {}
+    for model in daemon.registry.models():
+        info = model_info(daemon, model)
+        if info.available:
+            usable.append(info)
+        else:
+            group = unavailable.setdefault(model.provider, t.UnavailableModels(
+                provider=model.provider, reason=info.unavailable_reason or "", models=[]))
+            group.models.append(model.id)
+    return t.ListModelsResult(models=usable, unavailable=list(unavailable.values()))
+
+
+async def _set_auto_retry(daemon: "Daemon", p: t.SetAutoRetryParams) -> t.AutoRetrySettings:
+    if p.max_attempts is not None and p.max_attempts < 0:
+        raise RpcError(INVALID_PARAMS, "invalid params: params.maxAttempts: must be 0 or more")
+    if p.base_delay_ms is not None and p.base_delay_ms < 0:
+        raise RpcError(INVALID_PARAMS, "invalid params: params.baseDelayMs: must be 0 or more")
+    session = daemon.sessions.get(p.session_id, create=True)
+    settings = session.set_auto_retry(p.enabled, p.max_attempts, p.base_delay_ms)
+    return t.AutoRetrySettings(enabled=settings.enabled, max_attempts=settings.max_attempts,
+                               base_delay_ms=settings.base_delay_ms)
 
 
 async def _set_model(daemon: "Daemon", p: t.SetModelParams) -> t.SetModelResult:
@@ -164,4 +186,5 @@ HANDLERS: dict[str, Handler] = {
     "setModel": _set_model,
     "setThinkingLevel": _set_thinking_level,
     "setQueueModes": _set_queue_modes,
+    "setAutoRetry": _set_auto_retry,
 }

@@ -158,6 +158,16 @@ class ContinueResult:
 
 
 @attrs.define
+class ModelRates:
+    """USD per million tokens."""
+
+    input: float
+    output: float
+    cache_read: float
+    cache_write: float
+
+
+@attrs.define
 class ModelInfo:
     provider: str
     id: str
@@ -167,8 +177,16 @@ class ModelInfo:
     max_tokens: int
     reasoning: bool
     input: list[str]
+    cost: ModelRates
     available: bool = True
     unavailable_reason: str | None = None
+
+
+@attrs.define
+class UnavailableModels:
+    provider: str
+    reason: str
+    models: list[str]
 
 
 @attrs.define
@@ -202,6 +220,22 @@ class GetMessagesResult:
 @attrs.define
 class ListModelsResult:
     models: list[ModelInfo]
+    unavailable: list[UnavailableModels]
+
+
+@attrs.define
+class SetAutoRetryParams:
+    enabled: bool | None = None
+    max_attempts: int | None = None
+    base_delay_ms: int | None = None
+    session_id: str | None = None
+
+
+@attrs.define
+class AutoRetrySettings:
+    enabled: bool
+    max_attempts: int
+    base_delay_ms: int
 
 
 @attrs.define
@@ -271,10 +305,11 @@ METHODS: dict[str, Method] = {
     "waitForIdle": Method(SessionRef, WaitForIdleResult, "answer once the session has settled"),
     "getState": Method(SessionRef, SessionState, "session state"),
     "getMessages": Method(SessionRef, GetMessagesResult, "messages of the context"),
-    "listModels": Method(Empty, ListModelsResult, "models and whether they can be used"),
+    "listModels": Method(Empty, ListModelsResult, "usable models, and why the others are not"),
     "setModel": Method(SetModelParams, SetModelResult, "choose the session's model"),
     "setThinkingLevel": Method(SetThinkingLevelParams, SetThinkingLevelResult, "choose the thinking level"),
     "setQueueModes": Method(SetQueueModesParams, SetQueueModesResult, "choose the queue modes"),
+    "setAutoRetry": Method(SetAutoRetryParams, AutoRetrySettings, "switch and tune automatic retry"),
 }
 
 NOTIFICATIONS: dict[str, type] = {"agent/event": AgentEventParams}

@@ -2,8 +2,10 @@
 
 The session turns the agent's low-level runs into *accepted runs*: each ``prompt`` that
 starts work, or ``continue``, ends with exactly one ``agent_settled`` once nothing will
-happen by itself any more. Observers of the session see every agent event plus the
-session's own (``agent_settled``, ``model_changed``, ``thinking_level_changed``).
+happen by itself any more — after automatic retries of failed model requests (429, 5xx,
+overloaded, dropped connections; exponential backoff or the provider's Retry-After).
+Observers of the session see every agent event plus the session's own
+(``agent_settled``, ``auto_retry_*``, ``model_changed``, ``thinking_level_changed``).
 """
 
 from __future__ import annotations
@@ -13,8 +15,19 @@ import logging
 import uuid
 from typing import Any, Sequence
 
+import attrs
+
 from ..agent import Agent, AgentBusy, AgentError, convert_with_roles
-from ..events import AgentSettled, ModelChanged, Observers, ThinkingLevelChanged
+from ..events import (
+    AgentEnd,
+    AgentSettled,
+    AutoRetryEnd,
+    AutoRetryStart,
+    ModelChanged,
+    Observers,
+    ThinkingLevelChanged,
+)
+from ..llm.errors import is_retryable
 from ..llm.model import THINKING_LEVELS, Model
 from ..llm.registry import ModelRegistry, ModelUnavailable
 from ..messages import ImageContent
@@ -24,6 +37,14 @@ log = logging.getLogger(__name__)
 
 def new_session_id() -> str:
     return uuid.uuid4().hex[:16]
+
+
+@attrs.define
+class RetrySettings:
+    enabled: bool = True
+    max_attempts: int = 3
+    base_delay_ms: int = 2000
+    max_delay_ms: int = 60_000
 
 
 class SessionError(Exception):
@@ -63,8 +84,12 @@ class AgentSession:
         self.observers = Observers()
         self.subscribe = self.observers.subscribe
         self._emit = self.observers.emit
+        self.retry = RetrySettings()
+        self._retry_attempt = 0
+        self._retry_next = False
+        self._stop = asyncio.Event()  # abort requested: ends a retry wait too
         self._settle_task: asyncio.Task | None = None
-        self.agent.subscribe(self._emit)
+        self.agent.subscribe(self._on_agent_event)
 
     # --- runs --------------------------------------------------------------------------
 
@@ -120,24 +145,81 @@ class AgentSession:
             raise SessionError("state", str(exc)) from None
 
     def _accept(self, run: asyncio.Task) -> None:
+        self._stop.clear()
+        self._retry_attempt = 0
         self._settle_task = asyncio.ensure_future(self._settle(run))
 
+    async def _on_agent_event(self, event: Any) -> None:
+        if isinstance(event, AgentEnd):
+            self._retry_next = self._should_retry()
+            event.will_retry = self._retry_next
+        await self._emit(event)
+
+    def _last_message(self) -> Any:
+        messages = self.agent.state.messages
+        return messages[-1] if messages else None
+
+    def _should_retry(self) -> bool:
+        last = self._last_message()
+        return (self.retry.enabled and not self._stop.is_set() and not self.agent.last_run_aborted
+                and self._retry_attempt < self.retry.max_attempts and is_retryable(last))
+
+    def _retry_delay_ms(self) -> int:
+        detail = getattr(self._last_message(), "error_detail", None)
+        if detail is not None and detail.retry_after_s is not None:
+            return int(min(detail.retry_after_s * 1000, self.retry.max_delay_ms))
+        return min(self.retry.base_delay_ms * 2 ** (self._retry_attempt - 1), self.retry.max_delay_ms)
+
     async def _settle(self, run: asyncio.Task) -> None:
-        try:
-            await run
-        except Exception:  # noqa: BLE001 - logged by the agent; the run still settles
-            pass
-        log.info("session %s settled%s", self.id, " (aborted)" if self.agent.last_run_aborted else "")
-        await self._emit(AgentSettled(aborted=self.agent.last_run_aborted))
+        while True:
+            try:
+                await run
+            except Exception:  # noqa: BLE001 - logged by the agent; the run still settles
+                pass
+            if not (self._retry_next and not self._stop.is_set()):
+                break
+            self._retry_next = False
+            self._retry_attempt += 1
+            failed = self._last_message()
+            delay = self._retry_delay_ms()
+            await self._emit(AutoRetryStart(attempt=self._retry_attempt, max_attempts=self.retry.max_attempts,
+                                            delay_ms=delay, error_message=failed.error_message or ""))
+            try:
+                await asyncio.wait_for(self._stop.wait(), delay / 1000)
+            except asyncio.TimeoutError:
+                pass
+            if self._stop.is_set():
+                break
+            run = self.agent.continue_()
+        aborted = self.agent.last_run_aborted or self._stop.is_set()
+        if self._retry_attempt:
+            last = self._last_message()
+            success = getattr(last, "stop_reason", None) not in ("error", "aborted") and not aborted
+            await self._emit(AutoRetryEnd(
+                success=success, attempt=self._retry_attempt,
+                final_error=None if success else ("aborted" if aborted else getattr(last, "error_message", None)),
+            ))
+        log.info("session %s settled%s", self.id, " (aborted)" if aborted else "")
+        await self._emit(AgentSettled(aborted=aborted))
 
     async def abort(self) -> bool:
-        """Stop the current run; returns once it has settled. False when idle."""
+        """Stop the current run (or retry wait); returns once it has settled. False when idle."""
         if not self.busy:
             return False
+        self._stop.set()
         await self.agent.abort()
         if self._settle_task is not None:
             await asyncio.shield(self._settle_task)
         return True
+
+    def set_auto_retry(self, enabled: bool | None, max_attempts: int | None, base_delay_ms: int | None) -> RetrySettings:
+        if enabled is not None:
+            self.retry.enabled = enabled
+        if max_attempts is not None:
+            self.retry.max_attempts = max_attempts
+        if base_delay_ms is not None:
+            self.retry.base_delay_ms = base_delay_ms
+        return self.retry
 
     async def wait_settled(self) -> None:
         if self._settle_task is not None:

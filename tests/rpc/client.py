@@ -7,12 +7,24 @@ import os
 import queue
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+KEY_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY")
+
+
+def clean_env(home: str | None = None, **extra: str) -> dict[str, str]:
+    """The daemon's environment in tests: no real API keys, no user configuration."""
+    env = {k: v for k, v in os.environ.items() if k not in KEY_VARS}
+    env["PI_DAEMON_HOME"] = home or tempfile.mkdtemp(prefix="pi-daemon-home-")
+    env.update(extra)
+    return env
 
 
 def daemon_cmd(*args: str) -> list[str]:
@@ -32,7 +44,7 @@ class Daemon:
     def __init__(self, *args: str, framing: str = "ndjson", cwd: str | None = None,
                  env: dict | None = None, cmd: list[str] | None = None) -> None:
         self.framing = framing
-        full_env = {**os.environ, **(env or {})}
+        full_env = clean_env(**(env or {}))
         self.proc = subprocess.Popen(
             cmd or daemon_cmd(*args), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, cwd=cwd, env=full_env,

@@ -43,7 +43,8 @@ def test_prompt_while_busy_is_refused_unless_queued(spawn, tmp_path):
 
 
 def test_abort_answers_after_the_run_stopped(spawn, tmp_path):
-    d = spawn("--faux-script", slow_script(tmp_path, [text("b" * 500), text("resumed")]), "--model", "faux/slow")
+    d = spawn("--faux-script", slow_script(tmp_path, [text("b" * 500), text("resumed"), text("and then")]),
+              "--model", "faux/slow")
     d.call("prompt", {"text": "go"})
     d.wait_event("message_update", 5)
     d.call("followUp", {"text": "keep me"})
@@ -57,11 +58,13 @@ def test_abort_answers_after_the_run_stopped(spawn, tmp_path):
     state = d.call("getState")
     assert state["isStreaming"] is False and state["queue"]["followUp"] == ["keep me"]
     assert d.call("abort") == {"aborted": False}
-    # Nothing started by itself; continue delivers the queued follow-up.
+    # Nothing started by itself; continue asks the model again, then delivers the follow-up.
     assert d.call("continue") == {"disposition": "started"}
     d.wait_event("agent_settled", 2)
     messages = d.call("getMessages")["messages"]
-    assert messages[-2]["content"] == "keep me" and messages[-1]["content"][0]["text"] == "resumed"
+    assert [m["role"] for m in messages] == ["user", "assistant", "assistant", "user", "assistant"]
+    assert messages[2]["content"][0]["text"] == "resumed" and messages[3]["content"] == "keep me"
+    assert messages[4]["content"][0]["text"] == "and then"
 
 
 def test_clear_queue_returns_the_texts(spawn, tmp_path):
@@ -89,15 +92,62 @@ def test_continue_errors_are_specific(spawn):
 
 
 def test_provider_error_reaches_the_client_as_a_message(spawn, tmp_path):
-    script = slow_script(tmp_path, [{"content": [], "stopReason": "error", "errorMessage": "rate limited"}], 0)
+    script = slow_script(tmp_path, [{"content": [], "stopReason": "error", "errorMessage": "400 bad request"}], 0)
     d = spawn("--faux-script", script, "--model", "faux/slow")
     d.call("prompt", {"text": "go"})
     d.wait_event("agent_settled")
     final = [e["event"] for e in d.events if e["event"]["type"] == "message_end"][-1]["message"]
-    assert final["stopReason"] == "error" and final["errorMessage"] == "rate limited"
-    assert d.call("getState")["lastError"] == "rate limited"
+    assert final["stopReason"] == "error" and final["errorMessage"] == "400 bad request"
+    assert "auto_retry_start" not in d.event_types()  # a 400 is not worth retrying
+    assert d.call("getState")["lastError"] == "400 bad request"
     # The faux script is now exhausted, and says so.
     d.call("prompt", {"text": "again"})
     d.wait_event("agent_settled", 2)
     final = [e["event"] for e in d.events if e["event"]["type"] == "message_end"][-1]["message"]
     assert "script exhausted" in final["errorMessage"]
+
+
+def test_retryable_failure_is_retried_and_settles_once(spawn, tmp_path):
+    failure = {"content": [{"type": "text", "text": "par"}], "stopReason": "error", "errorMessage": "529 overloaded"}
+    d = spawn("--faux-script", slow_script(tmp_path, [failure, failure, text("finally")], 0), "--model", "faux/slow")
+    assert d.call("setAutoRetry", {"baseDelayMs": 20}) == {"enabled": True, "maxAttempts": 3, "baseDelayMs": 20}
+    d.call("prompt", {"text": "go"})
+    d.wait_event("agent_settled")
+    retries = [e["event"] for e in d.events if e["event"]["type"].startswith("auto_retry")]
+    assert retries == [
+        {"type": "auto_retry_start", "attempt": 1, "maxAttempts": 3, "delayMs": 20, "errorMessage": "529 overloaded"},
+        {"type": "auto_retry_start", "attempt": 2, "maxAttempts": 3, "delayMs": 40, "errorMessage": "529 overloaded"},
+        {"type": "auto_retry_end", "success": True, "attempt": 2},
+    ]
+    ends = [e["event"]["willRetry"] for e in d.events if e["event"]["type"] == "agent_end"]
+    assert ends == [True, True, False]
+    assert d.event_types().count("agent_settled") == 1
+    assert d.call("getMessages")["messages"][-1]["content"][0]["text"] == "finally"
+
+
+def test_retry_can_be_switched_off_and_gives_up_after_max_attempts(spawn, tmp_path):
+    failure = {"content": [], "stopReason": "error", "errorMessage": "503 unavailable"}
+    d = spawn("--faux-script", slow_script(tmp_path, [failure] * 4, 0), "--model", "faux/slow")
+    d.call("setAutoRetry", {"enabled": False})
+    d.call("prompt", {"text": "one"})
+    d.wait_event("agent_settled")
+    assert "auto_retry_start" not in d.event_types()
+    d.call("setAutoRetry", {"enabled": True, "maxAttempts": 2, "baseDelayMs": 1})
+    d.call("prompt", {"text": "two"})
+    d.wait_event("agent_settled", 2)
+    end = [e["event"] for e in d.events if e["event"]["type"] == "auto_retry_end"][-1]
+    assert end == {"type": "auto_retry_end", "success": False, "attempt": 2, "finalError": "503 unavailable"}
+    bad = d.request("setAutoRetry", {"maxAttempts": -1})["error"]
+    assert bad["code"] == -32602 and "maxAttempts" in bad["message"]
+
+
+def test_abort_during_a_retry_wait(spawn, tmp_path):
+    failure = {"content": [], "stopReason": "error", "errorMessage": "429 slow down"}
+    d = spawn("--faux-script", slow_script(tmp_path, [failure, text("never")], 0), "--model", "faux/slow")
+    d.call("setAutoRetry", {"baseDelayMs": 5000})
+    d.call("prompt", {"text": "go"})
+    d.wait_event("auto_retry_start")
+    assert d.call("abort") == {"aborted": True}
+    assert d.events[-1]["event"] == {"type": "agent_settled", "aborted": True}
+    assert [e["event"] for e in d.events if e["event"]["type"] == "auto_retry_end"] == [
+        {"type": "auto_retry_end", "success": False, "attempt": 1, "finalError": "aborted"}]

@@ -1,0 +1,136 @@
+"""HTTP for providers: one shared httpx client, SSE streams that an abort closes at once.
+
+:func:`sse_stream` POSTs a JSON body and yields the server-sent events of the answer.
+A non-2xx answer raises :class:`ProviderHTTPError` carrying the provider's own error
+message and ``Retry-After``. The HTTP read runs in its own task so that cancelling
+closes the connection immediately, whatever the provider code is waiting for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any, AsyncIterator
+
+import httpx
+from httpx_sse import EventSource, ServerSentEvent
+
+from ..cancel import CancelToken, Cancelled
+from .errors import ProviderErrorDetail, classify, parse_retry_after
+from .model import Model
+
+_clients: dict[tuple[int, float, float], httpx.AsyncClient] = {}
+_END = object()
+
+
+class ProviderHTTPError(Exception):
+    def __init__(self, message: str, detail: ProviderErrorDetail) -> None:
+        super().__init__(message)
+        self.detail = detail
+
+
+def client_for(model: Model) -> httpx.AsyncClient:
+    key = (id(asyncio.get_running_loop()), model.connect_timeout, model.read_timeout)
+    client = _clients.get(key)
+    if client is None or client.is_closed:
+        timeout = httpx.Timeout(model.read_timeout, connect=model.connect_timeout)
+        client = httpx.AsyncClient(timeout=timeout, limits=httpx.Limits(max_keepalive_connections=8))
+        _clients[key] = client
+    return client
+
+
+def error_text(status: int, body: bytes) -> str:
+    """The provider's own message from an error body, prefixed with the status."""
+    text = body.decode("utf-8", "replace").strip()
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    message = None
+    if isinstance(data, dict):
+        error = data.get("error", data)
+        if isinstance(error, dict):
+            message = error.get("message") or error.get("msg")
+            if not message and isinstance(error.get("error"), str):
+                message = error["error"]
+        elif isinstance(error, str):
+            message = error
+        message = message or data.get("message") or data.get("detail")
+    return f"{status} {message or text or httpx.codes.get_reason_phrase(status)}"
+
+
+def transport_error_text(exc: Exception) -> str:
+    if isinstance(exc, httpx.ConnectTimeout):
+        return f"connection timed out ({exc or 'connect timeout'})"
+    if isinstance(exc, httpx.ReadTimeout):
+        return "the provider stopped sending (idle read timeout)"
+    if isinstance(exc, httpx.ConnectError):
+        return f"connection failed: {exc}"
+    if isinstance(exc, httpx.RemoteProtocolError):
+        return f"connection lost mid-stream: {exc}"
+    if isinstance(exc, httpx.ReadError):
+        return f"connection lost mid-stream: {exc or 'read error'}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+async def sse_stream(
+    model: Model, url: str, headers: dict[str, str], body: dict[str, Any], cancel: CancelToken
+) -> AsyncIterator[ServerSentEvent]:
+    """The events of a streamed answer; raises ProviderHTTPError, httpx errors or Cancelled."""
+    queue: asyncio.Queue = asyncio.Queue()
+    client = client_for(model)
+    request_headers = {"accept": "text/event-stream", "content-type": "application/json", **headers}
+
+    async def read() -> None:
+        try:
+            async with client.stream("POST", url, headers=request_headers, content=json.dumps(body)) as response:
+                if response.status_code >= 300:
+                    raw = await response.aread()
+                    text = error_text(response.status_code, raw)
+                    detail = classify(response.status_code, text)
+                    detail.retry_after_s = parse_retry_after(response.headers)
+                    raise ProviderHTTPError(text, detail)
+                async for event in EventSource(response).aiter_sse():
+                    queue.put_nowait(event)
+            queue.put_nowait(_END)
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - handed to the consumer
+            queue.put_nowait(exc)
+
+    reader = asyncio.ensure_future(read())
+
+    def on_cancel() -> None:
+        reader.cancel()  # closes the connection now
+        queue.put_nowait(Cancelled("aborted"))
+
+    remove = cancel.on_cancel(on_cancel)
+    try:
+        while True:
+            item = await queue.get()
+            if item is _END:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        remove()
+        if not reader.done():
+            reader.cancel()
+            try:
+                await reader
+            except BaseException:  # noqa: BLE001
+                pass
+
+
+def failure(exc: BaseException) -> tuple[str, ProviderErrorDetail]:
+    """Error text and detail for anything a provider stream raised."""
+    if isinstance(exc, ProviderHTTPError):
+        return str(exc), exc.detail
+    if isinstance(exc, httpx.TransportError):
+        text = transport_error_text(exc)
+        return text, ProviderErrorDetail(retryable=True)
+    if isinstance(exc, json.JSONDecodeError):
+        return f"the provider sent invalid JSON in its stream: {exc}", ProviderErrorDetail()
+    text = f"{type(exc).__name__}: {exc}"
+    return text, classify(None, text)
