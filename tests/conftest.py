@@ -3,6 +3,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parent / "rpc"))
+sys.path.insert(0, str(Path(__file__).parent / "llm"))
 
 
 def pytest_sessionfinish(session, exitstatus):

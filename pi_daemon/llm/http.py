@@ -100,8 +100,13 @@ async def sse_stream(
 
     reader = asyncio.ensure_future(read())
 
+    def stop_reading() -> None:
+        # Once only: a second cancel would interrupt httpcore while it closes the connection.
+        if not reader.done() and not reader.cancelling():
+            reader.cancel()
+
     def on_cancel() -> None:
-        reader.cancel()  # closes the connection now
+        stop_reading()  # closes the connection now
         queue.put_nowait(Cancelled("aborted"))
 
     remove = cancel.on_cancel(on_cancel)
@@ -115,12 +120,11 @@ async def sse_stream(
             yield item
     finally:
         remove()
-        if not reader.done():
-            reader.cancel()
-            try:
-                await reader
-            except BaseException:  # noqa: BLE001
-                pass
+        stop_reading()
+        try:
+            await reader
+        except BaseException:  # noqa: BLE001 - it was cancelled, or already reported
+            pass
 
 
 def failure(exc: BaseException) -> tuple[str, ProviderErrorDetail]:

@@ -1,0 +1,93 @@
+"""The model registry: catalog, models.json from home and workspace, keys, availability."""
+
+import json
+
+import pytest
+
+from pi_daemon.llm.config import ConfigError
+from pi_daemon.llm.registry import ModelRegistry, ModelUnavailable
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    workspace = tmp_path / "ws"
+    (workspace / ".pi").mkdir(parents=True)
+    home.mkdir()
+    monkeypatch.setenv("PI_DAEMON_HOME", str(home))
+    for var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "LOCAL_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    return home, workspace
+
+
+def write(path, data):
+    path.write_text(json.dumps(data))
+
+
+def test_builtin_models_need_their_keys(env, monkeypatch):
+    home, ws = env
+    registry = ModelRegistry.load(str(ws))
+    sonnet = registry.resolve("anthropic/claude-sonnet-4-5")
+    assert sonnet.context_window == 200_000 and sonnet.cost.output == 15 and sonnet.reasoning
+    ok, reason = registry.availability(sonnet)
+    assert not ok and reason == "no API key for anthropic: set the environment variable ANTHROPIC_API_KEY"
+    with pytest.raises(ModelUnavailable, match="ANTHROPIC_API_KEY"):
+        registry.usable(sonnet)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-x")
+    assert registry.availability(sonnet) == (True, None)
+    assert registry.api_key(sonnet) == "sk-ant-x"
+    assert registry.first_usable().provider == "anthropic"
+    assert registry.resolve("openrouter/anthropic/claude-sonnet-4.5").id == "anthropic/claude-sonnet-4.5"
+    with pytest.raises(ModelUnavailable, match="provider/id"):
+        registry.resolve("gpt-5")
+
+
+def test_models_json_adds_providers_and_workspace_wins(env, monkeypatch):
+    home, ws = env
+    write(home / "models.json", {"providers": {
+        "local": {"baseUrl": "http://home:1/v1", "api": "openai-completions",
+                  "models": [{"id": "small", "contextWindow": 8192}, {"id": "big"}]},
+        "anthropic": {"baseUrl": "http://proxy:2", "headers": {"x-team": "$TEAM"}},
+    }})
+    write(ws / ".pi" / "models.json", {"providers": {
+        "local": {"baseUrl": "http://ws:3/v1", "apiKey": "$LOCAL_KEY",
+                  "models": [{"id": "small", "contextWindow": 16384, "maxTokens": 2048, "reasoning": True,
+                              "input": ["text", "image"], "cost": {"input": 1, "output": 2}}]},
+        "anthropic": {"modelOverrides": {"claude-haiku-4-5": {"contextWindow": 100_000}}},
+    }})
+    monkeypatch.setenv("TEAM", "blue")
+    registry = ModelRegistry.load(str(ws))
+    small = registry.resolve("local/small")
+    assert (small.base_url, small.context_window, small.max_tokens, small.reasoning) == ("http://ws:3/v1", 16384, 2048, True)
+    assert small.cost.input == 1 and small.cost.output == 2 and small.input == ["text", "image"]
+    assert registry.resolve("local/big").base_url == "http://ws:3/v1"  # provider fields apply to all its models
+    assert registry.availability(small) == (False, "no API key for local: set the environment variable LOCAL_KEY")
+    monkeypatch.setenv("LOCAL_KEY", "k")
+    assert registry.availability(small) == (True, None)
+    haiku = registry.resolve("anthropic/claude-haiku-4-5")
+    assert haiku.base_url == "http://proxy:2" and haiku.context_window == 100_000
+    assert haiku.headers == {"x-team": "blue"}
+
+
+def test_local_provider_without_api_key_needs_none(env):
+    home, ws = env
+    write(ws / ".pi" / "models.json", {"providers": {"ollama": {
+        "baseUrl": "http://localhost:11434/v1", "api": "openai-completions", "models": [{"id": "qwen2.5-coder:7b"}]}}})
+    registry = ModelRegistry.load(str(ws))
+    assert registry.availability(registry.resolve("ollama/qwen2.5-coder:7b")) == (True, None)
+
+
+@pytest.mark.parametrize("content, message", [
+    ("{not json", "is not valid JSON"),
+    (json.dumps({"providers": {"x": {"models": [{"name": "no id"}]}}}), "providers.x.models.0: 'id' is a required property"),
+    (json.dumps({"providers": {"x": {"models": [{"id": "m", "contextWindow": "big"}]}}}), "'big' is not of type 'integer'"),
+    (json.dumps({"providers": {"x": {"api": "grpc-magic", "baseUrl": "http://a", "models": [{"id": "m"}]}}}),
+     "unknown api 'grpc-magic'"),
+    (json.dumps({"providers": {"x": {"api": "openai-completions", "models": [{"id": "m"}]}}}), "has no baseUrl"),
+])
+def test_bad_models_json_is_a_clear_error(env, content, message):
+    home, ws = env
+    (ws / ".pi" / "models.json").write_text(content)
+    with pytest.raises(ConfigError) as info:
+        ModelRegistry.load(str(ws))
+    assert message in str(info.value)
