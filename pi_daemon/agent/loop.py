@@ -24,7 +24,7 @@ from ..events import (
     TurnStart,
 )
 from ..llm.model import Context, StreamOptions
-from ..llm.stream import empty_message, guarded
+from ..llm.stream import empty_message, guarded, stream
 from ..messages import AssistantMessage
 from .context import repair_for_provider
 from .queues import QueuedMessage
@@ -133,7 +133,9 @@ class Run:
         holder: dict[str, AssistantMessage] = {}
 
         async def consume() -> None:
-            events = guarded(agent.stream_fn(model, context, options, self.cancel), model, self.cancel)
+            events = agent.stream_fn(model, context, options, self.cancel)
+            if agent.stream_fn is not stream:  # the default seam already never raises
+                events = guarded(events, model, self.cancel)
             async for event in events:
                 if isinstance(event, StartEvent):
                     holder["partial"] = event.partial

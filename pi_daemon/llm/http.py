@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections import deque
 from typing import Any, AsyncIterator
 
 import httpx
@@ -20,7 +21,7 @@ from .errors import ProviderErrorDetail, classify, parse_retry_after
 from .model import Model
 
 _clients: dict[tuple[int, float, float], httpx.AsyncClient] = {}
-_END = object()
+_END = object()  # the stream ended normally
 
 
 class ProviderHTTPError(Exception):
@@ -77,9 +78,15 @@ async def sse_stream(
     model: Model, url: str, headers: dict[str, str], body: dict[str, Any], cancel: CancelToken
 ) -> AsyncIterator[ServerSentEvent]:
     """The events of a streamed answer; raises ProviderHTTPError, httpx errors or Cancelled."""
-    queue: asyncio.Queue = asyncio.Queue()
+    items: deque = deque()
+    wake: list[asyncio.Future] = []
     client = client_for(model)
     request_headers = {"accept": "text/event-stream", "content-type": "application/json", **headers}
+
+    def put(item: Any) -> None:
+        items.append(item)
+        if wake and not wake[0].done():
+            wake[0].set_result(None)
 
     async def read() -> None:
         try:
@@ -91,12 +98,12 @@ async def sse_stream(
                     detail.retry_after_s = parse_retry_after(response.headers)
                     raise ProviderHTTPError(text, detail)
                 async for event in EventSource(response).aiter_sse():
-                    queue.put_nowait(event)
-            queue.put_nowait(_END)
+                    put(event)
+            put(_END)
         except asyncio.CancelledError:
             raise
         except BaseException as exc:  # noqa: BLE001 - handed to the consumer
-            queue.put_nowait(exc)
+            put(exc)
 
     reader = asyncio.ensure_future(read())
 
@@ -107,12 +114,18 @@ async def sse_stream(
 
     def on_cancel() -> None:
         stop_reading()  # closes the connection now
-        queue.put_nowait(Cancelled("aborted"))
+        items.clear()
+        put(Cancelled("aborted"))
 
     remove = cancel.on_cancel(on_cancel)
+    loop = asyncio.get_running_loop()
     try:
         while True:
-            item = await queue.get()
+            if not items:
+                wake[:] = [loop.create_future()]
+                await wake[0]
+                continue
+            item = items.popleft()
             if item is _END:
                 return
             if isinstance(item, BaseException):

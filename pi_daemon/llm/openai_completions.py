@@ -16,7 +16,6 @@ from ..messages import (
     AssistantMessage,
     ImageContent,
     TextContent,
-    ToolCall,
     ToolResultMessage,
     Usage,
     UserMessage,

@@ -36,6 +36,7 @@ from . import errors as E
 from .framing import FrameError, encode
 from .initialize import ClientState
 from .methods import HANDLERS
+from .notify import EventSender
 from .params import structure_params
 from .protocol import DaemonProtocol, dumps
 from .transport import EOF, FrameReader, FrameWriter
@@ -68,7 +69,6 @@ class Daemon:
         self.protocol: DaemonProtocol = self.server.protocol  # type: ignore[assignment]
         self.protocol.send_frame = self.send_frame
         self.sessions = SessionManager(registry, workspace, default_model, on_open=self._watch)
-        self._seq: dict[str, int] = {}
         self._stopping = False
         self._shutting_down = False
         self._eof = False
@@ -87,20 +87,7 @@ class Daemon:
         self.send_frame(dumps({"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}))
 
     def _watch(self, session: AgentSession) -> None:
-        self._seq[session.id] = 0
-        sid = session.id
-
-        async def forward(event: Any) -> None:
-            seq = self._seq[sid] + 1
-            self._seq[sid] = seq
-            self.send_frame(dumps({
-                "jsonrpc": "2.0",
-                "method": "agent/event",
-                "params": {"sessionId": sid, "seq": seq, "event": to_wire(event)},
-            }))
-            await self.writer.drain()
-
-        session.subscribe(forward)
+        session.subscribe(EventSender(session.id, self.writer, self.send_frame))
 
     # --- input -----------------------------------------------------------------------
 

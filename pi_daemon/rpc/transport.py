@@ -144,6 +144,11 @@ class FrameWriter:
         if self._space is not None and self._buffered > self.high_water:
             self._space.clear()
 
+    @property
+    def backlog(self) -> int:
+        """Bytes queued but not yet written."""
+        return self._buffered
+
     async def drain(self) -> None:
         """Wait while the buffer is over the high-water mark (the client is not reading)."""
         if self._space is not None and self._buffered > self.high_water and not self.broken:

@@ -100,8 +100,8 @@ class LoopbackServer:
                 keep = await self._respond(writer, reply, reader, record)
                 if not keep:
                     break
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
+            pass  # the client went away, or the server is shutting down
         finally:
             writer.close()
 

@@ -1,0 +1,77 @@
+"""``agent/event`` notifications: one sender per session, gap-free ``seq``, and coalescing.
+
+While the client is backlogged (the writer holds more than ``COALESCE_ABOVE`` unsent
+bytes), adjacent deltas of the same content block are merged into one ``message_update``
+before they are numbered: the concatenated text is identical, the client simply gets
+fewer, larger deltas. A held delta goes out with the next other event, or after
+``HOLD_S`` at the latest.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Callable
+
+from ..converter import to_wire
+from ..events import MessageUpdate
+from .protocol import dumps
+from .transport import FrameWriter
+
+COALESCE_ABOVE = 16 * 1024
+HOLD_S = 0.02
+MERGEABLE = ("text_delta", "thinking_delta", "toolcall_delta")
+
+
+class EventSender:
+    def __init__(self, session_id: str, writer: FrameWriter, send_frame: Callable[[bytes], None]) -> None:
+        self.session_id = session_id
+        self.writer = writer
+        self.send_frame = send_frame
+        self.seq = 0
+        self._held: dict[str, Any] | None = None  # wire form of a merged message_update
+        self._parts: list[str] = []
+        self._timer: asyncio.TimerHandle | None = None
+
+    def _send(self, wire_event: dict[str, Any]) -> None:
+        self.seq += 1
+        self.send_frame(dumps({
+            "jsonrpc": "2.0",
+            "method": "agent/event",
+            "params": {"sessionId": self.session_id, "seq": self.seq, "event": wire_event},
+        }))
+
+    def flush(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._held is not None:
+            held, self._held = self._held, None
+            held["assistantMessageEvent"]["delta"] = "".join(self._parts)
+            self._parts = []
+            self._send(held)
+
+    def _hold(self, event: MessageUpdate) -> bool:
+        """Merge ``event`` into the held update; False when it cannot be merged."""
+        delta = event.assistant_message_event
+        if delta.type not in MERGEABLE or self.writer.backlog <= COALESCE_ABOVE:
+            return False
+        held = self._held
+        if held is not None:
+            inner = held["assistantMessageEvent"]
+            if inner["type"] == delta.type and inner["contentIndex"] == delta.content_index:
+                self._parts.append(delta.delta)
+                if event.usage is not None:
+                    held["usage"] = to_wire(event.usage)
+                return True
+            self.flush()
+        self._held = to_wire(event)
+        self._parts = [delta.delta]
+        self._timer = asyncio.get_running_loop().call_later(HOLD_S, self.flush)
+        return True
+
+    async def __call__(self, event: Any) -> None:
+        if isinstance(event, MessageUpdate) and self._hold(event):
+            return
+        self.flush()
+        self._send(to_wire(event))
+        await self.writer.drain()
