@@ -91,3 +91,27 @@ def test_bad_models_json_is_a_clear_error(env, content, message):
     with pytest.raises(ConfigError) as info:
         ModelRegistry.load(str(ws))
     assert message in str(info.value)
+
+
+def test_every_example_in_docs_models_md_loads(env):
+    import re
+    from pathlib import Path
+    home, ws = env
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "models.md").read_text()
+    examples = re.findall(r"```json\n(.*?)\n```", doc, re.S)
+    assert len(examples) == 6  # Ollama, llama.cpp, vLLM, LM Studio, OpenRouter, OpenAI
+    for example in examples:
+        (ws / ".pi" / "models.json").write_text(example)
+        registry = ModelRegistry.load(str(ws))
+        for name, provider in json.loads(example)["providers"].items():
+            for model in provider.get("models", []):
+                assert registry.resolve(f"{name}/{model['id']}").context_window == model["contextWindow"]
+
+
+def test_timeouts_from_models_json(env):
+    home, ws = env
+    write(ws / ".pi" / "models.json", {"providers": {"slow": {
+        "baseUrl": "http://x/v1", "api": "openai-completions", "connectTimeoutMs": 1500, "readTimeoutMs": 60000,
+        "models": [{"id": "m"}]}}})
+    model = ModelRegistry.load(str(ws)).resolve("slow/m")
+    assert (model.connect_timeout, model.read_timeout) == (1.5, 60.0)
