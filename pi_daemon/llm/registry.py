@@ -64,6 +64,9 @@ class ModelRegistry:
             env = PROVIDERS[model.provider][2]
             registry.add(Entry(_resolve_headers(model), config.get("apiKey") or f"${env}", needs_key=True))
         for name, config in providers.items():
+            if name in PROVIDERS:  # a built-in provider's own api and base URL, unless changed
+                api, base_url, _ = PROVIDERS[name]
+                config = {"api": api, "baseUrl": base_url, **config}
             for raw in config.get("models", []):
                 model = _resolve_headers(model_from_config(name, config, raw))
                 if model.api not in known_apis():
