@@ -112,6 +112,10 @@ def test_missing_key_is_a_clear_error_and_the_key_is_sent_when_set(spawn, tmp_pa
                      "models": ["coder"]}
     error = d.request("setModel", {"provider": "local", "modelId": "coder"})["error"]
     assert error["code"] == -32004 and "LOOPBACK_KEY" in error["message"]
+    keyless = spawn("--model", "local/coder", cwd=ws)
+    error = keyless.request("prompt", {"text": "hi"})["error"]
+    assert error == {"code": -32004, "message": "no API key for local: set the environment variable LOOPBACK_KEY"}
+    assert server.requests == []  # nothing was sent without a key
     server.script(Reply(body=openai_text("authorised")))
     d2 = spawn("--model", "local/coder", cwd=ws, env={"LOOPBACK_KEY": "sk-loop"})
     d2.call("prompt", {"text": "hi"})
