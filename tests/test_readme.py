@@ -26,10 +26,11 @@ def test_readme_run_command_streams_an_answer(tmp_path):
     out = subprocess.run(["bash", "-c", run_command], cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
     messages = [json.loads(line) for line in out.stdout.splitlines()]
-    assert messages[0]["result"] == {"disposition": "started"}
-    deltas = "".join(m["params"]["event"]["assistantMessageEvent"].get("delta", "")
-                     for m in messages[1:] if m["params"]["event"]["type"] == "message_update"
-                     and m["params"]["event"]["assistantMessageEvent"]["type"] == "text_delta")
+    assert {"jsonrpc": "2.0", "id": 1, "result": {"disposition": "started"}} in messages
+    events = [m["params"]["event"] for m in messages if "params" in m]
+    deltas = "".join(e["assistantMessageEvent"].get("delta", "")
+                     for e in events if e["type"] == "message_update"
+                     and e["assistantMessageEvent"]["type"] == "text_delta")
     assert deltas.startswith("You said: hello")
     assert messages[-1]["params"]["event"]["type"] == "agent_settled"
 

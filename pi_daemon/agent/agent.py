@@ -135,7 +135,8 @@ class Agent:
 
     def continue_(self) -> asyncio.Task:
         """Resume from the transcript: answer its last user message or tool result, or
-        ask again after an assistant message that failed or was aborted.
+        ask again after an assistant message that failed, was aborted, or whose tool
+        calls never got results (the missing ones are answered as interrupted).
 
         After a finished assistant answer, queued steering (then follow-up) messages are
         delivered instead; with nothing queued it is refused.
@@ -146,7 +147,7 @@ class Agent:
         if not messages:
             raise AgentError("there is nothing to continue: the conversation is empty")
         last = messages[-1]
-        finished = getattr(last, "role", None) == "assistant" and last.stop_reason not in ("error", "aborted")
+        finished = getattr(last, "role", None) == "assistant" and last.stop_reason not in ("error", "aborted", "toolUse")
         if finished and not len(self.steering) and not len(self.follow_ups):
             raise AgentError(
                 "cannot continue: the last message is the assistant's finished answer and nothing is queued"
@@ -154,20 +155,20 @@ class Agent:
         return self._start([])
 
     async def steer(
-        self, input: str | Any, images: Sequence[ImageContent] | None = None
+        self, input: str | Any, images: Sequence[ImageContent] | None = None, queue_id: str | None = None
     ) -> QueuedMessage:
         """Queue a message for delivery after the current turn's tool calls."""
-        return await self._enqueue(self.steering, input, images)
+        return await self._enqueue(self.steering, input, images, queue_id)
 
     async def follow_up(
-        self, input: str | Any, images: Sequence[ImageContent] | None = None
+        self, input: str | Any, images: Sequence[ImageContent] | None = None, queue_id: str | None = None
     ) -> QueuedMessage:
         """Queue a message for delivery when the agent would otherwise stop."""
-        return await self._enqueue(self.follow_ups, input, images)
+        return await self._enqueue(self.follow_ups, input, images, queue_id)
 
-    async def _enqueue(self, queue: MessageQueue, input, images) -> QueuedMessage:
+    async def _enqueue(self, queue: MessageQueue, input, images, queue_id) -> QueuedMessage:
         message = make_user_message(input, images) if isinstance(input, str) else input
-        item = queue.push(message)
+        item = queue.push(message, queue_id)
         await self.emit_queue_update()
         return item
 

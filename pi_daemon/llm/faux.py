@@ -87,6 +87,7 @@ class FauxProvider:
         self.context_window = context_window
         self.requests: list[Context] = []
         self.served = 0
+        self._chunks_since_yield = 0
         _PROVIDERS[model_id] = self
 
     def model(self) -> Model:
@@ -140,6 +141,11 @@ class FauxProvider:
         cancel.raise_if_cancelled()
         if self.delay > 0:
             await race(asyncio.sleep(self.delay), cancel)
+        else:
+            self._chunks_since_yield += 1
+            if self._chunks_since_yield >= 16:  # like a network read: let other work run
+                self._chunks_since_yield = 0
+                await asyncio.sleep(0)
 
     def _chunks(self, text: str) -> list[str]:
         size = self.chunk_size
@@ -185,7 +191,8 @@ def echo_reply(context: Context) -> AssistantMessage:
 def load_script(path: str) -> FauxProvider:
     """A faux provider from a JSON script file.
 
-    ``{"modelId": "script", "chunkSize": 4, "delayMs": 0, "replies": [reply, ...]}`` where
+    ``{"modelId": "script", "chunkSize": 4, "delayMs": 0, "contextWindow": 128000,
+    "replies": [reply, ...]}`` where
     a reply is an assistant message without its role (``content``, ``stopReason``,
     ``errorMessage``) or ``{"echo": true}``.
     """
@@ -204,6 +211,7 @@ def load_script(path: str) -> FauxProvider:
         model_id=script.get("modelId", "script"),
         chunk_size=int(script.get("chunkSize", 4)),
         delay=float(script.get("delayMs", 0)) / 1000,
+        context_window=int(script.get("contextWindow", 128_000)),
     )
 
 

@@ -16,6 +16,8 @@ AGENT_BUSY = -32002
 INVALID_STATE = -32003
 MODEL_UNAVAILABLE = -32004
 FRAME_TOO_LARGE = -32005
+SESSION_LOCKED = -32006
+SESSION_FILE = -32007
 
 CODES: dict[int, str] = {
     PARSE_ERROR: "invalid JSON (id is null)",
@@ -29,6 +31,8 @@ CODES: dict[int, str] = {
     INVALID_STATE: "the session cannot do that now (e.g. nothing to continue)",
     MODEL_UNAVAILABLE: "unknown model, or its API key is missing",
     FRAME_TOO_LARGE: "a frame exceeded --max-frame-bytes and was skipped (id is null)",
+    SESSION_LOCKED: "another process has the session file open",
+    SESSION_FILE: "the file is missing, unreadable, not a session file, or outside the session folder",
 }
 
 

@@ -71,12 +71,12 @@ async def _prompt(daemon: "Daemon", p: t.PromptParams) -> t.PromptResult:
 
 async def _steer(daemon: "Daemon", p: t.QueueParams) -> t.QueuedResult:
     session = daemon.sessions.get(p.session_id)
-    return t.QueuedResult(queue_id=await session.steer(p.text, _images(p.images)))
+    return t.QueuedResult(queue_id=await session.enqueue("steer", p.text, _images(p.images)))
 
 
 async def _follow_up(daemon: "Daemon", p: t.QueueParams) -> t.QueuedResult:
     session = daemon.sessions.get(p.session_id)
-    return t.QueuedResult(queue_id=await session.follow_up(p.text, _images(p.images)))
+    return t.QueuedResult(queue_id=await session.enqueue("followUp", p.text, _images(p.images)))
 
 
 async def _abort(daemon: "Daemon", p: t.SessionRef) -> t.AbortResult:
@@ -99,8 +99,7 @@ async def _wait_for_idle(daemon: "Daemon", p: t.SessionRef) -> t.WaitForIdleResu
     return t.WaitForIdleResult(aborted=session.agent.last_run_aborted)
 
 
-async def _get_state(daemon: "Daemon", p: t.SessionRef) -> t.SessionState:
-    session = daemon.sessions.get(p.session_id, create=True)
+def session_state(daemon: "Daemon", session) -> t.SessionState:
     agent = session.agent
     return t.SessionState(
         session_id=session.id,
@@ -117,6 +116,10 @@ async def _get_state(daemon: "Daemon", p: t.SessionRef) -> t.SessionState:
         session_name=session.name,
         last_error=agent.state.error,
     )
+
+
+async def _get_state(daemon: "Daemon", p: t.SessionRef) -> t.SessionState:
+    return session_state(daemon, daemon.sessions.get(p.session_id, create=True))
 
 
 async def _get_messages(daemon: "Daemon", p: t.SessionRef) -> t.GetMessagesResult:
@@ -168,7 +171,10 @@ async def _set_queue_modes(daemon: "Daemon", p: t.SetQueueModesParams) -> t.SetQ
     return t.SetQueueModesResult(steering=agent.steering.mode, follow_up=agent.follow_ups.mode)
 
 
+from .session_methods import SESSION_HANDLERS  # noqa: E402 - it imports session_state from here
+
 HANDLERS: dict[str, Handler] = {
+    **SESSION_HANDLERS,
     "initialize": _initialize,
     "shutdown": _shutdown,
     "exit": _exit,

@@ -32,6 +32,9 @@ from pygls.server import JsonRPCServer
 from ..converter import to_wire
 from ..llm.registry import ModelRegistry, ModelUnavailable
 from ..session import AgentSession, SessionError, SessionManager, SessionNotFound
+from ..session.compaction import load_settings
+from ..session.manager import EntryError
+from ..session.store import SessionFileError, SessionLocked
 from . import errors as E
 from .framing import FrameError, encode
 from .initialize import ClientState
@@ -68,7 +71,8 @@ class Daemon:
         self.server = JsonRPCServer(DaemonProtocol, cattrs.Converter)
         self.protocol: DaemonProtocol = self.server.protocol  # type: ignore[assignment]
         self.protocol.send_frame = self.send_frame
-        self.sessions = SessionManager(registry, workspace, default_model, on_open=self._watch)
+        self.sessions = SessionManager(registry, workspace, default_model, on_open=self._watch,
+                                       compaction=load_settings(workspace))
         self._stopping = False
         self._shutting_down = False
         self._eof = False
@@ -170,6 +174,12 @@ class Daemon:
                 raise JsonRpcException(exc.message, exc.code, exc.data) from None
             except SessionNotFound as exc:
                 raise JsonRpcException(str(exc), E.SESSION_NOT_FOUND) from None
+            except SessionLocked as exc:
+                raise JsonRpcException(str(exc), E.SESSION_LOCKED) from None
+            except SessionFileError as exc:
+                raise JsonRpcException(str(exc), E.SESSION_FILE) from None
+            except EntryError as exc:
+                raise JsonRpcException(f"invalid params: params.entryId: {exc}", E.INVALID_PARAMS) from None
             except SessionError as exc:
                 raise JsonRpcException(str(exc), _SESSION_ERROR_CODES[exc.kind]) from None
             except ModelUnavailable as exc:
@@ -222,6 +232,7 @@ class Daemon:
             if not abort:
                 await self.sessions.wait_all_settled()
             await self._drain_requests()
+            self.sessions.close_files()  # fsync and release the locks
             self._done.set()
 
     async def _drain_requests(self) -> None:

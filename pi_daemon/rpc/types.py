@@ -95,12 +95,177 @@ class SessionNewParams:
 @attrs.define
 class SessionNewResult:
     session_id: str
-    file: str | None = None
+    file: str
 
 
 @attrs.define
 class SessionRef:
     session_id: str | None = None
+
+
+@attrs.define
+class SessionLoadParams:
+    session_id: str | None = None
+    file: str | None = None
+    replay: bool = False
+
+
+@attrs.define
+class SessionListParams:
+    cwd: str | None = None
+
+
+@attrs.define
+class SessionSummary:
+    session_id: str
+    file: str
+    first_message: str
+    created_at: str
+    updated_at: str
+    message_count: int
+    cwd: str
+    name: str | None = None
+
+
+@attrs.define
+class SessionListResult:
+    sessions: list[SessionSummary]
+
+
+@attrs.define
+class SessionForkParams:
+    entry_id: str
+    session_id: str | None = None
+
+
+@attrs.define
+class SessionForkResult:
+    session_id: str
+    file: str
+    text: str
+
+
+@attrs.define
+class SessionDeleteParams:
+    session_id: str | None = None
+    file: str | None = None
+
+
+@attrs.define
+class SessionDeleteResult:
+    file: str
+
+
+@attrs.define
+class SetNameParams:
+    name: str
+    session_id: str | None = None
+
+
+@attrs.define
+class SetNameResult:
+    name: str | None = None
+
+
+@attrs.define
+class ClosedResult:
+    closed: bool
+
+
+@attrs.define
+class EntriesParams:
+    since: str | None = None
+    limit: int | None = None
+    session_id: str | None = None
+
+
+@attrs.define
+class EntriesResult:
+    header: dict[str, Any]
+    entries: list[dict[str, Any]]
+    more: bool
+    cursor: str | None = None
+
+
+@attrs.define
+class TreeNode:
+    id: str
+    type: str
+    timestamp: str
+    parent_id: str | None = None
+    role: str | None = None
+    text: str | None = None
+    label: str | None = None
+
+
+@attrs.define
+class TreeResult:
+    nodes: list[TreeNode]
+    leaf_id: str | None = None
+
+
+@attrs.define
+class TokenTotals:
+    input: int
+    output: int
+    cache_read: int
+    cache_write: int
+    total: int
+
+
+@attrs.define
+class StatsResult:
+    user_messages: int
+    assistant_messages: int
+    tool_calls: int
+    tool_results: int
+    tokens: TokenTotals
+    cost: float
+    context_tokens: int
+    messages_in_context: int
+    context_window: int | None = None
+    context_percent: float | None = None
+
+
+@attrs.define
+class ExportParams:
+    format: Literal["html", "markdown"]
+    path: str | None = None
+    session_id: str | None = None
+
+
+@attrs.define
+class ExportResult:
+    file: str
+
+
+@attrs.define
+class CompactParams:
+    custom_instructions: str | None = None
+    session_id: str | None = None
+
+
+@attrs.define
+class CompactResult:
+    summary: str
+    first_kept_entry_id: str
+    tokens_before: int
+    estimated_tokens_after: int
+
+
+@attrs.define
+class SetAutoCompactionParams:
+    enabled: bool | None = None
+    reserve_tokens: int | None = None
+    keep_recent_tokens: int | None = None
+    session_id: str | None = None
+
+
+@attrs.define
+class AutoCompactionSettings:
+    enabled: bool
+    reserve_tokens: int
+    keep_recent_tokens: int
 
 
 # --- input -------------------------------------------------------------------------------
@@ -213,6 +378,15 @@ class SessionState:
 
 
 @attrs.define
+class SessionLoadResult:
+    session_id: str
+    file: str
+    state: SessionState
+    interrupted: bool
+    torn_line_saved_to: str | None = None
+
+
+@attrs.define
 class GetMessagesResult:
     messages: list[Any]
 
@@ -296,6 +470,19 @@ METHODS: dict[str, Method] = {
     "shutdown": Method(Empty, Empty, "abort runs, answer, then wait for exit"),
     "exit": Method(Empty, None, "stop the process"),
     "session/new": Method(SessionNewParams, SessionNewResult, "create a session; it becomes current"),
+    "session/load": Method(SessionLoadParams, SessionLoadResult, "open a stored session; it becomes current"),
+    "session/list": Method(SessionListParams, SessionListResult, "the workspace's sessions, newest first"),
+    "session/fork": Method(SessionForkParams, SessionForkResult, "new session with the path before a user message"),
+    "session/clone": Method(SessionRef, SessionNewResult, "new session with the whole current path"),
+    "session/delete": Method(SessionDeleteParams, SessionDeleteResult, "delete a session file"),
+    "session/setName": Method(SetNameParams, SetNameResult, "name the session"),
+    "session/close": Method(SessionRef, ClosedResult, "close an open session"),
+    "session/entries": Method(EntriesParams, EntriesResult, "raw entries after a cursor"),
+    "session/tree": Method(SessionRef, TreeResult, "the entry tree"),
+    "session/stats": Method(SessionRef, StatsResult, "counts, tokens, cost, context usage"),
+    "session/export": Method(ExportParams, ExportResult, "the active branch as HTML or Markdown"),
+    "compact": Method(CompactParams, CompactResult, "summarise the older context now"),
+    "setAutoCompaction": Method(SetAutoCompactionParams, AutoCompactionSettings, "switch and tune auto-compaction"),
     "prompt": Method(PromptParams, PromptResult, "start a run, or queue while one runs"),
     "steer": Method(QueueParams, QueuedResult, "queue a steering message"),
     "followUp": Method(QueueParams, QueuedResult, "queue a follow-up message"),

@@ -1,42 +1,38 @@
-"""AgentSession: one conversation — an Agent plus its model state and run bookkeeping.
+"""AgentSession: one conversation — an Agent, its file, its model state and its runs.
 
 The session turns the agent's low-level runs into *accepted runs*: each ``prompt`` that
 starts work, or ``continue``, ends with exactly one ``agent_settled`` once nothing will
-happen by itself any more — after automatic retries of failed model requests (429, 5xx,
-overloaded, dropped connections; exponential backoff or the provider's Retry-After).
-Observers of the session see every agent event plus the session's own
-(``agent_settled``, ``auto_retry_*``, ``model_changed``, ``thinking_level_changed``).
+happen by itself any more — after automatic retries of failed model requests, and after
+compacting and retrying once when the context overflowed. Everything is written to the
+session file before observers hear of it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import uuid
 from typing import Any, Sequence
 
 import attrs
 
-from ..agent import Agent, AgentBusy, AgentError, convert_with_roles
+from ..agent import Agent, AgentBusy, AgentError, convert_with_roles, make_user_message
+from ..agent.queues import new_queue_id
+from ..cancel import CancelToken
+from ..converter import to_wire
 from ..events import (
-    AgentEnd,
-    AgentSettled,
-    AutoRetryEnd,
-    AutoRetryStart,
-    ModelChanged,
-    Observers,
-    ThinkingLevelChanged,
+    AgentEnd, AgentSettled, AutoRetryEnd, AutoRetryStart, CompactionEnd, CompactionStart, MessageEnd,
+    MessageStart, ModelChanged, Observers, SessionInfoChanged, ThinkingLevelChanged,
 )
-from ..llm.errors import is_retryable
+from ..llm.errors import is_context_overflow, is_retryable
 from ..llm.model import THINKING_LEVELS, Model
 from ..llm.registry import ModelRegistry, ModelUnavailable
 from ..messages import ImageContent
+from . import compaction as C
+from .rebuild import context_messages
+from .recorder import SessionRecorder
+from .store import SessionStore
 
 log = logging.getLogger(__name__)
-
-
-def new_session_id() -> str:
-    return uuid.uuid4().hex[:16]
 
 
 @attrs.define
@@ -56,39 +52,38 @@ class SessionError(Exception):
 
 
 class AgentSession:
-    def __init__(
-        self,
-        registry: ModelRegistry,
-        *,
-        cwd: str,
-        model: Model | None,
-        session_id: str | None = None,
-        name: str | None = None,
-        system_prompt: str = "",
-        tools: Sequence[Any] = (),
-    ) -> None:
-        self.id = session_id or new_session_id()
+    def __init__(self, registry: ModelRegistry, store: SessionStore, *, cwd: str, model: Model | None,
+                 thinking_level: str = "off", messages: Sequence[Any] = (), name: str | None = None,
+                 compaction: C.CompactionSettings | None = None, system_prompt: str = "",
+                 tools: Sequence[Any] = ()) -> None:
+        self.id = store.header["id"]
+        self.store = store
+        self.file = str(store.path)
         self.cwd = cwd
         self.name = name
-        self.file: str | None = None
         self.registry = registry
         self.model = model
+        self.compaction = compaction or C.CompactionSettings()
+        self.retry = RetrySettings()
         self.agent = Agent(
             model,  # type: ignore[arg-type]  # None until a model is chosen; checked at prompt
-            system_prompt=system_prompt,
-            tools=tools,
-            convert_to_llm=convert_with_roles,
-            api_key=registry.api_key,
-            session_id=self.id,
+            system_prompt=system_prompt, tools=tools, messages=messages,
+            thinking_level=thinking_level,  # type: ignore[arg-type]
+            convert_to_llm=convert_with_roles, transform_context=self._before_request,
+            api_key=registry.api_key, session_id=self.id,
         )
         self.observers = Observers()
+        self.recorder = SessionRecorder(store)
+        self.observers.subscribe(self.recorder)  # first: written before anyone is told
         self.subscribe = self.observers.subscribe
         self._emit = self.observers.emit
-        self.retry = RetrySettings()
         self._retry_attempt = 0
         self._retry_next = False
+        self._overflow_retried = False
+        self._compaction_cancel: CancelToken | None = None
         self._stop = asyncio.Event()  # abort requested: ends a retry wait too
         self._settle_task: asyncio.Task | None = None
+        self._delivered: dict[int, asyncio.Future] = {}
         self.agent.subscribe(self._on_agent_event)
 
     # --- runs --------------------------------------------------------------------------
@@ -100,38 +95,37 @@ class AgentSession:
 
     def _check_model(self) -> Model:
         if self.model is None:
-            raise SessionError(
-                "model", "no model is selected: pass --model provider/id or call setModel"
-            )
+            raise SessionError("model", "no model is selected: pass --model provider/id or call setModel")
         try:
             return self.registry.usable(self.model)
         except ModelUnavailable as exc:
             raise SessionError("model", str(exc)) from None
 
-    async def prompt(
-        self, text: str, images: Sequence[ImageContent] | None = None,
-        streaming_behavior: str | None = None,
-    ) -> tuple[str, str | None]:
-        """Returns ``(disposition, queue_id)`` as soon as the input is accepted."""
+    async def prompt(self, text: str, images: Sequence[ImageContent] | None = None,
+                     streaming_behavior: str | None = None) -> tuple[str, str | None]:
+        """Returns ``(disposition, queue_id)`` once the input is accepted and on disk."""
         if self.busy:
-            if streaming_behavior == "steer":
-                return "queued", (await self.agent.steer(text, images)).id
-            if streaming_behavior == "followUp":
-                return "queued", (await self.agent.follow_up(text, images)).id
-            raise SessionError(
-                "busy",
-                "a run is active: send prompt with streamingBehavior 'steer' or 'followUp', "
-                "or use steer / followUp, or abort first",
-            )
+            if streaming_behavior in ("steer", "followUp"):
+                return "queued", await self.enqueue(streaming_behavior, text, images)
+            raise SessionError("busy", "a run is active: send prompt with streamingBehavior 'steer' or "
+                                       "'followUp', or use steer / followUp, or abort first")
         self._check_model()
-        self._accept(self.agent.prompt(text, images))
+        message = make_user_message(text, images)
+        delivered = asyncio.get_running_loop().create_future()
+        self._delivered[id(message)] = delivered
+        run = self._accept(self.agent.prompt(message))
+        await asyncio.wait({delivered, run}, return_when=asyncio.FIRST_COMPLETED)
+        self._delivered.pop(id(message), None)
+        self.store.sync()
         return "started", None
 
-    async def steer(self, text: str, images: Sequence[ImageContent] | None = None) -> str:
-        return (await self.agent.steer(text, images)).id
-
-    async def follow_up(self, text: str, images: Sequence[ImageContent] | None = None) -> str:
-        return (await self.agent.follow_up(text, images)).id
+    async def enqueue(self, kind: str, text: str, images: Sequence[ImageContent] | None = None) -> str:
+        message = make_user_message(text, images)
+        queue_id = new_queue_id()
+        self.recorder.queued(kind, message, queue_id)
+        target = self.agent.steer if kind == "steer" else self.agent.follow_up
+        await target(message, queue_id=queue_id)
+        return queue_id
 
     async def continue_(self) -> None:
         if self.busy:
@@ -144,25 +138,35 @@ class AgentSession:
         except AgentError as exc:
             raise SessionError("state", str(exc)) from None
 
-    def _accept(self, run: asyncio.Task) -> None:
+    def _accept(self, run: asyncio.Task) -> asyncio.Task:
         self._stop.clear()
         self._retry_attempt = 0
+        self._overflow_retried = False
         self._settle_task = asyncio.ensure_future(self._settle(run))
+        return self._settle_task
 
     async def _on_agent_event(self, event: Any) -> None:
         if isinstance(event, AgentEnd):
             self._retry_next = self._should_retry()
-            event.will_retry = self._retry_next
+            event.will_retry = self._retry_next or self._should_recover_overflow()
         await self._emit(event)
+        if isinstance(event, MessageEnd):
+            waiter = self._delivered.get(id(event.message))
+            if waiter is not None and not waiter.done():
+                waiter.set_result(None)
 
     def _last_message(self) -> Any:
         messages = self.agent.state.messages
         return messages[-1] if messages else None
 
     def _should_retry(self) -> bool:
-        last = self._last_message()
         return (self.retry.enabled and not self._stop.is_set() and not self.agent.last_run_aborted
-                and self._retry_attempt < self.retry.max_attempts and is_retryable(last))
+                and self._retry_attempt < self.retry.max_attempts and is_retryable(self._last_message()))
+
+    def _should_recover_overflow(self) -> bool:
+        last = self._last_message()
+        return (not self._overflow_retried and not self._stop.is_set() and self.model is not None
+                and getattr(last, "stop_reason", None) == "error" and is_context_overflow(last))
 
     def _retry_delay_ms(self) -> int:
         detail = getattr(self._last_message(), "error_detail", None)
@@ -176,19 +180,17 @@ class AgentSession:
                 await run
             except Exception:  # noqa: BLE001 - logged by the agent; the run still settles
                 pass
-            if not (self._retry_next and not self._stop.is_set()):
-                break
-            self._retry_next = False
-            self._retry_attempt += 1
-            failed = self._last_message()
-            delay = self._retry_delay_ms()
-            await self._emit(AutoRetryStart(attempt=self._retry_attempt, max_attempts=self.retry.max_attempts,
-                                            delay_ms=delay, error_message=failed.error_message or ""))
-            try:
-                await asyncio.wait_for(self._stop.wait(), delay / 1000)
-            except asyncio.TimeoutError:
-                pass
             if self._stop.is_set():
+                break
+            if self._should_recover_overflow():
+                self._overflow_retried = True
+                if not await self.compact(reason="overflow"):
+                    break
+            elif self._retry_next:
+                self._retry_next = False
+                if not await self._wait_to_retry():
+                    break
+            else:
                 break
             run = self.agent.continue_()
         aborted = self.agent.last_run_aborted or self._stop.is_set()
@@ -202,15 +204,121 @@ class AgentSession:
         log.info("session %s settled%s", self.id, " (aborted)" if aborted else "")
         await self._emit(AgentSettled(aborted=aborted))
 
+    async def _wait_to_retry(self) -> bool:
+        self._retry_attempt += 1
+        delay = self._retry_delay_ms()
+        await self._emit(AutoRetryStart(attempt=self._retry_attempt, max_attempts=self.retry.max_attempts,
+                                        delay_ms=delay, error_message=self._last_message().error_message or ""))
+        try:
+            await asyncio.wait_for(self._stop.wait(), delay / 1000)
+        except asyncio.TimeoutError:
+            pass
+        return not self._stop.is_set()
+
     async def abort(self) -> bool:
-        """Stop the current run (or retry wait); returns once it has settled. False when idle."""
+        """Stop the current run (retry wait, compaction); returns once settled. False when idle."""
         if not self.busy:
             return False
         self._stop.set()
+        if self._compaction_cancel is not None:
+            self._compaction_cancel.cancel()
         await self.agent.abort()
         if self._settle_task is not None:
             await asyncio.shield(self._settle_task)
         return True
+
+    async def wait_settled(self) -> None:
+        if self._settle_task is not None:
+            await asyncio.shield(self._settle_task)
+
+    async def clear_queue(self) -> tuple[list[str], list[str]]:
+        steering, follow_ups = await self.agent.clear_queues()
+        self.recorder.cleared([q.id for q in steering + follow_ups])
+        return [q.text for q in steering], [q.text for q in follow_ups]
+
+    # --- compaction ---------------------------------------------------------------------
+
+    async def _before_request(self, messages: list[Any], cancel: CancelToken) -> list[Any]:
+        """Before every model request: compact when the context crossed the threshold."""
+        if self.model is not None and C.should_compact(messages, self.model, self.compaction):
+            if await self.compact(reason="threshold", cancel=cancel):
+                return list(self.agent.state.messages)
+        return messages
+
+    async def compact(self, instructions: str | None = None, reason: str = "manual",
+                      cancel: CancelToken | None = None) -> dict[str, Any] | None:
+        """Summarise the older context; the compaction's result, or None when it failed."""
+        model = self._check_model()
+        plan = C.plan(self.store, self.compaction.keep_recent_tokens)
+        if plan is None and reason == "manual":  # asked for: keep only the newest turn
+            plan = C.plan(self.store, 0)
+        await self._emit(CompactionStart(reason=reason))
+        if plan is None:
+            await self._emit(CompactionEnd(reason=reason, error_message="nothing to compact: the context is already small"))
+            return None
+        cancel = cancel or CancelToken()
+        self._compaction_cancel = cancel
+        try:
+            summary, usage, details = await C.summarize(model, self.registry.api_key(model), plan, instructions, cancel)
+        except C.CompactionError as exc:
+            aborted = str(exc) == "aborted"
+            await self._emit(CompactionEnd(reason=reason, aborted=aborted, error_message=None if aborted else str(exc)))
+            return None
+        finally:
+            self._compaction_cancel = None
+        entry = self.store.append("compaction", summary=summary, firstKeptEntryId=plan.first_kept_id,
+                                  tokensBefore=plan.tokens_before, details=details, usage=to_wire(usage))
+        self.store.sync()
+        self.agent.state.messages = context_messages(self.store)
+        result = {"summary": summary, "firstKeptEntryId": plan.first_kept_id, "tokensBefore": plan.tokens_before,
+                  "estimatedTokensAfter": sum(map(C.estimate_tokens, self.agent.state.messages)),
+                  "details": details, "entryId": entry["id"]}
+        await self._emit(CompactionEnd(reason=reason, result=result, will_retry=reason == "overflow"))
+        return result
+
+    # --- replay -------------------------------------------------------------------------
+
+    async def replay(self) -> None:
+        """Re-emit the stored conversation as message events, without writing it again."""
+        await asyncio.sleep(0)  # after the reply that announced the session
+        self.recorder.paused = True
+        try:
+            for message in list(self.agent.state.messages):
+                await self._emit(MessageStart(message=message))
+                await self._emit(MessageEnd(message=message))
+        finally:
+            self.recorder.paused = False
+
+    # --- model state and settings ---------------------------------------------------------
+
+    async def set_model(self, provider: str, model_id: str) -> Model:
+        try:
+            model = self.registry.usable(self.registry.find(provider, model_id))
+        except ModelUnavailable as exc:
+            raise SessionError("model", str(exc)) from None
+        self.model = model
+        self.agent.state.model = model
+        await self._emit(ModelChanged(provider=model.provider, model_id=model.id))
+        self.store.sync()
+        return model
+
+    async def set_thinking_level(self, level: str) -> str:
+        if level not in THINKING_LEVELS:
+            raise SessionError("state", f"unknown thinking level {level!r}")
+        if level != "off" and self.model is not None and not self.model.reasoning:
+            level = "off"  # the model cannot think; say so through the result
+        self.agent.state.thinking_level = level  # type: ignore[assignment]
+        await self._emit(ThinkingLevelChanged(level=level))
+        self.store.sync()
+        return level
+
+    async def set_name(self, name: str | None) -> None:
+        self.name = name or None
+        await self._emit(SessionInfoChanged(name=self.name))
+        self.store.sync()
+
+    def set_queue_modes(self, steering: str | None, follow_up: str | None) -> None:
+        self.agent.set_queue_modes(steering, follow_up)  # type: ignore[arg-type]
 
     def set_auto_retry(self, enabled: bool | None, max_attempts: int | None, base_delay_ms: int | None) -> RetrySettings:
         if enabled is not None:
@@ -221,38 +329,10 @@ class AgentSession:
             self.retry.base_delay_ms = base_delay_ms
         return self.retry
 
-    async def wait_settled(self) -> None:
-        if self._settle_task is not None:
-            await asyncio.shield(self._settle_task)
-
-    async def clear_queue(self) -> tuple[list[str], list[str]]:
-        steering, follow_ups = await self.agent.clear_queues()
-        return [q.text for q in steering], [q.text for q in follow_ups]
-
-    # --- model state -------------------------------------------------------------------
-
-    async def set_model(self, provider: str, model_id: str) -> Model:
-        try:
-            model = self.registry.usable(self.registry.find(provider, model_id))
-        except ModelUnavailable as exc:
-            raise SessionError("model", str(exc)) from None
-        self.model = model
-        self.agent.state.model = model
-        await self._emit(ModelChanged(provider=model.provider, model_id=model.id))
-        return model
-
-    async def set_thinking_level(self, level: str) -> str:
-        if level not in THINKING_LEVELS:
-            raise SessionError("state", f"unknown thinking level {level!r}")
-        if level != "off" and self.model is not None and not self.model.reasoning:
-            level = "off"  # the model cannot think; say so through the result
-        self.agent.state.thinking_level = level  # type: ignore[assignment]
-        await self._emit(ThinkingLevelChanged(level=level))
-        return level
-
-    def set_queue_modes(self, steering: str | None, follow_up: str | None) -> None:
-        self.agent.set_queue_modes(steering, follow_up)  # type: ignore[arg-type]
-
     @property
     def messages(self) -> list[Any]:
         return self.agent.state.messages
+
+    async def close(self) -> None:
+        await self.abort()
+        self.store.close()

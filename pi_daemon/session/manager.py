@@ -1,71 +1,188 @@
-"""The open sessions of one daemon and which of them is current."""
+"""The sessions of one workspace: the files in ``.pi/sessions/`` and the ones open now."""
 
 from __future__ import annotations
 
 import logging
 import os
-from typing import Callable
+import uuid
+from pathlib import Path
+from typing import Any, Callable
+
+import attrs
 
 from ..llm.model import Model
 from ..llm.registry import ModelRegistry, ModelUnavailable
+from ..messages import message_from_wire, user_text
 from .agent_session import AgentSession, SessionError
+from .compaction import CompactionSettings
+from .rebuild import context_messages, interrupted, pending_queue, session_name, settings
+from .store import SessionFileError, SessionLocked, SessionStore, file_stamp
 
 log = logging.getLogger(__name__)
+
+
+def default_tools() -> list[Any]:
+    """The tools every new or loaded session gets."""
+    return []
 
 
 class SessionNotFound(Exception):
     pass
 
 
+class EntryError(Exception):
+    """An entry id that does not exist, or one that cannot be used for the request."""
+
+
 class SessionManager:
-    def __init__(
-        self,
-        registry: ModelRegistry,
-        workspace: str,
-        default_model: Model | None,
-        on_open: Callable[[AgentSession], None] | None = None,
-    ) -> None:
+    def __init__(self, registry: ModelRegistry, workspace: str, default_model: Model | None,
+                 on_open: Callable[[AgentSession], None] | None = None,
+                 compaction: CompactionSettings | None = None) -> None:
         self.registry = registry
         self.workspace = workspace
         self.default_model = default_model
         self.on_open = on_open
+        self.compaction = compaction or CompactionSettings()
         self.sessions: dict[str, AgentSession] = {}
         self.current: AgentSession | None = None
 
-    def create(
-        self, cwd: str | None = None, name: str | None = None, model: str | None = None
-    ) -> AgentSession:
+    @property
+    def sessions_dir(self) -> Path:
+        return Path(self.workspace) / ".pi" / "sessions"
+
+    def _open(self, store: SessionStore, *, model: Model | None, thinking_level: str = "off",
+              messages: list[Any] = (), name: str | None = None) -> AgentSession:
+        session = AgentSession(self.registry, store, cwd=store.header.get("cwd") or self.workspace, model=model,
+                               thinking_level=thinking_level, messages=messages, name=name,
+                               compaction=attrs.evolve(self.compaction), tools=default_tools())
+        self.sessions[session.id] = session
+        self.current = session
+        if self.on_open is not None:
+            self.on_open(session)
+        log.info("session %s opened (%s)", session.id, store.path)
+        return session
+
+    def _new_store(self, cwd: str, parent: str | None = None, entries: list[dict[str, Any]] = ()) -> SessionStore:
+        session_id = str(uuid.uuid4())
+        path = self.sessions_dir / f"{file_stamp()}_{session_id}.jsonl"
+        return SessionStore.create(path, session_id, cwd, parent=parent, entries=list(entries))
+
+    def create(self, cwd: str | None = None, name: str | None = None, model: str | None = None) -> AgentSession:
         chosen = self.default_model
         if model:
             try:
                 chosen = self.registry.resolve(model)
             except ModelUnavailable as exc:
                 raise SessionError("model", str(exc)) from None
-        session = AgentSession(
-            self.registry,
-            cwd=os.path.abspath(cwd or self.workspace),
-            model=chosen,
-            name=name,
-        )
-        self.sessions[session.id] = session
-        self.current = session
-        log.info("session %s opened (model %s)", session.id, chosen.spec if chosen else "none")
-        if self.on_open is not None:
-            self.on_open(session)
-        return session
+        store = self._new_store(os.path.abspath(cwd or self.workspace))
+        if chosen is not None:
+            store.append("model_change", provider=chosen.provider, modelId=chosen.id)
+        store.append("thinking_level_change", thinkingLevel="off")
+        if name:
+            store.append("session_info", name=name)
+        store.sync()
+        return self._open(store, model=chosen, name=name)
 
     def get(self, session_id: str | None, *, create: bool = False) -> AgentSession:
-        """The named session, else the current one (created when ``create`` and none)."""
+        """The named open session, else the current one (created when ``create`` and none)."""
         if session_id:
             session = self.sessions.get(session_id)
             if session is None:
-                raise SessionNotFound(f"no open session with id {session_id!r}")
+                raise SessionNotFound(f"no open session with id {session_id!r}: open it with session/load")
             return session
         if self.current is None:
             if create:
                 return self.create()
-            raise SessionNotFound("there is no current session: call session/new or prompt first")
+            raise SessionNotFound("there is no current session: call session/new, session/load or prompt first")
         return self.current
+
+    def find_file(self, session_id: str | None, file: str | None) -> Path:
+        if file:
+            path = Path(file)
+            return path if path.is_absolute() else Path(self.workspace) / path
+        if not session_id:
+            raise SessionNotFound("session/load needs a sessionId or a file")
+        matches = sorted(self.sessions_dir.glob(f"*_{session_id}.jsonl")) if self.sessions_dir.is_dir() else []
+        if not matches:
+            raise SessionNotFound(f"no session with id {session_id!r} in {self.sessions_dir}")
+        return matches[-1]
+
+    def load(self, session_id: str | None = None, file: str | None = None) -> tuple[AgentSession, bool]:
+        """Open a stored session (or return it if open); ``(session, interrupted)``."""
+        for open_session in self.sessions.values():
+            if open_session.id == session_id or (file and Path(open_session.file) == self.find_file(None, file)):
+                self.current = open_session
+                return open_session, False
+        store = SessionStore.open(self.find_file(session_id, file))
+        if store.header.get("id") in self.sessions:
+            store.close()
+            raise SessionFileError(f"{store.path} has the id of another open session")
+        if store.torn_file is not None:
+            log.warning("%s ended in a torn line; it was cut off and saved to %s", store.path, store.torn_file)
+        messages = context_messages(store)
+        model_ref, level = settings(store)
+        model = None
+        if model_ref is not None:
+            try:
+                model = self.registry.find(*model_ref)
+            except ModelUnavailable:
+                log.warning("session %s used model %s/%s, which is not known here", store.header["id"], *model_ref)
+        session = self._open(store, model=model or self.default_model, thinking_level=level or "off",
+                             messages=messages, name=session_name(store))
+        for entry in pending_queue(store):
+            message = message_from_wire(entry.get("message") or {})
+            queue = session.agent.steering if entry.get("kind") == "steer" else session.agent.follow_ups
+            queue.push(message, entry["queueId"])
+            session.recorder.restored(message, entry["queueId"])
+        return session, interrupted(messages)
+
+    def fork(self, session: AgentSession, entry_id: str) -> tuple[AgentSession, str]:
+        entry = session.store.by_id.get(entry_id)
+        if entry is None:
+            raise EntryError(f"no entry with id {entry_id!r} in this session")
+        message = entry.get("message") or {}
+        if entry.get("type") != "message" or message.get("role") != "user":
+            what = f"a {message.get('role')} message" if entry.get("type") == "message" else f"a {entry.get('type')} entry"
+            raise EntryError(f"entry {entry_id!r} is {what}; fork needs a user message")
+        path = session.store.branch(entry.get("parentId")) if entry.get("parentId") else []
+        text = user_text(message_from_wire(message))
+        return self._copy(session, path), text
+
+    def clone(self, session: AgentSession) -> AgentSession:
+        return self._copy(session, session.store.branch())
+
+    def _copy(self, session: AgentSession, path: list[dict[str, Any]]) -> AgentSession:
+        store = self._new_store(session.cwd, parent=session.file, entries=path)
+        messages = context_messages(store)
+        model_ref, level = settings(store)
+        model = session.model
+        if model_ref is not None:
+            try:
+                model = self.registry.find(*model_ref)
+            except ModelUnavailable:
+                pass
+        return self._open(store, model=model, thinking_level=level or "off", messages=messages,
+                          name=session_name(store))
+
+    async def close(self, session: AgentSession) -> None:
+        await session.close()
+        self.sessions.pop(session.id, None)
+        if self.current is session:
+            self.current = next(reversed(self.sessions.values()), None)
+
+    async def delete(self, session_id: str | None, file: str | None) -> str:
+        open_session = self.sessions.get(session_id or "") if session_id else None
+        if open_session is None and not session_id and not file and self.current is not None:
+            open_session = self.current
+        path = Path(open_session.file) if open_session else self.find_file(session_id, file)
+        if path.resolve().parent != self.sessions_dir.resolve():
+            raise SessionFileError(f"{path} is not in this workspace's session folder {self.sessions_dir}")
+        if open_session is not None:
+            await self.close(open_session)
+        else:
+            SessionStore.open(path).close()  # refuses when another process holds it
+        path.unlink()
+        return str(path)
 
     async def abort_all(self) -> None:
         for session in list(self.sessions.values()):
@@ -74,3 +191,10 @@ class SessionManager:
     async def wait_all_settled(self) -> None:
         for session in list(self.sessions.values()):
             await session.wait_settled()
+
+    def close_files(self) -> None:
+        for session in self.sessions.values():
+            session.store.close()
+
+
+__all__ = ["EntryError", "SessionFileError", "SessionLocked", "SessionManager", "SessionNotFound"]

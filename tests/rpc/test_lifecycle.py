@@ -21,7 +21,11 @@ def test_printf_pipe_just_works(tmp_path):
     assert out.returncode == 0, out.stderr
     assert b"Traceback" not in out.stderr, out.stderr
     messages = [json.loads(line) for line in out.stdout.splitlines()]
-    assert messages[0] == {"jsonrpc": "2.0", "id": 1, "result": {"disposition": "started"}}
+    reply = messages.index({"jsonrpc": "2.0", "id": 1, "result": {"disposition": "started"}})
+    # The reply comes once the prompt is delivered and written to the session file.
+    before = [m["params"]["event"] for m in messages[:reply]]
+    assert [e["type"] for e in before[:4]] == ["agent_start", "turn_start", "message_start", "message_end"]
+    assert before[3]["message"]["content"] == "piped"
     assert messages[-1]["params"]["event"] == {"type": "agent_settled", "aborted": False}
     answer = "".join(m["params"]["event"]["assistantMessageEvent"].get("delta", "")
                      for m in messages if m.get("params", {}).get("event", {}).get("type") == "message_update"

@@ -1,0 +1,165 @@
+"""Handlers of the ``session/*`` methods and of compaction."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..converter import from_wire
+from ..messages import message_from_wire, user_text
+from ..session.compaction import context_tokens
+from ..session.export import html_page, markdown
+from ..session.listing import list_sessions
+from ..session.rebuild import stats
+from . import types as t
+from .errors import AGENT_BUSY, INVALID_PARAMS, RpcError
+
+if TYPE_CHECKING:
+    from .server import Daemon
+
+
+def _idle(session) -> None:
+    if session.busy:
+        raise RpcError(AGENT_BUSY, "a run is active: abort it or wait for agent_settled first")
+
+
+def _positive(name: str, value: int | None) -> None:
+    if value is not None and value < 0:
+        raise RpcError(INVALID_PARAMS, f"invalid params: params.{name}: must be 0 or more")
+
+
+async def session_load(daemon: "Daemon", p: t.SessionLoadParams) -> t.SessionLoadResult:
+    from .methods import session_state
+
+    session, interrupted = daemon.sessions.load(p.session_id, p.file)
+    if p.replay:
+        asyncio.ensure_future(session.replay())
+    torn = session.store.torn_file
+    return t.SessionLoadResult(session_id=session.id, file=session.file, state=session_state(daemon, session),
+                               interrupted=interrupted, torn_line_saved_to=str(torn) if torn else None)
+
+
+async def session_list(daemon: "Daemon", p: t.SessionListParams) -> t.SessionListResult:
+    found = list_sessions(daemon.sessions.sessions_dir, p.cwd)
+    return t.SessionListResult(sessions=[from_wire(d, t.SessionSummary) for d in found])
+
+
+async def session_fork(daemon: "Daemon", p: t.SessionForkParams) -> t.SessionForkResult:
+    forked, text = daemon.sessions.fork(daemon.sessions.get(p.session_id), p.entry_id)
+    return t.SessionForkResult(session_id=forked.id, file=forked.file, text=text)
+
+
+async def session_clone(daemon: "Daemon", p: t.SessionRef) -> t.SessionNewResult:
+    cloned = daemon.sessions.clone(daemon.sessions.get(p.session_id))
+    return t.SessionNewResult(session_id=cloned.id, file=cloned.file)
+
+
+async def session_delete(daemon: "Daemon", p: t.SessionDeleteParams) -> t.SessionDeleteResult:
+    return t.SessionDeleteResult(file=await daemon.sessions.delete(p.session_id, p.file))
+
+
+async def session_set_name(daemon: "Daemon", p: t.SetNameParams) -> t.SetNameResult:
+    session = daemon.sessions.get(p.session_id)
+    await session.set_name(p.name.strip())
+    return t.SetNameResult(name=session.name)
+
+
+async def session_close(daemon: "Daemon", p: t.SessionRef) -> t.ClosedResult:
+    await daemon.sessions.close(daemon.sessions.get(p.session_id))
+    return t.ClosedResult(closed=True)
+
+
+async def session_entries(daemon: "Daemon", p: t.EntriesParams) -> t.EntriesResult:
+    _positive("limit", p.limit)
+    store = daemon.sessions.get(p.session_id).store
+    try:
+        entries = list(store.after(p.since))
+    except KeyError:
+        raise RpcError(INVALID_PARAMS, f"invalid params: params.since: no entry with id {p.since!r}") from None
+    more = p.limit is not None and len(entries) > p.limit
+    if p.limit is not None:
+        entries = entries[: p.limit]
+    cursor = entries[-1].get("id") if entries else p.since
+    return t.EntriesResult(header=store.header, entries=entries, more=more, cursor=cursor)
+
+
+def _node(entry: dict, labels: dict[str, str]) -> t.TreeNode:
+    message = entry.get("message") or {}
+    text = None
+    if entry.get("type") == "message":
+        text = user_text(message_from_wire(message)) if message.get("role") != "assistant" else \
+            "".join(b.get("text", "") for b in message.get("content") or [] if b.get("type") == "text")
+        text = text[:200]
+    elif entry.get("type") in ("compaction", "branch_summary"):
+        text = (entry.get("summary") or "")[:200]
+    return t.TreeNode(id=entry["id"], type=entry.get("type", ""), timestamp=entry.get("timestamp", ""),
+                      parent_id=entry.get("parentId"), role=message.get("role"), text=text,
+                      label=labels.get(entry["id"]))
+
+
+async def session_tree(daemon: "Daemon", p: t.SessionRef) -> t.TreeResult:
+    store = daemon.sessions.get(p.session_id).store
+    labels = {e.get("targetId"): e.get("label") for e in store.entries if e.get("type") == "label"}
+    return t.TreeResult(nodes=[_node(e, labels) for e in store.by_id.values()], leaf_id=store.leaf_id)
+
+
+async def session_stats(daemon: "Daemon", p: t.SessionRef) -> t.StatsResult:
+    session = daemon.sessions.get(p.session_id)
+    window = session.model.context_window if session.model else None
+    raw = stats(session.store.entries, session.messages, context_tokens(session.messages), window)
+    return from_wire(raw, t.StatsResult)
+
+
+async def session_export(daemon: "Daemon", p: t.ExportParams) -> t.ExportResult:
+    session = daemon.sessions.get(p.session_id)
+    title = session.name or f"Session {session.id}"
+    text = html_page(session.messages, title) if p.format == "html" else markdown(session.messages, title)
+    suffix = ".html" if p.format == "html" else ".md"
+    target = Path(p.path) if p.path else Path(session.cwd) / ".pi" / "exports" / f"{session.id}{suffix}"
+    if not target.is_absolute():
+        target = Path(daemon.workspace) / target
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise RpcError(INVALID_PARAMS, f"invalid params: params.path: cannot write {target}: {exc.strerror}") from None
+    return t.ExportResult(file=str(target))
+
+
+async def compact(daemon: "Daemon", p: t.CompactParams) -> t.CompactResult:
+    session = daemon.sessions.get(p.session_id)
+    _idle(session)
+    result = await session.compact(p.custom_instructions)
+    if result is None:
+        raise RpcError(-32003, "compaction did not happen; the compaction_end event says why")
+    return t.CompactResult(summary=result["summary"], first_kept_entry_id=result["firstKeptEntryId"],
+                           tokens_before=result["tokensBefore"], estimated_tokens_after=result["estimatedTokensAfter"])
+
+
+async def set_auto_compaction(daemon: "Daemon", p: t.SetAutoCompactionParams) -> t.AutoCompactionSettings:
+    _positive("reserveTokens", p.reserve_tokens)
+    _positive("keepRecentTokens", p.keep_recent_tokens)
+    settings = daemon.sessions.get(p.session_id, create=True).compaction
+    for name in ("enabled", "reserve_tokens", "keep_recent_tokens"):
+        if getattr(p, name) is not None:
+            setattr(settings, name, getattr(p, name))
+    return t.AutoCompactionSettings(enabled=settings.enabled, reserve_tokens=settings.reserve_tokens,
+                                    keep_recent_tokens=settings.keep_recent_tokens)
+
+
+SESSION_HANDLERS = {
+    "session/load": session_load,
+    "session/list": session_list,
+    "session/fork": session_fork,
+    "session/clone": session_clone,
+    "session/delete": session_delete,
+    "session/setName": session_set_name,
+    "session/close": session_close,
+    "session/entries": session_entries,
+    "session/tree": session_tree,
+    "session/stats": session_stats,
+    "session/export": session_export,
+    "compact": compact,
+    "setAutoCompaction": set_auto_compaction,
+}

@@ -1,0 +1,221 @@
+"""Compaction: summarise the older part of a conversation so it fits the context window.
+
+The cut walks back from the newest message until ``keep_recent_tokens`` are kept, then
+moves to a valid boundary: never onto a tool result, so a tool call always stays with
+its result. Everything before the cut (from the previous compaction's kept boundary
+on, so what an earlier compaction kept is not lost) is summarised by the current model
+with a structured prompt, the previous summary given as the starting point.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import attrs
+
+from ..cancel import CancelToken
+from ..llm.model import Context, Model, StreamOptions
+from ..llm.stream import stream
+from ..messages import AssistantMessage, ImageContent, TextContent, ToolCall, UserMessage, user_text
+from .rebuild import CONTEXT_TYPES, entry_message, latest_compaction
+from .store import SessionStore
+
+SUMMARY_SYSTEM = (
+    "You summarise coding-agent conversations so that the work can continue from the summary alone. "
+    "Be specific: names of files, functions, commands, error messages and decisions. Do not invent anything."
+)
+
+SUMMARY_FORMAT = """Write the summary in exactly this structure (keep every heading; write "none" where empty):
+
+## Goal
+## Constraints & Preferences
+## Progress
+### Done
+### In Progress
+### Blocked
+## Key Decisions
+## Next Steps
+## Critical Context
+## Files
+### Read
+### Modified"""
+
+READ_TOOLS = ("read", "grep", "find", "ls")
+WRITE_TOOLS = ("write", "edit")
+
+
+@attrs.define
+class CompactionSettings:
+    enabled: bool = True
+    reserve_tokens: int = 16_384
+    keep_recent_tokens: int = 20_000
+
+
+class CompactionError(Exception):
+    pass
+
+
+def load_settings(workspace: str) -> CompactionSettings:
+    """Defaults, then ``compaction`` of $PI_DAEMON_HOME/settings.json, then the workspace's."""
+    from pathlib import Path
+
+    from ..llm.config import home_dir
+
+    settings = CompactionSettings()
+    keys = {"enabled": "enabled", "reserveTokens": "reserve_tokens", "keepRecentTokens": "keep_recent_tokens"}
+    for path in (home_dir() / "settings.json", Path(workspace) / ".pi" / "settings.json"):
+        try:
+            values = json.loads(path.read_text(encoding="utf-8")).get("compaction") or {}
+        except (OSError, ValueError, AttributeError):
+            continue
+        for key, attr in keys.items():
+            if isinstance(values.get(key), type(getattr(settings, attr))):
+                setattr(settings, attr, values[key])
+    return settings
+
+
+def estimate_tokens(message: Any) -> int:
+    role = getattr(message, "role", None)
+    if isinstance(message, AssistantMessage):
+        chars = 0
+        for block in message.content:
+            if isinstance(block, TextContent):
+                chars += len(block.text)
+            elif isinstance(block, ToolCall):
+                chars += len(block.name) + len(json.dumps(block.arguments))
+            else:
+                chars += len(getattr(block, "thinking", ""))
+        return chars // 4 + 4
+    content = getattr(message, "content", None)
+    chars, images = 0, 0
+    if isinstance(content, str):
+        chars = len(content)
+    elif isinstance(content, list):
+        for block in content:
+            if isinstance(block, ImageContent):
+                images += 1
+            else:
+                chars += len(getattr(block, "text", ""))
+    if role in ("compactionSummary", "branchSummary"):
+        chars += len(getattr(message, "summary", ""))
+    if role == "bashExecution":
+        chars += len(getattr(message, "command", "")) + len(getattr(message, "output", ""))
+    return chars // 4 + images * 1200 + 4
+
+
+def context_tokens(messages: list[Any]) -> int:
+    """The last answer's reported usage plus an estimate of what came after it."""
+    for n in range(len(messages) - 1, -1, -1):
+        m = messages[n]
+        if isinstance(m, AssistantMessage) and m.stop_reason not in ("error", "aborted") and m.usage.total_tokens:
+            u = m.usage
+            return u.input + u.output + u.cache_read + u.cache_write + sum(map(estimate_tokens, messages[n + 1:]))
+    return sum(map(estimate_tokens, messages))
+
+
+def should_compact(messages: list[Any], model: Model, settings: CompactionSettings) -> bool:
+    # A small local model's window may be smaller than the reserve: keep half of it then.
+    reserve = min(settings.reserve_tokens, model.context_window // 2)
+    return settings.enabled and context_tokens(messages) > model.context_window - reserve
+
+
+@attrs.define
+class Plan:
+    summarize: list[dict[str, Any]]
+    first_kept_id: str
+    previous: dict[str, Any] | None
+    tokens_before: int
+
+
+def plan(store: SessionStore, keep_recent_tokens: int) -> Plan | None:
+    path = store.branch()
+    n = latest_compaction(path)
+    previous = path[n] if n is not None else None
+    start = 0
+    if previous is not None:
+        kept = previous.get("firstKeptEntryId")
+        start = next((i for i in range(n) if path[i].get("id") == kept), n + 1)
+    candidates = [e for e in path[start:] if e.get("type") in CONTEXT_TYPES and e.get("type") != "compaction"]
+    messages = [entry_message(e) for e in candidates]
+    kept_tokens, cut = 0, None
+    for i in range(len(candidates) - 1, -1, -1):
+        kept_tokens += estimate_tokens(messages[i])
+        if kept_tokens >= keep_recent_tokens:
+            cut = i
+            break
+    if cut is None:
+        return None
+    while cut > 0 and getattr(messages[cut], "role", None) == "toolResult":
+        cut -= 1  # a tool result stays with the call that asked for it
+    if cut == 0:
+        return None
+    before = ([entry_message(previous)] if previous is not None else []) + messages
+    return Plan(candidates[:cut], candidates[cut]["id"], previous, sum(map(estimate_tokens, before)))
+
+
+def _files(entries: list[dict[str, Any]], previous: dict[str, Any] | None) -> tuple[list[str], list[str]]:
+    details = (previous or {}).get("details") or {}
+    read, modified = set(details.get("readFiles", [])), set(details.get("modifiedFiles", []))
+    for entry in entries:
+        message = entry.get("message") or {}
+        for block in message.get("content") or [] if message.get("role") == "assistant" else []:
+            if block.get("type") != "toolCall":
+                continue
+            path = (block.get("arguments") or {}).get("path")
+            if isinstance(path, str):
+                (modified if block.get("name") in WRITE_TOOLS else read if block.get("name") in READ_TOOLS else set()).add(path)
+    return sorted(read - modified), sorted(modified)
+
+
+def transcript(entries: list[dict[str, Any]]) -> str:
+    lines = []
+    for entry in entries:
+        message = entry_message(entry)
+        role = getattr(message, "role", "")
+        if isinstance(message, AssistantMessage):
+            for block in message.content:
+                if isinstance(block, TextContent) and block.text:
+                    lines.append(f"[Assistant]: {block.text}")
+                elif isinstance(block, ToolCall):
+                    lines.append(f"[Assistant called {block.name}]: {json.dumps(block.arguments)[:2000]}")
+        elif role == "toolResult":
+            text = user_text(message)
+            flag = " (error)" if message.is_error else ""
+            lines.append(f"[Result of {message.tool_name}{flag}]: {text[:2000]}{' …' if len(text) > 2000 else ''}")
+        elif role in ("compactionSummary", "branchSummary"):
+            lines.append(f"[Earlier summary]: {message.summary}")
+        elif role == "bashExecution":
+            lines.append(f"[User ran]: $ {message.command}\n{message.output[:2000]}")
+        else:
+            lines.append(f"[User]: {user_text(message)}")
+    return "\n\n".join(lines)
+
+
+async def summarize(model: Model, api_key: str | None, plan_: Plan, instructions: str | None,
+                    cancel: CancelToken) -> tuple[str, Any, dict[str, Any]]:
+    """``(summary, usage, details)`` from the model; raises CompactionError."""
+    read, modified = _files(plan_.summarize, plan_.previous)
+    parts = [f"<conversation>\n{transcript(plan_.summarize)}\n</conversation>"]
+    if plan_.previous is not None:
+        parts.append(f"<previous-summary>\n{plan_.previous.get('summary', '')}\n</previous-summary>\n"
+                     "Update the previous summary with the conversation above; keep everything in it that still matters.")
+    parts.append(SUMMARY_FORMAT)
+    parts.append("Files read so far: " + (", ".join(read) or "none") + "\nFiles modified so far: "
+                 + (", ".join(modified) or "none"))
+    if instructions:
+        parts.append(f"Focus of this summary, from the user: {instructions}")
+    context = Context(system_prompt=SUMMARY_SYSTEM, messages=[UserMessage(content="\n\n".join(parts))])
+    options = StreamOptions(api_key=api_key, max_tokens=min(model.max_tokens, 8192))
+    final = None
+    async for event in stream(model, context, options, cancel):
+        if event.type == "done":
+            final = event.message
+        elif event.type == "error":
+            if event.reason == "aborted":
+                raise CompactionError("aborted")
+            raise CompactionError(f"the summary request failed: {event.error.error_message}")
+    text = final.text().strip() if final is not None else ""
+    if not text:
+        raise CompactionError("the model returned an empty summary")
+    return text, final.usage, {"readFiles": read, "modifiedFiles": modified}

@@ -1,0 +1,155 @@
+"""What a session file means: its context, settings, queue, and whether a run was cut off.
+
+The model context is rebuilt by walking from the leaf to the root. With a compaction
+on the path, its summary comes first, then the kept entries from ``firstKeptEntryId``,
+then everything after the compaction.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..messages import (
+    AssistantMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+    ToolResultMessage,
+    message_from_wire,
+)
+from .store import SessionStore
+
+CONTEXT_TYPES = ("message", "custom_message", "branch_summary", "compaction")
+
+
+def latest_compaction(path: list[dict[str, Any]]) -> int | None:
+    for n in range(len(path) - 1, -1, -1):
+        if path[n].get("type") == "compaction":
+            return n
+    return None
+
+
+def context_entries(path: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The entries of ``path`` that make up the model context, in order."""
+    n = latest_compaction(path)
+    if n is None:
+        return [e for e in path if e.get("type") in CONTEXT_TYPES]
+    compaction = path[n]
+    kept_from = next((i for i in range(n) if path[i].get("id") == compaction.get("firstKeptEntryId")), n)
+    kept = [e for e in path[kept_from:n] if e.get("type") in CONTEXT_TYPES and e.get("type") != "compaction"]
+    after = [e for e in path[n + 1:] if e.get("type") in CONTEXT_TYPES]
+    return [compaction, *kept, *after]
+
+
+def entry_message(entry: dict[str, Any]) -> Any:
+    kind = entry.get("type")
+    if kind == "message":
+        return message_from_wire(entry.get("message") or {})
+    if kind == "compaction":
+        return CompactionSummaryMessage(summary=entry.get("summary", ""), tokens_before=entry.get("tokensBefore", 0),
+                                        timestamp=_ms(entry))
+    if kind == "branch_summary":
+        return BranchSummaryMessage(summary=entry.get("summary", ""), from_id=entry.get("fromId"), timestamp=_ms(entry))
+    if kind == "custom_message":
+        return message_from_wire({"role": "custom", "customType": entry.get("customType", ""),
+                                  "content": entry.get("content", ""), "display": entry.get("display", True),
+                                  "details": entry.get("details"), "timestamp": _ms(entry)})
+    raise ValueError(f"entry type {kind!r} holds no message")
+
+
+def _ms(entry: dict[str, Any]) -> int:
+    import datetime as dt
+
+    try:
+        stamp = dt.datetime.fromisoformat(entry["timestamp"].replace("Z", "+00:00"))
+        return int(stamp.timestamp() * 1000)
+    except (KeyError, ValueError, AttributeError):
+        return 0
+
+
+def context_messages(store: SessionStore) -> list[Any]:
+    return [entry_message(e) for e in context_entries(store.branch())]
+
+
+def settings(store: SessionStore) -> tuple[tuple[str, str] | None, str | None]:
+    """The model (provider, id) and thinking level in force at the leaf."""
+    model, level = None, None
+    for entry in store.branch():
+        if entry.get("type") == "model_change":
+            model = (entry.get("provider", ""), entry.get("modelId", ""))
+        elif entry.get("type") == "thinking_level_change":
+            level = entry.get("thinkingLevel")
+    return model, level
+
+
+def session_name(store: SessionStore) -> str | None:
+    name = None
+    for entry in store.entries:
+        if entry.get("type") == "session_info":
+            name = entry.get("name")
+    return name
+
+
+def pending_queue(store: SessionStore) -> list[dict[str, Any]]:
+    """``queue_add`` entries neither delivered (a message entry names them) nor cleared."""
+    delivered = {e.get("queueId") for e in store.entries if e.get("type") == "message" and e.get("queueId")}
+    done = {e.get("queueId") for e in store.entries if e.get("type") == "queue_done"}
+    return [e for e in store.entries if e.get("type") == "queue_add"
+            and e.get("queueId") not in delivered and e.get("queueId") not in done]
+
+
+def interrupted(messages: list[Any]) -> bool:
+    """The conversation stops where the agent still owed an answer."""
+    for message in reversed(messages):
+        role = getattr(message, "role", None)
+        if role == "assistant":
+            return _unanswered_calls(message, messages)
+        if role in ("user", "toolResult"):
+            return True
+        if role in ("custom", "bashExecution", "compactionSummary", "branchSummary"):
+            continue
+        return False
+    return False
+
+
+def _unanswered_calls(assistant: AssistantMessage, messages: list[Any]) -> bool:
+    calls = {c.id for c in assistant.tool_calls()}
+    if not calls or assistant.stop_reason in ("error", "aborted", "length"):
+        return False
+    answered = {m.tool_call_id for m in messages if isinstance(m, ToolResultMessage)}
+    return not calls <= answered
+
+
+def first_user_text(store: SessionStore) -> str:
+    from ..messages import user_text
+
+    for entry in store.entries:
+        if entry.get("type") == "message" and (entry.get("message") or {}).get("role") == "user":
+            return user_text(message_from_wire(entry["message"]))
+    return ""
+
+
+def stats(entries: list[dict[str, Any]], context: list[Any], context_tokens: int, window: int | None) -> dict[str, Any]:
+    """Counts and totals over the whole file; context usage of the active branch."""
+    counts = {"user": 0, "assistant": 0, "toolResult": 0}
+    calls = 0
+    tokens = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
+    cost = 0.0
+    for entry in entries:
+        message = entry.get("message") or {}
+        usage = message.get("usage") if entry.get("type") == "message" else entry.get("usage")
+        if entry.get("type") == "message" and message.get("role") in counts:
+            counts[message["role"]] += 1
+            if message["role"] == "assistant":
+                calls += sum(1 for b in message.get("content") or [] if b.get("type") == "toolCall")
+        if isinstance(usage, dict):
+            for key in tokens:
+                tokens[key] += usage.get(key) or 0
+            cost += (usage.get("cost") or {}).get("total") or 0
+    return {
+        "userMessages": counts["user"], "assistantMessages": counts["assistant"],
+        "toolCalls": calls, "toolResults": counts["toolResult"],
+        "tokens": {**tokens, "total": sum(tokens.values())}, "cost": cost,
+        "contextTokens": context_tokens, "contextWindow": window,
+        "contextPercent": round(100 * context_tokens / window, 1) if window else None,
+        "messagesInContext": len(context),
+    }
