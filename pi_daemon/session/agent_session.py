@@ -113,9 +113,8 @@ class AgentSession:
         message = make_user_message(text, images)
         delivered = asyncio.get_running_loop().create_future()
         self._delivered[id(message)] = delivered
-        run = self._accept(self.agent.prompt(message))
-        await asyncio.wait({delivered, run}, return_when=asyncio.FIRST_COMPLETED)
-        self._delivered.pop(id(message), None)
+        self._accept(self.agent.prompt(message))
+        await delivered  # on disk (or the run ended before it got that far)
         self.store.sync()
         return "started", None
 
@@ -151,9 +150,13 @@ class AgentSession:
             event.will_retry = self._retry_next or self._should_recover_overflow()
         await self._emit(event)
         if isinstance(event, MessageEnd):
-            waiter = self._delivered.get(id(event.message))
+            waiter = self._delivered.pop(id(event.message), None)
             if waiter is not None and not waiter.done():
                 waiter.set_result(None)
+                # The run waits here while the prompt's reply goes out: one turn of the loop
+                # for the handler to return, one for the reply to be sent.
+                await asyncio.sleep(0)
+                await asyncio.sleep(0)
 
     def _last_message(self) -> Any:
         messages = self.agent.state.messages
@@ -193,6 +196,10 @@ class AgentSession:
             else:
                 break
             run = self.agent.continue_()
+        for waiter in self._delivered.values():  # a prompt that never got delivered
+            if not waiter.done():
+                waiter.set_result(None)
+        self._delivered.clear()
         aborted = self.agent.last_run_aborted or self._stop.is_set()
         if self._retry_attempt:
             last = self._last_message()
@@ -250,7 +257,7 @@ class AgentSession:
         """Summarise the older context; the compaction's result, or None when it failed."""
         model = self._check_model()
         plan = C.plan(self.store, self.compaction.keep_recent_tokens)
-        if plan is None and reason == "manual":  # asked for: keep only the newest turn
+        if plan is None and reason in ("manual", "overflow"):  # it must shrink: keep only the newest turn
             plan = C.plan(self.store, 0)
         await self._emit(CompactionStart(reason=reason))
         if plan is None:

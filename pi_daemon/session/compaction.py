@@ -136,7 +136,8 @@ def plan(store: SessionStore, keep_recent_tokens: int) -> Plan | None:
     if previous is not None:
         kept = previous.get("firstKeptEntryId")
         start = next((i for i in range(n) if path[i].get("id") == kept), n + 1)
-    candidates = [e for e in path[start:] if e.get("type") in CONTEXT_TYPES and e.get("type") != "compaction"]
+    candidates = [e for e in path[start:] if e.get("type") in CONTEXT_TYPES and e.get("type") != "compaction"
+                  and not _failed_answer(e)]  # never sent to a model: no place to cut, nothing to keep
     messages = [entry_message(e) for e in candidates]
     kept_tokens, cut = 0, None
     for i in range(len(candidates) - 1, -1, -1):
@@ -152,6 +153,11 @@ def plan(store: SessionStore, keep_recent_tokens: int) -> Plan | None:
         return None
     before = ([entry_message(previous)] if previous is not None else []) + messages
     return Plan(candidates[:cut], candidates[cut]["id"], previous, sum(map(estimate_tokens, before)))
+
+
+def _failed_answer(entry: dict[str, Any]) -> bool:
+    message = entry.get("message") or {}
+    return message.get("role") == "assistant" and message.get("stopReason") in ("error", "aborted")
 
 
 def _files(entries: list[dict[str, Any]], previous: dict[str, Any] | None) -> tuple[list[str], list[str]]:

@@ -100,6 +100,9 @@ def test_overflow_is_reported_not_retried(spawn, tmp_path, server):
     final = settled_message(d)
     assert final["errorMessage"] == "400 This model's maximum context length is 4096 tokens."
     assert "auto_retry_start" not in d.event_types() and len(server.requests) == 1
+    # Recovery looked for something to compact; a lone prompt is not summarised away.
+    end = next(e["event"] for e in d.events if e["event"]["type"] == "compaction_end")
+    assert end["reason"] == "overflow" and "nothing to compact" in end["errorMessage"]
 
 
 def test_missing_key_is_a_clear_error_and_the_key_is_sent_when_set(spawn, tmp_path, server):

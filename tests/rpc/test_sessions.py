@@ -259,3 +259,38 @@ def test_a_session_of_10000_entries(spawn, tmp_path):
     d.call("prompt", {"text": "one more"})
     d.wait_event("agent_settled")
     assert d.call("getState")["messageCount"] == 10_002
+
+
+def test_compact_through_the_daemon(spawn, tmp_path):
+    (tmp_path / ".pi").mkdir()
+    (tmp_path / ".pi" / "settings.json").write_text('{"compaction": {"reserveTokens": 1000, "keepRecentTokens": 50}}')
+    replies = [text("first answer " * 50), text("second answer " * 50), text("## Goal\nsummarised"),
+               text("z" * 30000)]
+    d = spawn("--faux-script", script(tmp_path, replies, chunkSize=50, delayMs=2), "--model", "faux/script")
+    assert d.call("setAutoCompaction", {}) == {"enabled": True, "reserveTokens": 1000, "keepRecentTokens": 50}
+    d.call("setAutoCompaction", {"enabled": False})
+    for n, question in enumerate(("one " * 100, "two " * 100)):
+        d.call("prompt", {"text": question})
+        d.wait_event("agent_settled", n + 1)
+    result = d.call("compact", {"customInstructions": "keep it short"})
+    assert result["summary"] == "## Goal\nsummarised" and result["tokensBefore"] > result["estimatedTokensAfter"]
+    assert [e["event"]["type"] for e in d.events if e["event"]["type"].startswith("compaction")] == [
+        "compaction_start", "compaction_end"]
+    messages = d.call("getMessages")["messages"]
+    assert messages[0] == {"role": "compactionSummary", "summary": "## Goal\nsummarised",
+                           "tokensBefore": result["tokensBefore"], "timestamp": messages[0]["timestamp"]}
+    d.call("setAutoRetry", {"enabled": False})
+    before = len([e for e in d.events if e["event"]["type"] == "message_update"])
+    d.call("prompt", {"text": "three"})
+    d.wait_event("message_update", before + 3)
+    busy = d.request("compact")["error"]
+    assert busy["code"] == -32002 and "run is active" in busy["message"]
+    d.call("abort")
+    file = d.call("getState")["sessionFile"]
+    d.close()
+    d2 = spawn("--faux-script", script(tmp_path, [], name="empty"), "--model", "faux/empty")
+    reloaded = d2.call("session/load", {"file": file})
+    assert d2.call("getMessages")["messages"][0]["role"] == "compactionSummary"
+    assert reloaded["state"]["messageCount"] == len(d2.call("getMessages")["messages"])
+    bad = d2.request("setAutoCompaction", {"reserveTokens": -5})["error"]
+    assert bad["code"] == -32602 and "reserveTokens" in bad["message"]
