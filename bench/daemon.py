@@ -15,6 +15,8 @@ import sys
 import tempfile
 import time
 
+from common import precompile
+
 DAEMON = [sys.executable, "-m", "pi_daemon"]
 INIT = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}\n'
 
@@ -73,6 +75,7 @@ def one_run(cwd: str, script: str, deltas: int) -> dict[str, float]:
 
 
 def main() -> None:
+    precompile()
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--deltas", type=int, default=20_000)

@@ -21,6 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from common import precompile
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "llm"))
 from loopback import LoopbackServer, Reply, openai_chunk, openai_sse  # noqa: E402
 
@@ -94,6 +96,7 @@ async def provider_alone(server: LoopbackServer, body: bytes, deltas: int) -> tu
 
 
 def main() -> None:
+    precompile()
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=7)
     args = parser.parse_args()

@@ -65,6 +65,8 @@ def _strict(kind: type, *also: type):
     accepted = (kind, *also)
 
     def hook(value: Any, _type: Any) -> Any:
+        if type(value) is kind:  # the common case, first: loading a session structures many
+            return value
         if isinstance(value, bool) and kind is not bool:
             raise TypeError(f"expected {kind.__name__}, got boolean")
         if not isinstance(value, accepted):

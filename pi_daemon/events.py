@@ -307,14 +307,18 @@ class Observers:
     """
 
     def __init__(self) -> None:
-        self._listeners: list[Listener] = []
+        self._listeners: tuple[Listener, ...] = ()
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
-        self._listeners.append(listener)
-        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+        self._listeners = (*self._listeners, listener)
+
+        def unsubscribe() -> None:
+            self._listeners = tuple(x for x in self._listeners if x is not listener)
+
+        return unsubscribe
 
     async def emit(self, event: Any) -> None:
-        for listener in list(self._listeners):
+        for listener in self._listeners:  # a snapshot: (un)subscribing replaces the tuple
             result = listener(event)
-            if inspect.isawaitable(result):
+            if result is not None and inspect.isawaitable(result):
                 await result

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import logging
+
+import orjson
 from typing import Any, Callable
 
 from lsprotocol.types import ResponseErrorMessage
@@ -27,9 +29,10 @@ CANCEL_REQUEST = "$/cancelRequest"
 
 
 def dumps(message: Any) -> bytes:
+    """Compact UTF-8 JSON; never a raw newline, so it fits both framings."""
     try:
-        return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate: escape it rather than fail
+        return orjson.dumps(message)
+    except TypeError:  # a lone surrogate or an int beyond 64 bits: escape rather than fail
         return json.dumps(message, separators=(",", ":")).encode("ascii")
 
 

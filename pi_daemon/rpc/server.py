@@ -13,13 +13,13 @@ Lifecycle:
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import signal
 from typing import Any
 
 import cattrs
+import orjson
 from lsprotocol.types import ResponseError, ResponseErrorMessage
 from pygls.exceptions import JsonRpcException
 from pygls.protocol.json_rpc import (
@@ -107,7 +107,7 @@ class Daemon:
 
     def dispatch(self, frame: bytes) -> None:
         try:
-            data = json.loads(frame)
+            data = orjson.loads(frame)
         except (ValueError, UnicodeDecodeError) as exc:
             self.send_error(None, E.PARSE_ERROR, f"parse error: {exc}")
             return

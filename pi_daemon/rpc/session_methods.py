@@ -70,6 +70,16 @@ async def session_close(daemon: "Daemon", p: t.SessionRef) -> t.ClosedResult:
     return t.ClosedResult(closed=True)
 
 
+async def session_label(daemon: "Daemon", p: t.LabelParams) -> t.LabelResult:
+    store = daemon.sessions.get(p.session_id).store
+    if p.entry_id not in store.by_id:
+        raise RpcError(INVALID_PARAMS, f"invalid params: params.entryId: no entry with id {p.entry_id!r}")
+    label = (p.label or "").strip() or None
+    store.append("label", targetId=p.entry_id, label=label)
+    store.sync()
+    return t.LabelResult(entry_id=p.entry_id, label=label)
+
+
 async def session_entries(daemon: "Daemon", p: t.EntriesParams) -> t.EntriesResult:
     _positive("limit", p.limit)
     store = daemon.sessions.get(p.session_id).store
@@ -156,6 +166,7 @@ SESSION_HANDLERS = {
     "session/delete": session_delete,
     "session/setName": session_set_name,
     "session/close": session_close,
+    "session/label": session_label,
     "session/entries": session_entries,
     "session/tree": session_tree,
     "session/stats": session_stats,

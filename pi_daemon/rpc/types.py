@@ -168,6 +168,19 @@ class SetNameResult:
 
 
 @attrs.define
+class LabelParams:
+    entry_id: str
+    label: str | None = None
+    session_id: str | None = None
+
+
+@attrs.define
+class LabelResult:
+    entry_id: str
+    label: str | None = None
+
+
+@attrs.define
 class ClosedResult:
     closed: bool
 
@@ -477,6 +490,7 @@ METHODS: dict[str, Method] = {
     "session/delete": Method(SessionDeleteParams, SessionDeleteResult, "delete a session file"),
     "session/setName": Method(SetNameParams, SetNameResult, "name the session"),
     "session/close": Method(SessionRef, ClosedResult, "close an open session"),
+    "session/label": Method(LabelParams, LabelResult, "set or clear a label on an entry"),
     "session/entries": Method(EntriesParams, EntriesResult, "raw entries after a cursor"),
     "session/tree": Method(SessionRef, TreeResult, "the entry tree"),
     "session/stats": Method(SessionRef, StatsResult, "counts, tokens, cost, context usage"),

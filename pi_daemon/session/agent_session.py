@@ -21,7 +21,7 @@ from ..cancel import CancelToken
 from ..converter import to_wire
 from ..events import (
     AgentEnd, AgentSettled, AutoRetryEnd, AutoRetryStart, CompactionEnd, CompactionStart, MessageEnd,
-    MessageStart, ModelChanged, Observers, SessionInfoChanged, ThinkingLevelChanged,
+    MessageStart, MessageUpdate, ModelChanged, Observers, SessionInfoChanged, ThinkingLevelChanged,
 )
 from ..llm.errors import is_context_overflow, is_retryable
 from ..llm.model import THINKING_LEVELS, Model
@@ -145,6 +145,9 @@ class AgentSession:
         return self._settle_task
 
     async def _on_agent_event(self, event: Any) -> None:
+        if type(event) is MessageUpdate:  # the stream's hot path
+            await self._emit(event)
+            return
         if isinstance(event, AgentEnd):
             self._retry_next = self._should_retry()
             event.will_retry = self._retry_next or self._should_recover_overflow()

@@ -119,8 +119,9 @@ class SessionManager:
             raise SessionFileError(f"{store.path} has the id of another open session")
         if store.torn_file is not None:
             log.warning("%s ended in a torn line; it was cut off and saved to %s", store.path, store.torn_file)
-        messages = context_messages(store)
-        model_ref, level = settings(store)
+        branch = store.branch()
+        messages = context_messages(store, branch)
+        model_ref, level = settings(store, branch)
         model = None
         if model_ref is not None:
             try:

@@ -66,14 +66,14 @@ def _ms(entry: dict[str, Any]) -> int:
         return 0
 
 
-def context_messages(store: SessionStore) -> list[Any]:
-    return [entry_message(e) for e in context_entries(store.branch())]
+def context_messages(store: SessionStore, branch: list[dict[str, Any]] | None = None) -> list[Any]:
+    return [entry_message(e) for e in context_entries(branch if branch is not None else store.branch())]
 
 
-def settings(store: SessionStore) -> tuple[tuple[str, str] | None, str | None]:
+def settings(store: SessionStore, branch: list[dict[str, Any]] | None = None) -> tuple[tuple[str, str] | None, str | None]:
     """The model (provider, id) and thinking level in force at the leaf."""
     model, level = None, None
-    for entry in store.branch():
+    for entry in branch if branch is not None else store.branch():
         if entry.get("type") == "model_change":
             model = (entry.get("provider", ""), entry.get("modelId", ""))
         elif entry.get("type") == "thinking_level_change":

@@ -13,7 +13,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..converter import to_wire
-from ..events import AgentSettled, MessageEnd, ModelChanged, SessionInfoChanged, ThinkingLevelChanged
+from ..events import (
+    AgentSettled, MessageEnd, MessageUpdate, ModelChanged, SessionInfoChanged, ThinkingLevelChanged,
+)
 from .store import SessionStore
 
 
@@ -24,8 +26,8 @@ class SessionRecorder:
         self._queued: dict[int, tuple[Any, str]] = {}  # id(message) -> (message, queue id)
 
     def __call__(self, event: Any) -> None:
-        if self.paused or self.store.closed:
-            return
+        if type(event) is MessageUpdate or self.paused or self.store.closed:
+            return  # deltas are news, not facts: only the final message is written
         if isinstance(event, MessageEnd):
             fields: dict[str, Any] = {"message": to_wire(event.message)}
             queued = self._queued.pop(id(event.message), None)

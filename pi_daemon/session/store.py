@@ -19,10 +19,12 @@ import secrets
 from pathlib import Path
 from typing import Any, Iterator
 
+import orjson
+
 VERSION = 3
 
 # Entries that are not part of the conversation tree: they never move the leaf.
-SIDE_ENTRIES = ("queue_add", "queue_done", "leaf")
+SIDE_ENTRIES = ("queue_add", "queue_done", "leaf", "label")
 
 
 class SessionFileError(Exception):
@@ -42,7 +44,10 @@ def file_stamp() -> str:
 
 
 def _dumps(entry: dict[str, Any]) -> bytes:
-    return json.dumps(entry, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+    try:
+        return orjson.dumps(entry) + b"\n"
+    except TypeError:  # a lone surrogate or an int beyond 64 bits
+        return json.dumps(entry, separators=(",", ":")).encode("ascii") + b"\n"
 
 
 class SessionStore:
@@ -199,7 +204,7 @@ def _parse(path: Path, data: bytes) -> tuple[dict[str, Any], list[dict[str, Any]
     """Header, entries and the offset where the last complete, valid line ends."""
     first_nl = data.find(b"\n")
     try:
-        header = json.loads(data[: first_nl if first_nl >= 0 else len(data)])
+        header = orjson.loads(data[: first_nl if first_nl >= 0 else len(data)])
     except ValueError:
         header = None
     if not isinstance(header, dict) or header.get("type") != "session" or first_nl < 0:
@@ -216,7 +221,7 @@ def _parse(path: Path, data: bytes) -> tuple[dict[str, Any], list[dict[str, Any]
             good_end = pos
             continue
         try:
-            entry = json.loads(line)
+            entry = orjson.loads(line)
         except ValueError:
             if pos >= len(data):
                 break  # a garbled last line: cut off

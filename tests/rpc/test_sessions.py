@@ -112,8 +112,14 @@ def test_entries_cursor_survives_restarts_and_tree_and_stats(spawn, tmp_path):
     assert rest["entries"][0]["id"] != cursor
     bad = d2.request("session/entries", {"since": "zzzz"})["error"]
     assert bad["code"] == -32602 and "params.since" in bad["message"]
+    first_user = next(e for e in rest["entries"] if e.get("message", {}).get("role") == "user")
+    assert d2.call("session/label", {"entryId": first_user["id"], "label": "checkpoint"}) == {
+        "entryId": first_user["id"], "label": "checkpoint"}
+    bad = d2.request("session/label", {"entryId": "nope", "label": "x"})["error"]
+    assert bad["code"] == -32602 and "params.entryId" in bad["message"]
     tree = d2.call("session/tree")
     by_id = {n["id"]: n for n in tree["nodes"]}
+    assert by_id[first_user["id"]]["label"] == "checkpoint"
     leaf = by_id[tree["leafId"]]
     assert leaf["role"] == "assistant" and by_id[leaf["parentId"]]["text"] == "again"
     stats = d2.call("session/stats")
