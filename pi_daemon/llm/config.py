@@ -12,10 +12,10 @@ does not fit the shape is an error that names the file and the field.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
+from ..settings import home_dir
 from .model import Model, ModelCost
 
 MODEL_FIELDS = {
@@ -65,10 +65,6 @@ SCHEMA = {
 
 class ConfigError(ValueError):
     pass
-
-
-def home_dir() -> Path:
-    return Path(os.environ.get("PI_DAEMON_HOME") or Path.home() / ".config" / "pi-daemon")
 
 
 def config_files(workspace: str) -> list[Path]:

@@ -30,6 +30,7 @@ class ClientState:
     protocol_version: int = PROTOCOL_VERSION
     client_name: str | None = None
     permissions: bool = False
+    allowed_roots: list[str] = attrs.field(factory=list)
 
 
 def initialize(params: InitializeParams, state: ClientState, max_frame_bytes: int) -> InitializeResult:
@@ -45,6 +46,7 @@ def initialize(params: InitializeParams, state: ClientState, max_frame_bytes: in
     state.protocol_version = params.protocol_version
     state.client_name = params.client_info.name if params.client_info else None
     state.permissions = params.capabilities.permissions
+    state.allowed_roots = list(params.allowed_roots or [])
     return InitializeResult(
         protocol_version=PROTOCOL_VERSION,
         server_info=ServerInfo(name="pi-daemon", version=__version__),
@@ -58,7 +60,7 @@ def initialize(params: InitializeParams, state: ClientState, max_frame_bytes: in
             queue_modes=["one-at-a-time", "all"],
             thinking_levels=list(THINKING_LEVELS),
             image_input=True,
-            permissions=False,
+            permissions=state.permissions,
         ),
     )
 

@@ -46,7 +46,9 @@ def _images(images: list[t.Image] | None) -> list[ImageContent] | None:
 
 
 async def _initialize(daemon: "Daemon", p: t.InitializeParams) -> t.InitializeResult:
-    return initialize(p, daemon.client, daemon.max_frame_bytes)
+    result = initialize(p, daemon.client, daemon.max_frame_bytes)
+    daemon.tools_workspace.allow(daemon.client.allowed_roots)
+    return result
 
 
 async def _shutdown(daemon: "Daemon", p: t.Empty) -> t.Empty:
@@ -118,6 +120,17 @@ def session_state(daemon: "Daemon", session) -> t.SessionState:
     )
 
 
+async def _bash(daemon: "Daemon", p: t.BashParams) -> t.BashResult:
+    session = daemon.sessions.get(p.session_id, create=True)
+    message = await session.run_bash(p.command, p.exclude_from_context, daemon.protocol.msg_id)
+    return t.BashResult(output=message.output, cancelled=message.cancelled, truncated=message.truncated,
+                        exit_code=message.exit_code, full_output_path=message.full_output_path)
+
+
+async def _abort_bash(daemon: "Daemon", p: t.SessionRef) -> t.AbortResult:
+    return t.AbortResult(aborted=daemon.sessions.get(p.session_id).abort_bash())
+
+
 async def _get_state(daemon: "Daemon", p: t.SessionRef) -> t.SessionState:
     return session_state(daemon, daemon.sessions.get(p.session_id, create=True))
 
@@ -186,6 +199,8 @@ HANDLERS: dict[str, Handler] = {
     "clearQueue": _clear_queue,
     "continue": _continue,
     "waitForIdle": _wait_for_idle,
+    "bash": _bash,
+    "abortBash": _abort_bash,
     "getState": _get_state,
     "getMessages": _get_messages,
     "listModels": _list_models,

@@ -16,6 +16,7 @@ import asyncio
 import logging
 import os
 import signal
+import uuid
 from typing import Any
 
 import cattrs
@@ -29,12 +30,15 @@ from pygls.protocol.json_rpc import (
 )
 from pygls.server import JsonRPCServer
 
+from .. import settings
 from ..converter import to_wire
 from ..llm.registry import ModelRegistry, ModelUnavailable
 from ..session import AgentSession, SessionError, SessionManager, SessionNotFound
 from ..session.compaction import load_settings
 from ..session.manager import EntryError
 from ..session.store import SessionFileError, SessionLocked
+from ..tools.permissions import ASK_DEFAULT, OUTCOMES, PermissionGate
+from ..tools.workspace import Workspace
 from . import errors as E
 from .framing import FrameError, encode
 from .initialize import ClientState
@@ -71,8 +75,15 @@ class Daemon:
         self.server = JsonRPCServer(DaemonProtocol, cattrs.Converter)
         self.protocol: DaemonProtocol = self.server.protocol  # type: ignore[assignment]
         self.protocol.send_frame = self.send_frame
+        options = settings.load(workspace)
+        self.tools_workspace = Workspace(workspace, extra_roots=options.get("workspace", {}).get("extraRoots"))
+        self.tools_workspace.allow(self.client.allowed_roots)
+        policy = options.get("permissions", {})
+        gate = PermissionGate(self.tools_workspace.root, ask=tuple(policy.get("ask", ASK_DEFAULT)),
+                              without_client=policy.get("withoutClient", "allow"), asker=self.ask_permission)
         self.sessions = SessionManager(registry, workspace, default_model, on_open=self._watch,
-                                       compaction=load_settings(workspace))
+                                       compaction=load_settings(workspace), tools_workspace=self.tools_workspace,
+                                       permissions=gate)
         self._stopping = False
         self._shutting_down = False
         self._eof = False
@@ -92,6 +103,28 @@ class Daemon:
 
     def _watch(self, session: AgentSession) -> None:
         session.subscribe(EventSender(session.id, self.writer, self.send_frame))
+
+    async def ask_permission(self, session_id: str, call_id: str, tool: str, args: dict, title: str,
+                             options: list[str]) -> str | None:
+        """Ask the client (``permission/request``); None when it cannot be asked."""
+        if not self.client.permissions or self._eof:
+            return None
+        msg_id = f"permission-{uuid.uuid4().hex[:12]}"
+        params = {"sessionId": session_id, "toolCallId": call_id, "toolName": tool, "args": args,
+                  "title": title, "options": options}
+        future = asyncio.wrap_future(self.protocol.send_request("permission/request", params, msg_id=msg_id))
+        try:
+            result = await future
+        except asyncio.CancelledError:
+            self.protocol._request_futures.pop(msg_id, None)
+            if not self._eof:
+                self.protocol.notify("$/cancelRequest", {"id": msg_id})
+            raise
+        except JsonRpcException as exc:
+            log.warning("permission/request %s failed: %s", msg_id, exc)
+            return "cancelled"
+        outcome = result.get("outcome") if isinstance(result, dict) else None
+        return outcome if outcome in OUTCOMES else "cancelled"
 
     # --- input -----------------------------------------------------------------------
 

@@ -48,6 +48,7 @@ class InitializeParams:
     protocol_version: int = PROTOCOL_VERSION
     client_info: ClientInfo | None = None
     capabilities: ClientCapabilities = attrs.field(factory=ClientCapabilities)
+    allowed_roots: list[str] | None = None
 
 
 @attrs.define
@@ -323,6 +324,22 @@ class ClearQueueResult:
 
 
 @attrs.define
+class BashParams:
+    command: str
+    exclude_from_context: bool = False
+    session_id: str | None = None
+
+
+@attrs.define
+class BashResult:
+    output: str
+    cancelled: bool
+    truncated: bool
+    exit_code: int | None = None
+    full_output_path: str | None = None
+
+
+@attrs.define
 class WaitForIdleResult:
     aborted: bool
 
@@ -504,6 +521,8 @@ METHODS: dict[str, Method] = {
     "clearQueue": Method(SessionRef, ClearQueueResult, "remove queued messages"),
     "continue": Method(SessionRef, ContinueResult, "resume from the transcript"),
     "waitForIdle": Method(SessionRef, WaitForIdleResult, "answer once the session has settled"),
+    "bash": Method(BashParams, BashResult, "run a shell command for the user"),
+    "abortBash": Method(SessionRef, AbortResult, "stop the user's shell command"),
     "getState": Method(SessionRef, SessionState, "session state"),
     "getMessages": Method(SessionRef, GetMessagesResult, "messages of the context"),
     "listModels": Method(Empty, ListModelsResult, "usable models, and why the others are not"),

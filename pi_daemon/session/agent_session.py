@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from pathlib import Path
 from typing import Any, Sequence
 
 import attrs
@@ -20,13 +21,14 @@ from ..agent.queues import new_queue_id
 from ..cancel import CancelToken
 from ..converter import to_wire
 from ..events import (
-    AgentEnd, AgentSettled, AutoRetryEnd, AutoRetryStart, CompactionEnd, CompactionStart, MessageEnd,
+    AgentEnd, AgentSettled, AutoRetryEnd, AutoRetryStart, BashExecutionUpdate, CompactionEnd, CompactionStart, MessageEnd,
     MessageStart, MessageUpdate, ModelChanged, Observers, SessionInfoChanged, ThinkingLevelChanged,
 )
 from ..llm.errors import is_context_overflow, is_retryable
 from ..llm.model import THINKING_LEVELS, Model
 from ..llm.registry import ModelRegistry, ModelUnavailable
-from ..messages import ImageContent
+from ..messages import BashExecutionMessage, ImageContent
+from ..tools.shell import run_shell
 from . import compaction as C
 from .rebuild import context_messages
 from .recorder import SessionRecorder
@@ -84,6 +86,8 @@ class AgentSession:
         self._stop = asyncio.Event()  # abort requested: ends a retry wait too
         self._settle_task: asyncio.Task | None = None
         self._delivered: dict[int, asyncio.Future] = {}
+        self._bash_cancel: CancelToken | None = None
+        self._pending_bash: list[BashExecutionMessage] = []
         self.agent.subscribe(self._on_agent_event)
 
     # --- runs --------------------------------------------------------------------------
@@ -199,6 +203,9 @@ class AgentSession:
             else:
                 break
             run = self.agent.continue_()
+        for message in self._pending_bash:  # user commands that finished during the run
+            await self._add_message(message)
+        self._pending_bash.clear()
         for waiter in self._delivered.values():  # a prompt that never got delivered
             if not waiter.done():
                 waiter.set_result(None)
@@ -286,6 +293,45 @@ class AgentSession:
         await self._emit(CompactionEnd(reason=reason, result=result, will_retry=reason == "overflow"))
         return result
 
+    # --- the user's shell ----------------------------------------------------------------
+
+    async def run_bash(self, command: str, exclude_from_context: bool, request_id: Any) -> BashExecutionMessage:
+        """Run a command for the user; its output joins the context at the next prompt."""
+        if self._bash_cancel is not None:
+            raise SessionError("busy", "a user command is already running: abortBash it first")
+        cancel = CancelToken()
+        self._bash_cancel = cancel
+
+        async def output(delta: str) -> None:
+            await self._emit(BashExecutionUpdate(request_id=request_id, delta=delta))
+
+        try:
+            result = await run_shell(command, self.cwd, cancel=cancel, timeout=None, on_output=output,
+                                     spill_dir=Path(self.cwd) / ".pi" / "tmp")
+        finally:
+            self._bash_cancel = None
+        message = BashExecutionMessage(command=command, output=result.output, exit_code=result.exit_code,
+                                       cancelled=result.cancelled, truncated=result.truncated,
+                                       full_output_path=result.full_output_path,
+                                       exclude_from_context=True if exclude_from_context else None)
+        if self.busy:
+            self._pending_bash.append(message)  # not in the middle of a run's turns
+        else:
+            await self._add_message(message)
+        return message
+
+    def abort_bash(self) -> bool:
+        if self._bash_cancel is None:
+            return False
+        self._bash_cancel.cancel()
+        return True
+
+    async def _add_message(self, message: Any) -> None:
+        self.agent.state.messages.append(message)
+        await self._emit(MessageStart(message=message))
+        await self._emit(MessageEnd(message=message))
+        self.store.sync()
+
     # --- replay -------------------------------------------------------------------------
 
     async def replay(self) -> None:
@@ -344,5 +390,6 @@ class AgentSession:
         return self.agent.state.messages
 
     async def close(self) -> None:
+        self.abort_bash()
         await self.abort()
         self.store.close()

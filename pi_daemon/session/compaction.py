@@ -57,21 +57,14 @@ class CompactionError(Exception):
 
 
 def load_settings(workspace: str) -> CompactionSettings:
-    """Defaults, then ``compaction`` of $PI_DAEMON_HOME/settings.json, then the workspace's."""
-    from pathlib import Path
-
-    from ..llm.config import home_dir
+    """Defaults, overridden by the ``compaction`` section of settings.json."""
+    from .. import settings as config
 
     settings = CompactionSettings()
-    keys = {"enabled": "enabled", "reserveTokens": "reserve_tokens", "keepRecentTokens": "keep_recent_tokens"}
-    for path in (home_dir() / "settings.json", Path(workspace) / ".pi" / "settings.json"):
-        try:
-            values = json.loads(path.read_text(encoding="utf-8")).get("compaction") or {}
-        except (OSError, ValueError, AttributeError):
-            continue
-        for key, attr in keys.items():
-            if isinstance(values.get(key), type(getattr(settings, attr))):
-                setattr(settings, attr, values[key])
+    values = config.load(workspace).get("compaction", {})
+    for key, attr in {"enabled": "enabled", "reserveTokens": "reserve_tokens", "keepRecentTokens": "keep_recent_tokens"}.items():
+        if isinstance(values.get(key), type(getattr(settings, attr))):
+            setattr(settings, attr, values[key])
     return settings
 
 

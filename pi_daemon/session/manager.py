@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import uuid
@@ -13,17 +14,21 @@ import attrs
 from ..llm.model import Model
 from ..llm.registry import ModelRegistry, ModelUnavailable
 from ..messages import message_from_wire, user_text
+from ..tools.builtin import coding_tools
+from ..tools.permissions import PermissionGate
+from ..tools.workspace import Workspace
 from .agent_session import AgentSession, SessionError
 from .compaction import CompactionSettings
 from .rebuild import context_messages, interrupted, pending_queue, session_name, settings
 from .store import SessionFileError, SessionLocked, SessionStore, file_stamp
+from .system_prompt import build as build_system_prompt
 
 log = logging.getLogger(__name__)
 
 
-def default_tools() -> list[Any]:
+def default_tools(workspace: Workspace) -> list[Any]:
     """The tools every new or loaded session gets."""
-    return []
+    return coding_tools(workspace)
 
 
 class SessionNotFound(Exception):
@@ -37,9 +42,12 @@ class EntryError(Exception):
 class SessionManager:
     def __init__(self, registry: ModelRegistry, workspace: str, default_model: Model | None,
                  on_open: Callable[[AgentSession], None] | None = None,
-                 compaction: CompactionSettings | None = None) -> None:
+                 compaction: CompactionSettings | None = None, tools_workspace: Workspace | None = None,
+                 permissions: PermissionGate | None = None) -> None:
         self.registry = registry
         self.workspace = workspace
+        self.tools_workspace = tools_workspace or Workspace(workspace)
+        self.permissions = permissions
         self.default_model = default_model
         self.on_open = on_open
         self.compaction = compaction or CompactionSettings()
@@ -52,9 +60,13 @@ class SessionManager:
 
     def _open(self, store: SessionStore, *, model: Model | None, thinking_level: str = "off",
               messages: list[Any] = (), name: str | None = None) -> AgentSession:
+        tools = default_tools(self.tools_workspace)
         session = AgentSession(self.registry, store, cwd=store.header.get("cwd") or self.workspace, model=model,
                                thinking_level=thinking_level, messages=messages, name=name,
-                               compaction=attrs.evolve(self.compaction), tools=default_tools())
+                               compaction=attrs.evolve(self.compaction), tools=tools,
+                               system_prompt=build_system_prompt(self.tools_workspace.root, tools))
+        if self.permissions is not None:
+            session.agent.before_tool_call = functools.partial(self.permissions.check, session.id)
         self.sessions[session.id] = session
         self.current = session
         if self.on_open is not None:

@@ -55,6 +55,8 @@ class Daemon:
         self.events: list[dict] = []
         self.other: list[dict] = []
         self.raw_stdout = bytearray()
+        self.server_requests: list[dict] = []
+        self.on_request: dict = {}  # method -> params -> result (None: answer later with respond)
         self.stderr = bytearray()
         self._next_id = 0
         self._cond = threading.Condition()
@@ -102,7 +104,14 @@ class Daemon:
                 self.raw_stdout += body
             message = json.loads(body)
             with self._cond:
-                if "id" in message and "method" not in message:
+                if "id" in message and "method" in message:  # a request from the daemon
+                    self.server_requests.append(message)
+                    handler = self.on_request.get(message["method"])
+                    if handler is not None:
+                        result = handler(message["params"])
+                        if result is not None:
+                            self.send({"jsonrpc": "2.0", "id": message["id"], "result": result})
+                elif "id" in message and "method" not in message:
                     self.responses[message["id"]] = message
                     self.response_counts[message["id"]] = self.response_counts.get(message["id"], 0) + 1
                 elif message.get("method") == "agent/event":
@@ -131,6 +140,15 @@ class Daemon:
         response = self.request(method, params)
         assert "result" in response, response
         return response["result"]
+
+    def respond(self, request_id: Any, result: Any) -> None:
+        self.send({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+    def wait_server_request(self, method: str, count: int = 1, timeout: float = 10.0) -> dict:
+        def found():
+            matching = [r for r in self.server_requests if r["method"] == method]
+            return matching[count - 1] if len(matching) >= count else None
+        return self._wait(found, timeout, f"{count}x {method} request")
 
     def notify(self, method: str, params: Any = None) -> None:
         self.send({"jsonrpc": "2.0", "method": method, "params": params or {}})

@@ -202,7 +202,7 @@ async def slow(args, **kw):
     await asyncio.sleep(args.get("seconds", 30))
     return "slept"
 
-manager.default_tools = lambda: [FunctionTool("slow", "Sleeps", {"type": "object"}, slow)]
+manager.default_tools = lambda *a: [FunctionTool("slow", "Sleeps", {"type": "object"}, slow)]
 from pi_daemon.cli import main
 main(sys.argv[1:])
 """

@@ -23,7 +23,7 @@ def manager_with(tmp_path, faux, tools=()):
     manager = SessionManager(registry, str(tmp_path), faux.model())
     import pi_daemon.session.manager as m
     m_tools = m.default_tools
-    m.default_tools = lambda: list(tools)
+    m.default_tools = lambda *a: list(tools)
     try:
         session = manager.create()
     finally:

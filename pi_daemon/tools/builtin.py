@@ -1,0 +1,12 @@
+"""The built-in coding tools, bound to one workspace."""
+
+from __future__ import annotations
+
+from .base import Tool
+from .commands import BashTool, FindTool, GrepTool, LsTool
+from .files import EditTool, ReadTool, WriteTool
+from .workspace import Workspace
+
+
+def coding_tools(workspace: Workspace) -> list[Tool]:
+    return [cls(workspace) for cls in (ReadTool, WriteTool, EditTool, BashTool, GrepTool, FindTool, LsTool)]

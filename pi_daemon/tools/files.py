@@ -1,0 +1,234 @@
+"""File tools: ``read``, ``write`` and ``edit``."""
+
+from __future__ import annotations
+
+import base64
+import difflib
+import re
+from pathlib import Path
+from typing import Any
+
+from ..messages import ImageContent, TextContent, ToolResult
+from .base import Tool
+from .workspace import PathRefused, Workspace
+
+MAX_LINES = 2000
+MAX_BYTES = 50 * 1024
+IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
+               ".webp": "image/webp"}
+MAGIC = {b"\x89PNG": "image/png", b"\xff\xd8\xff": "image/jpeg", b"GIF8": "image/gif"}
+
+
+def failure(text: str, details: Any = None) -> ToolResult:
+    return ToolResult.text(text, details=details, is_error=True)
+
+
+def _existing_file(workspace: Workspace, path: str) -> Path:
+    target = workspace.resolve(path)
+    if not target.exists():
+        raise PathRefused(f"{path!r} does not exist")
+    if target.is_dir():
+        raise PathRefused(f"{path!r} is a directory: use ls to list it")
+    return target
+
+
+class ReadTool(Tool):
+    name = "read"
+    description = (
+        "Read a file of the workspace. Text comes with line numbers counted from 1; at most "
+        f"{MAX_LINES} lines or {MAX_BYTES // 1024} KB at a time, with a note saying how to read on "
+        "(offset). Images (png, jpeg, gif, webp) come back as images."
+    )
+    parameters = {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "file path, relative to the workspace"},
+            "offset": {"type": "integer", "minimum": 1, "description": "first line to read (1-based)"},
+            "limit": {"type": "integer", "minimum": 1, "description": "how many lines to read"},
+        },
+        "required": ["path"],
+        "additionalProperties": False,
+    }
+
+    def __init__(self, workspace: Workspace) -> None:
+        self.workspace = workspace
+
+    async def execute(self, call_id, args, cancel, on_update):
+        try:
+            target = _existing_file(self.workspace, args["path"])
+            data = target.read_bytes()
+        except PathRefused as exc:
+            return failure(str(exc))
+        except OSError as exc:
+            return failure(f"cannot read {args['path']!r}: {exc.strerror}")
+        mime = IMAGE_TYPES.get(target.suffix.lower()) or next(
+            (m for magic, m in MAGIC.items() if data.startswith(magic)), None)
+        if data[:12].startswith(b"RIFF") and data[8:12] == b"WEBP":
+            mime = "image/webp"
+        if mime:
+            return ToolResult(content=[TextContent(text=f"{self.workspace.show(target)} ({mime}, {len(data)} bytes)"),
+                                       ImageContent(data=base64.b64encode(data).decode(), mime_type=mime)])
+        if b"\x00" in data[:8192]:
+            return failure(f"{args['path']!r} is a binary file ({len(data)} bytes); it cannot be read as text")
+        return ToolResult.text(self._page(data.decode("utf-8", "replace"), args.get("offset", 1), args.get("limit")))
+
+    @staticmethod
+    def _page(text: str, offset: int, limit: int | None) -> str:
+        lines = text.splitlines()
+        total = len(lines)
+        if total and offset > total:
+            return f"[offset {offset} is past the end: the file has {total} lines]"
+        wanted = min(limit or MAX_LINES, MAX_LINES)
+        out, size, n = [], 0, offset - 1
+        while n < total and len(out) < wanted:
+            line = lines[n]
+            if len(line) > MAX_BYTES:
+                line = line[:MAX_BYTES] + " … [line cut]"
+            if size + len(line) > MAX_BYTES and out:
+                break
+            out.append(f"{n + 1:>6}\t{line}")
+            size += len(line) + 1
+            n += 1
+        if n < total:
+            out.append(f"[Showing lines {offset}-{n} of {total}. Use offset={n + 1} to read on.]")
+        return "\n".join(out) if out else "(empty file)"
+
+
+class WriteTool(Tool):
+    name = "write"
+    description = "Create or overwrite a file of the workspace with the given content; parent folders are created."
+    parameters = {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "file path, relative to the workspace"},
+            "content": {"type": "string", "description": "the whole new content"},
+        },
+        "required": ["path", "content"],
+        "additionalProperties": False,
+    }
+
+    def __init__(self, workspace: Workspace) -> None:
+        self.workspace = workspace
+
+    async def execute(self, call_id, args, cancel, on_update):
+        try:
+            target = self.workspace.resolve(args["path"])
+            if target.is_dir():
+                return failure(f"{args['path']!r} is a directory")
+            async with self.workspace.lock(target):
+                existed = target.exists()
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(args["content"], encoding="utf-8")
+        except PathRefused as exc:
+            return failure(str(exc))
+        except OSError as exc:
+            return failure(f"cannot write {args['path']!r}: {exc.strerror}")
+        size = len(args["content"].encode())
+        verb = "Overwrote" if existed else "Created"
+        return ToolResult.text(f"{verb} {self.workspace.show(target)} ({size} bytes)",
+                               details={"path": str(target), "created": not existed})
+
+
+_QUOTES = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"', "\u00a0": " "})
+
+
+def _normal(line: str) -> str:
+    return re.sub(r"[ \t]+", " ", line.translate(_QUOTES)).strip()
+
+
+def _find(original: str, old: str) -> list[tuple[int, int]]:
+    """Spans of ``old`` in ``original``: exact matches, else whitespace/quote-normalised lines."""
+    spans, start = [], 0
+    while (i := original.find(old, start)) >= 0:
+        spans.append((i, i + len(old)))
+        start = i + 1
+    if spans:
+        return spans
+    lines = original.splitlines(keepends=True)
+    wanted = [_normal(x) for x in old.splitlines()]
+    while wanted and not wanted[-1]:
+        wanted.pop()
+    if not wanted:
+        return []
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line))
+    for n in range(len(lines) - len(wanted) + 1):
+        if all(_normal(lines[n + k]) == wanted[k] for k in range(len(wanted))):
+            end = offsets[n + len(wanted)]
+            if lines[n + len(wanted) - 1].endswith("\n") and not old.endswith("\n"):
+                end -= 1
+            spans.append((offsets[n], end))
+    return spans
+
+
+class EditTool(Tool):
+    name = "edit"
+    description = (
+        "Edit a file by replacing text. Each oldText must appear exactly once in the current file "
+        "(copy it exactly, with enough surrounding lines to be unique); edits must not overlap. "
+        "Returns a unified diff."
+    )
+    parameters = {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "file path, relative to the workspace"},
+            "edits": {
+                "type": "array", "minItems": 1,
+                "items": {
+                    "type": "object",
+                    "properties": {"oldText": {"type": "string", "minLength": 1}, "newText": {"type": "string"}},
+                    "required": ["oldText", "newText"],
+                    "additionalProperties": False,
+                },
+            },
+        },
+        "required": ["path", "edits"],
+        "additionalProperties": False,
+    }
+
+    def __init__(self, workspace: Workspace) -> None:
+        self.workspace = workspace
+
+    async def execute(self, call_id, args, cancel, on_update):
+        try:
+            target = _existing_file(self.workspace, args["path"])
+            async with self.workspace.lock(target):
+                original = target.read_text(encoding="utf-8")
+                updated = self._apply(original, args["edits"])
+                if isinstance(updated, ToolResult):
+                    return updated
+                target.write_text(updated, encoding="utf-8")
+        except PathRefused as exc:
+            return failure(str(exc))
+        except UnicodeDecodeError:
+            return failure(f"{args['path']!r} is not UTF-8 text; it cannot be edited")
+        except OSError as exc:
+            return failure(f"cannot edit {args['path']!r}: {exc.strerror}")
+        shown = self.workspace.show(target)
+        diff = "".join(difflib.unified_diff(original.splitlines(keepends=True), updated.splitlines(keepends=True),
+                                            f"a/{shown}", f"b/{shown}"))
+        return ToolResult.text(f"Applied {len(args['edits'])} edit(s) to {shown}\n\n{diff}",
+                               details={"path": str(target), "diff": diff})
+
+    @staticmethod
+    def _apply(original: str, edits: list[dict]) -> str | ToolResult:
+        spans = []
+        for n, edit in enumerate(edits, 1):
+            found = _find(original, edit["oldText"])
+            if not found:
+                return failure(f"edit {n}: oldText was not found in the file; read the file and copy the text exactly")
+            if len(found) > 1:
+                return failure(f"edit {n}: oldText matches {len(found)} places; include more surrounding lines "
+                               "so it matches exactly one")
+            spans.append((*found[0], edit["newText"], n))
+        spans.sort()
+        for (s1, e1, _, n1), (s2, _, _, n2) in zip(spans, spans[1:]):
+            if s2 < e1:
+                return failure(f"edits {n1} and {n2} overlap; merge them into one edit")
+        updated = original
+        for start, end, new, _ in reversed(spans):
+            updated = updated[:start] + new + updated[end:]
+        if updated == original:
+            return failure("the edits change nothing: newText equals the text it replaces")
+        return updated
