@@ -23,7 +23,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="pi-daemon",
         description="A coding-agent daemon speaking JSON-RPC 2.0 on stdin/stdout "
-        "(newline-delimited JSON or Content-Length framing, chosen by the client's first byte).",
+        "(newline-delimited JSON or Content-Length framing, chosen by the client's first byte). "
+        "'pi-daemon ask TEXT' asks once and prints the answer.",
     )
     parser.add_argument("--version", action="version", version=f"pi-daemon {__version__}")
     parser.add_argument("--model", metavar="PROVIDER/ID",
@@ -84,6 +85,11 @@ def _fast_initialize(items: list, writer, reader, client, max_frame: int) -> lis
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["ask"]:
+        from .ask import main as ask
+
+        return ask(argv[1:])
     args = parse_args(argv)
     from .rpc.transport import FrameReader, FrameWriter, take_over_stdio
 

@@ -38,3 +38,19 @@ def test_readme_run_command_streams_an_answer(tmp_path):
 def test_readme_test_command_is_what_ci_runs():
     assert readme_commands()[1] == "scripts/test-all"
     assert "scripts/test-all" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_readme_shell_examples_run(tmp_path):
+    import os
+    import sys
+    examples = readme_commands()[2]
+    assert "pi-daemon ask" in examples and "printf" in examples
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env["PATH"] = f"{Path(sys.executable).parent}:{env['PATH']}"
+    env["PI_DAEMON_HOME"] = str(tmp_path / "home")
+    out = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", examples], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "You said: Summarise this repository" in out.stdout
+    assert '"id":2,"result":{"aborted":false}' in out.stdout
+    assert '"sessions":[' in out.stdout
