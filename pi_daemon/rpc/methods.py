@@ -90,6 +90,10 @@ async def _clear_queue(daemon: "Daemon", p: t.SessionRef) -> t.ClearQueueResult:
     return t.ClearQueueResult(steering=steering, follow_up=follow_up)
 
 
+async def _remove_queued(daemon: "Daemon", p: t.RemoveQueuedParams) -> t.RemovedResult:
+    return t.RemovedResult(removed=await daemon.sessions.get(p.session_id).remove_queued(p.queue_id))
+
+
 async def _continue(daemon: "Daemon", p: t.SessionRef) -> t.ContinueResult:
     await daemon.sessions.get(p.session_id).continue_()
     return t.ContinueResult()
@@ -197,6 +201,7 @@ HANDLERS: dict[str, Handler] = {
     "followUp": _follow_up,
     "abort": _abort,
     "clearQueue": _clear_queue,
+    "removeQueued": _remove_queued,
     "continue": _continue,
     "waitForIdle": _wait_for_idle,
     "bash": _bash,

@@ -313,6 +313,17 @@ class QueuedResult:
 
 
 @attrs.define
+class RemoveQueuedParams:
+    queue_id: str
+    session_id: str | None = None
+
+
+@attrs.define
+class RemovedResult:
+    removed: bool
+
+
+@attrs.define
 class AbortResult:
     aborted: bool
 
@@ -519,6 +530,7 @@ METHODS: dict[str, Method] = {
     "followUp": Method(QueueParams, QueuedResult, "queue a follow-up message"),
     "abort": Method(SessionRef, AbortResult, "stop the current run"),
     "clearQueue": Method(SessionRef, ClearQueueResult, "remove queued messages"),
+    "removeQueued": Method(RemoveQueuedParams, RemovedResult, "remove one queued message"),
     "continue": Method(SessionRef, ContinueResult, "resume from the transcript"),
     "waitForIdle": Method(SessionRef, WaitForIdleResult, "answer once the session has settled"),
     "bash": Method(BashParams, BashResult, "run a shell command for the user"),

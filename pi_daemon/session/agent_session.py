@@ -253,6 +253,12 @@ class AgentSession:
         self.recorder.cleared([q.id for q in steering + follow_ups])
         return [q.text for q in steering], [q.text for q in follow_ups]
 
+    async def remove_queued(self, queue_id: str) -> bool:
+        item = await self.agent.remove_queued(queue_id)
+        if item is not None:
+            self.recorder.cleared([queue_id])
+        return item is not None
+
     # --- compaction ---------------------------------------------------------------------
 
     async def _before_request(self, messages: list[Any], cancel: CancelToken) -> list[Any]:

@@ -73,6 +73,9 @@ def test_clear_queue_returns_the_texts(spawn, tmp_path):
     d.wait_event("message_update", 2)
     d.call("steer", {"text": "s1"})
     d.call("followUp", {"text": "f1"})
+    extra = d.call("followUp", {"text": "drop me"})["queueId"]
+    assert d.call("removeQueued", {"queueId": extra}) == {"removed": True}
+    assert d.call("removeQueued", {"queueId": extra}) == {"removed": False}
     assert d.call("clearQueue") == {"steering": ["s1"], "followUp": ["f1"]}
     d.call("abort")
     assert d.call("getState")["pendingMessageCount"] == 0

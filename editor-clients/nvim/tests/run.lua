@@ -1,0 +1,125 @@
+-- Headless tests of pi.nvim against the real daemon:
+--   PI_DAEMON_PYTHON=... nvim --headless -u NONE -l tests/run.lua
+local root = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h:h")
+vim.opt.runtimepath:prepend(root)
+vim.cmd("runtime plugin/pi.lua")
+local python = os.getenv("PI_DAEMON_PYTHON") or "python3"
+local passed, failed = 0, 0
+
+local function buffer_text()
+  local pi = require("pi")
+  local buf = pi.status().buf
+  return buf and table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n") or ""
+end
+
+local function wait(what, predicate, ms)
+  if not vim.wait(ms or 15000, predicate, 20) then error("timed out waiting for " .. what .. "\n" .. buffer_text()) end
+end
+
+local function workspace(replies, opts)
+  local dir = vim.fn.tempname()
+  vim.fn.mkdir(dir, "p")
+  local script = vim.tbl_extend("force", { modelId = "script", replies = replies }, opts or {})
+  vim.fn.writefile({ vim.json.encode(script) }, dir .. "/script.json")
+  return dir
+end
+
+local function start(dir, permissions)
+  local pi = require("pi")
+  pi.stop()
+  vim.wait(200)
+  local env = { PI_DAEMON_HOME = dir, OPENAI_API_KEY = "", ANTHROPIC_API_KEY = "", OPENROUTER_API_KEY = "" }
+  pi.start({ cmd = { python, "-m", "pi_daemon", "--faux-script", dir .. "/script.json", "--model", "faux/script" },
+             cwd = dir, env = env, permissions = permissions or false })
+  local buf = pi.status().buf
+  if buf then vim.api.nvim_buf_set_lines(buf, 0, -1, false, {}) end
+  return pi
+end
+
+local function text(t) return { content = { { type = "text", text = t } } } end
+local function call(name, args) return { content = { { type = "toolCall", id = "c_" .. name, name = name, arguments = args } },
+                                         stopReason = "toolUse" } end
+
+local function test(name, fn)
+  local ok, err = pcall(fn)
+  if ok then passed = passed + 1 print("ok - " .. name)
+  else failed = failed + 1 print("not ok - " .. name .. "\n" .. tostring(err)) end
+end
+
+test("streams the answer into the chat buffer, thinking folded", function()
+  local dir = workspace({ { content = { { type = "thinking", thinking = "quietly" }, { type = "text", text = "Hello from pi, in pieces." } } } },
+                        { chunkSize = 3, delayMs = 2 })
+  local pi = start(dir)
+  vim.cmd("Pi hello there")
+  wait("the answer", function() return buffer_text():find("Hello from pi, in pieces.", 1, true) ~= nil end)
+  wait("settled", function() return pi.status().settled >= 1 end)
+  local content = buffer_text()
+  assert(content:find("## you\nhello there", 1, true), content)
+  assert(content:find("thinking {{{", 1, true) and content:find("quietly", 1, true), content)
+  local win = vim.fn.win_findbuf(pi.status().buf)[1]
+  assert(vim.wo[win].foldmethod == "marker", "thinking is folded")
+end)
+
+test("steer while a tool runs", function()
+  local dir = workspace({ call("bash", { command = "sleep 0.5; echo tool-done" }), text("changed course") })
+  local pi = start(dir)
+  vim.cmd("Pi run something")
+  wait("the tool", function() return buffer_text():find("bash output {{{", 1, true) ~= nil end)
+  vim.cmd("PiSteer change course please")
+  wait("the steered answer", function() return buffer_text():find("changed course\n", 1, true) ~= nil end)
+  local content = buffer_text()
+  assert(content:find("tool-done", 1, true), content)
+  assert(content:find("## you\nchange course please", 1, true), content)
+  assert(content:find("tool-done", 1, true) < content:find("change course please", 1, true), "delivered after the tool")
+end)
+
+test("abort", function()
+  local dir = workspace({ text(string.rep("x", 4000)) }, { chunkSize = 1, delayMs = 2 })
+  local pi = start(dir)
+  vim.cmd("Pi talk")
+  wait("streaming", function() return buffer_text():find("xxxxxxxxxx", 1, true) ~= nil end)
+  vim.cmd("PiAbort")
+  wait("aborted", function() return buffer_text():find("— aborted —", 1, true) ~= nil end)
+  assert(buffer_text():find("[aborted: Request was aborted]", 1, true), buffer_text())
+end)
+
+test("permission request answered with vim.ui.select", function()
+  local dir = workspace({ call("write", { path = "made.txt", content = "by pi" }), text("written") })
+  local asked = {}
+  local original = vim.ui.select
+  vim.ui.select = function(items, opts, on_choice)
+    table.insert(asked, opts.prompt)
+    on_choice(items[1])
+  end
+  local pi = start(dir, true)
+  vim.cmd("Pi write a file")
+  wait("settled", function() return pi.status().settled >= 1 end)
+  vim.ui.select = original
+  assert(asked[1] == "Write made.txt", vim.inspect(asked))
+  assert(vim.fn.readfile(dir .. "/made.txt")[1] == "by pi")
+end)
+
+test("resume a session from :PiSessions", function()
+  local dir = workspace({ text("first answer"), text("second") })
+  local pi = start(dir)
+  vim.cmd("Pi remember this question")
+  wait("settled", function() return pi.status().settled >= 1 end)
+  pi = start(dir) -- a new daemon, an empty buffer
+  local original = vim.ui.select
+  vim.ui.select = function(items, opts, on_choice) on_choice(items[1]) end
+  vim.cmd("PiSessions")
+  wait("the replayed conversation", function() return buffer_text():find("first answer", 1, true) ~= nil end)
+  vim.ui.select = original
+  assert(buffer_text():find("## you\nremember this question", 1, true), buffer_text())
+end)
+
+test(":checkhealth pi", function()
+  require("pi").config.cmd = { python, "-m", "pi_daemon" }
+  vim.cmd("checkhealth pi")
+  local report = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+  assert(report:find("pi%-daemon 0%.1%.0") and report:find("OK"), report)
+end)
+
+require("pi").stop()
+print(string.format("%d passed, %d failed", passed, failed))
+vim.cmd(failed == 0 and "qa!" or "cquit 1")

@@ -1,0 +1,258 @@
+// The pi-daemon client: starts the daemon, speaks JSON-RPC to it (Content-Length framing,
+// vscode-jsonrpc), restarts it when it dies, and rebuilds the conversation from events.
+// No `vscode` import: node --test drives this module against the real daemon.
+
+import { ChildProcess, spawn } from "child_process";
+import {
+  createMessageConnection,
+  MessageConnection,
+  StreamMessageReader,
+  StreamMessageWriter,
+} from "vscode-jsonrpc/node";
+
+export type Json = any;
+export type Outcome = "allow_once" | "allow_always" | "reject_once" | "reject_always" | "cancelled";
+
+export interface PermissionRequest {
+  sessionId: string;
+  toolCallId: string;
+  toolName: string;
+  args: Json;
+  title: string;
+  options: Outcome[];
+}
+
+export interface ClientOptions {
+  command: string;
+  args?: string[];
+  cwd: string;
+  env?: NodeJS.ProcessEnv;
+  restart?: boolean; // start the daemon again when it dies (default true)
+  onLog?: (text: string) => void;
+  onPermission?: (request: PermissionRequest) => Promise<Outcome>;
+}
+
+type EventListener = (sessionId: string, event: Json, seq: number) => void;
+
+export class PiClient {
+  private child?: ChildProcess;
+  private connection?: MessageConnection;
+  private stopping = false;
+  private listeners: EventListener[] = [];
+  private restartListeners: ((attempt: number) => void)[] = [];
+  private lastSeq = new Map<string, number>();
+  restarts = 0;
+  gaps = 0;
+
+  constructor(private readonly options: ClientOptions) {}
+
+  onEvent(listener: EventListener): () => void {
+    this.listeners.push(listener);
+    return () => (this.listeners = this.listeners.filter((l) => l !== listener));
+  }
+
+  onRestart(listener: (attempt: number) => void): void {
+    this.restartListeners.push(listener);
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  async start(): Promise<Json> {
+    this.stopping = false;
+    const child = spawn(this.options.command, this.options.args ?? [], {
+      cwd: this.options.cwd,
+      env: this.options.env ?? process.env,
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    this.child = child;
+    child.stderr?.on("data", (chunk: Buffer) => this.options.onLog?.(chunk.toString()));
+    const connection = createMessageConnection(
+      new StreamMessageReader(child.stdout!),
+      new StreamMessageWriter(child.stdin!),
+    );
+    this.connection = connection;
+    connection.onNotification("agent/event", (params: Json) => {
+      const previous = this.lastSeq.get(params.sessionId) ?? 0;
+      if (params.seq !== previous + 1) this.gaps++;
+      this.lastSeq.set(params.sessionId, params.seq);
+      for (const listener of this.listeners) listener(params.sessionId, params.event, params.seq);
+    });
+    connection.onRequest("permission/request", async (params: PermissionRequest) => {
+      const outcome = this.options.onPermission ? await this.options.onPermission(params) : "cancelled";
+      return { outcome };
+    });
+    connection.listen();
+    child.on("exit", (code, signal) => {
+      connection.dispose();
+      if (this.child !== child) return;
+      this.options.onLog?.(`pi-daemon exited (${signal ?? code})\n`);
+      if (!this.stopping && (this.options.restart ?? true)) {
+        this.restarts++;
+        const delay = Math.min(5000, 200 * 2 ** Math.min(this.restarts, 5));
+        setTimeout(() => {
+          if (this.stopping) return;
+          this.lastSeq.clear();
+          this.start().then(
+            () => this.restartListeners.forEach((l) => l(this.restarts)),
+            (error) => this.options.onLog?.(`restart failed: ${error}\n`),
+          );
+        }, delay);
+      }
+    });
+    return this.request("initialize", {
+      protocolVersion: 1,
+      clientInfo: { name: "pi-daemon-vscode", version: "0.1.0" },
+      capabilities: { permissions: Boolean(this.options.onPermission) },
+    });
+  }
+
+  request<T = Json>(method: string, params: Json = {}): Promise<T> {
+    if (!this.connection) return Promise.reject(new Error("pi-daemon is not running"));
+    return this.connection.sendRequest(method, params) as Promise<T>;
+  }
+
+  prompt(text: string, behaviour?: "steer" | "followUp", sessionId?: string) {
+    return this.request("prompt", { text, sessionId, streamingBehavior: behaviour });
+  }
+  steer(text: string, sessionId?: string) {
+    return this.request("steer", { text, sessionId });
+  }
+  followUp(text: string, sessionId?: string) {
+    return this.request("followUp", { text, sessionId });
+  }
+  abort(sessionId?: string) {
+    return this.request("abort", { sessionId });
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    const child = this.child;
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+    child.stdin?.end(); // the daemon settles and exits 0 on stdin EOF
+    const timer = setTimeout(() => child.kill("SIGTERM"), 3000);
+    await exited;
+    clearTimeout(timer);
+  }
+}
+
+// --- the conversation, rebuilt from events ---------------------------------------------
+
+export interface Block {
+  type: string;
+  text?: string;
+  thinking?: string;
+  name?: string;
+  arguments?: Json;
+  id?: string;
+}
+
+export interface ChatMessage {
+  role: string;
+  blocks: Block[];
+  streaming: boolean;
+  stopReason?: string;
+  errorMessage?: string;
+  toolCallId?: string;
+  toolName?: string;
+  isError?: boolean;
+  raw?: Json;
+}
+
+export interface ToolActivity {
+  toolCallId: string;
+  toolName: string;
+  args: Json;
+  output: string;
+  done: boolean;
+  isError?: boolean;
+}
+
+function blocksOf(message: Json): Block[] {
+  if (typeof message.content === "string") return [{ type: "text", text: message.content }];
+  if (Array.isArray(message.content)) return message.content.map((b: Json) => ({ ...b }));
+  if (message.role === "bashExecution") return [{ type: "text", text: `$ ${message.command}\n${message.output}` }];
+  if (message.summary) return [{ type: "text", text: message.summary }];
+  return [];
+}
+
+export class Conversation {
+  messages: ChatMessage[] = [];
+  tools = new Map<string, ToolActivity>();
+  queue = { steering: [] as string[], followUp: [] as string[] };
+  busy = false;
+  lastError?: string;
+
+  apply(event: Json): void {
+    switch (event.type) {
+      case "agent_start":
+        this.busy = true;
+        break;
+      case "agent_settled":
+        this.busy = false;
+        break;
+      case "message_start":
+        this.messages.push({ role: event.message.role, blocks: blocksOf(event.message), streaming: true });
+        break;
+      case "message_update": {
+        const current = this.messages[this.messages.length - 1];
+        if (!current) break;
+        const delta = event.assistantMessageEvent;
+        const index = delta.contentIndex ?? 0;
+        const block = (current.blocks[index] ??= { type: delta.type.split("_")[0] });
+        if (delta.type === "text_start") current.blocks[index] = { type: "text", text: "" };
+        else if (delta.type === "thinking_start") current.blocks[index] = { type: "thinking", thinking: "" };
+        else if (delta.type === "toolcall_start")
+          current.blocks[index] = { type: "toolCall", id: delta.id, name: delta.toolName, text: "" };
+        else if (delta.type === "text_delta") block.text = (block.text ?? "") + delta.delta;
+        else if (delta.type === "thinking_delta") block.thinking = (block.thinking ?? "") + delta.delta;
+        else if (delta.type === "toolcall_delta") block.text = (block.text ?? "") + delta.delta;
+        else if (delta.type === "text_end") block.text = delta.content;
+        else if (delta.type === "thinking_end") block.thinking = delta.content;
+        else if (delta.type === "toolcall_end") current.blocks[index] = { ...delta.toolCall };
+        break;
+      }
+      case "message_end": {
+        const m = event.message;
+        const done: ChatMessage = {
+          role: m.role, blocks: blocksOf(m), streaming: false, stopReason: m.stopReason,
+          errorMessage: m.errorMessage, toolCallId: m.toolCallId, toolName: m.toolName, isError: m.isError, raw: m,
+        };
+        const last = this.messages[this.messages.length - 1];
+        if (last && last.streaming && last.role === m.role) this.messages[this.messages.length - 1] = done;
+        else this.messages.push(done);
+        if (m.stopReason === "error") this.lastError = m.errorMessage;
+        break;
+      }
+      case "tool_execution_start":
+        this.tools.set(event.toolCallId, { toolCallId: event.toolCallId, toolName: event.toolName, args: event.args, output: "", done: false });
+        break;
+      case "tool_execution_update": {
+        const tool = this.tools.get(event.toolCallId);
+        if (tool) tool.output = (event.partialResult?.content ?? []).map((b: Json) => b.text ?? "").join("");
+        break;
+      }
+      case "tool_execution_end": {
+        const tool = this.tools.get(event.toolCallId);
+        if (tool) {
+          tool.done = true;
+          tool.isError = event.isError;
+          tool.output = (event.result?.content ?? []).map((b: Json) => b.text ?? "").join("");
+        }
+        break;
+      }
+      case "queue_update":
+        this.queue = { steering: event.steering, followUp: event.followUp };
+        break;
+    }
+  }
+
+  text(): string {
+    return this.messages
+      .filter((m) => m.role === "assistant")
+      .map((m) => m.blocks.filter((b) => b.type === "text").map((b) => b.text).join(""))
+      .join("\n");
+  }
+}

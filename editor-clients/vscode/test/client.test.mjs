@@ -1,0 +1,153 @@
+// The VS Code client's RPC module against the real daemon (spawned with scripted models).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, writeFileSync, existsSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createRequire } from "node:module";
+
+const require = createRequire(import.meta.url);
+const { PiClient, Conversation } = require("../dist/rpcClient.js");
+const PYTHON = process.env.PI_DAEMON_PYTHON || "python3";
+
+function workspace(replies, options = {}) {
+  const dir = mkdtempSync(join(tmpdir(), "pi-vscode-"));
+  writeFileSync(join(dir, "script.json"), JSON.stringify({ modelId: "script", replies, ...options }));
+  return dir;
+}
+
+const text = (t) => ({ content: [{ type: "text", text: t }] });
+const call = (name, args) => ({ content: [{ type: "toolCall", id: `c_${name}`, name, arguments: args }], stopReason: "toolUse" });
+
+function client(dir, extra = {}) {
+  const env = { ...process.env, PI_DAEMON_HOME: dir };
+  for (const key of Object.keys(env)) if (key.endsWith("_API_KEY")) delete env[key];
+  const c = new PiClient({
+    command: PYTHON,
+    args: ["-m", "pi_daemon", "--faux-script", join(dir, "script.json"), "--model", "faux/script"],
+    cwd: dir, env, ...extra,
+  });
+  const conversation = new Conversation();
+  const events = [];
+  c.onEvent((sessionId, event) => {
+    events.push(event);
+    conversation.apply(event);
+  });
+  const settled = (n = 1) => waitFor(() => events.filter((e) => e.type === "agent_settled").length >= n);
+  const saw = (type, n = 1) => waitFor(() => events.filter((e) => e.type === type).length >= n);
+  return { c, conversation, events, settled, saw };
+}
+
+async function waitFor(predicate, timeout = 15000) {
+  const start = Date.now();
+  while (!predicate()) {
+    if (Date.now() - start > timeout) throw new Error("timed out");
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+test("streams an answer into the conversation", async () => {
+  const dir = workspace([text("Hello from the daemon, streamed in pieces.")], { chunkSize: 3 });
+  const { c, conversation, events, settled } = client(dir);
+  const init = await c.start();
+  assert.equal(init.protocolVersion, 1);
+  assert.deepEqual(await c.prompt("hi"), { disposition: "started" });
+  await settled();
+  assert.equal(conversation.text(), "Hello from the daemon, streamed in pieces.");
+  assert.ok(events.filter((e) => e.type === "message_update").length > 5);
+  assert.equal(c.gaps, 0);
+  assert.equal(conversation.busy, false);
+  await c.stop();
+});
+
+test("steer during a tool, then a follow-up", async () => {
+  const dir = workspace([call("bash", { command: "sleep 0.6; echo slept" }), text("steered"), text("followed up")]);
+  const { c, conversation, settled, saw } = client(dir);
+  await c.start();
+  await c.prompt("run it");
+  await saw("tool_execution_start");
+  const queued = await c.steer("change course");
+  assert.equal(queued.disposition, "queued");
+  await c.followUp("and then this");
+  await saw("queue_update");
+  await settled();
+  const users = conversation.messages.filter((m) => m.role === "user").map((m) => m.blocks[0].text);
+  assert.deepEqual(users, ["run it", "change course", "and then this"]);
+  const roles = conversation.messages.map((m) => m.role);
+  assert.deepEqual(roles, ["user", "assistant", "toolResult", "user", "assistant", "user", "assistant"]);
+  assert.ok(conversation.tools.get("c_bash").output.includes("slept"));
+  await c.stop();
+});
+
+test("abort stops the run and keeps the partial answer", async () => {
+  const dir = workspace([text("x".repeat(3000))], { chunkSize: 1, delayMs: 2 });
+  const { c, conversation, events, saw } = client(dir);
+  await c.start();
+  await c.prompt("talk");
+  await saw("message_update", 10);
+  assert.deepEqual(await c.abort(), { aborted: true });
+  const settled = events.find((e) => e.type === "agent_settled");
+  assert.deepEqual(settled, { type: "agent_settled", aborted: true });
+  const last = conversation.messages[conversation.messages.length - 1];
+  assert.equal(last.stopReason, "aborted");
+  assert.ok(last.blocks[0].text.length > 0 && last.blocks[0].text.length < 3000);
+  await c.stop();
+});
+
+test("permission round trip", async () => {
+  const dir = workspace([call("write", { path: "made.txt", content: "by the agent" }), text("written")]);
+  const asked = [];
+  const { c, settled } = client(dir, { onPermission: async (request) => (asked.push(request), "allow_once") });
+  const init = await c.start();
+  assert.equal(init.capabilities.permissions, true);
+  await c.prompt("write a file");
+  await settled();
+  assert.equal(asked.length, 1);
+  assert.equal(asked[0].toolName, "write");
+  assert.equal(asked[0].title, "Write made.txt");
+  assert.equal(readFileSync(join(dir, "made.txt"), "utf8"), "by the agent");
+  await c.stop();
+});
+
+test("resume a session with replay", async () => {
+  const dir = workspace([text("first answer"), text("second answer")]);
+  const first = client(dir);
+  await first.c.start();
+  await first.c.prompt("one");
+  await first.settled();
+  const state = await first.c.request("getState");
+  await first.c.stop();
+  const second = client(dir);
+  await second.c.start();
+  const loaded = await second.c.request("session/load", { sessionId: state.sessionId, replay: true });
+  assert.equal(loaded.interrupted, false);
+  await waitFor(() => second.conversation.messages.length === 2);
+  assert.equal(second.conversation.text(), "first answer");
+  await second.c.prompt("two");
+  await second.settled();
+  assert.equal(second.conversation.messages.length, 4);
+  await second.c.stop();
+});
+
+test("the daemon crashes and is restarted; the session is still there", async () => {
+  const dir = workspace([text("before the crash"), text("after the restart")]);
+  const { c, conversation, settled } = client(dir);
+  await c.start();
+  await c.prompt("one");
+  await settled();
+  const { sessionId } = await c.request("getState");
+  const restarted = new Promise((resolve) => c.onRestart(resolve));
+  const oldPid = c.pid;
+  process.kill(oldPid, "SIGKILL");
+  assert.equal(await restarted, 1);
+  assert.notEqual(c.pid, oldPid);
+  await c.request("session/load", { sessionId });
+  await c.prompt("two");
+  await settled(2);
+  const { messages } = await c.request("getMessages");
+  assert.deepEqual(messages.map((m) => m.role), ["user", "assistant", "user", "assistant"]);
+  assert.equal(messages[1].content[0].text, "before the crash"); // the history survived the crash
+  assert.ok(existsSync(join(dir, ".pi", "sessions")));
+  assert.equal(conversation.messages.length, 4);
+  await c.stop();
+});
