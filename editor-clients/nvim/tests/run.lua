@@ -66,6 +66,11 @@ test("steer while a tool runs", function()
   vim.cmd("Pi run something")
   wait("the tool", function() return buffer_text():find("bash output {{{", 1, true) ~= nil end)
   vim.cmd("PiSteer change course please")
+  wait("the queue shown", function()
+    local marks = vim.api.nvim_buf_get_extmarks(pi.status().buf, vim.api.nvim_create_namespace("pi_queue"), 0, -1,
+                                                { details = true })
+    return #marks == 1 and marks[1][4].virt_lines[1][1][1] == "  queued steer: change course please"
+  end, 5000)
   wait("the steered answer", function() return buffer_text():find("changed course\n", 1, true) ~= nil end)
   local content = buffer_text()
   assert(content:find("tool-done", 1, true), content)

@@ -30,6 +30,20 @@ local function set_folds(buf)
   end
 end
 
+local queue_ns = vim.api.nvim_create_namespace("pi_queue")
+
+-- The queue is shown under the last line, as virtual lines that are not part of the text.
+local function show_queue()
+  local buf = chat_buffer()
+  vim.api.nvim_buf_clear_namespace(buf, queue_ns, 0, -1)
+  local lines = {}
+  for _, text in ipairs(state.queue.steering) do table.insert(lines, { { "  queued steer: " .. text, "Comment" } }) end
+  for _, text in ipairs(state.queue.followUp) do table.insert(lines, { { "  queued follow-up: " .. text, "Comment" } }) end
+  if #lines > 0 then
+    vim.api.nvim_buf_set_extmark(buf, queue_ns, vim.api.nvim_buf_line_count(buf) - 1, 0, { virt_lines = lines })
+  end
+end
+
 -- Append text to the end of the buffer; "\n" starts new lines. Cheap for every delta.
 local function append(text)
   local buf = chat_buffer()
@@ -37,6 +51,7 @@ local function append(text)
   local line = vim.api.nvim_buf_get_lines(buf, last, last + 1, false)[1] or ""
   local lines = vim.split(text, "\n", { plain = true })
   vim.api.nvim_buf_set_text(buf, last, #line, last, #line, lines)
+  if #state.queue.steering + #state.queue.followUp > 0 then show_queue() end
   for _, win in ipairs(vim.fn.win_findbuf(buf)) do
     vim.api.nvim_win_set_cursor(win, { vim.api.nvim_buf_line_count(buf), 0 })
   end
@@ -109,6 +124,7 @@ end
 function handlers.queue_update(event)
   state.queue = { steering = event.steering, followUp = event.followUp }
   vim.b[chat_buffer()].pi_queue = state.queue
+  show_queue()
 end
 
 function handlers.agent_start() state.busy = true end
