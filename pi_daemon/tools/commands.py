@@ -14,10 +14,9 @@ import time
 from pathlib import Path
 
 from ..messages import ToolResult
-from .base import Tool
 from .files import failure
 from .shell import run_shell
-from .workspace import PathRefused, Workspace
+from .workspace import PathRefused, Workspace, WorkspaceTool
 
 UPDATE_EVERY_S = 0.1
 
@@ -32,7 +31,7 @@ def rg_binary() -> str:
     return found
 
 
-class BashTool(Tool):
+class BashTool(WorkspaceTool):
     name = "bash"
     description = (
         "Run a shell command (bash -c) in the workspace. stdin is closed; stdout and stderr are "
@@ -49,9 +48,6 @@ class BashTool(Tool):
         "required": ["command"],
         "additionalProperties": False,
     }
-
-    def __init__(self, workspace: Workspace) -> None:
-        self.workspace = workspace
 
     async def execute(self, call_id, args, cancel, on_update):
         shown: list[str] = []
@@ -109,7 +105,7 @@ async def _rg(args: list[str], cwd: Path, limit: int) -> tuple[list[str], bool, 
     return lines, more, err.decode("utf-8", "replace").strip()
 
 
-class GrepTool(Tool):
+class GrepTool(WorkspaceTool):
     name = "grep"
     description = ("Search file contents with a regular expression (ripgrep syntax), respecting .gitignore. "
                    "Lines come as path:line:text.")
@@ -127,9 +123,6 @@ class GrepTool(Tool):
         "required": ["pattern"],
         "additionalProperties": False,
     }
-
-    def __init__(self, workspace: Workspace) -> None:
-        self.workspace = workspace
 
     async def execute(self, call_id, args, cancel, on_update):
         try:
@@ -156,7 +149,7 @@ class GrepTool(Tool):
         return ToolResult.text("\n".join(lines) + note)
 
 
-class FindTool(Tool):
+class FindTool(WorkspaceTool):
     name = "find"
     description = "Find files by glob pattern (e.g. '**/*.ts', 'src/*test*'), respecting .gitignore."
     parameters = {
@@ -169,9 +162,6 @@ class FindTool(Tool):
         "required": ["pattern"],
         "additionalProperties": False,
     }
-
-    def __init__(self, workspace: Workspace) -> None:
-        self.workspace = workspace
 
     async def execute(self, call_id, args, cancel, on_update):
         try:
@@ -187,7 +177,7 @@ class FindTool(Tool):
         return ToolResult.text("\n".join(sorted(lines)) + note if lines else "no files found")
 
 
-class LsTool(Tool):
+class LsTool(WorkspaceTool):
     name = "ls"
     description = "List a folder of the workspace (folders end with /), dotfiles included."
     parameters = {
@@ -198,9 +188,6 @@ class LsTool(Tool):
         },
         "additionalProperties": False,
     }
-
-    def __init__(self, workspace: Workspace) -> None:
-        self.workspace = workspace
 
     async def execute(self, call_id, args, cancel, on_update):
         try:

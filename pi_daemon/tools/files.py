@@ -9,8 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..messages import ImageContent, TextContent, ToolResult
-from .base import Tool
-from .workspace import PathRefused, Workspace
+from .workspace import PathRefused, Workspace, WorkspaceTool
 
 MAX_LINES = 2000
 MAX_BYTES = 50 * 1024
@@ -32,7 +31,7 @@ def _existing_file(workspace: Workspace, path: str) -> Path:
     return target
 
 
-class ReadTool(Tool):
+class ReadTool(WorkspaceTool):
     name = "read"
     description = (
         "Read a file of the workspace. Text comes with line numbers counted from 1; at most "
@@ -49,9 +48,6 @@ class ReadTool(Tool):
         "required": ["path"],
         "additionalProperties": False,
     }
-
-    def __init__(self, workspace: Workspace) -> None:
-        self.workspace = workspace
 
     async def execute(self, call_id, args, cancel, on_update):
         try:
@@ -94,7 +90,7 @@ class ReadTool(Tool):
         return "\n".join(out) if out else "(empty file)"
 
 
-class WriteTool(Tool):
+class WriteTool(WorkspaceTool):
     name = "write"
     description = "Create or overwrite a file of the workspace with the given content; parent folders are created."
     parameters = {
@@ -106,9 +102,6 @@ class WriteTool(Tool):
         "required": ["path", "content"],
         "additionalProperties": False,
     }
-
-    def __init__(self, workspace: Workspace) -> None:
-        self.workspace = workspace
 
     async def execute(self, call_id, args, cancel, on_update):
         try:
@@ -162,7 +155,7 @@ def _find(original: str, old: str) -> list[tuple[int, int]]:
     return spans
 
 
-class EditTool(Tool):
+class EditTool(WorkspaceTool):
     name = "edit"
     description = (
         "Edit a file by replacing text. Each oldText must appear exactly once in the current file "
@@ -186,9 +179,6 @@ class EditTool(Tool):
         "required": ["path", "edits"],
         "additionalProperties": False,
     }
-
-    def __init__(self, workspace: Workspace) -> None:
-        self.workspace = workspace
 
     async def execute(self, call_id, args, cancel, on_update):
         try:

@@ -12,6 +12,8 @@ import asyncio
 import os
 from pathlib import Path
 
+from .base import Tool
+
 
 class PathRefused(Exception):
     """A path outside the allowed roots, or otherwise unusable; the text says why."""
@@ -60,3 +62,10 @@ class Workspace:
 
     def lock(self, path: Path) -> asyncio.Lock:
         return self._locks.setdefault(path, asyncio.Lock())
+
+
+class WorkspaceTool(Tool):
+    """A built-in tool: it works on one workspace."""
+
+    def __init__(self, workspace: Workspace) -> None:
+        self.workspace = workspace
