@@ -42,8 +42,8 @@ local function call(name, args) return { content = { { type = "toolCall", id = "
 
 local function test(name, fn)
   local ok, err = pcall(fn)
-  if ok then passed = passed + 1 print("ok - " .. name)
-  else failed = failed + 1 print("not ok - " .. name .. "\n" .. tostring(err)) end
+  if ok then passed = passed + 1 io.stdout:write("ok - " .. name .. "\n")
+  else failed = failed + 1 io.stdout:write("not ok - " .. name .. "\n" .. tostring(err) .. "\n") end
 end
 
 test("streams the answer into the chat buffer, thinking folded", function()
@@ -120,11 +120,11 @@ end)
 
 test(":checkhealth pi", function()
   require("pi").config.cmd = { python, "-m", "pi_daemon" }
-  vim.cmd("checkhealth pi")
+  vim.cmd("silent checkhealth pi")
   local report = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
   assert(report:find("pi%-daemon 0%.1%.0") and report:find("OK"), report)
 end)
 
 require("pi").stop()
-print(string.format("%d passed, %d failed", passed, failed))
+io.stdout:write(string.format("\n%d passed, %d failed\n", passed, failed))
 vim.cmd(failed == 0 and "qa!" or "cquit 1")
