@@ -52,13 +52,8 @@ def _unstructure_factory(cls: type):
 
 
 def _structure_factory(cls: type):
-    overrides = {
-        name: ov for name, ov in _overrides(cls).items() if not ov.omit
-    }
-    in_process = [f.name for f in attrs.fields(cls) if f.metadata.get("wire") is False]
-    for name in in_process:
-        overrides[name] = override(omit=True)
-    return make_dict_structure_fn(cls, converter, **overrides)
+    # The same overrides: names renamed, in-process fields left at their defaults.
+    return make_dict_structure_fn(cls, converter, **_overrides(cls))
 
 
 def _strict(kind: type, *also: type):

@@ -285,14 +285,11 @@ class ThinkingLevelChanged:
     level: str = "off"
 
 
-AGENT_EVENT_TYPES = tuple(
-    cls
-    for cls in (
-        AgentStart, AgentEnd, AgentSettled, TurnStart, TurnEnd, MessageStart, MessageUpdate,
-        MessageEnd, ToolExecutionStart, ToolExecutionUpdate, ToolExecutionEnd, QueueUpdate,
-        CompactionStart, CompactionEnd, AutoRetryStart, AutoRetryEnd, BashExecutionUpdate,
-        SessionInfoChanged, ModelChanged, ThinkingLevelChanged,
-    )
+AGENT_EVENT_TYPES = (
+    AgentStart, AgentEnd, AgentSettled, TurnStart, TurnEnd, MessageStart, MessageUpdate,
+    MessageEnd, ToolExecutionStart, ToolExecutionUpdate, ToolExecutionEnd, QueueUpdate,
+    CompactionStart, CompactionEnd, AutoRetryStart, AutoRetryEnd, BashExecutionUpdate,
+    SessionInfoChanged, ModelChanged, ThinkingLevelChanged,
 )
 
 

@@ -96,10 +96,9 @@ async def guarded(
             partial = getattr(event, "partial", None) or partial
             yield event
         failure, reason = "the provider stream ended without a final event", "error"
-    except (Cancelled, asyncio.CancelledError) as exc:
+    except (Cancelled, asyncio.CancelledError):
         if not cancel.cancelled:
             raise
-        del exc
         failure, reason = "Request was aborted", "aborted"
     except Exception as exc:  # noqa: BLE001 - the seam turns every failure into a message
         log.debug("provider stream failed", exc_info=True)

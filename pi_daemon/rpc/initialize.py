@@ -15,7 +15,6 @@ from .errors import INVALID_REQUEST, RpcError
 from .framing import CONTENT_LENGTH, NDJSON
 from .types import (
     METHODS,
-    NOTIFICATIONS,
     PROTOCOL_VERSION,
     InitializeParams,
     InitializeResult,
@@ -64,5 +63,3 @@ def initialize(params: InitializeParams, state: ClientState, max_frame_bytes: in
         ),
     )
 
-
-__all__ = ["ClientState", "NOTIFICATIONS", "initialize"]

@@ -9,34 +9,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Awaitable, Callable
 
 from ..converter import to_wire
-from ..llm.model import Model
 from ..messages import ImageContent
 from . import types as t
 from .errors import INVALID_PARAMS, INVALID_STATE, RpcError
 from .initialize import initialize
+from .session_methods import SESSION_HANDLERS
+from .state import model_info, session_state
 
 if TYPE_CHECKING:
     from .server import Daemon
 
 Handler = Callable[["Daemon", object], Awaitable[object]]
-
-
-def model_info(daemon: "Daemon", model: Model) -> t.ModelInfo:
-    available, reason = daemon.registry.availability(model)
-    return t.ModelInfo(
-        provider=model.provider,
-        id=model.id,
-        name=model.name or model.id,
-        api=model.api,
-        context_window=model.context_window,
-        max_tokens=model.max_tokens,
-        reasoning=model.reasoning,
-        input=list(model.input),
-        cost=t.ModelRates(input=model.cost.input, output=model.cost.output,
-                          cache_read=model.cost.cache_read, cache_write=model.cost.cache_write),
-        available=available,
-        unavailable_reason=reason,
-    )
 
 
 def _images(images: list[t.Image] | None) -> list[ImageContent] | None:
@@ -105,25 +88,6 @@ async def _wait_for_idle(daemon: "Daemon", p: t.SessionRef) -> t.WaitForIdleResu
     return t.WaitForIdleResult(aborted=session.agent.last_run_aborted)
 
 
-def session_state(daemon: "Daemon", session) -> t.SessionState:
-    agent = session.agent
-    return t.SessionState(
-        session_id=session.id,
-        model=model_info(daemon, session.model) if session.model else None,
-        thinking_level=agent.state.thinking_level,
-        is_streaming=session.busy,
-        steering_mode=agent.steering.mode,
-        follow_up_mode=agent.follow_ups.mode,
-        message_count=len(agent.state.messages),
-        pending_message_count=len(agent.steering) + len(agent.follow_ups),
-        queue=t.QueueState(steering=agent.steering.texts(), follow_up=agent.follow_ups.texts()),
-        cwd=session.cwd,
-        session_file=session.file,
-        session_name=session.name,
-        last_error=agent.state.error,
-    )
-
-
 async def _bash(daemon: "Daemon", p: t.BashParams) -> t.BashResult:
     session = daemon.sessions.get(p.session_id, create=True)
     message = await session.run_bash(p.command, p.exclude_from_context, daemon.protocol.msg_id)
@@ -187,8 +151,6 @@ async def _set_queue_modes(daemon: "Daemon", p: t.SetQueueModesParams) -> t.SetQ
     agent = session.agent
     return t.SetQueueModesResult(steering=agent.steering.mode, follow_up=agent.follow_ups.mode)
 
-
-from .session_methods import SESSION_HANDLERS  # noqa: E402 - it imports session_state from here
 
 HANDLERS: dict[str, Handler] = {
     **SESSION_HANDLERS,

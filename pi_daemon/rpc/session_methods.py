@@ -14,6 +14,7 @@ from ..session.listing import list_sessions
 from ..session.rebuild import stats
 from . import types as t
 from .errors import AGENT_BUSY, INVALID_PARAMS, RpcError
+from .state import session_state
 
 if TYPE_CHECKING:
     from .server import Daemon
@@ -30,8 +31,6 @@ def _positive(name: str, value: int | None) -> None:
 
 
 async def session_load(daemon: "Daemon", p: t.SessionLoadParams) -> t.SessionLoadResult:
-    from .methods import session_state
-
     session, interrupted = daemon.sessions.load(p.session_id, p.file)
     if p.replay:
         asyncio.ensure_future(session.replay())

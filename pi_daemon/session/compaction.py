@@ -158,12 +158,16 @@ def _files(entries: list[dict[str, Any]], previous: dict[str, Any] | None) -> tu
     read, modified = set(details.get("readFiles", [])), set(details.get("modifiedFiles", []))
     for entry in entries:
         message = entry.get("message") or {}
-        for block in message.get("content") or [] if message.get("role") == "assistant" else []:
-            if block.get("type") != "toolCall":
+        if message.get("role") != "assistant":
+            continue
+        for block in message.get("content") or []:
+            path = (block.get("arguments") or {}).get("path") if block.get("type") == "toolCall" else None
+            if not isinstance(path, str):
                 continue
-            path = (block.get("arguments") or {}).get("path")
-            if isinstance(path, str):
-                (modified if block.get("name") in WRITE_TOOLS else read if block.get("name") in READ_TOOLS else set()).add(path)
+            if block.get("name") in WRITE_TOOLS:
+                modified.add(path)
+            elif block.get("name") in READ_TOOLS:
+                read.add(path)
     return sorted(read - modified), sorted(modified)
 
 

@@ -7,6 +7,7 @@ then everything after the compaction.
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 from ..messages import (
@@ -57,8 +58,6 @@ def entry_message(entry: dict[str, Any]) -> Any:
 
 
 def _ms(entry: dict[str, Any]) -> int:
-    import datetime as dt
-
     try:
         stamp = dt.datetime.fromisoformat(entry["timestamp"].replace("Z", "+00:00"))
         return int(stamp.timestamp() * 1000)
@@ -117,15 +116,6 @@ def _unanswered_calls(assistant: AssistantMessage, messages: list[Any]) -> bool:
         return False
     answered = {m.tool_call_id for m in messages if isinstance(m, ToolResultMessage)}
     return not calls <= answered
-
-
-def first_user_text(store: SessionStore) -> str:
-    from ..messages import user_text
-
-    for entry in store.entries:
-        if entry.get("type") == "message" and (entry.get("message") or {}).get("role") == "user":
-            return user_text(message_from_wire(entry["message"]))
-    return ""
 
 
 def stats(entries: list[dict[str, Any]], context: list[Any], context_tokens: int, window: int | None) -> dict[str, Any]:
