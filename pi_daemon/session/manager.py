@@ -121,18 +121,28 @@ class SessionManager:
 
     def load(self, session_id: str | None = None, file: str | None = None) -> tuple[AgentSession, bool]:
         """Open a stored session (or return it if open); ``(session, interrupted)``."""
+        wanted = self.find_file(None, file).resolve() if file else None
         for open_session in self.sessions.values():
-            if open_session.id == session_id or (file and Path(open_session.file) == self.find_file(None, file)):
+            if open_session.id == session_id or Path(open_session.file).resolve() == wanted:
                 self.current = open_session
-                return open_session, False
+                return open_session, not open_session.busy and interrupted(open_session.messages)
         store = SessionStore.open(self.find_file(session_id, file))
         if store.header.get("id") in self.sessions:
             store.close()
             raise SessionFileError(f"{store.path} has the id of another open session")
         if store.torn_file is not None:
             log.warning("%s ended in a torn line; it was cut off and saved to %s", store.path, store.torn_file)
+        session = self._open_stored(store, self.default_model)
+        for entry in pending_queue(store):
+            message = message_from_wire(entry.get("message") or {})
+            queue = session.agent.steering if entry.get("kind") == "steer" else session.agent.follow_ups
+            queue.push(message, entry["queueId"])
+            session.recorder.restored(message, entry["queueId"])
+        return session, interrupted(session.messages)
+
+    def _open_stored(self, store: SessionStore, fallback: Model | None) -> AgentSession:
+        """A session for a file: its context, model and thinking level rebuilt from the branch."""
         branch = store.branch()
-        messages = context_messages(store, branch)
         model_ref, level = settings(store, branch)
         model = None
         if model_ref is not None:
@@ -140,14 +150,8 @@ class SessionManager:
                 model = self.registry.find(*model_ref)
             except ModelUnavailable:
                 log.warning("session %s used model %s/%s, which is not known here", store.header["id"], *model_ref)
-        session = self._open(store, model=model or self.default_model, thinking_level=level or "off",
-                             messages=messages, name=session_name(store))
-        for entry in pending_queue(store):
-            message = message_from_wire(entry.get("message") or {})
-            queue = session.agent.steering if entry.get("kind") == "steer" else session.agent.follow_ups
-            queue.push(message, entry["queueId"])
-            session.recorder.restored(message, entry["queueId"])
-        return session, interrupted(messages)
+        return self._open(store, model=model or fallback, thinking_level=level or "off",
+                          messages=context_messages(store, branch), name=session_name(store))
 
     def fork(self, session: AgentSession, entry_id: str) -> tuple[AgentSession, str]:
         entry = session.store.by_id.get(entry_id)
@@ -166,16 +170,7 @@ class SessionManager:
 
     def _copy(self, session: AgentSession, path: list[dict[str, Any]]) -> AgentSession:
         store = self._new_store(session.cwd, parent=session.file, entries=path)
-        messages = context_messages(store)
-        model_ref, level = settings(store)
-        model = session.model
-        if model_ref is not None:
-            try:
-                model = self.registry.find(*model_ref)
-            except ModelUnavailable:
-                pass
-        return self._open(store, model=model, thinking_level=level or "off", messages=messages,
-                          name=session_name(store))
+        return self._open_stored(store, session.model)
 
     async def close(self, session: AgentSession) -> None:
         await session.close()

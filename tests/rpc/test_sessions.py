@@ -300,3 +300,15 @@ def test_compact_through_the_daemon(spawn, tmp_path):
     assert reloaded["state"]["messageCount"] == len(d2.call("getMessages")["messages"])
     bad = d2.request("setAutoCompaction", {"reserveTokens": -5})["error"]
     assert bad["code"] == -32602 and "reserveTokens" in bad["message"]
+
+
+def test_loading_an_open_session_reports_it_interrupted_too(spawn, tmp_path):
+    call = {"content": [{"type": "toolCall", "id": "c1", "name": "bash", "arguments": {"command": "sleep 30"}}],
+            "stopReason": "toolUse"}
+    d = spawn("--faux-script", script(tmp_path, [call]), "--model", "faux/script")
+    sid = d.call("session/new")["sessionId"]
+    d.call("prompt", {"text": "run it"})
+    d.wait_event("tool_execution_start")
+    d.call("abort")  # the tool result is there, the answer to it is not
+    again = d.call("session/load", {"sessionId": sid})
+    assert again["sessionId"] == sid and again["interrupted"] is True
