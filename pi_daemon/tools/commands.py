@@ -14,9 +14,8 @@ import time
 from pathlib import Path
 
 from ..messages import ToolResult
-from .files import failure
 from .shell import run_shell
-from .workspace import PathRefused, Workspace, WorkspaceTool
+from .workspace import Workspace, WorkspaceTool, failure
 
 UPDATE_EVERY_S = 0.1
 
@@ -49,7 +48,7 @@ class BashTool(WorkspaceTool):
         "additionalProperties": False,
     }
 
-    async def execute(self, call_id, args, cancel, on_update):
+    async def run(self, args, cancel, on_update):
         shown: list[str] = []
         last = [0.0]
 
@@ -124,11 +123,8 @@ class GrepTool(WorkspaceTool):
         "additionalProperties": False,
     }
 
-    async def execute(self, call_id, args, cancel, on_update):
-        try:
-            target = self.workspace.resolve(args.get("path"))
-        except PathRefused as exc:
-            return failure(str(exc))
+    async def run(self, args, cancel, on_update):
+        target = self.workspace.resolve(args.get("path"))
         flags = ["--line-number", "--with-filename", "--no-heading", "--color=never", "--no-require-git"]
         if args.get("ignoreCase"):
             flags.append("--ignore-case")
@@ -163,11 +159,8 @@ class FindTool(WorkspaceTool):
         "additionalProperties": False,
     }
 
-    async def execute(self, call_id, args, cancel, on_update):
-        try:
-            target = self.workspace.resolve(args.get("path"))
-        except PathRefused as exc:
-            return failure(str(exc))
+    async def run(self, args, cancel, on_update):
+        target = self.workspace.resolve(args.get("path"))
         limit = args.get("limit", 500)
         lines, more, err = await _rg(["--files", "--no-require-git", "--color=never", "--glob", args["pattern"],
                                       *_where(self.workspace, target)], self.workspace.root, limit)
@@ -189,12 +182,10 @@ class LsTool(WorkspaceTool):
         "additionalProperties": False,
     }
 
-    async def execute(self, call_id, args, cancel, on_update):
+    async def run(self, args, cancel, on_update):
         try:
             target = self.workspace.resolve(args.get("path"))
             names = sorted(e.name + ("/" if e.is_dir() else "") for e in os.scandir(target))
-        except PathRefused as exc:
-            return failure(str(exc))
         except NotADirectoryError:
             return failure(f"{args.get('path')!r} is a file, not a folder")
         except OSError as exc:

@@ -6,20 +6,15 @@ import base64
 import difflib
 import re
 from pathlib import Path
-from typing import Any
 
 from ..messages import ImageContent, TextContent, ToolResult
-from .workspace import PathRefused, Workspace, WorkspaceTool
+from .workspace import PathRefused, Workspace, WorkspaceTool, failure
 
 MAX_LINES = 2000
 MAX_BYTES = 50 * 1024
 IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
                ".webp": "image/webp"}
 MAGIC = {b"\x89PNG": "image/png", b"\xff\xd8\xff": "image/jpeg", b"GIF8": "image/gif"}
-
-
-def failure(text: str, details: Any = None) -> ToolResult:
-    return ToolResult.text(text, details=details, is_error=True)
 
 
 def _existing_file(workspace: Workspace, path: str) -> Path:
@@ -49,12 +44,10 @@ class ReadTool(WorkspaceTool):
         "additionalProperties": False,
     }
 
-    async def execute(self, call_id, args, cancel, on_update):
+    async def run(self, args, cancel, on_update):
         try:
             target = _existing_file(self.workspace, args["path"])
             data = target.read_bytes()
-        except PathRefused as exc:
-            return failure(str(exc))
         except OSError as exc:
             return failure(f"cannot read {args['path']!r}: {exc.strerror}")
         mime = IMAGE_TYPES.get(target.suffix.lower()) or next(
@@ -103,7 +96,7 @@ class WriteTool(WorkspaceTool):
         "additionalProperties": False,
     }
 
-    async def execute(self, call_id, args, cancel, on_update):
+    async def run(self, args, cancel, on_update):
         try:
             target = self.workspace.resolve(args["path"])
             if target.is_dir():
@@ -112,8 +105,6 @@ class WriteTool(WorkspaceTool):
                 existed = target.exists()
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text(args["content"], encoding="utf-8")
-        except PathRefused as exc:
-            return failure(str(exc))
         except OSError as exc:
             return failure(f"cannot write {args['path']!r}: {exc.strerror}")
         size = len(args["content"].encode())
@@ -180,7 +171,7 @@ class EditTool(WorkspaceTool):
         "additionalProperties": False,
     }
 
-    async def execute(self, call_id, args, cancel, on_update):
+    async def run(self, args, cancel, on_update):
         try:
             target = _existing_file(self.workspace, args["path"])
             async with self.workspace.lock(target):
@@ -189,8 +180,6 @@ class EditTool(WorkspaceTool):
                 if isinstance(updated, ToolResult):
                     return updated
                 target.write_text(updated, encoding="utf-8")
-        except PathRefused as exc:
-            return failure(str(exc))
         except UnicodeDecodeError:
             return failure(f"{args['path']!r} is not UTF-8 text; it cannot be edited")
         except OSError as exc:

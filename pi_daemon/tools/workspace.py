@@ -11,8 +11,11 @@ from __future__ import annotations
 import asyncio
 import os
 from pathlib import Path
+from typing import Any
 
-from .base import Tool
+from ..cancel import CancelToken
+from ..messages import ToolResult
+from .base import Tool, ToolUpdate
 
 
 class PathRefused(Exception):
@@ -64,8 +67,22 @@ class Workspace:
         return self._locks.setdefault(path, asyncio.Lock())
 
 
+def failure(text: str, details: Any = None) -> ToolResult:
+    return ToolResult.text(text, details=details, is_error=True)
+
+
 class WorkspaceTool(Tool):
-    """A built-in tool: it works on one workspace."""
+    """A built-in tool: it works on one workspace. ``run`` may raise PathRefused anywhere;
+    that becomes an error result saying why, in the tool's own words."""
 
     def __init__(self, workspace: Workspace) -> None:
         self.workspace = workspace
+
+    async def execute(self, call_id, args, cancel, on_update):
+        try:
+            return await self.run(args, cancel, on_update)
+        except PathRefused as exc:
+            return failure(str(exc))
+
+    async def run(self, args: dict[str, Any], cancel: CancelToken, on_update: ToolUpdate) -> ToolResult:
+        raise NotImplementedError
