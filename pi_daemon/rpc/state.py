@@ -47,14 +47,3 @@ def session_state(daemon: "Daemon", session: "AgentSession") -> t.SessionState:
         session_name=session.name,
         last_error=agent.state.error,
     )
-
-
-async def _bash(daemon: "Daemon", p: t.BashParams) -> t.BashResult:
-    session = daemon.sessions.get(p.session_id, create=True)
-    message = await session.run_bash(p.command, p.exclude_from_context, daemon.protocol.msg_id)
-    return t.BashResult(output=message.output, cancelled=message.cancelled, truncated=message.truncated,
-                        exit_code=message.exit_code, full_output_path=message.full_output_path)
-
-
-async def _abort_bash(daemon: "Daemon", p: t.SessionRef) -> t.AbortResult:
-    return t.AbortResult(aborted=daemon.sessions.get(p.session_id).abort_bash())
