@@ -1,0 +1,61 @@
+"""Workspace trust: which workspaces the user has said may configure the daemon.
+
+A cloned repository is untrusted input. Configuration it ships that could move a secret,
+run code or lower a protection takes effect only once the user has trusted that
+workspace. The answer lives in the user's home (``$PI_DAEMON_HOME/trust.json``), keyed
+by the workspace's resolved path, never in the workspace itself.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from pathlib import Path
+
+from .settings import home_dir
+
+log = logging.getLogger(__name__)
+
+
+def trust_file() -> Path:
+    return home_dir() / "trust.json"
+
+
+def _key(workspace: str | Path) -> str:
+    return str(Path(workspace).resolve())
+
+
+def _load() -> dict[str, dict]:
+    try:
+        data = json.loads(trust_file().read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        log.warning("ignoring %s: %s", trust_file(), exc)
+        return {}
+    workspaces = data.get("workspaces") if isinstance(data, dict) else None
+    return {k: v for k, v in (workspaces or {}).items() if isinstance(v, dict)}
+
+
+def decision(workspace: str | Path) -> bool | None:
+    """True or False as the user answered for this workspace, None when never asked."""
+    entry = _load().get(_key(workspace))
+    trusted = entry.get("trusted") if entry else None
+    return trusted if isinstance(trusted, bool) else None
+
+
+def is_trusted(workspace: str | Path) -> bool:
+    return decision(workspace) is True
+
+
+def set_trusted(workspace: str | Path, trusted: bool) -> None:
+    """Remember the user's answer; written atomically so a crash never leaves half a file."""
+    workspaces = _load()
+    workspaces[_key(workspace)] = {"trusted": trusted, "decidedAt": int(time.time() * 1000)}
+    path = trust_file()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps({"workspaces": workspaces}, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
