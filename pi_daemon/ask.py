@@ -17,6 +17,8 @@ import subprocess
 import sys
 from typing import Any
 
+from .cli import add_permission_args, permission_argv
+
 
 def parse(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="pi-daemon ask", description="Ask the agent once and print the answer.")
@@ -25,6 +27,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--workspace", help="the folder the agent works in (default: here)")
     parser.add_argument("--session", help="continue this session id instead of starting a new one")
     parser.add_argument("--json", action="store_true", help="print every event as one JSON line instead")
+    add_permission_args(parser)
     return parser.parse_args(argv)
 
 
@@ -35,6 +38,7 @@ class Connection:
             command += ["--model", args.model]
         if args.workspace:
             command += ["--workspace", args.workspace]
+        command += permission_argv(args)
         self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         self.next_id = 0
         self.backlog: list[dict[str, Any]] = []  # events that came before a reply

@@ -38,7 +38,32 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="largest accepted frame; larger ones get an error (default: 64 MiB)")
     parser.add_argument("--faux-script", metavar="FILE", default=os.environ.get("PI_DAEMON_FAUX_SCRIPT"),
                         help="a JSON script of replies for the offline faux provider (model faux/<modelId>)")
+    add_permission_args(parser)
+    parser.add_argument("--permission-timeout", type=float, metavar="SECONDS", default=None,
+                        help="refuse a tool call whose permission request is unanswered this long "
+                        "(default: settings permissions.timeoutSeconds, else 300)")
     return parser.parse_args(argv)
+
+
+def add_permission_args(parser: argparse.ArgumentParser) -> None:
+    """``--allow`` / ``--yes``: the tools that may run without asking (shared with ``pi-daemon ask``)."""
+    parser.add_argument("--allow", action="append", default=[], metavar="TOOLS",
+                        help="comma-separated tools (write, edit, bash) that run without asking; without "
+                        "this, and without a client that can ask, they are refused")
+    parser.add_argument("--yes", action="store_true", help="the same as --allow write,edit,bash")
+
+
+def allowed_tools(args: argparse.Namespace) -> tuple[str, ...]:
+    names = [n.strip() for value in args.allow for n in value.split(",") if n.strip()]
+    if args.yes:
+        names += ["write", "edit", "bash"]
+    return tuple(dict.fromkeys(names))
+
+
+def permission_argv(args: argparse.Namespace) -> list[str]:
+    """The ``--allow`` option that passes the same tools on to a daemon."""
+    tools = allowed_tools(args)
+    return ["--allow", ",".join(tools)] if tools else []
 
 
 def setup_logging(level: str, log_file: str | None) -> None:
@@ -122,7 +147,8 @@ def main(argv: list[str] | None = None) -> int:
     from .rpc.server import serve
 
     code = serve(reader, writer, workspace=workspace, registry=registry, default_model=default_model,
-                 max_frame_bytes=args.max_frame_bytes, client=client, pending=pending)
+                 max_frame_bytes=args.max_frame_bytes, client=client, pending=pending,
+                 allowed_tools=allowed_tools(args), permission_timeout=args.permission_timeout)
     writer.flush()
     logging.shutdown()
     # The reader thread may still be blocked in read(); a normal interpreter exit would abort.

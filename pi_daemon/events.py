@@ -285,11 +285,19 @@ class ThinkingLevelChanged:
     level: str = "off"
 
 
+@attrs.define
+class PermissionTimeout:
+    type: str = _tag("permission_timeout")
+    tool_call_id: str = ""
+    tool_name: str = ""
+    timeout_seconds: float = 0
+
+
 AGENT_EVENT_TYPES = (
     AgentStart, AgentEnd, AgentSettled, TurnStart, TurnEnd, MessageStart, MessageUpdate,
     MessageEnd, ToolExecutionStart, ToolExecutionUpdate, ToolExecutionEnd, QueueUpdate,
     CompactionStart, CompactionEnd, AutoRetryStart, AutoRetryEnd, BashExecutionUpdate,
-    SessionInfoChanged, ModelChanged, ThinkingLevelChanged,
+    SessionInfoChanged, ModelChanged, ThinkingLevelChanged, PermissionTimeout,
 )
 
 

@@ -41,3 +41,26 @@ def test_exit_codes_for_failures(tmp_path):
     assert first.returncode == 0
     out = ask("--model", "faux/echo", "--session", "no-such-session", "hi", cwd=tmp_path)
     assert out.returncode == 2 and "no session with id 'no-such-session'" in out.stderr
+
+
+def test_writes_and_commands_are_refused_unless_allowed_on_the_command_line(tmp_path):
+    script = write_script(tmp_path / "w.json", [
+        {"content": [{"type": "toolCall", "id": "c1", "name": "write",
+                      "arguments": {"path": "out.txt", "content": "x"}}], "stopReason": "toolUse"},
+        {"content": [{"type": "toolCall", "id": "c2", "name": "bash", "arguments": {"command": "touch ran"}}],
+         "stopReason": "toolUse"},
+        text("done")], modelId="w")
+
+    def run(*flags):
+        return subprocess.run([sys.executable, "-m", "pi_daemon", "ask", "--model", "faux/w", *flags, "go"],
+                              cwd=tmp_path, env=clean_env(PI_DAEMON_FAUX_SCRIPT=str(script)), capture_output=True,
+                              text=True, timeout=60)
+
+    out = run()
+    assert out.returncode == 0 and "--allow write" in out.stderr and "--allow bash" in out.stderr
+    assert not (tmp_path / "out.txt").exists() and not (tmp_path / "ran").exists()
+    out = run("--allow", "write")
+    assert (tmp_path / "out.txt").exists() and not (tmp_path / "ran").exists() and "--allow bash" in out.stderr
+    (tmp_path / "out.txt").unlink()
+    out = run("--yes")
+    assert out.returncode == 0 and (tmp_path / "out.txt").exists() and (tmp_path / "ran").exists()

@@ -37,7 +37,9 @@ from ..session import AgentSession, SessionError, SessionManager, SessionNotFoun
 from ..session.compaction import load_settings
 from ..session.manager import EntryError
 from ..session.store import SessionFileError, SessionLocked
-from ..tools.permissions import ASK_DEFAULT, OUTCOMES, PermissionGate
+from ..events import PermissionTimeout
+from ..tools.permission_rules import Rule, describe
+from ..tools.permissions import ASK_DEFAULT, OUTCOMES, TIMED_OUT, PermissionGate
 from ..tools.workspace import Workspace
 from . import errors as E
 from .framing import FrameError, encode
@@ -47,11 +49,16 @@ from .notify import EventSender
 from .params import structure_params
 from .protocol import DaemonProtocol, dumps
 from .transport import EOF, FrameReader, FrameWriter
-from .types import METHODS
+from .types import METHODS, PermissionRequestParams, PermissionScope
 
 log = logging.getLogger(__name__)
 
 _SESSION_ERROR_CODES = {"busy": E.AGENT_BUSY, "state": E.INVALID_STATE, "model": E.MODEL_UNAVAILABLE}
+
+
+def _positive(value: Any) -> float | None:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
+    return float(value) if ok else None
 
 
 class Daemon:
@@ -65,6 +72,8 @@ class Daemon:
         default_model: Any,
         max_frame_bytes: int,
         client: ClientState | None = None,
+        allowed_tools: tuple[str, ...] = (),
+        permission_timeout: float | None = None,
     ) -> None:
         self.reader = reader
         self.writer = writer
@@ -79,8 +88,10 @@ class Daemon:
         self.tools_workspace = Workspace(workspace, extra_roots=options.get("workspace", {}).get("extraRoots"))
         self.tools_workspace.allow(self.client.allowed_roots)
         policy = options.get("permissions", {})
+        self.permission_timeout = permission_timeout or _positive(policy.get("timeoutSeconds")) or 300.0
         gate = PermissionGate(self.tools_workspace.root, ask=tuple(policy.get("ask", ASK_DEFAULT)),
-                              without_client=policy.get("withoutClient", "allow"), asker=self.ask_permission)
+                              without_client=policy.get("withoutClient", "reject"), allowed=allowed_tools,
+                              asker=self.ask_permission)
         self.sessions = SessionManager(registry, workspace, default_model, on_open=self._watch,
                                        compaction=load_settings(workspace), tools_workspace=self.tools_workspace,
                                        permissions=gate)
@@ -105,21 +116,31 @@ class Daemon:
         session.subscribe(EventSender(session.id, self.writer, self.send_frame))
 
     async def ask_permission(self, session_id: str, call_id: str, tool: str, args: dict, title: str,
-                             options: list[str]) -> str | None:
+                             options: list[str], rule: Rule) -> str | None:
         """Ask the client (``permission/request``); None when it cannot be asked."""
         if not self.client.permissions or self._eof:
             return None
         msg_id = f"permission-{uuid.uuid4().hex[:12]}"
-        params = {"sessionId": session_id, "toolCallId": call_id, "toolName": tool, "args": args,
-                  "title": title, "options": options}
+        params = to_wire(PermissionRequestParams(
+            session_id=session_id, tool_call_id=call_id, tool_name=tool, args=args, title=title, options=options,
+            remember=PermissionScope(scope=rule.scope, pattern=rule.pattern, label=describe(rule)),
+            timeout_seconds=self.permission_timeout))
         future = asyncio.wrap_future(self.protocol.send_request("permission/request", params, msg_id=msg_id))
         try:
-            result = await future
-        except asyncio.CancelledError:
+            result = await asyncio.wait_for(future, self.permission_timeout)
+        except (asyncio.CancelledError, TimeoutError) as exc:
             self.protocol._request_futures.pop(msg_id, None)
             if not self._eof:
                 self.protocol.notify("$/cancelRequest", {"id": msg_id})
-            raise
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+            log.warning("permission/request %s was not answered within %g s: refused", msg_id,
+                        self.permission_timeout)
+            session = self.sessions.sessions.get(session_id)
+            if session is not None:
+                await session.observers.emit(PermissionTimeout(
+                    tool_call_id=call_id, tool_name=tool, timeout_seconds=self.permission_timeout))
+            return TIMED_OUT
         except JsonRpcException as exc:
             log.warning("permission/request %s failed: %s", msg_id, exc)
             return "cancelled"

@@ -499,6 +499,33 @@ class AgentEventParams:
     event: dict[str, Any]
 
 
+# --- requests (daemon -> client) ---------------------------------------------------------
+
+
+@attrs.define
+class PermissionScope:
+    scope: Literal["exact", "prefix", "path", "tool"]
+    label: str
+    pattern: str | None = None
+
+
+@attrs.define
+class PermissionRequestParams:
+    session_id: str
+    tool_call_id: str
+    tool_name: str
+    args: dict[str, Any]
+    title: str
+    options: list[str]
+    remember: PermissionScope
+    timeout_seconds: float
+
+
+@attrs.define
+class PermissionRequestResult:
+    outcome: str
+
+
 @attrs.define
 class Method:
     params: type
@@ -545,3 +572,8 @@ METHODS: dict[str, Method] = {
 }
 
 NOTIFICATIONS: dict[str, type] = {"agent/event": AgentEventParams}
+
+CLIENT_REQUESTS: dict[str, Method] = {
+    "permission/request": Method(PermissionRequestParams, PermissionRequestResult,
+                                 "may this tool call run? (and what to remember)"),
+}

@@ -1,38 +1,40 @@
-"""Permission to run a tool call: remembered answers, asking the user, or the policy.
+"""Permission to run a tool call: the rules, asking the user, or the non-interactive policy.
 
-Calls of the tools in ``ask`` (default: write, edit, bash) need permission. A remembered
-``allow_always`` / ``reject_always`` answer (in ``<workspace>/.pi/permissions.json``, for
-the tool, and for bash for that command prefix) decides at once; otherwise the client is
-asked, if it can be; otherwise ``without_client`` decides (default: allow — the tools are
-confined to the workspace anyway).
+Calls of the tools in ``ask`` (default: write, edit, bash) need permission, decided in
+this order:
+
+1. a ``reject`` rule — remembered by the user, or shipped in the workspace's
+   ``.pi/permissions.json`` — refuses the call;
+2. a tool the user allowed up front (``--allow`` / ``--yes``) runs;
+3. an ``allow`` rule runs the call: remembered by the user (``$PI_DAEMON_HOME``), given
+   for this session, or shipped by the workspace once the user trusts it;
+4. otherwise the client is asked, if it can be; the request states what "always" (or
+   "for this session") would remember;
+5. without a client that can ask, ``without_client`` decides (default: refuse, naming
+   the flag that allows the tool).
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import shlex
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
+from .. import trust
 from ..cancel import CancelToken, Cancelled, race
+from .permission_rules import Rule, allows, rejects, rule_for
+from .permission_store import RememberedAnswers, workspace_rules
 
 log = logging.getLogger(__name__)
 
-OUTCOMES = ("allow_once", "allow_always", "reject_once", "reject_always", "cancelled")
+OUTCOMES = ("allow_once", "allow_session", "allow_always", "reject_once", "reject_always", "cancelled")
+OPTIONS = OUTCOMES[:5]
 ASK_DEFAULT = ("write", "edit", "bash")
+TIMED_OUT = "timeout"  # what an asker returns when nobody answered in time (never on the wire)
 
-# (session id, tool call id, tool name, args, title, options) -> outcome, or None: nobody to ask
-Asker = Callable[[str, str, str, dict, str, list[str]], Awaitable[str | None]]
-
-
-def command_prefix(command: str) -> str:
-    """What an ``allow_always`` for bash covers: the program and its first argument."""
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        words = command.split()
-    return " ".join(words[:2])
+# (session id, tool call id, tool name, args, title, options, rule "always" would remember)
+#   -> an outcome, TIMED_OUT, or None: nobody to ask
+Asker = Callable[[str, str, str, dict, str, list[str], Rule], Awaitable[str | None]]
 
 
 def title_for(tool: str, args: dict[str, Any]) -> str:
@@ -43,72 +45,70 @@ def title_for(tool: str, args: dict[str, Any]) -> str:
     return f"Use {tool}"
 
 
+def how_to_allow(tool: str) -> str:
+    return (f"{tool} calls need the user's permission and no client that can ask is connected; "
+            f"to allow them without asking, start pi-daemon (or `pi-daemon ask`) with `--allow {tool}`, "
+            f"or `--yes` for {', '.join(ASK_DEFAULT)}")
+
+
 class PermissionGate:
-    def __init__(self, workspace_root: Path, *, ask: tuple[str, ...] = ASK_DEFAULT, without_client: str = "allow",
-                 asker: Asker | None = None) -> None:
-        self.file = workspace_root / ".pi" / "permissions.json"
+    def __init__(self, workspace_root: Path, *, ask: tuple[str, ...] = ASK_DEFAULT, without_client: str = "reject",
+                 allowed: tuple[str, ...] = (), asker: Asker | None = None) -> None:
+        self.root = workspace_root
         self.ask = ask
         self.without_client = without_client
+        self.allowed = allowed
         self.asker = asker
+        self.remembered = RememberedAnswers(workspace_root)
+        self.session_rules: dict[str, list[Rule]] = {}
+        self._told_untrusted = False
 
-    def _load(self) -> dict[str, list[dict[str, str]]]:
-        try:
-            data = json.loads(self.file.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {"allow": [], "reject": []}
-        return {k: [r for r in data.get(k, []) if isinstance(r, dict)] for k in ("allow", "reject")}
+    def _workspace_allow(self, shipped: list[Rule]) -> list[Rule]:
+        if not shipped or trust.is_trusted(self.root):
+            return shipped
+        if not self._told_untrusted:
+            self._told_untrusted = True
+            log.warning("ignoring the allow rules of %s: the workspace is not trusted",
+                        self.root / ".pi" / "permissions.json")
+        return []
 
-    @staticmethod
-    def _matches(rule: dict[str, str], tool: str, args: dict[str, Any]) -> bool:
-        if rule.get("tool") != tool:
-            return False
-        prefix = rule.get("prefix")
-        if tool == "bash" and prefix:
-            command = args.get("command", "")
-            return command == prefix or command.startswith(prefix + " ")
-        return True
-
-    def remembered(self, tool: str, args: dict[str, Any]) -> str | None:
-        rules = self._load()
-        if any(self._matches(r, tool, args) for r in rules["reject"]):
+    def decide(self, session_id: str, tool: str, args: dict[str, Any]) -> str | None:
+        """``"reject"``, ``"allow"``, or None: the user has to be asked."""
+        mine, shipped = self.remembered.load(), workspace_rules(self.root)
+        if rejects(mine["reject"] + shipped["reject"], tool, args, self.root):
             return "reject"
-        if any(self._matches(r, tool, args) for r in rules["allow"]):
+        if tool in self.allowed:
             return "allow"
-        return None
-
-    def remember(self, kind: str, tool: str, args: dict[str, Any]) -> None:
-        rules = self._load()
-        rule = {"tool": tool}
-        if tool == "bash":
-            rule["prefix"] = command_prefix(args.get("command", ""))
-        if rule not in rules[kind]:
-            rules[kind].append(rule)
-        self.file.parent.mkdir(parents=True, exist_ok=True)
-        self.file.write_text(json.dumps(rules, indent=2) + "\n", encoding="utf-8")
+        rules = mine["allow"] + self.session_rules.get(session_id, []) + self._workspace_allow(shipped["allow"])
+        return "allow" if allows(rules, tool, args, self.root) else None
 
     async def check(self, session_id: str, ctx: Any, cancel: CancelToken) -> str | None:
         """A reason to block the call, or None to let it run (a ``before_tool_call`` hook)."""
         tool, args = ctx.tool_call.name, ctx.args
         if tool not in self.ask:
             return None
-        remembered = self.remembered(tool, args)
-        if remembered == "allow":
+        decided = self.decide(session_id, tool, args)
+        if decided == "allow":
             return None
-        if remembered == "reject":
-            return f"the user has declined {tool} calls like this one for good (.pi/permissions.json)"
+        if decided == "reject":
+            return f"the user has declined {tool} calls like this one for good"
+        rule = rule_for(tool, args, self.root)
         outcome = None
         if self.asker is not None:
             try:
                 outcome = await race(self.asker(session_id, ctx.tool_call.id, tool, args, title_for(tool, args),
-                                                list(OUTCOMES[:4])), cancel)
+                                                list(OPTIONS), rule), cancel)
             except Cancelled:
                 return "the run was aborted while the user was being asked"
         if outcome is None:
-            if self.without_client == "allow":
-                return None
-            return f"{tool} calls need the user's permission, and no client that can ask is connected"
-        if outcome in ("allow_always", "reject_always"):
-            self.remember("allow" if outcome == "allow_always" else "reject", tool, args)
+            return None if self.without_client == "allow" else how_to_allow(tool)
+        if outcome == TIMED_OUT:
+            return (f"nobody answered the permission request for this {tool} call in time, so it was "
+                    "not run; do not retry it unchanged")
+        if outcome == "allow_session":
+            self.session_rules.setdefault(session_id, []).append(rule)
+        elif outcome in ("allow_always", "reject_always"):
+            self.remembered.add("allow" if outcome == "allow_always" else "reject", rule)
         if outcome.startswith("allow"):
             return None
         if outcome == "cancelled":

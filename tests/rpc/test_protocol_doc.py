@@ -9,7 +9,7 @@ import pytest
 from pi_daemon.converter import camel
 from pi_daemon.events import AGENT_EVENT_TYPES
 from pi_daemon.rpc.methods import HANDLERS
-from pi_daemon.rpc.types import METHODS, NOTIFICATIONS
+from pi_daemon.rpc.types import CLIENT_REQUESTS, METHODS, NOTIFICATIONS
 
 DOC = (Path(__file__).resolve().parents[2] / "protocol.md").read_text()
 
@@ -60,6 +60,7 @@ def documented_types() -> dict[str, list[str]]:
 def reachable_classes():
     todo = [m.params for m in METHODS.values()] + [m.result for m in METHODS.values() if m.result]
     todo += list(NOTIFICATIONS.values())
+    todo += [m.params for m in CLIENT_REQUESTS.values()] + [m.result for m in CLIENT_REQUESTS.values()]
     seen = {}
     while todo:
         cls = todo.pop()
@@ -96,6 +97,14 @@ def test_each_method_names_its_params_and_result_types(name):
             assert "**Result**: `{}`" in body
     else:
         assert "Notification" in body
+
+
+def test_each_request_to_the_client_is_documented_with_its_types():
+    documented = headings(section("Requests (daemon → client)"))
+    assert set(documented) == set(CLIENT_REQUESTS)
+    for name, spec in CLIENT_REQUESTS.items():
+        assert f"**Params** (`{spec.params.__name__}`)" in documented[name]
+        assert f"**Result** (`{spec.result.__name__}`)" in documented[name]
 
 
 def test_every_protocol_type_is_documented_with_exactly_its_fields():

@@ -44,7 +44,7 @@ def test_write_read_edit_bash_through_the_daemon(spawn, tmp_path, server):
         calls(("b", "bash", {"command": "python3 src/app.py; for i in 1 2 3; do echo step $i; sleep 0.15; done"})),
         Reply(body=openai_text("All done.")),
     )
-    d = spawn("--model", "local/coder", cwd=project(tmp_path, server))
+    d = spawn("--model", "local/coder", "--yes", cwd=project(tmp_path, server))
     d.call("prompt", {"text": "make the app print two"})
     d.wait_event("agent_settled", timeout=30)
     assert (tmp_path / "src" / "app.py").read_text() == "print('two')\n"
@@ -63,7 +63,7 @@ def test_write_read_edit_bash_through_the_daemon(spawn, tmp_path, server):
 
 def test_traversal_is_refused_with_a_clear_result(spawn, tmp_path, server):
     server.script(calls(("x", "write", {"path": "../escape.txt", "content": "nope"})), Reply(body=openai_text("ok")))
-    d = spawn("--model", "local/coder", cwd=project(tmp_path, server))
+    d = spawn("--model", "local/coder", "--allow", "write", cwd=project(tmp_path, server))
     d.call("prompt", {"text": "go"})
     d.wait_event("agent_settled")
     end = results(d)[0]
@@ -93,7 +93,8 @@ def test_permission_round_trip_allow_once_reject_and_allow_always(spawn, tmp_pat
         calls(("b2", "bash", {"command": "echo first and more"})),
         Reply(body=openai_text("done")),
     )
-    d = spawn("--model", "local/coder", cwd=project(tmp_path, server))
+    home = tmp_path / "home"
+    d = spawn("--model", "local/coder", cwd=project(tmp_path, server), env={"PI_DAEMON_HOME": str(home)})
     answers = iter(["allow_once", "reject_once", "allow_always"])
     d.on_request["permission/request"] = lambda params: {"outcome": next(answers)}
     assert d.call("initialize", {"capabilities": {"permissions": True}})["capabilities"]["permissions"] is True
@@ -102,14 +103,20 @@ def test_permission_round_trip_allow_once_reject_and_allow_always(spawn, tmp_pat
     asked = [r["params"] for r in d.server_requests if r["method"] == "permission/request"]
     assert [(a["toolName"], a["title"]) for a in asked] == [
         ("write", "Write a.txt"), ("write", "Write b.txt"), ("bash", "Run `echo first`")]
-    assert asked[0]["options"] == ["allow_once", "allow_always", "reject_once", "reject_always"]
+    assert asked[0]["options"] == ["allow_once", "allow_session", "allow_always", "reject_once", "reject_always"]
+    assert asked[0]["remember"] == {"scope": "path", "pattern": "a.txt", "label": "write calls on `a.txt`"}
+    assert asked[2]["remember"] == {"scope": "prefix", "pattern": "echo first",
+                                    "label": "commands starting with `echo first`"}
     assert asked[0]["toolCallId"] == "w1" and asked[0]["args"] == {"path": "a.txt", "content": "A"}
     assert (tmp_path / "a.txt").exists() and not (tmp_path / "b.txt").exists()
     ends = {e["toolCallId"]: e for e in results(d, 4)}
     assert ends["w2"]["isError"] and "the user declined" in ends["w2"]["result"]["content"][0]["text"]
     assert not ends["b2"]["isError"]  # allow_always covered the prefix "echo first": not asked again
-    remembered = json.loads((tmp_path / ".pi" / "permissions.json").read_text())
-    assert remembered == {"allow": [{"tool": "bash", "prefix": "echo first"}], "reject": []}
+    # remembered in the user's home, keyed by the workspace, not in the workspace
+    assert not (tmp_path / ".pi" / "permissions.json").exists()
+    remembered = json.loads((home / "permissions.json").read_text())
+    assert remembered == {"workspaces": {str(tmp_path.resolve()): {
+        "allow": [{"tool": "bash", "scope": "prefix", "pattern": "echo first"}], "reject": []}}}
 
 
 def test_abort_while_a_permission_request_is_pending(spawn, tmp_path, server):
@@ -165,7 +172,7 @@ def test_user_shell_streams_joins_the_context_and_can_be_aborted(spawn, tmp_path
 def test_abort_kills_a_running_bash_tool_and_its_children(spawn, tmp_path, server):
     marker = f"sleep 876{os.getpid() % 100}"
     server.script(calls(("b", "bash", {"command": f"{marker} & {marker}"})), Reply(body=openai_text("never")))
-    d = spawn("--model", "local/coder", cwd=project(tmp_path, server))
+    d = spawn("--model", "local/coder", "--allow", "bash", cwd=project(tmp_path, server))
     d.call("prompt", {"text": "go"})
     d.wait_event("tool_execution_start")
     time.sleep(0.3)
