@@ -24,12 +24,14 @@ local function workspace(replies, opts)
   return dir
 end
 
-local function start(dir, permissions)
+local function start(dir, permissions, args)
   local pi = require("pi")
   pi.stop()
   vim.wait(200)
   local env = { PI_DAEMON_HOME = dir, OPENAI_API_KEY = "", ANTHROPIC_API_KEY = "", OPENROUTER_API_KEY = "" }
-  pi.start({ cmd = { python, "-m", "pi_daemon", "--faux-script", dir .. "/script.json", "--model", "faux/script" },
+  local cmd = vim.list_extend({ python, "-m", "pi_daemon", "--faux-script", dir .. "/script.json", "--model", "faux/script" },
+                              args or {})
+  pi.start({ cmd = cmd,
              cwd = dir, env = env, permissions = permissions or false })
   local buf = pi.status().buf
   if buf then vim.api.nvim_buf_set_lines(buf, 0, -1, false, {}) end
@@ -62,7 +64,7 @@ end)
 
 test("steer while a tool runs", function()
   local dir = workspace({ call("bash", { command = "sleep 0.5; echo tool-done" }), text("changed course") })
-  local pi = start(dir)
+  local pi = start(dir, false, { "--allow", "bash" }) -- no one to ask
   vim.cmd("Pi run something")
   wait("the tool", function() return buffer_text():find("bash output {{{", 1, true) ~= nil end)
   vim.cmd("PiSteer change course please")
@@ -92,8 +94,10 @@ test("permission request answered with vim.ui.select", function()
   local dir = workspace({ call("write", { path = "made.txt", content = "by pi" }), text("written") })
   local asked = {}
   local original = vim.ui.select
+  local shown
   vim.ui.select = function(items, opts, on_choice)
     table.insert(asked, opts.prompt)
+    shown = vim.tbl_map(opts.format_item, items)
     on_choice(items[1])
   end
   local pi = start(dir, true)
@@ -101,6 +105,9 @@ test("permission request answered with vim.ui.select", function()
   wait("settled", function() return pi.status().settled >= 1 end)
   vim.ui.select = original
   assert(asked[1] == "Write made.txt", vim.inspect(asked))
+  assert(vim.deep_equal(shown, { "Allow once", "Allow this session: write calls on `made.txt`",
+                                 "Always allow: write calls on `made.txt`", "Reject",
+                                 "Always reject: write calls on `made.txt`" }), vim.inspect(shown))
   assert(vim.fn.readfile(dir .. "/made.txt")[1] == "by pi")
 end)
 

@@ -2,7 +2,7 @@
 // All protocol work is in rpcClient.ts; this file is only the VS Code surface.
 
 import * as vscode from "vscode";
-import { Conversation, Json, Outcome, PiClient, PermissionRequest } from "./rpcClient";
+import { Conversation, Json, Outcome, PiClient, PermissionRequest, permissionPrompt } from "./rpcClient";
 
 let client: PiClient | undefined;
 let conversation = new Conversation();
@@ -36,12 +36,9 @@ async function refreshStatus(): Promise<void> {
 }
 
 async function askPermission(request: PermissionRequest): Promise<Outcome> {
-  const labels: Record<string, Outcome> = {
-    "Allow once": "allow_once", "Always allow": "allow_always", Reject: "reject_once", "Always reject": "reject_always",
-  };
-  const detail = request.toolName === "bash" ? request.args.command : JSON.stringify(request.args, null, 2).slice(0, 800);
-  const choice = await vscode.window.showWarningMessage(request.title, { modal: true, detail }, ...Object.keys(labels));
-  return choice ? labels[choice] : "cancelled";
+  const { detail, choices } = permissionPrompt(request);
+  const choice = await vscode.window.showWarningMessage(request.title, { modal: true, detail }, ...choices.map((c) => c.label));
+  return choices.find((c) => c.label === choice)?.outcome ?? "cancelled";
 }
 
 function onEvent(_sessionId: string, event: Json): void {
@@ -52,6 +49,9 @@ function onEvent(_sessionId: string, event: Json): void {
     vscode.window.showInformationMessage(`pi changed ${path}`, "Show diff").then((choice) => {
       if (choice) showDiff(event.toolCallId);
     });
+  }
+  if (event.type === "permission_timeout") {
+    vscode.window.showWarningMessage(`pi: nobody answered within ${event.timeoutSeconds} s, so ${event.toolName} was not run`);
   }
   if (event.type === "agent_settled") refreshStatus();
   render();

@@ -11,7 +11,14 @@ import {
 } from "vscode-jsonrpc/node";
 
 export type Json = any;
-export type Outcome = "allow_once" | "allow_always" | "reject_once" | "reject_always" | "cancelled";
+export type Outcome = "allow_once" | "allow_session" | "allow_always" | "reject_once" | "reject_always" | "cancelled";
+
+// What "always" / "for this session" would remember (absent from older daemons).
+export interface PermissionScope {
+  scope: "exact" | "prefix" | "path" | "tool";
+  pattern?: string;
+  label: string;
+}
 
 export interface PermissionRequest {
   sessionId: string;
@@ -20,6 +27,23 @@ export interface PermissionRequest {
   args: Json;
   title: string;
   options: Outcome[];
+  remember?: PermissionScope;
+  timeoutSeconds?: number;
+}
+
+const CHOICE_LABELS: [Outcome, string][] = [
+  ["allow_once", "Allow once"], ["allow_session", "Allow this session"], ["allow_always", "Always allow"],
+  ["reject_once", "Reject"], ["reject_always", "Always reject"],
+];
+
+// The prompt for a permission request: the offered choices and a detail text that says
+// what the remembering choices would remember.
+export function permissionPrompt(request: PermissionRequest): { detail: string; choices: { label: string; outcome: Outcome }[] } {
+  const offered = new Set(request.options ?? []);
+  const choices = CHOICE_LABELS.filter(([outcome]) => offered.has(outcome)).map(([outcome, label]) => ({ label, outcome }));
+  const what = request.toolName === "bash" ? String(request.args?.command ?? "") : JSON.stringify(request.args, null, 2).slice(0, 800);
+  const remembers = request.remember ? `\n\n"Always" and "this session" remember: ${request.remember.label}` : "";
+  return { detail: what + remembers, choices };
 }
 
 export interface ClientOptions {
@@ -79,8 +103,10 @@ export class PiClient {
       this.lastSeq.set(params.sessionId, params.seq);
       for (const listener of this.listeners) listener(params.sessionId, params.event, params.seq);
     });
-    connection.onRequest("permission/request", async (params: PermissionRequest) => {
-      const outcome = this.options.onPermission ? await this.options.onPermission(params) : "cancelled";
+    connection.onRequest("permission/request", async (params: PermissionRequest, token) => {
+      // The daemon cancels the request when the run is aborted or nobody answered in time.
+      const cancelled = new Promise<Outcome>((resolve) => token.onCancellationRequested(() => resolve("cancelled")));
+      const outcome = this.options.onPermission ? await Promise.race([this.options.onPermission(params), cancelled]) : "cancelled";
       return { outcome };
     });
     connection.listen();

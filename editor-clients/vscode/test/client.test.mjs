@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { createRequire } from "node:module";
 
 const require = createRequire(import.meta.url);
-const { PiClient, Conversation } = require("../dist/rpcClient.js");
+const { PiClient, Conversation, permissionPrompt } = require("../dist/rpcClient.js");
 const PYTHON = process.env.PI_DAEMON_PYTHON || "python3";
 
 function workspace(replies, options = {}) {
@@ -24,7 +24,7 @@ function client(dir, extra = {}) {
   for (const key of Object.keys(env)) if (key.endsWith("_API_KEY")) delete env[key];
   const c = new PiClient({
     command: PYTHON,
-    args: ["-m", "pi_daemon", "--faux-script", join(dir, "script.json"), "--model", "faux/script"],
+    args: ["-m", "pi_daemon", "--faux-script", join(dir, "script.json"), "--model", "faux/script", ...(extra.daemonArgs ?? [])],
     cwd: dir, env, ...extra,
   });
   const conversation = new Conversation();
@@ -62,7 +62,7 @@ test("streams an answer into the conversation", async () => {
 
 test("steer during a tool, then a follow-up", async () => {
   const dir = workspace([call("bash", { command: "sleep 0.6; echo slept" }), text("steered"), text("followed up")]);
-  const { c, conversation, settled, saw } = client(dir);
+  const { c, conversation, settled, saw } = client(dir, { daemonArgs: ["--allow", "bash"] }); // no one to ask
   await c.start();
   await c.prompt("run it");
   await saw("tool_execution_start");
@@ -106,6 +106,25 @@ test("permission round trip", async () => {
   assert.equal(asked[0].toolName, "write");
   assert.equal(asked[0].title, "Write made.txt");
   assert.equal(readFileSync(join(dir, "made.txt"), "utf8"), "by the agent");
+  assert.deepEqual(asked[0].remember, { scope: "path", pattern: "made.txt", label: "write calls on `made.txt`" });
+  const shown = permissionPrompt(asked[0]);
+  assert.ok(shown.detail.includes("remember: write calls on `made.txt`"), shown.detail);
+  assert.deepEqual(shown.choices.map((x) => x.outcome), ["allow_once", "allow_session", "allow_always", "reject_once", "reject_always"]);
+  await c.stop();
+});
+
+test("allow for this session is sent and remembered for the session", async () => {
+  const bash = (id) => ({ content: [{ type: "toolCall", id, name: "bash", arguments: { command: "echo again" } }], stopReason: "toolUse" });
+  const dir = workspace([bash("b1"), bash("b2"), text("done")]);
+  const asked = [];
+  const { c, settled } = client(dir, { onPermission: async (request) => (asked.push(request), "allow_session") });
+  await c.start();
+  await c.prompt("run twice");
+  await settled();
+  assert.equal(asked.length, 1);
+  assert.equal(asked[0].remember.scope, "prefix");
+  assert.ok(permissionPrompt(asked[0]).detail.includes("commands starting with `echo again`"));
+  assert.ok(!existsSync(join(dir, "permissions.json")));
   await c.stop();
 });
 

@@ -142,12 +142,29 @@ local function on_event(params)
   if handler then handler(params.event) end
 end
 
+local choice_labels = { allow_once = "Allow once", allow_session = "Allow this session", allow_always = "Always allow",
+                        reject_once = "Reject", reject_always = "Always reject" }
+local remembering = { allow_session = true, allow_always = true, reject_always = true }
+
+-- One label per offered outcome; the ones that remember say what they would remember.
+function M.permission_label(outcome, params)
+  local label = choice_labels[outcome] or outcome
+  if remembering[outcome] and params.remember then label = label .. ": " .. params.remember.label end
+  return label
+end
+
 local function permission(params)
-  local labels = { "allow_once", "allow_always", "reject_once", "reject_always" }
+  local items = params.options or { "allow_once", "allow_always", "reject_once", "reject_always" }
   local choice, done = nil, false
-  vim.ui.select(labels, { prompt = params.title }, function(item) choice, done = item, true end)
-  vim.wait(600000, function() return done end, 50)
+  vim.ui.select(items, { prompt = params.title, format_item = function(item) return M.permission_label(item, params) end },
+                function(item) choice, done = item, true end)
+  vim.wait(((params.timeoutSeconds or 600) + 1) * 1000, function() return done end, 50)
   return { outcome = choice or "cancelled" }
+end
+
+function handlers.permission_timeout(event)
+  line(("[%s was not run: nobody answered the permission request within %s s]"):format(event.toolName,
+                                                                                      event.timeoutSeconds))
 end
 
 function M.request(method, params, callback)
