@@ -35,7 +35,7 @@ from ..converter import to_wire
 from ..llm.registry import ModelRegistry, ModelUnavailable
 from ..session import AgentSession, SessionError, SessionManager, SessionNotFound
 from ..session.compaction import load_settings
-from ..session.manager import EntryError
+from ..session.manager import EntryError, default_tools
 from ..session.store import SessionFileError, SessionLocked
 from ..events import PermissionTimeout
 from ..tools.permission_rules import Rule, describe
@@ -88,6 +88,9 @@ class Daemon:
         self.tools_workspace = Workspace(workspace, extra_roots=options.get("workspace", {}).get("extraRoots"))
         self.tools_workspace.allow(self.client.allowed_roots)
         policy = options.get("permissions", {})
+        known = {tool.name for tool in default_tools(self.tools_workspace)}
+        for name in sorted(set(allowed_tools) - known):
+            log.warning("--allow %s: there is no tool %r (the tools are %s)", name, name, ", ".join(sorted(known)))
         self.permission_timeout = permission_timeout or _positive(policy.get("timeoutSeconds")) or 300.0
         gate = PermissionGate(self.tools_workspace.root, ask=tuple(policy.get("ask", ASK_DEFAULT)),
                               without_client=policy.get("withoutClient", "reject"), allowed=allowed_tools,

@@ -26,8 +26,6 @@ import re
 from typing import Iterable
 
 import attrs
-import bashlex
-import bashlex.ast
 
 # Programs that run their arguments (or code given in them) as commands: a prefix of
 # such a command would cover anything, so "always" for them remembers the exact text.
@@ -76,6 +74,8 @@ def parse(command: str) -> ParsedCommand:
     text = command.strip()
     if not text:
         return ParsedCommand(text, problem="the command is empty")
+    import bashlex  # loading its parser tables takes ~0.15 s: only when a command is checked
+
     try:
         trees = bashlex.parse(text)
     except Exception as exc:  # noqa: BLE001 - bashlex raises many kinds; any failure means "ask"
@@ -155,7 +155,7 @@ def _redirect(node, text: str, found: list[SimpleCommand]) -> bool:
     target = node.output
     if isinstance(target, int):
         return False
-    if isinstance(target, bashlex.ast.node) and target.kind == "word":
+    if getattr(target, "kind", None) == "word":
         word = _word(target, text, found)
         if node.type in (">&", "<&") and word is not None and (word.isdigit() or word == "-"):
             return False
