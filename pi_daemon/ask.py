@@ -1,7 +1,9 @@
 """``pi-daemon ask "question"``: a one-shot client of the daemon, for scripts.
 
 It starts the daemon as a child, speaks the same JSON-RPC protocol to it, prints the
-answer to stdout as it streams (tool activity and errors go to stderr) and exits with:
+answer to stdout as it streams (tool activity and errors go to stderr) and exits with
+the codes below. Nobody can be asked for permission here, so ``write``, ``edit`` and
+``bash`` calls are refused unless ``--allow TOOLS`` or ``--yes`` lets them run.
 
   0  the agent answered           1  the model request failed (the error is on stderr)
   2  bad usage or the daemon      130  interrupted (Ctrl-C aborts the run first)

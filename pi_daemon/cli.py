@@ -39,10 +39,20 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--faux-script", metavar="FILE", default=os.environ.get("PI_DAEMON_FAUX_SCRIPT"),
                         help="a JSON script of replies for the offline faux provider (model faux/<modelId>)")
     add_permission_args(parser)
-    parser.add_argument("--permission-timeout", type=float, metavar="SECONDS", default=None,
+    parser.add_argument("--permission-timeout", type=_seconds, metavar="SECONDS", default=None,
                         help="refuse a tool call whose permission request is unanswered this long "
                         "(default: settings permissions.timeoutSeconds, else 300)")
     return parser.parse_args(argv)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
 
 
 def add_permission_args(parser: argparse.ArgumentParser) -> None:

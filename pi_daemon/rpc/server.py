@@ -32,12 +32,12 @@ from pygls.server import JsonRPCServer
 
 from .. import settings
 from ..converter import to_wire
+from ..events import PermissionTimeout
 from ..llm.registry import ModelRegistry, ModelUnavailable
 from ..session import AgentSession, SessionError, SessionManager, SessionNotFound
 from ..session.compaction import load_settings
 from ..session.manager import EntryError, default_tools
 from ..session.store import SessionFileError, SessionLocked
-from ..events import PermissionTimeout
 from ..tools.permission_rules import Rule, describe
 from ..tools.permissions import ASK_DEFAULT, OUTCOMES, TIMED_OUT, PermissionGate
 from ..tools.workspace import Workspace

@@ -196,3 +196,20 @@ def test_without_a_client_that_can_ask_changes_are_refused_unless_allowed(spawn,
     d = start(spawn, tmp_path, server, "--allow", "write,bash")
     run(d)
     assert (tmp_path / "a.txt").exists() and (tmp_path / "ran").exists()
+
+
+def test_reject_always_for_a_prefix_refuses_it_inside_any_compound_command(spawn, tmp_path, server):
+    home = tmp_path / "home"
+    server.script(*one_call_each(("b1", "bash", {"command": "git push origin main"}),
+                                 ("b2", "bash", {"command": "echo ok && git push --force"}),
+                                 ("b3", "bash", {"command": "echo $(git push)"})))
+    d = start(spawn, tmp_path, server, home=home)
+    d.on_request["permission/request"] = answer({("bash", "git push origin main"): "reject_always"})
+    d.call("initialize", {"capabilities": {"permissions": True}})
+    run(d)
+    assert [a["args"]["command"] for a in asked(d)] == ["git push origin main"]
+    assert asked(d)[0]["remember"]["pattern"] == "git push"
+    ends = {e["toolCallId"]: e for e in results(d, 3)}
+    assert all(ends[c]["isError"] and "for good" in ends[c]["result"]["content"][0]["text"] for c in ("b2", "b3"))
+    stored = json.loads((home / "permissions.json").read_text())["workspaces"][str(tmp_path.resolve())]
+    assert stored == {"allow": [], "reject": [{"tool": "bash", "scope": "prefix", "pattern": "git push"}]}
