@@ -87,6 +87,8 @@ def parse(command: str) -> ParsedCommand:
             _walk(tree, text, found)
     except _NotUnderstood as exc:
         return ParsedCommand(text, tuple(found), problem=str(exc))
+    except RecursionError:
+        return ParsedCommand(text, tuple(found), problem="it nests too deeply")
     return ParsedCommand(text, tuple(found))
 
 

@@ -3,8 +3,8 @@
 A rule is ``{"tool", "scope", "pattern"}``:
 
 * ``tool`` scope — every call of the tool;
-* ``path`` scope (``write``, ``edit``) — calls whose path matches ``pattern``, a path or
-  a glob relative to the workspace (``*`` stays within a folder, ``**`` crosses folders);
+* ``path`` scope (``write``, ``edit``, any tool with a ``path``) — calls whose path matches
+  ``pattern``, a path or a glob relative to the workspace (``*`` stays within a folder, ``**`` crosses folders);
 * ``exact`` / ``prefix`` scope (``bash``) — see :mod:`.command_rules`.
 
 The older form ``{"tool": "bash", "prefix": "git status"}`` reads as a prefix rule and
@@ -142,7 +142,7 @@ def rule_for(tool: str, args: dict[str, Any], root: Path) -> Rule:
         scope, pattern = command_rules.suggest(command_rules.parse(_command(args)))
         return Rule(tool, scope, pattern)
     path = args.get("path")
-    if tool in ("write", "edit") and isinstance(path, str) and path:
+    if isinstance(path, str) and path:
         return Rule(tool, "path", shown_path(root, path))
     return Rule(tool, "tool")
 

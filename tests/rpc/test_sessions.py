@@ -305,7 +305,8 @@ def test_compact_through_the_daemon(spawn, tmp_path):
 def test_loading_an_open_session_reports_it_interrupted_too(spawn, tmp_path):
     call = {"content": [{"type": "toolCall", "id": "c1", "name": "bash", "arguments": {"command": "sleep 30"}}],
             "stopReason": "toolUse"}
-    d = spawn("--faux-script", script(tmp_path, [call]), "--model", "faux/script")
+    # nobody to ask: bash must be allowed up front, or the call is refused before it runs
+    d = spawn("--faux-script", script(tmp_path, [call]), "--model", "faux/script", "--allow", "bash")
     sid = d.call("session/new")["sessionId"]
     d.call("prompt", {"text": "run it"})
     d.wait_event("tool_execution_start")

@@ -69,3 +69,8 @@ def test_a_reject_rule_hits_any_part():
 ])
 def test_what_always_remembers(command, remembered):
     assert suggest(parse(command)) == remembered
+
+
+def test_deep_nesting_is_not_understood_and_does_not_raise():
+    parsed = parse("echo $(" * 300 + "x" + ")" * 300)
+    assert not parsed.understood and not covers([("prefix", "echo x")], parsed)

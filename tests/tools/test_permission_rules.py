@@ -65,3 +65,9 @@ def test_a_broken_file_is_ignored(tmp_path, monkeypatch):
     (tmp_path / ".pi").mkdir()
     (tmp_path / ".pi" / "permissions.json").write_text('["a list"]')
     assert workspace_rules(tmp_path) == {"allow": [], "reject": []}
+
+
+def test_a_gated_tool_with_a_path_remembers_the_path_and_one_without_the_tool(tmp_path):
+    assert rule_for("read", {"path": "notes.md"}, tmp_path) == Rule("read", "path", "notes.md")
+    assert rule_for("grep", {"pattern": "x"}, tmp_path) == Rule("grep", "tool")
+    assert allows([Rule("grep", "tool")], "grep", {"pattern": "y"}, tmp_path)
