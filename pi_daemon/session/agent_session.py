@@ -187,6 +187,8 @@ class AgentSession:
         if type(event) is MessageUpdate:  # the stream's hot path: news, nothing to write
             await self.observers.emit(event)
             return
+        if self._write_error is not None and isinstance(event, MessageEnd):
+            return  # the rest of a run stopped by a failed write is not kept, so not announced as final
         if isinstance(event, AgentEnd):
             self._retry_next = self._should_retry()
             event.will_retry = self._retry_next or self._should_recover_overflow()

@@ -167,3 +167,21 @@ def test_a_read_only_workspace_opens_sessions_read_only(spawn, mounts, tmp_path)
         assert error["code"] == -32009 and "read-only" in error["message"], (method, error)
     assert d.call("getState")["isStreaming"] is False
     assert sorted((p.name, p.read_bytes()) for p in (ws / ".pi" / "sessions").iterdir()) == stored
+
+
+def test_a_tool_call_that_cannot_be_stored_is_not_run(spawn, mounts, tmp_path):
+    ws = small_disk(mounts, tmp_path)
+    marker = tmp_path / "ran"
+    call = {"content": [{"type": "text", "text": "z" * 30_000},
+                        {"type": "toolCall", "id": "c1", "name": "bash", "arguments": {"command": f"touch {marker}"}}],
+            "stopReason": "toolUse"}
+    script = write_script(tmp_path / "script.json", [call, text("done")])
+    d = spawn("--faux-script", str(script), "--model", "faux/script", cwd=str(ws))
+    d.call("session/new")
+    filler = fill(ws, leave=8192)
+    d.call("prompt", {"text": "run it"})
+    assert d.wait_event("agent_settled")["event"]["aborted"] is True
+    assert d.wait_event("session_write_failed")["event"]["errno"] == "ENOSPC"
+    assert not marker.exists()
+    assert [m["role"] for m in d.call("getMessages")["messages"]] == ["user"]
+    filler.unlink()
