@@ -37,9 +37,9 @@ async def session_load(daemon: "Daemon", p: t.SessionLoadParams) -> t.SessionLoa
         asyncio.ensure_future(session.replay())
     store = session.store
     skipped = [t.SkippedLine(line=s["line"] or 0, reason=s["reason"]) for s in store.skipped] or None
+    torn = str(store.torn_file) if store.torn_file else None
     return t.SessionLoadResult(session_id=session.id, file=session.file, state=session_state(daemon, session),
-                               interrupted=interrupted, torn_line_saved_to=str(store.torn_file) if store.torn_file else None,
-                               skipped=skipped)
+                               interrupted=interrupted, torn_line_saved_to=torn, skipped=skipped)
 
 
 async def session_list(daemon: "Daemon", p: t.SessionListParams) -> t.SessionListResult:

@@ -25,7 +25,8 @@ from ..cancel import CancelToken
 from ..converter import to_wire
 from ..events import (
     AgentEnd, AgentSettled, AutoRetryEnd, AutoRetryStart, BashExecutionUpdate, CompactionEnd, CompactionStart, MessageEnd,
-    MessageStart, MessageUpdate, ModelChanged, Observers, SessionInfoChanged, SessionWriteFailed, ThinkingLevelChanged,
+    MessageStart, MessageUpdate, ModelChanged, Observers, SessionInfoChanged, SessionWriteFailed,
+    ThinkingLevelChanged,
 )
 from ..llm.errors import is_context_overflow, is_retryable
 from ..llm.model import THINKING_LEVELS, Model

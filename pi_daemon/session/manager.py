@@ -25,7 +25,7 @@ from ..tools.workspace import Workspace
 from .agent_session import AgentSession, SessionError
 from .compaction import CompactionSettings
 from .rebuild import context_messages, interrupted, pending_queue, readable_message, session_name, settings
-from .store import SessionFileError, SessionLocked, SessionReadOnly, SessionStore, file_stamp
+from .store import SessionFileError, SessionLocked, SessionReadOnly, SessionStore, file_stamp, storage_error
 from .system_prompt import build as build_system_prompt
 
 log = logging.getLogger(__name__)
@@ -207,7 +207,8 @@ class SessionManager:
         if reason is not None:
             raise EntryError(f"entry {entry_id!r} cannot be read ({reason})")
         if getattr(message, "role", None) != "user":
-            what = f"a {getattr(message, 'role', None)} message" if message is not None else f"a {entry.get('type')} entry"
+            role = getattr(message, "role", None)
+            what = f"a {role} message" if message is not None else f"a {entry.get('type')} entry"
             raise EntryError(f"entry {entry_id!r} is {what}; fork needs a user message")
         path = session.store.branch(entry.get("parentId")) if entry.get("parentId") else []
         text = user_text(message)
@@ -233,11 +234,16 @@ class SessionManager:
         path = Path(open_session.file) if open_session else self.find_file(session_id, file)
         if not self.in_sessions_dir(path):
             raise SessionFileError(f"{path} is not in this workspace's session folder {self.sessions_dir}")
+        if open_session is not None and open_session.store.read_only is not None:
+            raise SessionReadOnly(open_session.store.read_only)
         if open_session is not None:
             await self.close(open_session)
         else:
             SessionStore.open(path).close()  # refuses when another process holds it
-        path.unlink()
+        try:
+            path.unlink()
+        except OSError as exc:
+            raise storage_error(exc, path, "delete") from None
         return str(path)
 
     async def abort_all(self) -> None:

@@ -120,7 +120,7 @@ class SessionStore:
                 ignore.write_text("*\n")
             fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o644)
         except OSError as exc:
-            raise _cannot_write(exc, path, "create") from None
+            raise storage_error(exc, path, "create") from None
         try:
             _lock(fd, path)
             _write_all(fd, data)
@@ -320,7 +320,8 @@ def _lock(fd: int, path: Path) -> None:
         raise
 
 
-def _cannot_write(exc: OSError, path: Path, what: str) -> Exception:
+def storage_error(exc: OSError, path: Path, what: str) -> Exception:
+    """The session-level error for an OSError from changing ``path`` (read-only, or a failed write)."""
     if exc.errno in _READ_ONLY_ERRNOS:
         return SessionReadOnly(f"cannot {what} {path}: {exc.strerror}: the session folder is read-only; "
                                "stored sessions can still be listed, loaded and read")
@@ -357,7 +358,10 @@ def _check_header(path: Path, data: bytes, first_nl: int) -> dict[str, Any]:
     return header
 
 
-def _parse(path: Path, data: bytes) -> tuple[dict[str, Any], list[dict[str, Any]], int, list[int], list[dict[str, Any]]]:
+Parsed = tuple[dict[str, Any], list[dict[str, Any]], int, list[int], list[dict[str, Any]]]
+
+
+def _parse(path: Path, data: bytes) -> Parsed:
     """Header, entries, the offset where the last complete line ends, entry line numbers, skipped lines.
 
     Entries whose parent is an unreadable line are given, in memory, the tree entry read
@@ -390,16 +394,21 @@ def _parse(path: Path, data: bytes) -> tuple[dict[str, Any], list[dict[str, Any]
             good_end = pos
             continue
         good_end = pos
-        reason = _entry_problem(entry, ids)
-        if reason is not None:
-            skipped.append({"line": line_no, "reason": reason})
+        if type(entry) is dict and entry.get("type") not in SIDE_ENTRIES:
+            entry_id, parent = entry.get("id"), entry.get("parentId")
+            if not (type(entry_id) is str and entry_id not in ids and (parent is None or parent in ids)
+                    and type(entry.get("type")) is str):  # the common case, checked quickly
+                reason = _entry_problem(entry, ids)
+                if reason is not None:
+                    skipped.append({"line": line_no, "reason": reason})
+                    continue
+                if parent is not None and parent not in ids:
+                    entry = {**entry, "parentId": last_tree}
+            ids.add(entry_id)
+            last_tree = entry_id
+        elif type(entry) is not dict:
+            skipped.append({"line": line_no, "reason": "not a JSON object"})
             continue
-        if entry["type"] not in SIDE_ENTRIES:
-            parent = entry.get("parentId")
-            if parent is not None and parent not in ids:
-                entry = {**entry, "parentId": last_tree}
-            ids.add(entry["id"])
-            last_tree = entry["id"]
         entries.append(entry)
         lines.append(line_no)
     return header, entries, good_end, lines, skipped

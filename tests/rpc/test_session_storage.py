@@ -93,7 +93,8 @@ def test_a_prompt_that_cannot_be_stored_is_refused_and_the_file_stays_whole(spaw
     filler.unlink()
     assert d.call("prompt", {"sessionId": created["sessionId"], "text": "third"})["disposition"] == "started"
     d.wait_event("agent_settled", 3)
-    expected = [("user", "first"), ("assistant", "You said: first"), ("user", "third"), ("assistant", "You said: third")]
+    expected = [("user", "first"), ("assistant", "You said: first"),
+                ("user", "third"), ("assistant", "You said: third")]
     assert texts(d.call("getMessages")["messages"]) == expected
     assert d.close() == 0
     d2 = spawn(cwd=str(ws))
@@ -159,10 +160,12 @@ def test_a_read_only_workspace_opens_sessions_read_only(spawn, mounts, tmp_path)
     assert texts(d.call("getMessages")["messages"]) == [("user", "stored question"),
                                                           ("assistant", "You said: stored question")]
     assert d.call("getState")["readOnly"]
-    assert d.call("session/entries")["entries"]
+    entry_id = d.call("session/entries")["entries"][-1]["id"]
+    assert d.call("session/tree")["nodes"] and d.call("session/stats")["userMessages"] == 1
     for method, params in [("prompt", {"text": "more"}), ("session/setName", {"name": "x"}),
                            ("setThinkingLevel", {"level": "low"}), ("steer", {"text": "s"}), ("continue", {}),
-                           ("bash", {"command": "true"})]:
+                           ("bash", {"command": "true"}), ("session/label", {"entryId": entry_id, "label": "x"}),
+                           ("session/delete", {}), ("compact", {})]:
         error = d.request(method, params)["error"]
         assert error["code"] == -32009 and "read-only" in error["message"], (method, error)
     assert d.call("getState")["isStreaming"] is False
