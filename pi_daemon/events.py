@@ -273,6 +273,16 @@ class SessionInfoChanged:
 
 
 @attrs.define
+class SessionWriteFailed:
+    """An entry could not be written to the session file (disk full, I/O error)."""
+
+    type: str = _tag("session_write_failed")
+    error: str = ""
+    errno: str = ""
+    file: str = ""
+
+
+@attrs.define
 class ModelChanged:
     type: str = _tag("model_changed")
     provider: str = ""
@@ -297,7 +307,7 @@ AGENT_EVENT_TYPES = (
     AgentStart, AgentEnd, AgentSettled, TurnStart, TurnEnd, MessageStart, MessageUpdate,
     MessageEnd, ToolExecutionStart, ToolExecutionUpdate, ToolExecutionEnd, QueueUpdate,
     CompactionStart, CompactionEnd, AutoRetryStart, AutoRetryEnd, BashExecutionUpdate,
-    SessionInfoChanged, ModelChanged, ThinkingLevelChanged, PermissionTimeout,
+    SessionInfoChanged, ModelChanged, ThinkingLevelChanged, PermissionTimeout, SessionWriteFailed,
 )
 
 

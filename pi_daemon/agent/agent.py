@@ -256,6 +256,11 @@ class Agent:
             queue.restore([item for item in items if item.kind == queue.kind])
         await self.emit_queue_update()
 
+    def request_abort(self) -> None:
+        """Stop the current run without waiting for it (callable from inside one of its events)."""
+        if self.is_running and self._cancel is not None:
+            self._cancel.cancel("aborted")
+
     async def abort(self) -> bool:
         """Stop the current run and wait until it has stopped; False when nothing ran."""
         if not self.is_running or self._cancel is None:

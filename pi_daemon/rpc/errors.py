@@ -18,6 +18,8 @@ MODEL_UNAVAILABLE = -32004
 FRAME_TOO_LARGE = -32005
 SESSION_LOCKED = -32006
 SESSION_FILE = -32007
+SESSION_WRITE_FAILED = -32008
+SESSION_READ_ONLY = -32009
 
 CODES: dict[int, str] = {
     PARSE_ERROR: "invalid JSON (id is null)",
@@ -33,6 +35,8 @@ CODES: dict[int, str] = {
     FRAME_TOO_LARGE: "a frame exceeded --max-frame-bytes and was skipped (id is null)",
     SESSION_LOCKED: "another process has the session file open",
     SESSION_FILE: "the file is missing, unreadable, not a session file, or outside the session folder",
+    SESSION_WRITE_FAILED: "the session file could not be written (disk full, I/O error); nothing of it was kept",
+    SESSION_READ_ONLY: "the session is open read-only (read-only folder, or a file outside the session folder)",
 }
 
 

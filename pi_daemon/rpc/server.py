@@ -36,8 +36,8 @@ from ..events import PermissionTimeout
 from ..llm.registry import ModelRegistry, ModelUnavailable
 from ..session import AgentSession, SessionError, SessionManager, SessionNotFound
 from ..session.compaction import load_settings
-from ..session.manager import EntryError, default_tools
-from ..session.store import SessionFileError, SessionLocked
+from ..session.manager import EntryError, OutsidePath, default_tools
+from ..session.store import SessionFileError, SessionLocked, SessionReadOnly, SessionWriteError
 from ..tools.permission_rules import Rule, describe
 from ..tools.permissions import ASK_DEFAULT, OUTCOMES, TIMED_OUT, PermissionGate
 from ..tools.workspace import Workspace
@@ -235,6 +235,13 @@ class Daemon:
                 raise JsonRpcException(str(exc), E.SESSION_LOCKED) from None
             except SessionFileError as exc:
                 raise JsonRpcException(str(exc), E.SESSION_FILE) from None
+            except SessionWriteError as exc:
+                raise JsonRpcException(str(exc), E.SESSION_WRITE_FAILED,
+                                       {"errno": exc.errno_name, "file": str(exc.path)}) from None
+            except SessionReadOnly as exc:
+                raise JsonRpcException(str(exc), E.SESSION_READ_ONLY) from None
+            except OutsidePath as exc:
+                raise JsonRpcException(f"invalid params: params.{exc.field}: {exc}", E.INVALID_PARAMS) from None
             except EntryError as exc:
                 raise JsonRpcException(f"invalid params: params.entryId: {exc}", E.INVALID_PARAMS) from None
             except SessionError as exc:

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..converter import from_wire
-from ..messages import message_from_wire, user_text
+from ..messages import user_text
 from ..session.compaction import context_tokens
 from ..session.export import html_page, markdown
 from ..session.listing import list_sessions
-from ..session.rebuild import stats
+from ..session.rebuild import readable_message, stats
 from . import types as t
 from .errors import AGENT_BUSY, INVALID_PARAMS, RpcError
 from .state import session_state
@@ -31,12 +32,14 @@ def _positive(name: str, value: int | None) -> None:
 
 
 async def session_load(daemon: "Daemon", p: t.SessionLoadParams) -> t.SessionLoadResult:
-    session, interrupted = daemon.sessions.load(p.session_id, p.file)
+    session, interrupted = daemon.sessions.load(p.session_id, p.file, allow_outside=p.allow_outside)
     if p.replay:
         asyncio.ensure_future(session.replay())
-    torn = session.store.torn_file
+    store = session.store
+    skipped = [t.SkippedLine(line=s["line"] or 0, reason=s["reason"]) for s in store.skipped] or None
+    torn = str(store.torn_file) if store.torn_file else None
     return t.SessionLoadResult(session_id=session.id, file=session.file, state=session_state(daemon, session),
-                               interrupted=interrupted, torn_line_saved_to=str(torn) if torn else None)
+                               interrupted=interrupted, torn_line_saved_to=torn, skipped=skipped)
 
 
 async def session_list(daemon: "Daemon", p: t.SessionListParams) -> t.SessionListResult:
@@ -94,12 +97,16 @@ async def session_entries(daemon: "Daemon", p: t.EntriesParams) -> t.EntriesResu
 
 
 def _node(entry: dict, labels: dict[str, str]) -> t.TreeNode:
-    message = entry.get("message") or {}
-    text = None
+    message, text = entry.get("message"), None
+    message = message if isinstance(message, dict) else {}
     if entry.get("type") == "message":
-        text = user_text(message_from_wire(message)) if message.get("role") != "assistant" else \
-            "".join(b.get("text", "") for b in message.get("content") or [] if b.get("type") == "text")
-        text = text[:200]
+        readable, _ = readable_message(entry)
+        if readable is None:
+            text = None
+        elif getattr(readable, "role", None) == "assistant":
+            text = "".join(b.text for b in readable.content if getattr(b, "type", None) == "text")[:200]
+        else:
+            text = user_text(readable)[:200]
     elif entry.get("type") in ("compaction", "branch_summary"):
         text = (entry.get("summary") or "")[:200]
     return t.TreeNode(id=entry["id"], type=entry.get("type", ""), timestamp=entry.get("timestamp", ""),
@@ -120,17 +127,43 @@ async def session_stats(daemon: "Daemon", p: t.SessionRef) -> t.StatsResult:
     return from_wire(raw, t.StatsResult)
 
 
+def _export_target(daemon: "Daemon", session, p: t.ExportParams) -> Path:
+    """Where to write: inside the workspace (symlinks resolved) unless ``allowOutside``."""
+    suffix = ".html" if p.format == "html" else ".md"
+    workspace = Path(daemon.workspace).resolve()
+    target = Path(p.path) if p.path else workspace / ".pi" / "exports" / f"{session.id}{suffix}"
+    if not target.is_absolute():
+        target = workspace / target
+    real = target.parent.resolve() / target.name
+    if not p.allow_outside and not real.is_relative_to(workspace):
+        raise RpcError(INVALID_PARAMS, f"invalid params: params.path: {target} is outside the workspace {workspace}; "
+                                       "pass allowOutside: true to write there")
+    return target
+
+
+def _write_export(target: Path, text: str, allow_outside: bool) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(target, flags, 0o644)
+    try:
+        if not allow_outside and os.fstat(fd).st_nlink > 1:  # a hard link would carry the write elsewhere
+            raise RpcError(INVALID_PARAMS, f"invalid params: params.path: {target} has other hard links; "
+                                           "pass allowOutside: true to overwrite it")
+        os.ftruncate(fd, 0)
+        data = memoryview(text.encode("utf-8"))
+        while data:
+            data = data[os.write(fd, data):]
+    finally:
+        os.close(fd)
+
+
 async def session_export(daemon: "Daemon", p: t.ExportParams) -> t.ExportResult:
     session = daemon.sessions.get(p.session_id)
     title = session.name or f"Session {session.id}"
     text = html_page(session.messages, title) if p.format == "html" else markdown(session.messages, title)
-    suffix = ".html" if p.format == "html" else ".md"
-    target = Path(p.path) if p.path else Path(session.cwd) / ".pi" / "exports" / f"{session.id}{suffix}"
-    if not target.is_absolute():
-        target = Path(daemon.workspace) / target
+    target = _export_target(daemon, session, p)
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
+        _write_export(target, text, p.allow_outside)
     except OSError as exc:
         raise RpcError(INVALID_PARAMS, f"invalid params: params.path: cannot write {target}: {exc.strerror}") from None
     return t.ExportResult(file=str(target))

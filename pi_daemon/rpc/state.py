@@ -43,7 +43,8 @@ def session_state(daemon: "Daemon", session: "AgentSession") -> t.SessionState:
         pending_message_count=len(agent.steering) + len(agent.follow_ups),
         queue=t.QueueState(steering=agent.steering.texts(), follow_up=agent.follow_ups.texts()),
         cwd=session.cwd,
-        session_file=session.file,
+        session_file=session.file if session.store.has_file else None,
         session_name=session.name,
         last_error=agent.state.error,
+        read_only=session.store.read_only,
     )

@@ -109,6 +109,7 @@ class SessionLoadParams:
     session_id: str | None = None
     file: str | None = None
     replay: bool = False
+    allow_outside: bool = False
 
 
 @attrs.define
@@ -246,6 +247,7 @@ class ExportParams:
     format: Literal["html", "markdown"]
     path: str | None = None
     session_id: str | None = None
+    allow_outside: bool = False
 
 
 @attrs.define
@@ -416,6 +418,13 @@ class SessionState:
     session_file: str | None = None
     session_name: str | None = None
     last_error: str | None = None
+    read_only: str | None = None
+
+
+@attrs.define
+class SkippedLine:
+    line: int
+    reason: str
 
 
 @attrs.define
@@ -425,6 +434,7 @@ class SessionLoadResult:
     state: SessionState
     interrupted: bool
     torn_line_saved_to: str | None = None
+    skipped: list[SkippedLine] | None = None
 
 
 @attrs.define

@@ -4,7 +4,10 @@ The session turns the agent's low-level runs into *accepted runs*: each ``prompt
 starts work, or ``continue``, ends with exactly one ``agent_settled`` once nothing will
 happen by itself any more — after automatic retries of failed model requests, and after
 compacting and retrying once when the context overflowed. Everything is written to the
-session file before observers hear of it.
+session file before observers hear of it; what could not be written is not announced.
+A failed write (disk full, I/O error) emits ``session_write_failed``, stops the run it
+happened in, and leaves the conversation as the file holds it. A read-only session
+refuses everything that would write.
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ from ..cancel import CancelToken
 from ..converter import to_wire
 from ..events import (
     AgentEnd, AgentSettled, AutoRetryEnd, AutoRetryStart, BashExecutionUpdate, CompactionEnd, CompactionStart, MessageEnd,
-    MessageStart, MessageUpdate, ModelChanged, Observers, SessionInfoChanged, ThinkingLevelChanged,
+    MessageStart, MessageUpdate, ModelChanged, Observers, SessionInfoChanged, SessionWriteFailed,
+    ThinkingLevelChanged,
 )
 from ..llm.errors import is_context_overflow, is_retryable
 from ..llm.model import THINKING_LEVELS, Model
@@ -32,7 +36,7 @@ from ..tools.shell import run_shell
 from . import compaction as C
 from .rebuild import context_messages
 from .recorder import SessionRecorder
-from .store import SessionStore
+from .store import SessionReadOnly, SessionStore, SessionWriteError
 
 log = logging.getLogger(__name__)
 
@@ -75,10 +79,9 @@ class AgentSession:
             api_key=registry.api_key, session_id=self.id,
         )
         self.observers = Observers()
-        self.recorder = SessionRecorder(store)
-        self.observers.subscribe(self.recorder)  # first: written before anyone is told
+        self.recorder = SessionRecorder(store)  # called by _emit: written before anyone is told
         self.subscribe = self.observers.subscribe
-        self._emit = self.observers.emit
+        self._write_error: SessionWriteError | None = None  # the failed write that stopped this run
         self._retry_attempt = 0
         self._retry_next = False
         self._overflow_retried = False
@@ -97,6 +100,32 @@ class AgentSession:
         """A run is active, or it ended and the session is still settling it."""
         return self._settle_task is not None and not self._settle_task.done()
 
+    async def _emit(self, event: Any) -> None:
+        """Write the event's fact to the file, then tell the observers; an unwritten fact is not told."""
+        try:
+            self.recorder(event)
+        except SessionWriteError as exc:
+            await self._write_failed(exc)
+            if not isinstance(event, AgentSettled):  # a run always settles
+                raise
+        await self.observers.emit(event)
+
+    async def _write_failed(self, exc: SessionWriteError) -> None:
+        """A write failed: say so, and stop the run (nothing more of it could be kept)."""
+        self.agent.state.error = str(exc)
+        if self.busy:
+            if self._write_error is not None:
+                return  # this run already stopped for it
+            self._write_error = exc
+            self._stop.set()
+            self.agent.request_abort()
+        log.error("session %s: %s", self.id, exc)
+        await self.observers.emit(SessionWriteFailed(error=str(exc), errno=exc.errno_name, file=str(exc.path)))
+
+    def _check_writable(self) -> None:
+        if self.store.read_only is not None:
+            raise SessionReadOnly(self.store.read_only)
+
     def _check_model(self) -> Model:
         if self.model is None:
             raise SessionError("model", "no model is selected: pass --model provider/id or call setModel")
@@ -108,6 +137,7 @@ class AgentSession:
     async def prompt(self, text: str, images: Sequence[ImageContent] | None = None,
                      streaming_behavior: str | None = None) -> tuple[str, str | None]:
         """Returns ``(disposition, queue_id)`` once the input is accepted and on disk."""
+        self._check_writable()
         if self.busy:
             if streaming_behavior in ("steer", "followUp"):
                 return "queued", await self.enqueue(streaming_behavior, text, images)
@@ -118,11 +148,15 @@ class AgentSession:
         delivered = asyncio.get_running_loop().create_future()
         self._delivered[id(message)] = delivered
         self._accept(self.agent.prompt(message))
-        await delivered  # on disk (or the run ended before it got that far)
+        try:
+            await delivered  # on disk (or the run ended before it got that far)
+        except SessionWriteError as exc:
+            raise exc.context("the prompt was not saved, so it was not sent to the model") from None
         self.store.sync()
         return "started", None
 
     async def enqueue(self, kind: str, text: str, images: Sequence[ImageContent] | None = None) -> str:
+        self._check_writable()
         message = make_user_message(text, images)
         queue_id = new_queue_id()
         self.recorder.queued(kind, message, queue_id)
@@ -133,6 +167,7 @@ class AgentSession:
     async def continue_(self) -> None:
         if self.busy:
             raise SessionError("busy", "a run is active; continue needs an idle session")
+        self._check_writable()
         self._check_model()
         try:
             self._accept(self.agent.continue_())
@@ -143,19 +178,28 @@ class AgentSession:
 
     def _accept(self, run: asyncio.Task) -> asyncio.Task:
         self._stop.clear()
+        self._write_error = None
         self._retry_attempt = 0
         self._overflow_retried = False
         self._settle_task = asyncio.ensure_future(self._settle(run))
         return self._settle_task
 
     async def _on_agent_event(self, event: Any) -> None:
-        if type(event) is MessageUpdate:  # the stream's hot path
-            await self._emit(event)
+        if type(event) is MessageUpdate:  # the stream's hot path: news, nothing to write
+            await self.observers.emit(event)
             return
+        if self._write_error is not None and isinstance(event, MessageEnd):
+            return  # the rest of a run stopped by a failed write is not kept, so not announced as final
         if isinstance(event, AgentEnd):
             self._retry_next = self._should_retry()
             event.will_retry = self._retry_next or self._should_recover_overflow()
-        await self._emit(event)
+        try:
+            await self._emit(event)
+        except SessionWriteError as exc:  # reported, and the run is stopping
+            waiter = self._delivered.pop(id(event.message), None) if isinstance(event, MessageEnd) else None
+            if waiter is not None and not waiter.done():
+                waiter.set_exception(exc)
+            return
         if isinstance(event, MessageEnd):
             waiter = self._delivered.pop(id(event.message), None)
             if waiter is not None and not waiter.done():
@@ -204,13 +248,19 @@ class AgentSession:
                 break
             run = self.agent.continue_()
         for message in self._pending_bash:  # user commands that finished during the run
-            await self._add_message(message)
+            try:
+                await self._add_message(message)
+            except SessionWriteError:
+                pass  # reported; the conversation stays as the file holds it
         self._pending_bash.clear()
         for waiter in self._delivered.values():  # a prompt that never got delivered
             if not waiter.done():
                 waiter.set_result(None)
         self._delivered.clear()
         aborted = self.agent.last_run_aborted or self._stop.is_set()
+        if self._write_error is not None:  # what could not be written is not part of the conversation
+            self.agent.state.messages = context_messages(self.store)
+            self.agent.state.error = str(self._write_error)
         if self._retry_attempt:
             last = self._last_message()
             success = getattr(last, "stop_reason", None) not in ("error", "aborted") and not aborted
@@ -271,6 +321,7 @@ class AgentSession:
     async def compact(self, instructions: str | None = None, reason: str = "manual",
                       cancel: CancelToken | None = None) -> dict[str, Any] | None:
         """Summarise the older context; the compaction's result, or None when it failed."""
+        self._check_writable()
         model = self._check_model()
         plan = C.plan(self.store, self.compaction.keep_recent_tokens)
         if plan is None and reason in ("manual", "overflow"):  # it must shrink: keep only the newest turn
@@ -289,9 +340,14 @@ class AgentSession:
             return None
         finally:
             self._compaction_cancel = None
-        entry = self.store.append("compaction", summary=summary, firstKeptEntryId=plan.first_kept_id,
-                                  tokensBefore=plan.tokens_before, details=details, usage=to_wire(usage))
-        self.store.sync()
+        try:
+            entry = self.store.append("compaction", summary=summary, firstKeptEntryId=plan.first_kept_id,
+                                      tokensBefore=plan.tokens_before, details=details, usage=to_wire(usage))
+            self.store.sync()
+        except SessionWriteError as exc:
+            await self._write_failed(exc)
+            await self._emit(CompactionEnd(reason=reason, error_message=str(exc)))
+            return None
         self.agent.state.messages = context_messages(self.store)
         result = {"summary": summary, "firstKeptEntryId": plan.first_kept_id, "tokensBefore": plan.tokens_before,
                   "estimatedTokensAfter": sum(map(C.estimate_tokens, self.agent.state.messages)),
@@ -303,6 +359,7 @@ class AgentSession:
 
     async def run_bash(self, command: str, exclude_from_context: bool, request_id: Any) -> BashExecutionMessage:
         """Run a command for the user; its output joins the context at the next prompt."""
+        self._check_writable()
         if self._bash_cancel is not None:
             raise SessionError("busy", "a user command is already running: abortBash it first")
         cancel = CancelToken()
@@ -334,8 +391,12 @@ class AgentSession:
 
     async def _add_message(self, message: Any) -> None:
         self.agent.state.messages.append(message)
-        await self._emit(MessageStart(message=message))
-        await self._emit(MessageEnd(message=message))
+        try:
+            await self._emit(MessageStart(message=message))
+            await self._emit(MessageEnd(message=message))
+        except SessionWriteError:
+            self.agent.state.messages.remove(message)
+            raise
         self.store.sync()
 
     # --- replay -------------------------------------------------------------------------
@@ -354,29 +415,32 @@ class AgentSession:
     # --- model state and settings ---------------------------------------------------------
 
     async def set_model(self, provider: str, model_id: str) -> Model:
+        self._check_writable()
         try:
             model = self.registry.usable(self.registry.find(provider, model_id))
         except ModelUnavailable as exc:
             raise SessionError("model", str(exc)) from None
+        await self._emit(ModelChanged(provider=model.provider, model_id=model.id))  # on disk first
         self.model = model
         self.agent.state.model = model
-        await self._emit(ModelChanged(provider=model.provider, model_id=model.id))
         self.store.sync()
         return model
 
     async def set_thinking_level(self, level: str) -> str:
         if level not in THINKING_LEVELS:
             raise SessionError("state", f"unknown thinking level {level!r}")
+        self._check_writable()
         if level != "off" and self.model is not None and not self.model.reasoning:
             level = "off"  # the model cannot think; say so through the result
+        await self._emit(ThinkingLevelChanged(level=level))  # on disk first
         self.agent.state.thinking_level = level  # type: ignore[assignment]
-        await self._emit(ThinkingLevelChanged(level=level))
         self.store.sync()
         return level
 
     async def set_name(self, name: str | None) -> None:
+        self._check_writable()
+        await self._emit(SessionInfoChanged(name=name or None))  # on disk first
         self.name = name or None
-        await self._emit(SessionInfoChanged(name=self.name))
         self.store.sync()
 
     def set_queue_modes(self, steering: str | None, follow_up: str | None) -> None:

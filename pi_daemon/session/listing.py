@@ -33,8 +33,12 @@ def _first_user(data: bytes) -> str:
         end = data.find(b"\n", match.start() + 1)
         if USER.search(data, match.start(), end if end > 0 else len(data)):
             entry = _line_at(data, match.start())
-            if isinstance(entry, dict) and (entry.get("message") or {}).get("role") == "user":
-                return user_text(message_from_wire(entry["message"]))
+            message = entry.get("message") if isinstance(entry, dict) else None
+            if isinstance(message, dict) and message.get("role") == "user":
+                try:
+                    return user_text(message_from_wire(message))
+                except Exception:  # noqa: BLE001 - an unreadable entry: look at the next one
+                    continue
     return ""
 
 

@@ -1,4 +1,9 @@
-"""The sessions of one workspace: the files in ``.pi/sessions/`` and the ones open now."""
+"""The sessions of one workspace: the files in ``.pi/sessions/`` and the ones open now.
+
+Session files are opened from the session folder only; a file elsewhere is opened only
+when the caller says so (``allow_outside``), and then read-only, so a load never
+modifies a file outside the folder.
+"""
 
 from __future__ import annotations
 
@@ -13,14 +18,14 @@ import attrs
 
 from ..llm.model import Model
 from ..llm.registry import ModelRegistry, ModelUnavailable
-from ..messages import message_from_wire, user_text
+from ..messages import user_text
 from ..tools.builtin import coding_tools
 from ..tools.permissions import PermissionGate
 from ..tools.workspace import Workspace
 from .agent_session import AgentSession, SessionError
 from .compaction import CompactionSettings
-from .rebuild import context_messages, interrupted, pending_queue, session_name, settings
-from .store import SessionFileError, SessionLocked, SessionStore, file_stamp
+from .rebuild import context_messages, interrupted, pending_queue, readable_message, session_name, settings
+from .store import SessionFileError, SessionLocked, SessionReadOnly, SessionStore, file_stamp, storage_error
 from .system_prompt import build as build_system_prompt
 
 log = logging.getLogger(__name__)
@@ -37,6 +42,14 @@ class SessionNotFound(Exception):
 
 class EntryError(Exception):
     """An entry id that does not exist, or one that cannot be used for the request."""
+
+
+class OutsidePath(Exception):
+    """A path outside the place a request may use; ``field`` names the param."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 class SessionManager:
@@ -95,6 +108,17 @@ class SessionManager:
         store.sync()
         return self._open(store, model=chosen, name=name)
 
+    def _create_or_detached(self) -> AgentSession:
+        """A new session; in a workspace whose session folder is read-only, one without a file."""
+        try:
+            return self.create()
+        except SessionReadOnly as exc:
+            session_id = str(uuid.uuid4())
+            path = self.sessions_dir / f"{file_stamp()}_{session_id}.jsonl"
+            log.warning("%s", exc)
+            store = SessionStore.detached(path, session_id, os.path.abspath(self.workspace), str(exc))
+            return self._open(store, model=self.default_model)
+
     def get(self, session_id: str | None, *, create: bool = False) -> AgentSession:
         """The named open session, else the current one (created when ``create`` and none)."""
         if session_id:
@@ -104,7 +128,7 @@ class SessionManager:
             return session
         if self.current is None:
             if create:
-                return self.create()
+                return self._create_or_detached()
             raise SessionNotFound("there is no current session: call session/new, session/load or prompt first")
         return self.current
 
@@ -119,25 +143,47 @@ class SessionManager:
             raise SessionNotFound(f"no session with id {session_id!r} in {self.sessions_dir}")
         return matches[-1]
 
-    def load(self, session_id: str | None = None, file: str | None = None) -> tuple[AgentSession, bool]:
+    def in_sessions_dir(self, path: Path) -> bool:
+        """``path`` (symlinks resolved) is a file directly in the session folder."""
+        return path.resolve().parent == self.sessions_dir.resolve()
+
+    def load(self, session_id: str | None = None, file: str | None = None,
+             allow_outside: bool = False) -> tuple[AgentSession, bool]:
         """Open a stored session (or return it if open); ``(session, interrupted)``."""
         wanted = self.find_file(None, file).resolve() if file else None
         for open_session in self.sessions.values():
             if open_session.id == session_id or Path(open_session.file).resolve() == wanted:
                 self.current = open_session
                 return open_session, not open_session.busy and interrupted(open_session.messages)
-        store = SessionStore.open(self.find_file(session_id, file))
+        path = self.find_file(session_id, file)
+        read_only = None
+        if not self.in_sessions_dir(path):
+            field = "file" if file else "sessionId"
+            if not allow_outside:
+                raise OutsidePath(field, f"{path} is outside this workspace's session folder {self.sessions_dir}; "
+                                         "pass allowOutside: true to open it read-only")
+            read_only = f"{path} is outside the session folder {self.sessions_dir}: the session is open read-only"
+        store = SessionStore.open(path, read_only=read_only)
         if store.header.get("id") in self.sessions:
             store.close()
             raise SessionFileError(f"{store.path} has the id of another open session")
         if store.torn_file is not None:
             log.warning("%s ended in a torn line; it was cut off and saved to %s", store.path, store.torn_file)
         session = self._open_stored(store, self.default_model)
+        bad = []
         for entry in pending_queue(store):
-            message = message_from_wire(entry.get("message") or {})
+            message, reason = readable_message({**entry, "type": "message"})
+            if reason is not None:
+                bad.append((entry, reason))
+                continue
             queue = session.agent.steering if entry.get("kind") == "steer" else session.agent.follow_ups
             queue.push(message, entry["queueId"])
             session.recorder.restored(message, entry["queueId"])
+        if bad:
+            store.set_aside(bad)
+        if store.skipped:
+            log.warning("%s: %d line(s) could not be read and were set aside (left in the file): %s", store.path,
+                        len(store.skipped), ", ".join(f"line {s['line']}: {s['reason']}" for s in store.skipped[:5]))
         return session, interrupted(session.messages)
 
     def _open_stored(self, store: SessionStore, fallback: Model | None) -> AgentSession:
@@ -157,12 +203,15 @@ class SessionManager:
         entry = session.store.by_id.get(entry_id)
         if entry is None:
             raise EntryError(f"no entry with id {entry_id!r} in this session")
-        message = entry.get("message") or {}
-        if entry.get("type") != "message" or message.get("role") != "user":
-            what = f"a {message.get('role')} message" if entry.get("type") == "message" else f"a {entry.get('type')} entry"
+        message, reason = readable_message(entry) if entry.get("type") == "message" else (None, None)
+        if reason is not None:
+            raise EntryError(f"entry {entry_id!r} cannot be read ({reason})")
+        if getattr(message, "role", None) != "user":
+            role = getattr(message, "role", None)
+            what = f"a {role} message" if message is not None else f"a {entry.get('type')} entry"
             raise EntryError(f"entry {entry_id!r} is {what}; fork needs a user message")
         path = session.store.branch(entry.get("parentId")) if entry.get("parentId") else []
-        text = user_text(message_from_wire(message))
+        text = user_text(message)
         return self._copy(session, path), text
 
     def clone(self, session: AgentSession) -> AgentSession:
@@ -183,13 +232,18 @@ class SessionManager:
         if open_session is None and not session_id and not file and self.current is not None:
             open_session = self.current
         path = Path(open_session.file) if open_session else self.find_file(session_id, file)
-        if path.resolve().parent != self.sessions_dir.resolve():
+        if not self.in_sessions_dir(path):
             raise SessionFileError(f"{path} is not in this workspace's session folder {self.sessions_dir}")
+        if open_session is not None and open_session.store.read_only is not None:
+            raise SessionReadOnly(open_session.store.read_only)
         if open_session is not None:
             await self.close(open_session)
         else:
             SessionStore.open(path).close()  # refuses when another process holds it
-        path.unlink()
+        try:
+            path.unlink()
+        except OSError as exc:
+            raise storage_error(exc, path, "delete") from None
         return str(path)
 
     async def abort_all(self) -> None:
@@ -205,4 +259,4 @@ class SessionManager:
             session.store.close()
 
 
-__all__ = ["EntryError", "SessionFileError", "SessionLocked", "SessionManager", "SessionNotFound"]
+__all__ = ["EntryError", "OutsidePath", "SessionFileError", "SessionLocked", "SessionManager", "SessionNotFound"]

@@ -2,13 +2,16 @@
 
 The model context is rebuilt by walking from the leaf to the root. With a compaction
 on the path, its summary comes first, then the kept entries from ``firstKeptEntryId``,
-then everything after the compaction.
+then everything after the compaction. An entry whose message cannot be read (a wrongly
+typed field) is set aside in the store rather than failing the whole session.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from typing import Any
+
+import cattrs
 
 from ..messages import (
     AssistantMessage,
@@ -65,8 +68,33 @@ def _ms(entry: dict[str, Any]) -> int:
         return 0
 
 
+def unreadable(exc: Exception) -> str:
+    """Why a stored message could not be read, in one line that names the field."""
+    if isinstance(exc, cattrs.BaseValidationError):
+        return "unreadable message: " + "; ".join(cattrs.transform_error(exc, path="message"))
+    return f"unreadable message: {exc}"
+
+
+def readable_message(entry: dict[str, Any]) -> tuple[Any, str | None]:
+    """``(message, None)``, or ``(None, reason)`` when the entry's message cannot be read."""
+    try:
+        return entry_message(entry), None
+    except Exception as exc:  # noqa: BLE001 - any structuring failure means the entry is unusable
+        return None, unreadable(exc)
+
+
 def context_messages(store: SessionStore, branch: list[dict[str, Any]] | None = None) -> list[Any]:
-    return [entry_message(e) for e in context_entries(branch if branch is not None else store.branch())]
+    """The messages of the branch; entries whose message cannot be read are set aside."""
+    messages, bad = [], []
+    for entry in context_entries(branch if branch is not None else store.branch()):
+        message, reason = readable_message(entry)
+        if reason is None:
+            messages.append(message)
+        else:
+            bad.append((entry, reason))
+    if bad:
+        store.set_aside(bad)
+    return messages
 
 
 def settings(store: SessionStore, branch: list[dict[str, Any]] | None = None) -> tuple[tuple[str, str] | None, str | None]:
@@ -125,16 +153,20 @@ def stats(entries: list[dict[str, Any]], context: list[Any], context_tokens: int
     tokens = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
     cost = 0.0
     for entry in entries:
-        message = entry.get("message") or {}
+        message = entry.get("message")
+        message = message if isinstance(message, dict) else {}
         usage = message.get("usage") if entry.get("type") == "message" else entry.get("usage")
         if entry.get("type") == "message" and message.get("role") in counts:
             counts[message["role"]] += 1
-            if message["role"] == "assistant":
-                calls += sum(1 for b in message.get("content") or [] if b.get("type") == "toolCall")
+            content = message.get("content")
+            if message["role"] == "assistant" and isinstance(content, list):
+                calls += sum(1 for b in content if isinstance(b, dict) and b.get("type") == "toolCall")
         if isinstance(usage, dict):
             for key in tokens:
-                tokens[key] += usage.get(key) or 0
-            cost += (usage.get("cost") or {}).get("total") or 0
+                value = usage.get(key)
+                tokens[key] += value if isinstance(value, (int, float)) else 0
+            total = usage.get("cost").get("total") if isinstance(usage.get("cost"), dict) else None
+            cost += total if isinstance(total, (int, float)) else 0
     return {
         "userMessages": counts["user"], "assistantMessages": counts["assistant"],
         "toolCalls": calls, "toolResults": counts["toolResult"],

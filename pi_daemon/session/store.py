@@ -6,6 +6,14 @@ a file opened for appending; :meth:`SessionStore.sync` makes it durable (fsync).
 open, a torn last line (a crash mid-write) is cut off and saved next to the file, never
 glued to the next append. An advisory lock keeps a second process from writing the
 same file.
+
+A write that fails (disk full, I/O error) is cut back off the file, so the file stays a
+sequence of complete lines and the next append starts on a fresh one. Lines that cannot
+be read are left in the file as they are and set aside (:attr:`SessionStore.skipped`);
+an entry whose parent was set aside hangs under that entry's own parent, or, when the
+set-aside line is unreadable, under the tree entry written just before it. A file that
+cannot be written (read-only folder or file system, or a file outside the session
+folder) is opened read-only: it is read as it is and never modified.
 """
 
 from __future__ import annotations
@@ -35,6 +43,30 @@ class SessionLocked(Exception):
     """Another process has the session open for writing."""
 
 
+class SessionReadOnly(Exception):
+    """The session cannot be written: it was opened read-only; the text says why."""
+
+
+class SessionWriteError(Exception):
+    """Writing the session file failed (disk full, I/O error); nothing of the write remains."""
+
+    def __init__(self, exc: OSError, path: Path, what: str = "write") -> None:
+        self.errno_name = errno.errorcode.get(exc.errno or 0, "EIO")
+        self.path = path
+        super().__init__(f"cannot {what} the session file {path}: {exc.strerror or exc} ({self.errno_name})")
+
+    def context(self, prefix: str) -> "SessionWriteError":
+        """The same failure, its message starting with what it meant for the request."""
+        exc = SessionWriteError(OSError(0, ""), self.path)
+        exc.errno_name = self.errno_name
+        exc.args = (f"{prefix}: {self}",)
+        return exc
+
+
+# Errors that mean "this place cannot be written", as opposed to "this write failed".
+_READ_ONLY_ERRNOS = (errno.EROFS, errno.EACCES, errno.EPERM)
+
+
 def iso_now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
@@ -51,14 +83,23 @@ def _dumps(entry: dict[str, Any]) -> bytes:
 
 
 class SessionStore:
-    def __init__(self, path: Path, header: dict[str, Any], entries: list[dict[str, Any]], fd: int) -> None:
+    def __init__(self, path: Path, header: dict[str, Any], entries: list[dict[str, Any]], fd: int, *,
+                 size: int = 0, read_only: str | None = None, lines: list[int] | None = None,
+                 skipped: list[dict[str, Any]] | None = None) -> None:
         self.path = path
         self.header = header
         self.entries = entries
         self.by_id: dict[str, dict[str, Any]] = {}
         self.leaf_id: str | None = None
         self._fd = fd
+        self._size = size  # bytes of complete lines: where a failed write is cut back to
+        self._closed = False
+        self.read_only = read_only  # why the file cannot be written, when it cannot
+        self.has_file = True
         self.torn_file: Path | None = None
+        self.skipped: list[dict[str, Any]] = skipped or []  # {line, reason}, in file order
+        self._lines = lines or []  # line number of each entry read from the file
+        self._moved: dict[str, str | None] = {}  # set-aside id -> where its children hang now
         for entry in entries:
             self._index(entry)
 
@@ -67,47 +108,82 @@ class SessionStore:
     @classmethod
     def create(cls, path: Path, session_id: str, cwd: str, parent: str | None = None,
                entries: list[dict[str, Any]] = ()) -> "SessionStore":
-        path.parent.mkdir(parents=True, exist_ok=True)
-        ignore = path.parent / ".gitignore"
-        if not ignore.exists():
-            ignore.write_text("*\n")
         header: dict[str, Any] = {"type": "session", "version": VERSION, "id": session_id,
                                   "timestamp": iso_now(), "cwd": cwd}
         if parent:
             header["parentSession"] = parent
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o644)
+        data = _dumps(header) + b"".join(_dumps(e) for e in entries)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            ignore = path.parent / ".gitignore"
+            if not ignore.exists():
+                ignore.write_text("*\n")
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o644)
+        except OSError as exc:
+            raise storage_error(exc, path, "create") from None
         try:
             _lock(fd, path)
-            _write_all(fd, _dumps(header) + b"".join(_dumps(e) for e in entries))
+            _write_all(fd, data)
             os.fsync(fd)
-        except BaseException:
+        except BaseException as exc:
             os.close(fd)
+            path.unlink(missing_ok=True)  # a header-less or half-written file helps nobody
+            if isinstance(exc, OSError):
+                raise SessionWriteError(exc, path, "create") from None
             raise
-        return cls(path, header, list(entries), fd)
+        return cls(path, header, list(entries), fd, size=len(data))
 
     @classmethod
-    def open(cls, path: Path) -> "SessionStore":
+    def detached(cls, path: Path, session_id: str, cwd: str, reason: str) -> "SessionStore":
+        """A session with no file, for a workspace whose session folder cannot be written."""
+        header = {"type": "session", "version": VERSION, "id": session_id, "timestamp": iso_now(), "cwd": cwd}
+        store = cls(path, header, [], -1, read_only=reason)
+        store.has_file = False
+        return store
+
+    @classmethod
+    def open(cls, path: Path, *, read_only: str | None = None) -> "SessionStore":
+        """Open a session file; read-only (``read_only`` says why) when asked or when it cannot be written."""
+        fd = -1
+        if read_only is None:
+            try:
+                fd = os.open(path, os.O_RDWR | os.O_APPEND)
+            except OSError as exc:
+                if exc.errno not in _READ_ONLY_ERRNOS:
+                    raise _cannot_open(exc, path) from None
+                read_only = f"{path} cannot be written ({exc.strerror}): the session is open read-only"
         try:
-            fd = os.open(path, os.O_RDWR | os.O_APPEND)
-        except FileNotFoundError:
-            raise SessionFileError(f"no session file at {path}") from None
-        except OSError as exc:
-            raise SessionFileError(f"cannot open {path}: {exc.strerror}") from None
-        try:
-            _lock(fd, path)
             with open(path, "rb") as f:
                 data = f.read()
-            header, entries, good_end = _parse(path, data)
-            store = cls(path, header, entries, fd)
-            if good_end < len(data):
-                store.torn_file = path.with_name(f"{path.name}.torn-{file_stamp()}")
-                store.torn_file.write_bytes(data[good_end:])
-                os.ftruncate(fd, good_end)
-                os.fsync(fd)
+        except OSError as exc:
+            if fd >= 0:
+                os.close(fd)
+            raise _cannot_open(exc, path) from None
+        try:
+            if fd >= 0:
+                _lock(fd, path)
+            header, entries, good_end, lines, skipped = _parse(path, data)
+            store = cls(path, header, entries, fd, size=good_end, read_only=read_only, lines=lines, skipped=skipped)
+            if good_end < len(data) and fd >= 0:
+                store._cut_torn_tail(data[good_end:])
             return store
         except BaseException:
-            os.close(fd)
+            if fd >= 0:
+                os.close(fd)
             raise
+
+    def _cut_torn_tail(self, tail: bytes) -> None:
+        torn = self.path.with_name(f"{self.path.name}.torn-{file_stamp()}")
+        try:
+            torn.write_bytes(tail)
+        except OSError as exc:  # no room to keep it aside: leave the file as it is
+            torn.unlink(missing_ok=True)
+            self.read_only = (f"the torn last line of {self.path} could not be saved aside ({exc.strerror}): "
+                              "the session is open read-only")
+            return
+        self.torn_file = torn
+        os.ftruncate(self._fd, self._size)
+        os.fsync(self._fd)
 
     # --- the tree ---------------------------------------------------------------------
 
@@ -115,7 +191,11 @@ class SessionStore:
         entry_id = entry.get("id")
         kind = entry.get("type")
         if kind == "leaf":
-            self.leaf_id = entry.get("targetId")
+            target = entry.get("targetId")
+            while target in self._moved:
+                target = self._moved[target]
+            if target is None or target in self.by_id:
+                self.leaf_id = target
         elif isinstance(entry_id, str) and kind not in SIDE_ENTRIES:
             self.by_id[entry_id] = entry
             self.leaf_id = entry_id
@@ -133,10 +213,50 @@ class SessionStore:
             entry["parentId"] = self.leaf_id
         entry["timestamp"] = iso_now()
         entry.update(fields)
-        _write_all(self._fd, _dumps(entry))
+        if self.read_only is not None:
+            raise SessionReadOnly(self.read_only)
+        data = _dumps(entry)
+        try:
+            _write_all(self._fd, data)
+        except OSError as exc:
+            self._cut_back()
+            raise SessionWriteError(exc, self.path) from None
+        self._size += len(data)
         self.entries.append(entry)
         self._index(entry)
         return entry
+
+    def _cut_back(self) -> None:
+        """Remove what a failed write left behind: the file ends with its last complete line."""
+        try:
+            os.ftruncate(self._fd, self._size)
+        except OSError:
+            pass  # then open() cuts the partial line off as a torn one
+
+    def set_aside(self, bad: list[tuple[dict[str, Any], str]]) -> None:
+        """Take entries that cannot be used out of the tree (the file keeps them); children move up."""
+        gone = {id(entry): reason for entry, reason in bad}
+        keep_entries, keep_lines = [], []
+        for n, entry in enumerate(self.entries):
+            line = self._lines[n] if n < len(self._lines) else None
+            if id(entry) not in gone:
+                keep_entries.append(entry)
+                keep_lines.append(line)
+                continue
+            self.skipped.append({"line": line, "reason": gone[id(entry)]})
+            entry_id = entry.get("id")
+            if isinstance(entry_id, str) and self.by_id.get(entry_id) is entry:
+                self._moved[entry_id] = entry.get("parentId")
+        self.skipped.sort(key=lambda s: s["line"] or 0)
+        self.entries, self._lines = keep_entries, keep_lines
+        self.by_id, self.leaf_id = {}, None
+        for n, entry in enumerate(self.entries):
+            parent = entry.get("parentId")
+            if parent in self._moved:
+                while parent in self._moved:
+                    parent = self._moved[parent]
+                self.entries[n] = entry = {**entry, "parentId": parent}
+            self._index(entry)
 
     def set_leaf(self, entry_id: str | None) -> None:
         """Move the current position (branching); recorded so it survives a restart."""
@@ -170,19 +290,25 @@ class SessionStore:
 
     def sync(self) -> None:
         if self._fd >= 0:
-            os.fsync(self._fd)
+            try:
+                os.fsync(self._fd)
+            except OSError as exc:
+                raise SessionWriteError(exc, self.path, "sync") from None
 
     def close(self) -> None:
+        self._closed = True
         if self._fd >= 0:
             try:
                 os.fsync(self._fd)
+            except OSError:
+                pass  # nothing more can be done for it; what is written stays
             finally:
                 os.close(self._fd)  # closing releases the lock
                 self._fd = -1
 
     @property
     def closed(self) -> bool:
-        return self._fd < 0
+        return self._closed
 
 
 def _lock(fd: int, path: Path) -> None:
@@ -194,29 +320,68 @@ def _lock(fd: int, path: Path) -> None:
         raise
 
 
+def storage_error(exc: OSError, path: Path, what: str) -> Exception:
+    """The session-level error for an OSError from changing ``path`` (read-only, or a failed write)."""
+    if exc.errno in _READ_ONLY_ERRNOS:
+        return SessionReadOnly(f"cannot {what} {path}: {exc.strerror}: the session folder is read-only; "
+                               "stored sessions can still be listed, loaded and read")
+    return SessionWriteError(exc, path, what)
+
+
+def _cannot_open(exc: OSError, path: Path) -> SessionFileError:
+    if isinstance(exc, FileNotFoundError):
+        return SessionFileError(f"no session file at {path}")
+    return SessionFileError(f"cannot open {path}: {exc.strerror}")
+
+
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]
 
 
-def _parse(path: Path, data: bytes) -> tuple[dict[str, Any], list[dict[str, Any]], int]:
-    """Header, entries and the offset where the last complete, valid line ends."""
-    first_nl = data.find(b"\n")
+def _check_header(path: Path, data: bytes, first_nl: int) -> dict[str, Any]:
     try:
         header = orjson.loads(data[: first_nl if first_nl >= 0 else len(data)])
     except ValueError:
         header = None
     if not isinstance(header, dict) or header.get("type") != "session" or first_nl < 0:
         raise SessionFileError(f"{path} is not a pi-daemon session file (no session header on line 1)")
+    version = header.get("version")
+    if type(version) is not int or version < 1:
+        raise SessionFileError(f"{path} has no valid format version in its header (got {version!r})")
+    if version > VERSION:
+        raise SessionFileError(f"{path} is in session format version {version}, newer than this daemon reads "
+                               f"({VERSION}): open it with a newer pi-daemon")
+    if not isinstance(header.get("id"), str) or not header["id"]:
+        raise SessionFileError(f"{path} has no session id in its header")
+    return header
+
+
+Parsed = tuple[dict[str, Any], list[dict[str, Any]], int, list[int], list[dict[str, Any]]]
+
+
+def _parse(path: Path, data: bytes) -> Parsed:
+    """Header, entries, the offset where the last complete line ends, entry line numbers, skipped lines.
+
+    Entries whose parent is an unreadable line are given, in memory, the tree entry read
+    just before them as parent (appends chain to the leaf, so that is where they hung).
+    """
+    first_nl = data.find(b"\n")
+    header = _check_header(path, data, first_nl)
     entries: list[dict[str, Any]] = []
-    pos, good_end = first_nl + 1, first_nl + 1
+    lines: list[int] = []
+    skipped: list[dict[str, Any]] = []
+    ids: set[str] = set()
+    last_tree: str | None = None
+    pos, good_end, line_no = first_nl + 1, first_nl + 1, 1
     while pos < len(data):
         nl = data.find(b"\n", pos)
         if nl < 0:
             break  # a torn last line: cut off
         line = data[pos:nl]
         pos = nl + 1
+        line_no += 1
         if not line.strip():
             good_end = pos
             continue
@@ -225,8 +390,45 @@ def _parse(path: Path, data: bytes) -> tuple[dict[str, Any], list[dict[str, Any]
         except ValueError:
             if pos >= len(data):
                 break  # a garbled last line: cut off
-            continue  # a garbled line inside the file is skipped, and left as it is
-        if isinstance(entry, dict):
-            entries.append(entry)
+            skipped.append({"line": line_no, "reason": "not valid JSON"})
+            good_end = pos
+            continue
         good_end = pos
-    return header, entries, good_end
+        if type(entry) is dict and entry.get("type") not in SIDE_ENTRIES:
+            entry_id, parent = entry.get("id"), entry.get("parentId")
+            if not (type(entry_id) is str and entry_id not in ids and (parent is None or parent in ids)
+                    and type(entry.get("type")) is str):  # the common case, checked quickly
+                reason = _entry_problem(entry, ids)
+                if reason is not None:
+                    skipped.append({"line": line_no, "reason": reason})
+                    continue
+                if parent is not None and parent not in ids:
+                    entry = {**entry, "parentId": last_tree}
+            ids.add(entry_id)
+            last_tree = entry_id
+        elif type(entry) is not dict:
+            skipped.append({"line": line_no, "reason": "not a JSON object"})
+            continue
+        entries.append(entry)
+        lines.append(line_no)
+    return header, entries, good_end, lines, skipped
+
+
+def _entry_problem(entry: Any, ids: set[str]) -> str | None:
+    """Why a parsed line cannot be an entry, or None."""
+    if not isinstance(entry, dict):
+        return "not a JSON object"
+    kind = entry.get("type")
+    if not isinstance(kind, str):
+        return "no entry type"
+    if kind in SIDE_ENTRIES:
+        return None
+    entry_id = entry.get("id")
+    if not isinstance(entry_id, str):
+        return f"a {kind} entry without a string id"
+    if entry_id in ids:
+        return f"a second entry with id {entry_id!r}"
+    parent = entry.get("parentId")
+    if parent is not None and not isinstance(parent, str):
+        return f"parentId is not a string"
+    return None

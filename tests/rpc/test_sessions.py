@@ -145,9 +145,11 @@ def test_export_html_and_markdown(spawn, tmp_path):
 def test_bad_session_inputs_are_specific_errors(spawn, tmp_path):
     d = spawn("--model", "faux/echo")
     (tmp_path / "notes.jsonl").write_text('{"not": "a session"}\n')
-    error = d.request("session/load", {"file": "notes.jsonl"})["error"]
+    (tmp_path / ".pi" / "sessions").mkdir(parents=True)
+    (tmp_path / ".pi" / "sessions" / "notes.jsonl").write_text('{"not": "a session"}\n')
+    error = d.request("session/load", {"file": ".pi/sessions/notes.jsonl"})["error"]
     assert error["code"] == -32007 and "not a pi-daemon session file" in error["message"]
-    error = d.request("session/load", {"file": "missing.jsonl"})["error"]
+    error = d.request("session/load", {"file": ".pi/sessions/missing.jsonl"})["error"]
     assert error["code"] == -32007 and "no session file" in error["message"]
     error = d.request("session/load", {"sessionId": "0000"})["error"]
     assert error["code"] == -32001 and "no session with id '0000'" in error["message"]
