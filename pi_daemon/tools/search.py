@@ -11,6 +11,7 @@ same line at the same number. What reaches the model is what ``read`` would have
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import shutil
 import sysconfig
@@ -18,6 +19,7 @@ from pathlib import Path
 
 from .workspace import READ, PathRefused, Workspace
 
+WHOLE_FILE = 8 * 1024 * 1024  # a matched file up to this size is read at once to check its lines
 MAX_RECORD = 16 * 1024 * 1024  # one output line of rg (a minified file's line can be long)
 _LINE = re.compile(rb"(\d+)([:-])(.*)", re.DOTALL)
 _BINARY = b": binary file matches"
@@ -87,6 +89,9 @@ class Checked:
         path = self._name(raw_path)
         try:
             with self.workspace.open_file(path, READ) as file:
+                if os.fstat(file.fd).st_size <= WHOLE_FILE:
+                    lines = file.read().split(b"\n")
+                    return {n: lines[n - 1] for n in wanted if n <= len(lines)}
                 found: dict[int, bytes] = {}
                 last = max(wanted, default=0)
                 for n, line in enumerate(file.lines(), 1):

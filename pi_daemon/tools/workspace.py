@@ -49,11 +49,12 @@ class Place:
     parts: tuple[str, ...]
 
 
-def _within(path: Path, folder: Path) -> bool:
-    """``path`` is ``folder`` or beneath it, names compared without case (a case-insensitive disk
-    would open ``.PI`` as ``.pi``)."""
-    p, f = path.parts, folder.parts
-    return len(p) >= len(f) and all(a.casefold() == b.casefold() for a, b in zip(p, f))
+def _within(path: str, folder: str, *, exact_case: bool = False) -> bool:
+    """``path`` is ``folder`` or beneath it (both absolute and resolved). Names are compared
+    without case unless ``exact_case``: a case-insensitive disk opens ``.PI`` as ``.pi``."""
+    if not exact_case:
+        path, folder = path.casefold(), folder.casefold()
+    return path == folder or path.startswith(folder if folder.endswith(os.sep) else folder + os.sep)
 
 
 class Workspace:
@@ -74,48 +75,56 @@ class Workspace:
         return [self.root, *self.extra_roots]
 
     def resolve(self, path: str | None) -> Path:
+        return Path(self._resolve(path)[0])
+
+    def _resolve(self, path: str | None) -> tuple[str, Path]:
+        """``path`` with symlinks followed (as text), and the most specific root it is beneath."""
         if path is None or path == "":
-            return self.root
+            return str(self.root), self.root
         if "\x00" in path:
             raise PathRefused("the path contains a NUL byte")
-        candidate = Path(os.path.expanduser(path)) if path.startswith("~") else Path(path)
-        if not candidate.is_absolute():
-            candidate = self.root / candidate
+        candidate = os.path.expanduser(path) if path.startswith("~") else path
+        candidate = os.path.join(self.root, candidate)  # an absolute path stays as it is
         try:
-            resolved = candidate.resolve(strict=False)
+            resolved = os.path.realpath(candidate)
         except OSError:  # a name turned from symlink to folder between lstat and readlink
             try:
-                resolved = candidate.resolve(strict=False)
+                resolved = os.path.realpath(candidate)
             except OSError as exc:
                 raise PathRefused(f"{path!r} keeps changing while it is being resolved ({exc.strerror}); "
                                   "try again") from None
-        if not any(resolved == r or resolved.is_relative_to(r) for r in self.roots):
+        root = None
+        for r in self.roots:  # the most specific root that holds it (roots may nest)
+            if _within(resolved, str(r), exact_case=True) and (root is None or len(str(r)) > len(str(root))):
+                root = r
+        if root is None:
             allowed = ", ".join(str(r) for r in self.roots)
             raise PathRefused(
                 f"{path!r} resolves to {resolved}, which is outside the workspace (allowed: {allowed}); "
                 "use a path inside the workspace"
             )
-        return resolved
+        return resolved, root
 
     def locate(self, path: str | None, purpose: str = READ) -> Place:
         """Resolve and check ``path`` for ``purpose``; raises PathRefused saying why not."""
-        resolved = self.resolve(path)
+        resolved, root = self._resolve(path)
         self._check_state(path, resolved, purpose)
-        root = max((r for r in self.roots if resolved == r or resolved.is_relative_to(r)), key=lambda r: len(r.parts))
-        return Place(resolved, root, resolved.relative_to(root).parts)
+        below = resolved[len(str(root)):]
+        return Place(Path(resolved), root, tuple(p for p in below.split(os.sep) if p))
 
-    def _check_state(self, path: str | None, resolved: Path, purpose: str) -> None:
+    def _check_state(self, path: str | None, resolved: str, purpose: str) -> None:
         if purpose == LIST:
             return
-        lexical = self.root / STATE_DIR
-        for state in {lexical, lexical.resolve(strict=False)}:
+        lexical = os.path.join(self.root, STATE_DIR)
+        states = [lexical, os.path.realpath(lexical)] if os.path.islink(lexical) else [lexical]
+        for state in states:
             if not _within(resolved, state):
                 continue
-            if purpose == READ and any(_within(resolved, state / part) for part in READABLE_STATE):
+            if purpose == READ and any(_within(resolved, os.path.join(state, part)) for part in READABLE_STATE):
                 return
             what = "read" if purpose == READ else "written"
             raise PathRefused(
-                f"{path!r} is in {self.show(lexical)}/, the daemon's own state (settings, permissions, models, "
+                f"{path!r} is in {STATE_DIR}/, the daemon's own state (settings, permissions, models, "
                 f"sessions); it cannot be {what} through the tools"
                 + (" (only .pi/tmp/, where long command output is saved, can be read)" if purpose == READ else ""))
 
