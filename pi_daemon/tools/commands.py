@@ -14,7 +14,7 @@ import time
 from ..messages import ToolResult
 from .search import checked_files, checked_matches, rg_binary, run_rg, where
 from .shell import run_shell
-from .workspace import READ, WorkspaceTool, failure
+from .workspace import O_PATH, READ, PathRefused, Place, Workspace, WorkspaceTool, failure
 
 __all__ = ["BashTool", "FindTool", "GrepTool", "LsTool", "rg_binary"]
 
@@ -67,6 +67,15 @@ class BashTool(WorkspaceTool):
         return ToolResult.text(text, details=details)
 
 
+def _open_target(workspace: Workspace, path: str | None, flags: int) -> tuple[int, Place]:
+    try:
+        return workspace.open(path, READ, flags)
+    except FileNotFoundError:
+        raise PathRefused(f"{path!r} does not exist") from None
+    except OSError as exc:
+        raise PathRefused(f"cannot search {path!r}: {exc.strerror}") from None
+
+
 class GrepTool(WorkspaceTool):
     name = "grep"
     description = ("Search file contents with a regular expression (ripgrep syntax), respecting .gitignore. "
@@ -110,7 +119,7 @@ class GrepTool(WorkspaceTool):
 
     def _target(self, path: str | None):
         """The folder or file to search, checked as read would check it (a file: its links too)."""
-        fd, place = self.workspace.open(path, READ, os.O_RDONLY | os.O_NONBLOCK)
+        fd, place = _open_target(self.workspace, path, os.O_RDONLY | os.O_NONBLOCK)
         try:
             folder = stat.S_ISDIR(os.fstat(fd).st_mode)
         finally:
@@ -136,7 +145,9 @@ class FindTool(WorkspaceTool):
     }
 
     async def run(self, args, cancel, on_update):
-        target = self.workspace.check(args.get("path"), READ).path
+        fd, place = _open_target(self.workspace, args.get("path"), O_PATH)
+        os.close(fd)
+        target = place.path
         limit = args.get("limit", 500)
         records, more, err = await run_rg(["--files", "--null", "--no-require-git", "--color=never", "--glob",
                                            args["pattern"], *where(self.workspace, target)],

@@ -171,10 +171,33 @@ class Workspace:
         except IsADirectoryError:
             raise PathRefused(f"{shown!r} is a directory" + (": use ls to list it" if purpose == READ else "")) from None
         try:
-            _single_regular_file(shown, os.fstat(fd))
+            st = os.fstat(fd)
+            _single_regular_file(shown, st)
+            self._still_named(shown, place, st)
             yield ConfinedFile(fd, place, existed)
         finally:
             os.close(fd)
+
+    def _still_named(self, shown: str, place: Place, st: os.stat_result) -> None:
+        """The opened file still has its one name at ``place``. Else a hard link to an outside
+        file was opened and the inside name removed before the link count was read."""
+        root_fd = open_root(place.root)
+        try:
+            again = open_beneath(root_fd, place.parts, O_PATH)
+        except OSError:
+            again = None
+        finally:
+            os.close(root_fd)
+        if again is not None:
+            try:
+                now = os.fstat(again)
+            finally:
+                os.close(again)
+            if (now.st_dev, now.st_ino) == (st.st_dev, st.st_ino):
+                _single_regular_file(shown, now)
+                return
+        raise PathRefused(f"{shown!r} changed while it was being opened (its name now leads to another file "
+                          "or to none); it was not used")
 
     def _open_for_write(self, path: str) -> tuple[int, Place, bool]:
         # Opened without O_TRUNC: a file is emptied only after it passed the checks.

@@ -129,3 +129,29 @@ def test_swapping_a_folder_for_a_symlink_never_lets_a_read_or_write_escape(spawn
     served = [cid for cid, end in ends.items() if not end["isError"]]
     assert any(c.startswith("r") for c in served) and any(c.startswith("w") for c in served)  # refused only in the race
     assert all(said(ends[c]) == "     1\tinside" for c in served if c.startswith("r"))
+
+
+def test_a_hard_link_swapped_in_and_out_never_leaks_or_is_overwritten(spawn, tmp_path):
+    ws, outside = layout(tmp_path)
+    secret, h = outside / "secret.txt", ws / "h.txt"
+    h.write_text("inside\n")
+    stop = threading.Event()
+
+    def loop():
+        while not stop.is_set():
+            os.link(secret, ws / "tmp-link")
+            os.rename(ws / "tmp-link", h)  # h is the outside file, with 2 links
+            (ws / "tmp-file").write_text("inside\n")
+            os.rename(ws / "tmp-file", h)  # an inside file again: the outside one is back to 1 link
+
+    thread = threading.Thread(target=loop, daemon=True)
+    thread.start()
+    try:
+        ends = run_calls(spawn, tmp_path, ws, [call(f"r{n}", "read", {"path": "h.txt"}) for n in range(400)],
+                         [call(f"w{n}", "write", {"path": "h.txt", "content": "inside\n"}) for n in range(200)],
+                         [call(f"g{n}", "grep", {"pattern": "SECRET|inside"}) for n in range(50)])
+    finally:
+        stop.set()
+        thread.join()
+    assert len(ends) == 650 and not [cid for cid, end in ends.items() if "OUTSIDE" in said(end)]
+    assert secret.read_text() == "OUTSIDE-SECRET\n"

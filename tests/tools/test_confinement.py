@@ -141,6 +141,32 @@ async def test_grep_keeps_only_lines_the_checked_file_confirms(tools, ws):
     assert "SECRET" not in found.split("\n[")[0]
 
 
+async def test_a_hard_link_swapped_away_between_open_and_check_is_not_used(tools, ws):
+    """The inside name of an outside file is replaced right after the open: the link count
+    read then says 1, but the name no longer leads to the opened file."""
+    secret, h = outside(ws) / "secret.txt", ws.root / "h.txt"
+    h.write_text("inside\n")
+    stop = threading.Event()
+
+    def loop():
+        while not stop.is_set():
+            os.link(secret, ws.root / "tmp-link")
+            os.rename(ws.root / "tmp-link", h)   # h is the outside file (2 links)
+            (ws.root / "tmp-file").write_text("inside\n")
+            os.rename(ws.root / "tmp-file", h)   # h is an inside file again; the outside one has 1 link
+
+    thread = threading.Thread(target=loop)
+    thread.start()
+    try:
+        reads = [await run(tools["read"], {"path": "h.txt"}) for _ in range(3000)]
+        writes = [await run(tools["write"], {"path": "h.txt", "content": "inside\n"}) for _ in range(1000)]
+    finally:
+        stop.set()
+        thread.join()
+    assert not any("OUTSIDE" in text(r) for r in reads) and secret.read_text() == "OUTSIDE-SECRET\n"
+    assert any(not r.is_error for r in reads) and any(not w.is_error for w in writes)
+
+
 # --- symlinks that stay inside, and swaps racing the tools ------------------------------------
 
 async def test_symlinks_inside_the_roots_keep_working(tools, ws, tmp_path):
@@ -235,6 +261,10 @@ async def test_a_fifo_or_device_is_refused_without_hanging(tools, ws):
     assert "not a regular file" in text(await run(tools["read"], {"path": "pipe"}))
     assert "is a directory" in text(await run(tools["write"], {"path": ".", "content": "x"}))
     assert "does not exist" in text(await run(tools["read"], {"path": "missing.txt"}))
+    for name in ("grep", "find"):
+        assert "'missing' does not exist" in text(await run(tools[name], {"pattern": "x", "path": "missing"}))
+    (ws.root / "f.txt").write_text("x\n")
+    assert "Not a directory" in text(await run(tools["grep"], {"pattern": "x", "path": "f.txt/y"}))
 
 
 async def test_writes_keep_the_file_and_its_mode_and_edit_reads_line_ends_as_before(tools, ws):
