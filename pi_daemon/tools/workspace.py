@@ -143,8 +143,9 @@ class Workspace:
                     raise
                 if attempt == 2:
                     raise PathRefused(
-                        f"{path!r} changed while it was being opened (a folder or file on the way became a "
-                        "symbolic link); it was not followed") from None
+                        f"{path!r} leads through a symbolic link that does not resolve (a loop), or it changed "
+                        "while it was being opened (a folder on the way became a symbolic link); it was not "
+                        "followed") from None
             finally:
                 os.close(root_fd)
         raise AssertionError("unreachable")

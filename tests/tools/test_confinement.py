@@ -261,6 +261,9 @@ async def test_a_fifo_or_device_is_refused_without_hanging(tools, ws):
     assert "not a regular file" in text(await run(tools["read"], {"path": "pipe"}))
     assert "is a directory" in text(await run(tools["write"], {"path": ".", "content": "x"}))
     assert "does not exist" in text(await run(tools["read"], {"path": "missing.txt"}))
+    (ws.root / "loop-a").symlink_to("loop-b")
+    (ws.root / "loop-b").symlink_to("loop-a")
+    assert "a loop" in text(await run(tools["read"], {"path": "loop-a/x"}))
     for name in ("grep", "find"):
         assert "'missing' does not exist" in text(await run(tools[name], {"pattern": "x", "path": "missing"}))
     (ws.root / "f.txt").write_text("x\n")
