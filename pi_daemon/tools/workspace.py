@@ -1,25 +1,60 @@
-"""The boundary around the workspace: every path a tool touches is resolved here.
+"""The boundary around the workspace: every path a tool touches is resolved and opened here.
 
 A path is taken relative to the workspace (absolute paths are allowed only when they
 land inside it). It is resolved with symlinks followed, and refused when the result is
-outside the workspace and outside the extra roots the user allowed. Writes to one file
-are serialised, so parallel tool calls cannot interleave them.
+outside the workspace and outside the extra roots the user allowed. It is then opened
+from a descriptor of its root without following any symlink (``safe_open``), so a
+folder swapped for a symlink after the check cannot send the open elsewhere.
+
+Beyond that, a regular file with more than one hard link is refused (the other name
+may be outside the roots), and ``<workspace>/.pi/`` — the daemon's own state: settings,
+permissions, models, sessions — is never written; of it only ``.pi/tmp/`` (where long
+command output is saved) is read. Writes to one file are serialised, so parallel tool
+calls cannot interleave them.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import errno
 import os
+import stat
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from ..cancel import CancelToken
 from ..messages import ToolResult
 from .base import Tool, ToolUpdate
+from .safe_open import open_beneath, open_root
+
+READ, WRITE, EDIT, LIST = "read", "write", "edit", "list"
+"""What a path is wanted for: the state folder and file checks depend on it."""
+
+STATE_DIR = ".pi"
+READABLE_STATE = ("tmp",)  # the one part of .pi/ the agent is meant to read: its saved command output
+O_PATH = getattr(os, "O_PATH", os.O_RDONLY | os.O_NONBLOCK)
 
 
 class PathRefused(Exception):
     """A path outside the allowed roots, or otherwise unusable; the text says why."""
+
+
+@dataclass(frozen=True)
+class Place:
+    """A checked path: its resolved form, the root it is beneath and its components below it."""
+    path: Path
+    root: Path
+    parts: tuple[str, ...]
+
+
+def _within(path: str, folder: str, *, exact_case: bool = False) -> bool:
+    """``path`` is ``folder`` or beneath it (both absolute and resolved). Names are compared
+    without case unless ``exact_case``: a case-insensitive disk opens ``.PI`` as ``.pi``."""
+    if not exact_case:
+        path, folder = path.casefold(), folder.casefold()
+    return path == folder or path.startswith(folder if folder.endswith(os.sep) else folder + os.sep)
 
 
 class Workspace:
@@ -40,21 +75,156 @@ class Workspace:
         return [self.root, *self.extra_roots]
 
     def resolve(self, path: str | None) -> Path:
+        return Path(self._resolve(path)[0])
+
+    def _resolve(self, path: str | None) -> tuple[str, Path]:
+        """``path`` with symlinks followed (as text), and the most specific root it is beneath."""
         if path is None or path == "":
-            return self.root
+            return str(self.root), self.root
         if "\x00" in path:
             raise PathRefused("the path contains a NUL byte")
-        candidate = Path(os.path.expanduser(path)) if path.startswith("~") else Path(path)
-        if not candidate.is_absolute():
-            candidate = self.root / candidate
-        resolved = candidate.resolve(strict=False)
-        if not any(resolved == r or resolved.is_relative_to(r) for r in self.roots):
+        candidate = os.path.expanduser(path) if path.startswith("~") else path
+        candidate = os.path.join(self.root, candidate)  # an absolute path stays as it is
+        try:
+            resolved = os.path.realpath(candidate)
+        except OSError:  # a name turned from symlink to folder between lstat and readlink
+            try:
+                resolved = os.path.realpath(candidate)
+            except OSError as exc:
+                raise PathRefused(f"{path!r} keeps changing while it is being resolved ({exc.strerror}); "
+                                  "try again") from None
+        root = None
+        for r in self.roots:  # the most specific root that holds it (roots may nest)
+            if _within(resolved, str(r), exact_case=True) and (root is None or len(str(r)) > len(str(root))):
+                root = r
+        if root is None:
             allowed = ", ".join(str(r) for r in self.roots)
             raise PathRefused(
                 f"{path!r} resolves to {resolved}, which is outside the workspace (allowed: {allowed}); "
                 "use a path inside the workspace"
             )
-        return resolved
+        return resolved, root
+
+    def locate(self, path: str | None, purpose: str = READ) -> Place:
+        """Resolve and check ``path`` for ``purpose``; raises PathRefused saying why not."""
+        resolved, root = self._resolve(path)
+        self._check_state(path, resolved, purpose)
+        below = resolved[len(str(root)):]
+        return Place(Path(resolved), root, tuple(p for p in below.split(os.sep) if p))
+
+    def _check_state(self, path: str | None, resolved: str, purpose: str) -> None:
+        if purpose == LIST:
+            return
+        lexical = os.path.join(self.root, STATE_DIR)
+        states = [lexical, os.path.realpath(lexical)] if os.path.islink(lexical) else [lexical]
+        for state in states:
+            if not _within(resolved, state):
+                continue
+            if purpose == READ and any(_within(resolved, os.path.join(state, part)) for part in READABLE_STATE):
+                return
+            what = "read" if purpose == READ else "written"
+            raise PathRefused(
+                f"{path!r} is in {STATE_DIR}/, the daemon's own state (settings, permissions, models, "
+                f"sessions); it cannot be {what} through the tools"
+                + (" (only .pi/tmp/, where long command output is saved, can be read)" if purpose == READ else ""))
+
+    def open(self, path: str | None, purpose: str, flags: int, *, make_parents: bool = False) -> tuple[int, Place]:
+        """A descriptor of ``path`` opened beneath its root with ``flags``, no symlink followed.
+
+        A symlink met on the way means the path changed after it was resolved: it is
+        resolved and opened once more, then refused."""
+        for attempt in (1, 2):
+            place = self.locate(path, purpose)
+            root_fd = open_root(place.root)
+            try:
+                return open_beneath(root_fd, place.parts, flags, make_parents=make_parents), place
+            except OSError as exc:
+                if exc.errno != errno.ELOOP:
+                    raise
+                if attempt == 2:
+                    raise PathRefused(
+                        f"{path!r} leads through a symbolic link that does not resolve (a loop), or it changed "
+                        "while it was being opened (a folder on the way became a symbolic link); it was not "
+                        "followed") from None
+            finally:
+                os.close(root_fd)
+        raise AssertionError("unreachable")
+
+    def check(self, path: str | None, purpose: str = READ) -> Place:
+        """``path`` is inside the roots now, reached without a symlink on the way."""
+        fd, place = self.open(path, purpose, O_PATH)
+        os.close(fd)
+        return place
+
+    @contextlib.contextmanager
+    def open_file(self, path: str, purpose: str) -> Iterator[ConfinedFile]:
+        """An existing (or, for WRITE, possibly new) regular file with one link, opened for ``purpose``."""
+        shown = path
+        try:
+            if purpose == WRITE:
+                fd, place, existed = self._open_for_write(path)
+            else:
+                fd, place = self.open(path, purpose, os.O_RDWR | os.O_NONBLOCK if purpose == EDIT
+                                      else os.O_RDONLY | os.O_NONBLOCK)
+                existed = True
+        except FileNotFoundError:
+            raise PathRefused(f"{shown!r} does not exist") from None
+        except IsADirectoryError:
+            raise PathRefused(f"{shown!r} is a directory" + (": use ls to list it" if purpose == READ else "")) from None
+        try:
+            st = os.fstat(fd)
+            _single_regular_file(shown, st)
+            self._still_named(shown, place, st)
+            yield ConfinedFile(fd, place, existed)
+        finally:
+            os.close(fd)
+
+    def _still_named(self, shown: str, place: Place, st: os.stat_result) -> None:
+        """The opened file still has its one name at ``place``. Else a hard link to an outside
+        file was opened and the inside name removed before the link count was read."""
+        root_fd = open_root(place.root)
+        try:
+            again = open_beneath(root_fd, place.parts, O_PATH)
+        except OSError:
+            again = None
+        finally:
+            os.close(root_fd)
+        if again is not None:
+            try:
+                now = os.fstat(again)
+            finally:
+                os.close(again)
+            if (now.st_dev, now.st_ino) == (st.st_dev, st.st_ino):
+                _single_regular_file(shown, now)
+                return
+        raise PathRefused(f"{shown!r} changed while it was being opened (its name now leads to another file "
+                          "or to none); it was not used")
+
+    def _open_for_write(self, path: str) -> tuple[int, Place, bool]:
+        # Opened without O_TRUNC: a file is emptied only after it passed the checks.
+        for _ in range(3):
+            try:
+                fd, place = self.open(path, WRITE, os.O_WRONLY | os.O_NONBLOCK)
+                return fd, place, True
+            except FileNotFoundError:
+                pass
+            try:
+                fd, place = self.open(path, WRITE, os.O_WRONLY | os.O_CREAT | os.O_EXCL, make_parents=True)
+                return fd, place, False
+            except FileExistsError:
+                continue  # created meanwhile: open it as an existing file
+        raise PathRefused(f"{path!r} keeps appearing and disappearing while it is being written; try again")
+
+    @contextlib.contextmanager
+    def open_folder(self, path: str | None) -> Iterator[tuple[int, Place]]:
+        try:
+            fd, place = self.open(path, LIST, os.O_RDONLY | os.O_DIRECTORY)
+        except NotADirectoryError:
+            raise PathRefused(f"{path!r} is a file, not a folder") from None
+        try:
+            yield fd, place
+        finally:
+            os.close(fd)
 
     def show(self, path: Path) -> str:
         """A path as the model should see it: relative to the workspace when inside it."""
@@ -65,6 +235,44 @@ class Workspace:
 
     def lock(self, path: Path) -> asyncio.Lock:
         return self._locks.setdefault(path, asyncio.Lock())
+
+
+def _single_regular_file(shown: str, st: os.stat_result) -> None:
+    if stat.S_ISDIR(st.st_mode):
+        raise PathRefused(f"{shown!r} is a directory: use ls to list it")
+    if not stat.S_ISREG(st.st_mode):
+        raise PathRefused(f"{shown!r} is not a regular file (a device, socket or pipe); it cannot be opened")
+    if st.st_nlink > 1:
+        raise PathRefused(f"{shown} has {st.st_nlink} hard links; refusing since it may be a file outside the "
+                          "workspace (copy it to a new file to work on it)")
+
+
+@dataclass
+class ConfinedFile:
+    """An open file of the workspace: read it whole, or replace its content in place."""
+    fd: int
+    place: Place
+    existed: bool
+
+    def read(self) -> bytes:
+        chunks = []
+        os.lseek(self.fd, 0, os.SEEK_SET)
+        while chunk := os.read(self.fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def lines(self) -> Iterator[bytes]:
+        """The file's lines (with their ends), read as they are needed."""
+        os.lseek(self.fd, 0, os.SEEK_SET)
+        with os.fdopen(os.dup(self.fd), "rb") as f:
+            yield from f
+
+    def replace(self, data: bytes) -> None:
+        """The file's whole content becomes ``data`` (same inode: mode and owner are kept)."""
+        view, offset = memoryview(data), 0
+        while offset < len(view):
+            offset += os.pwrite(self.fd, view[offset:], offset)
+        os.ftruncate(self.fd, len(data))
 
 
 def failure(text: str, details: Any = None) -> ToolResult:
