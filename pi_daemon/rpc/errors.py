@@ -20,7 +20,7 @@ SESSION_LOCKED = -32006
 SESSION_FILE = -32007
 
 CODES: dict[int, str] = {
-    PARSE_ERROR: "invalid JSON (id is null)",
+    PARSE_ERROR: "invalid JSON, nesting deeper than 1024 levels, an unreadable header (id is null)",
     INVALID_REQUEST: "not a request object, no method, bad id, batch array",
     METHOD_NOT_FOUND: "unknown method",
     INVALID_PARAMS: "params do not fit the method; the message names the field",
@@ -42,3 +42,8 @@ class RpcError(Exception):
         self.code = code
         self.message = message
         self.data = data
+
+
+def shorten(text: str, limit: int = 100) -> str:
+    """Client-supplied text quoted in an error message: at most ``limit`` characters."""
+    return text if len(text) <= limit else text[:limit] + "…"

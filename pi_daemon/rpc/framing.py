@@ -12,6 +12,8 @@ runs before the rest of the daemon is loaded.
 
 from __future__ import annotations
 
+import re
+
 NDJSON = "ndjson"
 CONTENT_LENGTH = "content-length"
 
@@ -21,10 +23,11 @@ MAX_HEADER_BYTES = 8192
 class FrameError:
     """Something in the byte stream that is not a usable frame; ``message`` says what."""
 
-    __slots__ = ("message",)
+    __slots__ = ("message", "too_large")
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, too_large: bool = False) -> None:
         self.message = message
+        self.too_large = too_large
 
     def __repr__(self) -> str:
         return f"FrameError({self.message!r})"
@@ -40,8 +43,18 @@ def encode(body: bytes, framing: str | None) -> bytes:
     return body + b"\n"
 
 
-def _too_big(size: int, limit: int) -> FrameError:
-    return FrameError(f"frame of {size} bytes exceeds the limit of {limit} bytes; it was skipped")
+def _too_big(size: int | str, limit: int) -> FrameError:
+    return FrameError(f"frame of {size} bytes exceeds the limit of {limit} bytes; it was skipped", True)
+
+
+# A header line that starts a frame: the name, digits and a real line end. Valid JSON can
+# never contain one (the letters only inside strings, which cannot hold a raw LF), so
+# finding it in a body means the declared length was wrong, and after a bad header it is
+# where the stream picks up again.
+_HEADER_LINE = re.compile(rb"content-length[ \t]*:[ \t]*\d{1,20}[ \t]*\r?\n", re.IGNORECASE)
+_HEADER_LINE_END = re.compile(rb"content-length[ \t]*:[ \t]*\d{1,20}[ \t]*\r?\Z", re.IGNORECASE)
+_HEADER_START = re.compile(rb"[A-Za-z0-9-]{1,64}[ \t]*(?::|\Z)")
+_LOOKBEHIND = 64  # bytes of a header line that can precede its LF
 
 
 class FrameDecoder:
@@ -55,6 +68,8 @@ class FrameDecoder:
         self._discard = 0  # Content-Length: body bytes still to drop
         self._discarding_line = False  # NDJSON: dropping an oversize line up to its LF
         self._need: int | None = None  # Content-Length: body length being read
+        self._declared = 0  # Content-Length: the length the header of that body declared
+        self._resync = False  # Content-Length: skipping to the next header line
 
     def feed(self, data: bytes) -> list[bytes | FrameError]:
         out: list[bytes | FrameError] = []
@@ -100,37 +115,91 @@ class FrameDecoder:
     def _headers(self, out: list) -> None:
         buf = self._buf
         while buf or self._need == 0:
-            if self._discard:
-                dropped = min(self._discard, len(buf))
-                del buf[:dropped]
-                self._discard -= dropped
-                continue
-            if self._need is not None:
-                if len(buf) < self._need:
+            if self._resync:
+                match = _HEADER_LINE.search(buf)
+                if match is None:
+                    del buf[: max(0, len(buf) - _LOOKBEHIND)]
                     return
-                out.append(bytes(buf[: self._need]))
-                del buf[: self._need]
-                self._need = None
+                del buf[: match.start()]
+                self._resync = False
+                continue
+            if self._need is not None or self._discard:
+                if not self._body(out):
+                    return
                 continue
             if buf[:1] in (b"\r", b"\n", b" ", b"\t"):  # stray blank between frames
                 del buf[:1]
                 continue
+            if _HEADER_START.match(buf) is None:
+                self._bad(out, "not a header: " + _quote(bytes(buf[:80]).partition(b"\n")[0]))
+                continue
             end, sep = _header_end(buf)
             if end < 0:
                 if len(buf) > MAX_HEADER_BYTES:
-                    out.append(FrameError("header block longer than 8192 bytes; input dropped"))
-                    buf.clear()
+                    self._bad(out, "header block longer than 8192 bytes")
+                    continue
                 return
-            header = bytes(buf[:end])
+            length = _content_length(bytes(buf[:end]))
+            if isinstance(length, str):
+                self._bad(out, length)
+                continue
             del buf[: end + sep]
-            length = _content_length(header)
-            if isinstance(length, FrameError):
-                out.append(length)
-            elif length > self.max_frame_bytes:
+            self._scan = 0
+            self._declared = length
+            if length > self.max_frame_bytes:
                 out.append(_too_big(length, self.max_frame_bytes))
                 self._discard = length
             else:
                 self._need = length
+
+    def _body(self, out: list) -> bool:
+        """Take (or drop, when oversize) the body being read; False while it is incomplete."""
+        buf = self._buf
+        reading = self._need is not None
+        want = self._need if reading else self._discard
+        have = min(want, len(buf))
+        cut = self._next_header(have)
+        if cut is not None:  # the declared length runs into the next frame: take what is before it
+            out.append(FrameError(f"Content-Length {self._declared} is longer than the body: a new "
+                                  "header began inside it; the stream goes on from that header"))
+            if reading and cut:
+                out.append(bytes(buf[:cut]))
+            have = want = cut
+        elif not reading and have < want:
+            # Drop what was scanned, keeping a tail in which a header line may be starting.
+            drop = max(0, have - _LOOKBEHIND)
+            del buf[:drop]
+            self._discard -= drop
+            self._scan = have - drop
+            return False
+        elif have < want:
+            self._scan = have
+            return False
+        elif reading:
+            out.append(bytes(buf[:want]))
+        del buf[:want]
+        self._need = None
+        self._discard = 0
+        self._scan = 0
+        return True
+
+    def _next_header(self, end: int) -> int | None:
+        """Where a header line starts inside ``buf[:end]`` (a body's bytes), if it does."""
+        buf, pos = self._buf, self._scan
+        while True:
+            nl = buf.find(b"\n", pos, end)
+            if nl < 0:
+                return None
+            match = _HEADER_LINE_END.search(buf, max(0, nl - _LOOKBEHIND), nl)
+            if match is not None:
+                return match.start()
+            pos = nl + 1
+
+    def _bad(self, out: list, problem: str) -> None:
+        """An unusable header block: say so once, then skip to the next header line."""
+        out.append(FrameError(f"{problem}; skipped to the next Content-Length header"))
+        del self._buf[:1]
+        self._resync = True
 
 
 def _header_end(buf: bytearray) -> tuple[int, int]:
@@ -143,15 +212,20 @@ def _header_end(buf: bytearray) -> tuple[int, int]:
     return -1, 0
 
 
-def _content_length(header: bytes) -> int | FrameError:
+def _content_length(header: bytes) -> int | str:
+    """The declared length, or what is wrong with the header block."""
     for line in header.split(b"\n"):
         name, colon, value = line.partition(b":")
         if colon and name.strip().lower() == b"content-length":
-            try:
-                length = int(value.strip())
-            except ValueError:
-                return FrameError(f"invalid Content-Length header: {line.strip()!r}")
-            if length < 0:
-                return FrameError("negative Content-Length")
-            return length
-    return FrameError("header block without a Content-Length header")
+            value = value.strip()
+            if not value.isdigit():
+                return f"invalid Content-Length header: {_quote(line)}"
+            if len(value) > 20:
+                return f"Content-Length of {len(value)} digits"
+            return int(value)
+    return f"header block without a Content-Length header: {_quote(header)}"
+
+
+def _quote(raw: bytes) -> str:
+    text = repr(raw.strip()[:80])
+    return text + "…" if len(raw.strip()) > 80 else text
