@@ -53,6 +53,13 @@ def _too_big(size: int | str, limit: int) -> FrameError:
 # where the stream picks up again.
 _HEADER_LINE = re.compile(rb"content-length[ \t]*:[ \t]*\d{1,20}[ \t]*\r?\n", re.IGNORECASE)
 _HEADER_LINE_END = re.compile(rb"content-length[ \t]*:[ \t]*\d{1,20}[ \t]*\r?\Z", re.IGNORECASE)
+# The start of a header line cut off by the end of a body whose length was declared a
+# little too long: JSON never ends in a letter ``c``, a ``-`` or a colon.
+_NAME = b"content-length"
+_HEADER_TAIL = re.compile(
+    rb"(?:content-length[ \t]*(?::[ \t]*\d{0,20}[ \t]*\r?)?|"
+    + b"|".join(re.escape(_NAME[:i]) for i in range(len(_NAME) - 1, 0, -1))
+    + rb")\Z", re.IGNORECASE)
 _HEADER_START = re.compile(rb"[A-Za-z0-9-]{1,64}[ \t]*(?::|\Z)")
 _LOOKBEHIND = 64  # bytes of a header line that can precede its LF
 
@@ -70,6 +77,7 @@ class FrameDecoder:
         self._need: int | None = None  # Content-Length: body length being read
         self._declared = 0  # Content-Length: the length the header of that body declared
         self._resync = False  # Content-Length: skipping to the next header line
+        self._pos = 0  # Content-Length: start of the unconsumed bytes while decoding
 
     def feed(self, data: bytes) -> list[bytes | FrameError]:
         out: list[bytes | FrameError] = []
@@ -113,37 +121,47 @@ class FrameDecoder:
         self._scan = len(buf)
 
     def _headers(self, out: list) -> None:
+        # Positions are offsets into ``buf``; consumed bytes are dropped once, at the end.
+        self._pos = 0
+        try:
+            self._frames(out)
+        finally:
+            del self._buf[: self._pos]
+            self._pos = 0
+
+    def _frames(self, out: list) -> None:
         buf = self._buf
-        while buf or self._need == 0:
+        while self._pos < len(buf) or self._need == 0:
+            pos = self._pos
             if self._resync:
-                match = _HEADER_LINE.search(buf)
+                match = _HEADER_LINE.search(buf, pos)
                 if match is None:
-                    del buf[: max(0, len(buf) - _LOOKBEHIND)]
+                    self._pos = max(pos, len(buf) - _LOOKBEHIND)
                     return
-                del buf[: match.start()]
+                self._pos = match.start()
                 self._resync = False
                 continue
             if self._need is not None or self._discard:
                 if not self._body(out):
                     return
                 continue
-            if buf[:1] in (b"\r", b"\n", b" ", b"\t"):  # stray blank between frames
-                del buf[:1]
+            if buf[pos] in b"\r\n \t":  # stray blank between frames
+                self._pos += 1
                 continue
-            if _HEADER_START.match(buf) is None:
-                self._bad(out, "not a header: " + _quote(bytes(buf[:80]).partition(b"\n")[0]))
+            if _HEADER_START.match(buf, pos) is None:
+                self._bad(out, "not a header: " + _quote(bytes(buf[pos : pos + 80]).partition(b"\n")[0]))
                 continue
-            end, sep = _header_end(buf)
+            end, after = _header_end(buf, pos, pos + MAX_HEADER_BYTES)
             if end < 0:
-                if len(buf) > MAX_HEADER_BYTES:
+                if len(buf) - pos > MAX_HEADER_BYTES:
                     self._bad(out, "header block longer than 8192 bytes")
                     continue
                 return
-            length = _content_length(bytes(buf[:end]))
+            length = _content_length(bytes(buf[pos:end]))
             if isinstance(length, str):
                 self._bad(out, length)
                 continue
-            del buf[: end + sep]
+            self._pos = after
             self._scan = 0
             self._declared = length
             if length > self.max_frame_bytes:
@@ -154,21 +172,24 @@ class FrameDecoder:
 
     def _body(self, out: list) -> bool:
         """Take (or drop, when oversize) the body being read; False while it is incomplete."""
-        buf = self._buf
+        buf, pos = self._buf, self._pos
         reading = self._need is not None
         want = self._need if reading else self._discard
-        have = min(want, len(buf))
+        have = min(want, len(buf) - pos)
         cut = self._next_header(have)
+        if cut is None and have == want and want and buf[pos + want - 1] not in b'}]"':
+            tail = _HEADER_TAIL.search(buf, pos + max(0, want - _LOOKBEHIND), pos + want)
+            cut = tail.start() - pos if tail is not None else None
         if cut is not None:  # the declared length runs into the next frame: take what is before it
             out.append(FrameError(f"Content-Length {self._declared} is longer than the body: a new "
                                   "header began inside it; the stream goes on from that header"))
             if reading and cut:
-                out.append(bytes(buf[:cut]))
+                out.append(bytes(buf[pos : pos + cut]))
             have = want = cut
         elif not reading and have < want:
             # Drop what was scanned, keeping a tail in which a header line may be starting.
             drop = max(0, have - _LOOKBEHIND)
-            del buf[:drop]
+            self._pos += drop
             self._discard -= drop
             self._scan = have - drop
             return False
@@ -176,40 +197,43 @@ class FrameDecoder:
             self._scan = have
             return False
         elif reading:
-            out.append(bytes(buf[:want]))
-        del buf[:want]
+            out.append(bytes(buf[pos : pos + want]))
+        self._pos += want
         self._need = None
         self._discard = 0
         self._scan = 0
         return True
 
     def _next_header(self, end: int) -> int | None:
-        """Where a header line starts inside ``buf[:end]`` (a body's bytes), if it does."""
-        buf, pos = self._buf, self._scan
+        """Where a header line starts inside the body's first ``end`` bytes, if it does."""
+        buf, base = self._buf, self._pos
+        pos = base + self._scan
         while True:
-            nl = buf.find(b"\n", pos, end)
+            nl = buf.find(b"\n", pos, base + end)
             if nl < 0:
                 return None
-            match = _HEADER_LINE_END.search(buf, max(0, nl - _LOOKBEHIND), nl)
+            match = _HEADER_LINE_END.search(buf, max(base, nl - _LOOKBEHIND), nl)
             if match is not None:
-                return match.start()
+                return match.start() - base
             pos = nl + 1
 
     def _bad(self, out: list, problem: str) -> None:
         """An unusable header block: say so once, then skip to the next header line."""
         out.append(FrameError(f"{problem}; skipped to the next Content-Length header"))
-        del self._buf[:1]
+        self._pos += 1
         self._resync = True
 
 
-def _header_end(buf: bytearray) -> tuple[int, int]:
-    crlf = buf.find(b"\r\n\r\n")
-    lf = buf.find(b"\n\n")
-    if crlf >= 0 and (lf < 0 or crlf < lf):
-        return crlf, 4
-    if lf >= 0:
-        return lf, 2
-    return -1, 0
+def _header_end(buf: bytearray, start: int, limit: int) -> tuple[int, int]:
+    """``(end of the header lines, start of the body)``, or ``(-1, 0)`` while incomplete."""
+    pos = start
+    while True:
+        nl = buf.find(b"\n", pos, limit)
+        if nl < 0:
+            return -1, 0
+        if nl == pos or (nl == pos + 1 and buf[pos] == 0x0D):  # the empty line
+            return pos, nl + 1
+        pos = nl + 1
 
 
 def _content_length(header: bytes) -> int | str:

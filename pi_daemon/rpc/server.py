@@ -184,14 +184,12 @@ class Daemon:
         if "error" not in data:
             return JsonRPCResponseMessage(id=data["id"], jsonrpc="2.0", result=data.get("result"))
         error = data["error"]
-        if (isinstance(error, dict) and type(error.get("code")) is int
-                and isinstance(error.get("message", ""), str)):
-            code, message = error["code"], error.get("message", "")
+        if isinstance(error, dict) and type(error.get("code")) is int and isinstance(error.get("message", ""), str):
+            reply = ResponseError(code=error["code"], message=error.get("message", ""), data=error.get("data"))
         else:  # still an answer: the daemon's request fails rather than waiting forever
             log.warning("malformed error reply from the client to %s: %s", data["id"], shorten(repr(error)))
-            code, message = E.INTERNAL_ERROR, "the client sent a malformed error reply"
-        return ResponseErrorMessage(id=data["id"], error=ResponseError(code=code, message=message,
-                                                                       data=error.get("data") if isinstance(error, dict) else None))
+            reply = ResponseError(code=E.INTERNAL_ERROR, message="the client sent a malformed error reply")
+        return ResponseErrorMessage(id=data["id"], error=reply)
 
     def _wrap(self, name: str, handler):
         params_cls = METHODS[name].params

@@ -170,7 +170,7 @@ class FrameWriter:
         with self._cond:
             self._chunks.append(data)
             self._buffered += len(data)
-            self._cond.notify()
+            self._cond.notify_all()  # the reader thread may be waiting on it too
         if self._space is not None and self._buffered > self.high_water:
             self._space.clear()
 

@@ -111,6 +111,7 @@ BAD_HEADERS = {
     "missing": b"Content-Type: application/json\r\n\r\n" + BODY,
     "too small": b"Content-Length: %d\r\n\r\n" % (len(BODY) - 7) + BODY,
     "too large": b"Content-Length: %d\r\n\r\n" % (len(BODY) + 40) + BODY,
+    "a few bytes too large": b"Content-Length: %d\r\n\r\n" % (len(BODY) + 3) + BODY,
     "over the cap, body short": b"Content-Length: 999999999999\r\n\r\n" + BODY,
     "huge number": b"Content-Length: " + b"9" * 5000 + b"\r\n\r\n" + BODY,
     "no header at all": BODY,
@@ -227,7 +228,14 @@ def test_unread_replies_keep_memory_bounded(tmp_path, framing):
         before = rss_mib(proc.pid)
         count = 50_000
         data = b"".join(frame(req(i)) for i in range(1, count + 1))
-        writer = threading.Thread(target=lambda: (proc.stdin.write(data), proc.stdin.flush()), daemon=True)
+        def write_all():
+            try:
+                proc.stdin.write(data)
+                proc.stdin.flush()
+            except (BrokenPipeError, ValueError):  # the daemon is killed before it read everything
+                pass
+
+        writer = threading.Thread(target=write_all, daemon=True)
         writer.start()
         peak, last_change, last = before, time.monotonic(), -1.0
         while time.monotonic() - last_change < 1.0 and time.monotonic() - last_change < 20:
@@ -266,3 +274,26 @@ def test_a_request_without_an_id_is_not_run(spawn, framing):
     d.wait_response(2)
     d.notify("exit")
     assert d.proc.wait(10) == 0
+
+
+@pytest.mark.parametrize("error", [{"code": "x"}, "boom", {"code": 1, "message": ["x"]}])
+def test_a_malformed_error_reply_ends_the_daemons_request(spawn, tmp_path, error):
+    from loopback import LoopbackServer, Reply, openai_text
+    from test_tools_e2e import calls, project
+
+    server = LoopbackServer()
+    try:
+        server.script(calls(("w", "write", {"path": "a.txt", "content": "A"})), Reply(body=openai_text("ok")))
+        d = spawn("--model", "local/coder", cwd=project(tmp_path, server))
+        d.call("initialize", {"capabilities": {"permissions": True}})
+        d.call("prompt", {"text": "go"})
+        request = d.wait_server_request("permission/request")
+        d.send_raw(d.frame(json.dumps({"jsonrpc": "2.0", "id": request["id"], "error": error}).encode())
+                   + follow_ups(d, 100))
+        assert_answered(d, 100)
+        d.wait_event("agent_settled", timeout=10)  # the write was not approved, and the run went on
+        assert not (tmp_path / "a.txt").exists()
+        end = next(e["event"] for e in d.events if e["event"]["type"] == "tool_execution_end")
+        assert end["isError"]
+    finally:
+        server.close()
