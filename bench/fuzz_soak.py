@@ -11,8 +11,8 @@ traceback — and prints frames, replies, time and the daemon's RSS.
 Measured (2 cores, noisy; ``--frames 20000 --seed 1``):
 
     framing          frames  rounds  answered  damaged  replies     time  RSS start  RSS peak
-    ndjson            20000    1576      9070     4406    19975     4.3s        45M       51M
-    content-length    20000    1537      9093     4333    19063     4.0s        45M       51M
+    ndjson            20000    1576      9070     4406    19978     3.4s        45M       51M
+    content-length    20000    1537      9093     4333    19050     3.0s        45M       51M
 
 ``answered``: requests with a usable id (each got exactly one reply); ``damaged``:
 requests inside truncated, oversize, deeply nested or badly framed frames (none got two);

@@ -47,3 +47,12 @@ class RpcError(Exception):
 def shorten(text: str, limit: int = 100) -> str:
     """Client-supplied text quoted in an error message: at most ``limit`` characters."""
     return text if len(text) <= limit else text[:limit] + "…"
+
+
+def preview(value: object) -> str:
+    """A short description of a client-supplied JSON value for the log (never deep or huge)."""
+    if isinstance(value, dict):
+        return f"an object with keys {shorten(', '.join(map(str, list(value)[:10])))}"
+    if isinstance(value, list):
+        return f"an array of {len(value)}"
+    return shorten(repr(value))

@@ -24,7 +24,7 @@ from pygls.protocol.json_rpc import (
     JsonRPCResponseMessage,
 )
 
-from .errors import shorten
+from .errors import preview, shorten
 from .incoming import valid_id
 
 log = logging.getLogger(__name__)
@@ -69,7 +69,7 @@ class DaemonProtocol(JsonRPCProtocol):
         if method_name == CANCEL_REQUEST:
             request_id = params.get("id") if isinstance(params, dict) else None
             if not valid_id(request_id):
-                log.warning("$/cancelRequest needs {\"id\": <request id>}; ignored: %s", shorten(repr(params)))
+                log.warning("$/cancelRequest needs {\"id\": <request id>}; ignored: %s", preview(params))
                 return
             future = self._request_futures.get(request_id)
             if future is None:

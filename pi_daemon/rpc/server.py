@@ -39,7 +39,7 @@ from ..session.store import SessionFileError, SessionLocked
 from ..tools.permissions import ASK_DEFAULT, OUTCOMES, PermissionGate
 from ..tools.workspace import Workspace
 from . import errors as E
-from .errors import shorten
+from .errors import preview, shorten
 from .framing import FrameError, encode
 from .incoming import ID_RULE, Refused, message_object, valid_id
 from .initialize import ClientState
@@ -187,7 +187,7 @@ class Daemon:
         if isinstance(error, dict) and type(error.get("code")) is int and isinstance(error.get("message", ""), str):
             reply = ResponseError(code=error["code"], message=error.get("message", ""), data=error.get("data"))
         else:  # still an answer: the daemon's request fails rather than waiting forever
-            log.warning("malformed error reply from the client to %s: %s", data["id"], shorten(repr(error)))
+            log.warning("malformed error reply from the client to %s: %s", data["id"], preview(error))
             reply = ResponseError(code=E.INTERNAL_ERROR, message="the client sent a malformed error reply")
         return ResponseErrorMessage(id=data["id"], error=reply)
 

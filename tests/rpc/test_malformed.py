@@ -59,6 +59,8 @@ BAD_MESSAGES = [
     {"jsonrpc": "2.0", "id": 3, "error": "boom"},
     {"jsonrpc": "2.0", "id": 3, "error": {"code": 1, "message": ["not", "text"]}},
     {"jsonrpc": "2.0", "id": 3, "result": {"deep": [1]}, "error": None},
+    b'{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":' + b"[" * 1000 + b"]" * 1000 + b"}}",
+    b'{"jsonrpc":"2.0","id":"permission-x","error":' + b"[" * 1000 + b"]" * 1000 + b"}",
 ]
 
 
@@ -66,7 +68,8 @@ BAD_MESSAGES = [
 @pytest.mark.parametrize("bad", BAD_MESSAGES, ids=range(len(BAD_MESSAGES)))
 def test_a_malformed_message_does_not_lose_the_requests_after_it(spawn, framing, bad):
     d = spawn("--model", "faux/echo", framing=framing)
-    d.send_raw(d.frame(json.dumps(bad).encode()) + follow_ups(d, 100))
+    body = bad if isinstance(bad, bytes) else json.dumps(bad).encode()
+    d.send_raw(d.frame(body) + follow_ups(d, 100))
     assert_answered(d, 100)
 
 
