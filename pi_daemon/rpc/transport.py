@@ -152,7 +152,9 @@ class FrameWriter:
         self.on_broken: Callable[[], None] | None = None
         self._chunks: deque[bytes] = deque()
         self._buffered = 0
-        self._cond = threading.Condition()
+        lock = threading.RLock()
+        self._cond = threading.Condition(lock)  # the writer thread waits here for chunks
+        self._room = threading.Condition(lock)  # the reader thread waits here for room
         self._closing = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self._space: asyncio.Event | None = None
@@ -170,7 +172,7 @@ class FrameWriter:
         with self._cond:
             self._chunks.append(data)
             self._buffered += len(data)
-            self._cond.notify_all()  # the reader thread may be waiting on it too
+            self._cond.notify()
         if self._space is not None and self._buffered > self.high_water:
             self._space.clear()
 
@@ -185,7 +187,7 @@ class FrameWriter:
             if self._buffered <= self.high_water:
                 return
             while self._buffered > self.low_water and not self.broken and not self._closing:
-                self._cond.wait()
+                self._room.wait()
 
     async def drain(self) -> None:
         """Wait while the buffer is over the high-water mark (the client is not reading)."""
@@ -218,7 +220,7 @@ class FrameWriter:
             with self._cond:
                 self._buffered -= len(batch)
                 low = self._buffered <= self.low_water
-                self._cond.notify_all()
+                self._room.notify_all()
             if low and self._space is not None:
                 self._call_in_loop(self._space.set)
 
@@ -238,6 +240,7 @@ class FrameWriter:
             self._chunks.clear()
             self._buffered = 0
             self._cond.notify_all()
+            self._room.notify_all()
         if self._space is not None:
             self._call_in_loop(self._space.set)
         if self.on_broken is not None:
@@ -258,6 +261,7 @@ class FrameWriter:
         with self._cond:
             self._closing = True
             self._cond.notify_all()
+            self._room.notify_all()
         self._thread.join(timeout)
 
 
