@@ -93,15 +93,17 @@ def _fast_initialize(items: list, writer, reader, client, max_frame: int) -> lis
     from .rpc.framing import encode
     from .rpc.transport import EOF
 
+    from .rpc.incoming import Refused, message_object, valid_id
+
     first = items[0]
     if first is EOF or not isinstance(first, bytes):
         return items
     try:
-        data = json.loads(first)
-    except ValueError:
+        data = message_object(first)
+    except Refused:  # the server gives the error reply
         return items
-    if not (isinstance(data, dict) and data.get("method") == "initialize" and "id" in data
-            and data.get("jsonrpc") == "2.0" and isinstance(data.get("id"), (str, int))):
+    if not (data.get("method") == "initialize" and data.get("jsonrpc") == "2.0"
+            and data.get("id") is not None and valid_id(data["id"])):
         return items
     from .converter import to_wire
     from .rpc.errors import RpcError
@@ -136,8 +138,8 @@ def main(argv: list[str] | None = None) -> int:
         log.error("workspace %s is not a directory", workspace)
         return 2
 
-    reader = FrameReader(in_fd, args.max_frame_bytes)
     writer = FrameWriter(out_fd)
+    reader = FrameReader(in_fd, args.max_frame_bytes, writer)
     reader.start()
 
     from .llm.registry import ModelRegistry, ModelUnavailable

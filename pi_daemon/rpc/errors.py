@@ -22,7 +22,7 @@ SESSION_WRITE_FAILED = -32008
 SESSION_READ_ONLY = -32009
 
 CODES: dict[int, str] = {
-    PARSE_ERROR: "invalid JSON (id is null)",
+    PARSE_ERROR: "invalid JSON, nesting deeper than 1024 levels, an unreadable header (id is null)",
     INVALID_REQUEST: "not a request object, no method, bad id, batch array",
     METHOD_NOT_FOUND: "unknown method",
     INVALID_PARAMS: "params do not fit the method; the message names the field",
@@ -46,3 +46,17 @@ class RpcError(Exception):
         self.code = code
         self.message = message
         self.data = data
+
+
+def shorten(text: str, limit: int = 100) -> str:
+    """Client-supplied text quoted in an error message: at most ``limit`` characters."""
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def preview(value: object) -> str:
+    """A short description of a client-supplied JSON value for the log (never deep or huge)."""
+    if isinstance(value, dict):
+        return f"an object with keys {shorten(', '.join(map(str, list(value)[:10])))}"
+    if isinstance(value, list):
+        return f"an array of {len(value)}"
+    return shorten(repr(value))

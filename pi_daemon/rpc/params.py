@@ -9,7 +9,7 @@ from typing import Any
 import cattrs
 
 from ..converter import camel, from_wire
-from .errors import INVALID_PARAMS, RpcError
+from .errors import INVALID_PARAMS, RpcError, shorten
 
 
 def _describe(exc: BaseException, type_: Any) -> str:
@@ -39,8 +39,9 @@ def structure_params(raw: Any, cls: type) -> Any:
     except Exception as exc:  # noqa: BLE001 - every structuring failure is the client's
         if isinstance(exc, (cattrs.BaseValidationError, KeyError, TypeError, ValueError)):
             problems = cattrs.transform_error(exc, path="params", format_exception=_describe)
-            text = "; ".join(
-                _camel_path(p.rsplit(" @ ", 1)[1]) + ": " + p.rsplit(" @ ", 1)[0] for p in problems
+            text = "; ".join(  # paths hold the client's keys: each problem is kept short
+                shorten(_camel_path(p.rsplit(" @ ", 1)[1]) + ": " + p.rsplit(" @ ", 1)[0], 200)
+                for p in problems[:10]
             )
             raise RpcError(INVALID_PARAMS, f"invalid params: {text}") from None
         raise

@@ -9,6 +9,7 @@ Parsing and validation of incoming frames happen before pygls sees a message.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 
@@ -22,6 +23,9 @@ from pygls.protocol.json_rpc import (
     JsonRPCRequestMessage,
     JsonRPCResponseMessage,
 )
+
+from .errors import preview, shorten
+from .incoming import valid_id
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +68,9 @@ class DaemonProtocol(JsonRPCProtocol):
     def _handle_notification(self, method_name: str, params: Any) -> None:
         if method_name == CANCEL_REQUEST:
             request_id = params.get("id") if isinstance(params, dict) else None
+            if not valid_id(request_id):
+                log.warning("$/cancelRequest needs {\"id\": <request id>}; ignored: %s", preview(params))
+                return
             future = self._request_futures.get(request_id)
             if future is None:
                 log.debug("$/cancelRequest for unknown or finished request %r", request_id)
@@ -74,6 +81,10 @@ class DaemonProtocol(JsonRPCProtocol):
 
     def _handle_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
         future = self._request_futures.get(msg_id)
+        if isinstance(future, asyncio.Future):
+            # The id of a request the client sent (a running handler), not one the daemon sent.
+            log.warning("ignored a reply with the id of a client request: %s", shorten(repr(msg_id)))
+            return
         if future is not None and future.done():  # cancelled while the client answered
             self._request_futures.pop(msg_id, None)
             return

@@ -20,7 +20,6 @@ import uuid
 from typing import Any
 
 import cattrs
-import orjson
 from lsprotocol.types import ResponseError, ResponseErrorMessage
 from pygls.exceptions import JsonRpcException
 from pygls.protocol.json_rpc import (
@@ -42,7 +41,9 @@ from ..tools.permission_rules import Rule, describe
 from ..tools.permissions import ASK_DEFAULT, OUTCOMES, TIMED_OUT, PermissionGate
 from ..tools.workspace import Workspace
 from . import errors as E
+from .errors import preview, shorten
 from .framing import FrameError, encode
+from .incoming import ID_RULE, Refused, message_object, valid_id
 from .initialize import ClientState
 from .methods import HANDLERS
 from .notify import EventSender
@@ -154,67 +155,65 @@ class Daemon:
 
     def on_items(self, items: list) -> None:
         for item in items:
-            if item is EOF:
-                self._on_eof()
-            elif isinstance(item, FrameError):
-                code = E.FRAME_TOO_LARGE if "exceeds the limit" in item.message else E.PARSE_ERROR
-                self.send_error(None, code, item.message)
-            else:
-                self.dispatch(item)
+            try:
+                if item is EOF:
+                    self._on_eof()
+                elif isinstance(item, FrameError):
+                    self.send_error(None, E.FRAME_TOO_LARGE if item.too_large else E.PARSE_ERROR, item.message)
+                else:
+                    self.dispatch(item)
+            except Exception:  # noqa: BLE001 - one bad frame never takes the ones after it along
+                log.exception("a frame could not be handled")
 
     def dispatch(self, frame: bytes) -> None:
         try:
-            data = orjson.loads(frame)
-        except (ValueError, UnicodeDecodeError) as exc:
-            self.send_error(None, E.PARSE_ERROR, f"parse error: {exc}")
+            message = self._checked(message_object(frame))
+        except Refused as exc:
+            if exc.reply:
+                self.send_error(exc.request_id, exc.code, exc.message)
+            else:
+                log.warning("%s", exc.message)
             return
-        if isinstance(data, list):
-            self.send_error(None, E.INVALID_REQUEST,
-                            "batch arrays are not supported: send one request per frame")
-            return
-        if not isinstance(data, dict):
-            self.send_error(None, E.INVALID_REQUEST,
-                            f"a message must be a JSON object, got {type(data).__name__}")
-            return
-        message = self._checked(data)
         if message is not None:
             self.protocol.handle_message(message)
 
     def _checked(self, data: dict) -> Any:
         has_id = "id" in data
         request_id = data.get("id")
-        if has_id and not (request_id is None or isinstance(request_id, (str, int))) or isinstance(request_id, bool):
-            self.send_error(None, E.INVALID_REQUEST, "id must be a string, a number or null")
-            return None
+        if not valid_id(request_id):
+            raise Refused(None, E.INVALID_REQUEST, ID_RULE)
         if data.get("jsonrpc") != "2.0":
-            self.send_error(request_id, E.INVALID_REQUEST, 'jsonrpc must be "2.0"')
-            return None
+            raise Refused(request_id, E.INVALID_REQUEST, 'jsonrpc must be "2.0"')
         method = data.get("method")
         if method is None:
             if has_id and ("result" in data or "error" in data):
                 return self._response(data)
-            self.send_error(request_id, E.INVALID_REQUEST, "a request needs a method")
-            return None
+            raise Refused(request_id, E.INVALID_REQUEST, "a request needs a method")
         if not isinstance(method, str):
-            self.send_error(request_id, E.INVALID_REQUEST, "method must be a string")
-            return None
+            raise Refused(request_id, E.INVALID_REQUEST, "method must be a string")
         params = data.get("params")
         if not has_id:
+            if method in HANDLERS and METHODS[method].result is not None:
+                # JSON-RPC forbids answering a notification, so the log is the only place to say so.
+                raise Refused(None, E.INVALID_REQUEST, f"{shorten(method)} is a request and was sent "
+                              "without an id (as a notification); it was not run", reply=False)
             return JsonRPCNotification(method=method, jsonrpc="2.0", params=params)
+        if method not in HANDLERS:
+            raise Refused(request_id, E.METHOD_NOT_FOUND, f"unknown method: {shorten(method)}")
         if self._shutting_down and method not in ("exit", "shutdown"):
-            self.send_error(request_id, E.INVALID_STATE, "the daemon is shutting down")
-            return None
+            raise Refused(request_id, E.INVALID_STATE, "the daemon is shutting down")
         return JsonRPCRequestMessage(id=request_id, method=method, jsonrpc="2.0", params=params)
 
     def _response(self, data: dict) -> Any:
-        error = data.get("error")
-        if isinstance(error, dict):
-            return ResponseErrorMessage(
-                id=data["id"],
-                error=ResponseError(code=int(error.get("code", E.INTERNAL_ERROR)),
-                                    message=str(error.get("message", "")), data=error.get("data")),
-            )
-        return JsonRPCResponseMessage(id=data["id"], jsonrpc="2.0", result=data.get("result"))
+        if "error" not in data:
+            return JsonRPCResponseMessage(id=data["id"], jsonrpc="2.0", result=data.get("result"))
+        error = data["error"]
+        if isinstance(error, dict) and type(error.get("code")) is int and isinstance(error.get("message", ""), str):
+            reply = ResponseError(code=error["code"], message=error.get("message", ""), data=error.get("data"))
+        else:  # still an answer: the daemon's request fails rather than waiting forever
+            log.warning("malformed error reply from the client to %s: %s", data["id"], preview(error))
+            reply = ResponseError(code=E.INTERNAL_ERROR, message="the client sent a malformed error reply")
+        return ResponseErrorMessage(id=data["id"], error=reply)
 
     def _wrap(self, name: str, handler):
         params_cls = METHODS[name].params

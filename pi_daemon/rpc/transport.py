@@ -8,6 +8,11 @@ One dedicated reader thread reads stdin and decodes frames; before the event loo
 exists (the ``initialize`` fast path) frames are taken with :meth:`next_items`, after
 it they are handed to the loop. The writer thread writes queued frames in batches; its
 buffer is bounded, and :meth:`FrameWriter.drain` makes producers wait while it is full.
+
+Replies are bounded the same way from the input side: the reader stops reading stdin
+while the writer is over its high-water mark (until it is back under the low one) and
+while too many frames wait for the loop, so a client that sends without reading meets
+a full pipe instead of growing the daemon's memory.
 While idle it also watches stdout, so a client that went away is noticed even when
 nothing is being written (a quiet tool, a slow model).
 """
@@ -30,6 +35,7 @@ log = logging.getLogger(__name__)
 
 EOF = object()
 WATCH_INTERVAL_S = 0.5  # how often an idle writer checks that the client still reads
+MAX_UNDELIVERED = 1024  # frames read but not yet taken by the loop before reading pauses
 
 
 def take_over_stdio() -> tuple[int, int]:
@@ -44,9 +50,12 @@ def take_over_stdio() -> tuple[int, int]:
 
 
 class FrameReader:
-    def __init__(self, fd: int, max_frame_bytes: int) -> None:
+    def __init__(self, fd: int, max_frame_bytes: int, writer: "FrameWriter | None" = None) -> None:
         self.fd = fd
+        self.writer = writer
         self.decoder = FrameDecoder(max_frame_bytes)
+        self._undelivered = 0
+        self._room = threading.Condition()
         self._items: queue.SimpleQueue = queue.SimpleQueue()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._on_items: Callable[[list], None] | None = None
@@ -63,6 +72,7 @@ class FrameReader:
 
     def _run(self) -> None:
         while True:
+            self._wait_for_room()
             try:
                 data = os.read(self.fd, 1 << 16)
             except OSError as exc:
@@ -70,11 +80,25 @@ class FrameReader:
                 data = b""
             items = [EOF] if not data else self.decoder.feed(data)
             if items:
+                with self._room:
+                    self._undelivered += len(items)
                 for item in items:
                     self._items.put(item)
                 self._wake()
             if not data:
                 return
+
+    def _wait_for_room(self) -> None:
+        if self.writer is not None:
+            self.writer.wait_for_room()
+        with self._room:
+            while self._undelivered > MAX_UNDELIVERED:
+                self._room.wait()
+
+    def _taken(self, count: int) -> None:
+        with self._room:
+            self._undelivered -= count
+            self._room.notify()
 
     def _wake(self) -> None:
         with self._lock:
@@ -92,8 +116,13 @@ class FrameReader:
                 items.append(self._items.get_nowait())
             except queue.Empty:
                 break
-        if items and self._on_items is not None:
-            self._on_items(items)
+        if not items:
+            return
+        try:
+            if self._on_items is not None:
+                self._on_items(items)
+        finally:
+            self._taken(len(items))
 
     def next_items(self) -> list:
         """Blocking, before the loop is attached: the items read so far (at least one)."""
@@ -102,6 +131,7 @@ class FrameReader:
             try:
                 items.append(self._items.get_nowait())
             except queue.Empty:
+                self._taken(len(items))
                 return items
 
     def attach(self, loop: asyncio.AbstractEventLoop, on_items: Callable[[list], None]) -> None:
@@ -122,7 +152,9 @@ class FrameWriter:
         self.on_broken: Callable[[], None] | None = None
         self._chunks: deque[bytes] = deque()
         self._buffered = 0
-        self._cond = threading.Condition()
+        lock = threading.RLock()
+        self._cond = threading.Condition(lock)  # the writer thread waits here for chunks
+        self._room = threading.Condition(lock)  # the reader thread waits here for room
         self._closing = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self._space: asyncio.Event | None = None
@@ -148,6 +180,14 @@ class FrameWriter:
     def backlog(self) -> int:
         """Bytes queued but not yet written."""
         return self._buffered
+
+    def wait_for_room(self) -> None:
+        """Blocking, for the reader thread: over the high-water mark, wait for the low one."""
+        with self._cond:
+            if self._buffered <= self.high_water:
+                return
+            while self._buffered > self.low_water and not self.broken and not self._closing:
+                self._room.wait()
 
     async def drain(self) -> None:
         """Wait while the buffer is over the high-water mark (the client is not reading)."""
@@ -180,7 +220,7 @@ class FrameWriter:
             with self._cond:
                 self._buffered -= len(batch)
                 low = self._buffered <= self.low_water
-                self._cond.notify_all()
+                self._room.notify_all()
             if low and self._space is not None:
                 self._call_in_loop(self._space.set)
 
@@ -200,6 +240,7 @@ class FrameWriter:
             self._chunks.clear()
             self._buffered = 0
             self._cond.notify_all()
+            self._room.notify_all()
         if self._space is not None:
             self._call_in_loop(self._space.set)
         if self.on_broken is not None:
@@ -220,6 +261,7 @@ class FrameWriter:
         with self._cond:
             self._closing = True
             self._cond.notify_all()
+            self._room.notify_all()
         self._thread.join(timeout)
 
 

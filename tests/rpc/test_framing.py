@@ -52,8 +52,12 @@ def test_oversize_frames_are_skipped_and_the_stream_stays_in_sync():
 def test_bad_headers_are_errors_not_hangs():
     decoder = FrameDecoder()
     out = decoder.feed(b"Content-Type: x\r\n\r\nContent-Length: nope\r\n\r\nContent-Length: 2\r\n\r\n{}")
-    assert [type(o).__name__ for o in out] == ["FrameError", "FrameError", "bytes"]
-    assert "without a Content-Length" in out[0].message and "invalid Content-Length" in out[1].message
+    # One error for the bad stretch; the decoder skips to the next usable header line.
+    assert [type(o).__name__ for o in out] == ["FrameError", "bytes"] and out[1] == b"{}"
+    assert "without a Content-Length" in out[0].message
+    out = FrameDecoder().feed(b"Content-Length: nope\r\n\r\n{}Content-Length: 2\r\n\r\n{}")
+    assert [type(o).__name__ for o in out] == ["FrameError", "bytes"]
+    assert "invalid Content-Length" in out[0].message
 
 
 def test_large_frame_in_many_chunks_is_linear():
@@ -69,3 +73,17 @@ def test_large_frame_in_many_chunks_is_linear():
 def test_encode_matches_framing():
     assert encode(b"{}", NDJSON) == b"{}\n"
     assert encode("é".encode(), CONTENT_LENGTH) == b"Content-Length: 2\r\n\r\n" + "é".encode()
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 1 << 16])
+def test_a_wrong_content_length_loses_no_following_frame(chunk):
+    body = b'{"jsonrpc":"2.0","id":1,"method":"getState","params":{}}'
+    good = b"Content-Length: %d\r\n\r\n" % len(body) + body
+    for declared in [*range(len(body) + 1, len(body) + 70), len(body) - 3, 10**15, -1]:
+        decoder = FrameDecoder(max_frame_bytes=4096)
+        data = b"Content-Length: %d\r\n\r\n" % declared + body + good * 2
+        out = []
+        for i in range(0, len(data), chunk):
+            out += decoder.feed(data[i:i + chunk])
+        assert out.count(body) >= 2 and any(isinstance(o, FrameError) for o in out), (declared, out)
+        assert all(isinstance(o, FrameError) or o in (body, body[:declared]) for o in out), (declared, out)

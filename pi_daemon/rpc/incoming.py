@@ -1,0 +1,104 @@
+"""A frame's bytes -> a JSON-RPC message object, or the error reply it gets instead.
+
+One place for the checks both the fast ``initialize`` path and the server make: JSON
+parsing (nesting is bounded by orjson at 1024 levels), lone surrogates, batch arrays,
+and which ids are ids. Imports nothing heavy: it runs before pygls is loaded.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import orjson
+
+from .errors import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, shorten
+
+# Integers beyond this are not exact in JavaScript (every editor's client): refused as ids.
+MAX_ID = 2**53 - 1
+ID_RULE = "id must be a string, an integer within ±(2^53-1), or null"
+
+
+class Refused(Exception):
+    """A frame that is not dispatched; ``request_id`` is the id to answer (None: unknown)."""
+
+    def __init__(self, request_id: Any, code: int, message: str, *, reply: bool = True) -> None:
+        super().__init__(message)
+        self.request_id = request_id
+        self.code = code
+        self.message = message
+        self.reply = reply  # False for a notification or a client's reply: JSON-RPC answers neither
+
+
+def valid_id(value: Any) -> bool:
+    if value is None or isinstance(value, str):
+        return True
+    return type(value) is int and -MAX_ID <= value <= MAX_ID
+
+
+def message_object(frame: bytes) -> dict[str, Any]:
+    """The frame's JSON object; raises :class:`Refused` for anything that is not one."""
+    try:
+        data = orjson.loads(frame)
+    except orjson.JSONDecodeError as exc:
+        data = _with_surrogates(frame, exc)
+    if isinstance(data, list):
+        raise Refused(None, INVALID_REQUEST, "batch arrays are not supported: send one request per frame")
+    if not isinstance(data, dict):
+        raise Refused(None, INVALID_REQUEST, f"a message must be a JSON object, got {type(data).__name__}")
+    return data
+
+
+def _with_surrogates(frame: bytes, exc: orjson.JSONDecodeError) -> Any:
+    """orjson refuses lone surrogates (``"\\ud800"``); find out where one is, to answer the id."""
+    text = str(exc)
+    if "depth limit" in text:
+        raise Refused(None, PARSE_ERROR, "parse error: JSON nested deeper than 1024 levels") from None
+    if "surrogate" not in text:
+        raise Refused(None, PARSE_ERROR, f"parse error: {shorten(text)}") from None
+    try:
+        data = json.loads(frame.decode("utf-8"), parse_constant=_no_constant)
+    except (ValueError, RecursionError):
+        raise Refused(None, PARSE_ERROR, f"parse error: {shorten(text)}") from None
+    if not isinstance(data, dict):
+        raise Refused(None, INVALID_REQUEST, "a message must be a JSON object with valid Unicode strings")
+    request_id = data.get("id") if valid_id(data.get("id")) else None
+    reply = "id" in data and "result" not in data and "error" not in data
+    where = _surrogate_path(data)
+    problem = "contains a lone surrogate, which is not valid Unicode (send a \\ud8xx\\udcxx pair)"
+    if where.startswith("params") and "method" in data:
+        raise Refused(request_id, INVALID_PARAMS, f"invalid params: {where}: {problem}", reply=reply)
+    raise Refused(request_id, INVALID_REQUEST, f"{where} {problem}", reply=reply)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _surrogate_path(data: dict) -> str:
+    """The path (``params.text``, ``id``, ``params.items[2]``) of the first lone surrogate."""
+    stack: list[tuple[str, Any]] = [(str(k), v) for k, v in reversed(data.items())]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, str):
+            if _lone(value):
+                return path
+        elif isinstance(value, dict):
+            for key, item in reversed(value.items()):
+                if _lone(key):
+                    return f"{path} (a key)"
+                stack.append((f"{path}.{key}", item))
+        elif isinstance(value, list):
+            stack.extend((f"{path}[{i}]", item) for i, item in reversed(list(enumerate(value))))
+    for key in data:
+        if _lone(key):
+            return "a key"
+    return "the message"
+
+
+def _lone(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
