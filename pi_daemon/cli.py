@@ -38,6 +38,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="largest accepted frame; larger ones get an error (default: 64 MiB)")
     parser.add_argument("--faux-script", metavar="FILE", default=os.environ.get("PI_DAEMON_FAUX_SCRIPT"),
                         help="a JSON script of replies for the offline faux provider (model faux/<modelId>)")
+    parser.add_argument("--trust-workspace", action="store_true",
+                        help="trust the workspace's own configuration (.pi/settings.json, .pi/models.json) "
+                        "for this run, without asking and without remembering it")
     return parser.parse_args(argv)
 
 
@@ -100,6 +103,11 @@ def main(argv: list[str] | None = None) -> int:
     if not os.path.isdir(workspace):
         log.error("workspace %s is not a directory", workspace)
         return 2
+
+    if args.trust_workspace:
+        from . import trust
+
+        trust.trust_for_this_run(workspace)
 
     reader = FrameReader(in_fd, args.max_frame_bytes)
     writer = FrameWriter(out_fd)

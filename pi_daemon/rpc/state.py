@@ -46,4 +46,5 @@ def session_state(daemon: "Daemon", session: "AgentSession") -> t.SessionState:
         session_file=session.file,
         session_name=session.name,
         last_error=agent.state.error,
+        workspace_trust=daemon.trust.state(),
     )

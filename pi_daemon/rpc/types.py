@@ -41,6 +41,7 @@ class ClientInfo:
 @attrs.define
 class ClientCapabilities:
     permissions: bool = False
+    workspace_trust: bool = False
 
 
 @attrs.define
@@ -69,6 +70,7 @@ class ServerCapabilities:
     thinking_levels: list[str]
     image_input: bool = True
     permissions: bool = False
+    workspace_trust: bool = False
 
 
 @attrs.define
@@ -416,6 +418,32 @@ class SessionState:
     session_file: str | None = None
     session_name: str | None = None
     last_error: str | None = None
+    workspace_trust: WorkspaceTrustState | None = None
+
+
+@attrs.define
+class TrustReason:
+    file: str
+    field: str
+    effect: str
+
+
+@attrs.define
+class WorkspaceTrustState:
+    trusted: bool
+    decided: bool
+    ignored: list[TrustReason]
+
+
+@attrs.define
+class WorkspaceTrustParams:
+    workspace: str
+    reasons: list[TrustReason]
+
+
+@attrs.define
+class WorkspaceTrustResult:
+    trusted: bool
 
 
 @attrs.define
@@ -545,3 +573,8 @@ METHODS: dict[str, Method] = {
 }
 
 NOTIFICATIONS: dict[str, type] = {"agent/event": AgentEventParams}
+
+# daemon -> client requests that have declared types
+CLIENT_REQUESTS: dict[str, Method] = {
+    "workspace/trust": Method(WorkspaceTrustParams, WorkspaceTrustResult, "may the workspace configure the daemon"),
+}

@@ -9,7 +9,7 @@ import pytest
 from pi_daemon.converter import camel
 from pi_daemon.events import AGENT_EVENT_TYPES
 from pi_daemon.rpc.methods import HANDLERS
-from pi_daemon.rpc.types import METHODS, NOTIFICATIONS
+from pi_daemon.rpc.types import CLIENT_REQUESTS, METHODS, NOTIFICATIONS
 
 DOC = (Path(__file__).resolve().parents[2] / "protocol.md").read_text()
 
@@ -60,6 +60,7 @@ def documented_types() -> dict[str, list[str]]:
 def reachable_classes():
     todo = [m.params for m in METHODS.values()] + [m.result for m in METHODS.values() if m.result]
     todo += list(NOTIFICATIONS.values())
+    todo += [c for m in CLIENT_REQUESTS.values() for c in (m.params, m.result)]
     seen = {}
     while todo:
         cls = todo.pop()
