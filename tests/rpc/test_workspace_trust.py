@@ -253,3 +253,17 @@ def test_an_unanswered_trust_question_is_withdrawn_on_shutdown(spawn, home, ws):
     d._wait(lambda: any(m.get("method") == "$/cancelRequest" for m in d.other), 5, "$/cancelRequest")
     assert next(m for m in d.other if m.get("method") == "$/cancelRequest")["params"] == {"id": request["id"]}
     assert not (home / "trust.json").exists()
+
+
+def test_asked_after_the_initialize_reply_when_initialize_is_not_the_first_request(spawn, home, ws):
+    write(ws / ".pi" / "settings.json", {"workspace": {"extraRoots": ["/"]}})
+    d = spawn(cwd=str(ws), env={"PI_DAEMON_HOME": str(home)})
+    assert d.call("getState")["workspaceTrust"]["decided"] is False
+    init = d.request_async("initialize", {"capabilities": {"workspaceTrust": True}})
+    assert d.wait_response(init)["result"]["capabilities"]["workspaceTrust"] is True
+    request = d.wait_server_request("workspace/trust")
+    out = bytes(d.raw_stdout)
+    assert out.index(b'"workspace/trust"') > out.index(b'"workspaceTrust":true')
+    d.respond(request["id"], {"trusted": "yes"})  # not a boolean: nothing is remembered
+    assert d.call("getState")["workspaceTrust"]["decided"] is False
+    assert not (home / "trust.json").exists() and b"not {trusted: boolean}" in d.stderr
