@@ -42,6 +42,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--permission-timeout", type=_seconds, metavar="SECONDS", default=None,
                         help="refuse a tool call whose permission request is unanswered this long "
                         "(default: settings permissions.timeoutSeconds, else 300)")
+    parser.add_argument("--trust-workspace", action="store_true",
+                        help="trust the workspace's own configuration (.pi/settings.json, .pi/models.json) "
+                        "for this run, without asking and without remembering it")
     return parser.parse_args(argv)
 
 
@@ -137,6 +140,11 @@ def main(argv: list[str] | None = None) -> int:
     if not os.path.isdir(workspace):
         log.error("workspace %s is not a directory", workspace)
         return 2
+
+    if args.trust_workspace:
+        from . import trust
+
+        trust.trust_for_this_run(workspace)
 
     writer = FrameWriter(out_fd)
     reader = FrameReader(in_fd, args.max_frame_bytes, writer)

@@ -1,8 +1,19 @@
 """``settings.json``: $PI_DAEMON_HOME's, then the workspace's ``.pi/settings.json``.
 
-Each top-level section (``compaction``, ``permissions``, ``workspace``, ``systemPrompt``)
-is merged key by key, the workspace winning. A file that cannot be read or parsed is
-ignored with a warning: settings never stop the daemon.
+Each top-level section (``compaction``, ``permissions``, ``workspace``, ``sandbox``,
+``systemPrompt``) is merged key by key, the workspace winning — once the user has
+trusted the workspace (:mod:`.trust`). Until then a workspace may only make things
+stricter; every field it sets that would lower a protection is left out and reported
+(:class:`Ignored`):
+
+* ``permissions.ask`` — only the tools it adds are asked about; it cannot remove one;
+* ``permissions.withoutClient`` — only ``"reject"`` is taken;
+* any other ``permissions`` field, all of ``workspace`` (``extraRoots`` widens the
+  confinement), all of ``sandbox``, and any section this daemon does not know.
+
+``compaction`` and ``systemPrompt`` apply either way (they change no protection; the
+workspace's own ``AGENTS.md`` is read either way too). A file that cannot be read or
+parsed is ignored with a warning: settings never stop the daemon.
 """
 
 from __future__ import annotations
@@ -13,24 +24,94 @@ import os
 from pathlib import Path
 from typing import Any
 
+import attrs
+
 log = logging.getLogger(__name__)
+
+HARMLESS_SECTIONS = ("compaction", "systemPrompt")
+
+
+@attrs.frozen
+class Ignored:
+    """A workspace configuration field left out until the workspace is trusted."""
+
+    file: str
+    field: str
+    effect: str
+
+
+@attrs.define
+class Layered:
+    values: dict[str, dict[str, Any]]
+    ignored: list[Ignored]
 
 
 def home_dir() -> Path:
     return Path(os.environ.get("PI_DAEMON_HOME") or Path.home() / ".config" / "pi-daemon")
 
 
-def load(workspace: str | Path) -> dict[str, dict[str, Any]]:
+def _read(path: Path) -> dict[str, dict[str, Any]]:
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        log.warning("ignoring %s: %s", path, exc)
+        return {}
+    return {k: v for k, v in data.items() if isinstance(v, dict)} if isinstance(data, dict) else {}
+
+
+def _untrusted(section: str, values: dict[str, Any], base: dict[str, Any], file: str,
+               ignored: list[Ignored]) -> dict[str, Any]:
+    """What an untrusted workspace's ``section`` may change: only what makes things stricter."""
+    if section in HARMLESS_SECTIONS:
+        return values
+    if section != "permissions":
+        effect = {"workspace": "would let the agent's tools reach folders outside the workspace",
+                  "sandbox": "could loosen the sandbox the agent's bash runs in"}.get(
+            section, "is not applied until the workspace is trusted")
+        ignored.extend(Ignored(file, f"{section}.{key}", effect) for key in values)
+        return {}
+    from .tools.permissions import ASK_DEFAULT
+
+    kept: dict[str, Any] = {}
+    for key, value in values.items():
+        field = f"permissions.{key}"
+        if key == "ask" and isinstance(value, list):
+            current = list(base.get("ask", ASK_DEFAULT))
+            removed = [tool for tool in current if tool not in value]
+            if removed:
+                ignored.append(Ignored(file, field, f"would run {', '.join(removed)} without asking"))
+            kept["ask"] = current + [tool for tool in value if tool not in current]
+        elif key == "withoutClient" and value == "reject":
+            kept[key] = value
+        elif key == "withoutClient":
+            if value != base.get(key):
+                ignored.append(Ignored(file, field, f"would {value} tool calls nobody can be asked about"))
+        else:
+            ignored.append(Ignored(file, field, "could lower the permission checks"))
+    return kept
+
+
+def layered(workspace: str | Path, trusted: bool | None = None) -> Layered:
+    """The merged settings and what was left out; ``trusted`` None asks :mod:`.trust`."""
+    from . import trust
+
+    if trusted is None:
+        trusted = trust.is_trusted(workspace)
     merged: dict[str, dict[str, Any]] = {}
-    for path in (home_dir() / "settings.json", Path(workspace) / ".pi" / "settings.json"):
-        if not path.is_file():
-            continue
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            log.warning("ignoring %s: %s", path, exc)
-            continue
-        for section, values in (data.items() if isinstance(data, dict) else []):
-            if isinstance(values, dict):
-                merged.setdefault(section, {}).update(values)
-    return merged
+    for section, values in _read(home_dir() / "settings.json").items():
+        merged[section] = dict(values)
+    ignored: list[Ignored] = []
+    path = Path(workspace) / ".pi" / "settings.json"
+    for section, values in _read(path).items():
+        if not trusted:
+            values = _untrusted(section, values, merged.get(section, {}), str(path), ignored)
+        if values:
+            merged.setdefault(section, {}).update(values)
+    return Layered(merged, ignored)
+
+
+def load(workspace: str | Path) -> dict[str, dict[str, Any]]:
+    """The settings in effect for this workspace (trusted or not, see the module text)."""
+    return layered(workspace).values

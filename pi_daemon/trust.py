@@ -39,8 +39,18 @@ def _load() -> dict[str, dict]:
     return {k: v for k, v in (workspaces or {}).items() if isinstance(v, dict)}
 
 
+_this_run: set[str] = set()
+
+
+def trust_for_this_run(workspace: str | Path) -> None:
+    """Trust a workspace until the process ends, remembering nothing (``--trust-workspace``)."""
+    _this_run.add(_key(workspace))
+
+
 def decision(workspace: str | Path) -> bool | None:
     """True or False as the user answered for this workspace, None when never asked."""
+    if _key(workspace) in _this_run:
+        return True
     entry = _load().get(_key(workspace))
     trusted = entry.get("trusted") if entry else None
     return trusted if isinstance(trusted, bool) else None

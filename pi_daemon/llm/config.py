@@ -7,6 +7,12 @@ then ``<workspace>/.pi/models.json``; the workspace's entries win. The shape is 
 
 ``apiKey`` is a literal or ``$ENV_NAME``; header values resolve the same way. A file that
 does not fit the shape is an error that names the file and the field.
+
+Until the user trusts the workspace (:mod:`pi_daemon.trust`), its file may add providers
+of its own but read no environment variable, and may not change where a provider that
+the catalog or the user's file defines sends its requests (``baseUrl``, ``api``,
+``apiKey``, ``headers``); what it tried is reported as ignored. Where an environment
+value may go, trusted or not, is :mod:`.credentials`' business.
 """
 
 from __future__ import annotations
@@ -15,7 +21,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..settings import home_dir
+import attrs
+
+from ..settings import Ignored, home_dir
 from .model import Model, ModelCost
 
 MODEL_FIELDS = {
@@ -87,26 +95,103 @@ def load_file(path: Path) -> dict[str, Any]:
     return data
 
 
-def merged_providers(workspace: str) -> tuple[dict[str, dict[str, Any]], list[Path]]:
-    """Provider configs of every file that exists, later files winning field by field."""
-    providers: dict[str, dict[str, Any]] = {}
-    used = []
-    for path in config_files(workspace):
-        if not path.is_file():
+@attrs.define
+class Providers:
+    """The merged provider configs and where they came from."""
+
+    merged: dict[str, dict[str, Any]] = attrs.field(factory=dict)
+    home: dict[str, dict[str, Any]] = attrs.field(factory=dict)  # the user's own file alone
+    workspace: dict[str, dict[str, Any]] = attrs.field(factory=dict)  # what the workspace contributed
+    used: list[Path] = attrs.field(factory=list)
+    ignored: list[Ignored] = attrs.field(factory=list)
+    untrusted_only: set[str] = attrs.field(factory=set)  # providers only an untrusted workspace defines
+
+
+def _merge(into: dict[str, dict[str, Any]], providers: dict[str, dict[str, Any]]) -> None:
+    for name, config in providers.items():
+        merged = into.setdefault(name, {})
+        for key, value in config.items():
+            if key == "models":
+                by_id = {m["id"]: m for m in merged.get("models", [])}
+                by_id.update({m["id"]: m for m in value})
+                merged["models"] = list(by_id.values())
+            elif isinstance(value, dict) and isinstance(merged.get(key), dict):
+                merged[key] = {**merged[key], **value}
+            else:
+                merged[key] = value
+
+
+def _no_env(fields: dict[str, Any], where: str, file: str, ignored: list[Ignored]) -> dict[str, Any]:
+    """``fields`` without ``$ENV`` references (an untrusted workspace may not read the environment)."""
+    kept = dict(fields)
+    if isinstance(kept.get("apiKey"), str) and kept["apiKey"].startswith("$"):
+        ignored.append(Ignored(file, f"{where}.apiKey", f"would send the environment variable {kept.pop('apiKey')[1:]}"))
+    headers = kept.get("headers")
+    if isinstance(headers, dict):
+        for header, value in list(headers.items()):
+            if value.startswith("$"):
+                ignored.append(Ignored(file, f"{where}.headers.{header}",
+                                       f"would send the environment variable {value[1:]}"))
+        kept["headers"] = {k: v for k, v in headers.items() if not v.startswith("$")}
+    return kept
+
+
+ROUTING = ("baseUrl", "api", "apiKey", "headers")
+
+
+def _untrusted(providers: dict[str, dict[str, Any]], known: set[str], file: str,
+               ignored: list[Ignored]) -> dict[str, dict[str, Any]]:
+    """What an untrusted workspace may configure: its own providers, without the environment;
+    of a provider the catalog or the user's file defines, nothing that says where requests go."""
+    kept: dict[str, dict[str, Any]] = {}
+    for name, config in providers.items():
+        where = f"providers.{name}"
+        if name == "faux":
+            ignored.append(Ignored(file, where, "would replace the offline faux models"))
             continue
-        used.append(path)
-        for name, config in load_file(path).get("providers", {}).items():
-            merged = providers.setdefault(name, {})
-            for key, value in config.items():
-                if key == "models":
-                    by_id = {m["id"]: m for m in merged.get("models", [])}
-                    by_id.update({m["id"]: m for m in value})
-                    merged["models"] = list(by_id.values())
-                elif isinstance(value, dict) and isinstance(merged.get(key), dict):
-                    merged[key] = {**merged[key], **value}
-                else:
-                    merged[key] = value
-    return providers, used
+        if name not in known:
+            config = _no_env(config, where, file, ignored)
+            if "models" in config:
+                config["models"] = [_no_env(m, f"{where}.models.{m['id']}", file, ignored) for m in config["models"]]
+            kept[name] = config
+            continue
+        effect = f"would send the {name} key and the conversation elsewhere"
+
+        def strip(fields: dict[str, Any], at: str) -> dict[str, Any]:
+            for key in ROUTING:
+                if key in fields:
+                    ignored.append(Ignored(file, f"{at}.{key}", effect))
+            return {k: v for k, v in fields.items() if k not in ROUTING}
+
+        stripped = strip(config, where)
+        if "models" in config:
+            stripped["models"] = [strip(m, f"{where}.models.{m['id']}") for m in config["models"]]
+        if "modelOverrides" in config:
+            stripped["modelOverrides"] = {
+                mid: strip(o, f"{where}.modelOverrides.{mid}") for mid, o in config["modelOverrides"].items()}
+        kept[name] = stripped
+    return kept
+
+
+def merged_providers(workspace: str, *, trusted: bool, builtin: set[str]) -> Providers:
+    """Provider configs of every file that exists, the workspace's winning field by field
+    (only what an untrusted workspace may change, see :func:`_untrusted`)."""
+    home_path, workspace_path = config_files(workspace)
+    result = Providers()
+    if home_path.is_file():
+        result.used.append(home_path)
+        _merge(result.home, load_file(home_path).get("providers", {}))
+    _merge(result.merged, result.home)
+    if workspace_path.is_file():
+        result.used.append(workspace_path)
+        providers = load_file(workspace_path).get("providers", {})
+        if not trusted:
+            known = builtin | set(result.home)
+            providers = _untrusted(providers, known, str(workspace_path), result.ignored)
+            result.untrusted_only = set(providers) - known
+        _merge(result.workspace, providers)
+        _merge(result.merged, providers)
+    return result
 
 
 def model_from_config(provider: str, config: dict[str, Any], entry: dict[str, Any], base: Model | None = None) -> Model:

@@ -17,6 +17,7 @@ import httpx
 from httpx_sse import EventSource, ServerSentEvent
 
 from ..cancel import CancelToken, Cancelled
+from .credentials import check_request
 from .errors import ProviderErrorDetail, classify, parse_retry_after
 from .model import Model
 
@@ -77,7 +78,9 @@ def transport_error_text(exc: Exception) -> str:
 async def sse_stream(
     model: Model, url: str, headers: dict[str, str], body: dict[str, Any], cancel: CancelToken
 ) -> AsyncIterator[ServerSentEvent]:
-    """The events of a streamed answer; raises ProviderHTTPError, httpx errors or Cancelled."""
+    """The events of a streamed answer; raises ProviderHTTPError, httpx errors, Cancelled, or
+    CredentialRefused before anything is sent when a header carries a key ``url`` may not get."""
+    check_request(url, headers)
     items: deque = deque()
     wake: list[asyncio.Future] = []
     client = client_for(model)

@@ -3,7 +3,9 @@
 Built from the built-in catalog, ``models.json`` (see :mod:`.config`) and the faux
 provider's offline models. A model needs a key when its provider is a hosted one or its
 ``apiKey`` names an environment variable; local servers configured without ``apiKey``
-need none.
+need none. Keys and ``$ENV`` headers are handed out only for the destinations
+:mod:`.credentials` allows; a model whose credential is withheld is unavailable, with
+the reason.
 """
 
 from __future__ import annotations
@@ -12,8 +14,11 @@ import os
 
 import attrs
 
+from .. import trust
+from ..settings import Ignored
 from .catalog import PROVIDERS, builtin_models
-from .config import ConfigError, merged_providers, model_from_config
+from .config import ConfigError, Providers, merged_providers, model_from_config
+from .credentials import Destinations, env_names, install
 from .faux import FauxProvider, echo_reply, load_script
 from .model import Model
 from .stream import known_apis
@@ -28,6 +33,8 @@ class Entry:
     model: Model
     api_key: str | None = None  # a literal, "$ENV_NAME", or None when none is needed
     needs_key: bool = False
+    refused: str | None = None  # why a credential of this model is withheld
+    untrusted: bool = False  # an untrusted workspace's own provider: never the default
 
 
 def resolve_value(spec: str | None) -> str | None:
@@ -36,39 +43,100 @@ def resolve_value(spec: str | None) -> str | None:
     return spec
 
 
-def _resolve_headers(model: Model) -> Model:
+def _resolve_headers(model: Model, destinations: Destinations) -> tuple[Model, str | None]:
+    """The model with its ``$ENV`` headers resolved, and why one may not go to its base URL."""
     if not model.headers:
-        return model
-    resolved = {k: v for k, v in ((k, resolve_value(v)) for k, v in model.headers.items()) if v}
-    return attrs.evolve(model, headers=resolved or None)
+        return model, None
+    refused = None
+    resolved = {}
+    for name, spec in model.headers.items():
+        if spec.startswith("$"):
+            refused = refused or destinations.refusal(spec[1:], model.base_url)
+            if refused:
+                continue
+        value = resolve_value(spec)
+        if value:
+            resolved[name] = value
+    return attrs.evolve(model, headers=resolved or None), refused and f"header of {model.spec}: {refused}"
+
+
+def _bases(name: str, config: dict) -> list[str]:
+    """Every base URL a provider config sends requests to."""
+    default = config.get("baseUrl") or (PROVIDERS[name][1] if name in PROVIDERS else "")
+    entries = [*config.get("models", []), *(config.get("modelOverrides") or {}).values()]
+    return [default, *(e["baseUrl"] for e in entries if e.get("baseUrl"))]
+
+
+def _names(name: str, config: dict) -> set[str]:
+    """Every environment variable a provider config reads."""
+    names = env_names(config)
+    for entry in [*config.get("models", []), *(config.get("modelOverrides") or {}).values()]:
+        names |= env_names(entry)
+    if name in PROVIDERS and "apiKey" not in config:
+        names.add(PROVIDERS[name][2])
+    return names
+
+
+def destinations(providers: Providers, trusted: bool) -> Destinations:
+    """The catalog's and the user's destinations; a trusted workspace's for unclaimed names."""
+    found = Destinations()
+    for _, base_url, env in PROVIDERS.values():
+        found.add(env, base_url)
+    for name, config in providers.home.items():
+        for env in _names(name, config):
+            for base_url in _bases(name, config):
+                found.add(env, base_url)
+    if trusted:
+        extra = [(env, base_url) for name, config in providers.workspace.items()
+                 for env in _names(name, config) if not found.claimed(env)
+                 for base_url in _bases(name, providers.merged[name])]
+        for env, base_url in extra:
+            found.add(env, base_url)
+    return found
 
 
 class ModelRegistry:
     def __init__(self, entries: list[Entry] | None = None) -> None:
         self._entries: dict[tuple[str, str], Entry] = {}
+        self.destinations = Destinations()
+        self.ignored: list[Ignored] = []  # what an untrusted workspace's models.json may not set
+        self._source: tuple[str, str | None] | None = None
         for entry in entries or []:
             self.add(entry)
 
     @classmethod
-    def load(cls, workspace: str, faux_script: str | None = None) -> "ModelRegistry":
+    def load(cls, workspace: str, faux_script: str | None = None, trusted: bool | None = None) -> "ModelRegistry":
         registry = cls()
-        registry.add(Entry(FauxProvider(model_id="echo", fallback=echo_reply).model()))
+        registry._source = (workspace, faux_script)
+        registry.reload(trusted)
+        return registry
+
+    def reload(self, trusted: bool | None = None) -> None:
+        """Read the configuration again (after the user trusted the workspace); in place, so
+        everything holding this registry sees the change. ``trusted`` None asks :mod:`pi_daemon.trust`."""
+        assert self._source is not None, "only a loaded registry can be reloaded"
+        workspace, faux_script = self._source
+        if trusted is None:
+            trusted = trust.is_trusted(workspace)
+        entries = [Entry(FauxProvider(model_id="echo", fallback=echo_reply).model())]
         if faux_script:
-            registry.add(Entry(load_script(faux_script).model()))
-        providers, _ = merged_providers(workspace)
+            entries.append(Entry(load_script(faux_script).model()))
+        providers = merged_providers(workspace, trusted=trusted, builtin=set(PROVIDERS))
+        found = destinations(providers, trusted)
         for model in builtin_models():
-            config = providers.get(model.provider, {})
+            config = providers.merged.get(model.provider, {})
             override = (config.get("modelOverrides") or {}).get(model.id)
             if config or override:
                 model = model_from_config(model.provider, config, override or {}, base=model)
             env = PROVIDERS[model.provider][2]
-            registry.add(Entry(_resolve_headers(model), config.get("apiKey") or f"${env}", needs_key=True))
-        for name, config in providers.items():
+            model, refused = _resolve_headers(model, found)
+            entries.append(Entry(model, config.get("apiKey") or f"${env}", needs_key=True, refused=refused))
+        for name, config in providers.merged.items():
             if name in PROVIDERS:  # a built-in provider's own api and base URL, unless changed
                 api, base_url, _ = PROVIDERS[name]
                 config = {"api": api, "baseUrl": base_url, **config}
             for raw in config.get("models", []):
-                model = _resolve_headers(model_from_config(name, config, raw))
+                model, refused = _resolve_headers(model_from_config(name, config, raw), found)
                 if model.api not in known_apis():
                     raise ConfigError(f"models.json: provider {name!r} model {model.id!r}: unknown api "
                                       f"{model.api!r} (known: {', '.join(known_apis())})")
@@ -77,8 +145,14 @@ class ModelRegistry:
                 spec = config.get("apiKey")
                 if spec is None and name in PROVIDERS:
                     spec = f"${PROVIDERS[name][2]}"
-                registry.add(Entry(model, spec, needs_key=name in PROVIDERS or bool(spec and spec.startswith("$"))))
-        return registry
+                entries.append(Entry(model, spec, needs_key=name in PROVIDERS or bool(spec and spec.startswith("$")),
+                                     refused=refused, untrusted=name in providers.untrusted_only))
+        self._entries = {}
+        for entry in entries:
+            self.add(entry)
+        self.destinations = found
+        self.ignored = providers.ignored
+        install(found)
 
     def add(self, entry: Entry) -> None:
         self._entries[(entry.model.provider, entry.model.id)] = entry
@@ -90,6 +164,11 @@ class ModelRegistry:
         entry = self._entries.get((model.provider, model.id))
         if entry is None:
             return False, f"model {model.spec} is not registered"
+        if entry.refused:
+            return False, entry.refused
+        refused = self._key_refusal(entry, model)
+        if refused:
+            return False, refused
         if entry.needs_key and not resolve_value(entry.api_key):
             if entry.api_key and entry.api_key.startswith("$"):
                 where = f"set the environment variable {entry.api_key[1:]}"
@@ -118,12 +197,22 @@ class ModelRegistry:
             raise ModelUnavailable(reason or f"model {model.spec} cannot be used")
         return model
 
+    def _key_refusal(self, entry: Entry, model: Model) -> str | None:
+        spec = entry.api_key
+        if not (spec and spec.startswith("$")):
+            return None
+        reason = self.destinations.refusal(spec[1:], model.base_url)
+        return reason and f"key of {model.spec}: {reason}"
+
     def api_key(self, model: Model) -> str | None:
+        """The key for a request to ``model.base_url``; None when none may be sent there."""
         entry = self._entries.get((model.provider, model.id))
-        return resolve_value(entry.api_key) if entry else None
+        if entry is None or self._key_refusal(entry, model):
+            return None
+        return resolve_value(entry.api_key)
 
     def first_usable(self) -> Model | None:
         for entry in self._entries.values():
-            if entry.model.provider != "faux" and self.availability(entry.model)[0]:
+            if entry.model.provider != "faux" and not entry.untrusted and self.availability(entry.model)[0]:
                 return entry.model
         return None

@@ -29,6 +29,7 @@ class ClientState:
     protocol_version: int = PROTOCOL_VERSION
     client_name: str | None = None
     permissions: bool = False
+    workspace_trust: bool = False
     allowed_roots: list[str] = attrs.field(factory=list)
 
 
@@ -45,6 +46,7 @@ def initialize(params: InitializeParams, state: ClientState, max_frame_bytes: in
     state.protocol_version = params.protocol_version
     state.client_name = params.client_info.name if params.client_info else None
     state.permissions = params.capabilities.permissions
+    state.workspace_trust = params.capabilities.workspace_trust
     state.allowed_roots = list(params.allowed_roots or [])
     return InitializeResult(
         protocol_version=PROTOCOL_VERSION,
@@ -60,6 +62,7 @@ def initialize(params: InitializeParams, state: ClientState, max_frame_bytes: in
             thinking_levels=list(THINKING_LEVELS),
             image_input=True,
             permissions=state.permissions,
+            workspace_trust=state.workspace_trust,
         ),
     )
 

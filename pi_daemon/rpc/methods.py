@@ -6,6 +6,7 @@ dispatcher); they never see JSON-RPC framing or pygls.
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Awaitable, Callable
 
 from ..converter import to_wire
@@ -31,6 +32,9 @@ def _images(images: list[t.Image] | None) -> list[ImageContent] | None:
 async def _initialize(daemon: "Daemon", p: t.InitializeParams) -> t.InitializeResult:
     result = initialize(p, daemon.client, daemon.max_frame_bytes)
     daemon.tools_workspace.allow(daemon.client.allowed_roots)
+    loop = asyncio.get_running_loop()
+    # Two turns of the loop: pygls sends this reply first, then the daemon may ask.
+    loop.call_soon(loop.call_soon, daemon.trust.maybe_ask)
     return result
 
 

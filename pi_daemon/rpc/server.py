@@ -51,6 +51,7 @@ from .params import structure_params
 from .protocol import DaemonProtocol, dumps
 from .transport import EOF, FrameReader, FrameWriter
 from .types import METHODS, PermissionRequestParams, PermissionScope
+from .workspace_trust import WorkspaceTrust
 
 log = logging.getLogger(__name__)
 
@@ -85,20 +86,17 @@ class Daemon:
         self.server = JsonRPCServer(DaemonProtocol, cattrs.Converter)
         self.protocol: DaemonProtocol = self.server.protocol  # type: ignore[assignment]
         self.protocol.send_frame = self.send_frame
-        options = settings.load(workspace)
-        self.tools_workspace = Workspace(workspace, extra_roots=options.get("workspace", {}).get("extraRoots"))
+        self.tools_workspace = Workspace(workspace)
         self.tools_workspace.allow(self.client.allowed_roots)
-        policy = options.get("permissions", {})
         known = {tool.name for tool in default_tools(self.tools_workspace)}
         for name in sorted(set(allowed_tools) - known):
             log.warning("--allow %s: there is no tool %r (the tools are %s)", name, name, ", ".join(sorted(known)))
-        self.permission_timeout = permission_timeout or _positive(policy.get("timeoutSeconds")) or 300.0
-        gate = PermissionGate(self.tools_workspace.root, ask=tuple(policy.get("ask", ASK_DEFAULT)),
-                              without_client=policy.get("withoutClient", "reject"), allowed=allowed_tools,
-                              asker=self.ask_permission)
+        self._permission_timeout_flag = permission_timeout
+        self.gate = PermissionGate(self.tools_workspace.root, allowed=allowed_tools, asker=self.ask_permission)
         self.sessions = SessionManager(registry, workspace, default_model, on_open=self._watch,
-                                       compaction=load_settings(workspace), tools_workspace=self.tools_workspace,
-                                       permissions=gate)
+                                       tools_workspace=self.tools_workspace, permissions=self.gate)
+        self.apply_settings()
+        self.trust = WorkspaceTrust(self)
         self._stopping = False
         self._shutting_down = False
         self._eof = False
@@ -107,6 +105,17 @@ class Daemon:
         self._client_requests: set[Any] = set()
         for name, handler in HANDLERS.items():
             self.server.feature(name)(self._wrap(name, handler))
+
+    def apply_settings(self) -> None:
+        """Apply settings.json (as far as the workspace's trust allows); again once it is trusted."""
+        options = settings.load(self.workspace)
+        self.tools_workspace.allow(options.get("workspace", {}).get("extraRoots") or [])
+        policy = options.get("permissions", {})
+        self.gate.ask = tuple(policy.get("ask", ASK_DEFAULT))
+        self.gate.without_client = policy.get("withoutClient", "reject")
+        self.permission_timeout = (self._permission_timeout_flag or _positive(policy.get("timeoutSeconds"))
+                                   or 300.0)
+        self.sessions.compaction = load_settings(self.workspace)
 
     # --- output ----------------------------------------------------------------------
 
@@ -277,6 +286,7 @@ class Daemon:
 
     async def begin_shutdown(self) -> None:
         self._shutting_down = True
+        self.trust.cancel()
         await self.sessions.abort_all()
 
     def request_exit(self) -> None:
@@ -288,6 +298,7 @@ class Daemon:
         first = not self._stopping
         self._stopping = True
         self._shutting_down = True
+        self.trust.cancel()
         if abort:
             await self.sessions.abort_all()
         if first:
@@ -318,6 +329,9 @@ class Daemon:
         default = self.sessions.default_model
         log.info("serving workspace %s; default model %s", self.workspace,
                  default.spec if default else "none")
+        self.trust.report()
+        if self.client.initialized:  # answered by the fast path before the daemon started
+            self.trust.maybe_ask()
         await self._done.wait()
         log.info("stopped")
 

@@ -47,4 +47,5 @@ def session_state(daemon: "Daemon", session: "AgentSession") -> t.SessionState:
         session_name=session.name,
         last_error=agent.state.error,
         read_only=session.store.read_only,
+        workspace_trust=daemon.trust.state(),
     )

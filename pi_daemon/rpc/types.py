@@ -41,6 +41,7 @@ class ClientInfo:
 @attrs.define
 class ClientCapabilities:
     permissions: bool = False
+    workspace_trust: bool = False
 
 
 @attrs.define
@@ -69,6 +70,7 @@ class ServerCapabilities:
     thinking_levels: list[str]
     image_input: bool = True
     permissions: bool = False
+    workspace_trust: bool = False
 
 
 @attrs.define
@@ -419,12 +421,38 @@ class SessionState:
     session_name: str | None = None
     last_error: str | None = None
     read_only: str | None = None
+    workspace_trust: WorkspaceTrustState | None = None
 
 
 @attrs.define
 class SkippedLine:
     line: int
     reason: str
+
+
+@attrs.define
+class TrustReason:
+    file: str
+    field: str
+    effect: str
+
+
+@attrs.define
+class WorkspaceTrustState:
+    trusted: bool
+    decided: bool
+    ignored: list[TrustReason]
+
+
+@attrs.define
+class WorkspaceTrustParams:
+    workspace: str
+    reasons: list[TrustReason]
+
+
+@attrs.define
+class WorkspaceTrustResult:
+    trusted: bool
 
 
 @attrs.define
@@ -586,4 +614,5 @@ NOTIFICATIONS: dict[str, type] = {"agent/event": AgentEventParams}
 CLIENT_REQUESTS: dict[str, Method] = {
     "permission/request": Method(PermissionRequestParams, PermissionRequestResult,
                                  "may this tool call run? (and what to remember)"),
+    "workspace/trust": Method(WorkspaceTrustParams, WorkspaceTrustResult, "may the workspace configure the daemon"),
 }

@@ -77,7 +77,8 @@ class SessionManager:
         session = AgentSession(self.registry, store, cwd=store.header.get("cwd") or self.workspace, model=model,
                                thinking_level=thinking_level, messages=messages, name=name,
                                compaction=attrs.evolve(self.compaction), tools=tools,
-                               system_prompt=build_system_prompt(self.tools_workspace.root, tools))
+                               system_prompt=build_system_prompt(self.tools_workspace.root, tools,
+                                                                 roots=self.tools_workspace.roots))
         if self.permissions is not None:
             session.agent.before_tool_call = functools.partial(self.permissions.check, session.id)
         self.sessions[session.id] = session
@@ -220,6 +221,20 @@ class SessionManager:
     def _copy(self, session: AgentSession, path: list[dict[str, Any]]) -> AgentSession:
         store = self._new_store(session.cwd, parent=session.file, entries=path)
         return self._open_stored(store, session.model)
+
+    def refresh_models(self) -> None:
+        """After the registry was reloaded: the default and every open session use the new
+        definition of their model."""
+        def current(model: Model | None) -> Model | None:
+            try:
+                return model and self.registry.find(model.provider, model.id)
+            except ModelUnavailable:
+                return model
+
+        self.default_model = current(self.default_model)
+        for session in self.sessions.values():
+            if session.model is not None:
+                session.model = session.agent.state.model = current(session.model)
 
     async def close(self, session: AgentSession) -> None:
         await session.close()

@@ -1,20 +1,28 @@
 """The system prompt: the tools, the workspace, the date and platform, project instructions.
 
 Project instructions are the ``AGENTS.md`` (and ``CLAUDE.md``) files found in the
-workspace and every folder above it, the outermost first. ``settings.json`` may replace
+workspace and every folder above it, the outermost first — only those that resolve
+inside the confinement roots (the workspace and the allowed roots), and above them only
+those that resolve to a file in their own folder (:func:`_read_instruction`). ``settings.json`` may replace
 the prompt (``systemPrompt.replace``) or extend it (``systemPrompt.append``).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import logging
+import os
 import platform
+import stat
 from pathlib import Path
 from typing import Any, Sequence
 
 from .. import settings as config
 
+log = logging.getLogger(__name__)
+
 INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md")
+MAX_INSTRUCTION_BYTES = 1024 * 1024
 
 GUIDELINES = """Guidelines:
 - Read a file before you edit it; use edit for changes and write only for new files or full rewrites.
@@ -23,20 +31,51 @@ GUIDELINES = """Guidelines:
 - Be concise. When you are done, say what you changed and how you checked it."""
 
 
-def instructions(workspace: Path) -> list[tuple[Path, str]]:
+def _inside(path: Path, roots: Sequence[Path]) -> bool:
+    return any(path == r or path.is_relative_to(r) for r in roots)
+
+
+def _read_instruction(path: Path, roots: Sequence[Path]) -> str | None:
+    """The text of one instruction file, or None when it may not be sent to the model.
+
+    Inside the confinement roots the file must resolve inside them too (a symlink to
+    ``/etc/passwd`` is not read). In a folder above them it must resolve to a file in
+    that same folder (a symlink out of it is not read either)."""
+    folder = path.parent.resolve()
+    if not os.path.lexists(path):
+        return None
+    target = path.resolve()
+    allowed = _inside(target, roots) if _inside(folder, roots) else target.parent == folder
+    if not allowed:
+        log.warning("not reading %s: it resolves to %s, outside the folders the agent may read", path, target)
+        return None
+    try:
+        fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as file:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        try:
+            return file.read(MAX_INSTRUCTION_BYTES).decode("utf-8").strip()
+        except (OSError, UnicodeDecodeError):
+            return None
+
+
+def instructions(workspace: Path, roots: Sequence[Path] | None = None) -> list[tuple[Path, str]]:
+    roots = [Path(r).resolve() for r in (roots or [workspace])]
     found = []
     for folder in [workspace, *workspace.parents]:
         for name in INSTRUCTION_FILES:
             path = folder / name
-            if path.is_file():
-                try:
-                    found.append((path, path.read_text(encoding="utf-8").strip()))
-                except (OSError, UnicodeDecodeError):
-                    continue
+            text = _read_instruction(path, roots)
+            if text is not None:
+                found.append((path, text))
     return list(reversed(found))
 
 
-def build(workspace: Path, tools: Sequence[Any], today: dt.date | None = None) -> str:
+def build(workspace: Path, tools: Sequence[Any], today: dt.date | None = None,
+          roots: Sequence[Path] | None = None) -> str:
     settings = config.load(workspace).get("systemPrompt", {})
     if isinstance(settings.get("replace"), str):
         base = settings["replace"]
@@ -48,7 +87,7 @@ def build(workspace: Path, tools: Sequence[Any], today: dt.date | None = None) -
     facts = (f"Workspace: {workspace}\nDate: {(today or dt.date.today()).isoformat()}\n"
              f"Platform: {platform.system().lower()} ({platform.machine()})")
     parts = [base, facts]
-    project = instructions(workspace)
+    project = instructions(workspace, roots)
     if project:
         parts.append("# Project instructions\n\n" + "\n\n".join(f"## {p}\n\n{text}" for p, text in project))
     if isinstance(settings.get("append"), str):

@@ -42,7 +42,7 @@ def test_builtin_models_need_their_keys(env, monkeypatch):
         registry.resolve("gpt-5")
 
 
-def test_models_json_adds_providers_and_workspace_wins(env, monkeypatch):
+def test_models_json_adds_providers_and_a_trusted_workspace_wins(env, monkeypatch):
     home, ws = env
     write(home / "models.json", {"providers": {
         "local": {"baseUrl": "http://home:1/v1", "api": "openai-completions",
@@ -56,7 +56,7 @@ def test_models_json_adds_providers_and_workspace_wins(env, monkeypatch):
         "anthropic": {"modelOverrides": {"claude-haiku-4-5": {"contextWindow": 100_000}}},
     }})
     monkeypatch.setenv("TEAM", "blue")
-    registry = ModelRegistry.load(str(ws))
+    registry = ModelRegistry.load(str(ws), trusted=True)
     small = registry.resolve("local/small")
     assert (small.base_url, small.context_window, small.max_tokens, small.reasoning) == ("http://ws:3/v1", 16384, 2048, True)
     assert small.cost.input == 1 and small.cost.output == 2 and small.input == ["text", "image"]

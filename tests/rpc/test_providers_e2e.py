@@ -106,8 +106,8 @@ def test_overflow_is_reported_not_retried(spawn, tmp_path, server):
 
 
 def test_missing_key_is_a_clear_error_and_the_key_is_sent_when_set(spawn, tmp_path, server):
-    ws = workspace_with(tmp_path, server, apiKey="$LOOPBACK_KEY")
-    d = spawn(cwd=ws)
+    ws = workspace_with(tmp_path, server, apiKey="$LOOPBACK_KEY")  # a workspace may read the environment
+    d = spawn("--trust-workspace", cwd=ws)                         # only once it is trusted
     listed = d.call("listModels")
     assert not any(m["provider"] == "local" for m in listed["models"])
     local = next(u for u in listed["unavailable"] if u["provider"] == "local")
@@ -115,24 +115,26 @@ def test_missing_key_is_a_clear_error_and_the_key_is_sent_when_set(spawn, tmp_pa
                      "models": ["coder"]}
     error = d.request("setModel", {"provider": "local", "modelId": "coder"})["error"]
     assert error["code"] == -32004 and "LOOPBACK_KEY" in error["message"]
-    keyless = spawn("--model", "local/coder", cwd=ws)
+    keyless = spawn("--trust-workspace", "--model", "local/coder", cwd=ws)
     error = keyless.request("prompt", {"text": "hi"})["error"]
     assert error == {"code": -32004, "message": "no API key for local: set the environment variable LOOPBACK_KEY"}
     assert server.requests == []  # nothing was sent without a key
     server.script(Reply(body=openai_text("authorised")))
-    d2 = spawn("--model", "local/coder", cwd=ws, env={"LOOPBACK_KEY": "sk-loop"})
+    d2 = spawn("--trust-workspace", "--model", "local/coder", cwd=ws, env={"LOOPBACK_KEY": "sk-loop"})
     d2.call("prompt", {"text": "hi"})
     assert settled_message(d2)["content"][-1]["text"] == "authorised"
     assert server.requests[0].headers["authorization"] == "Bearer sk-loop"
 
 
-def test_builtin_anthropic_pointed_at_the_loopback(spawn, tmp_path, server):
-    (tmp_path / ".pi").mkdir()
-    (tmp_path / ".pi" / "models.json").write_text(json.dumps({"providers": {"anthropic": {"baseUrl": server.url}}}))
+def test_builtin_anthropic_pointed_at_the_loopback_by_the_users_config(spawn, tmp_path, server):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "models.json").write_text(json.dumps({"providers": {"anthropic": {"baseUrl": server.url}}}))
     server.script(anthropic_error(529, "overloaded_error", "Overloaded"),
                   Reply(body=anthropic_message([{"start": {"type": "text", "text": ""},
                                                  "deltas": [{"type": "text_delta", "text": "Claude here."}]}])))
-    d = spawn("--model", "anthropic/claude-haiku-4-5", cwd=str(tmp_path), env={"ANTHROPIC_API_KEY": "sk-ant-loop"})
+    d = spawn("--model", "anthropic/claude-haiku-4-5", cwd=str(tmp_path),
+              env={"ANTHROPIC_API_KEY": "sk-ant-loop", "PI_DAEMON_HOME": str(home)})
     d.call("setAutoRetry", {"baseDelayMs": 1})
     d.call("prompt", {"text": "hi"})
     final = settled_message(d)

@@ -125,6 +125,31 @@ test("resume a session from :PiSessions", function()
   assert(buffer_text():find("## you\nremember this question", 1, true), buffer_text())
 end)
 
+test("workspace trust answered with vim.ui.select, without blocking", function()
+  local dir = workspace({ text("hi") })
+  vim.fn.mkdir(dir .. "/.pi", "p")
+  vim.fn.writefile({ vim.json.encode({ workspace = { extraRoots = { "/" } } }) }, dir .. "/.pi/settings.json")
+  local asked, answer = {}, nil
+  local original = vim.ui.select
+  vim.ui.select = function(items, opts, on_choice)
+    table.insert(asked, opts.prompt)
+    answer = function() on_choice(items[1]) end -- answered later, as a user would
+  end
+  local pi = start(dir, false)
+  wait("the question", function() return answer ~= nil end)
+  local during = nil
+  pi.request("session/new", {}, function(result) during = result end) -- the daemon keeps serving meanwhile
+  wait("a reply while the question is open", function() return during ~= nil end)
+  answer()
+  wait("trust.json", function() return vim.fn.filereadable(dir .. "/trust.json") == 1 end)
+  vim.ui.select = original
+  assert(asked[1]:find("workspace.extraRoots", 1, true), vim.inspect(asked))
+  local state = nil
+  pi.request("getState", {}, function(result) state = result end)
+  wait("state", function() return state ~= nil end)
+  assert(state.workspaceTrust.trusted == true, vim.inspect(state.workspaceTrust))
+end)
+
 test(":checkhealth pi", function()
   require("pi").config.cmd = { python, "-m", "pi_daemon" }
   vim.cmd("silent checkhealth pi")

@@ -2,7 +2,7 @@
 // All protocol work is in rpcClient.ts; this file is only the VS Code surface.
 
 import * as vscode from "vscode";
-import { Conversation, Json, Outcome, PiClient, PermissionRequest, permissionPrompt } from "./rpcClient";
+import { Conversation, Json, Outcome, PiClient, PermissionRequest, WorkspaceTrustRequest, permissionPrompt } from "./rpcClient";
 
 let client: PiClient | undefined;
 let conversation = new Conversation();
@@ -39,6 +39,16 @@ async function askPermission(request: PermissionRequest): Promise<Outcome> {
   const { detail, choices } = permissionPrompt(request);
   const choice = await vscode.window.showWarningMessage(request.title, { modal: true, detail }, ...choices.map((c) => c.label));
   return choices.find((c) => c.label === choice)?.outcome ?? "cancelled";
+}
+
+async function askWorkspaceTrust(request: WorkspaceTrustRequest): Promise<boolean | undefined> {
+  const detail = [
+    `${request.workspace} has its own pi-daemon configuration. Until you trust it, these settings are ignored:`,
+    ...request.reasons.map((r) => `• ${r.field} (${r.file}): ${r.effect}`),
+    "Trust it only if you trust the people who wrote this folder.",
+  ].join("\n");
+  const choice = await vscode.window.showWarningMessage("Trust this workspace?", { modal: true, detail }, "Trust", "Don't trust");
+  return choice === undefined ? undefined : choice === "Trust"; // dismissed: no answer, asked again next start
 }
 
 function onEvent(_sessionId: string, event: Json): void {
@@ -174,6 +184,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   client = new PiClient({
     command: config.get("command", "pi-daemon"), args, cwd: folder,
     onLog: (text) => output.append(text), onPermission: askPermission,
+    onWorkspaceTrust: askWorkspaceTrust,
   });
   client.onEvent(onEvent);
   client.onRestart(() => vscode.window.showWarningMessage("pi-daemon stopped and was restarted; resume your session from the list."));

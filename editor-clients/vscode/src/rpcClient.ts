@@ -6,6 +6,7 @@ import { ChildProcess, spawn } from "child_process";
 import {
   createMessageConnection,
   MessageConnection,
+  ResponseError,
   StreamMessageReader,
   StreamMessageWriter,
 } from "vscode-jsonrpc/node";
@@ -46,6 +47,17 @@ export function permissionPrompt(request: PermissionRequest): { detail: string; 
   return { detail: what + remembers, choices };
 }
 
+export interface TrustReason {
+  file: string;
+  field: string;
+  effect: string;
+}
+
+export interface WorkspaceTrustRequest {
+  workspace: string;
+  reasons: TrustReason[];
+}
+
 export interface ClientOptions {
   command: string;
   args?: string[];
@@ -54,6 +66,7 @@ export interface ClientOptions {
   restart?: boolean; // start the daemon again when it dies (default true)
   onLog?: (text: string) => void;
   onPermission?: (request: PermissionRequest) => Promise<Outcome>;
+  onWorkspaceTrust?: (request: WorkspaceTrustRequest) => Promise<boolean | undefined>; // undefined: no answer
 }
 
 type EventListener = (sessionId: string, event: Json, seq: number) => void;
@@ -83,6 +96,14 @@ export class PiClient {
     return this.child?.pid;
   }
 
+  // The daemon asks once whether the workspace's own configuration may apply. An answer is
+  // remembered by the daemon; no answer (an error reply) leaves it untrusted for this run only.
+  private async answerWorkspaceTrust(params: WorkspaceTrustRequest): Promise<{ trusted: boolean }> {
+    const trusted = this.options.onWorkspaceTrust ? await this.options.onWorkspaceTrust(params) : undefined;
+    if (typeof trusted !== "boolean") throw new ResponseError(-32800, "the user did not answer");
+    return { trusted };
+  }
+
   async start(): Promise<Json> {
     this.stopping = false;
     const child = spawn(this.options.command, this.options.args ?? [], {
@@ -109,6 +130,7 @@ export class PiClient {
       const outcome = this.options.onPermission ? await Promise.race([this.options.onPermission(params), cancelled]) : "cancelled";
       return { outcome };
     });
+    connection.onRequest("workspace/trust", (params: WorkspaceTrustRequest) => this.answerWorkspaceTrust(params));
     connection.listen();
     child.on("exit", (code, signal) => {
       connection.dispose();
@@ -130,7 +152,10 @@ export class PiClient {
     return this.request("initialize", {
       protocolVersion: 1,
       clientInfo: { name: "pi-daemon-vscode", version: "0.1.0" },
-      capabilities: { permissions: Boolean(this.options.onPermission) },
+      capabilities: {
+        permissions: Boolean(this.options.onPermission),
+        workspaceTrust: Boolean(this.options.onWorkspaceTrust),
+      },
     });
   }
 

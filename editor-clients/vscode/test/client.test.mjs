@@ -1,7 +1,7 @@
 // The VS Code client's RPC module against the real daemon (spawned with scripted models).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync, existsSync, readFileSync } from "node:fs";
+import { mkdtempSync, mkdirSync, writeFileSync, existsSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createRequire } from "node:module";
@@ -170,3 +170,26 @@ test("the daemon crashes and is restarted; the session is still there", async ()
   assert.equal(conversation.messages.length, 4);
   await c.stop();
 });
+
+test("workspace trust: asked once with the reasons, the answer applies and is remembered", async () => {
+  const dir = workspace([text("hi")]);
+  const home = mkdtempSync(join(tmpdir(), "pi-vscode-home-"));
+  mkdirSync(join(dir, ".pi"));
+  writeFileSync(join(dir, ".pi", "settings.json"), JSON.stringify({ workspace: { extraRoots: ["/"] } }));
+  const asked = [];
+  const { c } = client(dir, { env: trustEnv(home), onWorkspaceTrust: async (request) => (asked.push(request), true) });
+  const init = await c.start();
+  assert.equal(init.capabilities.workspaceTrust, true);
+  await waitFor(() => asked.length === 1);
+  assert.equal(asked[0].reasons[0].field, "workspace.extraRoots");
+  await waitFor(() => existsSync(join(home, "trust.json")));
+  const state = await c.request("getState", {});
+  assert.deepEqual(state.workspaceTrust, { trusted: true, decided: true, ignored: [] });
+  await c.stop();
+});
+
+function trustEnv(home) {
+  const env = { ...process.env, PI_DAEMON_HOME: home };
+  for (const key of Object.keys(env)) if (key.endsWith("_API_KEY")) delete env[key];
+  return env;
+}

@@ -167,6 +167,22 @@ function handlers.permission_timeout(event)
                                                                                       event.timeoutSeconds))
 end
 
+-- workspace/trust: answered asynchronously. vim.lsp.rpc runs server requests in a coroutine,
+-- so it yields until vim.ui.select calls back; no answer (dismissed) is an error reply,
+-- which the daemon does not remember.
+local function workspace_trust(params)
+  local co = coroutine.running()
+  local lines = {}
+  for _, r in ipairs(params.reasons or {}) do table.insert(lines, r.field .. ": " .. r.effect) end
+  local prompt = "Trust workspace " .. params.workspace .. "? Until then pi ignores: " .. table.concat(lines, "; ")
+  vim.ui.select({ "Trust", "Don't trust" }, { prompt = prompt }, function(item)
+    vim.schedule(function() coroutine.resume(co, item) end)
+  end)
+  local item = coroutine.yield()
+  if item == nil then return nil, vim.lsp.rpc.rpc_response_error(-32800, "not answered") end
+  return { trusted = item == "Trust" }
+end
+
 function M.request(method, params, callback)
   assert(state.rpc, "pi-daemon is not running: call require('pi').start()")
   if params == nil or vim.tbl_isempty(params) then params = vim.empty_dict() end -- {} would be a JSON array
@@ -191,6 +207,7 @@ function M.start(opts)
     end,
     server_request = function(method, params)
       if method == "permission/request" then return permission(params) end
+      if method == "workspace/trust" then return workspace_trust(params) end
       return nil, { code = -32601, message = "unknown method " .. method }
     end,
     on_exit = function(code, signal)
@@ -202,7 +219,7 @@ function M.start(opts)
   }, { cwd = M.config.cwd or vim.fn.getcwd(), env = M.config.env })
   state.rpc = rpc
   M.request("initialize", { protocolVersion = 1, clientInfo = { name = "pi.nvim" },
-                            capabilities = { permissions = M.config.permissions } })
+                            capabilities = { permissions = M.config.permissions, workspaceTrust = true } })
 end
 
 function M.open()

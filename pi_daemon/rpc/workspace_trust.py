@@ -1,0 +1,104 @@
+"""Workspace trust on the wire: what is ignored, asking the client once, applying the answer.
+
+Until the user trusts the workspace, the fields of its ``.pi/settings.json`` and
+``.pi/models.json`` that could move a secret or lower a protection are ignored
+(:mod:`pi_daemon.settings`, :mod:`pi_daemon.llm.config`); ``getState`` and the log say
+which. A client that declared ``capabilities.workspaceTrust`` is asked once
+(``workspace/trust``) when there is something to ignore and no remembered answer; the
+answer is remembered (:mod:`pi_daemon.trust`) and a "yes" applies the workspace's
+configuration at once: the registry is reloaded in place and the settings applied again.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from .. import settings, trust
+from ..llm.config import ConfigError
+from . import types as t
+
+if TYPE_CHECKING:
+    from .server import Daemon
+
+log = logging.getLogger(__name__)
+
+
+class WorkspaceTrust:
+    def __init__(self, daemon: "Daemon") -> None:
+        self.daemon = daemon
+        self.workspace = daemon.workspace
+        self.decision = trust.decision(self.workspace)
+        self.ignored = self._ignored()
+        self._asked = False
+        self._pending: str | None = None
+
+    def _ignored(self) -> list[settings.Ignored]:
+        return settings.layered(self.workspace).ignored + list(self.daemon.registry.ignored)
+
+    def state(self) -> t.WorkspaceTrustState:
+        return t.WorkspaceTrustState(trusted=self.decision is True, decided=self.decision is not None,
+                                     ignored=[t.TrustReason(i.file, i.field, i.effect) for i in self.ignored])
+
+    def report(self) -> None:
+        if self.ignored and self.decision is not True:
+            log.warning("workspace %s is %s; ignoring %s", self.workspace,
+                        "not trusted" if self.decision is False else "not trusted yet",
+                        "; ".join(f"{i.file}: {i.field} ({i.effect})" for i in self.ignored))
+
+    def maybe_ask(self) -> None:
+        """Send ``workspace/trust`` if the client can answer and nothing was decided yet."""
+        daemon = self.daemon
+        if (self._asked or not self.ignored or self.decision is not None or not daemon.client.workspace_trust
+                or daemon._eof or daemon._shutting_down):
+            return
+        self._asked = True
+        self._pending = msg_id = f"trust-{uuid.uuid4().hex[:12]}"
+        params = {"workspace": str(self.workspace),
+                  "reasons": [{"file": i.file, "field": i.field, "effect": i.effect} for i in self.ignored]}
+        future = daemon.protocol.send_request("workspace/trust", params, msg_id=msg_id)
+        # Applied while the reply is being handled, so the next request already sees it.
+        future.add_done_callback(self._answered)
+
+    def _answered(self, future: Any) -> None:
+        self._pending = None
+        if future.cancelled():
+            return
+        exc = future.exception()
+        if exc is not None:
+            log.warning("workspace/trust failed: %s; the workspace stays untrusted", exc)
+            return
+        result = future.result()
+        trusted = result.get("trusted") if isinstance(result, dict) else None
+        if not isinstance(trusted, bool):
+            log.warning("workspace/trust answered %r, not {trusted: boolean}; the workspace stays untrusted", result)
+            return
+        self.decide(trusted)
+
+    def decide(self, trusted: bool) -> None:
+        trust.set_trusted(self.workspace, trusted)
+        self.decision = trusted
+        if not trusted:
+            log.warning("workspace %s not trusted; its configuration stays ignored", self.workspace)
+            return
+        try:
+            self.daemon.registry.reload(trusted=True)
+        except (ConfigError, OSError) as exc:
+            log.error("workspace %s trusted, but its models.json cannot be used: %s", self.workspace, exc)
+        self.daemon.apply_settings()
+        self.daemon.sessions.refresh_models()
+        self.ignored = self._ignored()
+        log.warning("workspace %s trusted; its configuration applies", self.workspace)
+
+    def cancel(self) -> None:
+        """Withdraw an unanswered question (shutdown): ``$/cancelRequest``, unless stdin is gone."""
+        msg_id, self._pending = self._pending, None
+        if msg_id is None:
+            return
+        future = self.daemon.protocol._request_futures.pop(msg_id, None)
+        if future is not None:
+            future.cancel()
+        if not self.daemon._eof:
+            self.daemon.protocol.notify("$/cancelRequest", {"id": msg_id})
+
