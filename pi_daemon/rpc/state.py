@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import attrs
+
 from ..llm.model import Model
+from ..tools import sandbox
 from . import types as t
 
 if TYPE_CHECKING:
@@ -46,4 +49,5 @@ def session_state(daemon: "Daemon", session: "AgentSession") -> t.SessionState:
         session_file=session.file,
         session_name=session.name,
         last_error=agent.state.error,
+        sandbox=t.SandboxState(**attrs.asdict(sandbox.status(daemon.workspace))),
     )

@@ -339,6 +339,7 @@ class BashParams:
     command: str
     exclude_from_context: bool = False
     session_id: str | None = None
+    timeout: float | None = None
 
 
 @attrs.define
@@ -402,6 +403,13 @@ class QueueState:
 
 
 @attrs.define
+class SandboxState:
+    active: bool
+    network: bool
+    reason: str | None = None
+
+
+@attrs.define
 class SessionState:
     session_id: str
     model: ModelInfo | None
@@ -416,6 +424,7 @@ class SessionState:
     session_file: str | None = None
     session_name: str | None = None
     last_error: str | None = None
+    sandbox: SandboxState | None = None
 
 
 @attrs.define

@@ -1,0 +1,81 @@
+"""The agent's bash in the bubblewrap sandbox, through the daemon."""
+
+import os
+import socket
+import threading
+from pathlib import Path
+
+from agent_shell import bash_call, home_with, script, tool_ends
+
+
+def run(spawn, tmp_path, command, settings=None, env=None):
+    """The daemon's workspace is ``tmp_path/ws``; its home ``tmp_path/home``."""
+    home = home_with(tmp_path, {"sandbox": settings or {}})
+    (tmp_path / "ws").mkdir(exist_ok=True)
+    d = spawn("--faux-script", script(tmp_path, bash_call(command)), "--model", "faux/s",
+              env={"home": home, **(env or {})}, cwd=str(tmp_path / "ws"))
+    d.call("prompt", {"text": "go"})
+    d.wait_event("agent_settled", timeout=20)
+    end = tool_ends(d)[0]
+    return d, end["isError"], end["result"]["content"][0]["text"]
+
+
+def test_the_workspace_is_writable_and_the_rest_is_not(spawn, tmp_path):
+    outside = Path("/var/tmp") / f"pi-daemon-sandbox-{os.getpid()}.txt"  # not under the sandbox's /tmp
+    try:
+        d, failed, out = run(spawn, tmp_path, f"echo in > inside.txt && echo out > {outside}")
+        assert failed and "Read-only file system" in out
+        assert not outside.exists()
+    finally:
+        outside.unlink(missing_ok=True)
+    (tmp_path / "script.json").unlink()
+    _, failed, out = run(spawn, tmp_path, f"echo out > {tmp_path / 'outside.txt'}")
+    assert not (tmp_path / "outside.txt").exists()  # /tmp is the sandbox's own, empty tmpfs
+    (tmp_path / "script.json").unlink()
+    d, failed, out = run(spawn, tmp_path, "echo in > inside.txt && cat inside.txt")
+    assert not failed and (tmp_path / "ws" / "inside.txt").read_text() == "in\n"
+    assert d.call("getState")["sandbox"] == {"active": True, "network": False}
+
+
+def test_the_daemons_state_folder_is_read_only(spawn, tmp_path):
+    _, failed, out = run(spawn, tmp_path, "echo '{\"allow\":[{\"tool\":\"bash\"}]}' > .pi/permissions.json")
+    assert failed and "Read-only file system" in out
+    assert not (tmp_path / "ws" / ".pi" / "permissions.json").exists()
+
+
+def test_hidden_paths_and_secret_variables_are_not_visible(spawn, tmp_path):
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    (keys / "id_rsa").write_text("PRIVATE")
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "auth.json").write_text("TOKEN")
+    _, failed, out = run(spawn, tmp_path,
+                         f"cat {keys}/id_rsa; cat {home}/auth.json; echo key=$FOO_API_KEY; ls {keys} | wc -l",
+                         {"hidden": [str(keys), "$PI_DAEMON_HOME"]}, env={"FOO_API_KEY": "sk-secret"})
+    assert "PRIVATE" not in out and "TOKEN" not in out and "sk-secret" not in out
+    assert "key=\n" in out
+
+
+def test_network_off_blocks_loopback_and_on_allows_it(spawn, tmp_path):
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    port = listener.getsockname()[1]
+    accepted = []
+    threading.Thread(target=lambda: accepted.append(listener.accept()), daemon=True).start()
+    probe = f"python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}), 3); print(\"connected\")'"
+    _, failed, out = run(spawn, tmp_path, probe)
+    assert failed and "connected" not in out and not accepted
+    (tmp_path / "script.json").unlink()
+    d, failed, out = run(spawn, tmp_path, probe, {"network": True})
+    assert not failed and "connected" in out and accepted
+    assert d.call("getState")["sandbox"] == {"active": True, "network": True}
+    listener.close()
+
+
+def test_switched_off_it_says_so(spawn, tmp_path):
+    d, failed, out = run(spawn, tmp_path, f"echo out > {tmp_path / 'free.txt'}", {"enabled": False})
+    assert not failed and (tmp_path / "free.txt").exists()
+    state = d.call("getState")["sandbox"]
+    assert state["active"] is False and "sandbox.enabled" in state["reason"]
