@@ -147,7 +147,7 @@ def sweep_orphans() -> None:
     live_jobs = None
     for pid in _pids():
         info = _stat(pid)
-        if info is None or info[1] != me or info[2] == my_sid or int(pid) in _live:
+        if info is None or info[1] != me or info[2] == my_sid or int(pid) in _live or int(pid) in _keeper:
             continue
         if info[0] != "Z":
             if live_jobs is None:
@@ -185,6 +185,7 @@ def start_keeper() -> None:
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid:
+        _keeper.append(pid)
         os.close(read_end)
         os.set_inheritable(write_end, False)
         _keep.append(write_end)
@@ -210,3 +211,4 @@ def start_keeper() -> None:
 
 
 _keep: list[int] = []  # the daemon's end of the keeper's pipe, open for the daemon's life
+_keeper: list[int] = []  # the keeper's pid (a child of the daemon in a session of its own)

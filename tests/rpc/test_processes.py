@@ -55,7 +55,7 @@ def test_a_finished_command_leaves_no_setsid_child_and_eof_exits(spawn, tmp_path
 @pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
 def test_nothing_outlives_the_daemon(spawn, tmp_path, sandboxed, how):
     mark = unique_seconds()
-    d = start(spawn, tmp_path, sandboxed,
+    d = start(spawn, tmp_path, sandboxed, bash_call("setsid -f true; echo first", "a"),
               bash_call(f"setsid -f sleep {mark}; (setsid sleep {mark} &); sleep {mark}"))
     d.call("prompt", {"text": "go"})
     assert len(wait_alive(mark, 3)) == 3
