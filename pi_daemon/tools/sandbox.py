@@ -57,7 +57,8 @@ class Sandbox:
         if not self.network:
             args.append("--unshare-net")
         for root in writable:
-            args += ["--bind", str(root), str(root)]
+            if root.is_dir():  # an extra root that is gone would stop bwrap
+                args += ["--bind", str(root), str(root)]
         for raw in self.hidden:
             path = _expand(raw)
             if path is None or not os.path.exists(path):
