@@ -20,7 +20,6 @@ the kernel tears down with it. Linux only; elsewhere the functions do nothing.
 
 from __future__ import annotations
 
-import ctypes
 import itertools
 import os
 import signal
@@ -34,15 +33,24 @@ _token = f"{os.getpid()}.{os.urandom(4).hex()}"
 _jobs = itertools.count(1)
 _live: set[int] = set()  # pids of running commands (the daemon waits on those itself)
 
-try:
-    _prctl = ctypes.CDLL(None, use_errno=True).prctl
-    _prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
-except (OSError, AttributeError):
-    _prctl = None
+_prctl = None  # libc's prctl, loaded (ctypes costs start-up time) before the first command
+
+
+def _load_prctl():
+    global _prctl
+    if _prctl is None:
+        import ctypes
+
+        try:
+            _prctl = ctypes.CDLL(None, use_errno=True).prctl
+            _prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+        except (OSError, AttributeError):
+            _prctl = False
+    return _prctl
 
 
 def _set(option: int, value: int) -> None:
-    if _prctl is not None:
+    if _prctl:
         _prctl(option, value, 0, 0, 0)
 
 
@@ -57,6 +65,8 @@ def become_subreaper() -> None:
 
 def new_job() -> tuple[str, dict[str, str]]:
     """A fresh job id and the environment that marks a command (and all it starts) with it."""
+    if _prctl is None and _load_prctl():
+        become_subreaper()  # before the first command: its orphans come back to the daemon
     job = f"{_token}/{next(_jobs)}"
     inherited = os.environ.get(ENV)
     return job, {**os.environ, ENV: f"{inherited}:{job}" if inherited else job}
@@ -179,9 +189,8 @@ def start_keeper() -> None:
     Called before any thread starts. The keeper holds no descriptor of the daemon's but
     the pipe, so a client waiting for the daemon's stdout to close is not kept waiting.
     """
-    if _prctl is None or not os.path.isdir("/proc"):
+    if not os.path.isdir("/proc/self"):
         return
-    become_subreaper()
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid:

@@ -125,7 +125,29 @@ def configured(workspace: str | Path) -> Sandbox | None:
                    hide_env=[str(h) for h in hide_env] if isinstance(hide_env, list) else list(DEFAULT_HIDE_ENV))
 
 
+def _stamp(workspace: str | Path) -> tuple:
+    """Changes when either settings file does (getState asks often; reading them is slower)."""
+    stamps = []
+    for path in (settings.home_dir() / "settings.json", Path(workspace) / ".pi" / "settings.json"):
+        try:
+            st = os.stat(path)
+            stamps.append((st.st_mtime_ns, st.st_size, st.st_ino))
+        except OSError:
+            stamps.append(None)
+    return (str(workspace), *stamps)
+
+
+_last_status: list = [None, None]  # [stamp, status]
+
+
 def status(workspace: str | Path) -> SandboxStatus:
+    stamp = _stamp(workspace)
+    if _last_status[0] != stamp:
+        _last_status[:] = [stamp, _status(workspace)]
+    return _last_status[1]
+
+
+def _status(workspace: str | Path) -> SandboxStatus:
     section = _section(workspace)
     if section.get("enabled", True) is False:
         return SandboxStatus(active=False, network=True, reason="switched off in settings (sandbox.enabled)")
