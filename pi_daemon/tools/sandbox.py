@@ -9,7 +9,8 @@ its own PID namespace, so all it starts dies with it; environment variables matc
 
 Settings, section ``sandbox`` of settings.json::
 
-    {"enabled": true, "network": false, "hidden": ["~/.ssh", ...], "hideEnv": ["*_API_KEY", ...]}
+    {"enabled": true, "network": false, "hidden": ["~/.ssh", ...], "hideEnv": ["*_API_KEY", ...],
+     "writable": ["~/.cache"]}
 
 ``enabled`` defaults to true: the sandbox is used whenever bwrap works here. When it
 does not (no bwrap, no user namespaces, not Linux) commands run unconfined and
@@ -49,6 +50,7 @@ class Sandbox:
     network: bool
     hidden: list[str]
     hide_env: list[str]
+    writable: list[str] = attrs.Factory(list)  # more read-write folders (e.g. ~/.cache)
 
     def wrap(self, argv: list[str], writable: list[Path]) -> list[str]:
         """``argv`` run inside bwrap, ``writable`` (the workspace first) bound read-write."""
@@ -56,7 +58,7 @@ class Sandbox:
                 "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
         if not self.network:
             args.append("--unshare-net")
-        for root in writable:
+        for root in [*writable, *(Path(p) for p in map(_expand, self.writable) if p)]:
             if root.is_dir():  # an extra root that is gone would stop bwrap
                 args += ["--bind", str(root), str(root)]
         for raw in self.hidden:
@@ -120,7 +122,9 @@ def configured(workspace: str | Path) -> Sandbox | None:
         return None
     hidden = section.get("hidden", DEFAULT_HIDDEN)
     hide_env = section.get("hideEnv", DEFAULT_HIDE_ENV)
-    return Sandbox(network=section.get("network", False) is True,
+    extra = section.get("writable", [])
+    return Sandbox(writable=[str(w) for w in extra] if isinstance(extra, list) else [],
+                   network=section.get("network", False) is True,
                    hidden=[str(h) for h in hidden] if isinstance(hidden, list) else list(DEFAULT_HIDDEN),
                    hide_env=[str(h) for h in hide_env] if isinstance(hide_env, list) else list(DEFAULT_HIDE_ENV))
 

@@ -79,3 +79,15 @@ def test_switched_off_it_says_so(spawn, tmp_path):
     assert not failed and (tmp_path / "free.txt").exists()
     state = d.call("getState")["sandbox"]
     assert state["active"] is False and "sandbox.enabled" in state["reason"]
+
+
+def test_writable_folders_from_settings(spawn, tmp_path):
+    cache = Path("/var/tmp") / f"pi-daemon-cache-{os.getpid()}"
+    cache.mkdir(exist_ok=True)
+    try:
+        _, failed, out = run(spawn, tmp_path, f"echo cached > {cache}/entry", {"writable": [str(cache)]})
+        assert not failed, out
+        assert (cache / "entry").read_text() == "cached\n"
+    finally:
+        (cache / "entry").unlink(missing_ok=True)
+        cache.rmdir()
