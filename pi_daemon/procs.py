@@ -15,7 +15,10 @@ Three layers, because no single one covers every case:
   the daemon's jobs, then exits.
 
 A command run in the bubblewrap sandbox is in its own PID namespace as well, which
-the kernel tears down with it. Linux only; elsewhere the functions do nothing.
+the kernel tears down with it. Without it one gap remains: a process that clears its
+environment *and* detaches is found (as the subreaper's orphan) while the daemon lives,
+but not by the keeper after a SIGKILL of the daemon. Linux only; elsewhere the
+functions do nothing.
 """
 
 from __future__ import annotations

@@ -94,3 +94,12 @@ def test_a_user_command_times_out(spawn):
     d = spawn("--model", "faux/echo")
     result = d.call("bash", {"command": "echo before; sleep 30", "timeout": 0.5})
     assert result["cancelled"] is True and result["output"] == "before\n" and "exitCode" not in result
+
+
+def test_an_orphan_with_a_cleared_environment_is_killed_when_the_command_ends(spawn, tmp_path):
+    mark = unique_seconds()  # no sandbox: the subreaper gets the orphan back and sweeps it
+    d = start(spawn, tmp_path, False, bash_call(f"env -i setsid -f sleep {mark}; echo ok"))
+    d.call("prompt", {"text": "go"})
+    d.wait_event("agent_settled")
+    assert wait_gone(mark) == []
+    assert d.call("getState")["isStreaming"] is False
