@@ -126,6 +126,9 @@ def _fast_initialize(items: list, writer, reader, client, max_frame: int) -> lis
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    from . import procs
+
+    procs.start_keeper()  # first, before any thread: whatever the daemon starts dies with it
     if argv[:1] == ["ask"]:
         from .ask import main as ask
 

@@ -4,10 +4,13 @@ Lifecycle:
 
 * stdin EOF — no more input can come: requests in flight get their answers, active
   runs are allowed to settle (a shell pipe closes stdin right after its last request),
-  then the process exits 0. Should stdout break, runs are aborted instead.
+  then the process exits 0. Should stdout break, runs are aborted instead. A user
+  command (``bash``) without a ``timeout`` is aborted at EOF: nothing else would end it.
 * SIGTERM / SIGINT, or ``shutdown`` — runs are aborted and persisted, requests in
   flight get their answers, exit 0 (``shutdown`` waits for ``exit`` or EOF).
   A second signal exits at once.
+* Either way, and on SIGKILL too (see :mod:`..procs`), no process a command started
+  outlives the daemon.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from pygls.protocol.json_rpc import (
 )
 from pygls.server import JsonRPCServer
 
-from .. import settings
+from .. import procs, settings
 from ..converter import to_wire
 from ..events import PermissionTimeout
 from ..llm.registry import ModelRegistry, ModelUnavailable
@@ -273,6 +276,7 @@ class Daemon:
 
     def _on_eof(self) -> None:
         self._eof = True
+        self.sessions.close_input()
         asyncio.ensure_future(self._finish(abort=self.writer.broken))
 
     def on_signal(self) -> None:
@@ -307,6 +311,7 @@ class Daemon:
                 await self.sessions.wait_all_settled()
             await self._drain_requests()
             self.sessions.close_files()  # fsync and release the locks
+            procs.kill_all()  # nothing a command started outlives the daemon
             self._done.set()
 
     async def _drain_requests(self) -> None:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import attrs
+
 from ..llm.model import Model
+from ..tools import sandbox
 from . import types as t
 
 if TYPE_CHECKING:
@@ -48,4 +51,5 @@ def session_state(daemon: "Daemon", session: "AgentSession") -> t.SessionState:
         last_error=agent.state.error,
         read_only=session.store.read_only,
         workspace_trust=daemon.trust.state(),
+        sandbox=t.SandboxState(**attrs.asdict(sandbox.status(daemon.workspace))),
     )

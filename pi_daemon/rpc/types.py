@@ -343,6 +343,7 @@ class BashParams:
     command: str
     exclude_from_context: bool = False
     session_id: str | None = None
+    timeout: float | None = None
 
 
 @attrs.define
@@ -406,6 +407,13 @@ class QueueState:
 
 
 @attrs.define
+class SandboxState:
+    active: bool
+    network: bool
+    reason: str | None = None
+
+
+@attrs.define
 class SessionState:
     session_id: str
     model: ModelInfo | None
@@ -422,6 +430,7 @@ class SessionState:
     last_error: str | None = None
     read_only: str | None = None
     workspace_trust: WorkspaceTrustState | None = None
+    sandbox: SandboxState | None = None
 
 
 @attrs.define

@@ -90,6 +90,8 @@ class AgentSession:
         self._settle_task: asyncio.Task | None = None
         self._delivered: dict[int, asyncio.Future] = {}
         self._bash_cancel: CancelToken | None = None
+        self._bash_untimed = False
+        self.input_closed = False  # the client can send nothing more (stdin EOF)
         self._pending_bash: list[BashExecutionMessage] = []
         self.agent.subscribe(self._on_agent_event)
 
@@ -357,24 +359,32 @@ class AgentSession:
 
     # --- the user's shell ----------------------------------------------------------------
 
-    async def run_bash(self, command: str, exclude_from_context: bool, request_id: Any) -> BashExecutionMessage:
-        """Run a command for the user; its output joins the context at the next prompt."""
+    async def run_bash(self, command: str, exclude_from_context: bool, request_id: Any,
+                       timeout: float | None = None) -> BashExecutionMessage:
+        """Run a command for the user; its output joins the context at the next prompt.
+
+        Once the client's input is closed a command without a ``timeout`` is aborted (it
+        could otherwise keep the daemon alive for ever); one with a timeout runs on to it.
+        """
         self._check_writable()
         if self._bash_cancel is not None:
             raise SessionError("busy", "a user command is already running: abortBash it first")
         cancel = CancelToken()
         self._bash_cancel = cancel
+        self._bash_untimed = timeout is None
+        if self.input_closed and timeout is None:
+            cancel.cancel("input closed")
 
         async def output(delta: str) -> None:
             await self._emit(BashExecutionUpdate(request_id=request_id, delta=delta))
 
         try:
-            result = await run_shell(command, self.cwd, cancel=cancel, timeout=None, on_output=output,
+            result = await run_shell(command, self.cwd, cancel=cancel, timeout=timeout, on_output=output,
                                      spill_dir=Path(self.cwd) / ".pi" / "tmp")
         finally:
             self._bash_cancel = None
         message = BashExecutionMessage(command=command, output=result.output, exit_code=result.exit_code,
-                                       cancelled=result.cancelled, truncated=result.truncated,
+                                       cancelled=result.cancelled or result.timed_out, truncated=result.truncated,
                                        full_output_path=result.full_output_path,
                                        exclude_from_context=True if exclude_from_context else None)
         if self.busy:
@@ -383,11 +393,16 @@ class AgentSession:
             await self._add_message(message)
         return message
 
-    def abort_bash(self) -> bool:
-        if self._bash_cancel is None:
+    def abort_bash(self, untimed_only: bool = False) -> bool:
+        if self._bash_cancel is None or (untimed_only and not self._bash_untimed):
             return False
         self._bash_cancel.cancel()
         return True
+
+    def close_input(self) -> None:
+        """The client's input is closed: stop a user command that has no timeout of its own."""
+        self.input_closed = True
+        self.abort_bash(untimed_only=True)
 
     async def _add_message(self, message: Any) -> None:
         self.agent.state.messages.append(message)

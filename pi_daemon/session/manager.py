@@ -21,6 +21,7 @@ from ..llm.registry import ModelRegistry, ModelUnavailable
 from ..messages import user_text
 from ..tools.builtin import coding_tools
 from ..tools.permissions import PermissionGate
+from ..tools.shell import clean_spill
 from ..tools.workspace import Workspace
 from .agent_session import AgentSession, SessionError
 from .compaction import CompactionSettings
@@ -66,10 +67,17 @@ class SessionManager:
         self.compaction = compaction or CompactionSettings()
         self.sessions: dict[str, AgentSession] = {}
         self.current: AgentSession | None = None
+        self.input_closed = False
+        clean_spill(self.spill_dir)
 
     @property
     def sessions_dir(self) -> Path:
         return Path(self.workspace) / ".pi" / "sessions"
+
+    @property
+    def spill_dir(self) -> Path:
+        """Where commands' full outputs go (see :func:`..tools.shell.clean_spill`)."""
+        return Path(self.workspace) / ".pi" / "tmp"
 
     def _open(self, store: SessionStore, *, model: Model | None, thinking_level: str = "off",
               messages: list[Any] = (), name: str | None = None) -> AgentSession:
@@ -81,6 +89,8 @@ class SessionManager:
                                                                  roots=self.tools_workspace.roots))
         if self.permissions is not None:
             session.agent.before_tool_call = functools.partial(self.permissions.check, session.id)
+        if self.input_closed:
+            session.close_input()
         self.sessions[session.id] = session
         self.current = session
         if self.on_open is not None:
@@ -239,6 +249,7 @@ class SessionManager:
     async def close(self, session: AgentSession) -> None:
         await session.close()
         self.sessions.pop(session.id, None)
+        clean_spill(self.spill_dir)
         if self.current is session:
             self.current = next(reversed(self.sessions.values()), None)
 
@@ -263,7 +274,14 @@ class SessionManager:
 
     async def abort_all(self) -> None:
         for session in list(self.sessions.values()):
+            session.abort_bash()
             await session.abort()
+
+    def close_input(self) -> None:
+        """No more client input: user commands without a timeout are aborted (now and later)."""
+        self.input_closed = True
+        for session in self.sessions.values():
+            session.close_input()
 
     async def wait_all_settled(self) -> None:
         for session in list(self.sessions.values()):
@@ -272,6 +290,7 @@ class SessionManager:
     def close_files(self) -> None:
         for session in self.sessions.values():
             session.store.close()
+        clean_spill(self.spill_dir)
 
 
 __all__ = ["EntryError", "OutsidePath", "SessionFileError", "SessionLocked", "SessionManager", "SessionNotFound"]

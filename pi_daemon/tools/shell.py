@@ -1,15 +1,26 @@
-"""Running shell commands: own process group, stdin closed, output streamed, tail kept.
+"""Running shell commands: own session, stdin closed, output streamed, a bounded tail kept.
 
-The whole process group is killed on timeout, on abort, and once the command itself
-has exited (so no background child outlives it). Output beyond the tail limits is
-written in full to a file whose path the result gives.
+A command is finished when its shell exits, not when every process that inherited its
+output pipe has closed it: at that moment whatever the command left running in the
+background (its process group, and everything marked with its job, ``setsid``'d
+children included — see :mod:`.procs`) is killed, the output still in the pipe is read,
+and the result is returned. On timeout or abort the process group gets SIGTERM, then
+after a short grace the whole job gets SIGKILL.
+
+Memory stays bounded whatever the command prints: only the last ``2 * TAIL_BYTES`` are
+kept; beyond ``TAIL_BYTES`` the full output is written to a file in the spill folder
+(``<workspace>/.pi/tmp``), whose path the result gives. :func:`clean_spill` bounds that
+folder: files older than a day go, then the oldest until it holds at most 512 MB.
 """
 
 from __future__ import annotations
 
 import asyncio
+import codecs
 import os
 import signal
+import subprocess
+import threading
 import time
 from collections import deque
 from pathlib import Path
@@ -18,9 +29,15 @@ from typing import Awaitable, Callable
 import attrs
 
 from ..cancel import CancelToken
+from .. import procs
+from .sandbox import Sandbox
 
 TAIL_LINES = 2000
 TAIL_BYTES = 50 * 1024
+SPILL_MAX_AGE_S = 24 * 3600
+SPILL_MAX_BYTES = 512 * 1024 * 1024
+GRACE_S = 0.5  # between SIGTERM and SIGKILL on abort / timeout
+DRAIN_S = 1.0  # reading what is left in the pipe once the command is over
 
 
 @attrs.define
@@ -46,79 +63,153 @@ def tail(text: str) -> tuple[str, bool]:
     return text, cut
 
 
-def _kill_group(pid: int, sig: int) -> None:
+class OutputBuffer:
+    """A command's output: the recent tail in memory, everything in a spill file once large."""
+
+    def __init__(self, spill_dir: Path, name: str) -> None:
+        self.spill_dir = spill_dir
+        self.name = name
+        self.total = 0
+        self.head: list[bytes] = []  # all of it, while it is small
+        self.recent: deque[bytes] = deque()
+        self.recent_size = 0
+        self.spill = None
+        self.spill_path: Path | None = None
+
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        self.recent.append(chunk)
+        self.recent_size += len(chunk)
+        while self.recent_size - len(self.recent[0]) > 2 * TAIL_BYTES:
+            self.recent_size -= len(self.recent.popleft())
+        if self.spill is None and self.total > TAIL_BYTES:
+            self.spill = self._open_spill()
+            self.spill.write(b"".join(self.head))
+            self.head.clear()
+        if self.spill is not None:
+            self.spill.write(chunk)
+        else:
+            self.head.append(chunk)
+
+    def _open_spill(self):
+        self.spill_dir.mkdir(parents=True, exist_ok=True)
+        self.spill_path = self.spill_dir / f"bash-{time.strftime('%Y%m%d-%H%M%S')}-{self.name}.log"
+        return open(self.spill_path, "wb")
+
+    def finish(self) -> tuple[str, bool, str | None]:
+        """(the tail as text, whether anything was cut, the full output's file if any)."""
+        if self.spill is not None:
+            self.spill.close()
+        kept = b"".join(self.recent if self.spill_path else self.head)
+        text, cut = tail(kept.decode("utf-8", "replace"))
+        if cut and self.spill_path is None:  # too many lines for the tail, though few bytes
+            with self._open_spill() as f:
+                f.write(kept)
+        return text, cut or self.spill_path is not None, str(self.spill_path) if self.spill_path else None
+
+
+def clean_spill(folder: Path, max_age_s: float = SPILL_MAX_AGE_S, max_bytes: int = SPILL_MAX_BYTES) -> None:
+    """Remove spilled outputs (``bash-*.log``) older than ``max_age_s``, then the oldest of the
+    rest until they total at most ``max_bytes``. Run at start-up and when sessions close."""
     try:
-        os.killpg(pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
+        files = [(e.stat().st_mtime, e.stat().st_size, e.path) for e in os.scandir(folder)
+                 if e.name.startswith("bash-") and e.name.endswith(".log") and e.is_file(follow_symlinks=False)]
+    except OSError:
+        return
+    files.sort(reverse=True)  # newest first
+    now, kept = time.time(), 0
+    for mtime, size, path in files:
+        kept += size
+        if now - mtime > max_age_s or kept > max_bytes:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+
+
+def _spawn(command: str, cwd: str, sandbox: Sandbox | None, writable: list[Path]) -> tuple[subprocess.Popen, str]:
+    job, env = procs.new_job()
+    argv = ["bash", "-c", command]
+    if sandbox is not None:
+        argv, env = sandbox.wrap(argv, writable or [Path(cwd)]), sandbox.environment(env)
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=procs.die_with_parent)
+    procs.started(proc.pid)
+    return proc, job
+
+
+def _exit_future(proc: subprocess.Popen) -> asyncio.Future:
+    """Resolves when the shell itself exits (its pipe may stay open in its children)."""
+    loop = asyncio.get_running_loop()
+    future = loop.create_future()
+
+    def wait() -> None:
+        proc.wait()
+        loop.call_soon_threadsafe(lambda: future.done() or future.set_result(proc.returncode))
+
+    threading.Thread(target=wait, name=f"wait-{proc.pid}", daemon=True).start()
+    return future
+
+
+async def _read(fd: int) -> bytes:
+    loop = asyncio.get_running_loop()
+    while True:
+        try:
+            return os.read(fd, 65536)
+        except BlockingIOError:
+            ready = loop.create_future()
+            loop.add_reader(fd, lambda: ready.done() or ready.set_result(None))
+            try:
+                await ready
+            finally:
+                loop.remove_reader(fd)
 
 
 async def run_shell(
     command: str, cwd: str, *, cancel: CancelToken, timeout: float | None,
     on_output: Callable[[str], Awaitable[None]] | None, spill_dir: Path,
+    sandbox: Sandbox | None = None, writable: list[Path] | None = None,
 ) -> ShellResult:
-    proc = await asyncio.create_subprocess_exec(
-        "bash", "-c", command, cwd=cwd, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT, start_new_session=True,
-    )
-    recent: deque[bytes] = deque()
-    recent_size = 0
-    total = 0
-    spill = None
-    spill_path: Path | None = None
-    head: list[bytes] = []
+    proc, job = _spawn(command, cwd, sandbox, writable or [])
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    os.set_blocking(fd, False)
+    buffer = OutputBuffer(spill_dir, str(proc.pid))
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
 
     async def pump() -> None:
-        nonlocal recent_size, total, spill, spill_path
-        assert proc.stdout is not None
-        while chunk := await proc.stdout.read(65536):
-            total += len(chunk)
-            recent.append(chunk)
-            recent_size += len(chunk)
-            while recent_size - len(recent[0]) > 2 * TAIL_BYTES:
-                recent_size -= len(recent.popleft())
-            if spill is None and total > TAIL_BYTES:
-                spill_dir.mkdir(parents=True, exist_ok=True)
-                spill_path = spill_dir / f"bash-{time.strftime('%Y%m%d-%H%M%S')}-{proc.pid}.log"
-                spill = open(spill_path, "wb")
-                spill.write(b"".join(head))
-                head.clear()
-            if spill is not None:
-                spill.write(chunk)
-            else:
-                head.append(chunk)
+        while chunk := await _read(fd):
+            buffer.add(chunk)
             if on_output is not None:
-                await on_output(chunk.decode("utf-8", "replace"))
+                text = decoder.decode(chunk)
+                if text:
+                    await on_output(text)
 
     reader = asyncio.ensure_future(pump())
-    exited = asyncio.ensure_future(proc.wait())
+    exited = _exit_future(proc)
     stopped = asyncio.ensure_future(cancel.wait())
     try:
         done, _ = await asyncio.wait({exited, stopped}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
         cancelled, timed_out = stopped in done and exited not in done, not done
-        if exited in done:
-            await asyncio.wait({reader}, timeout=0.5)  # the rest of the output
-        else:
-            _kill_group(proc.pid, signal.SIGTERM)
+        if exited not in done:
             try:
-                await asyncio.wait_for(asyncio.shield(exited), 0.5)
-            except asyncio.TimeoutError:
+                os.killpg(proc.pid, signal.SIGTERM)
+            except OSError:
                 pass
+            await asyncio.wait({exited}, timeout=GRACE_S)
     finally:
-        _kill_group(proc.pid, signal.SIGKILL)  # whatever is left of the group
+        procs.kill_job(job, proc.pid)  # whatever the command left behind, wherever it went
         if not exited.done():
-            await exited
+            await asyncio.shield(exited)
+        procs.finished(proc.pid)
         stopped.cancel()
         if not reader.done():
-            await asyncio.wait({reader}, timeout=0.5)
-            reader.cancel()
-        if spill is not None:
-            spill.close()
-    text, cut = tail(b"".join(recent).decode("utf-8", "replace") if spill else b"".join(head).decode("utf-8", "replace"))
-    if cut and spill_path is None:  # too many lines for the tail, though few bytes
-        spill_dir.mkdir(parents=True, exist_ok=True)
-        spill_path = spill_dir / f"bash-{time.strftime('%Y%m%d-%H%M%S')}-{proc.pid}.log"
-        spill_path.write_bytes(b"".join(head))
+            await asyncio.wait({reader}, timeout=DRAIN_S)
+            reader.cancel()  # a process the kill could not reach still holds the pipe
+        await asyncio.gather(reader, return_exceptions=True)
+        proc.stdout.close()
+    if on_output is not None and (rest := decoder.decode(b"", final=True)):
+        await on_output(rest)
+    text, cut, path = buffer.finish()
     return ShellResult(output=text, exit_code=None if (cancelled or timed_out) else proc.returncode,
-                       cancelled=cancelled, timed_out=timed_out, truncated=cut or spill is not None,
-                       full_output_path=str(spill_path) if spill_path else None)
+                       cancelled=cancelled, timed_out=timed_out, truncated=cut, full_output_path=path)

@@ -174,14 +174,28 @@ class Workspace:
         try:
             st = os.fstat(fd)
             _single_regular_file(shown, st)
-            self._still_named(shown, place, st)
+            self._still_named(shown, place, st, fd)
             yield ConfinedFile(fd, place, existed)
         finally:
             os.close(fd)
 
-    def _still_named(self, shown: str, place: Place, st: os.stat_result) -> None:
+    def _still_named(self, shown: str, place: Place, st: os.stat_result, fd: int) -> None:
         """The opened file still has its one name at ``place``. Else a hard link to an outside
-        file was opened and the inside name removed before the link count was read."""
+        file was opened and the inside name removed before the link count was read.
+
+        The kernel's name for the opened entry (``/proc/self/fd``) settles it: the link count
+        was read first, so if the entry we opened is still linked at ``place`` now, it was
+        the file's only name then. Comparing inodes by reopening the name cannot: the
+        outside file may be linked in again meanwhile."""
+        try:
+            name = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            name = None  # no /proc: fall back to reopening the name
+        if name is not None:
+            if name == os.path.join(str(place.root), *place.parts):
+                return
+            raise PathRefused(f"{shown!r} changed while it was being opened (the opened file is no longer "
+                              "at that name); it was not used")
         root_fd = open_root(place.root)
         try:
             again = open_beneath(root_fd, place.parts, O_PATH)

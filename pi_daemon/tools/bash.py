@@ -1,0 +1,69 @@
+"""The agent's ``bash`` tool: a command in the workspace, sandboxed when the sandbox is available.
+
+Updates carry the last ``UPDATE_CHARS`` characters of output at most every
+``UPDATE_EVERY_S``; only that window is kept for them, so a command printing hundreds
+of megabytes costs linear time and bounded memory (the full output goes to a file,
+see :mod:`.shell`). The sandbox (:mod:`.sandbox`) is read from settings at each call.
+"""
+
+from __future__ import annotations
+
+import time
+
+from ..messages import ToolResult
+from . import sandbox
+from .shell import run_shell
+from .workspace import WorkspaceTool, failure
+
+UPDATE_EVERY_S = 0.1
+UPDATE_CHARS = 4000
+
+
+class BashTool(WorkspaceTool):
+    name = "bash"
+    description = (
+        "Run a shell command (bash -c) in the workspace. stdin is closed; stdout and stderr are "
+        "combined. Output is cut to the last 2000 lines / 50 KB, the full output then saved to a "
+        "file whose path is given. A non-zero exit code is reported as an error. Default timeout "
+        "300 s. The command is over when its shell exits: background processes are killed then, "
+        "so do not start servers or daemons with '&'."
+    )
+    parameters = {
+        "type": "object",
+        "properties": {
+            "command": {"type": "string", "minLength": 1, "description": "the command line"},
+            "timeout": {"type": "number", "exclusiveMinimum": 0, "description": "seconds before it is killed"},
+        },
+        "required": ["command"],
+        "additionalProperties": False,
+    }
+
+    async def run(self, args, cancel, on_update):
+        window = ""
+        last = 0.0
+
+        async def output(delta: str) -> None:
+            nonlocal window, last
+            window = (window + delta)[-UPDATE_CHARS:]
+            now = time.monotonic()
+            if now - last >= UPDATE_EVERY_S:
+                last = now
+                await on_update(ToolResult.text(window))
+
+        box = sandbox.configured(self.workspace.root)
+        result = await run_shell(args["command"], str(self.workspace.root), cancel=cancel,
+                                 timeout=args.get("timeout", 300), on_output=output,
+                                 spill_dir=self.workspace.root / ".pi" / "tmp",
+                                 sandbox=box, writable=self.workspace.roots)
+        text = result.output or "(no output)"
+        if result.truncated and result.full_output_path:
+            text = f"[output cut to its last lines; the full output is in {result.full_output_path}]\n{text}"
+        details = {"exitCode": result.exit_code, "truncated": result.truncated,
+                   "fullOutputPath": result.full_output_path, "sandboxed": box is not None}
+        if result.timed_out:
+            return failure(f"{text}\n[timed out after {args.get('timeout', 300)} s: the process group was killed]", details)
+        if result.cancelled:
+            return failure(f"{text}\n[aborted: the process group was killed]", details)
+        if result.exit_code != 0:
+            return failure(f"{text}\n[exit code {result.exit_code}]", details)
+        return ToolResult.text(text, details=details)
