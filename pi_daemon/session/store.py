@@ -430,5 +430,5 @@ def _entry_problem(entry: Any, ids: set[str]) -> str | None:
         return f"a second entry with id {entry_id!r}"
     parent = entry.get("parentId")
     if parent is not None and not isinstance(parent, str):
-        return f"parentId is not a string"
+        return "parentId is not a string"
     return None

@@ -1,0 +1,240 @@
+"""Protocol types of the session methods (``session/*``, ``compact``, ``setAutoCompaction``).
+
+Part of :mod:`.types`, which re-exports every name here; kept apart only to keep that
+module readable. Like it, this module needs nothing but attrs.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import attrs
+
+__all__ = [
+    "SessionNewParams",
+    "SessionNewResult",
+    "SessionRef",
+    "SessionLoadParams",
+    "SessionListParams",
+    "SessionSummary",
+    "SessionListResult",
+    "SessionForkParams",
+    "SessionForkResult",
+    "SessionDeleteParams",
+    "SessionDeleteResult",
+    "SetNameParams",
+    "SetNameResult",
+    "LabelParams",
+    "LabelResult",
+    "ClosedResult",
+    "EntriesParams",
+    "EntriesResult",
+    "TreeNode",
+    "TreeResult",
+    "TokenTotals",
+    "StatsResult",
+    "ExportParams",
+    "ExportResult",
+    "CompactParams",
+    "CompactResult",
+    "SetAutoCompactionParams",
+    "AutoCompactionSettings",
+]
+
+
+@attrs.define
+class SessionNewParams:
+    cwd: str | None = None
+    name: str | None = None
+    model: str | None = None
+
+
+@attrs.define
+class SessionNewResult:
+    session_id: str
+    file: str
+
+
+@attrs.define
+class SessionRef:
+    session_id: str | None = None
+
+
+@attrs.define
+class SessionLoadParams:
+    session_id: str | None = None
+    file: str | None = None
+    replay: bool = False
+    allow_outside: bool = False
+
+
+@attrs.define
+class SessionListParams:
+    cwd: str | None = None
+
+
+@attrs.define
+class SessionSummary:
+    session_id: str
+    file: str
+    first_message: str
+    created_at: str
+    updated_at: str
+    message_count: int
+    cwd: str
+    name: str | None = None
+
+
+@attrs.define
+class SessionListResult:
+    sessions: list[SessionSummary]
+
+
+@attrs.define
+class SessionForkParams:
+    entry_id: str
+    session_id: str | None = None
+
+
+@attrs.define
+class SessionForkResult:
+    session_id: str
+    file: str
+    text: str
+
+
+@attrs.define
+class SessionDeleteParams:
+    session_id: str | None = None
+    file: str | None = None
+
+
+@attrs.define
+class SessionDeleteResult:
+    file: str
+
+
+@attrs.define
+class SetNameParams:
+    name: str
+    session_id: str | None = None
+
+
+@attrs.define
+class SetNameResult:
+    name: str | None = None
+
+
+@attrs.define
+class LabelParams:
+    entry_id: str
+    label: str | None = None
+    session_id: str | None = None
+
+
+@attrs.define
+class LabelResult:
+    entry_id: str
+    label: str | None = None
+
+
+@attrs.define
+class ClosedResult:
+    closed: bool
+
+
+@attrs.define
+class EntriesParams:
+    since: str | None = None
+    limit: int | None = None
+    session_id: str | None = None
+
+
+@attrs.define
+class EntriesResult:
+    header: dict[str, Any]
+    entries: list[dict[str, Any]]
+    more: bool
+    cursor: str | None = None
+
+
+@attrs.define
+class TreeNode:
+    id: str
+    type: str
+    timestamp: str
+    parent_id: str | None = None
+    role: str | None = None
+    text: str | None = None
+    label: str | None = None
+
+
+@attrs.define
+class TreeResult:
+    nodes: list[TreeNode]
+    leaf_id: str | None = None
+
+
+@attrs.define
+class TokenTotals:
+    input: int
+    output: int
+    cache_read: int
+    cache_write: int
+    total: int
+
+
+@attrs.define
+class StatsResult:
+    user_messages: int
+    assistant_messages: int
+    tool_calls: int
+    tool_results: int
+    tokens: TokenTotals
+    cost: float
+    context_tokens: int
+    messages_in_context: int
+    context_window: int | None = None
+    context_percent: float | None = None
+
+
+@attrs.define
+class ExportParams:
+    format: Literal["html", "markdown"]
+    path: str | None = None
+    session_id: str | None = None
+    allow_outside: bool = False
+
+
+@attrs.define
+class ExportResult:
+    file: str
+
+
+@attrs.define
+class CompactParams:
+    custom_instructions: str | None = None
+    session_id: str | None = None
+
+
+@attrs.define
+class CompactResult:
+    summary: str
+    first_kept_entry_id: str
+    tokens_before: int
+    estimated_tokens_after: int
+
+
+@attrs.define
+class SetAutoCompactionParams:
+    enabled: bool | None = None
+    reserve_tokens: int | None = None
+    keep_recent_tokens: int | None = None
+    session_id: str | None = None
+
+
+@attrs.define
+class AutoCompactionSettings:
+    enabled: bool
+    reserve_tokens: int
+    keep_recent_tokens: int
