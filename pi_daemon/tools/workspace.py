@@ -186,7 +186,12 @@ class Workspace:
         The kernel's name for the opened entry (``/proc/self/fd``) settles it: the link count
         was read first, so if the entry we opened is still linked at ``place`` now, it was
         the file's only name then. Comparing inodes by reopening the name cannot: the
-        outside file may be linked in again meanwhile."""
+        outside file may be linked in again meanwhile.
+
+        One window remains inside the kernel: a rename over the name lowers the file's link
+        count before it unlinks the old entry, both under the folder's lock. So the name is
+        read only after :func:`_settle` has waited for that lock."""
+        _settle(place)
         try:
             name = os.readlink(f"/proc/self/fd/{fd}")
         except OSError:
@@ -249,6 +254,26 @@ class Workspace:
 
     def lock(self, path: Path) -> asyncio.Lock:
         return self._locks.setdefault(path, asyncio.Lock())
+
+
+def _settle(place: Place) -> None:
+    """Wait until no rename, link or unlink is under way in ``place``'s folder.
+
+    Looking up a name the kernel has never seen takes the folder's lock, which those
+    operations hold from start to end; a fresh random name is never in the cache."""
+    root_fd = open_root(place.root)
+    try:
+        folder = open_beneath(root_fd, place.parts[:-1], O_PATH | os.O_DIRECTORY)
+    except OSError:
+        return  # the folder itself is gone or swapped: the name check that follows refuses
+    finally:
+        os.close(root_fd)
+    try:
+        os.stat(f".pi-settle-{os.urandom(8).hex()}", dir_fd=folder, follow_symlinks=False)
+    except OSError:
+        pass
+    finally:
+        os.close(folder)
 
 
 def _single_regular_file(shown: str, st: os.stat_result) -> None:

@@ -164,7 +164,10 @@ async def test_a_hard_link_swapped_away_between_open_and_check_is_not_used(tools
         stop.set()
         thread.join()
     assert not any("OUTSIDE" in text(r) for r in reads) and secret.read_text() == "OUTSIDE-SECRET\n"
-    assert any(not r.is_error for r in reads) and any(not w.is_error for w in writes)
+    # the swaps were met and refused (not merely missed), and the tools work once they stop
+    assert any(r.is_error and "h.txt" in text(r) for r in reads + writes)
+    assert not (await run(tools["write"], {"path": "h.txt", "content": "calm\n"})).is_error
+    assert text(await run(tools["read"], {"path": "h.txt"})).split() == ["1", "calm"]
 
 
 # --- symlinks that stay inside, and swaps racing the tools ------------------------------------
