@@ -42,6 +42,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--permission-timeout", type=_seconds, metavar="SECONDS", default=None,
                         help="refuse a tool call whose permission request is unanswered this long "
                         "(default: settings permissions.timeoutSeconds, else 300)")
+    parser.add_argument("--acp", action="store_true",
+                        help="speak the Agent Client Protocol (ACP v1, newline-delimited JSON) instead of the "
+                        "native protocol: for Zed, JetBrains IDEs, CodeCompanion.nvim and avante.nvim")
     parser.add_argument("--trust-workspace", action="store_true",
                         help="trust the workspace's own configuration (.pi/settings.json, .pi/models.json) "
                         "for this run, without asking and without remembering it")
@@ -124,6 +127,33 @@ def _fast_initialize(items: list, writer, reader, client, max_frame: int) -> lis
     return items[1:]
 
 
+def _fast_acp_initialize(items: list, writer, reader, client, registry) -> list:
+    """ACP's ``initialize``, answered before the rest of the ACP face is imported."""
+    from .rpc.framing import encode
+    from .rpc.incoming import Refused, message_object, valid_id
+    from .rpc.transport import EOF
+
+    first = items[0]
+    if first is EOF or not isinstance(first, bytes):
+        return items
+    try:
+        data = message_object(first)
+    except Refused:  # the connection gives the error reply
+        return items
+    params = data.get("params")
+    if not (data.get("method") == "initialize" and data.get("jsonrpc") == "2.0" and isinstance(params, dict)
+            and data.get("id") is not None and valid_id(data["id"])):
+        return items
+    from .acp.initialize import InitError, initialize
+
+    try:
+        reply = {"jsonrpc": "2.0", "id": data["id"], "result": initialize(params, client, registry)}
+    except InitError as exc:
+        reply = {"jsonrpc": "2.0", "id": data["id"], "error": {"code": exc.code, "message": exc.message}}
+    writer.write(encode(json.dumps(reply, separators=(",", ":")).encode(), reader.framing))
+    return items[1:]
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     from . import procs
@@ -161,6 +191,20 @@ def main(argv: list[str] | None = None) -> int:
     except (ModelUnavailable, OSError, ValueError) as exc:
         log.error("pi-daemon: %s", exc)
         return 2
+
+    if args.acp:
+        from .acp.initialize import AcpClient
+
+        acp_client = AcpClient()
+        pending = _fast_acp_initialize(reader.next_items(), writer, reader, acp_client, registry)
+        from .acp.server import serve as serve_acp
+
+        code = serve_acp(reader, writer, workspace=workspace, registry=registry, default_model=default_model,
+                         client=acp_client, pending=pending, allowed_tools=allowed_tools(args),
+                         permission_timeout=args.permission_timeout)
+        writer.flush()
+        logging.shutdown()
+        os._exit(code)
 
     from .rpc.initialize import ClientState
 
