@@ -201,7 +201,8 @@ def main(argv: list[str] | None = None) -> int:
 
         code = serve_acp(reader, writer, workspace=workspace, registry=registry, default_model=default_model,
                          client=acp_client, pending=pending, allowed_tools=allowed_tools(args),
-                         permission_timeout=args.permission_timeout)
+                         permission_timeout=args.permission_timeout, workspace_given=args.workspace is not None,
+                         faux_script=args.faux_script, model=args.model, trust_workspace=args.trust_workspace)
         writer.flush()
         logging.shutdown()
         os._exit(code)

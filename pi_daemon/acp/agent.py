@@ -18,7 +18,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from typing import Any
+from pathlib import Path
+from typing import Any, Callable
 
 import attrs
 
@@ -78,20 +79,30 @@ def _refusal(message: Any) -> bool:
 
 
 class AcpAgent:
-    def __init__(self, conn: Connection, client: AcpClient, sessions: SessionManager, workspace: str) -> None:
+    def __init__(self, conn: Connection, client: AcpClient, workspace: str,
+                 open_workspace: Callable[[str], None]) -> None:
         self.conn = conn
         self.client = client
-        self.sessions = sessions
-        self.workspace = workspace
-        self.registry = sessions.registry
+        self.open_workspace = open_workspace  # called with the first session's cwd until a workspace is open
+        self.sessions: SessionManager | None = None
+        self.workspace = workspace  # until one is open: the folder pi-daemon was started in
         self.permission_timeout = 300.0
         self.tracked: dict[str, Tracked] = {}
+
+    def attach(self, sessions: SessionManager, workspace: str) -> None:
+        """The workspace is open: sessions live in ``<workspace>/.pi/sessions/``."""
+        self.sessions = sessions
+        self.workspace = workspace
+
+    @property
+    def registry(self) -> Any:
+        return self.sessions.registry
 
     # --- sessions opening ----------------------------------------------------------------
 
     def watch(self, session: AgentSession) -> None:
         """Called by the session manager for every session it opens."""
-        tracked = Tracked(session, LiveUpdates(session.cwd if os.path.isabs(session.cwd) else self.workspace))
+        tracked = Tracked(session, LiveUpdates(self.workspace))  # tool paths are relative to the workspace
         self.tracked[session.id] = tracked
         gate_check = session.agent.before_tool_call
 
@@ -130,10 +141,12 @@ class AcpAgent:
         if not isinstance(cwd, str) or not os.path.isabs(cwd):
             raise invalid_params("params.cwd", "expected an absolute path")
         cwd = os.path.normpath(cwd)
+        if self.sessions is None:
+            self.open_workspace(cwd)
         root = os.path.realpath(self.workspace)
         if os.path.commonpath([os.path.realpath(cwd), root]) != root:
             raise invalid_params("params.cwd", f"{cwd} is outside the workspace this agent serves ({self.workspace}); "
-                                               "start pi-daemon --acp in that folder, or pass --workspace")
+                                               "one pi-daemon --acp serves one workspace: start another for that folder")
         return cwd
 
     @staticmethod
@@ -185,10 +198,10 @@ class AcpAgent:
         return self._state(self.tracked[session.id])
 
     async def list_sessions(self, params: dict[str, Any]) -> dict[str, Any]:
-        cwd = params.get("cwd")
-        if cwd is not None and not isinstance(cwd, str):
-            raise invalid_params("params.cwd", "expected a string")
-        found = list_sessions(self.sessions.sessions_dir, os.path.normpath(cwd) if cwd else None)
+        cwd = self._cwd(params) if params.get("cwd") is not None else None
+        # no workspace open yet and no cwd naming one: the folder pi-daemon was started in
+        folder = self.sessions.sessions_dir if self.sessions else Path(self.workspace) / ".pi" / "sessions"
+        found = list_sessions(folder, cwd)
         return {"sessions": [{"sessionId": d["sessionId"], "cwd": d["cwd"], "title": d["name"] or d["firstMessage"],
                               "updatedAt": d["updatedAt"], "_meta": {"pi": {"file": d["file"],
                                                                             "messageCount": d["messageCount"]}}}

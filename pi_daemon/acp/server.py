@@ -8,7 +8,8 @@
 Settings, permissions and workspace trust are the native face's: the same
 ``settings.json``, remembered answers and ``--allow``. ACP has no trust request, so an
 untrusted workspace stays untrusted here unless pi-daemon was started with
-``--trust-workspace`` or the user trusted it from another client.
+``--trust-workspace`` or the user trusted it from another client (the trust answer
+lives in the user's home configuration, so trusting it once from VS Code counts here).
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ import os
 import signal
 from typing import Any
 
-from .. import procs, settings
+from .. import procs, settings, trust
+from ..llm.registry import ModelRegistry, ModelUnavailable
+from ..rpc import errors as E
 from ..session import SessionManager
 from ..session.compaction import load_settings
 from ..tools.permissions import ASK_DEFAULT, PermissionGate
@@ -39,31 +42,61 @@ def _positive(value: Any) -> float | None:
 
 
 class AcpServer:
+    """One connection. Without ``--workspace`` the workspace is the ``cwd`` of the first
+    session the client opens (``session/new``, ``session/load``, ``session/list``):
+    editors start agents in various folders but always name the project there."""
+
     def __init__(self, reader: Any, writer: Any, *, workspace: str, registry: Any, default_model: Any,
-                 client: AcpClient, allowed_tools: tuple[str, ...] = (),
-                 permission_timeout: float | None = None) -> None:
-        self.workspace = workspace
+                 client: AcpClient, allowed_tools: tuple[str, ...] = (), permission_timeout: float | None = None,
+                 workspace_given: bool = True, faux_script: str | None = None, model: str | None = None,
+                 trust_workspace: bool = False) -> None:
         self.registry = registry
+        self.default_model = default_model
         self.client = client
+        self.allowed_tools = allowed_tools
+        self.permission_timeout = permission_timeout
+        self.faux_script = faux_script
+        self.model = model
+        self.trust_workspace = trust_workspace
         self.conn = Connection(reader, writer, self._on_eof)
-        self.tools_workspace = Workspace(workspace)
-        self.gate = PermissionGate(self.tools_workspace.root, allowed=allowed_tools)
-        self.sessions = SessionManager(registry, workspace, default_model, on_open=self._watch,
-                                       tools_workspace=self.tools_workspace, permissions=self.gate,
-                                       file_access=self._files)
-        self.agent = AcpAgent(self.conn, client, self.sessions, workspace)
-        self.gate.asker = self.agent.ask_permission
-        options = settings.load(workspace)  # what an untrusted workspace may set is already left out
-        self.tools_workspace.allow(options.get("workspace", {}).get("extraRoots") or [])
-        policy = options.get("permissions", {})
-        self.gate.ask = tuple(policy.get("ask", ASK_DEFAULT))
-        self.gate.without_client = policy.get("withoutClient", "reject")
-        self.agent.permission_timeout = permission_timeout or _positive(policy.get("timeoutSeconds")) or 300.0
-        self.sessions.compaction = load_settings(workspace)
+        self.agent = AcpAgent(self.conn, client, workspace, self.open_workspace)
+        self.sessions: SessionManager | None = None
+        self.tools_workspace: Workspace | None = None
         self._stopping = False
         self._signals = 0
         self._done = asyncio.Event()
         self._register()
+        if workspace_given:
+            self._open(workspace, registry, default_model)
+
+    def open_workspace(self, folder: str) -> None:
+        """The first session names the workspace: its models, settings, trust and session folder."""
+        if not os.path.isdir(folder):
+            raise AcpError(E.INVALID_PARAMS, f"invalid params: params.cwd: {folder} is not a directory")
+        if self.trust_workspace:
+            trust.trust_for_this_run(folder)
+        try:
+            registry = ModelRegistry.load(folder, faux_script=self.faux_script)
+            default_model = registry.resolve(self.model) if self.model else registry.first_usable()
+        except (ModelUnavailable, OSError, ValueError) as exc:
+            raise AcpError(E.MODEL_UNAVAILABLE, f"the models of {folder} cannot be loaded: {exc}") from None
+        self._open(folder, registry, default_model)
+
+    def _open(self, workspace: str, registry: Any, default_model: Any) -> None:
+        self.tools_workspace = Workspace(workspace)
+        gate = PermissionGate(self.tools_workspace.root, allowed=self.allowed_tools, asker=self.agent.ask_permission)
+        self.sessions = SessionManager(registry, workspace, default_model, on_open=self._watch,
+                                       tools_workspace=self.tools_workspace, permissions=gate,
+                                       file_access=self._files)
+        options = settings.load(workspace)  # what an untrusted workspace may set is already left out
+        self.tools_workspace.allow(options.get("workspace", {}).get("extraRoots") or [])
+        policy = options.get("permissions", {})
+        gate.ask = tuple(policy.get("ask", ASK_DEFAULT))
+        gate.without_client = policy.get("withoutClient", "reject")
+        self.agent.permission_timeout = self.permission_timeout or _positive(policy.get("timeoutSeconds")) or 300.0
+        self.sessions.compaction = load_settings(workspace)
+        self.agent.attach(self.sessions, workspace)
+        log.info("serving workspace %s; default model %s", workspace, default_model.spec if default_model else "none")
 
     def _watch(self, session: Any) -> None:
         self.agent.watch(session)
@@ -86,13 +119,13 @@ class AcpServer:
 
         async def do_initialize(params: dict[str, Any]) -> Any:
             try:
-                return initialize(params, self.client, self.registry)
+                return initialize(params, self.client, self.registry)  # the start-up registry: providers only
             except InitError as exc:
                 raise AcpError(exc.code, exc.message) from None
 
         async def do_authenticate(params: dict[str, Any]) -> Any:
             try:
-                return authenticate(self.registry, params)
+                return authenticate(self.agent.sessions.registry if self.agent.sessions else self.registry, params)
             except InitError as exc:
                 raise AcpError(exc.code, exc.message) from None
 
@@ -109,7 +142,8 @@ class AcpServer:
     # --- lifecycle ------------------------------------------------------------------
 
     def _on_eof(self) -> None:
-        self.sessions.close_input()
+        if self.sessions is not None:
+            self.sessions.close_input()
         asyncio.ensure_future(self.finish())
 
     def on_signal(self) -> None:
@@ -122,11 +156,13 @@ class AcpServer:
         if self._stopping:
             return
         self._stopping = True
-        await self.sessions.abort_all()
+        if self.sessions is not None:
+            await self.sessions.abort_all()
         await self.conn.drain()
         for _ in range(3):
             await asyncio.sleep(0)
-        self.sessions.close_files()
+        if self.sessions is not None:
+            self.sessions.close_files()
         procs.kill_all()
         self._done.set()
 

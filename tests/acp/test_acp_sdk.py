@@ -236,3 +236,16 @@ async def test_modes_and_model_options(workspace, tmp_path):
         assert model.current_value == "faux/echo"
         state = await conn.ext_method("pi/getState", {"sessionId": session_id})
         assert state["model"] == "faux/echo" and state["mode"] == "read-only"
+
+
+async def test_the_first_session_names_the_workspace(workspace, tmp_path):
+    elsewhere = tmp_path / "editor-started-here"
+    elsewhere.mkdir()
+    async with agent(workspace, started_in=elsewhere) as (conn, rec):
+        session_id = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=[text_block("where am I?")]), 30)
+        with pytest.raises(RequestError) as other:
+            await conn.new_session(cwd=str(elsewhere), mcp_servers=[])
+        assert other.value.code == -32602 and "one pi-daemon --acp serves one workspace" in str(other.value)
+    assert list((workspace / ".pi" / "sessions").glob(f"*_{session_id}.jsonl"))
+    assert not (elsewhere / ".pi" / "sessions").exists()
