@@ -16,6 +16,7 @@ settle, and its mode. Semantics the protocol leaves open (see protocol.md "ACP m
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 from pathlib import Path
@@ -35,7 +36,7 @@ from ..tools.permissions import OUTCOMES, TIMED_OUT
 from .connection import RESOURCE_NOT_FOUND, AcpError, ClientError, Connection, invalid_params
 from .initialize import AcpClient
 from .prompt import render
-from .updates import LiveUpdates, kind_of, locations_of, replay
+from .updates import Coalescer, LiveUpdates, kind_of, locations_of, replay
 
 log = logging.getLogger(__name__)
 
@@ -114,10 +115,13 @@ class AcpAgent:
 
         session.agent.before_tool_call = check
 
+        send = Coalescer(self.conn.writer, functools.partial(self.update, session.id))
+
         async def observe(event: Any) -> None:
             for update in tracked.live(event):
-                self.update(session.id, update)
+                send(update)
             if isinstance(event, AgentSettled):
+                send.flush()
                 self._settled(tracked, event)
             await self.conn.writer.drain()
 

@@ -10,6 +10,7 @@ messages, user messages as ``user_message_chunk``, each tool call with its final
 
 from __future__ import annotations
 
+import asyncio
 import os
 from typing import Any, Iterator
 
@@ -182,3 +183,44 @@ def replay(messages: list[Any], workspace: str) -> Iterator[dict[str, Any]]:
                    "content": {"type": "text", "text": f"[Earlier conversation, summarised]\n{message.summary}"}}
     for call_id in calls:  # calls that never got a result (an interrupted run)
         yield {"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": "failed"}
+
+
+COALESCE_ABOVE = 16 * 1024  # the native face's thresholds (rpc/notify.py)
+HOLD_S = 0.02
+CHUNKS = ("agent_message_chunk", "agent_thought_chunk")
+
+
+class Coalescer:
+    """Sends one session's updates; while the client is backlogged (the writer holds more
+    than ``COALESCE_ABOVE`` unsent bytes) adjacent text chunks of the same kind are merged
+    into one: the text is identical, the client gets fewer, larger chunks. A held chunk
+    goes out with the next other update, or after ``HOLD_S`` at the latest."""
+
+    def __init__(self, writer: Any, send: Any) -> None:
+        self.writer = writer
+        self.send = send
+        self._held: dict[str, Any] | None = None
+        self._parts: list[str] = []
+        self._timer: Any = None
+
+    def __call__(self, update: dict[str, Any]) -> None:
+        kind = update["sessionUpdate"]
+        if kind in CHUNKS and self.writer.backlog > COALESCE_ABOVE:
+            if self._held is not None and self._held["sessionUpdate"] == kind:
+                self._parts.append(update["content"]["text"])
+                return
+            self.flush()
+            self._held, self._parts = update, [update["content"]["text"]]
+            self._timer = asyncio.get_running_loop().call_later(HOLD_S, self.flush)
+            return
+        self.flush()
+        self.send(update)
+
+    def flush(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._held is not None:
+            held, self._held = self._held, None
+            self.send({**held, "content": {"type": "text", "text": "".join(self._parts)}})
+            self._parts = []

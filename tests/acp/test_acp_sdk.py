@@ -249,3 +249,46 @@ async def test_the_first_session_names_the_workspace(workspace, tmp_path):
         assert other.value.code == -32602 and "one pi-daemon --acp serves one workspace" in str(other.value)
     assert list((workspace / ".pi" / "sessions").glob(f"*_{session_id}.jsonl"))
     assert not (elsewhere / ".pi" / "sessions").exists()
+
+
+async def test_editor_writes_are_confined_like_disk_writes(workspace, tmp_path):
+    (workspace / ".pi").mkdir()
+    faux = script(tmp_path / "s.json", [
+        tool("write", {"path": "../escape.txt", "content": "x"}, "w1"),
+        tool("write", {"path": ".pi/settings.json", "content": "{}"}, "w2"),
+        tool("read", {"path": "/etc/hostname"}, "r1"),
+        text("tried"),
+    ])
+    async with agent(workspace, faux, fs=True) as (conn, rec):
+        session_id = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=[text_block("escape")]), 30)
+    assert rec.writes == [] and rec.reads == []  # the editor was never asked
+    failed = {u["toolCallId"]: u["content"][0]["content"]["text"] for u in rec.of("tool_call_update")
+              if u.get("status") == "failed"}
+    assert "outside the workspace" in failed["w1"] and "daemon's own state" in failed["w2"]
+    assert "outside the workspace" in failed["r1"]
+    assert not (tmp_path / "escape.txt").exists()
+
+
+async def test_a_queued_prompt_survives_cancel(workspace, tmp_path):
+    faux = script(tmp_path / "s.json", [text("long " * 300), {"echo": True}, {"echo": True}], chunkSize=3, delayMs=5)
+    async with agent(workspace, faux) as (conn, rec):
+        session_id = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        first = asyncio.ensure_future(conn.prompt(session_id=session_id, prompt=[text_block("one")]))
+        await asyncio.wait_for(rec.got_update.wait(), 30)
+        second = asyncio.ensure_future(conn.prompt(session_id=session_id, prompt=[text_block("queued two")]))
+        state = None
+        for _ in range(300):
+            state = await conn.ext_method("pi/getState", {"sessionId": session_id})
+            if state["pendingMessageCount"]:
+                break
+            await asyncio.sleep(0.01)
+        assert state["pendingMessageCount"] == 1
+        await conn.cancel(session_id=session_id)
+        assert (await asyncio.wait_for(first, 30)).stop_reason == "cancelled"
+        assert (await asyncio.wait_for(second, 30)).stop_reason == "cancelled"
+        assert (await conn.ext_method("pi/getState", {"sessionId": session_id}))["pendingMessageCount"] == 1
+        third = await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=[text_block("three")]), 30)
+        assert third.stop_reason == "end_turn"
+        said = rec.text()
+        assert "You said: three" in said and "You said: queued two" in said
