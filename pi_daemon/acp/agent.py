@@ -26,6 +26,7 @@ import attrs
 
 from ..events import AgentSettled
 from ..llm.registry import ModelUnavailable
+from ..messages import CompactionSummaryMessage
 from ..rpc import errors as E
 from ..session import AgentSession, SessionError, SessionManager, SessionNotFound
 from ..session.listing import list_sessions
@@ -47,7 +48,8 @@ MODES = [
 GUARDED = ("write", "edit", "bash")
 COMMANDS = [{"name": "compact", "description": "Summarise the older conversation to free context",
              "input": {"hint": "optional instructions for the summary"}}]
-_CODES = {"busy": E.AGENT_BUSY, "state": E.INVALID_STATE, "model": E.MODEL_UNAVAILABLE}
+# -32002 is ACP's "resource not found" (an unknown session), so "busy" is reported as a state error here
+_CODES = {"busy": E.INVALID_STATE, "state": E.INVALID_STATE, "model": E.MODEL_UNAVAILABLE}
 
 
 @attrs.define(eq=False)
@@ -195,6 +197,8 @@ class AcpAgent:
                 message, reason = readable_message(entry)
                 if reason is None:
                     messages.append(message)
+            elif entry.get("type") == "compaction" and isinstance(entry.get("summary"), str):
+                messages.append(CompactionSummaryMessage(summary=entry["summary"]))
         for update in replay(messages, self.tracked[session.id].live.workspace):
             self.update(session.id, update)
             await self.conn.writer.drain()

@@ -292,3 +292,38 @@ async def test_a_queued_prompt_survives_cancel(workspace, tmp_path):
         assert third.stop_reason == "end_turn"
         said = rec.text()
         assert "You said: three" in said and "You said: queued two" in said
+
+
+@pytest.mark.parametrize("reply, outcome", [
+    ({"content": [{"type": "text", "text": "cut"}], "stopReason": "length"}, "max_tokens"),
+    ({"content": [], "stopReason": "error",
+      "errorMessage": "the model declined to answer (stop_reason: refusal)"}, "refusal"),
+    ({"content": [], "stopReason": "error", "errorMessage": "simulated failure"}, -32603),
+])
+async def test_stop_reasons(workspace, tmp_path, reply, outcome):
+    faux = script(tmp_path / "s.json", [reply, {"echo": True}])
+    async with agent(workspace, faux) as (conn, rec):
+        session_id = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        if isinstance(outcome, str):
+            answer = await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=[text_block("hi")]), 60)
+            assert answer.stop_reason == outcome
+        else:
+            with pytest.raises(RequestError) as failed:
+                await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=[text_block("hi")]), 60)
+            assert failed.value.code == outcome and "simulated failure" in str(failed.value)
+        again = await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=[text_block("next")]), 60)
+        assert again.stop_reason == "end_turn"
+
+
+async def test_load_after_compaction_replays_the_summary(workspace, tmp_path):
+    faux = script(tmp_path / "s.json", [text("first answer"), text("second answer"), text("THE SUMMARY")])
+    async with agent(workspace, faux) as (conn, rec):
+        session_id = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=[text_block("one")]), 30)
+        await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=[text_block("two")]), 30)
+        compacted = await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=[text_block("/compact")]), 30)
+        assert compacted.stop_reason == "end_turn" and "Compacted the conversation" in rec.text()
+    async with agent(workspace) as (conn, rec):
+        await asyncio.wait_for(conn.load_session(cwd=str(workspace), session_id=session_id, mcp_servers=[]), 30)
+        assert rec.text("user_message_chunk") == "onetwo"
+        assert rec.text().startswith("first answersecond answer") and "THE SUMMARY" in rec.text()
