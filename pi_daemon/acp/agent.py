@@ -238,11 +238,23 @@ class AcpAgent:
         session = tracked.session
         aborted = event.aborted or tracked.cancelled
         if not aborted and tracked.waiting and len(session.agent.follow_ups):
-            try:  # a prompt queued after the run's last chance to take it: run it now
-                session.continue_()
-                return
-            except SessionError as exc:
-                log.warning("session %s: the queued prompt could not be run: %s", session.id, exc)
+            # A prompt queued after the run's last chance to take it: run it once this run is
+            # done settling (the session is busy until this notification has been handled).
+            asyncio.get_running_loop().call_soon(self._continue, tracked, event)
+            return
+        self._answer(tracked, event)
+
+    def _continue(self, tracked: Tracked, event: AgentSettled) -> None:
+        try:
+            tracked.session.continue_()
+        except SessionError as exc:
+            log.warning("session %s: the queued prompt could not be run: %s", tracked.session.id, exc)
+            self._answer(tracked, event)
+
+    def _answer(self, tracked: Tracked, event: AgentSettled) -> None:
+        """Answer every prompt waiting on the run that just settled."""
+        session = tracked.session
+        aborted = event.aborted or tracked.cancelled
         waiting, tracked.waiting = tracked.waiting, []
         last = next((m for m in reversed(session.messages) if getattr(m, "role", None) == "assistant"), None)
         outcome: Any
