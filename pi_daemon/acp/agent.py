@@ -172,7 +172,11 @@ class AcpAgent:
 
     async def new_session(self, params: dict[str, Any]) -> dict[str, Any]:
         cwd, servers = self._cwd(params), self._mcp_servers(params)
-        pi = (params.get("_meta") or {}).get("pi") or {}
+        meta = params.get("_meta") or {}
+        pi = (meta.get("pi") or {}) if isinstance(meta, dict) else {}
+        for key in ("name", "model"):
+            if not isinstance(pi, dict) or not isinstance(pi.get(key), (str, type(None))):
+                raise invalid_params(f"params._meta.pi.{key}", "expected a string")
         try:
             session = self.sessions.create(cwd=cwd, name=pi.get("name"), model=pi.get("model"), mcp_servers=servers)
         except Exception as exc:

@@ -178,6 +178,13 @@ async def test_bad_input_gets_errors_and_the_connection_stays_up(workspace):
         with pytest.raises(RequestError) as outside:
             await conn.new_session(cwd="/", mcp_servers=[])
         assert outside.value.code == -32602 and "outside the workspace" in str(outside.value)
+        with pytest.raises(RequestError) as bad_meta:
+            await raw.send_request("session/new", {"cwd": str(workspace), "mcpServers": [], "_meta": {"pi": {"model": 5}}})
+        assert bad_meta.value.code == -32602 and "_meta.pi.model" in str(bad_meta.value)
+        named = await raw.send_request("session/new", {"cwd": str(workspace), "mcpServers": [],
+                                                       "_meta": {"pi": {"name": "from meta", "model": "faux/echo"}}})
+        state = await conn.ext_method("pi/getState", {"sessionId": named["sessionId"]})
+        assert state["name"] == "from meta" and state["model"] == "faux/echo"
         with pytest.raises(RequestError) as no_method:
             await raw.send_request("session/teleport", {})
         assert no_method.value.code == -32601
