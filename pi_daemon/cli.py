@@ -94,22 +94,31 @@ def setup_logging(level: str, log_file: str | None) -> None:
     logging.getLogger("pygls").setLevel(logging.WARNING if level == "debug" else logging.CRITICAL)
 
 
-def _fast_initialize(items: list, writer, reader, client, max_frame: int) -> list:
-    """Answer a leading ``initialize`` now; returns the items still to be dispatched."""
-    from .rpc.framing import encode
-    from .rpc.transport import EOF
-
+def _leading_initialize(items: list) -> dict | None:
+    """The first frame read, when it is a well-formed ``initialize`` request; else None
+    (the server then answers it, errors included)."""
     from .rpc.incoming import Refused, message_object, valid_id
+    from .rpc.transport import EOF
 
     first = items[0]
     if first is EOF or not isinstance(first, bytes):
-        return items
+        return None
     try:
         data = message_object(first)
-    except Refused:  # the server gives the error reply
-        return items
+    except Refused:
+        return None
     if not (data.get("method") == "initialize" and data.get("jsonrpc") == "2.0"
             and data.get("id") is not None and valid_id(data["id"])):
+        return None
+    return data
+
+
+def _fast_initialize(items: list, writer, reader, client, max_frame: int) -> list:
+    """Answer a leading ``initialize`` now; returns the items still to be dispatched."""
+    from .rpc.framing import encode
+
+    data = _leading_initialize(items)
+    if data is None:
         return items
     from .converter import to_wire
     from .rpc.errors import RpcError
@@ -130,19 +139,10 @@ def _fast_initialize(items: list, writer, reader, client, max_frame: int) -> lis
 def _fast_acp_initialize(items: list, writer, reader, client, registry) -> list:
     """ACP's ``initialize``, answered before the rest of the ACP face is imported."""
     from .rpc.framing import encode
-    from .rpc.incoming import Refused, message_object, valid_id
-    from .rpc.transport import EOF
 
-    first = items[0]
-    if first is EOF or not isinstance(first, bytes):
-        return items
-    try:
-        data = message_object(first)
-    except Refused:  # the connection gives the error reply
-        return items
-    params = data.get("params")
-    if not (data.get("method") == "initialize" and data.get("jsonrpc") == "2.0" and isinstance(params, dict)
-            and data.get("id") is not None and valid_id(data["id"])):
+    data = _leading_initialize(items)
+    params = data.get("params") if data is not None else None
+    if not isinstance(params, dict):  # the connection gives the error reply
         return items
     from .acp.initialize import InitError, initialize
 

@@ -2,7 +2,8 @@
 
 from pathlib import Path
 
-from pi_daemon.cancel import CancelToken
+from test_confinement import run, text
+
 from pi_daemon.tools.builtin import coding_tools
 from pi_daemon.tools.file_access import DiskFiles
 from pi_daemon.tools.workspace import Workspace
@@ -24,16 +25,6 @@ class Buffers(DiskFiles):
         existed = place.path in self.buffers or place.path.exists()
         self.buffers[place.path] = data
         return existed, place.path
-
-
-async def run(tool, args):
-    async def on_update(partial):
-        pass
-    return await tool.execute("call", args, CancelToken(), on_update)
-
-
-def text(result):
-    return "".join(b.text for b in result.content if hasattr(b, "text"))
 
 
 async def test_file_tools_read_and_write_through_their_file_access(tmp_path):
