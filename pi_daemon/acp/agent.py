@@ -25,6 +25,7 @@ from typing import Any, Callable
 import attrs
 
 from ..events import AgentSettled
+from ..llm.model import THINKING_LEVELS
 from ..llm.registry import ModelUnavailable
 from ..messages import CompactionSummaryMessage
 from ..rpc import errors as E
@@ -339,8 +340,6 @@ class AcpAgent:
         if current is not None and current not in models:
             models.insert(0, current)
         level = session.agent.state.thinking_level
-        from ..llm.model import THINKING_LEVELS
-
         return [
             {"id": "model", "name": "Model", "category": "model", "type": "select",
              "currentValue": current.spec if current else "",
