@@ -25,6 +25,7 @@ from typing import Any, Callable
 import attrs
 
 from ..events import AgentSettled
+from ..llm.catalog import PROVIDERS
 from ..llm.model import THINKING_LEVELS
 from ..llm.registry import ModelUnavailable
 from ..messages import CompactionSummaryMessage
@@ -36,7 +37,7 @@ from ..session.store import SessionFileError, SessionLocked, SessionReadOnly, Se
 from ..tools.permission_rules import Rule, describe
 from ..tools.permissions import OUTCOMES, TIMED_OUT
 from .connection import RESOURCE_NOT_FOUND, AcpError, ClientError, Connection, invalid_params
-from .initialize import AcpClient
+from .initialize import AUTH_REQUIRED, AcpClient
 from .prompt import render
 from .updates import Coalescer, LiveUpdates, kind_of, locations_of, replay
 
@@ -228,6 +229,7 @@ class AcpAgent:
         text, images = render(params.get("prompt"), self.workspace)
         if text.startswith("/compact") and not images and text[8:9] in ("", " ", "\n") and not session.busy:
             return await self._compact(tracked, text[8:].strip() or None)
+        self._check_key(session)
         waiter = asyncio.get_running_loop().create_future()
         tracked.waiting.append(waiter)
         if not session.busy:
@@ -238,6 +240,17 @@ class AcpAgent:
             tracked.waiting.remove(waiter)
             raise session_failure(exc) or exc
         return await waiter
+
+    def _check_key(self, session: AgentSession) -> None:
+        """A built-in provider's missing key is ACP's "authentication required": the client
+        can then offer the provider's auth method, whose answer names the variable to set."""
+        model = session.model
+        if model is None or model.provider not in PROVIDERS or self.registry.availability(model)[0]:
+            return
+        env = PROVIDERS[model.provider][2]
+        if not os.environ.get(env):
+            raise AcpError(AUTH_REQUIRED, f"{model.spec} needs {env}, which is not set in the environment "
+                                          "pi-daemon was started with: set it in the agent's environment")
 
     def _settled(self, tracked: Tracked, event: AgentSettled) -> None:
         session = tracked.session

@@ -6,7 +6,7 @@ import asyncio
 import tempfile
 
 import pytest
-from acp import RequestError, embedded_text_resource, resource_block, resource_link_block, text_block
+from acp import RequestError, embedded_text_resource, image_block, resource_block, resource_link_block, text_block
 
 from client import Daemon
 from sdk_client import Recorder, agent, script
@@ -334,3 +334,29 @@ async def test_load_after_compaction_replays_the_summary(workspace, tmp_path):
         await asyncio.wait_for(conn.load_session(cwd=str(workspace), session_id=session_id, mcp_servers=[]), 30)
         assert rec.text("user_message_chunk") == "onetwo"
         assert rec.text().startswith("first answersecond answer") and "THE SUMMARY" in rec.text()
+
+
+async def test_a_missing_key_is_authentication_required(workspace):
+    async with agent(workspace, None, "--model", "anthropic/claude-sonnet-4-5") as (conn, rec):
+        session_id = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        with pytest.raises(RequestError) as needed:
+            await conn.prompt(session_id=session_id, prompt=[text_block("hi")])
+        assert needed.value.code == -32000 and "ANTHROPIC_API_KEY" in str(needed.value)
+        with pytest.raises(RequestError) as checked:
+            await conn.authenticate(method_id="anthropic")
+        assert checked.value.code == -32000 and "ANTHROPIC_API_KEY is not set" in str(checked.value)
+        changed = await conn.set_config_option(session_id=session_id, config_id="model", value="faux/echo")
+        assert changed.config_options
+        reply = await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=[text_block("now?")]), 30)
+        assert reply.stop_reason == "end_turn"
+
+
+async def test_images_reach_the_session(workspace):
+    png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+    async with agent(workspace) as (conn, rec):
+        session_id = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        reply = await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=[
+            text_block("what is this?"), image_block(png, "image/png")]), 30)
+        assert reply.stop_reason == "end_turn"
+    stored = next((workspace / ".pi" / "sessions").glob(f"*_{session_id}.jsonl")).read_text()
+    assert png in stored and '"mimeType":"image/png"' in stored.replace(" ", "")
