@@ -358,7 +358,7 @@ class AcpAgent:
              "currentValue": current.spec if current else "",
              "options": [{"value": m.spec, "name": m.name or m.spec} for m in models]},
             {"id": "thought_level", "name": "Thinking", "category": "thought_level", "type": "select",
-             "currentValue": level, "options": [{"value": v, "name": v} for v in THINKING_LEVELS]},
+             "currentValue": level, "options": [{"value": v, "name": v.capitalize()} for v in THINKING_LEVELS]},
         ]
 
     async def set_mode(self, params: dict[str, Any]) -> dict[str, Any]:
