@@ -216,7 +216,7 @@ class AcpAgent:
         # no workspace open yet and no cwd naming one: the folder pi-daemon was started in
         folder = self.sessions.sessions_dir if self.sessions else Path(self.workspace) / ".pi" / "sessions"
         found = list_sessions(folder, cwd)
-        return {"sessions": [{"sessionId": d["sessionId"], "cwd": d["cwd"], "title": d["name"] or d["firstMessage"],
+        return {"sessions": [{"sessionId": d["sessionId"], "cwd": d["cwd"], "title": d["name"] or d["firstMessage"] or None,
                               "updatedAt": d["updatedAt"], "_meta": {"pi": {"file": d["file"],
                                                                             "messageCount": d["messageCount"]}}}
                              for d in found]}
