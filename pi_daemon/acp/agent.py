@@ -153,8 +153,9 @@ class AcpAgent:
             self.open_workspace(cwd)
         root = os.path.realpath(self.workspace)
         if os.path.commonpath([os.path.realpath(cwd), root]) != root:
-            raise invalid_params("params.cwd", f"{cwd} is outside the workspace this agent serves ({self.workspace}); "
-                                               "one pi-daemon --acp serves one workspace: start another for that folder")
+            raise invalid_params("params.cwd", f"{cwd} is outside the workspace this agent serves "
+                                 f"({self.workspace}); one pi-daemon --acp serves one workspace: "
+                                 "start another for that folder")
         return cwd
 
     @staticmethod
@@ -216,9 +217,9 @@ class AcpAgent:
         # no workspace open yet and no cwd naming one: the folder pi-daemon was started in
         folder = self.sessions.sessions_dir if self.sessions else Path(self.workspace) / ".pi" / "sessions"
         found = list_sessions(folder, cwd)
-        return {"sessions": [{"sessionId": d["sessionId"], "cwd": d["cwd"], "title": d["name"] or d["firstMessage"] or None,
-                              "updatedAt": d["updatedAt"], "_meta": {"pi": {"file": d["file"],
-                                                                            "messageCount": d["messageCount"]}}}
+        return {"sessions": [{"sessionId": d["sessionId"], "cwd": d["cwd"],
+                              "title": d["name"] or d["firstMessage"] or None, "updatedAt": d["updatedAt"],
+                              "_meta": {"pi": {"file": d["file"], "messageCount": d["messageCount"]}}}
                              for d in found]}
 
     # --- turns ----------------------------------------------------------------------

@@ -75,15 +75,16 @@ def script(path: Path, replies: list[dict], **options: Any) -> Path:
 
 @contextlib.asynccontextmanager
 async def agent(workspace: Path, faux: Path | None = None, *args: str, fs: bool = False, home: str | None = None,
-                recorder: Recorder | None = None, started_in: Path | None = None) -> AsyncIterator[tuple[Any, Recorder]]:
+                recorder: Recorder | None = None,
+                started_in: Path | None = None) -> AsyncIterator[tuple[Any, Recorder]]:
     """``(connection, recorder)`` for a daemon serving ``workspace``, already initialized; the
     process starts in ``started_in`` (default: the workspace)."""
     recorder = recorder or Recorder()
     model = ["--faux-script", str(faux), "--model", "faux/acp"] if faux else ["--model", "faux/echo"]
     log = open(workspace.parent / f"{workspace.name}-stderr.log", "ab")
     async with spawn_agent_process(recorder, sys.executable, "-m", "pi_daemon", "--acp", *model, *args,
-                                   cwd=started_in or workspace, env=clean_env(home), transport_kwargs={"stderr": log.fileno()}
-                                   ) as (conn, process):
+                                   cwd=started_in or workspace, env=clean_env(home),
+                                   transport_kwargs={"stderr": log.fileno()}) as (conn, process):
         caps = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=fs, write_text_file=fs))
         init = await asyncio.wait_for(conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=caps), 30)
         assert init.protocol_version == 1

@@ -109,7 +109,8 @@ async def test_cancel_mid_stream_answers_cancelled_and_the_session_goes_on(works
         reply = await asyncio.wait_for(running, 30)
         assert reply.stop_reason == "cancelled"
         assert len(rec.text()) < len("word " * 400)
-        again = await asyncio.wait_for(conn.prompt(session_id=session.session_id, prompt=[text_block("still there?")]), 30)
+        again = await asyncio.wait_for(
+            conn.prompt(session_id=session.session_id, prompt=[text_block("still there?")]), 30)
         assert again.stop_reason == "end_turn"
         assert "You said: still there?" in rec.text()
 
@@ -179,7 +180,8 @@ async def test_bad_input_gets_errors_and_the_connection_stays_up(workspace):
             await conn.new_session(cwd="/", mcp_servers=[])
         assert outside.value.code == -32602 and "outside the workspace" in str(outside.value)
         with pytest.raises(RequestError) as bad_meta:
-            await raw.send_request("session/new", {"cwd": str(workspace), "mcpServers": [], "_meta": {"pi": {"model": 5}}})
+            await raw.send_request("session/new", {"cwd": str(workspace), "mcpServers": [],
+                                                   "_meta": {"pi": {"model": 5}}})
         assert bad_meta.value.code == -32602 and "_meta.pi.model" in str(bad_meta.value)
         named = await raw.send_request("session/new", {"cwd": str(workspace), "mcpServers": [],
                                                        "_meta": {"pi": {"name": "from meta", "model": "faux/echo"}}})
@@ -196,7 +198,8 @@ async def test_embedded_resources_and_links_reach_the_model(workspace):
     async with agent(workspace) as (conn, rec):
         session_id = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
         prompt = [text_block("look at "), resource_link_block("a.py", f"file://{workspace}/src/a.py"),
-                  text_block(" and "), resource_block(embedded_text_resource(f"file://{workspace}/b.py", "print('b')\n"))]
+                  text_block(" and "),
+                  resource_block(embedded_text_resource(f"file://{workspace}/b.py", "print('b')\n"))]
         await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=prompt), 30)
         said = rec.text()
         assert "You said: look at @src/a.py and @b.py" in said
