@@ -21,7 +21,7 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from ..messages import ImageContent
-from .connection import AcpError, invalid_params
+from .connection import invalid_params
 
 
 def shown_path(uri: str, workspace: str) -> str:
@@ -52,7 +52,7 @@ def _string(block: dict, key: str, where: str, *, optional: bool = False) -> str
 
 
 def render(blocks: Any, workspace: str) -> tuple[str, list[ImageContent]]:
-    """The prompt's text for the model and its images; raises :class:`AcpError` for bad content."""
+    """The prompt's text for the model and its images; raises an ``AcpError`` for bad content."""
     if not isinstance(blocks, list):
         raise invalid_params("params.prompt", "expected an array of content blocks")
     if not blocks:
@@ -96,8 +96,7 @@ def render(blocks: Any, workspace: str) -> tuple[str, list[ImageContent]]:
             else:
                 raise invalid_params(f"{where}.resource", "expected text or blob")
         elif kind == "audio":
-            raise AcpError(-32602, f"invalid params: {where}: audio prompts are not supported "
-                                   "(promptCapabilities.audio is false)")
+            raise invalid_params(where, "audio prompts are not supported (promptCapabilities.audio is false)")
         else:
             raise invalid_params(f"{where}.type", f"unknown content block type {kind!r} "
                                  "(expected text, image, resource or resource_link)")

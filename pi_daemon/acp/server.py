@@ -113,7 +113,7 @@ class AcpServer:
         def needs_init(handler: Any) -> Any:
             async def checked(params: dict[str, Any]) -> Any:
                 if not self.client.initialized:
-                    raise AcpError(-32600, "call initialize first")
+                    raise AcpError(E.INVALID_REQUEST, "call initialize first")
                 return await handler(params)
             return checked
 

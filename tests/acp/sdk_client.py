@@ -12,7 +12,7 @@ from typing import Any, AsyncIterator
 
 from acp import PROTOCOL_VERSION
 from acp.schema import (
-    AllowedOutcome, ClientCapabilities, DeniedOutcome, FileSystemCapabilities, ReadTextFileResponse,
+    AllowedOutcome, ClientCapabilities, FileSystemCapabilities, ReadTextFileResponse,
     RequestPermissionResponse, WriteTextFileResponse,
 )
 from acp.stdio import spawn_agent_process
