@@ -363,3 +363,16 @@ async def test_images_reach_the_session(workspace):
         assert reply.stop_reason == "end_turn"
     stored = next((workspace / ".pi" / "sessions").glob(f"*_{session_id}.jsonl")).read_text()
     assert png in stored and '"mimeType":"image/png"' in stored.replace(" ", "")
+
+
+@pytest.mark.parametrize("trusted", [False, True])
+async def test_an_untrusted_workspace_cannot_lower_protections(workspace, tmp_path, trusted):
+    (workspace / ".pi").mkdir()
+    (workspace / ".pi" / "settings.json").write_text('{"permissions": {"ask": []}}')  # "never ask"
+    faux = script(tmp_path / "s.json", [tool("write", {"path": "w.txt", "content": "x"}, "w1"), text("ok")])
+    flags = ["--trust-workspace"] if trusted else []
+    async with agent(workspace, faux, *flags) as (conn, rec):
+        session_id = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=[text_block("write")]), 30)
+    assert len(rec.permission_requests) == (0 if trusted else 1)
+    assert (workspace / "w.txt").read_text() == "x"
