@@ -376,3 +376,43 @@ async def test_an_untrusted_workspace_cannot_lower_protections(workspace, tmp_pa
         await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=[text_block("write")]), 30)
     assert len(rec.permission_requests) == (0 if trusted else 1)
     assert (workspace / "w.txt").read_text() == "x"
+
+
+def test_stdin_closing_mid_run_aborts_answers_and_exits_cleanly(workspace, tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    from client import clean_env
+
+    faux = script(tmp_path / "s.json", [text("slow " * 500)], chunkSize=2, delayMs=5)
+    proc = subprocess.Popen([sys.executable, "-m", "pi_daemon", "--acp", "--faux-script", str(faux), "--model",
+                             "faux/acp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            cwd=workspace, env=clean_env())
+
+    def send(message):
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", **message}).encode() + b"\n")
+        proc.stdin.flush()
+
+    def until(predicate):
+        while True:
+            line = proc.stdout.readline()
+            assert line, "stdout ended early"
+            message = json.loads(line)
+            if predicate(message):
+                return message
+
+    send({"id": 1, "method": "initialize", "params": {"protocolVersion": 1, "clientCapabilities": {}}})
+    send({"id": 2, "method": "session/new", "params": {"cwd": str(workspace), "mcpServers": []}})
+    session_id = until(lambda m: m.get("id") == 2)["result"]["sessionId"]
+    send({"id": 3, "method": "session/prompt",
+          "params": {"sessionId": session_id, "prompt": [{"type": "text", "text": "keep talking"}]}})
+    until(lambda m: m.get("params", {}).get("update", {}).get("sessionUpdate") == "agent_message_chunk")
+    proc.stdin.close()
+    answer = until(lambda m: m.get("id") == 3)
+    assert answer["result"] == {"stopReason": "cancelled"}
+    assert all(json.loads(line)["jsonrpc"] == "2.0" for line in proc.stdout.read().splitlines())  # protocol only
+    assert proc.wait(30) == 0
+    assert b"Traceback" not in proc.stderr.read()
+    stored = next((workspace / ".pi" / "sessions").glob(f"*_{session_id}.jsonl")).read_text()
+    assert "keep talking" in stored and '"stopReason":"aborted"' in stored.replace(" ", "")
