@@ -42,6 +42,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--permission-timeout", type=_seconds, metavar="SECONDS", default=None,
                         help="refuse a tool call whose permission request is unanswered this long "
                         "(default: settings permissions.timeoutSeconds, else 300)")
+    parser.add_argument("--acp", action="store_true",
+                        help="speak the Agent Client Protocol (ACP v1, newline-delimited JSON) instead of the "
+                        "native protocol: for Zed, JetBrains IDEs, CodeCompanion.nvim and avante.nvim")
     parser.add_argument("--trust-workspace", action="store_true",
                         help="trust the workspace's own configuration (.pi/settings.json, .pi/models.json) "
                         "for this run, without asking and without remembering it")
@@ -91,22 +94,31 @@ def setup_logging(level: str, log_file: str | None) -> None:
     logging.getLogger("pygls").setLevel(logging.WARNING if level == "debug" else logging.CRITICAL)
 
 
-def _fast_initialize(items: list, writer, reader, client, max_frame: int) -> list:
-    """Answer a leading ``initialize`` now; returns the items still to be dispatched."""
-    from .rpc.framing import encode
-    from .rpc.transport import EOF
-
+def _leading_initialize(items: list) -> dict | None:
+    """The first frame read, when it is a well-formed ``initialize`` request; else None
+    (the server then answers it, errors included)."""
     from .rpc.incoming import Refused, message_object, valid_id
+    from .rpc.transport import EOF
 
     first = items[0]
     if first is EOF or not isinstance(first, bytes):
-        return items
+        return None
     try:
         data = message_object(first)
-    except Refused:  # the server gives the error reply
-        return items
+    except Refused:
+        return None
     if not (data.get("method") == "initialize" and data.get("jsonrpc") == "2.0"
             and data.get("id") is not None and valid_id(data["id"])):
+        return None
+    return data
+
+
+def _fast_initialize(items: list, writer, reader, client, max_frame: int) -> list:
+    """Answer a leading ``initialize`` now; returns the items still to be dispatched."""
+    from .rpc.framing import encode
+
+    data = _leading_initialize(items)
+    if data is None:
         return items
     from .converter import to_wire
     from .rpc.errors import RpcError
@@ -119,6 +131,24 @@ def _fast_initialize(items: list, writer, reader, client, max_frame: int) -> lis
         reply = {"jsonrpc": "2.0", "id": data["id"],
                  "result": to_wire(initialize(params, client, max_frame))}
     except RpcError as exc:
+        reply = {"jsonrpc": "2.0", "id": data["id"], "error": {"code": exc.code, "message": exc.message}}
+    writer.write(encode(json.dumps(reply, separators=(",", ":")).encode(), reader.framing))
+    return items[1:]
+
+
+def _fast_acp_initialize(items: list, writer, reader, client, registry) -> list:
+    """ACP's ``initialize``, answered before the rest of the ACP face is imported."""
+    from .rpc.framing import encode
+
+    data = _leading_initialize(items)
+    params = data.get("params") if data is not None else None
+    if not isinstance(params, dict):  # the connection gives the error reply
+        return items
+    from .acp.initialize import InitError, initialize
+
+    try:
+        reply = {"jsonrpc": "2.0", "id": data["id"], "result": initialize(params, client, registry)}
+    except InitError as exc:
         reply = {"jsonrpc": "2.0", "id": data["id"], "error": {"code": exc.code, "message": exc.message}}
     writer.write(encode(json.dumps(reply, separators=(",", ":")).encode(), reader.framing))
     return items[1:]
@@ -161,6 +191,21 @@ def main(argv: list[str] | None = None) -> int:
     except (ModelUnavailable, OSError, ValueError) as exc:
         log.error("pi-daemon: %s", exc)
         return 2
+
+    if args.acp:
+        from .acp.initialize import AcpClient
+
+        acp_client = AcpClient()
+        pending = _fast_acp_initialize(reader.next_items(), writer, reader, acp_client, registry)
+        from .acp.server import serve as serve_acp
+
+        code = serve_acp(reader, writer, workspace=workspace, registry=registry, default_model=default_model,
+                         client=acp_client, pending=pending, allowed_tools=allowed_tools(args),
+                         permission_timeout=args.permission_timeout, workspace_given=args.workspace is not None,
+                         faux_script=args.faux_script, model=args.model, trust_workspace=args.trust_workspace)
+        writer.flush()
+        logging.shutdown()
+        os._exit(code)
 
     from .rpc.initialize import ClientState
 

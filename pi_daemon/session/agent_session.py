@@ -79,6 +79,8 @@ class AgentSession:
             api_key=registry.api_key, session_id=self.id,
         )
         self.observers = Observers()
+        # MCP servers the client asked this session to use (kept for when MCP is wired in)
+        self.mcp_servers: list[dict[str, Any]] = []
         self.recorder = SessionRecorder(store)  # called by _emit: written before anyone is told
         self.subscribe = self.observers.subscribe
         self._write_error: SessionWriteError | None = None  # the failed write that stopped this run

@@ -20,6 +20,7 @@ from ..llm.model import Model
 from ..llm.registry import ModelRegistry, ModelUnavailable
 from ..messages import user_text
 from ..tools.builtin import coding_tools
+from ..tools.file_access import FileAccess
 from ..tools.permissions import PermissionGate
 from ..tools.shell import clean_spill
 from ..tools.workspace import Workspace
@@ -32,9 +33,9 @@ from .system_prompt import build as build_system_prompt
 log = logging.getLogger(__name__)
 
 
-def default_tools(workspace: Workspace) -> list[Any]:
-    """The tools every new or loaded session gets."""
-    return coding_tools(workspace)
+def default_tools(workspace: Workspace, files: FileAccess | None = None) -> list[Any]:
+    """The tools every new or loaded session gets; ``files``: how they reach files (default: disk)."""
+    return coding_tools(workspace, files)
 
 
 class SessionNotFound(Exception):
@@ -57,11 +58,13 @@ class SessionManager:
     def __init__(self, registry: ModelRegistry, workspace: str, default_model: Model | None,
                  on_open: Callable[[AgentSession], None] | None = None,
                  compaction: CompactionSettings | None = None, tools_workspace: Workspace | None = None,
-                 permissions: PermissionGate | None = None) -> None:
+                 permissions: PermissionGate | None = None,
+                 file_access: Callable[[str], FileAccess] | None = None) -> None:
         self.registry = registry
         self.workspace = workspace
         self.tools_workspace = tools_workspace or Workspace(workspace)
         self.permissions = permissions
+        self.file_access = file_access  # session id -> how that session's tools reach files
         self.default_model = default_model
         self.on_open = on_open
         self.compaction = compaction or CompactionSettings()
@@ -81,7 +84,8 @@ class SessionManager:
 
     def _open(self, store: SessionStore, *, model: Model | None, thinking_level: str = "off",
               messages: list[Any] = (), name: str | None = None) -> AgentSession:
-        tools = default_tools(self.tools_workspace)
+        files = self.file_access(store.header["id"]) if self.file_access is not None else None
+        tools = default_tools(self.tools_workspace, files)
         session = AgentSession(self.registry, store, cwd=store.header.get("cwd") or self.workspace, model=model,
                                thinking_level=thinking_level, messages=messages, name=name,
                                compaction=attrs.evolve(self.compaction), tools=tools,
@@ -103,7 +107,8 @@ class SessionManager:
         path = self.sessions_dir / f"{file_stamp()}_{session_id}.jsonl"
         return SessionStore.create(path, session_id, cwd, parent=parent, entries=list(entries))
 
-    def create(self, cwd: str | None = None, name: str | None = None, model: str | None = None) -> AgentSession:
+    def create(self, cwd: str | None = None, name: str | None = None, model: str | None = None,
+               mcp_servers: list[dict[str, Any]] | None = None) -> AgentSession:
         chosen = self.default_model
         if model:
             try:
@@ -117,7 +122,9 @@ class SessionManager:
         if name:
             store.append("session_info", name=name)
         store.sync()
-        return self._open(store, model=chosen, name=name)
+        session = self._open(store, model=chosen, name=name)
+        session.mcp_servers = list(mcp_servers or [])
+        return session
 
     def _create_or_detached(self) -> AgentSession:
         """A new session; in a workspace whose session folder is read-only, one without a file."""

@@ -1,4 +1,4 @@
-"""File tools: ``read``, ``write`` and ``edit``."""
+"""File tools: ``read``, ``write`` and ``edit``; they reach files through their :mod:`.file_access`."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import difflib
 import re
 
 from ..messages import ImageContent, TextContent, ToolResult
+from .file_access import looks_binary
 from .workspace import EDIT, READ, WRITE, WorkspaceTool, failure
 
 MAX_LINES = 2000
@@ -36,9 +37,7 @@ class ReadTool(WorkspaceTool):
 
     async def run(self, args, cancel, on_update):
         try:
-            with self.workspace.open_file(args["path"], READ) as file:
-                data = file.read()
-            target = file.place.path
+            data, target = await self.files.read(args["path"], READ)
         except OSError as exc:
             return failure(f"cannot read {args['path']!r}: {exc.strerror}")
         mime = IMAGE_TYPES.get(target.suffix.lower()) or next(
@@ -48,7 +47,7 @@ class ReadTool(WorkspaceTool):
         if mime:
             return ToolResult(content=[TextContent(text=f"{self.workspace.show(target)} ({mime}, {len(data)} bytes)"),
                                        ImageContent(data=base64.b64encode(data).decode(), mime_type=mime)])
-        if b"\x00" in data[:8192]:
+        if looks_binary(data):
             return failure(f"{args['path']!r} is a binary file ({len(data)} bytes); it cannot be read as text")
         return ToolResult.text(self._page(data.decode("utf-8", "replace"), args.get("offset", 1), args.get("limit")))
 
@@ -91,9 +90,7 @@ class WriteTool(WorkspaceTool):
         try:
             target = self.workspace.locate(args["path"], WRITE).path
             async with self.workspace.lock(target):
-                with self.workspace.open_file(args["path"], WRITE) as file:
-                    file.replace(args["content"].encode("utf-8"))
-            existed, target = file.existed, file.place.path
+                existed, target = await self.files.write(args["path"], args["content"].encode("utf-8"), WRITE)
         except OSError as exc:
             return failure(f"cannot write {args['path']!r}: {exc.strerror}")
         size = len(args["content"].encode())
@@ -164,14 +161,13 @@ class EditTool(WorkspaceTool):
         try:
             target = self.workspace.locate(args["path"], EDIT).path
             async with self.workspace.lock(target):
-                with self.workspace.open_file(args["path"], EDIT) as file:
-                    # as text mode reads it: line ends become \n (and are written back so)
-                    original = file.read().decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
-                    updated = self._apply(original, args["edits"])
-                    if isinstance(updated, ToolResult):
-                        return updated
-                    file.replace(updated.encode("utf-8"))
-            target = file.place.path
+                data, target = await self.files.read(args["path"], EDIT)
+                # as text mode reads it: line ends become \n (and are written back so)
+                original = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+                updated = self._apply(original, args["edits"])
+                if isinstance(updated, ToolResult):
+                    return updated
+                _, target = await self.files.write(args["path"], updated.encode("utf-8"), EDIT)
         except UnicodeDecodeError:
             return failure(f"{args['path']!r} is not UTF-8 text; it cannot be edited")
         except OSError as exc:

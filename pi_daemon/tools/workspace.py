@@ -322,8 +322,11 @@ class WorkspaceTool(Tool):
     """A built-in tool: it works on one workspace. ``run`` may raise PathRefused anywhere;
     that becomes an error result saying why, in the tool's own words."""
 
-    def __init__(self, workspace: Workspace) -> None:
+    def __init__(self, workspace: Workspace, files: Any = None) -> None:
+        from .file_access import DiskFiles  # the seam builds on this module
+
         self.workspace = workspace
+        self.files = files or DiskFiles(workspace)
 
     async def execute(self, call_id, args, cancel, on_update):
         try:

@@ -1,0 +1,391 @@
+"""The ACP methods, over the shared session layer.
+
+One :class:`AcpAgent` per connection. Each open session has a :class:`Tracked` record:
+its live-update translator, the ``session/prompt`` requests waiting for the run to
+settle, and its mode. Semantics the protocol leaves open (see protocol.md "ACP mode"):
+
+* ``session/prompt`` while a run is active queues the text as a follow-up (delivered
+  when the agent would otherwise stop, in the same run). Every prompt waiting on a run
+  is answered when it settles, with its stop reason. Nothing typed is dropped: a
+  follow-up still queued when the run is cancelled stays queued (and in the session
+  file) and goes with the next prompt.
+* ``session/cancel`` aborts the run; waiting prompts answer ``cancelled``, a pending
+  permission request is abandoned (its late answer is ignored).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import os
+from pathlib import Path
+from typing import Any, Callable
+
+import attrs
+
+from ..events import AgentSettled
+from ..llm.catalog import PROVIDERS
+from ..llm.model import THINKING_LEVELS
+from ..llm.registry import ModelUnavailable
+from ..messages import CompactionSummaryMessage
+from ..rpc import errors as E
+from ..session import AgentSession, SessionError, SessionManager, SessionNotFound
+from ..session.listing import list_sessions
+from ..session.rebuild import readable_message
+from ..session.store import SessionFileError, SessionLocked, SessionReadOnly, SessionWriteError
+from ..tools.permission_rules import Rule, describe
+from ..tools.permissions import OUTCOMES, TIMED_OUT
+from .connection import RESOURCE_NOT_FOUND, AcpError, ClientError, Connection, invalid_params
+from .initialize import AUTH_REQUIRED, AcpClient
+from .prompt import render
+from .updates import Coalescer, LiveUpdates, kind_of, locations_of, replay
+
+log = logging.getLogger(__name__)
+
+MODES = [
+    {"id": "default", "name": "Ask", "description": "write, edit and bash ask for permission (unless allowed)"},
+    {"id": "read-only", "name": "Read only", "description": "write, edit and bash are refused without asking"},
+]
+GUARDED = ("write", "edit", "bash")
+COMMANDS = [{"name": "compact", "description": "Summarise the older conversation to free context",
+             "input": {"hint": "optional instructions for the summary"}}]
+# -32002 is ACP's "resource not found" (an unknown session), so "busy" is reported as a state error here
+_CODES = {"busy": E.INVALID_STATE, "state": E.INVALID_STATE, "model": E.MODEL_UNAVAILABLE}
+
+
+@attrs.define(eq=False)
+class Tracked:
+    session: AgentSession
+    live: LiveUpdates
+    waiting: list[asyncio.Future] = attrs.field(factory=list)
+    cancelled: bool = False
+    mode: str = "default"
+
+
+def session_failure(exc: Exception) -> AcpError | None:
+    """The JSON-RPC error for a refusal of the session layer (the native face's codes)."""
+    if isinstance(exc, SessionNotFound):
+        return AcpError(RESOURCE_NOT_FOUND, str(exc))
+    if isinstance(exc, SessionError):
+        return AcpError(_CODES[exc.kind], str(exc))
+    if isinstance(exc, SessionWriteError):
+        return AcpError(E.SESSION_WRITE_FAILED, str(exc), {"errno": exc.errno_name, "file": str(exc.path)})
+    for kind, code in ((SessionLocked, E.SESSION_LOCKED), (SessionReadOnly, E.SESSION_READ_ONLY),
+                       (SessionFileError, E.SESSION_FILE), (ModelUnavailable, E.MODEL_UNAVAILABLE)):
+        if isinstance(exc, kind):
+            return AcpError(code, str(exc))
+    return None
+
+
+def _refusal(message: Any) -> bool:
+    text = getattr(message, "error_message", None) or ""
+    return "declined to answer" in text or "content_filter" in text
+
+
+class AcpAgent:
+    def __init__(self, conn: Connection, client: AcpClient, workspace: str,
+                 open_workspace: Callable[[str], None]) -> None:
+        self.conn = conn
+        self.client = client
+        self.open_workspace = open_workspace  # called with the first session's cwd until a workspace is open
+        self.sessions: SessionManager | None = None
+        self.workspace = workspace  # until one is open: the folder pi-daemon was started in
+        self.permission_timeout = 300.0
+        self.tracked: dict[str, Tracked] = {}
+
+    def attach(self, sessions: SessionManager, workspace: str) -> None:
+        """The workspace is open: sessions live in ``<workspace>/.pi/sessions/``."""
+        self.sessions = sessions
+        self.workspace = workspace
+
+    @property
+    def registry(self) -> Any:
+        return self.sessions.registry
+
+    # --- sessions opening ----------------------------------------------------------------
+
+    def watch(self, session: AgentSession) -> None:
+        """Called by the session manager for every session it opens."""
+        tracked = Tracked(session, LiveUpdates(self.workspace))  # tool paths are relative to the workspace
+        self.tracked[session.id] = tracked
+        gate_check = session.agent.before_tool_call
+
+        async def check(ctx: Any, cancel: Any) -> str | None:
+            if tracked.mode == "read-only" and ctx.tool_call.name in GUARDED:
+                return (f"the session is in read-only mode, so {ctx.tool_call.name} calls are refused; "
+                        "the user can switch the mode back to Ask")
+            return await gate_check(ctx, cancel) if gate_check is not None else None
+
+        session.agent.before_tool_call = check
+
+        send = Coalescer(self.conn.writer, functools.partial(self.update, session.id))
+
+        async def observe(event: Any) -> None:
+            for update in tracked.live(event):
+                send(update)
+            if isinstance(event, AgentSettled):
+                send.flush()
+                self._settled(tracked, event)
+            await self.conn.writer.drain()
+
+        session.subscribe(observe)
+
+    def update(self, session_id: str, update: dict[str, Any]) -> None:
+        self.conn.notify("session/update", {"sessionId": session_id, "update": update})
+
+    def get(self, params: dict[str, Any]) -> Tracked:
+        session_id = params.get("sessionId")
+        if not isinstance(session_id, str):
+            raise invalid_params("params.sessionId", "expected a string")
+        tracked = self.tracked.get(session_id)
+        if tracked is None:
+            raise AcpError(RESOURCE_NOT_FOUND, f"no open session with id {session_id!r}: "
+                                               "create one with session/new or open it with session/load")
+        return tracked
+
+    def _cwd(self, params: dict[str, Any]) -> str:
+        cwd = params.get("cwd")
+        if not isinstance(cwd, str) or not os.path.isabs(cwd):
+            raise invalid_params("params.cwd", "expected an absolute path")
+        cwd = os.path.normpath(cwd)
+        if self.sessions is None:
+            self.open_workspace(cwd)
+        root = os.path.realpath(self.workspace)
+        if os.path.commonpath([os.path.realpath(cwd), root]) != root:
+            raise invalid_params("params.cwd", f"{cwd} is outside the workspace this agent serves "
+                                 f"({self.workspace}); one pi-daemon --acp serves one workspace: "
+                                 "start another for that folder")
+        return cwd
+
+    @staticmethod
+    def _mcp_servers(params: dict[str, Any]) -> list[dict[str, Any]]:
+        servers = params.get("mcpServers", [])
+        if not isinstance(servers, list) or not all(isinstance(s, dict) for s in servers):
+            raise invalid_params("params.mcpServers", "expected an array of MCP server objects")
+        return servers
+
+    def _state(self, tracked: Tracked) -> dict[str, Any]:
+        return {"modes": {"currentModeId": tracked.mode, "availableModes": MODES},
+                "configOptions": self.config_options(tracked.session)}
+
+    def _announce_commands(self, session_id: str) -> None:
+        asyncio.get_running_loop().call_soon(
+            self.update, session_id, {"sessionUpdate": "available_commands_update", "availableCommands": COMMANDS})
+
+    async def new_session(self, params: dict[str, Any]) -> dict[str, Any]:
+        cwd, servers = self._cwd(params), self._mcp_servers(params)
+        meta = params.get("_meta") or {}
+        pi = (meta.get("pi") or {}) if isinstance(meta, dict) else {}
+        for key in ("name", "model"):
+            if not isinstance(pi, dict) or not isinstance(pi.get(key), (str, type(None))):
+                raise invalid_params(f"params._meta.pi.{key}", "expected a string")
+        try:
+            session = self.sessions.create(cwd=cwd, name=pi.get("name"), model=pi.get("model"), mcp_servers=servers)
+        except Exception as exc:
+            raise session_failure(exc) or exc
+        self._announce_commands(session.id)
+        return {"sessionId": session.id, **self._state(self.tracked[session.id])}
+
+    async def load_session(self, params: dict[str, Any]) -> dict[str, Any]:
+        session_id = params.get("sessionId")
+        if not isinstance(session_id, str):
+            raise invalid_params("params.sessionId", "expected a string")
+        self._cwd(params)
+        servers = self._mcp_servers(params)
+        try:
+            session, _ = self.sessions.load(session_id)
+        except Exception as exc:
+            raise session_failure(exc) or exc
+        session.mcp_servers = servers
+        messages = []
+        for entry in session.store.branch():
+            if entry.get("type") == "message":
+                message, reason = readable_message(entry)
+                if reason is None:
+                    messages.append(message)
+            elif entry.get("type") == "compaction" and isinstance(entry.get("summary"), str):
+                messages.append(CompactionSummaryMessage(summary=entry["summary"]))
+        for update in replay(messages, self.tracked[session.id].live.workspace):
+            self.update(session.id, update)
+            await self.conn.writer.drain()
+        self._announce_commands(session.id)
+        return self._state(self.tracked[session.id])
+
+    async def list_sessions(self, params: dict[str, Any]) -> dict[str, Any]:
+        cwd = self._cwd(params) if params.get("cwd") is not None else None
+        # no workspace open yet and no cwd naming one: the folder pi-daemon was started in
+        folder = self.sessions.sessions_dir if self.sessions else Path(self.workspace) / ".pi" / "sessions"
+        found = list_sessions(folder, cwd)
+        return {"sessions": [{"sessionId": d["sessionId"], "cwd": d["cwd"],
+                              "title": d["name"] or d["firstMessage"] or None, "updatedAt": d["updatedAt"],
+                              "_meta": {"pi": {"file": d["file"], "messageCount": d["messageCount"]}}}
+                             for d in found]}
+
+    # --- turns ----------------------------------------------------------------------
+
+    async def prompt(self, params: dict[str, Any]) -> dict[str, Any]:
+        tracked = self.get(params)
+        session = tracked.session
+        text, images = render(params.get("prompt"), self.workspace)
+        if text.startswith("/compact") and not images and text[8:9] in ("", " ", "\n") and not session.busy:
+            return await self._compact(tracked, text[8:].strip() or None)
+        self._check_key(session)
+        waiter = asyncio.get_running_loop().create_future()
+        tracked.waiting.append(waiter)
+        if not session.busy:
+            tracked.cancelled = False
+        try:
+            await session.prompt(text, images, streaming_behavior="followUp" if session.busy else None)
+        except Exception as exc:
+            tracked.waiting.remove(waiter)
+            raise session_failure(exc) or exc
+        return await waiter
+
+    def _check_key(self, session: AgentSession) -> None:
+        """A built-in provider's missing key is ACP's "authentication required": the client
+        can then offer the provider's auth method, whose answer names the variable to set."""
+        model = session.model
+        if model is None or model.provider not in PROVIDERS or self.registry.availability(model)[0]:
+            return
+        env = PROVIDERS[model.provider][2]
+        if not os.environ.get(env):
+            raise AcpError(AUTH_REQUIRED, f"{model.spec} needs {env}, which is not set in the environment "
+                                          "pi-daemon was started with: set it in the agent's environment")
+
+    def _settled(self, tracked: Tracked, event: AgentSettled) -> None:
+        session = tracked.session
+        aborted = event.aborted or tracked.cancelled
+        if not aborted and tracked.waiting and len(session.agent.follow_ups):
+            # A prompt queued after the run's last chance to take it: run it once this run is
+            # done settling (the session is busy until this notification has been handled).
+            asyncio.get_running_loop().call_soon(self._continue, tracked, event)
+            return
+        self._answer(tracked, event)
+
+    def _continue(self, tracked: Tracked, event: AgentSettled) -> None:
+        try:
+            tracked.session.continue_()
+        except SessionError as exc:
+            log.warning("session %s: the queued prompt could not be run: %s", tracked.session.id, exc)
+            self._answer(tracked, event)
+
+    def _answer(self, tracked: Tracked, event: AgentSettled) -> None:
+        """Answer every prompt waiting on the run that just settled."""
+        session = tracked.session
+        aborted = event.aborted or tracked.cancelled
+        waiting, tracked.waiting = tracked.waiting, []
+        last = next((m for m in reversed(session.messages) if getattr(m, "role", None) == "assistant"), None)
+        outcome: Any
+        if aborted:
+            outcome = {"stopReason": "cancelled"}
+        elif getattr(last, "stop_reason", None) == "length":
+            outcome = {"stopReason": "max_tokens"}
+        elif getattr(last, "stop_reason", None) == "error":
+            outcome = ({"stopReason": "refusal"} if _refusal(last) else
+                       AcpError(E.INTERNAL_ERROR, f"the model request failed: {last.error_message}"))
+        elif session.agent.state.error and last is None:
+            outcome = AcpError(E.INTERNAL_ERROR, session.agent.state.error)
+        else:
+            outcome = {"stopReason": "end_turn"}
+        for waiter in waiting:
+            if waiter.done():
+                continue
+            if isinstance(outcome, Exception):
+                waiter.set_exception(outcome)
+            else:
+                waiter.set_result(dict(outcome))
+
+    async def cancel(self, params: dict[str, Any]) -> None:
+        tracked = self.get(params)
+        tracked.cancelled = True
+        await tracked.session.abort()
+
+    async def _compact(self, tracked: Tracked, instructions: str | None) -> dict[str, Any]:
+        try:
+            result = await tracked.session.compact(instructions)
+        except Exception as exc:
+            raise session_failure(exc) or exc
+        text = (f"Compacted the conversation ({result['tokensBefore']} tokens before)." if result
+                else "Nothing was compacted.")
+        self.update(tracked.session.id, {"sessionUpdate": "agent_message_chunk",
+                                         "content": {"type": "text", "text": text}})
+        return {"stopReason": "end_turn"}
+
+    # --- permission ---------------------------------------------------------------------
+
+    async def ask_permission(self, session_id: str, call_id: str, tool: str, args: dict, title: str,
+                             options: list[str], rule: Rule) -> str | None:
+        """``session/request_permission``; the chosen option id is the native outcome."""
+        if self.conn.closed:
+            return None
+        tracked = self.tracked.get(session_id)
+        workspace = tracked.live.workspace if tracked else self.workspace
+        what = describe(rule)
+        offered = [
+            {"optionId": "allow_once", "name": "Allow once", "kind": "allow_once"},
+            {"optionId": "allow_always", "name": f"Always allow {what}", "kind": "allow_always"},
+            {"optionId": "reject_once", "name": "Reject", "kind": "reject_once"},
+            {"optionId": "reject_always", "name": f"Always reject {what}", "kind": "reject_always"},
+        ]
+        params = {"sessionId": session_id, "options": offered,
+                  "toolCall": {"toolCallId": call_id, "title": title, "kind": kind_of(tool), "status": "pending",
+                               "rawInput": args, "locations": locations_of(tool, args, workspace)},
+                  "_meta": {"pi": {"remember": {"scope": rule.scope, "pattern": rule.pattern, "label": what}}}}
+        try:
+            result = await self.conn.request("session/request_permission", params, self.permission_timeout)
+        except TimeoutError:
+            log.warning("session/request_permission for %s was not answered within %g s: refused", call_id,
+                        self.permission_timeout)
+            return TIMED_OUT
+        except ClientError as exc:
+            log.warning("session/request_permission for %s failed: %s", call_id, exc)
+            return "cancelled"
+        outcome = result.get("outcome") if isinstance(result, dict) else None
+        if isinstance(outcome, dict) and outcome.get("outcome") == "selected" and outcome.get("optionId") in OUTCOMES:
+            return outcome["optionId"]
+        return "cancelled"
+
+    # --- modes and configuration ----------------------------------------------------------
+
+    def config_options(self, session: AgentSession) -> list[dict[str, Any]]:
+        models = [m for m in self.registry.models() if self.registry.availability(m)[0]]
+        current = session.model
+        if current is not None and current not in models:
+            models.insert(0, current)
+        level = session.agent.state.thinking_level
+        return [
+            {"id": "model", "name": "Model", "category": "model", "type": "select",
+             "currentValue": current.spec if current else "",
+             "options": [{"value": m.spec, "name": m.name or m.spec} for m in models]},
+            {"id": "thought_level", "name": "Thinking", "category": "thought_level", "type": "select",
+             "currentValue": level, "options": [{"value": v, "name": v.capitalize()} for v in THINKING_LEVELS]},
+        ]
+
+    async def set_mode(self, params: dict[str, Any]) -> dict[str, Any]:
+        tracked = self.get(params)
+        mode = params.get("modeId")
+        if mode not in [m["id"] for m in MODES]:
+            raise invalid_params("params.modeId", f"unknown mode {mode!r} (modes: default, read-only)")
+        tracked.mode = mode
+        self.update(tracked.session.id, {"sessionUpdate": "current_mode_update", "currentModeId": mode})
+        return {}
+
+    async def set_config_option(self, params: dict[str, Any]) -> dict[str, Any]:
+        tracked = self.get(params)
+        config, value = params.get("configId"), params.get("value")
+        if not isinstance(value, str):
+            raise invalid_params("params.value", "expected a string")
+        try:
+            if config == "model":
+                provider, _, model_id = value.partition("/")
+                await tracked.session.set_model(provider, model_id)
+            elif config == "thought_level":
+                await tracked.session.set_thinking_level(value)
+            else:
+                raise invalid_params("params.configId", f"unknown option {config!r} (options: model, thought_level)")
+        except AcpError:
+            raise
+        except Exception as exc:
+            raise session_failure(exc) or exc
+        return {"configOptions": self.config_options(tracked.session)}

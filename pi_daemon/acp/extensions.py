@@ -1,0 +1,68 @@
+"""``_pi/...`` extension methods: what the native protocol can do and ACP has no word for.
+
+ACP reserves method names starting with ``_`` for extensions; clients that do not know
+them never send them. Each takes ``sessionId`` and answers like its native counterpart.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .agent import AcpAgent, session_failure
+from .connection import AcpError, invalid_params
+
+
+def _text(params: dict[str, Any]) -> str:
+    text = params.get("text")
+    if not isinstance(text, str) or not text:
+        raise invalid_params("params.text", "expected a non-empty string")
+    return text
+
+
+def methods(agent: AcpAgent) -> dict[str, Any]:
+    async def call(coro: Any) -> Any:
+        try:
+            return await coro
+        except AcpError:
+            raise
+        except Exception as exc:
+            raise session_failure(exc) or exc
+
+    async def steer(params: dict[str, Any]) -> dict[str, Any]:
+        session = agent.get(params).session
+        return {"queueId": await call(session.enqueue("steer", _text(params)))}
+
+    async def follow_up(params: dict[str, Any]) -> dict[str, Any]:
+        session = agent.get(params).session
+        return {"queueId": await call(session.enqueue("followUp", _text(params)))}
+
+    async def clear_queue(params: dict[str, Any]) -> dict[str, Any]:
+        steering, follow_ups = await agent.get(params).session.clear_queue()
+        return {"steering": steering, "followUp": follow_ups}
+
+    async def compact(params: dict[str, Any]) -> dict[str, Any]:
+        instructions = params.get("customInstructions")
+        if instructions is not None and not isinstance(instructions, str):
+            raise invalid_params("params.customInstructions", "expected a string")
+        result = await call(agent.get(params).session.compact(instructions))
+        return {"result": result}
+
+    async def set_name(params: dict[str, Any]) -> dict[str, Any]:
+        name = params.get("name")
+        if name is not None and not isinstance(name, str):
+            raise invalid_params("params.name", "expected a string or null")
+        await call(agent.get(params).session.set_name(name))
+        return {}
+
+    async def get_state(params: dict[str, Any]) -> dict[str, Any]:
+        tracked = agent.get(params)
+        session = tracked.session
+        return {"sessionId": session.id, "sessionFile": session.file, "name": session.name,
+                "model": session.model.spec if session.model else None,
+                "thinkingLevel": session.agent.state.thinking_level, "isStreaming": session.busy,
+                "mode": tracked.mode, "messageCount": len(session.messages),
+                "pendingMessageCount": len(session.agent.steering) + len(session.agent.follow_ups),
+                "mcpServers": session.mcp_servers}
+
+    return {"_pi/steer": steer, "_pi/followUp": follow_up, "_pi/clearQueue": clear_queue, "_pi/compact": compact,
+            "_pi/setName": set_name, "_pi/getState": get_state}

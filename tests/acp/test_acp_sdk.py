@@ -1,0 +1,418 @@
+"""``pi-daemon --acp`` driven by the official ACP Python SDK's client side, over real pipes."""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+
+import pytest
+from acp import RequestError, embedded_text_resource, image_block, resource_block, resource_link_block, text_block
+
+from client import Daemon
+from sdk_client import Recorder, agent, script
+
+THINK_AND_TALK = {"content": [{"type": "thinking", "thinking": "Let me think about it."},
+                              {"type": "text", "text": "Hello from the ACP face, in many chunks."}]}
+
+
+def tool(name: str, args: dict, call_id: str = "c1") -> dict:
+    return {"content": [{"type": "toolCall", "id": call_id, "name": name, "arguments": args}], "stopReason": "toolUse"}
+
+
+def text(t: str) -> dict:
+    return {"content": [{"type": "text", "text": t}]}
+
+
+@pytest.fixture
+def workspace(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    return ws
+
+
+async def test_new_session_and_a_streamed_prompt(workspace, tmp_path):
+    faux = script(tmp_path / "s.json", [THINK_AND_TALK], chunkSize=5)
+    async with agent(workspace, faux) as (conn, rec):
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        assert session.modes.current_mode_id == "default"
+        assert {o.root.id if hasattr(o, "root") else o.id for o in session.config_options} >= {"model", "thought_level"}
+        reply = await asyncio.wait_for(conn.prompt(session_id=session.session_id,
+                                                   prompt=[text_block("Say hello")]), 30)
+        assert reply.stop_reason == "end_turn"
+        assert rec.text() == "Hello from the ACP face, in many chunks."
+        assert len(rec.of("agent_message_chunk")) > 3  # streamed, not one block
+        assert rec.text("agent_thought_chunk") == "Let me think about it."
+        assert rec.of("available_commands_update")[0]["availableCommands"][0]["name"] == "compact"
+    files = list((workspace / ".pi" / "sessions").glob(f"*_{session.session_id}.jsonl"))
+    assert len(files) == 1 and "Say hello" in files[0].read_text()
+
+
+async def test_edit_asks_permission_and_goes_through_the_editor(workspace, tmp_path):
+    (workspace / "a.txt").write_text("on disk\n")
+    faux = script(tmp_path / "s.json", [
+        tool("read", {"path": "a.txt"}, "r1"),
+        tool("edit", {"path": "a.txt", "edits": [{"oldText": "unsaved buffer", "newText": "edited buffer"}]}, "e1"),
+        text("Done."),
+    ])
+    async with agent(workspace, faux, fs=True) as (conn, rec):
+        rec.buffers[str(workspace / "a.txt")] = "unsaved buffer\n"
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        reply = await asyncio.wait_for(conn.prompt(session_id=session.session_id, prompt=[text_block("edit it")]), 30)
+        assert reply.stop_reason == "end_turn"
+    # the read saw the editor's unsaved text; the edit was written through the editor, not to the disk
+    assert rec.reads and rec.reads[0] == str(workspace / "a.txt")
+    assert rec.writes == [(str(workspace / "a.txt"), "edited buffer\n")]
+    assert (workspace / "a.txt").read_text() == "on disk\n"
+    # one permission request, for the edit only, with the four ACP option kinds
+    assert len(rec.permission_requests) == 1
+    asked = rec.permission_requests[0]
+    assert [o["kind"] for o in asked["options"]] == ["allow_once", "allow_always", "reject_once", "reject_always"]
+    assert asked["toolCall"]["kind"] == "edit" and asked["toolCall"]["toolCallId"] == "e1"
+    calls = {u["toolCallId"]: u for u in rec.of("tool_call")}
+    assert calls["r1"]["kind"] == "read" and calls["r1"]["locations"] == [{"path": str(workspace / "a.txt")}]
+    assert calls["e1"]["rawInput"]["path"] == "a.txt"
+    finals = {u["toolCallId"]: u for u in rec.of("tool_call_update") if u.get("status") in ("completed", "failed")}
+    assert finals["r1"]["status"] == "completed"
+    assert "unsaved buffer" in finals["r1"]["content"][0]["content"]["text"]
+    diff = finals["e1"]["content"][0]
+    assert diff == {"type": "diff", "path": str(workspace / "a.txt"), "oldText": "unsaved buffer",
+                    "newText": "edited buffer"}
+
+
+async def test_always_answers_are_remembered(workspace, tmp_path):
+    home = tempfile.mkdtemp(prefix="pi-home-")
+    faux = script(tmp_path / "s.json", [
+        tool("write", {"path": "x.txt", "content": "1"}, "w1"), text("first"),
+        tool("write", {"path": "x.txt", "content": "2"}, "w2"), text("second"),
+    ])
+    async with agent(workspace, faux, home=home) as (conn, rec):
+        rec.answer = "reject_always"
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        await asyncio.wait_for(conn.prompt(session_id=session.session_id, prompt=[text_block("write")]), 30)
+        await asyncio.wait_for(conn.prompt(session_id=session.session_id, prompt=[text_block("again")]), 30)
+    assert len(rec.permission_requests) == 1  # the second write was refused without asking
+    assert not (workspace / "x.txt").exists()
+    failed = [u for u in rec.of("tool_call_update") if u.get("status") == "failed"]
+    assert [u["toolCallId"] for u in failed] == ["w1", "w2"]
+    assert "declined" in failed[1]["content"][0]["content"]["text"]
+
+
+async def test_cancel_mid_stream_answers_cancelled_and_the_session_goes_on(workspace, tmp_path):
+    faux = script(tmp_path / "s.json", [text("word " * 400), {"echo": True}], chunkSize=3, delayMs=5)
+    async with agent(workspace, faux) as (conn, rec):
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        running = asyncio.ensure_future(conn.prompt(session_id=session.session_id, prompt=[text_block("talk")]))
+        while not rec.of("agent_message_chunk"):
+            await asyncio.wait_for(rec.got_update.wait(), 30)
+            rec.got_update.clear()
+        await conn.cancel(session_id=session.session_id)
+        reply = await asyncio.wait_for(running, 30)
+        assert reply.stop_reason == "cancelled"
+        assert len(rec.text()) < len("word " * 400)
+        again = await asyncio.wait_for(
+            conn.prompt(session_id=session.session_id, prompt=[text_block("still there?")]), 30)
+        assert again.stop_reason == "end_turn"
+        assert "You said: still there?" in rec.text()
+
+
+async def test_cancel_while_permission_is_pending(workspace, tmp_path):
+    faux = script(tmp_path / "s.json", [tool("bash", {"command": "echo hi > out.txt"}, "b1"), text("never")])
+    async with agent(workspace, faux) as (conn, rec):
+        rec.answer = None  # the user never answers
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        running = asyncio.ensure_future(conn.prompt(session_id=session.session_id, prompt=[text_block("run it")]))
+        await asyncio.wait_for(rec.asked.wait(), 30)
+        assert rec.permission_requests[0]["toolCall"]["kind"] == "execute"
+        await conn.cancel(session_id=session.session_id)
+        assert (await asyncio.wait_for(running, 30)).stop_reason == "cancelled"
+    assert not (workspace / "out.txt").exists()
+
+
+async def test_prompt_during_a_run_is_queued_as_follow_up(workspace, tmp_path):
+    faux = script(tmp_path / "s.json", [text("first answer " * 30), {"echo": True}], chunkSize=3, delayMs=5)
+    async with agent(workspace, faux) as (conn, rec):
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        first = asyncio.ensure_future(conn.prompt(session_id=session.session_id, prompt=[text_block("one")]))
+        await asyncio.wait_for(rec.got_update.wait(), 30)
+        second = await asyncio.wait_for(conn.prompt(session_id=session.session_id, prompt=[text_block("two")]), 30)
+        assert second.stop_reason == "end_turn"
+        assert (await asyncio.wait_for(first, 30)).stop_reason == "end_turn"
+        assert "You said: two" in rec.text()  # the queued text reached the model
+
+
+async def test_load_replays_the_conversation(workspace, tmp_path):
+    (workspace / "n.txt").write_text("notes\n")
+    faux = script(tmp_path / "s.json", [
+        {"content": [{"type": "thinking", "thinking": "read first"},
+                     {"type": "toolCall", "id": "r1", "name": "read", "arguments": {"path": "n.txt"}}],
+         "stopReason": "toolUse"},
+        text("The notes say notes."),
+    ])
+    async with agent(workspace, faux) as (conn, rec):
+        session_id = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=[text_block("what do the notes say?")]), 30)
+    async with agent(workspace) as (conn, rec):
+        await asyncio.wait_for(conn.load_session(cwd=str(workspace), session_id=session_id, mcp_servers=[]), 30)
+        kinds = [Recorder._kind(u) for u in rec.updates if Recorder._kind(u) != "available_commands_update"]
+        assert kinds == ["user_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update",
+                         "agent_message_chunk"]
+        assert rec.text("user_message_chunk") == "what do the notes say?"
+        assert rec.of("tool_call_update")[0]["status"] == "completed"
+        assert rec.text() == "The notes say notes."
+        reply = await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=[text_block("and now?")]), 30)
+        assert reply.stop_reason == "end_turn" and "You said: and now?" in rec.text()
+
+
+async def test_bad_input_gets_errors_and_the_connection_stays_up(workspace):
+    async with agent(workspace) as (conn, rec):
+        with pytest.raises(RequestError) as unknown:
+            await conn.prompt(session_id="no-such-session", prompt=[text_block("hi")])
+        assert unknown.value.code == -32002
+        session_id = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        raw = conn._conn  # the SDK validates what it sends; a broken client would not
+        with pytest.raises(RequestError) as malformed:
+            await raw.send_request("session/prompt", {"sessionId": session_id, "prompt": [{"type": "text"}]})
+        assert malformed.value.code == -32602 and "prompt[0].text" in str(malformed.value)
+        with pytest.raises(RequestError) as unknown_block:
+            await raw.send_request("session/prompt", {"sessionId": session_id, "prompt": [{"type": "video"}]})
+        assert unknown_block.value.code == -32602
+        with pytest.raises(RequestError) as outside:
+            await conn.new_session(cwd="/", mcp_servers=[])
+        assert outside.value.code == -32602 and "outside the workspace" in str(outside.value)
+        with pytest.raises(RequestError) as bad_meta:
+            await raw.send_request("session/new", {"cwd": str(workspace), "mcpServers": [],
+                                                   "_meta": {"pi": {"model": 5}}})
+        assert bad_meta.value.code == -32602 and "_meta.pi.model" in str(bad_meta.value)
+        named = await raw.send_request("session/new", {"cwd": str(workspace), "mcpServers": [],
+                                                       "_meta": {"pi": {"name": "from meta", "model": "faux/echo"}}})
+        state = await conn.ext_method("pi/getState", {"sessionId": named["sessionId"]})
+        assert state["name"] == "from meta" and state["model"] == "faux/echo"
+        with pytest.raises(RequestError) as no_method:
+            await raw.send_request("session/teleport", {})
+        assert no_method.value.code == -32601
+        reply = await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=[text_block("fine?")]), 30)
+        assert reply.stop_reason == "end_turn"
+
+
+async def test_embedded_resources_and_links_reach_the_model(workspace):
+    async with agent(workspace) as (conn, rec):
+        session_id = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        prompt = [text_block("look at "), resource_link_block("a.py", f"file://{workspace}/src/a.py"),
+                  text_block(" and "),
+                  resource_block(embedded_text_resource(f"file://{workspace}/b.py", "print('b')\n"))]
+        await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=prompt), 30)
+        said = rec.text()
+        assert "You said: look at @src/a.py and @b.py" in said
+        assert "b.py:\n```\nprint('b')\n```" in said
+
+
+async def test_sessions_cross_between_the_two_faces(workspace, tmp_path):
+    home = tempfile.mkdtemp(prefix="pi-home-")
+    async with agent(workspace, home=home) as (conn, rec):
+        acp_id = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        await asyncio.wait_for(conn.prompt(session_id=acp_id, prompt=[text_block("from zed")]), 30)
+    native = Daemon("--model", "faux/echo", cwd=str(workspace), env={"PI_DAEMON_HOME": home})
+    try:
+        listed = native.call("session/list", {})["sessions"]
+        assert acp_id in [s["sessionId"] for s in listed]
+        native.call("session/load", {"sessionId": acp_id})
+        messages = native.call("getMessages", {"sessionId": acp_id})
+        assert "from zed" in str(messages)
+        native_id = native.call("session/new", {})["sessionId"]
+        native.call("prompt", {"sessionId": native_id, "text": "from vs code"})
+        native.wait_event("agent_settled", session_id=native_id, timeout=30)
+        assert native.close() == 0
+    finally:
+        native.kill()
+    async with agent(workspace, home=home) as (conn, rec):
+        listed = await conn.list_sessions()
+        assert {acp_id, native_id} <= {s.session_id for s in listed.sessions}
+        await asyncio.wait_for(conn.load_session(cwd=str(workspace), session_id=native_id, mcp_servers=[]), 30)
+        assert rec.text("user_message_chunk") == "from vs code"
+        assert "You said: from vs code" in rec.text()
+
+
+async def test_modes_and_model_options(workspace, tmp_path):
+    faux = script(tmp_path / "s.json", [tool("write", {"path": "m.txt", "content": "x"}, "w1"), text("ok")])
+    async with agent(workspace, faux) as (conn, rec):
+        session_id = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        await conn.set_session_mode(session_id=session_id, mode_id="read-only")
+        assert rec.of("current_mode_update")[0]["currentModeId"] == "read-only"
+        await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=[text_block("write")]), 30)
+        assert rec.permission_requests == [] and not (workspace / "m.txt").exists()
+        changed = await conn.set_config_option(session_id=session_id, config_id="model", value="faux/echo")
+        model = next(o.root if hasattr(o, "root") else o for o in changed.config_options
+                     if (o.root if hasattr(o, "root") else o).id == "model")
+        assert model.current_value == "faux/echo"
+        state = await conn.ext_method("pi/getState", {"sessionId": session_id})
+        assert state["model"] == "faux/echo" and state["mode"] == "read-only"
+
+
+async def test_the_first_session_names_the_workspace(workspace, tmp_path):
+    elsewhere = tmp_path / "editor-started-here"
+    elsewhere.mkdir()
+    async with agent(workspace, started_in=elsewhere) as (conn, rec):
+        session_id = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=[text_block("where am I?")]), 30)
+        with pytest.raises(RequestError) as other:
+            await conn.new_session(cwd=str(elsewhere), mcp_servers=[])
+        assert other.value.code == -32602 and "one pi-daemon --acp serves one workspace" in str(other.value)
+    assert list((workspace / ".pi" / "sessions").glob(f"*_{session_id}.jsonl"))
+    assert not (elsewhere / ".pi" / "sessions").exists()
+
+
+async def test_editor_writes_are_confined_like_disk_writes(workspace, tmp_path):
+    (workspace / ".pi").mkdir()
+    faux = script(tmp_path / "s.json", [
+        tool("write", {"path": "../escape.txt", "content": "x"}, "w1"),
+        tool("write", {"path": ".pi/settings.json", "content": "{}"}, "w2"),
+        tool("read", {"path": "/etc/hostname"}, "r1"),
+        text("tried"),
+    ])
+    async with agent(workspace, faux, fs=True) as (conn, rec):
+        session_id = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=[text_block("escape")]), 30)
+    assert rec.writes == [] and rec.reads == []  # the editor was never asked
+    failed = {u["toolCallId"]: u["content"][0]["content"]["text"] for u in rec.of("tool_call_update")
+              if u.get("status") == "failed"}
+    assert "outside the workspace" in failed["w1"] and "daemon's own state" in failed["w2"]
+    assert "outside the workspace" in failed["r1"]
+    assert not (tmp_path / "escape.txt").exists()
+
+
+async def test_a_queued_prompt_survives_cancel(workspace, tmp_path):
+    faux = script(tmp_path / "s.json", [text("long " * 300), {"echo": True}, {"echo": True}], chunkSize=3, delayMs=5)
+    async with agent(workspace, faux) as (conn, rec):
+        session_id = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        first = asyncio.ensure_future(conn.prompt(session_id=session_id, prompt=[text_block("one")]))
+        await asyncio.wait_for(rec.got_update.wait(), 30)
+        second = asyncio.ensure_future(conn.prompt(session_id=session_id, prompt=[text_block("queued two")]))
+        state = None
+        for _ in range(300):
+            state = await conn.ext_method("pi/getState", {"sessionId": session_id})
+            if state["pendingMessageCount"]:
+                break
+            await asyncio.sleep(0.01)
+        assert state["pendingMessageCount"] == 1
+        await conn.cancel(session_id=session_id)
+        assert (await asyncio.wait_for(first, 30)).stop_reason == "cancelled"
+        assert (await asyncio.wait_for(second, 30)).stop_reason == "cancelled"
+        assert (await conn.ext_method("pi/getState", {"sessionId": session_id}))["pendingMessageCount"] == 1
+        third = await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=[text_block("three")]), 30)
+        assert third.stop_reason == "end_turn"
+        said = rec.text()
+        assert "You said: three" in said and "You said: queued two" in said
+
+
+@pytest.mark.parametrize("reply, outcome", [
+    ({"content": [{"type": "text", "text": "cut"}], "stopReason": "length"}, "max_tokens"),
+    ({"content": [], "stopReason": "error",
+      "errorMessage": "the model declined to answer (stop_reason: refusal)"}, "refusal"),
+    ({"content": [], "stopReason": "error", "errorMessage": "simulated failure"}, -32603),
+])
+async def test_stop_reasons(workspace, tmp_path, reply, outcome):
+    faux = script(tmp_path / "s.json", [reply, {"echo": True}])
+    async with agent(workspace, faux) as (conn, rec):
+        session_id = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        if isinstance(outcome, str):
+            answer = await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=[text_block("hi")]), 60)
+            assert answer.stop_reason == outcome
+        else:
+            with pytest.raises(RequestError) as failed:
+                await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=[text_block("hi")]), 60)
+            assert failed.value.code == outcome and "simulated failure" in str(failed.value)
+        again = await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=[text_block("next")]), 60)
+        assert again.stop_reason == "end_turn"
+
+
+async def test_load_after_compaction_replays_the_summary(workspace, tmp_path):
+    faux = script(tmp_path / "s.json", [text("first answer"), text("second answer"), text("THE SUMMARY")])
+    async with agent(workspace, faux) as (conn, rec):
+        session_id = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=[text_block("one")]), 30)
+        await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=[text_block("two")]), 30)
+        compacted = await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=[text_block("/compact")]), 30)
+        assert compacted.stop_reason == "end_turn" and "Compacted the conversation" in rec.text()
+    async with agent(workspace) as (conn, rec):
+        await asyncio.wait_for(conn.load_session(cwd=str(workspace), session_id=session_id, mcp_servers=[]), 30)
+        assert rec.text("user_message_chunk") == "onetwo"
+        assert rec.text().startswith("first answersecond answer") and "THE SUMMARY" in rec.text()
+
+
+async def test_a_missing_key_is_authentication_required(workspace):
+    async with agent(workspace, None, "--model", "anthropic/claude-sonnet-4-5") as (conn, rec):
+        session_id = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        with pytest.raises(RequestError) as needed:
+            await conn.prompt(session_id=session_id, prompt=[text_block("hi")])
+        assert needed.value.code == -32000 and "ANTHROPIC_API_KEY" in str(needed.value)
+        with pytest.raises(RequestError) as checked:
+            await conn.authenticate(method_id="anthropic")
+        assert checked.value.code == -32000 and "ANTHROPIC_API_KEY is not set" in str(checked.value)
+        changed = await conn.set_config_option(session_id=session_id, config_id="model", value="faux/echo")
+        assert changed.config_options
+        reply = await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=[text_block("now?")]), 30)
+        assert reply.stop_reason == "end_turn"
+
+
+async def test_images_reach_the_session(workspace):
+    png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+    async with agent(workspace) as (conn, rec):
+        session_id = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        reply = await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=[
+            text_block("what is this?"), image_block(png, "image/png")]), 30)
+        assert reply.stop_reason == "end_turn"
+    stored = next((workspace / ".pi" / "sessions").glob(f"*_{session_id}.jsonl")).read_text()
+    assert png in stored and '"mimeType":"image/png"' in stored.replace(" ", "")
+
+
+@pytest.mark.parametrize("trusted", [False, True])
+async def test_an_untrusted_workspace_cannot_lower_protections(workspace, tmp_path, trusted):
+    (workspace / ".pi").mkdir()
+    (workspace / ".pi" / "settings.json").write_text('{"permissions": {"ask": []}}')  # "never ask"
+    faux = script(tmp_path / "s.json", [tool("write", {"path": "w.txt", "content": "x"}, "w1"), text("ok")])
+    flags = ["--trust-workspace"] if trusted else []
+    async with agent(workspace, faux, *flags) as (conn, rec):
+        session_id = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=[text_block("write")]), 30)
+    assert len(rec.permission_requests) == (0 if trusted else 1)
+    assert (workspace / "w.txt").read_text() == "x"
+
+
+def test_stdin_closing_mid_run_aborts_answers_and_exits_cleanly(workspace, tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    from client import clean_env
+
+    faux = script(tmp_path / "s.json", [text("slow " * 500)], chunkSize=2, delayMs=5)
+    proc = subprocess.Popen([sys.executable, "-m", "pi_daemon", "--acp", "--faux-script", str(faux), "--model",
+                             "faux/acp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            cwd=workspace, env=clean_env())
+
+    def send(message):
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", **message}).encode() + b"\n")
+        proc.stdin.flush()
+
+    def until(predicate):
+        while True:
+            line = proc.stdout.readline()
+            assert line, "stdout ended early"
+            message = json.loads(line)
+            if predicate(message):
+                return message
+
+    send({"id": 1, "method": "initialize", "params": {"protocolVersion": 1, "clientCapabilities": {}}})
+    send({"id": 2, "method": "session/new", "params": {"cwd": str(workspace), "mcpServers": []}})
+    session_id = until(lambda m: m.get("id") == 2)["result"]["sessionId"]
+    send({"id": 3, "method": "session/prompt",
+          "params": {"sessionId": session_id, "prompt": [{"type": "text", "text": "keep talking"}]}})
+    until(lambda m: m.get("params", {}).get("update", {}).get("sessionUpdate") == "agent_message_chunk")
+    proc.stdin.close()
+    answer = until(lambda m: m.get("id") == 3)
+    assert answer["result"] == {"stopReason": "cancelled"}
+    assert all(json.loads(line)["jsonrpc"] == "2.0" for line in proc.stdout.read().splitlines())  # protocol only
+    assert proc.wait(30) == 0
+    assert b"Traceback" not in proc.stderr.read()
+    stored = next((workspace / ".pi" / "sessions").glob(f"*_{session_id}.jsonl")).read_text()
+    assert "keep talking" in stored and '"stopReason":"aborted"' in stored.replace(" ", "")
