@@ -24,7 +24,7 @@ export function chatHtml({ cspSource, scriptUri, nonce }: PageSources): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style nonce="${nonce}">
 body{font-family:var(--vscode-font-family);font-size:var(--vscode-font-size);color:var(--vscode-foreground);padding:0 8px}
-.m{margin:10px 0;word-wrap:break-word}.user{color:var(--vscode-textLink-foreground);white-space:pre-wrap}
+.m{margin:10px 0;overflow-wrap:anywhere}.user{white-space:pre-wrap;padding:4px 8px;border-left:3px solid var(--vscode-textLink-foreground);background:var(--vscode-textBlockQuote-background)}
 .error{color:var(--vscode-errorForeground)}.note{opacity:.7;font-style:italic}
 details{margin:4px 0}details.thinking{opacity:.8}details.thinking .body{white-space:pre-wrap}
 details.tool summary{font-family:var(--vscode-editor-font-family)}details.tool.failed summary{color:var(--vscode-errorForeground)}
