@@ -1,7 +1,7 @@
 // The extension in a real VS Code (code-server) in headless Chromium, driven as a user with
 // the offline faux model: open the chat, prompt and watch it stream, steer and follow up while
 // it works, click a queued item away, stop, answer a permission modal, resume a session and
-// see its tool outputs, switch the model. A screenshot is kept after each step (and of a
+// see its tool outputs, change a setting, switch the model. A screenshot is kept after each step (and of a
 // failure) in the output folder.
 //
 //   node e2e/run.mjs <cache folder from e2e/install.sh>   (env: PI_DAEMON_PYTHON, PI_E2E_OUT)
@@ -194,10 +194,30 @@ try {
     assert.match(await tool.locator(".args").textContent(), /^made\.txt\nmade by pi/);
   });
 
-  await run("switch the model", async () => {
-    await page.locator(".statusbar-item", { hasText: "π faux/script" }).click();
-    await pick("faux/echo");
+  await run("settings apply when they change", async () => {
+    await page.locator(".statusbar-item", { hasText: "π faux/script" }).waitFor({ timeout: T });
+    await command("Preferences: Open User Settings");
+    await page.locator(".settings-editor .search-container").first().click({ timeout: T });
+    await page.keyboard.type("pi.model");
+    const field = page.locator(".settings-editor .setting-item-contents", { hasText: "provider/id passed as --model" }).locator("input").first();
+    await field.waitFor({ timeout: T });
+    await field.fill("faux/echo");
+    await field.press("Tab");
+    await page.locator(".notification-toast", { hasText: "the daemon was restarted" }).waitFor({ timeout: T });
+    await shot("restarted with the new settings");
+    await page.keyboard.press("Escape"); // the settings editor
+    await command("pi: New Session");
+    await chat().locator(".m").first().waitFor({ state: "detached", timeout: T });
     await page.locator(".statusbar-item", { hasText: "π faux/echo" }).waitFor({ timeout: T });
+    assert.equal((await page.locator(".statusbar-item", { hasText: "π faux/echo" }).innerText()).trim(), "π faux/echo");
+  });
+
+  await run("switch the model", async () => {
+    await page.locator(".statusbar-item", { hasText: "π faux/echo" }).click();
+    const current = page.locator(".quick-input-list .monaco-list-row", { hasText: "faux/echo" }).first();
+    assert.match(await current.innerText(), /current/);
+    await pick("faux/script");
+    await page.locator(".statusbar-item", { hasText: "π faux/script" }).waitFor({ timeout: T });
   });
 } catch (error) {
   failed = true;

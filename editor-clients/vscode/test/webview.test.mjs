@@ -137,6 +137,7 @@ test("a resumed session shows its tool calls with their outputs", async () => {
   const second = await daemon(dir, page);
   await second.request("session/load", { sessionId, replay: true });
   await page.waitForFunction(() => document.body.innerText.includes("all done"));
+  assert.equal(await page.textContent("details.tool summary"), "bash echo from-the-tool");
   await page.click("details.tool summary");
   assert.equal(await page.textContent("details.tool .args"), "$ echo from-the-tool");
   assert.equal((await page.textContent("details.tool .output")).trim(), "from-the-tool");

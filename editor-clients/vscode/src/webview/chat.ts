@@ -80,15 +80,27 @@ function thinkingBlock(text: string): HTMLElement {
   return block;
 }
 
+// A tool's one-line title: its name and the start of what it does (the command, the path).
+function title(name: string, args: Json, isError?: boolean): string {
+  const what = String((name === "bash" ? args?.command : args?.path ?? args?.pattern ?? args?.query) ?? "").split("\n")[0];
+  const short = what.length > 60 ? `${what.slice(0, 59)}…` : what;
+  return `${name}${short ? ` ${short}` : ""}${isError ? " (error)" : ""}`;
+}
+
 function toolBlock(id: string, name: string, args?: Json): HTMLElement {
   let block = tools.get(id);
   if (!block) {
     block = element("details", "tool");
     block.dataset.id = id;
+    block.dataset.name = name;
     block.append(element("summary", "", name), element("pre", "args"), element("pre", "output"));
     tools.set(id, block);
   }
-  if (args !== undefined) block.querySelector(".args")!.textContent = describeCall(name, args);
+  if (args !== undefined) {
+    block.querySelector(".args")!.textContent = describeCall(name, args);
+    block.dataset.args = JSON.stringify(args);
+    block.querySelector("summary")!.textContent = title(name, args, block.classList.contains("failed"));
+  }
   return block;
 }
 
@@ -97,7 +109,8 @@ function setOutput(id: string, name: string, text: string, isError?: boolean, do
   block.querySelector(".output")!.textContent = text;
   block.classList.toggle("running", !done);
   block.classList.toggle("failed", Boolean(isError));
-  block.querySelector("summary")!.textContent = name + (isError ? " (error)" : "");
+  const args = block.dataset.args ? JSON.parse(block.dataset.args) : undefined;
+  block.querySelector("summary")!.textContent = title(block.dataset.name ?? name, args, isError);
 }
 
 function blockFor(b: Json): HTMLElement {
