@@ -18,6 +18,11 @@ function M.buffer()
   return buf
 end
 
+-- The chat buffer if there is one (nil before the first use).
+function M.current()
+  return buf_ and vim.api.nvim_buf_is_valid(buf_) and buf_ or nil
+end
+
 function M.clear()
   tools = {}
   vim.api.nvim_buf_clear_namespace(M.buffer(), ns, 0, -1)

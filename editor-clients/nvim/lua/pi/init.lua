@@ -381,7 +381,7 @@ function M.show_log()
 end
 
 function M.status()
-  state.buf = chat.buffer()
+  state.buf = chat.current()
   return state
 end
 
