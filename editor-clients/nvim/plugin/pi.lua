@@ -1,9 +1,11 @@
--- Commands of pi.nvim; everything else is in lua/pi/init.lua.
+-- Commands of pi.nvim; everything else is in lua/pi/. Keymaps come with require("pi").setup().
 if vim.g.loaded_pi then return end
 vim.g.loaded_pi = true
 local pi = function() return require("pi") end
 local command = vim.api.nvim_create_user_command
-command("Pi", function(o) pi().send(o.args) end, { nargs = "+", desc = "Ask pi (steer / follow-up while it works)" })
+command("Pi", function(o)
+  if o.args == "" then pi().ask() else pi().send(o.args) end
+end, { nargs = "*", desc = "Ask pi (steer / follow-up while it works); no text opens a prompt window" })
 command("PiSteer", function(o) pi().steer(o.args) end, { nargs = "+" })
 command("PiFollowUp", function(o) pi().follow_up(o.args) end, { nargs = "+" })
 command("PiAbort", function() pi().abort() end, {})
@@ -12,3 +14,4 @@ command("PiNew", function() pi().new() end, {})
 command("PiFork", function() pi().fork() end, {})
 command("PiModel", function() pi().model() end, {})
 command("PiChat", function() pi().open() end, {})
+command("PiLog", function() pi().show_log() end, { desc = "The daemon's log (its stderr)" })

@@ -12,6 +12,26 @@ local function buffer_text()
   return buf and table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n") or ""
 end
 
+local function buffer_lines()
+  local buf = require("pi").status().buf
+  return vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+end
+
+-- The messages shown with vim.notify while fn runs.
+local function notifications(fn)
+  local shown, original = {}, vim.notify
+  vim.notify = function(msg) table.insert(shown, msg) end
+  local ok, err = pcall(fn)
+  vim.notify = original
+  if not ok then error(err, 0) end
+  return shown
+end
+
+local function chat_window()
+  require("pi").open()
+  return vim.fn.win_findbuf(require("pi").status().buf)[1]
+end
+
 local function wait(what, predicate, ms)
   if not vim.wait(ms or 15000, predicate, 20) then error("timed out waiting for " .. what .. "\n" .. buffer_text()) end
 end
@@ -73,7 +93,8 @@ test("steer while a tool runs", function()
                                                 { details = true })
     return #marks == 1 and marks[1][4].virt_lines[1][1][1] == "  queued steer: change course please"
   end, 5000)
-  wait("the steered answer", function() return buffer_text():find("changed course\n", 1, true) ~= nil end)
+  wait("settled", function() return pi.status().settled >= 1 end)
+  assert(buffer_lines()[#buffer_lines()] == "changed course", buffer_text())
   local content = buffer_text()
   assert(content:find("tool-done", 1, true), content)
   assert(content:find("## you\nchange course please", 1, true), content)
@@ -86,7 +107,7 @@ test("abort", function()
   vim.cmd("Pi talk")
   wait("streaming", function() return buffer_text():find("xxxxxxxxxx", 1, true) ~= nil end)
   vim.cmd("PiAbort")
-  wait("aborted", function() return buffer_text():find("— aborted —", 1, true) ~= nil end)
+  wait("aborted", function() return vim.tbl_contains(require("pi.chat").marks(), "— aborted —") end)
   assert(buffer_text():find("[aborted: Request was aborted]", 1, true), buffer_text())
 end)
 
@@ -118,11 +139,15 @@ test("resume a session from :PiSessions", function()
   wait("settled", function() return pi.status().settled >= 1 end)
   pi = start(dir) -- a new daemon, an empty buffer
   local original = vim.ui.select
-  vim.ui.select = function(items, opts, on_choice) on_choice(items[1]) end
+  local labels
+  vim.ui.select = function(items, opts, on_choice) labels = vim.tbl_map(opts.format_item, items) on_choice(items[1]) end
   vim.cmd("PiSessions")
   wait("the replayed conversation", function() return buffer_text():find("first answer", 1, true) ~= nil end)
   vim.ui.select = original
   assert(buffer_text():find("## you\nremember this question", 1, true), buffer_text())
+  -- each session with the date and time of its last change
+  assert(#labels == 1 and labels[1]:match("^%d%d%d%d%-%d%d%-%d%d %d%d:%d%d  remember this question  %(2 messages%)$"),
+         vim.inspect(labels))
 end)
 
 test("workspace trust answered with vim.ui.select, without blocking", function()
@@ -155,6 +180,180 @@ test(":checkhealth pi", function()
   vim.cmd("silent checkhealth pi")
   local report = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
   assert(report:find("pi%-daemon 0%.1%.0") and report:find("OK"), report)
+end)
+
+test("a permission request waits for an async picker; the editor keeps working meanwhile", function()
+  local dir = workspace({ call("write", { path = "made.txt", content = "by pi" }), text("written") })
+  local original = vim.ui.select
+  local answer, ticks = nil, 0
+  vim.ui.select = function(items, opts, on_choice) -- like dressing / snacks: draws now, calls back later
+    answer = function() on_choice(items[1]) end
+  end
+  local timer = vim.uv.new_timer()
+  timer:start(0, 20, vim.schedule_wrap(function() ticks = ticks + 1 end))
+  -- a short daemon-side timeout: a handler that blocks until it expires loses the answer
+  local pi = start(dir, true, { "--permission-timeout", "6" })
+  vim.cmd("Pi write a file")
+  wait("the question", function() return answer ~= nil end)
+  local before, during = ticks, nil
+  pi.request("getState", {}, function(result) during = result end)
+  wait("a reply while the question is open", function() return during ~= nil end)
+  vim.wait(300)
+  assert(ticks > before + 3, "the event loop ran while the picker was open")
+  answer()
+  wait("settled", function() return pi.status().settled >= 1 end)
+  timer:stop() timer:close()
+  vim.ui.select = original
+  assert(vim.fn.filereadable(dir .. "/made.txt") == 1, buffer_text())
+  assert(vim.fn.readfile(dir .. "/made.txt")[1] == "by pi")
+end)
+
+test("the live view equals the replayed one: text after thinking on its own line, arguments over lines", function()
+  local dir = workspace({
+    { content = { { type = "thinking", thinking = "quietly" }, { type = "text", text = "Writing it." },
+                  { type = "toolCall", id = "c1", name = "write", arguments = { path = "a.txt", content = "one\ntwo" } } },
+      stopReason = "toolUse" },
+    call("bash", { command = "echo tool-done" }),
+    { content = { { type = "thinking", thinking = "done?" }, { type = "text", text = "All done." } } },
+  }, { chunkSize = 2, delayMs = 1 })
+  local pi = start(dir, false, { "--allow", "write,bash" })
+  vim.cmd("Pi think and write")
+  wait("settled", function() return pi.status().settled >= 1 end)
+  local live = buffer_lines()
+  local expected = { "", "", "## you", "think and write", "", "## pi", "", "thinking {{{", "quietly", "}}}",
+                     "Writing it.", "→ write", "  content:", "    one", "    two", "  path: a.txt",
+                     "write output {{{", "Created a.txt (7 bytes)", "}}}",
+                     "", "## pi", "", "→ bash", "  command: echo tool-done", "bash output {{{", "tool-done", "", "}}}",
+                     "", "## pi", "", "thinking {{{", "done?", "}}}", "All done." }
+  assert(vim.deep_equal(live, expected), vim.inspect(live))
+  pi = start(dir)
+  local original = vim.ui.select
+  vim.ui.select = function(items, opts, on_choice) on_choice(items[1]) end
+  vim.cmd("PiSessions")
+  wait("the replay", function() return buffer_text():find("All done.", 1, true) ~= nil end)
+  vim.ui.select = original
+  vim.wait(200)
+  assert(vim.deep_equal(buffer_lines(), live), vim.inspect(buffer_lines()))
+end)
+
+test("streaming leaves the cursor and the fold level where the user put them", function()
+  local dir = workspace({ call("bash", { command = "sleep 0.3; echo ran" }), text(string.rep("word ", 300)) },
+                        { chunkSize = 2, delayMs = 3 })
+  local pi = start(dir, false, { "--allow", "bash" })
+  local win = chat_window()
+  vim.wo[win].foldlevel = 99 -- the user opened every fold (zR)
+  vim.cmd("Pi go")
+  wait("streaming", function() return buffer_text():find("word word word", 1, true) ~= nil end)
+  vim.api.nvim_win_set_cursor(win, { 2, 0 }) -- the user reads back
+  local lines = #buffer_lines()
+  wait("settled", function() return pi.status().settled >= 1 end)
+  assert(#buffer_lines() == lines and buffer_lines()[#buffer_lines()]:find("word word", 1, true), "more text came")
+  assert(vim.api.nvim_win_get_cursor(win)[1] == 2, vim.inspect(vim.api.nvim_win_get_cursor(win)))
+  assert(vim.wo[win].foldlevel == 99, "foldlevel " .. vim.wo[win].foldlevel)
+end)
+
+test("the cursor at the end follows the stream", function()
+  local dir = workspace({ text("first\nsecond\nthird") }, { chunkSize = 2, delayMs = 2 })
+  local pi = start(dir)
+  local win = chat_window()
+  vim.cmd("Pi go")
+  wait("settled", function() return pi.status().settled >= 1 end)
+  assert(vim.api.nvim_win_get_cursor(win)[1] == #buffer_lines(), "at the last line")
+end)
+
+test("bash output streams into its fold; an error shows on the closed fold", function()
+  local dir = workspace({ call("bash", { command = "echo first; sleep 1.5; echo second; exit 3" }), text("failed") })
+  local pi = start(dir, false, { "--allow", "bash" })
+  local win = chat_window()
+  vim.wo[win].foldlevel = 0
+  vim.cmd("Pi run it")
+  wait("the first line", function() return vim.tbl_contains(buffer_lines(), "first") end)
+  assert(not vim.tbl_contains(buffer_lines(), "second"), "only what has been printed so far")
+  wait("settled", function() return pi.status().settled >= 1 end)
+  local lines = buffer_lines()
+  local header
+  for i, l in ipairs(lines) do if l:find("^bash output") then header = i end end
+  assert(lines[header] == "bash output (error) {{{", vim.inspect(lines))
+  assert(lines[header + 1] == "first" and lines[header + 2] == "second", vim.inspect(lines))
+  assert(vim.fn.foldclosed(header) == header or vim.api.nvim_win_call(win, function() return vim.fn.foldclosed(header) end) == header,
+         "the output is folded")
+  local shown = vim.api.nvim_win_call(win, function() return vim.fn.foldtextresult(header) end)
+  assert(shown:find("(error)", 1, true), shown)
+end)
+
+test("setup(opts) configures and sets the documented keymaps", function()
+  local pi = require("pi")
+  local saved = vim.deepcopy(pi.config)
+  vim.g.mapleader = " "
+  pi.setup({ model = "faux/script", keymaps = { prompt = "<leader>xp", model = false } })
+  local prompt = vim.fn.maparg(" xp", "n", false, true)
+  local chatmap = vim.fn.maparg(" pc", "n", false, true)
+  assert(prompt.desc == "pi: prompt" and chatmap.desc == "pi: chat", vim.inspect({ prompt, chatmap }))
+  assert(vim.fn.maparg(" pm", "n") == "", "a key set to false is not mapped")
+  assert(pi.config.model == "faux/script" and pi.config.cmd[1] == saved.cmd[1], vim.inspect(pi.config))
+  vim.cmd("silent checkhealth pi")
+  local report = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+  assert(report:find("setup() was called", 1, true), report)
+  vim.cmd("bwipeout!")
+  for _, key in ipairs({ " xp", " pc", " pa", " ps", " pn" }) do pcall(vim.keymap.del, "n", key) end
+  pi.config = saved
+end)
+
+test("a daemon that cannot start says why", function()
+  local dir = workspace({ text("never") })
+  local pi = require("pi")
+  pi.stop()
+  local shown = notifications(function()
+    pi.start({ cmd = { python, "-m", "pi_daemon", "--no-such-flag" }, cwd = dir, env = { PI_DAEMON_HOME = dir } })
+    wait("the exit", function() return pi.status().rpc == nil end)
+    vim.wait(100)
+  end)
+  local all = table.concat(shown, "\n")
+  assert(all:find("unrecognized arguments: --no-such-flag", 1, true), all)
+end)
+
+test("commands before the daemon runs give a clear message", function()
+  local pi = require("pi")
+  pi.stop()
+  vim.wait(100)
+  local shown = notifications(function()
+    for _, command in ipairs({ "PiSteer hello", "PiFollowUp later", "PiAbort", "PiFork" }) do vim.cmd(command) end
+  end)
+  assert(#shown == 4, vim.inspect(shown))
+  for _, message in ipairs(shown) do assert(message:find("not running", 1, true), message) end
+end)
+
+test("the floating prompt sends what was typed; the statusline shows model, tokens and cost", function()
+  local dir = workspace({ text("answered from the prompt") })
+  local pi = start(dir)
+  local buf, win = pi.ask()
+  assert(vim.api.nvim_win_get_config(win).relative == "editor", "a floating window")
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, { "a question", "on two lines" })
+  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes("<Esc><C-s>", true, false, true), "x", false)
+  wait("settled", function() return pi.status().settled >= 1 end)
+  assert(not vim.api.nvim_win_is_valid(win), "the prompt closed")
+  assert(buffer_text():find("## you\na question\non two lines", 1, true), buffer_text())
+  wait("the status", function() return pi.statusline():find("tok", 1, true) ~= nil end)
+  assert(pi.statusline():match("^π faux/script · %d+ tok · %$%d+%.%d%d%d%d$"), pi.statusline())
+end)
+
+test(":PiModel marks the current model and says why others are unavailable", function()
+  local dir = workspace({ text("hi") })
+  local pi = start(dir)
+  vim.cmd("Pi hi")
+  wait("settled", function() return pi.status().settled >= 1 end)
+  local original = vim.ui.select
+  local labels, prompt
+  vim.ui.select = function(items, opts, on_choice)
+    prompt, labels = opts.prompt, vim.tbl_map(opts.format_item, items)
+  end
+  vim.cmd("PiModel")
+  wait("the picker", function() return labels ~= nil end)
+  vim.ui.select = original
+  assert(prompt == "Model (now faux/script)", prompt)
+  assert(vim.tbl_contains(labels, "● faux/script"), vim.inspect(labels))
+  local reason = vim.tbl_filter(function(l) return l:find("^✗ openai/") and l:find("OPENAI_API_KEY", 1, true) end, labels)
+  assert(#reason == 1, vim.inspect(labels))
 end)
 
 require("pi").stop()

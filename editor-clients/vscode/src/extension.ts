@@ -2,37 +2,112 @@
 // All protocol work is in rpcClient.ts; this file is only the VS Code surface.
 
 import * as vscode from "vscode";
+import * as os from "os";
 import { Conversation, Json, Outcome, PiClient, PermissionRequest, WorkspaceTrustRequest, permissionPrompt } from "./rpcClient";
+import { chatHtml, newNonce } from "./chatHtml";
+import { statusText } from "./status";
 
 let client: PiClient | undefined;
+let starting: Promise<PiClient> | undefined;
+let context: vscode.ExtensionContext;
 let conversation = new Conversation();
 let view: vscode.WebviewView | undefined;
 let status: vscode.StatusBarItem;
 let output: vscode.OutputChannel;
 const diffs = new Map<string, string>();
 let queued: { id: string; text: string; kind: string }[] = []; // what this window queued, for "remove"
+// The events of the conversation on screen (without deltas: each message_end carries the
+// whole message), to fill a chat view opened later.
+let transcript: Json[] = [];
 
-function render(): void {
-  view?.webview.postMessage({
-    type: "state",
-    messages: conversation.messages,
-    tools: Object.fromEntries(conversation.tools),
-    queue: queued.filter((q) => (q.kind === "steer" ? conversation.queue.steering : conversation.queue.followUp).includes(q.text)),
-    busy: conversation.busy,
-  });
+function post(message: Json): void {
+  view?.webview.postMessage(message);
+}
+
+function queueItems() {
+  return queued.filter((q) => (q.kind === "steer" ? conversation.queue.steering : conversation.queue.followUp).includes(q.text));
+}
+
+function resetView(): void {
+  conversation = new Conversation();
+  transcript = [];
+  post({ type: "reset" });
+  post({ type: "busy", busy: false });
 }
 
 async function refreshStatus(): Promise<void> {
+  if (!client) return;
   try {
-    const stats = await client!.request("session/stats");
-    const state = await client!.request("getState");
-    const model = state.model ? `${state.model.provider}/${state.model.id}` : "no model";
-    const context = stats.contextPercent == null ? "" : ` · ${stats.contextPercent}% context`;
-    status.text = `π ${model} · ${stats.tokens.total} tok · $${stats.cost.toFixed(4)}${context}`;
-    status.show();
-  } catch (error) {
-    status.text = "π (not running)";
+    status.text = await statusText(client);
+    status.tooltip = "pi: select the model";
+  } catch (error: any) {
+    output.append(`status: ${error.message ?? error}\n`); // the last good text stays
   }
+}
+
+// The settings, read each time the daemon starts (they can change at any time).
+function daemonCommand(): { command: string; args: string[] } {
+  const config = vscode.workspace.getConfiguration("pi");
+  const args = [...config.get<string[]>("args", []), "--log-level", config.get("logLevel", "warning")];
+  const model = config.get<string>("model", "");
+  if (model) args.push("--model", model);
+  return { command: config.get("command", "pi-daemon"), args };
+}
+
+// The folder pi works in: the only one, the one chosen before, or the user's pick.
+async function workspaceFolder(ask = false): Promise<string> {
+  const folders = vscode.workspace.workspaceFolders ?? [];
+  if (folders.length === 0) return os.homedir();
+  if (folders.length === 1) return folders[0].uri.fsPath;
+  const chosen = context.workspaceState.get<string>("pi.folder");
+  if (!ask && chosen && folders.some((f) => f.uri.fsPath === chosen)) return chosen;
+  const pick = await vscode.window.showWorkspaceFolderPick({ placeHolder: "Which folder should pi work in?" });
+  const folder = (pick ?? folders[0]).uri.fsPath;
+  await context.workspaceState.update("pi.folder", folder);
+  return folder;
+}
+
+// The daemon starts on first use: opening the chat or running a pi command.
+function ensureClient(): Promise<PiClient> {
+  if (client) return Promise.resolve(client);
+  starting ??= (async () => {
+    const { command, args } = daemonCommand();
+    const started = new PiClient({
+      command, args, cwd: await workspaceFolder(),
+      onLog: (text) => output.append(text), onPermission: askPermission, onWorkspaceTrust: askWorkspaceTrust,
+    });
+    started.onEvent(onEvent);
+    started.onRestart(() => {
+      vscode.window.showWarningMessage("pi-daemon stopped and was restarted; resume your session from the list.");
+      refreshStatus();
+    });
+    status.text = "π starting…";
+    try {
+      await started.start();
+    } catch (error: any) {
+      await started.stop();
+      status.text = "π (did not start)";
+      output.show(true);
+      throw new Error(`pi-daemon did not start: ${error.message ?? error}`);
+    }
+    client = started;
+    refreshStatus();
+    return started;
+  })().finally(() => (starting = undefined));
+  return starting;
+}
+
+// Stops the daemon and starts it again (new settings, another folder), back in the same session.
+async function restart(reason: string): Promise<void> {
+  const old = client;
+  if (!old) return;
+  const sessionId = (await old.request("getState").catch(() => undefined))?.sessionId;
+  client = undefined;
+  await old.stop();
+  const fresh = await ensureClient();
+  resetView();
+  if (sessionId) await fresh.request("session/load", { sessionId, replay: true }).catch(() => undefined);
+  vscode.window.showInformationMessage(`pi: ${reason}; the daemon was restarted.`);
 }
 
 async function askPermission(request: PermissionRequest): Promise<Outcome> {
@@ -53,6 +128,10 @@ async function askWorkspaceTrust(request: WorkspaceTrustRequest): Promise<boolea
 
 function onEvent(_sessionId: string, event: Json): void {
   conversation.apply(event);
+  if (event.type !== "message_update" && event.type !== "tool_execution_update") transcript.push(event);
+  post({ type: "event", event });
+  if (event.type === "queue_update") post({ type: "queue", items: queueItems() });
+  if (event.type === "agent_start" || event.type === "agent_settled") post({ type: "busy", busy: conversation.busy });
   if (event.type === "tool_execution_end" && event.result?.details?.diff) {
     diffs.set(event.toolCallId, event.result.details.diff);
     const path = event.result.details.path as string;
@@ -63,8 +142,7 @@ function onEvent(_sessionId: string, event: Json): void {
   if (event.type === "permission_timeout") {
     vscode.window.showWarningMessage(`pi: nobody answered within ${event.timeoutSeconds} s, so ${event.toolName} was not run`);
   }
-  if (event.type === "agent_settled") refreshStatus();
-  render();
+  if (["agent_start", "agent_settled", "model_changed"].includes(event.type)) refreshStatus();
 }
 
 async function showDiff(toolCallId: string): Promise<void> {
@@ -74,8 +152,9 @@ async function showDiff(toolCallId: string): Promise<void> {
 
 async function send(text: string): Promise<void> {
   if (!text.trim()) return;
+  const client = await ensureClient();
   if (!conversation.busy) {
-    await client!.prompt(text);
+    await client.prompt(text);
     return;
   }
   const pick = await vscode.window.showQuickPick(
@@ -83,20 +162,19 @@ async function send(text: string): Promise<void> {
      { label: "Follow up", description: "when the agent is done", value: "followUp" }],
     { placeHolder: "The agent is working. Send this as…" });
   if (!pick) return;
-  const result = await client!.prompt(text, pick.value as "steer" | "followUp");
+  const result = await client.prompt(text, pick.value as "steer" | "followUp");
   if (result.queueId) queued.push({ id: result.queueId, text, kind: pick.value === "steer" ? "steer" : "followUp" });
-  render();
+  post({ type: "queue", items: queueItems() });
 }
 
 async function redraw(sessionId: string): Promise<void> {
-  conversation = new Conversation();
-  render();
-  await client!.request("session/load", { sessionId, replay: true });
+  resetView();
+  await (await ensureClient()).request("session/load", { sessionId, replay: true });
   refreshStatus();
 }
 
 async function pickSession(placeHolder: string): Promise<Json | undefined> {
-  const { sessions } = await client!.request("session/list");
+  const { sessions } = await (await ensureClient()).request("session/list");
   const items = sessions.map((s: Json) => ({
     label: s.name || s.firstMessage || "(empty)", description: `${s.messageCount} messages`, detail: s.updatedAt, s,
   }));
@@ -105,50 +183,63 @@ async function pickSession(placeHolder: string): Promise<Json | undefined> {
 
 const commands: Record<string, () => Promise<void>> = {
   "pi.newSession": async () => {
-    await client!.request("session/new");
-    conversation = new Conversation();
-    render();
+    await (await ensureClient()).request("session/new");
+    resetView();
+    refreshStatus();
   },
   "pi.resumeSession": async () => {
     const session = await pickSession("Resume which session?");
     if (session) await redraw(session.sessionId);
   },
   "pi.forkSession": async () => {
-    const { entries } = await client!.request("session/entries");
+    const client = await ensureClient();
+    const { entries } = await client.request("session/entries");
     const users = entries.filter((e: Json) => e.type === "message" && e.message?.role === "user");
     const pick = await vscode.window.showQuickPick(
       users.map((e: Json) => ({ label: String(typeof e.message.content === "string" ? e.message.content : "(image)").slice(0, 80), id: e.id })),
       { placeHolder: "Fork from which message?" });
     if (!pick) return;
-    const forked = await client!.request("session/fork", { entryId: (pick as Json).id });
+    const forked = await client.request("session/fork", { entryId: (pick as Json).id });
     await redraw(forked.sessionId);
     view?.webview.postMessage({ type: "input", text: forked.text });
   },
   "pi.renameSession": async () => {
     const name = await vscode.window.showInputBox({ prompt: "Session name" });
-    if (name !== undefined) await client!.request("session/setName", { name });
+    if (name !== undefined) await (await ensureClient()).request("session/setName", { name });
   },
   "pi.deleteSession": async () => {
     const session = await pickSession("Delete which session?");
     if (session && (await vscode.window.showWarningMessage("Delete this session?", { modal: true }, "Delete")))
-      await client!.request("session/delete", { sessionId: session.sessionId, file: session.file });
+      await (await ensureClient()).request("session/delete", { sessionId: session.sessionId, file: session.file });
   },
   "pi.abort": async () => {
-    await client!.abort();
+    if (client && conversation.busy) await client.abort(); // stopping is not an error, nor is "nothing to stop"
   },
   "pi.selectModel": async () => {
-    const { models, unavailable } = await client!.request("listModels");
-    const items = models.map((m: Json) => ({ label: `${m.provider}/${m.id}`, description: m.name, m }));
-    for (const u of unavailable) items.push({ label: `${u.provider}/…`, description: u.reason, m: undefined });
-    const pick = (await vscode.window.showQuickPick(items, { placeHolder: "Model" })) as Json;
-    if (pick?.m) await client!.request("setModel", { provider: pick.m.provider, modelId: pick.m.id });
+    const client = await ensureClient();
+    const [{ models, unavailable }, state] = await Promise.all([client.request("listModels"), client.request("getState")]);
+    const current = state.model ? `${state.model.provider}/${state.model.id}` : "";
+    const items: Json[] = models.map((m: Json) => {
+      const name = `${m.provider}/${m.id}`;
+      return { label: name, description: name === current ? "current" : m.name, picked: name === current, m };
+    });
+    if (unavailable.length) items.push({ label: "unavailable", kind: vscode.QuickPickItemKind.Separator });
+    for (const u of unavailable) items.push({ label: `$(circle-slash) ${u.provider}`, description: u.reason, detail: (u.models ?? []).join(", ") });
+    const pick = (await vscode.window.showQuickPick(items, { placeHolder: `Model (now ${current || "none"})` })) as Json;
+    if (pick?.m) await client.request("setModel", { provider: pick.m.provider, modelId: pick.m.id });
+    else if (pick) vscode.window.showWarningMessage(`pi: ${pick.description}`);
     refreshStatus();
   },
   "pi.selectThinking": async () => {
     const level = await vscode.window.showQuickPick(["off", "minimal", "low", "medium", "high", "xhigh"]);
-    if (level) await client!.request("setThinkingLevel", { level });
+    if (level) await (await ensureClient()).request("setThinkingLevel", { level });
   },
   "pi.showLog": async () => output.show(),
+  "pi.selectFolder": async () => {
+    await workspaceFolder(true);
+    if (client) await restart("pi now works in another folder");
+    else await ensureClient();
+  },
 };
 
 class ChatView implements vscode.WebviewViewProvider {
@@ -156,15 +247,28 @@ class ChatView implements vscode.WebviewViewProvider {
 
   resolveWebviewView(webviewView: vscode.WebviewView): void {
     view = webviewView;
-    webviewView.webview.options = { enableScripts: true };
-    webviewView.webview.html = chatHtml();
+    const dist = vscode.Uri.joinPath(this.extensionUri, "dist");
+    webviewView.webview.options = { enableScripts: true, localResourceRoots: [dist] };
+    webviewView.webview.html = chatHtml({
+      cspSource: webviewView.webview.cspSource,
+      scriptUri: webviewView.webview.asWebviewUri(vscode.Uri.joinPath(dist, "webview.js")).toString(),
+      nonce: newNonce(),
+    });
+    webviewView.onDidDispose(() => { if (view === webviewView) view = undefined; });
     webviewView.webview.onDidReceiveMessage(async (message) => {
       try {
         if (message.type === "send") await send(message.text);
-        else if (message.type === "abort") await client!.abort();
-        else if (message.type === "removeQueued") await client!.request("removeQueued", { queueId: message.queueId });
+        else if (message.type === "abort") await commands["pi.abort"]();
+        else if (message.type === "removeQueued") await (await ensureClient()).request("removeQueued", { queueId: message.queueId });
         else if (message.type === "diff") await showDiff(message.toolCallId);
-        else if (message.type === "ready") render();
+        else if (message.type === "copy") await vscode.env.clipboard.writeText(message.text);
+        else if (message.type === "ready") {
+          post({ type: "reset" });
+          post({ type: "events", events: transcript });
+          post({ type: "queue", items: queueItems() });
+          post({ type: "busy", busy: conversation.busy });
+          await ensureClient();
+        }
       } catch (error: any) {
         vscode.window.showErrorMessage(`pi: ${error.message ?? error}`);
       }
@@ -172,76 +276,27 @@ class ChatView implements vscode.WebviewViewProvider {
   }
 }
 
-export async function activate(context: vscode.ExtensionContext): Promise<void> {
+export async function activate(extensionContext: vscode.ExtensionContext): Promise<void> {
+  context = extensionContext;
   output = vscode.window.createOutputChannel("pi-daemon");
   status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Right, 100);
   status.command = "pi.selectModel";
-  const config = vscode.workspace.getConfiguration("pi");
-  const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? process.cwd();
-  const args = [...config.get<string[]>("args", []), "--log-level", config.get("logLevel", "warning")];
-  const model = config.get<string>("model", "");
-  if (model) args.push("--model", model);
-  client = new PiClient({
-    command: config.get("command", "pi-daemon"), args, cwd: folder,
-    onLog: (text) => output.append(text), onPermission: askPermission,
-    onWorkspaceTrust: askWorkspaceTrust,
-  });
-  client.onEvent(onEvent);
-  client.onRestart(() => vscode.window.showWarningMessage("pi-daemon stopped and was restarted; resume your session from the list."));
+  status.text = "π";
+  status.tooltip = "pi";
+  status.show();
   context.subscriptions.push(
     output, status,
-    vscode.window.registerWebviewViewProvider("pi.chat", new ChatView(context.extensionUri)),
+    vscode.window.registerWebviewViewProvider("pi.chat", new ChatView(context.extensionUri),
+                                              { webviewOptions: { retainContextWhenHidden: true } }),
     ...Object.entries(commands).map(([name, run]) => vscode.commands.registerCommand(name, () =>
       run().catch((error: any) => vscode.window.showErrorMessage(`pi: ${error.message ?? error}`)))),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration("pi")) restart("the pi settings changed").catch((error) =>
+        vscode.window.showErrorMessage(`pi: ${error.message ?? error}`));
+    }),
   );
-  try {
-    await client.start();
-    refreshStatus();
-  } catch (error: any) {
-    vscode.window.showErrorMessage(`pi-daemon did not start: ${error.message ?? error}`);
-  }
 }
 
 export async function deactivate(): Promise<void> {
   await client?.stop();
-}
-
-function chatHtml(): string {
-  return `<!doctype html><html><head><meta charset="utf-8"><style>
-body{font-family:var(--vscode-font-family);font-size:var(--vscode-font-size);padding:0 8px}
-.m{margin:8px 0;white-space:pre-wrap;word-wrap:break-word}.user{color:var(--vscode-textLink-foreground)}
-.error{color:var(--vscode-errorForeground)}details{opacity:.8}pre{background:var(--vscode-textCodeBlock-background);padding:4px;overflow:auto}
-#queue li{cursor:pointer}#bar{position:sticky;bottom:0;background:var(--vscode-sideBar-background);padding:6px 0}
-textarea{width:100%;min-height:3em}</style></head><body>
-<div id="log"></div><ul id="queue"></ul>
-<div id="bar"><textarea id="input" placeholder="Ask pi… (Enter sends, Shift+Enter new line)"></textarea>
-<button id="stop" disabled>Stop</button></div>
-<script>
-const vscode = acquireVsCodeApi();
-const esc = (s) => String(s ?? "").replace(/[&<>]/g, (c) => ({"&":"&amp;","<":"&lt;",">":"&gt;"}[c]));
-const input = document.getElementById("input"), log = document.getElementById("log");
-input.addEventListener("keydown", (e) => { if (e.key === "Enter" && !e.shiftKey) { e.preventDefault();
-  vscode.postMessage({type: "send", text: input.value}); input.value = ""; } });
-document.getElementById("stop").onclick = () => vscode.postMessage({type: "abort"});
-window.addEventListener("message", ({data}) => {
-  if (data.type === "input") { input.value = data.text; input.focus(); return; }
-  if (data.type !== "state") return;
-  document.getElementById("stop").disabled = !data.busy;
-  log.innerHTML = data.messages.map((m) => {
-    const parts = m.blocks.map((b) => b.type === "thinking" ? "<details><summary>thinking</summary>" + esc(b.thinking) + "</details>"
-      : b.type === "toolCall" ? "<details open><summary>" + esc(b.name) + "</summary><pre>" + esc(JSON.stringify(b.arguments ?? b.text, null, 2))
-        + "</pre><pre>" + esc((data.tools[b.id] || {}).output) + "</pre></details>"
-      : esc(b.text)).join("");
-    const cls = "m " + m.role + (m.isError || m.stopReason === "error" ? " error" : "");
-    const error = m.errorMessage ? "<div class=error>" + esc(m.errorMessage) + "</div>" : "";
-    return m.role === "toolResult" ? "" : "<div class='" + cls + "'>" + parts + error + "</div>";
-  }).join("");
-  document.getElementById("queue").innerHTML = data.queue.map((q) =>
-    "<li title='click to remove' data-id='" + esc(q.id) + "'>" + esc(q.kind) + ": " + esc(q.text) + " ✕</li>").join("");
-  for (const li of document.querySelectorAll("#queue li"))
-    li.onclick = () => vscode.postMessage({type: "removeQueued", queueId: li.dataset.id});
-  window.scrollTo(0, document.body.scrollHeight);
-});
-vscode.postMessage({type: "ready"});
-</script></body></html>`;
 }

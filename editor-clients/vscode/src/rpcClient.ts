@@ -10,6 +10,7 @@ import {
   StreamMessageReader,
   StreamMessageWriter,
 } from "vscode-jsonrpc/node";
+import { describeCall } from "./describe";
 
 export type Json = any;
 export type Outcome = "allow_once" | "allow_session" | "allow_always" | "reject_once" | "reject_always" | "cancelled";
@@ -37,14 +38,19 @@ const CHOICE_LABELS: [Outcome, string][] = [
   ["reject_once", "Reject"], ["reject_always", "Always reject"],
 ];
 
-// The prompt for a permission request: the offered choices and a detail text that says
-// what the remembering choices would remember.
+// The prompt for a permission request: what the call will do (the command, the file and
+// its content or diff) and the offered choices; the remembering ones name the exact rule
+// they would keep (the request's `remember`).
 export function permissionPrompt(request: PermissionRequest): { detail: string; choices: { label: string; outcome: Outcome }[] } {
   const offered = new Set(request.options ?? []);
-  const choices = CHOICE_LABELS.filter(([outcome]) => offered.has(outcome)).map(([outcome, label]) => ({ label, outcome }));
-  const what = request.toolName === "bash" ? String(request.args?.command ?? "") : JSON.stringify(request.args, null, 2).slice(0, 800);
-  const remembers = request.remember ? `\n\n"Always" and "this session" remember: ${request.remember.label}` : "";
-  return { detail: what + remembers, choices };
+  const remembers = new Set<Outcome>(["allow_session", "allow_always", "reject_always"]);
+  const choices = CHOICE_LABELS.filter(([outcome]) => offered.has(outcome)).map(([outcome, label]) => ({
+    label: request.remember && remembers.has(outcome) ? `${label}: ${request.remember.label}` : label, outcome,
+  }));
+  const lines = describeCall(request.toolName, request.args).split("\n");
+  const shown = lines.length > 40 ? [...lines.slice(0, 40), `… ${lines.length - 40} more lines`] : lines;
+  const rule = request.remember ? `\n\n"Allow this session", "Always allow" and "Always reject" remember: ${request.remember.label}` : "";
+  return { detail: shown.join("\n") + rule, choices };
 }
 
 export interface TrustReason {

@@ -1,40 +1,31 @@
 -- pi.nvim: the pi-daemon coding agent in Neovim.
 -- Talks JSON-RPC (Content-Length framing) to the daemon through vim.lsp.rpc, streams the
--- answer into a chat buffer (thinking and tool output folded), asks permissions with
--- vim.ui.select, and manages sessions.
+-- answer into a chat buffer (lua/pi/chat.lua), asks permissions with vim.ui.select without
+-- blocking the editor, and manages sessions and models.
+local chat = require("pi.chat")
 local M = {}
 
 M.config = {
   cmd = { "pi-daemon" }, -- the daemon; extra arguments can follow
   model = nil, -- "provider/id", passed as --model
   permissions = true, -- ask before write / edit / bash
+  cwd = nil, -- the workspace (default: the current directory)
+  env = nil, -- extra environment of the daemon
+  -- Normal-mode keys set by setup(); `keymaps = false` sets none, a key set to false is skipped.
+  keymaps = {
+    prompt = "<leader>pp", chat = "<leader>pc", abort = "<leader>pa", sessions = "<leader>ps",
+    model = "<leader>pm", new = "<leader>pn",
+  },
 }
 
-local state = { rpc = nil, buf = nil, busy = false, queue = { steering = {}, followUp = {} }, session = nil,
-                open_block = nil, settled = 0 }
-
-local function chat_buffer()
-  if state.buf and vim.api.nvim_buf_is_valid(state.buf) then return state.buf end
-  local buf = vim.api.nvim_create_buf(true, true)
-  vim.api.nvim_buf_set_name(buf, "pi://chat")
-  vim.bo[buf].filetype = "markdown"
-  vim.bo[buf].buftype = "nofile"
-  state.buf = buf
-  return buf
-end
-
-local function set_folds(buf)
-  for _, win in ipairs(vim.fn.win_findbuf(buf)) do
-    vim.wo[win].foldmethod = "marker"
-    vim.wo[win].foldlevel = 0
-  end
-end
+local state = { rpc = nil, busy = false, queue = { steering = {}, followUp = {} }, session = nil,
+                settled = 0, log = nil, stats = nil, model = nil }
 
 local queue_ns = vim.api.nvim_create_namespace("pi_queue")
 
 -- The queue is shown under the last line, as virtual lines that are not part of the text.
 local function show_queue()
-  local buf = chat_buffer()
+  local buf = chat.buffer()
   vim.api.nvim_buf_clear_namespace(buf, queue_ns, 0, -1)
   local lines = {}
   for _, text in ipairs(state.queue.steering) do table.insert(lines, { { "  queued steer: " .. text, "Comment" } }) end
@@ -44,20 +35,10 @@ local function show_queue()
   end
 end
 
--- Append text to the end of the buffer; "\n" starts new lines. Cheap for every delta.
-local function append(text)
-  local buf = chat_buffer()
-  local last = vim.api.nvim_buf_line_count(buf) - 1
-  local line = vim.api.nvim_buf_get_lines(buf, last, last + 1, false)[1] or ""
-  local lines = vim.split(text, "\n", { plain = true })
-  vim.api.nvim_buf_set_text(buf, last, #line, last, #line, lines)
+local function line(text)
+  chat.line(text)
   if #state.queue.steering + #state.queue.followUp > 0 then show_queue() end
-  for _, win in ipairs(vim.fn.win_findbuf(buf)) do
-    vim.api.nvim_win_set_cursor(win, { vim.api.nvim_buf_line_count(buf), 0 })
-  end
 end
-
-local function line(text) append("\n" .. text) end
 
 local function content_text(message)
   if type(message.content) == "string" then return message.content end
@@ -71,11 +52,12 @@ end
 local handlers = {}
 
 -- A stored message (a replay) comes whole; a streaming one grows through message_update.
+-- Both produce the same lines.
 local function render_assistant(m)
   for _, block in ipairs(m.content or {}) do
     if block.type == "text" then line(block.text)
     elseif block.type == "thinking" then line("thinking {{{") line(block.thinking or "") line("}}}")
-    elseif block.type == "toolCall" then line("→ " .. block.name .. " " .. vim.json.encode(block.arguments)) end
+    elseif block.type == "toolCall" then chat.tool_call(block) end
   end
 end
 
@@ -86,45 +68,42 @@ function handlers.message_start(event)
     line("") line("## pi") line("")
     if m.stopReason ~= "pending" then render_assistant(m) end
   elseif m.role == "toolResult" and not state.busy then -- live results were shown by tool_execution_*
-    line(m.toolName .. " output {{{") line(content_text(m)) line("}}}")
+    chat.tool_output(m.toolName, content_text(m), m.isError)
   elseif m.role == "bashExecution" then line("") line("$ " .. m.command) line(m.output or "") end
 end
 
 function handlers.message_update(event)
   local e = event.assistantMessageEvent
-  if e.type == "text_start" then if state.open_block then line("") end state.open_block = "text"
-  elseif e.type == "text_delta" or e.type == "thinking_delta" then append(e.delta)
-  elseif e.type == "thinking_start" then line("thinking {{{") line("") state.open_block = "thinking"
-  elseif e.type == "thinking_end" then line("}}}") state.open_block = nil
-  elseif e.type == "toolcall_end" then line("→ " .. e.toolCall.name .. " " .. vim.json.encode(e.toolCall.arguments))
+  if e.type == "text_start" then line("")
+  elseif e.type == "text_delta" or e.type == "thinking_delta" then chat.append(e.delta)
+  elseif e.type == "thinking_start" then line("thinking {{{") line("")
+  elseif e.type == "thinking_end" then line("}}}")
+  elseif e.type == "toolcall_end" then chat.tool_call(e.toolCall)
   end
 end
 
 function handlers.message_end(event)
   local m = event.message
-  state.open_block = nil
   if m.role == "assistant" and (m.stopReason == "error" or m.stopReason == "aborted") then
     line("[" .. m.stopReason .. ": " .. (m.errorMessage or "") .. "]")
   end
 end
 
-function handlers.tool_execution_start(event)
-  line(event.toolName .. " output {{{")
-end
+local function result_text(result) return content_text(result or {}) end
 
-function handlers.tool_execution_end(event)
-  local out = {}
-  for _, block in ipairs(event.result.content or {}) do
-    if block.type == "text" then table.insert(out, block.text) end
-  end
-  line(table.concat(out)) line("}}}" .. (event.isError and " (error)" or ""))
-  set_folds(chat_buffer())
-end
+function handlers.tool_execution_start(event) chat.tool_start(event.toolCallId, event.toolName) end
+function handlers.tool_execution_update(event) chat.tool_update(event.toolCallId, result_text(event.partialResult)) end
+function handlers.tool_execution_end(event) chat.tool_end(event.toolCallId, result_text(event.result), event.isError) end
 
 function handlers.queue_update(event)
   state.queue = { steering = event.steering, followUp = event.followUp }
-  vim.b[chat_buffer()].pi_queue = state.queue
+  vim.b[chat.buffer()].pi_queue = state.queue
   show_queue()
+end
+
+function handlers.model_changed(event)
+  state.model = event.provider .. "/" .. event.modelId
+  vim.cmd.redrawstatus()
 end
 
 function handlers.agent_start() state.busy = true end
@@ -132,8 +111,13 @@ function handlers.agent_start() state.busy = true end
 function handlers.agent_settled(event)
   state.busy = false
   state.settled = state.settled + 1
-  line("")
-  line(event.aborted and "— aborted —" or "—")
+  chat.mark_end(event.aborted and "— aborted —" or "—")
+  M.refresh_status()
+end
+
+function handlers.permission_timeout(event)
+  line(("[%s was not run: nobody answered the permission request within %s s]"):format(event.toolName,
+                                                                                      event.timeoutSeconds))
 end
 
 local function on_event(params)
@@ -142,11 +126,26 @@ local function on_event(params)
   if handler then handler(params.event) end
 end
 
+-- Asks with vim.ui.select from inside a server request. vim.lsp.rpc runs each server
+-- request handler in a coroutine and sends its return value as the reply, so the handler
+-- yields until the picker calls back, whenever that is (dressing, snacks, telescope draw
+-- later from the event loop); the editor never waits.
+local function select_async(items, opts)
+  local co = coroutine.running()
+  local answered = false
+  vim.ui.select(items, opts, function(item)
+    if answered then return end
+    answered = true
+    vim.schedule(function() coroutine.resume(co, item) end)
+  end)
+  return coroutine.yield()
+end
+
 local choice_labels = { allow_once = "Allow once", allow_session = "Allow this session", allow_always = "Always allow",
                         reject_once = "Reject", reject_always = "Always reject" }
 local remembering = { allow_session = true, allow_always = true, reject_always = true }
 
--- One label per offered outcome; the ones that remember say what they would remember.
+-- One label per offered outcome; the ones that remember say exactly what they would remember.
 function M.permission_label(outcome, params)
   local label = choice_labels[outcome] or outcome
   if remembering[outcome] and params.remember then label = label .. ": " .. params.remember.label end
@@ -154,52 +153,57 @@ function M.permission_label(outcome, params)
 end
 
 local function permission(params)
-  local items = params.options or { "allow_once", "allow_always", "reject_once", "reject_always" }
-  local choice, done = nil, false
-  vim.ui.select(items, { prompt = params.title, format_item = function(item) return M.permission_label(item, params) end },
-                function(item) choice, done = item, true end)
-  vim.wait(((params.timeoutSeconds or 600) + 1) * 1000, function() return done end, 50)
+  local items = params.options or { "allow_once", "reject_once" }
+  local choice = select_async(items, { prompt = params.title, kind = "pi.permission",
+                                       format_item = function(item) return M.permission_label(item, params) end })
   return { outcome = choice or "cancelled" }
 end
 
-function handlers.permission_timeout(event)
-  line(("[%s was not run: nobody answered the permission request within %s s]"):format(event.toolName,
-                                                                                      event.timeoutSeconds))
-end
-
--- workspace/trust: answered asynchronously. vim.lsp.rpc runs server requests in a coroutine,
--- so it yields until vim.ui.select calls back; no answer (dismissed) is an error reply,
--- which the daemon does not remember.
+-- No answer (dismissed) is an error reply, which the daemon does not remember.
 local function workspace_trust(params)
-  local co = coroutine.running()
   local lines = {}
   for _, r in ipairs(params.reasons or {}) do table.insert(lines, r.field .. ": " .. r.effect) end
   local prompt = "Trust workspace " .. params.workspace .. "? Until then pi ignores: " .. table.concat(lines, "; ")
-  vim.ui.select({ "Trust", "Don't trust" }, { prompt = prompt }, function(item)
-    vim.schedule(function() coroutine.resume(co, item) end)
-  end)
-  local item = coroutine.yield()
+  local item = select_async({ "Trust", "Don't trust" }, { prompt = prompt, kind = "pi.trust" })
   if item == nil then return nil, vim.lsp.rpc.rpc_response_error(-32800, "not answered") end
   return { trusted = item == "Trust" }
 end
 
-function M.request(method, params, callback)
-  assert(state.rpc, "pi-daemon is not running: call require('pi').start()")
+local function running() return state.rpc ~= nil and not state.rpc.is_closing() end
+
+-- Sends a request; errors are shown to the user unless `on_error` takes them.
+function M.request(method, params, callback, on_error)
+  if not running() then
+    vim.notify("pi: the daemon is not running; ask something with :Pi to start it", vim.log.levels.WARN)
+    return
+  end
   if params == nil or vim.tbl_isempty(params) then params = vim.empty_dict() end -- {} would be a JSON array
   state.rpc.request(method, params, function(err, result)
     vim.schedule(function()
-      if err then vim.notify("pi: " .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      if err and on_error then on_error(err)
+      elseif err then vim.notify("pi: " .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
       elseif callback then callback(result) end
     end)
   end)
 end
 
+-- The last lines the daemon wrote to stderr: why it could not start or why it stopped.
+local function log_tail(n)
+  if not state.log or vim.fn.filereadable(state.log) == 0 then return "" end
+  local lines = vim.fn.readfile(state.log)
+  return vim.trim(table.concat(vim.list_slice(lines, math.max(1, #lines - n + 1)), "\n"))
+end
+
 function M.start(opts)
   M.config = vim.tbl_deep_extend("force", M.config, opts or {})
-  if state.rpc and not state.rpc.is_closing() then return end
+  if running() then return end
   local cmd = vim.deepcopy(M.config.cmd)
   if M.config.model then vim.list_extend(cmd, { "--model", M.config.model }) end
+  state.log = vim.fn.tempname() .. "-pi-daemon.log"
+  -- stderr (the daemon's log) goes to a file, so that a failed start can say why.
+  cmd = vim.list_extend({ "sh", "-c", 'log=$1; shift; exec "$@" 2>>"$log"', "sh", state.log }, cmd)
   state.busy, state.settled, state.queue = false, 0, { steering = {}, followUp = {} }
+  state.stats, state.model = nil, nil
   local rpc
   rpc = vim.lsp.rpc.start(cmd, {
     notification = function(method, params)
@@ -208,24 +212,58 @@ function M.start(opts)
     server_request = function(method, params)
       if method == "permission/request" then return permission(params) end
       if method == "workspace/trust" then return workspace_trust(params) end
-      return nil, { code = -32601, message = "unknown method " .. method }
+      return nil, vim.lsp.rpc.rpc_response_error(-32601, "unknown method " .. method)
     end,
     on_exit = function(code, signal)
       vim.schedule(function()
         if state.rpc == rpc then state.rpc = nil end -- not a newer connection's
-        if code ~= 0 and signal ~= 15 then vim.notify("pi-daemon exited: " .. code .. "/" .. signal) end
+        if code ~= 0 and signal ~= 15 then
+          local why = log_tail(12)
+          vim.notify(("pi-daemon stopped (exit code %d)%s"):format(code, why ~= "" and ":\n" .. why or ""),
+                     vim.log.levels.ERROR)
+        end
+        vim.cmd.redrawstatus()
       end)
     end,
   }, { cwd = M.config.cwd or vim.fn.getcwd(), env = M.config.env })
   state.rpc = rpc
   M.request("initialize", { protocolVersion = 1, clientInfo = { name = "pi.nvim" },
-                            capabilities = { permissions = M.config.permissions, workspaceTrust = true } })
+                            capabilities = { permissions = M.config.permissions, workspaceTrust = true } },
+            function() M.refresh_status() end)
+end
+
+-- Model, tokens and cost for the statusline, fetched after each answer.
+function M.refresh_status()
+  if not running() then return end
+  local quiet = function() end
+  M.request("getState", {}, function(s)
+    if s.model ~= vim.NIL and s.model then state.model = s.model.provider .. "/" .. s.model.id end
+    if not running() then return end
+    M.request("session/stats", {}, function(stats) state.stats = stats vim.cmd.redrawstatus() end, quiet)
+    vim.cmd.redrawstatus()
+  end, quiet)
+end
+
+-- A statusline component: `π faux/demo · 1234 tok · $0.0021`, empty while the daemon is not running.
+function M.statusline()
+  if not running() then return "" end
+  local parts = { "π " .. (state.model or "no model") }
+  if state.stats then
+    table.insert(parts, state.stats.tokens.total .. " tok")
+    table.insert(parts, ("$%.4f"):format(state.stats.cost))
+  end
+  if state.busy then table.insert(parts, "working") end
+  return table.concat(parts, " · ")
 end
 
 function M.open()
-  local buf = chat_buffer()
-  if #vim.fn.win_findbuf(buf) == 0 then vim.cmd("botright vsplit") vim.api.nvim_win_set_buf(0, buf) end
-  set_folds(buf)
+  local buf = chat.buffer()
+  if #vim.fn.win_findbuf(buf) == 0 then
+    vim.cmd("botright vsplit")
+    vim.api.nvim_win_set_buf(0, buf)
+    vim.wo.foldmethod = "marker"
+    vim.wo.foldlevel = 0
+  end
 end
 
 function M.prompt(text, behaviour)
@@ -241,22 +279,53 @@ function M.send(text)
   else M.prompt(text) end
 end
 
+-- A floating prompt: write (several lines if needed), <C-s> or <CR> in normal mode sends, q cancels.
+function M.ask()
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.bo[buf].filetype = "markdown"
+  local width = math.max(40, math.floor(vim.o.columns * 0.6))
+  local win = vim.api.nvim_open_win(buf, true, {
+    relative = "editor", width = width, height = 5, row = math.floor((vim.o.lines - 7) / 2),
+    col = math.floor((vim.o.columns - width) / 2), style = "minimal", border = "rounded",
+    title = state.busy and " pi is working: steer or follow up " or " Ask pi ", title_pos = "center",
+    footer = " <C-s> send · q cancel ", footer_pos = "center",
+  })
+  local function submit()
+    local text = vim.trim(table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n"))
+    vim.api.nvim_win_close(win, true)
+    vim.cmd.stopinsert()
+    if text ~= "" then M.send(text) end
+  end
+  vim.keymap.set({ "n", "i" }, "<C-s>", submit, { buffer = buf, desc = "pi: send" })
+  vim.keymap.set("n", "<CR>", submit, { buffer = buf, desc = "pi: send" })
+  vim.keymap.set("n", "q", function() vim.api.nvim_win_close(win, true) end, { buffer = buf, desc = "pi: cancel" })
+  vim.cmd.startinsert()
+  return buf, win
+end
+
 function M.steer(text) M.request("steer", { text = text }) end
 function M.follow_up(text) M.request("followUp", { text = text }) end
 function M.abort() M.request("abort") end
-function M.new() M.start() M.request("session/new", {}, function() vim.api.nvim_buf_set_lines(chat_buffer(), 0, -1, false, {}) end) end
+function M.new() M.start() M.request("session/new", {}, function() chat.clear() M.refresh_status() end) end
+
+local function when(iso)
+  return iso and iso ~= vim.NIL and (iso:gsub("T", " "):sub(1, 16)) or "?"
+end
+
+function M.session_label(s)
+  local title = s.name ~= vim.NIL and s.name or s.firstMessage
+  if title == nil or title == vim.NIL or title == "" then title = "(empty)" end
+  return ("%s  %s  (%d messages)"):format(when(s.updatedAt), title, s.messageCount)
+end
 
 function M.sessions()
   M.start()
   M.request("session/list", {}, function(result)
-    vim.ui.select(result.sessions, {
-      prompt = "Resume session",
-      format_item = function(s) return (s.name or s.firstMessage) .. "  (" .. s.messageCount .. " messages)" end,
-    }, function(choice)
+    vim.ui.select(result.sessions, { prompt = "Resume session", format_item = M.session_label }, function(choice)
       if not choice then return end
-      vim.api.nvim_buf_set_lines(chat_buffer(), 0, -1, false, {})
+      chat.clear()
       M.open()
-      M.request("session/load", { sessionId = choice.sessionId, replay = true })
+      M.request("session/load", { sessionId = choice.sessionId, replay = true }, function() M.refresh_status() end)
     end)
   end)
 end
@@ -268,7 +337,7 @@ function M.fork()
       function(choice)
         if not choice then return end
         M.request("session/fork", { entryId = choice.id }, function(forked)
-          vim.api.nvim_buf_set_lines(chat_buffer(), 0, -1, false, {})
+          chat.clear()
           M.request("session/load", { sessionId = forked.sessionId, replay = true })
           vim.fn.setreg("p", forked.text)
           vim.notify("pi: forked; the message is in register p")
@@ -277,20 +346,60 @@ function M.fork()
   end)
 end
 
+-- The models to pick from: the current one marked, the unusable ones with the reason.
+function M.model_items(result, current)
+  local items = {}
+  for _, m in ipairs(result.models) do
+    local name = m.provider .. "/" .. m.id
+    table.insert(items, { model = m, label = (name == current and "● " or "  ") .. name })
+  end
+  for _, u in ipairs(result.unavailable or {}) do
+    table.insert(items, { reason = u.reason,
+                          label = "✗ " .. u.provider .. "/" .. table.concat(u.models or {}, ", ") .. " — " .. u.reason })
+  end
+  return items
+end
+
 function M.model()
   M.start()
   M.request("listModels", {}, function(result)
-    vim.ui.select(result.models, { prompt = "Model", format_item = function(m) return m.provider .. "/" .. m.id end },
-      function(choice)
-        if choice then M.request("setModel", { provider = choice.provider, modelId = choice.id }) end
+    local items = M.model_items(result, state.model)
+    vim.ui.select(items, { prompt = "Model (now " .. (state.model or "none") .. ")",
+                           format_item = function(item) return item.label end }, function(choice)
+      if not choice then return end
+      if choice.reason then vim.notify("pi: " .. choice.reason, vim.log.levels.WARN) return end
+      M.request("setModel", { provider = choice.model.provider, modelId = choice.model.id }, function()
+        state.model = choice.model.provider .. "/" .. choice.model.id
+        M.refresh_status()
       end)
+    end)
   end)
 end
 
-function M.status() return state end
+function M.show_log()
+  if state.log then vim.cmd.split(vim.fn.fnameescape(state.log)) else vim.notify("pi: no daemon log yet") end
+end
+
+function M.status()
+  state.buf = chat.current()
+  return state
+end
 
 function M.stop()
   if state.rpc then state.rpc.terminate() state.rpc = nil end
+end
+
+-- setup(opts): the configuration (see M.config) and the default keymaps. Calling it is
+-- optional; lazy.nvim calls it with `opts`.
+function M.setup(opts)
+  M.config = vim.tbl_deep_extend("force", M.config, opts or {})
+  M.did_setup = true
+  local keys = M.config.keymaps
+  if keys == false then return end
+  local actions = { prompt = M.ask, chat = M.open, abort = M.abort, sessions = M.sessions, model = M.model, new = M.new }
+  for name, action in pairs(actions) do
+    if keys[name] then vim.keymap.set("n", keys[name], action, { desc = "pi: " .. name }) end
+  end
 end
 
 return M

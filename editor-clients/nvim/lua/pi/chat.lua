@@ -1,0 +1,149 @@
+-- The chat buffer of pi.nvim: appends streamed text, keeps each tool's output in a folded
+-- region that grows while the tool runs, and renders stored messages exactly as the live
+-- stream renders them, so a replayed session reads the same as it did live.
+-- Windows whose cursor sits on the last line follow the text; the others stay where the user is.
+local M = {}
+
+local ns = vim.api.nvim_create_namespace("pi_chat")
+local buf_ = nil
+local tools = {} -- toolCallId -> { mark, count, name }: the live output regions
+
+function M.buffer()
+  if buf_ and vim.api.nvim_buf_is_valid(buf_) then return buf_ end
+  local buf = vim.api.nvim_create_buf(true, true)
+  vim.api.nvim_buf_set_name(buf, "pi://chat")
+  vim.bo[buf].filetype = "markdown"
+  vim.bo[buf].buftype = "nofile"
+  buf_ = buf
+  return buf
+end
+
+-- The chat buffer if there is one (nil before the first use).
+function M.current()
+  return buf_ and vim.api.nvim_buf_is_valid(buf_) and buf_ or nil
+end
+
+function M.clear()
+  tools = {}
+  vim.api.nvim_buf_clear_namespace(M.buffer(), ns, 0, -1)
+  vim.api.nvim_buf_set_lines(M.buffer(), 0, -1, false, {})
+end
+
+-- Runs `change` on the buffer; windows that were at the end before it are moved to the new end.
+local function changing(change)
+  local buf = M.buffer()
+  local last = vim.api.nvim_buf_line_count(buf)
+  local following = {}
+  for _, win in ipairs(vim.fn.win_findbuf(buf)) do
+    if vim.api.nvim_win_get_cursor(win)[1] >= last then table.insert(following, win) end
+  end
+  change(buf)
+  local count = vim.api.nvim_buf_line_count(buf)
+  for _, win in ipairs(following) do vim.api.nvim_win_set_cursor(win, { count, 0 }) end
+end
+
+-- Appends text at the end of the buffer; "\n" starts new lines. Cheap for every delta.
+function M.append(text)
+  changing(function(buf)
+    local last = vim.api.nvim_buf_line_count(buf) - 1
+    local current = vim.api.nvim_buf_get_lines(buf, last, last + 1, false)[1] or ""
+    vim.api.nvim_buf_set_text(buf, last, #current, last, #current, vim.split(text, "\n", { plain = true }))
+  end)
+end
+
+function M.line(text) M.append("\n" .. text) end
+
+local function split(text)
+  if text == nil or text == "" then return {} end
+  return vim.split(text, "\n", { plain = true })
+end
+
+-- A tool call's arguments, one per line; multi-line strings (file contents, scripts) as
+-- indented blocks.
+function M.format_args(args)
+  local out = {}
+  if type(args) ~= "table" then return { "  " .. vim.json.encode(args) } end
+  local keys = vim.tbl_keys(args)
+  table.sort(keys)
+  for _, key in ipairs(keys) do
+    local value = args[key]
+    if type(value) == "string" and value:find("\n", 1, true) then
+      table.insert(out, "  " .. key .. ":")
+      for _, l in ipairs(split(value)) do table.insert(out, "    " .. l) end
+    elseif type(value) == "string" then
+      table.insert(out, "  " .. key .. ": " .. value)
+    else
+      table.insert(out, "  " .. key .. ": " .. vim.json.encode(value))
+    end
+  end
+  return out
+end
+
+function M.tool_call(call)
+  M.line("→ " .. call.name)
+  for _, l in ipairs(M.format_args(call.arguments or vim.empty_dict())) do M.line(l) end
+end
+
+-- The fold's first line is what a closed fold shows, so the error tag goes there.
+local function header(name, is_error)
+  return name .. " output" .. (is_error and " (error)" or "") .. " {{{"
+end
+
+-- A finished tool output (a stored toolResult message).
+function M.tool_output(name, text, is_error)
+  M.line(header(name, is_error))
+  for _, l in ipairs(split(text)) do M.line(l) end
+  M.line("}}}")
+end
+
+-- A running tool: an empty fold whose inside is replaced as partial results arrive.
+function M.tool_start(id, name)
+  M.line(header(name))
+  local buf = M.buffer()
+  local row = vim.api.nvim_buf_line_count(buf) - 1
+  tools[id] = { mark = vim.api.nvim_buf_set_extmark(buf, ns, row, 0, {}), count = 0, name = name }
+  M.line("}}}")
+end
+
+function M.tool_update(id, text)
+  local tool = tools[id]
+  if not tool then return end
+  changing(function(buf)
+    local row = vim.api.nvim_buf_get_extmark_by_id(buf, ns, tool.mark, {})[1]
+    if not row then return end
+    local lines = split(text)
+    vim.api.nvim_buf_set_lines(buf, row + 1, row + 1 + tool.count, false, lines)
+    tool.count = #lines
+  end)
+end
+
+function M.tool_end(id, text, is_error)
+  local tool = tools[id]
+  if not tool then return end
+  M.tool_update(id, text)
+  if is_error then
+    local buf = M.buffer()
+    local row = vim.api.nvim_buf_get_extmark_by_id(buf, ns, tool.mark, {})[1]
+    if row then vim.api.nvim_buf_set_lines(buf, row, row + 1, false, { header(tool.name, true) }) end
+  end
+  vim.api.nvim_buf_del_extmark(M.buffer(), ns, tool.mark)
+  tools[id] = nil
+end
+
+-- A line of virtual text under the current end (turn separators): not part of the conversation.
+function M.mark_end(text)
+  local buf = M.buffer()
+  vim.api.nvim_buf_set_extmark(buf, ns, vim.api.nvim_buf_line_count(buf) - 1, 0,
+                               { virt_lines = { { { text, "Comment" } } } })
+end
+
+-- The virtual separators, top to bottom (for tests and the statusline).
+function M.marks()
+  local out = {}
+  for _, mark in ipairs(vim.api.nvim_buf_get_extmarks(M.buffer(), ns, 0, -1, { details = true })) do
+    if mark[4].virt_lines then table.insert(out, mark[4].virt_lines[1][1][1]) end
+  end
+  return out
+end
+
+return M

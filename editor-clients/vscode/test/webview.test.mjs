@@ -1,0 +1,174 @@
+// The chat view's page in a real browser (the system's Chromium, headless), fed with the
+// events of the real daemon as the extension forwards them.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { createRequire } from "node:module";
+import { chromium } from "playwright-core";
+
+const require = createRequire(import.meta.url);
+const { PiClient } = require("../dist/rpcClient.js");
+const { chatHtml, newNonce } = require("../dist/chatHtml.js");
+const PYTHON = process.env.PI_DAEMON_PYTHON || "python3";
+const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
+const LAUNCH = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", "--no-first-run"];
+
+let browser;
+before(async () => { browser = await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH }); });
+after(async () => { await browser?.close(); });
+
+function workspace(replies, options = {}) {
+  const dir = mkdtempSync(join(tmpdir(), "pi-webview-"));
+  writeFileSync(join(dir, "script.json"), JSON.stringify({ modelId: "script", replies, ...options }));
+  return dir;
+}
+const text = (t) => ({ content: [{ type: "text", text: t }] });
+const call = (name, args) => ({ content: [{ type: "toolCall", id: `c_${name}`, name, arguments: args }], stopReason: "toolUse" });
+
+// The page as VS Code would show it: the extension's HTML (its CSP included) and script.
+async function openView() {
+  const dir = mkdtempSync(join(tmpdir(), "pi-page-"));
+  const html = chatHtml({ cspSource: "file:", scriptUri: pathToFileURL(resolve("dist/webview.js")).href, nonce: newNonce() });
+  writeFileSync(join(dir, "chat.html"), html);
+  const page = await browser.newPage({ viewport: { width: 420, height: 500 } });
+  await page.addInitScript(() => {
+    window.posted = [];
+    window.acquireVsCodeApi = () => ({ postMessage: (m) => window.posted.push(m) });
+  });
+  await page.goto(pathToFileURL(join(dir, "chat.html")).href);
+  await page.waitForFunction(() => window.posted.some((m) => m.type === "ready"));
+  return page;
+}
+
+// A daemon whose events go to the page in order, as the extension posts them.
+async function daemon(dir, page, extra = {}) {
+  const env = { ...process.env, PI_DAEMON_HOME: dir };
+  for (const key of Object.keys(env)) if (key.endsWith("_API_KEY")) delete env[key];
+  const c = new PiClient({
+    command: PYTHON, args: ["-m", "pi_daemon", "--faux-script", join(dir, "script.json"), "--model", "faux/script",
+                            ...(extra.daemonArgs ?? [])], cwd: dir, env,
+  });
+  let chain = Promise.resolve();
+  const events = [];
+  c.onEvent((_id, event) => {
+    events.push(event);
+    chain = chain.then(() => page.evaluate((e) => window.postMessage({ type: "event", event: e }, "*"), event));
+  });
+  c.settled = async (n = 1) => {
+    await waitFor(() => events.filter((e) => e.type === "agent_settled").length >= n);
+    await chain;
+  };
+  c.events = events;
+  await c.start();
+  return c;
+}
+
+async function waitFor(predicate, timeout = 20000) {
+  const start = Date.now();
+  while (!(await predicate())) {
+    if (Date.now() - start > timeout) throw new Error("timed out");
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const posted = (page) => page.evaluate(() => window.posted);
+
+test("while an answer streams, an opened thinking block stays open, the view stays put and a queued item can be clicked away", async () => {
+  const long = Array.from({ length: 80 }, (_, i) => `Paragraph ${i} of the answer.`).join("\n\n");
+  const dir = workspace([{ content: [{ type: "thinking", thinking: "thinking it over" }, { type: "text", text: long }] },
+                         text("the follow-up answer")], { chunkSize: 4, delayMs: 4 });
+  const page = await openView();
+  const c = await daemon(dir, page);
+  await c.prompt("write a lot");
+  await page.waitForSelector("details.thinking");
+  await page.click("details.thinking summary"); // the user opens it
+  await page.waitForFunction(() => document.body.innerText.includes("Paragraph 20"));
+  await page.evaluate(() => window.scrollTo(0, 0)); // and reads from the top
+  const { queueId } = await c.prompt("and then this", "followUp");
+  await page.evaluate((id) => window.postMessage({ type: "queue", items: [{ id, text: "and then this", kind: "followUp" }] }, "*"), queueId);
+  const item = await page.waitForSelector("#queue li");
+  await page.evaluate(() => { document.querySelector("#queue li").marked = true; });
+  await page.waitForFunction(() => document.body.innerText.includes("Paragraph 40"));
+  assert.equal(await page.evaluate(() => document.querySelector("#queue li").marked), true, "the same item, not a new one");
+  await item.click();
+  assert.ok((await posted(page)).some((m) => m.type === "removeQueued" && m.queueId === queueId));
+  const removed = await c.request("removeQueued", { queueId });
+  assert.ok(removed);
+  await c.settled();
+  assert.equal(await page.evaluate(() => document.querySelector("details.thinking").open), true);
+  assert.equal(await page.evaluate(() => window.scrollY), 0);
+  assert.ok(await page.evaluate(() => document.body.innerText.includes("Paragraph 79")));
+  assert.ok(!c.events.some((e) => e.type === "message_start" && e.message.role === "user" && e.message.content?.[0]?.text === "and then this"),
+            "the removed follow-up was not sent");
+  await c.stop();
+  await page.close();
+});
+
+test("answers are Markdown: code blocks with a copy button, raw HTML shown as text", async () => {
+  const answer = "Run **this**:\n\n```python\nprint('hi')\n```\n\n<img src=x onerror=\"window.hacked=1\"> done";
+  const dir = workspace([text(answer)], { chunkSize: 5, delayMs: 1 });
+  const page = await openView();
+  const c = await daemon(dir, page);
+  await c.prompt("show me");
+  await c.settled();
+  assert.equal(await page.textContent(".assistant strong"), "this");
+  assert.equal(await page.textContent(".assistant pre code"), "print('hi')\n");
+  assert.equal(await page.locator(".assistant img").count(), 0);
+  assert.ok((await page.textContent(".assistant")).includes("<img src=x"));
+  await page.click(".assistant .code button.copy");
+  assert.ok((await posted(page)).some((m) => m.type === "copy" && m.text === "print('hi')\n"));
+  assert.equal(await page.textContent(".assistant .code button.copy"), "Copied");
+  await c.stop();
+  await page.close();
+});
+
+test("a resumed session shows its tool calls with their outputs", async () => {
+  const dir = workspace([call("bash", { command: "echo from-the-tool" }), text("all done")]);
+  const first = await daemon(dir, await openView(), { daemonArgs: ["--allow", "bash"] });
+  await first.prompt("run it");
+  await first.settled();
+  const { sessionId } = await first.request("getState");
+  await first.stop();
+  const page = await openView();
+  const second = await daemon(dir, page);
+  await second.request("session/load", { sessionId, replay: true });
+  await page.waitForFunction(() => document.body.innerText.includes("all done"));
+  assert.equal(await page.textContent("details.tool summary"), "bash echo from-the-tool");
+  await page.click("details.tool summary");
+  assert.equal(await page.textContent("details.tool .args"), "$ echo from-the-tool");
+  assert.equal((await page.textContent("details.tool .output")).trim(), "from-the-tool");
+  await second.stop();
+  await page.close();
+});
+
+test("a stopped answer says so quietly, not as an error", async () => {
+  const dir = workspace([text("x".repeat(5000))], { chunkSize: 1, delayMs: 3 });
+  const page = await openView();
+  const c = await daemon(dir, page);
+  await c.prompt("talk");
+  await page.waitForFunction(() => document.body.innerText.includes("xxxxxxxx"));
+  await c.abort();
+  await c.settled();
+  assert.equal(await page.textContent(".assistant .note"), "stopped");
+  assert.equal(await page.locator(".error").count(), 0);
+  await c.stop();
+  await page.close();
+});
+
+test("the page's Content-Security-Policy runs only the view's own script", async () => {
+  const page = await openView();
+  const csp = await page.getAttribute("meta[http-equiv=Content-Security-Policy]", "content");
+  assert.match(csp, /default-src 'none'/);
+  assert.match(csp, /script-src 'nonce-[A-Za-z0-9]{32}'/);
+  await page.evaluate(() => {
+    const s = document.createElement("script");
+    s.textContent = "window.injected = 1";
+    document.body.append(s);
+  });
+  assert.equal(await page.evaluate(() => window.injected), undefined);
+  await page.close();
+});
