@@ -75,6 +75,8 @@ class McpConnection:
         self.error: str | None = None
         self.tools: list[RemoteTool] = []
         self.starts = 0
+        # Starting includes the server's own start-up (an npx download, say): never shorter than 30 s.
+        self.start_timeout = max(config.timeout, 30.0)
         self._on_change = on_change
         self._session: Any = None
         self._task: asyncio.Task | None = None
@@ -129,14 +131,15 @@ class McpConnection:
             async with contextlib.AsyncExitStack() as stack:
                 read, write = await stack.enter_async_context(self._transport(sdk))
                 session = await stack.enter_async_context(sdk["ClientSession"](read, write))
-                await asyncio.wait_for(self._handshake(session), self.config.timeout)
+                try:
+                    await asyncio.wait_for(self._handshake(session), self.start_timeout)
+                except asyncio.TimeoutError:
+                    raise CallFailed(f"did not finish starting within {self.start_timeout:g} s") from None
                 self._session = session
                 self._changed("ready")
                 self._ready.set()
                 await self._stop.wait()
                 self._session = None
-        except asyncio.TimeoutError:
-            self._fail(f"did not finish starting within {self.config.timeout:g} s{self._stderr_tail()}")
         except asyncio.CancelledError:
             raise
         except BaseException as exc:  # noqa: BLE001 - every failure is a state, never a crash
@@ -151,7 +154,10 @@ class McpConnection:
     def _start_failure(self, exc: BaseException) -> str:
         if self.state == "ready":  # stopping after a failed call: the reason is already set
             return self.error or _reason(exc)
-        return f"could not start: {_reason(exc)}{self._stderr_tail()}"
+        while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+            exc = exc.exceptions[0]
+        what = str(exc) if isinstance(exc, CallFailed) else f"could not start: {_reason(exc)}"
+        return f"{what}{self._stderr_tail()}"
 
     def _fail(self, reason: str) -> None:
         if self.state == "failed" and self.error:
