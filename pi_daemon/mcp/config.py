@@ -99,7 +99,7 @@ def _entry(name: str, entry: Any, source: str, base: Path) -> ServerConfig:
         return ServerConfig(name, source, command=os.path.expanduser(entry["command"]),
                             args=tuple(_strings(entry.get("args"), "args")),
                             env=tuple(_mapping(entry.get("env"), "env")),
-                            cwd=str(base / os.path.expanduser(cwd)) if cwd else None, timeout=_timeout(entry))
+                            cwd=str(base / os.path.expanduser(cwd or ".")), timeout=_timeout(entry))
     if isinstance(entry.get("url"), str) and entry["url"].startswith(("http://", "https://")):
         return ServerConfig(name, source, url=entry["url"], headers=tuple(_mapping(entry.get("headers"), "headers")),
                             timeout=_timeout(entry))
@@ -107,7 +107,8 @@ def _entry(name: str, entry: Any, source: str, base: Path) -> ServerConfig:
 
 
 def read_file(path: Path, base: Path) -> tuple[list[ServerConfig], list[ConfigProblem]]:
-    """The servers of one ``mcp.json`` and what could not be used of it."""
+    """The servers of one ``mcp.json`` and what could not be used of it; a stdio server
+    runs in ``base`` (the workspace) or its ``cwd`` taken from there."""
     if not path.is_file():
         return [], []
     try:
@@ -134,7 +135,7 @@ def workspace_file(workspace: str | Path) -> Path:
 
 def load(workspace: str | Path, trusted: bool) -> tuple[list[ServerConfig], list[ConfigProblem], list[Ignored]]:
     """The configured servers, the problems found, and the workspace servers ignored (untrusted)."""
-    home, problems = read_file(home_dir() / "mcp.json", home_dir())
+    home, problems = read_file(home_dir() / "mcp.json", Path(workspace))
     servers = {s.name: s for s in home}
     path = workspace_file(workspace)
     ignored: list[Ignored] = []
