@@ -2,7 +2,7 @@
 // All protocol work is in rpcClient.ts; this file is only the VS Code surface.
 
 import * as vscode from "vscode";
-import { Conversation, Json, Outcome, PiClient, PermissionRequest, WorkspaceTrustRequest, permissionPrompt } from "./rpcClient";
+import { Commands, Conversation, Json, Outcome, PiClient, PermissionRequest, WorkspaceTrustRequest, permissionPrompt } from "./rpcClient";
 
 let client: PiClient | undefined;
 let conversation = new Conversation();
@@ -11,6 +11,11 @@ let status: vscode.StatusBarItem;
 let output: vscode.OutputChannel;
 const diffs = new Map<string, string>();
 let queued: { id: string; text: string; kind: string }[] = []; // what this window queued, for "remove"
+const slashCommands = new Commands(); // completion after "/" in the chat input
+
+function postCommands(): void {
+  view?.webview.postMessage({ type: "commands", commands: slashCommands.list });
+}
 
 function render(): void {
   view?.webview.postMessage({
@@ -52,6 +57,7 @@ async function askWorkspaceTrust(request: WorkspaceTrustRequest): Promise<boolea
 }
 
 function onEvent(_sessionId: string, event: Json): void {
+  if (slashCommands.apply(event)) postCommands();
   conversation.apply(event);
   if (event.type === "tool_execution_end" && event.result?.details?.diff) {
     diffs.set(event.toolCallId, event.result.details.diff);
@@ -75,7 +81,14 @@ async function showDiff(toolCallId: string): Promise<void> {
 async function send(text: string): Promise<void> {
   if (!text.trim()) return;
   if (!conversation.busy) {
-    await client!.prompt(text);
+    const result = await client!.prompt(text);
+    if (result.disposition === "command") {
+      if (result.command.name === "new") conversation = new Conversation();
+      if (result.command.name === "export") vscode.window.showInformationMessage(`pi: exported to ${result.command.result.file}`);
+      else vscode.window.setStatusBarMessage(`pi: /${result.command.name} done`, 3000);
+      render();
+      refreshStatus();
+    }
     return;
   }
   const pick = await vscode.window.showQuickPick(
@@ -164,7 +177,7 @@ class ChatView implements vscode.WebviewViewProvider {
         else if (message.type === "abort") await client!.abort();
         else if (message.type === "removeQueued") await client!.request("removeQueued", { queueId: message.queueId });
         else if (message.type === "diff") await showDiff(message.toolCallId);
-        else if (message.type === "ready") render();
+        else if (message.type === "ready") { render(); postCommands(); }
       } catch (error: any) {
         vscode.window.showErrorMessage(`pi: ${error.message ?? error}`);
       }
@@ -197,6 +210,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   try {
     await client.start();
     refreshStatus();
+    await slashCommands.load(client);
+    postCommands();
   } catch (error: any) {
     vscode.window.showErrorMessage(`pi-daemon did not start: ${error.message ?? error}`);
   }
@@ -206,25 +221,44 @@ export async function deactivate(): Promise<void> {
   await client?.stop();
 }
 
-function chatHtml(): string {
+export function chatHtml(): string {
   return `<!doctype html><html><head><meta charset="utf-8"><style>
 body{font-family:var(--vscode-font-family);font-size:var(--vscode-font-size);padding:0 8px}
 .m{margin:8px 0;white-space:pre-wrap;word-wrap:break-word}.user{color:var(--vscode-textLink-foreground)}
 .error{color:var(--vscode-errorForeground)}details{opacity:.8}pre{background:var(--vscode-textCodeBlock-background);padding:4px;overflow:auto}
 #queue li{cursor:pointer}#bar{position:sticky;bottom:0;background:var(--vscode-sideBar-background);padding:6px 0}
-textarea{width:100%;min-height:3em}</style></head><body>
+textarea{width:100%;min-height:3em}#suggest{list-style:none;margin:0;padding:0}
+#suggest li{cursor:pointer;padding:1px 4px}#suggest li.sel{background:var(--vscode-list-activeSelectionBackground)}
+#suggest .d{opacity:.7;margin-left:6px}</style></head><body>
 <div id="log"></div><ul id="queue"></ul>
-<div id="bar"><textarea id="input" placeholder="Ask pi… (Enter sends, Shift+Enter new line)"></textarea>
+<div id="bar"><ul id="suggest"></ul><textarea id="input" placeholder="Ask pi… (Enter sends, Shift+Enter new line, / for commands)"></textarea>
 <button id="stop" disabled>Stop</button></div>
 <script>
 const vscode = acquireVsCodeApi();
 const esc = (s) => String(s ?? "").replace(/[&<>]/g, (c) => ({"&":"&amp;","<":"&lt;",">":"&gt;"}[c]));
 const input = document.getElementById("input"), log = document.getElementById("log");
-input.addEventListener("keydown", (e) => { if (e.key === "Enter" && !e.shiftKey) { e.preventDefault();
-  vscode.postMessage({type: "send", text: input.value}); input.value = ""; } });
+const suggest = document.getElementById("suggest");
+let commands = [], shown = [], selected = 0;
+const matching = (value) => { const m = new RegExp("^/([A-Za-z0-9_.:-]*)$").exec(value);
+  return m ? commands.filter((c) => c.name.toLowerCase().startsWith(m[1].toLowerCase())) : []; };
+const drawSuggestions = () => { shown = matching(input.value); selected = Math.min(selected, Math.max(shown.length - 1, 0));
+  suggest.innerHTML = shown.map((c, i) => "<li class='" + (i === selected ? "sel" : "") + "' data-i='" + i + "'>/"
+    + esc(c.name) + (c.argumentHint ? " " + esc(c.argumentHint) : "") + "<span class=d>" + esc(c.description) + " · " + esc(c.source) + "</span></li>").join("");
+  for (const li of suggest.querySelectorAll("li")) li.onclick = () => { choose(Number(li.dataset.i)); input.focus(); }; };
+const choose = (i) => { input.value = "/" + shown[i].name + " "; drawSuggestions(); };
+input.addEventListener("input", () => { selected = 0; drawSuggestions(); });
+input.addEventListener("keydown", (e) => {
+  if (shown.length && (e.key === "Tab" || (e.key === "Enter" && !e.shiftKey && input.value !== "/" + shown[selected].name))) {
+    e.preventDefault(); choose(selected); return; }
+  if (shown.length && (e.key === "ArrowDown" || e.key === "ArrowUp")) {
+    e.preventDefault(); selected = (selected + (e.key === "ArrowDown" ? 1 : shown.length - 1)) % shown.length; drawSuggestions(); return; }
+  if (e.key === "Escape") { suggest.innerHTML = ""; shown = []; return; }
+  if (e.key === "Enter" && !e.shiftKey) { e.preventDefault();
+  vscode.postMessage({type: "send", text: input.value}); input.value = ""; drawSuggestions(); } });
 document.getElementById("stop").onclick = () => vscode.postMessage({type: "abort"});
 window.addEventListener("message", ({data}) => {
   if (data.type === "input") { input.value = data.text; input.focus(); return; }
+  if (data.type === "commands") { commands = data.commands || []; drawSuggestions(); return; }
   if (data.type !== "state") return;
   document.getElementById("stop").disabled = !data.busy;
   log.innerHTML = data.messages.map((m) => {

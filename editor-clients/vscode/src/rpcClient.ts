@@ -11,6 +11,7 @@ import {
   StreamMessageWriter,
 } from "vscode-jsonrpc/node";
 
+export { Commands, CommandInfo, completeCommand } from "./commands";
 export type Json = any;
 export type Outcome = "allow_once" | "allow_session" | "allow_always" | "reject_once" | "reject_always" | "cancelled";
 

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { createRequire } from "node:module";
 
 const require = createRequire(import.meta.url);
-const { PiClient, Conversation, permissionPrompt } = require("../dist/rpcClient.js");
+const { PiClient, Conversation, Commands, permissionPrompt } = require("../dist/rpcClient.js");
 const PYTHON = process.env.PI_DAEMON_PYTHON || "python3";
 
 function workspace(replies, options = {}) {
@@ -193,3 +193,65 @@ function trustEnv(home) {
   for (const key of Object.keys(env)) if (key.endsWith("_API_KEY")) delete env[key];
   return env;
 }
+
+test("slash commands: listed, completed after /, updated when the files change, run by the daemon", async () => {
+  const dir = workspace([text("reviewed")]);
+  mkdirSync(join(dir, ".pi", "prompts"), { recursive: true });
+  writeFileSync(join(dir, ".pi", "prompts", "review.md"), "---\ndescription: Review the changes\nargument-hint: \"[focus]\"\n---\nReview $1 now.");
+  const { c, events, settled, saw } = client(dir);
+  await c.start();
+  const commands = new Commands();
+  await commands.load(c);
+  const names = (input) => commands.complete(input).map((x) => x.name);
+  assert.deepEqual(names("/re"), ["review"]);
+  assert.deepEqual(commands.complete("/rev")[0], {
+    name: "review", description: "Review the changes", source: "template", argumentHint: "[focus]",
+    file: join(dir, ".pi", "prompts", "review.md"),
+  });
+  assert.ok(names("/").includes("compact") && names("/").includes("review"));
+  assert.deepEqual(names("/review x"), []); // the first word is done
+  assert.deepEqual(names("/usr/bin"), []); // a path, not a command
+  assert.deepEqual(names("hello /re"), []);
+  c.onEvent((_s, event) => commands.apply(event));
+  await c.request("session/new"); // commands_update goes to the open sessions
+  writeFileSync(join(dir, ".pi", "prompts", "ship.md"), "Ship it.");
+  await saw("commands_update");
+  assert.deepEqual(names("/sh"), ["ship"]);
+  assert.deepEqual(await c.prompt("/review speed"), { disposition: "started" });
+  await settled();
+  const user = events.find((e) => e.type === "message_end" && e.message.role === "user").message;
+  assert.equal(user.content, "Review speed now.");
+  assert.deepEqual(user.command, { name: "review", source: "template", input: "/review speed" });
+  const outcome = await c.prompt("/thinking off");
+  assert.deepEqual(outcome, { disposition: "command", command: { name: "thinking", result: { level: "off" } } });
+  await assert.rejects(c.prompt("/nosuch"), (error) => error.code === -32010);
+  await c.stop();
+});
+
+test("the chat view's script parses and completes commands after /", () => {
+  const Module = require("node:module");
+  const load = Module._load;
+  Module._load = function (request, ...rest) { return request === "vscode" ? {} : load.call(this, request, ...rest); };
+  let html;
+  try { html = require("../dist/extension.js").chatHtml(); } finally { Module._load = load; }
+  const script = html.split("<script>")[1].split("</script>")[0];
+  const listeners = {}, posted = [];
+  const element = (id) => ({ id, value: "", innerHTML: "", disabled: false, dataset: {}, focus() {},
+    addEventListener(type, fn) { listeners[`${id}:${type}`] = fn; }, querySelectorAll: () => [] });
+  const elements = {};
+  const document = { getElementById: (id) => (elements[id] ??= element(id)), querySelectorAll: () => [], body: {} };
+  const window = { addEventListener: (type, fn) => (listeners[`window:${type}`] = fn), scrollTo() {} };
+  new Function("acquireVsCodeApi", "document", "window", script)(() => ({ postMessage: (m) => posted.push(m) }), document, window);
+  listeners["window:message"]({ data: { type: "commands", commands: [
+    { name: "compact", description: "Summarise", source: "builtin", argumentHint: "[focus]" },
+    { name: "review", description: "Review", source: "template" }] } });
+  elements.input.value = "/re";
+  listeners["input:input"]();
+  assert.match(elements.suggest.innerHTML, /\/review/);
+  assert.doesNotMatch(elements.suggest.innerHTML, /compact/);
+  listeners["input:keydown"]({ key: "Tab", preventDefault() {} });
+  assert.equal(elements.input.value, "/review ");
+  elements.input.value = "/usr/bin/x";
+  listeners["input:input"]();
+  assert.equal(elements.suggest.innerHTML, "");
+});
