@@ -3,7 +3,8 @@ if vim.g.loaded_pi then return end
 vim.g.loaded_pi = true
 local pi = function() return require("pi") end
 local command = vim.api.nvim_create_user_command
-command("Pi", function(o) pi().send(o.args) end, { nargs = "+", desc = "Ask pi (steer / follow-up while it works)" })
+command("Pi", function(o) pi().send(o.args) end, { nargs = "+", desc = "Ask pi (steer / follow-up while it works)",
+                                                 complete = function(lead, line) return pi().complete(lead, line) end })
 command("PiSteer", function(o) pi().steer(o.args) end, { nargs = "+" })
 command("PiFollowUp", function(o) pi().follow_up(o.args) end, { nargs = "+" })
 command("PiAbort", function() pi().abort() end, {})

@@ -11,7 +11,7 @@ M.config = {
 }
 
 local state = { rpc = nil, buf = nil, busy = false, queue = { steering = {}, followUp = {} }, session = nil,
-                open_block = nil, settled = 0 }
+                open_block = nil, settled = 0, commands = {} }
 
 local function chat_buffer()
   if state.buf and vim.api.nvim_buf_is_valid(state.buf) then return state.buf end
@@ -129,6 +129,8 @@ end
 
 function handlers.agent_start() state.busy = true end
 
+function handlers.commands_update(event) state.commands = event.commands end
+
 function handlers.agent_settled(event)
   state.busy = false
   state.settled = state.settled + 1
@@ -199,7 +201,7 @@ function M.start(opts)
   if state.rpc and not state.rpc.is_closing() then return end
   local cmd = vim.deepcopy(M.config.cmd)
   if M.config.model then vim.list_extend(cmd, { "--model", M.config.model }) end
-  state.busy, state.settled, state.queue = false, 0, { steering = {}, followUp = {} }
+  state.busy, state.settled, state.queue, state.commands = false, 0, { steering = {}, followUp = {} }, {}
   local rpc
   rpc = vim.lsp.rpc.start(cmd, {
     notification = function(method, params)
@@ -220,6 +222,27 @@ function M.start(opts)
   state.rpc = rpc
   M.request("initialize", { protocolVersion = 1, clientInfo = { name = "pi.nvim" },
                             capabilities = { permissions = M.config.permissions, workspaceTrust = true } })
+  M.request("getCommands", {}, function(result) state.commands = result.commands end)
+end
+
+-- :Pi completion: slash commands for the first word ("/re" -> "/review"), nothing after it
+-- or for a path. The list comes from getCommands and follows commands_update.
+function M.complete(arglead, cmdline)
+  local args = cmdline:gsub("^%s*%S+%s*", "", 1)
+  if args ~= arglead or not arglead:match("^/[%w_.:-]*$") then return {} end
+  local out = {}
+  for _, c in ipairs(state.commands) do
+    if vim.startswith("/" .. c.name, arglead) then table.insert(out, "/" .. c.name) end
+  end
+  return out
+end
+
+-- A built-in command ran in the daemon: say so in the chat; /new starts an empty chat.
+local function command_done(result)
+  if not result or result.disposition ~= "command" then return end
+  if result.command.name == "new" then vim.api.nvim_buf_set_lines(chat_buffer(), 0, -1, false, {}) end
+  local file = type(result.command.result) == "table" and result.command.result.file
+  line("[/" .. result.command.name .. " done" .. (file and (": " .. file) or "") .. "]")
 end
 
 function M.open()
@@ -230,7 +253,7 @@ end
 
 function M.prompt(text, behaviour)
   M.start() M.open()
-  M.request("prompt", { text = text, streamingBehavior = behaviour })
+  M.request("prompt", { text = text, streamingBehavior = behaviour }, command_done)
 end
 
 function M.send(text)
