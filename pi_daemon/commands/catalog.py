@@ -87,7 +87,7 @@ class Catalog:
         for folder, _, _ in self._template_folders() + self._skill_folders():
             if not folder.is_dir():
                 continue
-            paths = folder.glob("*.md") if folder.name == "prompts" else S._skill_files(folder)
+            paths = T.template_files(folder) if folder.name == "prompts" else S.skill_files(folder)
             for path in paths:
                 try:
                     st = os.stat(path)

@@ -22,7 +22,7 @@ import attrs
 from ..messages import ToolResult
 from ..tools.base import Tool
 from . import frontmatter
-from .templates import inside
+from .files import Folder, collect, inside
 
 NAME = re.compile(r"[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){0,63}\Z")
 MAX_BYTES = 256 * 1024
@@ -42,7 +42,7 @@ class Skill:
         return Path(self.file).parent
 
 
-def _skill_files(folder: Path) -> list[Path]:
+def skill_files(folder: Path) -> list[Path]:
     found = []
     for depth in range(MAX_DEPTH):
         found += sorted(folder.glob("/".join(["*"] * depth + ["SKILL.md"])))
@@ -66,24 +66,12 @@ def read(path: Path, source: str) -> Skill | str:
                  model_invocable=fields.get("disable-model-invocation", "").lower() != "true")
 
 
-def load(folders: list[tuple[Path, str, Path | None]]) -> tuple[list[Skill], list[str]]:
-    found: dict[str, Skill] = {}
-    problems: list[str] = []
-    for folder, source, root in folders:
-        if not folder.is_dir():
-            continue
-        for path in _skill_files(folder):
-            if not inside(path.parent, root) or not inside(path, path.parent):
-                problems.append(f"{path}: resolves outside {root or path.parent}; not read")
-                continue
-            skill = read(path, source)
-            if isinstance(skill, str):
-                problems.append(skill)
-            elif skill.name in found:
-                problems.append(f"{path}: skill {skill.name!r} is already defined by {found[skill.name].file}")
-            else:
-                found[skill.name] = skill
-    return list(found.values()), problems
+def _confined(path: Path, root: Path | None) -> bool:
+    return inside(path.parent, root) and inside(path, path.parent)
+
+
+def load(folders: list[Folder]) -> tuple[list[Skill], list[str]]:
+    return collect(folders, skill_files, _confined, read, lambda s: f"skill {s.name!r}")
 
 
 def body(skill: Skill) -> str:

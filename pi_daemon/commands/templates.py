@@ -18,6 +18,7 @@ from pathlib import Path
 import attrs
 
 from . import frontmatter
+from .files import Folder, collect, inside
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
 MAX_BYTES = 256 * 1024
@@ -108,29 +109,10 @@ def expand(body: str, args: list[str]) -> str:
     return text
 
 
-def inside(path: Path, root: Path | None) -> bool:
-    """``path`` resolves beneath ``root`` (no root: anywhere). A repository's symlink to a
-    file elsewhere (a key, say) is never read into a prompt."""
-    return root is None or path.resolve().is_relative_to(root.resolve())
+def template_files(folder: Path) -> list[Path]:
+    return sorted(folder.glob("*.md"))
 
 
-def load(folders: list[tuple[Path, str, Path | None]]) -> tuple[list[Template], list[str]]:
-    """Templates of the folders in order (an earlier one wins a name); and the problems.
-    Each folder comes with its source and the root its files must resolve beneath."""
-    found: dict[str, Template] = {}
-    problems: list[str] = []
-    for folder, source, root in folders:
-        if not folder.is_dir():
-            continue
-        for path in sorted(folder.glob("*.md")):
-            if not inside(path, root):
-                problems.append(f"{path}: resolves to {path.resolve()}, outside {root}; not read")
-                continue
-            template = read(path, source)
-            if isinstance(template, str):
-                problems.append(template)
-            elif template.name in found:
-                problems.append(f"{path}: /{template.name} is already defined by {found[template.name].file}")
-            else:
-                found[template.name] = template
-    return list(found.values()), problems
+def load(folders: list[Folder]) -> tuple[list[Template], list[str]]:
+    """Templates of the folders in order (an earlier one wins a name); and the problems."""
+    return collect(folders, template_files, inside, read, lambda t: f"/{t.name}")

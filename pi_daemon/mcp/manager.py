@@ -52,12 +52,11 @@ class McpManager:
         self.started = False
         self._sessions: dict[str, _SessionTools] = {}
         self._tools: dict[tuple[int, str], McpTool] = {}
-        self.reload()
 
     # --- configuration -----------------------------------------------------------------
 
     def reload(self) -> None:
-        """Read the ``mcp.json`` files again (after the workspace was trusted, say)."""
+        """Read the ``mcp.json`` files (first, and again after the workspace was trusted)."""
         configs, self.problems, self.ignored = C.load(self.workspace, trust.is_trusted(self.workspace))
         for problem in self.problems:
             log.warning("MCP configuration %s: %s", problem.source, problem.message)
@@ -65,7 +64,8 @@ class McpManager:
         for name, connection in list(self.servers.items()):
             if wanted.get(name) != connection.config:
                 del self.servers[name]
-                asyncio.ensure_future(connection.stop()) if self.started else None
+                if self.started:
+                    asyncio.ensure_future(connection.stop())
         for name, config in wanted.items():
             if name not in self.servers:
                 self.servers[name] = McpConnection(config, self._changed)

@@ -126,8 +126,7 @@ class Daemon:
         self.permission_timeout = (self._permission_timeout_flag or _positive(policy.get("timeoutSeconds"))
                                    or 300.0)
         self.sessions.compaction = load_settings(self.workspace)
-        if hasattr(self, "mcp"):  # the workspace's mcp.json counts once it is trusted
-            self.mcp.reload()
+        self.mcp.reload()  # the workspace's mcp.json counts once it is trusted
 
     # --- output ----------------------------------------------------------------------
 

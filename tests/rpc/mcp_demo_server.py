@@ -1,9 +1,11 @@
 """A real MCP server over stdio, written with the SDK's server side, for the daemon's tests.
 
-``python mcp_demo_server.py [--fail-start]``. Its tools: ``add`` (text), ``picture``
+``python mcp_demo_server.py [--fail-start] [--http PORT]`` (stdio, or streamable HTTP on
+127.0.0.1:PORT/mcp). Its tools: ``add`` (text), ``picture``
 (an image), ``notes`` (an embedded text resource), ``refuse`` (a result with
 ``isError``), ``crash`` (the process dies mid-call), ``hang`` (never answers) and
-``starts`` (how many times this server was started, counted in ``$DEMO_COUNT_FILE``).
+``starts`` (how many times this server was started, counted in ``$DEMO_COUNT_FILE``) and
+``token`` (over HTTP: the request's ``X-Token`` header).
 """
 
 import base64
@@ -16,7 +18,7 @@ if "--fail-start" in sys.argv:
     print("demo server: cannot open its database", file=sys.stderr)
     sys.exit(3)
 
-from mcp.server.mcpserver import MCPServer  # noqa: E402
+from mcp.server.mcpserver import Context, MCPServer  # noqa: E402
 from mcp.types import CallToolResult, EmbeddedResource, ImageContent, TextContent, TextResourceContents  # noqa: E402
 
 PNG = base64.b64encode(bytes.fromhex(
@@ -76,5 +78,15 @@ def starts() -> str:
     return Path(count_file).read_text() if count_file else "?"
 
 
+@server.tool()
+def token(ctx: Context) -> str:
+    """The X-Token header of this HTTP request."""
+    request = getattr(ctx.request_context, "request", None)
+    return request.headers.get("x-token", "(none)") if request is not None else "(not over HTTP)"
+
+
 if __name__ == "__main__":
-    server.run()
+    if "--http" in sys.argv:
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[sys.argv.index("--http") + 1]))
+    else:
+        server.run()

@@ -70,7 +70,7 @@ def test_tools_are_offered_called_and_their_results_reach_the_model(spawn, tmp_p
                   Reply(body=openai_text("done")))
     d = start(spawn, tmp_path, server, "--allow", "mcp")
     state = wait_state(d, "demo")
-    assert state["toolCount"] == 7 and "demo__add" in state["tools"] and state["transport"] == "stdio"
+    assert state["toolCount"] == 8 and "demo__add" in state["tools"] and state["transport"] == "stdio"
     listed = {t["name"]: t for t in d.call("listTools")["tools"]}
     assert listed["demo__add"]["source"] == "mcp" and listed["demo__add"]["server"] == "demo"
     assert listed["read"]["source"] == "builtin"
@@ -130,7 +130,7 @@ def test_a_crashing_server_fails_the_call_clearly_and_is_restarted_on_next_use(s
     text = crash["result"]["content"][0]["text"]
     assert "MCP server 'demo' failed during the crash call" in text and "restarted on the next call" in text
     failed = wait_state(d, "demo", "failed")
-    assert "crash call" in failed["error"] and failed["toolCount"] == 7  # its tools stay callable
+    assert "crash call" in failed["error"] and failed["toolCount"] == 8  # its tools stay callable
     run(d, "again")
     assert by_id(d, 1)["s"]["result"]["content"][0]["text"] == "2" and not by_id(d, 1)["s"]["isError"]
     assert wait_state(d, "demo")["state"] == "ready"
@@ -199,7 +199,7 @@ def test_a_workspace_mcp_json_waits_for_trust(spawn, tmp_path, server):
     ignored = d.call("getState")["workspaceTrust"]["ignored"]
     assert any(i["field"] == "mcpServers.local" for i in ignored)
     d.respond(question["id"], {"trusted": True})
-    assert wait_state(d, "local")["toolCount"] == 7
+    assert wait_state(d, "local")["toolCount"] == 8
     assert not any(i["field"] == "mcpServers.local" for i in d.call("getState")["workspaceTrust"]["ignored"])
 
 
@@ -216,6 +216,38 @@ def test_session_new_brings_servers_for_that_session_only(spawn, tmp_path, serve
     assert d.call("listTools", {"sessionId": second})["servers"] == []
     error = d.request("session/new", {"mcpServers": [{"name": "x"}]})["error"]
     assert error["code"] == -32602 and "mcpServers[0]" in error["message"]
+
+
+def test_a_streamable_http_server_with_headers_from_the_environment(spawn, tmp_path, server):
+    import socket
+    import subprocess
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    http = subprocess.Popen([*DEMO, "--http", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the HTTP MCP server did not start"
+                time.sleep(0.2)
+        server.script(calls(("t", "web__token", {}), ("a", "web__add", {"a": 1, "b": 2})), Reply(body=openai_text("ok")))
+        home = tmp_path / "home"
+        mcp_json(home, {"web": {"url": f"http://127.0.0.1:{port}/mcp", "headers": {"X-Token": "${DEMO_TOKEN}"}}})
+        d = spawn("--model", "local/coder", "--allow", "mcp", cwd=project(tmp_path, server),
+                  env={"PI_DAEMON_HOME": str(home), "DEMO_TOKEN": "t0ken"})
+        assert wait_state(d, "web")["transport"] == "http"
+        run(d)
+        ends = by_id(d, 2)
+        assert ends["t"]["result"]["content"][0]["text"] == "t0ken"
+        assert ends["a"]["result"]["content"][0]["text"] == "3"
+    finally:
+        http.kill()
+        http.wait()
 
 
 def test_the_reference_everything_server_from_npm(spawn, tmp_path, server):
