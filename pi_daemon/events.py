@@ -303,11 +303,19 @@ class PermissionTimeout:
     timeout_seconds: float = 0
 
 
+@attrs.define
+class CommandsUpdate:
+    """The slash commands changed (a template or skill file was added, edited or removed)."""
+
+    type: str = _tag("commands_update")
+    commands: list[Any] = attrs.field(factory=list)
+
+
 AGENT_EVENT_TYPES = (
     AgentStart, AgentEnd, AgentSettled, TurnStart, TurnEnd, MessageStart, MessageUpdate,
     MessageEnd, ToolExecutionStart, ToolExecutionUpdate, ToolExecutionEnd, QueueUpdate,
     CompactionStart, CompactionEnd, AutoRetryStart, AutoRetryEnd, BashExecutionUpdate,
-    SessionInfoChanged, ModelChanged, ThinkingLevelChanged, PermissionTimeout, SessionWriteFailed,
+    SessionInfoChanged, ModelChanged, ThinkingLevelChanged, PermissionTimeout, SessionWriteFailed, CommandsUpdate,
 )
 
 

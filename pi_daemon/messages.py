@@ -132,6 +132,8 @@ class UserMessage:
     role: str = _tag("user")
     content: str | list[UserContent] = ""
     timestamp: int = attrs.field(factory=now_ms)
+    # A slash command the user typed: {name, source, input} — ``content`` is what it expanded to.
+    command: dict[str, Any] | None = None
 
 
 @attrs.define

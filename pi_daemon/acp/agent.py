@@ -181,9 +181,10 @@ class AcpAgent:
             if not isinstance(pi, dict) or not isinstance(pi.get(key), (str, type(None))):
                 raise invalid_params(f"params._meta.pi.{key}", "expected a string")
         try:
-            session = self.sessions.create(cwd=cwd, name=pi.get("name"), model=pi.get("model"), mcp_servers=servers)
+            session = self.sessions.create(cwd=cwd, name=pi.get("name"), model=pi.get("model"))
         except Exception as exc:
             raise session_failure(exc) or exc
+        session.mcp_servers = servers
         self._announce_commands(session.id)
         return {"sessionId": session.id, **self._state(self.tracked[session.id])}
 

@@ -20,6 +20,7 @@ SESSION_LOCKED = -32006
 SESSION_FILE = -32007
 SESSION_WRITE_FAILED = -32008
 SESSION_READ_ONLY = -32009
+UNKNOWN_COMMAND = -32010
 
 CODES: dict[int, str] = {
     PARSE_ERROR: "invalid JSON, nesting deeper than 1024 levels, an unreadable header (id is null)",
@@ -37,6 +38,7 @@ CODES: dict[int, str] = {
     SESSION_FILE: "the file is missing, unreadable, not a session file, or outside the session folder",
     SESSION_WRITE_FAILED: "the session file could not be written (disk full, I/O error); nothing of it was kept",
     SESSION_READ_ONLY: "the session is open read-only (read-only folder, or a file outside the session folder)",
+    UNKNOWN_COMMAND: "the text starts with /name and no command has that name (start it with // to send it as text)",
 }
 
 

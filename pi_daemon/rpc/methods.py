@@ -13,6 +13,7 @@ from ..converter import to_wire
 from ..messages import ImageContent
 from . import types as t
 from .errors import INVALID_PARAMS, INVALID_STATE, RpcError
+from .extension_methods import EXTENSION_HANDLERS, command_record, mcp_configs, parse_input, run_builtin
 from .initialize import initialize
 from .session_methods import SESSION_HANDLERS
 from .state import model_info, session_state
@@ -35,6 +36,7 @@ async def _initialize(daemon: "Daemon", p: t.InitializeParams) -> t.InitializeRe
     loop = asyncio.get_running_loop()
     # Two turns of the loop: pygls sends this reply first, then the daemon may ask.
     loop.call_soon(loop.call_soon, daemon.trust.maybe_ask)
+    daemon.background.start_soon()
     return result
 
 
@@ -48,24 +50,37 @@ async def _exit(daemon: "Daemon", p: t.Empty) -> None:
 
 
 async def _session_new(daemon: "Daemon", p: t.SessionNewParams) -> t.SessionNewResult:
-    session = daemon.sessions.create(cwd=p.cwd, name=p.name, model=p.model)
+    servers = mcp_configs(p.mcp_servers, p.cwd or daemon.workspace)
+    session = daemon.sessions.create(cwd=p.cwd, name=p.name, model=p.model, mcp_servers=servers)
     return t.SessionNewResult(session_id=session.id, file=session.file)
 
 
 async def _prompt(daemon: "Daemon", p: t.PromptParams) -> t.PromptResult:
     session = daemon.sessions.get(p.session_id, create=True)
-    disposition, queue_id = await session.prompt(p.text, _images(p.images), p.streaming_behavior)
+    typed = parse_input(daemon, p.text)
+    if typed.kind == "builtin":
+        return t.PromptResult(disposition="command", command=await run_builtin(daemon, session, typed))
+    disposition, queue_id = await session.prompt(typed.text, _images(p.images), p.streaming_behavior,
+                                                 command_record(typed, p.text))
     return t.PromptResult(disposition=disposition, queue_id=queue_id)  # type: ignore[arg-type]
 
 
-async def _steer(daemon: "Daemon", p: t.QueueParams) -> t.QueuedResult:
+async def _enqueue(daemon: "Daemon", kind: str, p: t.QueueParams) -> t.QueuedResult:
     session = daemon.sessions.get(p.session_id)
-    return t.QueuedResult(queue_id=await session.enqueue("steer", p.text, _images(p.images)))
+    typed = parse_input(daemon, p.text)
+    if typed.kind == "builtin":
+        raise RpcError(INVALID_PARAMS, f"/{typed.name} is a built-in command: it runs at once, it cannot be "
+                                       f"queued; send it with prompt")
+    return t.QueuedResult(queue_id=await session.enqueue(kind, typed.text, _images(p.images),
+                                                         command_record(typed, p.text)))
+
+
+async def _steer(daemon: "Daemon", p: t.QueueParams) -> t.QueuedResult:
+    return await _enqueue(daemon, "steer", p)
 
 
 async def _follow_up(daemon: "Daemon", p: t.QueueParams) -> t.QueuedResult:
-    session = daemon.sessions.get(p.session_id)
-    return t.QueuedResult(queue_id=await session.enqueue("followUp", p.text, _images(p.images)))
+    return await _enqueue(daemon, "followUp", p)
 
 
 async def _abort(daemon: "Daemon", p: t.SessionRef) -> t.AbortResult:
@@ -158,6 +173,7 @@ async def _set_queue_modes(daemon: "Daemon", p: t.SetQueueModesParams) -> t.SetQ
 
 HANDLERS: dict[str, Handler] = {
     **SESSION_HANDLERS,
+    **EXTENSION_HANDLERS,
     "initialize": _initialize,
     "shutdown": _shutdown,
     "exit": _exit,

@@ -35,7 +35,9 @@ from pygls.server import JsonRPCServer
 from .. import procs, settings
 from ..converter import to_wire
 from ..events import PermissionTimeout
+from ..commands.catalog import Catalog
 from ..llm.registry import ModelRegistry, ModelUnavailable
+from ..mcp.manager import McpManager
 from ..session import AgentSession, SessionError, SessionManager, SessionNotFound
 from ..session.compaction import load_settings
 from ..session.manager import EntryError, OutsidePath, default_tools
@@ -45,6 +47,7 @@ from ..tools.permissions import ASK_DEFAULT, OUTCOMES, TIMED_OUT, PermissionGate
 from ..tools.workspace import Workspace
 from . import errors as E
 from .errors import preview, shorten
+from .extension_methods import Background
 from .framing import FrameError, encode
 from .incoming import ID_RULE, Refused, message_object, valid_id
 from .initialize import ClientState
@@ -91,13 +94,17 @@ class Daemon:
         self.protocol.send_frame = self.send_frame
         self.tools_workspace = Workspace(workspace)
         self.tools_workspace.allow(self.client.allowed_roots)
-        known = {tool.name for tool in default_tools(self.tools_workspace)}
+        known = {tool.name for tool in default_tools(self.tools_workspace)} | {"mcp"}  # mcp: every MCP tool
         for name in sorted(set(allowed_tools) - known):
             log.warning("--allow %s: there is no tool %r (the tools are %s)", name, name, ", ".join(sorted(known)))
         self._permission_timeout_flag = permission_timeout
         self.gate = PermissionGate(self.tools_workspace.root, allowed=allowed_tools, asker=self.ask_permission)
+        self.commands = Catalog(workspace)
+        self.mcp = McpManager(workspace)
+        self.background = Background(self)
         self.sessions = SessionManager(registry, workspace, default_model, on_open=self._watch,
-                                       tools_workspace=self.tools_workspace, permissions=self.gate)
+                                       tools_workspace=self.tools_workspace, permissions=self.gate,
+                                       mcp=self.mcp, commands=self.commands)
         self.apply_settings()
         self.trust = WorkspaceTrust(self)
         self._stopping = False
@@ -119,6 +126,7 @@ class Daemon:
         self.permission_timeout = (self._permission_timeout_flag or _positive(policy.get("timeoutSeconds"))
                                    or 300.0)
         self.sessions.compaction = load_settings(self.workspace)
+        self.mcp.reload()  # the workspace's mcp.json counts once it is trusted
 
     # --- output ----------------------------------------------------------------------
 
@@ -311,6 +319,7 @@ class Daemon:
                 await self.sessions.wait_all_settled()
             await self._drain_requests()
             self.sessions.close_files()  # fsync and release the locks
+            await self.background.close()  # MCP servers stop
             procs.kill_all()  # nothing a command started outlives the daemon
             self._done.set()
 
@@ -337,6 +346,9 @@ class Daemon:
         self.trust.report()
         if self.client.initialized:  # answered by the fast path before the daemon started
             self.trust.maybe_ask()
+            self.background.start_soon()
+        else:  # a client that never sends initialize (a shell pipe) gets its servers all the same
+            self.background.start_soon(delay=0.5)
         await self._done.wait()
         log.info("stopped")
 

@@ -47,6 +47,7 @@ class SessionNewParams:
     cwd: str | None = None
     name: str | None = None
     model: str | None = None
+    mcp_servers: list[dict[str, Any]] | None = None  # ACP's shape: MCP servers of this session only
 
 
 @attrs.define

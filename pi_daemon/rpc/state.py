@@ -9,6 +9,7 @@ import attrs
 from ..llm.model import Model
 from ..tools import sandbox
 from . import types as t
+from .extension_methods import server_infos
 
 if TYPE_CHECKING:
     from ..session import AgentSession
@@ -52,4 +53,5 @@ def session_state(daemon: "Daemon", session: "AgentSession") -> t.SessionState:
         read_only=session.store.read_only,
         workspace_trust=daemon.trust.state(),
         sandbox=t.SandboxState(**attrs.asdict(sandbox.status(daemon.workspace))),
+        mcp_servers=server_infos(daemon, session.id),
     )

@@ -15,6 +15,8 @@ from typing import Any, Literal
 
 import attrs
 
+from .extension_types import *  # noqa: F401,F403 (the extension methods' types, re-exported)
+from .extension_types import CommandOutcome, McpServerInfo
 from .session_types import *  # noqa: F401,F403 (the session methods' types, re-exported)
 
 PROTOCOL_VERSION = 1
@@ -100,8 +102,9 @@ class PromptParams:
 
 @attrs.define
 class PromptResult:
-    disposition: Literal["started", "queued"]
+    disposition: Literal["started", "queued", "command"]
     queue_id: str | None = None
+    command: CommandOutcome | None = None
 
 
 @attrs.define
@@ -232,6 +235,7 @@ class SessionState:
     read_only: str | None = None
     workspace_trust: WorkspaceTrustState | None = None
     sandbox: SandboxState | None = None
+    mcp_servers: list[McpServerInfo] | None = None
 
 
 @attrs.define
@@ -417,6 +421,8 @@ METHODS: dict[str, Method] = {
     "setThinkingLevel": Method(SetThinkingLevelParams, SetThinkingLevelResult, "choose the thinking level"),
     "setQueueModes": Method(SetQueueModesParams, SetQueueModesResult, "choose the queue modes"),
     "setAutoRetry": Method(SetAutoRetryParams, AutoRetrySettings, "switch and tune automatic retry"),
+    "listTools": Method(SessionRef, ListToolsResult, "the session's tools and the MCP servers' states"),  # noqa: F405
+    "getCommands": Method(Empty, GetCommandsResult, "every slash command, with source and argument hint"),  # noqa: F405
 }
 
 NOTIFICATIONS: dict[str, type] = {"agent/event": AgentEventParams}

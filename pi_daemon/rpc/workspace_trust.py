@@ -2,7 +2,8 @@
 
 Until the user trusts the workspace, the fields of its ``.pi/settings.json`` and
 ``.pi/models.json`` that could move a secret or lower a protection are ignored
-(:mod:`pi_daemon.settings`, :mod:`pi_daemon.llm.config`); ``getState`` and the log say
+(:mod:`pi_daemon.settings`, :mod:`pi_daemon.llm.config`), and so are the servers of its
+``.pi/mcp.json`` (they start processes, :mod:`pi_daemon.mcp.config`); ``getState`` and the log say
 which. A client that declared ``capabilities.workspaceTrust`` is asked once
 (``workspace/trust``) when there is something to ignore and no remembered answer; the
 answer is remembered (:mod:`pi_daemon.trust`) and a "yes" applies the workspace's
@@ -35,7 +36,8 @@ class WorkspaceTrust:
         self._pending: str | None = None
 
     def _ignored(self) -> list[settings.Ignored]:
-        return settings.layered(self.workspace).ignored + list(self.daemon.registry.ignored)
+        return (settings.layered(self.workspace).ignored + list(self.daemon.registry.ignored)
+                + list(self.daemon.mcp.ignored))
 
     def state(self) -> t.WorkspaceTrustState:
         return t.WorkspaceTrustState(trusted=self.decision is True, decided=self.decision is not None,

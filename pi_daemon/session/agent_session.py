@@ -139,16 +139,19 @@ class AgentSession:
             raise SessionError("model", str(exc)) from None
 
     async def prompt(self, text: str, images: Sequence[ImageContent] | None = None,
-                     streaming_behavior: str | None = None) -> tuple[str, str | None]:
-        """Returns ``(disposition, queue_id)`` once the input is accepted and on disk."""
+                     streaming_behavior: str | None = None,
+                     command: dict[str, Any] | None = None) -> tuple[str, str | None]:
+        """Returns ``(disposition, queue_id)`` once the input is accepted and on disk.
+        ``command``: the slash command ``text`` was expanded from (kept in the message)."""
         self._check_writable()
         if self.busy:
             if streaming_behavior in ("steer", "followUp"):
-                return "queued", await self.enqueue(streaming_behavior, text, images)
+                return "queued", await self.enqueue(streaming_behavior, text, images, command)
             raise SessionError("busy", "a run is active: send prompt with streamingBehavior 'steer' or "
                                        "'followUp', or use steer / followUp, or abort first")
         self._check_model()
         message = make_user_message(text, images)
+        message.command = command
         delivered = asyncio.get_running_loop().create_future()
         self._delivered[id(message)] = delivered
         self._accept(self.agent.prompt(message))
@@ -159,9 +162,11 @@ class AgentSession:
         self.store.sync()
         return "started", None
 
-    async def enqueue(self, kind: str, text: str, images: Sequence[ImageContent] | None = None) -> str:
+    async def enqueue(self, kind: str, text: str, images: Sequence[ImageContent] | None = None,
+                      command: dict[str, Any] | None = None) -> str:
         self._check_writable()
         message = make_user_message(text, images)
+        message.command = command
         queue_id = new_queue_id()
         self.recorder.queued(kind, message, queue_id)
         target = self.agent.steer if kind == "steer" else self.agent.follow_up

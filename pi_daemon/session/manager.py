@@ -16,8 +16,12 @@ from typing import Any, Callable
 
 import attrs
 
+from ..commands.catalog import Catalog
+from ..commands.skills import SkillTool
 from ..llm.model import Model
 from ..llm.registry import ModelRegistry, ModelUnavailable
+from ..mcp.config import ServerConfig
+from ..mcp.manager import McpManager
 from ..messages import user_text
 from ..tools.builtin import coding_tools
 from ..tools.file_access import FileAccess
@@ -58,13 +62,16 @@ class SessionManager:
     def __init__(self, registry: ModelRegistry, workspace: str, default_model: Model | None,
                  on_open: Callable[[AgentSession], None] | None = None,
                  compaction: CompactionSettings | None = None, tools_workspace: Workspace | None = None,
-                 permissions: PermissionGate | None = None,
+                 permissions: PermissionGate | None = None, mcp: McpManager | None = None,
+                 commands: Catalog | None = None,
                  file_access: Callable[[str], FileAccess] | None = None) -> None:
         self.registry = registry
         self.workspace = workspace
         self.tools_workspace = tools_workspace or Workspace(workspace)
         self.permissions = permissions
         self.file_access = file_access  # session id -> how that session's tools reach files
+        self.mcp = mcp  # MCP servers: their tools join every session's tools
+        self.commands = commands  # skills: named in the system prompt, loaded with the skill tool
         self.default_model = default_model
         self.on_open = on_open
         self.compaction = compaction or CompactionSettings()
@@ -83,14 +90,20 @@ class SessionManager:
         return Path(self.workspace) / ".pi" / "tmp"
 
     def _open(self, store: SessionStore, *, model: Model | None, thinking_level: str = "off",
-              messages: list[Any] = (), name: str | None = None) -> AgentSession:
+              messages: list[Any] = (), name: str | None = None,
+              mcp_servers: list[ServerConfig] = ()) -> AgentSession:
         files = self.file_access(store.header["id"]) if self.file_access is not None else None
         tools = default_tools(self.tools_workspace, files)
+        skills = list(self.commands.skills) if self.commands is not None else []
+        if skills:
+            tools.append(SkillTool(lambda: self.commands.skills))
         session = AgentSession(self.registry, store, cwd=store.header.get("cwd") or self.workspace, model=model,
                                thinking_level=thinking_level, messages=messages, name=name,
                                compaction=attrs.evolve(self.compaction), tools=tools,
                                system_prompt=build_system_prompt(self.tools_workspace.root, tools,
-                                                                 roots=self.tools_workspace.roots))
+                                                                 roots=self.tools_workspace.roots, skills=skills))
+        if self.mcp is not None:
+            self.mcp.attach(session.id, session.agent.state.tools, mcp_servers)
         if self.permissions is not None:
             session.agent.before_tool_call = functools.partial(self.permissions.check, session.id)
         if self.input_closed:
@@ -108,7 +121,8 @@ class SessionManager:
         return SessionStore.create(path, session_id, cwd, parent=parent, entries=list(entries))
 
     def create(self, cwd: str | None = None, name: str | None = None, model: str | None = None,
-               mcp_servers: list[dict[str, Any]] | None = None) -> AgentSession:
+               mcp_servers: list[ServerConfig] = ()) -> AgentSession:
+        """A new session; ``mcp_servers`` are MCP servers of its own (ACP's ``session/new{mcpServers}``)."""
         chosen = self.default_model
         if model:
             try:
@@ -122,9 +136,7 @@ class SessionManager:
         if name:
             store.append("session_info", name=name)
         store.sync()
-        session = self._open(store, model=chosen, name=name)
-        session.mcp_servers = list(mcp_servers or [])
-        return session
+        return self._open(store, model=chosen, name=name, mcp_servers=mcp_servers)
 
     def _create_or_detached(self) -> AgentSession:
         """A new session; in a workspace whose session folder is read-only, one without a file."""
@@ -256,6 +268,8 @@ class SessionManager:
     async def close(self, session: AgentSession) -> None:
         await session.close()
         self.sessions.pop(session.id, None)
+        if self.mcp is not None:
+            self.mcp.detach(session.id)
         clean_spill(self.spill_dir)
         if self.current is session:
             self.current = next(reversed(self.sessions.values()), None)

@@ -4,7 +4,8 @@ Project instructions are the ``AGENTS.md`` (and ``CLAUDE.md``) files found in th
 workspace and every folder above it, the outermost first — only those that resolve
 inside the confinement roots (the workspace and the allowed roots), and above them only
 those that resolve to a file in their own folder (:func:`_read_instruction`). ``settings.json`` may replace
-the prompt (``systemPrompt.replace``) or extend it (``systemPrompt.append``).
+the prompt (``systemPrompt.replace``) or extend it (``systemPrompt.append``). The skills'
+names and descriptions are listed (:mod:`..commands.skills`); their bodies are loaded on demand.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .. import settings as config
+from ..commands.skills import prompt_section as skills_section
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +77,7 @@ def instructions(workspace: Path, roots: Sequence[Path] | None = None) -> list[t
 
 
 def build(workspace: Path, tools: Sequence[Any], today: dt.date | None = None,
-          roots: Sequence[Path] | None = None) -> str:
+          roots: Sequence[Path] | None = None, skills: Sequence[Any] = ()) -> str:
     settings = config.load(workspace).get("systemPrompt", {})
     if isinstance(settings.get("replace"), str):
         base = settings["replace"]
@@ -90,6 +92,9 @@ def build(workspace: Path, tools: Sequence[Any], today: dt.date | None = None,
     project = instructions(workspace, roots)
     if project:
         parts.append("# Project instructions\n\n" + "\n\n".join(f"## {p}\n\n{text}" for p, text in project))
+    section = skills_section(list(skills))
+    if section:
+        parts.append(section)
     if isinstance(settings.get("append"), str):
         parts.append(settings["append"])
     return "\n\n".join(parts)

@@ -19,6 +19,7 @@ from typing import Any, Iterable
 
 import attrs
 
+from ..mcp.names import is_mcp_tool
 from . import command_rules
 
 SCOPES = ("exact", "prefix", "path", "tool")
@@ -138,6 +139,8 @@ def _command(args: dict[str, Any]) -> str:
 
 
 def rule_for(tool: str, args: dict[str, Any], root: Path) -> Rule:
+    if is_mcp_tool(tool):  # its arguments mean nothing here: the tool is the unit
+        return Rule(tool, "tool")
     if tool == "bash":
         scope, pattern = command_rules.suggest(command_rules.parse(_command(args)))
         return Rule(tool, scope, pattern)

@@ -1,11 +1,11 @@
 """Permission to run a tool call: the rules, asking the user, or the non-interactive policy.
 
-Calls of the tools in ``ask`` (default: write, edit, bash) need permission, decided in
-this order:
+Calls of the tools in ``ask`` (default: write, edit, bash) and of every MCP tool
+(``<server>__<tool>``) need permission, decided in this order:
 
 1. a ``reject`` rule — remembered by the user, or shipped in the workspace's
    ``.pi/permissions.json`` — refuses the call;
-2. a tool the user allowed up front (``--allow`` / ``--yes``) runs;
+2. a tool the user allowed up front (``--allow`` / ``--yes``; ``--allow mcp`` for every MCP tool) runs;
 3. an ``allow`` rule runs the call: remembered by the user (``$PI_DAEMON_HOME``), given
    for this session, or shipped by the workspace once the user trusts it;
 4. otherwise the client is asked, if it can be; the request states what "always" (or
@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable
 
 from .. import trust
+from ..mcp.names import is_mcp_tool
 from ..cancel import CancelToken, Cancelled, race
 from .permission_rules import Rule, allows, rejects, rule_for
 from .permission_store import RememberedAnswers, workspace_rules
@@ -38,6 +39,9 @@ Asker = Callable[[str, str, str, dict, str, list[str], Rule], Awaitable[str | No
 
 
 def title_for(tool: str, args: dict[str, Any]) -> str:
+    if is_mcp_tool(tool):
+        server, _, name = tool.partition("__")
+        return f"Call {name} of the MCP server {server}"
     if tool == "bash":
         return f"Run `{args.get('command', '')}`"
     if tool in ("write", "edit"):
@@ -77,7 +81,7 @@ class PermissionGate:
         mine, shipped = self.remembered.load(), workspace_rules(self.root)
         if rejects(mine["reject"] + shipped["reject"], tool, args, self.root):
             return "reject"
-        if tool in self.allowed:
+        if tool in self.allowed or is_mcp_tool(tool) and "mcp" in self.allowed:
             return "allow"
         rules = mine["allow"] + self.session_rules.get(session_id, []) + self._workspace_allow(shipped["allow"])
         return "allow" if allows(rules, tool, args, self.root) else None
@@ -85,7 +89,7 @@ class PermissionGate:
     async def check(self, session_id: str, ctx: Any, cancel: CancelToken) -> str | None:
         """A reason to block the call, or None to let it run (a ``before_tool_call`` hook)."""
         tool, args = ctx.tool_call.name, ctx.args
-        if tool not in self.ask:
+        if tool not in self.ask and not is_mcp_tool(tool):
             return None
         decided = self.decide(session_id, tool, args)
         if decided == "allow":

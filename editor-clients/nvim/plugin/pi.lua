@@ -5,7 +5,8 @@ local pi = function() return require("pi") end
 local command = vim.api.nvim_create_user_command
 command("Pi", function(o)
   if o.args == "" then pi().ask() else pi().send(o.args) end
-end, { nargs = "*", desc = "Ask pi (steer / follow-up while it works); no text opens a prompt window" })
+end, { nargs = "*", desc = "Ask pi (steer / follow-up while it works); no text opens a prompt window",
+       complete = function(lead, line) return pi().complete(lead, line) end })
 command("PiSteer", function(o) pi().steer(o.args) end, { nargs = "+" })
 command("PiFollowUp", function(o) pi().follow_up(o.args) end, { nargs = "+" })
 command("PiAbort", function() pi().abort() end, {})

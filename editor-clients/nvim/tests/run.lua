@@ -175,6 +175,30 @@ test("workspace trust answered with vim.ui.select, without blocking", function()
   assert(state.workspaceTrust.trusted == true, vim.inspect(state.workspaceTrust))
 end)
 
+test(":Pi completes slash commands and follows commands_update", function()
+  local dir = workspace({ text("reviewed") })
+  vim.fn.mkdir(dir .. "/.pi/prompts", "p")
+  vim.fn.writefile({ "---", "description: Review the changes", "---", "Review $1 now." }, dir .. "/.pi/prompts/review.md")
+  local pi = start(dir)
+  wait("the commands", function() return #pi.status().commands > 5 end)
+  assert(vim.deep_equal(vim.fn.getcompletion("Pi /rev", "cmdline"), { "/review" }),
+         vim.inspect(vim.fn.getcompletion("Pi /rev", "cmdline")))
+  local all = vim.fn.getcompletion("Pi /", "cmdline")
+  assert(vim.tbl_contains(all, "/compact") and vim.tbl_contains(all, "/model"), vim.inspect(all))
+  assert(#vim.fn.getcompletion("Pi hello /rev", "cmdline") == 0, "only the first word")
+  assert(#vim.fn.getcompletion("Pi /usr/bin", "cmdline") == 0, "a path is no command")
+  local created = nil
+  pi.request("session/new", {}, function(result) created = result end) -- commands_update goes to open sessions
+  wait("a session", function() return created ~= nil end)
+  vim.fn.writefile({ "Ship it." }, dir .. "/.pi/prompts/ship.md")
+  wait("commands_update", function() return vim.tbl_contains(vim.fn.getcompletion("Pi /sh", "cmdline"), "/ship") end)
+  vim.cmd("Pi /review speed")
+  wait("the expanded prompt", function() return buffer_text():find("Review speed now.", 1, true) ~= nil end)
+  wait("settled", function() return pi.status().settled >= 1 end)
+  vim.cmd("Pi /thinking off")
+  wait("the command's outcome", function() return buffer_text():find("[/thinking done]", 1, true) ~= nil end)
+end)
+
 test(":checkhealth pi", function()
   require("pi").config.cmd = { python, "-m", "pi_daemon" }
   vim.cmd("silent checkhealth pi")

@@ -3,7 +3,7 @@
 
 import * as vscode from "vscode";
 import * as os from "os";
-import { Conversation, Json, Outcome, PiClient, PermissionRequest, WorkspaceTrustRequest, permissionPrompt } from "./rpcClient";
+import { Commands, Conversation, Json, Outcome, PiClient, PermissionRequest, WorkspaceTrustRequest, permissionPrompt } from "./rpcClient";
 import { chatHtml, newNonce } from "./chatHtml";
 import { statusText } from "./status";
 
@@ -19,6 +19,11 @@ let queued: { id: string; text: string; kind: string }[] = []; // what this wind
 // The events of the conversation on screen (without deltas: each message_end carries the
 // whole message), to fill a chat view opened later.
 let transcript: Json[] = [];
+const slashCommands = new Commands(); // completion after "/" in the chat input
+
+function postCommands(): void {
+  post({ type: "commands", commands: slashCommands.list });
+}
 
 function post(message: Json): void {
   view?.webview.postMessage(message);
@@ -92,6 +97,7 @@ function ensureClient(): Promise<PiClient> {
     }
     client = started;
     refreshStatus();
+    slashCommands.load(started).then(postCommands, (error) => output.append(`commands: ${error.message ?? error}\n`));
     return started;
   })().finally(() => (starting = undefined));
   return starting;
@@ -127,6 +133,7 @@ async function askWorkspaceTrust(request: WorkspaceTrustRequest): Promise<boolea
 }
 
 function onEvent(_sessionId: string, event: Json): void {
+  if (slashCommands.apply(event)) postCommands();
   conversation.apply(event);
   if (event.type !== "message_update" && event.type !== "tool_execution_update") transcript.push(event);
   post({ type: "event", event });
@@ -154,7 +161,13 @@ async function send(text: string): Promise<void> {
   if (!text.trim()) return;
   const client = await ensureClient();
   if (!conversation.busy) {
-    await client.prompt(text);
+    const result = await client.prompt(text);
+    if (result.disposition === "command") {
+      if (result.command.name === "new") resetView();
+      if (result.command.name === "export") vscode.window.showInformationMessage(`pi: exported to ${result.command.result.file}`);
+      else vscode.window.setStatusBarMessage(`pi: /${result.command.name} done`, 3000);
+      refreshStatus();
+    }
     return;
   }
   const pick = await vscode.window.showQuickPick(
@@ -267,6 +280,7 @@ class ChatView implements vscode.WebviewViewProvider {
           post({ type: "events", events: transcript });
           post({ type: "queue", items: queueItems() });
           post({ type: "busy", busy: conversation.busy });
+          postCommands();
           await ensureClient();
         }
       } catch (error: any) {

@@ -12,6 +12,7 @@ import {
 } from "vscode-jsonrpc/node";
 import { describeCall } from "./describe";
 
+export { Commands, CommandInfo, completeCommand } from "./commands";
 export type Json = any;
 export type Outcome = "allow_once" | "allow_session" | "allow_always" | "reject_once" | "reject_always" | "cancelled";
 

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { createRequire } from "node:module";
 
 const require = createRequire(import.meta.url);
-const { PiClient, Conversation, permissionPrompt } = require("../dist/rpcClient.js");
+const { PiClient, Conversation, Commands, permissionPrompt } = require("../dist/rpcClient.js");
 const PYTHON = process.env.PI_DAEMON_PYTHON || "python3";
 
 function workspace(replies, options = {}) {
@@ -193,3 +193,37 @@ function trustEnv(home) {
   for (const key of Object.keys(env)) if (key.endsWith("_API_KEY")) delete env[key];
   return env;
 }
+
+test("slash commands: listed, completed after /, updated when the files change, run by the daemon", async () => {
+  const dir = workspace([text("reviewed")]);
+  mkdirSync(join(dir, ".pi", "prompts"), { recursive: true });
+  writeFileSync(join(dir, ".pi", "prompts", "review.md"), "---\ndescription: Review the changes\nargument-hint: \"[focus]\"\n---\nReview $1 now.");
+  const { c, events, settled, saw } = client(dir);
+  await c.start();
+  const commands = new Commands();
+  await commands.load(c);
+  const names = (input) => commands.complete(input).map((x) => x.name);
+  assert.deepEqual(names("/re"), ["review"]);
+  assert.deepEqual(commands.complete("/rev")[0], {
+    name: "review", description: "Review the changes", source: "template", argumentHint: "[focus]",
+    file: join(dir, ".pi", "prompts", "review.md"),
+  });
+  assert.ok(names("/").includes("compact") && names("/").includes("review"));
+  assert.deepEqual(names("/review x"), []); // the first word is done
+  assert.deepEqual(names("/usr/bin"), []); // a path, not a command
+  assert.deepEqual(names("hello /re"), []);
+  c.onEvent((_s, event) => commands.apply(event));
+  await c.request("session/new"); // commands_update goes to the open sessions
+  writeFileSync(join(dir, ".pi", "prompts", "ship.md"), "Ship it.");
+  await saw("commands_update");
+  assert.deepEqual(names("/sh"), ["ship"]);
+  assert.deepEqual(await c.prompt("/review speed"), { disposition: "started" });
+  await settled();
+  const user = events.find((e) => e.type === "message_end" && e.message.role === "user").message;
+  assert.equal(user.content, "Review speed now.");
+  assert.deepEqual(user.command, { name: "review", source: "template", input: "/review speed" });
+  const outcome = await c.prompt("/thinking off");
+  assert.deepEqual(outcome, { disposition: "command", command: { name: "thinking", result: { level: "off" } } });
+  await assert.rejects(c.prompt("/nosuch"), (error) => error.code === -32010);
+  await c.stop();
+});

@@ -172,3 +172,23 @@ test("the page's Content-Security-Policy runs only the view's own script", async
   assert.equal(await page.evaluate(() => window.injected), undefined);
   await page.close();
 });
+
+test("typing / offers the slash commands; Tab completes; a path is no command", async () => {
+  const page = await openView();
+  await page.evaluate(() => window.postMessage({ type: "commands", commands: [
+    { name: "compact", description: "Summarise", source: "builtin", argumentHint: "[focus]" },
+    { name: "review", description: "Review", source: "template" }] }, "*"));
+  await page.click("#input");
+  await page.keyboard.type("/re");
+  await page.waitForFunction(() => document.querySelectorAll("#suggest li").length === 1);
+  assert.match(await page.textContent("#suggest"), /\/review/);
+  assert.doesNotMatch(await page.textContent("#suggest"), /compact/);
+  await page.keyboard.press("Tab");
+  assert.equal(await page.inputValue("#input"), "/review ");
+  assert.equal(await page.locator("#suggest li").count(), 0);
+  await page.fill("#input", "");
+  await page.keyboard.type("/usr/bin/x");
+  assert.equal(await page.locator("#suggest li").count(), 0);
+  assert.ok(!(await page.evaluate(() => window.posted.some((m) => m.type === "send"))), "nothing was sent while completing");
+  await page.close();
+});

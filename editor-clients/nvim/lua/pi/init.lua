@@ -19,7 +19,7 @@ M.config = {
 }
 
 local state = { rpc = nil, busy = false, queue = { steering = {}, followUp = {} }, session = nil,
-                settled = 0, log = nil, stats = nil, model = nil }
+                settled = 0, log = nil, stats = nil, model = nil, commands = {} }
 
 local queue_ns = vim.api.nvim_create_namespace("pi_queue")
 
@@ -107,6 +107,8 @@ function handlers.model_changed(event)
 end
 
 function handlers.agent_start() state.busy = true end
+
+function handlers.commands_update(event) state.commands = event.commands end
 
 function handlers.agent_settled(event)
   state.busy = false
@@ -202,7 +204,7 @@ function M.start(opts)
   state.log = vim.fn.tempname() .. "-pi-daemon.log"
   -- stderr (the daemon's log) goes to a file, so that a failed start can say why.
   cmd = vim.list_extend({ "sh", "-c", 'log=$1; shift; exec "$@" 2>>"$log"', "sh", state.log }, cmd)
-  state.busy, state.settled, state.queue = false, 0, { steering = {}, followUp = {} }
+  state.busy, state.settled, state.queue, state.commands = false, 0, { steering = {}, followUp = {} }, {}
   state.stats, state.model = nil, nil
   local rpc
   rpc = vim.lsp.rpc.start(cmd, {
@@ -230,6 +232,7 @@ function M.start(opts)
   M.request("initialize", { protocolVersion = 1, clientInfo = { name = "pi.nvim" },
                             capabilities = { permissions = M.config.permissions, workspaceTrust = true } },
             function() M.refresh_status() end)
+  M.request("getCommands", {}, function(result) state.commands = result.commands end)
 end
 
 -- Model, tokens and cost for the statusline, fetched after each answer.
@@ -256,6 +259,26 @@ function M.statusline()
   return table.concat(parts, " · ")
 end
 
+-- :Pi completion: slash commands for the first word ("/re" -> "/review"), nothing after it
+-- or for a path. The list comes from getCommands and follows commands_update.
+function M.complete(arglead, cmdline)
+  local args = cmdline:gsub("^%s*%S+%s*", "", 1)
+  if args ~= arglead or not arglead:match("^/[%w_.:-]*$") then return {} end
+  local out = {}
+  for _, c in ipairs(state.commands) do
+    if vim.startswith("/" .. c.name, arglead) then table.insert(out, "/" .. c.name) end
+  end
+  return out
+end
+
+-- A built-in command ran in the daemon: say so in the chat; /new starts an empty chat.
+local function command_done(result)
+  if not result or result.disposition ~= "command" then return end
+  if result.command.name == "new" then chat.clear() end
+  local file = type(result.command.result) == "table" and result.command.result.file
+  chat.line("[/" .. result.command.name .. " done" .. (file and (": " .. file) or "") .. "]")
+end
+
 function M.open()
   local buf = chat.buffer()
   if #vim.fn.win_findbuf(buf) == 0 then
@@ -268,7 +291,7 @@ end
 
 function M.prompt(text, behaviour)
   M.start() M.open()
-  M.request("prompt", { text = text, streamingBehavior = behaviour })
+  M.request("prompt", { text = text, streamingBehavior = behaviour }, command_done)
 end
 
 function M.send(text)

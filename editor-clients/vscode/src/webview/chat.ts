@@ -6,6 +6,7 @@
 
 import MarkdownIt from "markdown-it";
 import { describeCall } from "../describe";
+import { CommandInfo, completeCommand } from "../commands";
 
 type Json = any;
 declare function acquireVsCodeApi(): { postMessage(message: unknown): void };
@@ -21,6 +22,7 @@ const log = $("log");
 const queueList = $("queue");
 const input = $("input") as HTMLTextAreaElement;
 const stop = $("stop") as HTMLButtonElement;
+const suggest = $("suggest");
 
 function element(tag: string, className: string, text?: string): HTMLElement {
   const node = document.createElement(tag);
@@ -227,7 +229,48 @@ log.addEventListener("click", (e) => {
   setTimeout(() => (button.textContent = "Copy"), 1500);
 });
 
+// --- completion after "/" ---------------------------------------------------------------
+
+let commands: CommandInfo[] = [];
+let shown: CommandInfo[] = [];
+let selected = 0;
+
+function showSuggestions(): void {
+  shown = completeCommand(commands, input.value);
+  selected = Math.min(selected, Math.max(shown.length - 1, 0));
+  suggest.replaceChildren(...shown.map((c, i) => {
+    const item = element("li", i === selected ? "sel" : "", `/${c.name}${c.argumentHint ? " " + c.argumentHint : ""}`);
+    item.append(element("span", "d", `${c.description} · ${c.source}`));
+    item.dataset.index = String(i);
+    return item;
+  }));
+}
+
+function complete(index: number): void {
+  input.value = `/${shown[index].name} `;
+  shown = [];
+  suggest.replaceChildren();
+  input.focus();
+}
+
+input.addEventListener("input", showSuggestions);
+suggest.addEventListener("click", (e) => {
+  const item = (e.target as HTMLElement).closest("li");
+  if (item?.dataset.index) complete(Number(item.dataset.index));
+});
+
 input.addEventListener("keydown", (e) => {
+  if (shown.length && (e.key === "Tab" || (e.key === "Enter" && !e.shiftKey))) {
+    e.preventDefault();
+    complete(selected);
+    return;
+  }
+  if (shown.length && (e.key === "ArrowDown" || e.key === "ArrowUp")) {
+    e.preventDefault();
+    selected = (selected + (e.key === "ArrowDown" ? 1 : shown.length - 1)) % shown.length;
+    showSuggestions();
+    return;
+  }
   if (e.key === "Enter" && !e.shiftKey) {
     e.preventDefault();
     vscode.postMessage({ type: "send", text: input.value });
@@ -241,6 +284,10 @@ window.addEventListener("message", ({ data }) => {
   else if (data.type === "events") changing(() => data.events.forEach(applyEvent));
   else if (data.type === "queue") showQueue(data.items);
   else if (data.type === "busy") stop.disabled = !data.busy;
+  else if (data.type === "commands") {
+    commands = data.commands ?? [];
+    showSuggestions();
+  }
   else if (data.type === "reset") {
     log.replaceChildren();
     tools.clear();

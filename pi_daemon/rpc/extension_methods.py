@@ -1,0 +1,168 @@
+"""Slash commands in typed input, ``listTools``, ``getCommands``, and the extensions' life in the daemon.
+
+``prompt`` / ``steer`` / ``followUp`` pass their text through :func:`typed_input` first:
+a template or skill command is expanded (the message keeps what was typed in its
+``command`` field), a built-in command is run by the daemon and never reaches the model,
+an unknown ``/name`` is an error. MCP servers are started once ``initialize`` has been
+answered (or a moment after start-up for clients that never send it); the command
+files are watched and every open session hears ``commands_update`` when they change.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+from ..commands.catalog import Catalog, Invocation, UnknownCommand
+from ..events import CommandsUpdate
+from ..converter import to_wire
+from ..mcp.config import from_acp
+from ..mcp.names import is_mcp_tool
+from . import types as t
+from .errors import INVALID_PARAMS, INVALID_STATE, UNKNOWN_COMMAND, RpcError
+
+if TYPE_CHECKING:
+    from ..session import AgentSession
+    from .server import Daemon
+
+log = logging.getLogger(__name__)
+
+WATCH_INTERVAL_S = 1.0
+
+
+def command_infos(catalog: Catalog) -> list[t.CommandInfo]:
+    return [t.CommandInfo(name=e.name, description=e.description, source=e.source, argument_hint=e.argument_hint,
+                          file=e.file) for e in catalog.entries()]
+
+
+def server_infos(daemon: "Daemon", session_id: str | None) -> list[t.McpServerInfo]:
+    return [t.McpServerInfo(name=s.name, source=s.source, transport=s.transport, state=s.state,
+                            tool_count=len(s.tools), tools=s.tools, error=s.error)
+            for s in daemon.mcp.states(session_id)]
+
+
+def mcp_configs(items: list[dict[str, Any]] | None, cwd: str) -> list[Any]:
+    try:
+        return from_acp(items or [], cwd)
+    except ValueError as exc:
+        raise RpcError(INVALID_PARAMS, f"invalid params: params.{exc}") from None
+
+
+# --- typed input ---------------------------------------------------------------------------
+
+
+def parse_input(daemon: "Daemon", text: str) -> Invocation:
+    try:
+        return daemon.commands.parse(text)
+    except UnknownCommand as exc:
+        raise RpcError(UNKNOWN_COMMAND, str(exc)) from None
+
+
+def command_record(invocation: Invocation, typed: str) -> dict[str, Any] | None:
+    if invocation.kind == "text":
+        return None
+    return {"name": invocation.name, "source": invocation.kind, "input": typed}
+
+
+async def run_builtin(daemon: "Daemon", session: "AgentSession", invocation: Invocation) -> t.CommandOutcome:
+    """Run ``/compact``, ``/new``, ``/model``, ``/thinking`` or ``/export``."""
+    from .methods import _set_model, _set_thinking_level
+    from .session_methods import session_export
+
+    name, args = invocation.name, invocation.args
+    if name == "compact":
+        if session.busy:
+            raise RpcError(INVALID_STATE, "/compact needs an idle session: abort the run or wait for it")
+        result = await session.compact(args or None)
+        if result is None:
+            raise RpcError(INVALID_STATE, "/compact did not compact (the compaction_end event says why)")
+        return t.CommandOutcome(name=name, result=result)
+    if name == "new":
+        created = daemon.sessions.create()
+        return t.CommandOutcome(name=name, result={"sessionId": created.id, "file": created.file})
+    if name == "model":
+        provider, _, model_id = args.partition("/")
+        if not args or not model_id:
+            raise RpcError(INVALID_PARAMS, "/model needs provider/id, e.g. /model anthropic/claude-sonnet-4-5")
+        changed = await _set_model(daemon, t.SetModelParams(provider=provider, model_id=model_id,
+                                                            session_id=session.id))
+        return t.CommandOutcome(name=name, result=to_wire(changed))
+    if name == "thinking":
+        if args not in ("off", "minimal", "low", "medium", "high", "xhigh"):
+            raise RpcError(INVALID_PARAMS, "/thinking needs a level: off, minimal, low, medium, high or xhigh")
+        level = await _set_thinking_level(daemon, t.SetThinkingLevelParams(level=args, session_id=session.id))
+        return t.CommandOutcome(name=name, result=to_wire(level))
+    if name == "export":
+        fmt = args or "html"
+        if fmt not in ("html", "markdown"):
+            raise RpcError(INVALID_PARAMS, "/export takes html or markdown")
+        exported = await session_export(daemon, t.ExportParams(format=fmt, session_id=session.id))
+        return t.CommandOutcome(name=name, result=to_wire(exported))
+    raise RpcError(INVALID_PARAMS, f"/{name} is not a built-in command")
+
+
+# --- methods -----------------------------------------------------------------------------
+
+
+async def list_tools(daemon: "Daemon", p: t.SessionRef) -> t.ListToolsResult:
+    session = daemon.sessions.get(p.session_id, create=True)
+    tools = []
+    for tool in session.agent.state.tools:
+        source = "mcp" if is_mcp_tool(tool.name) else "skill" if tool.name == "skill" else "builtin"
+        server = getattr(getattr(tool, "connection", None), "name", None)
+        tools.append(t.ToolInfo(name=tool.name, description=tool.description, source=source, server=server))
+    problems = [f"{p.source}: {p.message}" for p in daemon.mcp.problems]
+    return t.ListToolsResult(tools=tools, servers=server_infos(daemon, session.id), problems=problems)
+
+
+async def get_commands(daemon: "Daemon", p: t.Empty) -> t.GetCommandsResult:
+    daemon.commands.refresh()
+    return t.GetCommandsResult(commands=command_infos(daemon.commands), problems=list(daemon.commands.problems))
+
+
+EXTENSION_HANDLERS = {"listTools": list_tools, "getCommands": get_commands}
+
+
+# --- life in the daemon --------------------------------------------------------------------
+
+
+class Background:
+    """Starts the MCP servers after ``initialize`` and watches the command files."""
+
+    def __init__(self, daemon: "Daemon") -> None:
+        self.daemon = daemon
+        self._watcher: asyncio.Task | None = None
+
+    def start_soon(self, delay: float = 0.0) -> None:
+        loop = asyncio.get_running_loop()
+        if delay:
+            loop.call_later(delay, self.start)
+        else:  # two turns: the initialize reply goes out first
+            loop.call_soon(loop.call_soon, self.start)
+
+    def start(self) -> None:
+        if self.daemon._shutting_down:
+            return
+        if not self.daemon.mcp.started:
+            self.daemon.mcp.start()
+        if self._watcher is None:
+            self._watcher = asyncio.ensure_future(self._watch())
+
+    async def _watch(self) -> None:
+        while True:
+            await asyncio.sleep(WATCH_INTERVAL_S)
+            try:
+                changed = self.daemon.commands.refresh()
+            except OSError as exc:  # a folder vanished mid-scan: next time
+                log.debug("scanning the command files: %s", exc)
+                continue
+            if changed:
+                wire = [to_wire(c) for c in command_infos(self.daemon.commands)]
+                for session in list(self.daemon.sessions.sessions.values()):
+                    await session.observers.emit(CommandsUpdate(commands=wire))
+
+    async def close(self) -> None:
+        if self._watcher is not None:
+            self._watcher.cancel()
+        await self.daemon.mcp.close()
