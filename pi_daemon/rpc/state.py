@@ -44,7 +44,11 @@ def session_state(daemon: "Daemon", session: "AgentSession") -> t.SessionState:
         follow_up_mode=agent.follow_ups.mode,
         message_count=len(agent.state.messages),
         pending_message_count=len(agent.steering) + len(agent.follow_ups),
-        queue=t.QueueState(steering=agent.steering.texts(), follow_up=agent.follow_ups.texts()),
+        queue=t.QueueState(steering=agent.steering.texts(), follow_up=agent.follow_ups.texts(),
+                           items=[t.QueuedItem(queue_id=q.id, kind=q.kind, text=q.text)
+                                  for q in (*agent.steering, *agent.follow_ups)]),
+        is_compacting=session.compacting,
+        settings=session_settings(session),
         cwd=session.cwd,
         session_file=session.file if session.store.has_file else None,
         session_name=session.name,
@@ -53,3 +57,12 @@ def session_state(daemon: "Daemon", session: "AgentSession") -> t.SessionState:
         workspace_trust=daemon.trust.state(),
         sandbox=t.SandboxState(**attrs.asdict(sandbox.status(daemon.workspace))),
     )
+
+
+def session_settings(session: "AgentSession") -> t.SessionSettingsState:
+    retry, compaction = session.retry, session.compaction
+    return t.SessionSettingsState(
+        auto_retry=t.AutoRetrySettings(enabled=retry.enabled, max_attempts=retry.max_attempts,
+                                       base_delay_ms=retry.base_delay_ms),
+        auto_compaction=t.AutoCompactionSettings(enabled=compaction.enabled, reserve_tokens=compaction.reserve_tokens,
+                                                 keep_recent_tokens=compaction.keep_recent_tokens))

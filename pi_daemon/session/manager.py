@@ -22,8 +22,9 @@ from ..messages import user_text
 from ..tools.builtin import coding_tools
 from ..tools.permissions import PermissionGate
 from ..tools.shell import clean_spill
-from ..tools.workspace import Workspace
-from .agent_session import AgentSession, SessionError
+from ..tools.workspace import PathRefused, Workspace
+from . import kept_settings
+from .agent_session import AgentSession, EntryError, SessionError
 from .compaction import CompactionSettings
 from .rebuild import context_messages, interrupted, pending_queue, readable_message, session_name, settings
 from .store import SessionFileError, SessionLocked, SessionReadOnly, SessionStore, file_stamp, storage_error
@@ -39,10 +40,6 @@ def default_tools(workspace: Workspace) -> list[Any]:
 
 class SessionNotFound(Exception):
     pass
-
-
-class EntryError(Exception):
-    """An entry id that does not exist, or one that cannot be used for the request."""
 
 
 class OutsidePath(Exception):
@@ -79,14 +76,32 @@ class SessionManager:
         """Where commands' full outputs go (see :func:`..tools.shell.clean_spill`)."""
         return Path(self.workspace) / ".pi" / "tmp"
 
+    def working_folder(self, cwd: str | None) -> Workspace:
+        """The tools' view for a session working in ``cwd`` (default: the workspace).
+
+        Raises OutsidePath when ``cwd`` is not a folder inside the confinement roots."""
+        if not cwd:
+            return self.tools_workspace
+        try:
+            return self.tools_workspace.at(cwd)
+        except PathRefused as exc:
+            raise OutsidePath("cwd", str(exc)) from None
+
     def _open(self, store: SessionStore, *, model: Model | None, thinking_level: str = "off",
               messages: list[Any] = (), name: str | None = None) -> AgentSession:
-        tools = default_tools(self.tools_workspace)
-        session = AgentSession(self.registry, store, cwd=store.header.get("cwd") or self.workspace, model=model,
+        cwd = store.header.get("cwd") or self.workspace
+        try:
+            view = self.working_folder(cwd)
+        except OutsidePath as exc:
+            log.warning("session %s: its folder cannot be used (%s); it works in the workspace", store.header["id"], exc)
+            view = self.tools_workspace
+        tools = default_tools(view)
+        session = AgentSession(self.registry, store, cwd=str(view.cwd), model=model,
                                thinking_level=thinking_level, messages=messages, name=name,
                                compaction=attrs.evolve(self.compaction), tools=tools,
                                system_prompt=build_system_prompt(self.tools_workspace.root, tools,
-                                                                 roots=self.tools_workspace.roots))
+                                                                 roots=self.tools_workspace.roots, cwd=view.cwd))
+        kept_settings.restore(session)
         if self.permissions is not None:
             session.agent.before_tool_call = functools.partial(self.permissions.check, session.id)
         if self.input_closed:
@@ -110,7 +125,8 @@ class SessionManager:
                 chosen = self.registry.resolve(model)
             except ModelUnavailable as exc:
                 raise SessionError("model", str(exc)) from None
-        store = self._new_store(os.path.abspath(cwd or self.workspace))
+        folder = self.working_folder(cwd).cwd
+        store = self._new_store(str(folder))
         if chosen is not None:
             store.append("model_change", provider=chosen.provider, modelId=chosen.id)
         store.append("thinking_level_change", thinkingLevel="off")
