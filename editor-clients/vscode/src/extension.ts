@@ -2,7 +2,7 @@
 // All protocol work is in rpcClient.ts; this file is only the VS Code surface.
 
 import * as vscode from "vscode";
-import { Conversation, Json, Outcome, PiClient, PermissionRequest, WorkspaceTrustRequest, permissionPrompt } from "./rpcClient";
+import { Conversation, Json, Outcome, PiClient, PermissionRequest, TreeItem, WorkspaceTrustRequest, permissionPrompt } from "./rpcClient";
 
 let client: PiClient | undefined;
 let conversation = new Conversation();
@@ -10,14 +10,13 @@ let view: vscode.WebviewView | undefined;
 let status: vscode.StatusBarItem;
 let output: vscode.OutputChannel;
 const diffs = new Map<string, string>();
-let queued: { id: string; text: string; kind: string }[] = []; // what this window queued, for "remove"
 
 function render(): void {
   view?.webview.postMessage({
     type: "state",
     messages: conversation.messages,
     tools: Object.fromEntries(conversation.tools),
-    queue: queued.filter((q) => (q.kind === "steer" ? conversation.queue.steering : conversation.queue.followUp).includes(q.text)),
+    queue: conversation.queue.items.map((q) => ({ id: q.queueId, text: q.text, kind: q.kind })),
     busy: conversation.busy,
   });
 }
@@ -63,7 +62,10 @@ function onEvent(_sessionId: string, event: Json): void {
   if (event.type === "permission_timeout") {
     vscode.window.showWarningMessage(`pi: nobody answered within ${event.timeoutSeconds} s, so ${event.toolName} was not run`);
   }
-  if (event.type === "agent_settled") refreshStatus();
+  if (event.type === "agent_settled") {
+    refreshStatus();
+    tree.refresh();
+  }
   render();
 }
 
@@ -83,16 +85,56 @@ async function send(text: string): Promise<void> {
      { label: "Follow up", description: "when the agent is done", value: "followUp" }],
     { placeHolder: "The agent is working. Send this as…" });
   if (!pick) return;
-  const result = await client!.prompt(text, pick.value as "steer" | "followUp");
-  if (result.queueId) queued.push({ id: result.queueId, text, kind: pick.value === "steer" ? "steer" : "followUp" });
-  render();
+  await client!.prompt(text, pick.value as "steer" | "followUp");
 }
 
 async function redraw(sessionId: string): Promise<void> {
   conversation = new Conversation();
   render();
-  await client!.request("session/load", { sessionId, replay: true });
+  await client!.load(sessionId);
   refreshStatus();
+  tree.refresh();
+}
+
+// The current session's tree: linear runs flat, one collapsible item per branch; a click navigates.
+class SessionTree implements vscode.TreeDataProvider<TreeItem> {
+  private changed = new vscode.EventEmitter<void>();
+  readonly onDidChangeTreeData = this.changed.event;
+
+  refresh(): void {
+    this.changed.fire();
+  }
+
+  async getChildren(item?: TreeItem): Promise<TreeItem[]> {
+    if (item) return item.children;
+    try {
+      return await client!.tree();
+    } catch {
+      return []; // no session yet
+    }
+  }
+
+  getTreeItem(item: TreeItem): vscode.TreeItem {
+    const collapse = item.kind === "branch"
+      ? (item.current ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed)
+      : vscode.TreeItemCollapsibleState.None;
+    const node = new vscode.TreeItem(item.title, collapse);
+    node.description = [item.label && `🏷 ${item.label}`, item.current && (item.kind === "entry" ? "● current" : "current branch")]
+      .filter(Boolean).join(" ");
+    node.contextValue = "entry";
+    node.tooltip = `${item.title}\n(entry ${item.id})`;
+    if (item.kind === "entry") node.command = { command: "pi.navigate", title: "Continue from here", arguments: [item] };
+    return node;
+  }
+}
+
+const tree = new SessionTree();
+
+async function navigate(item: TreeItem | undefined, summarize: boolean): Promise<void> {
+  if (!item) return;
+  const sessionId = (await client!.request("getState")).sessionId;
+  await client!.navigate(item.id, summarize);
+  await redraw(sessionId);
 }
 
 async function pickSession(placeHolder: string): Promise<Json | undefined> {
@@ -149,6 +191,7 @@ const commands: Record<string, () => Promise<void>> = {
     if (level) await client!.request("setThinkingLevel", { level });
   },
   "pi.showLog": async () => output.show(),
+  "pi.refreshTree": async () => tree.refresh(),
 };
 
 class ChatView implements vscode.WebviewViewProvider {
@@ -193,6 +236,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.window.registerWebviewViewProvider("pi.chat", new ChatView(context.extensionUri)),
     ...Object.entries(commands).map(([name, run]) => vscode.commands.registerCommand(name, () =>
       run().catch((error: any) => vscode.window.showErrorMessage(`pi: ${error.message ?? error}`)))),
+    vscode.window.registerTreeDataProvider("pi.tree", tree),
+    ...[["pi.navigate", false], ["pi.navigateWithSummary", true]].map(([name, summarize]) =>
+      vscode.commands.registerCommand(name as string, (item?: TreeItem) => navigate(item, summarize as boolean)
+        .catch((error: any) => vscode.window.showErrorMessage(`pi: ${error.message ?? error}`)))),
   );
   try {
     await client.start();
