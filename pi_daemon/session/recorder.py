@@ -22,11 +22,10 @@ from .store import SessionStore
 class SessionRecorder:
     def __init__(self, store: SessionStore) -> None:
         self.store = store
-        self.paused = False  # while replaying stored messages to a client
         self._queued: dict[int, tuple[Any, str]] = {}  # id(message) -> (message, queue id)
 
     def __call__(self, event: Any) -> None:
-        if type(event) is MessageUpdate or self.paused or self.store.closed:
+        if type(event) is MessageUpdate or self.store.closed:
             return  # deltas are news, not facts: only the final message is written
         if isinstance(event, MessageEnd):
             fields: dict[str, Any] = {"message": to_wire(event.message)}
