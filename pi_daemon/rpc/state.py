@@ -39,7 +39,7 @@ def session_state(daemon: "Daemon", session: "AgentSession") -> t.SessionState:
         session_id=session.id,
         model=model_info(daemon, session.model) if session.model else None,
         thinking_level=agent.state.thinking_level,
-        is_streaming=session.busy,
+        is_streaming=session.busy and session.navigation is None,  # a navigation never ends in agent_settled
         steering_mode=agent.steering.mode,
         follow_up_mode=agent.follow_ups.mode,
         message_count=len(agent.state.messages),

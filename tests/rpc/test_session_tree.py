@@ -2,6 +2,7 @@
 
 import json
 import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -111,6 +112,25 @@ def test_a_branch_summary_joins_the_context_where_the_branch_left(spawn, tmp_pat
     sent = json.dumps(server.requests[3].body["messages"])
     assert "the trie was too slow" in sent and "try a trie" not in sent  # the summary, not the branch itself
     assert server.requests[3].body["messages"][-1] == {"role": "user", "content": "so which one?"}
+
+
+def test_abort_cancels_a_summarising_navigation_and_nothing_moves(spawn, tmp_path, server):
+    server.script(Reply(body=openai_text("A.")), Reply(body=openai_text("B.")),
+                  Reply(body=openai_text("never finished " * 20), stall_after=40))
+    d = spawn("--model", "local/coder", cwd=loopback_workspace(tmp_path, server))
+    d.call("session/new")
+    _, a1 = ask(d, "first", 1)
+    _, a2 = ask(d, "second", 2)
+    pending = d.request_async("session/navigate", {"entryId": a1, "summarize": True})
+    deadline = time.monotonic() + 15
+    while len(server.requests) < 3 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    busy = d.request("prompt", {"text": "meanwhile"})["error"]
+    assert busy["code"] == -32002
+    assert d.call("abort") == {"aborted": True}
+    error = d.wait_response(pending, timeout=15)["error"]
+    assert error["code"] == -32003 and "did not move" in error["message"]
+    assert d.call("session/tree")["leafId"] == a2 and d.call("getState")["messageCount"] == 4
 
 
 def test_export_holds_the_history_after_compaction_and_the_whole_tree(spawn, tmp_path):
