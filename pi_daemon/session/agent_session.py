@@ -70,6 +70,7 @@ class AgentSession:
         self.store = store
         self.file = str(store.path)
         self.cwd = cwd
+        self.spill_dir = Path(cwd) / ".pi" / "tmp"  # where long user-command output goes (the workspace's)
         self.name = name
         self.registry = registry
         self.model = model
@@ -397,7 +398,7 @@ class AgentSession:
 
         try:
             result = await run_shell(command, self.cwd, cancel=cancel, timeout=timeout, on_output=output,
-                                     spill_dir=Path(self.cwd) / ".pi" / "tmp")
+                                     spill_dir=self.spill_dir)
         finally:
             self._bash_cancel = None
         message = BashExecutionMessage(command=command, output=result.output, exit_code=result.exit_code,

@@ -101,6 +101,7 @@ class SessionManager:
                                compaction=attrs.evolve(self.compaction), tools=tools,
                                system_prompt=build_system_prompt(self.tools_workspace.root, tools,
                                                                  roots=self.tools_workspace.roots, cwd=view.cwd))
+        session.spill_dir = self.spill_dir  # a session in a sub-folder still spills into the workspace's .pi/tmp
         kept_settings.restore(session)
         if self.permissions is not None:
             session.agent.before_tool_call = functools.partial(self.permissions.check, session.id)

@@ -131,6 +131,9 @@ def test_a_sessions_folder_is_its_tools_instructions_and_prompt(spawn, tmp_path,
     assert system["role"] == "system" and "Indent with tabs in pkg." in system["content"]
     assert f"Working folder: {pkg}" in system["content"]
     assert (pkg / "notes.txt").read_text() == "hi" and not (tmp_path / "notes.txt").exists()
+    ran = d.call("bash", {"command": "pwd; seq 1 100000"})  # the user's commands run there too
+    assert ran["output"].endswith("100000\n") and ran["fullOutputPath"].startswith(str(tmp_path / ".pi" / "tmp"))
+    assert Path(ran["fullOutputPath"]).read_text().startswith(f"{pkg}\n")
     for outside in ("/", "..", "missing"):
         error = d.request("session/new", {"cwd": outside})["error"]
         assert error["code"] == -32602 and "params.cwd" in error["message"], outside
