@@ -190,6 +190,7 @@ class MessageUpdate:
 class MessageEnd:
     type: str = _tag("message_end")
     message: Any = None
+    entry_id: str | None = None  # the session entry that stores the message, once written
 
 
 @attrs.define
@@ -220,10 +221,18 @@ class ToolExecutionEnd:
 
 
 @attrs.define
+class QueueItem:
+    queue_id: str
+    kind: str  # steer / followUp
+    text: str
+
+
+@attrs.define
 class QueueUpdate:
     type: str = _tag("queue_update")
     steering: list[str] = attrs.field(factory=list)
     follow_up: list[str] = attrs.field(factory=list)
+    items: list[QueueItem] = attrs.field(factory=list)
 
 
 @attrs.define
@@ -311,11 +320,23 @@ class CommandsUpdate:
     commands: list[Any] = attrs.field(factory=list)
 
 
+@attrs.define
+class ReplayEnd:
+    type: str = _tag("replay_end")
+    message_count: int = 0
+
+
+@attrs.define
+class Replayed:
+    """Wraps an event re-sent for a stored message (``session/load{replay}``); never a fact to write."""
+    event: Any
+
+
 AGENT_EVENT_TYPES = (
     AgentStart, AgentEnd, AgentSettled, TurnStart, TurnEnd, MessageStart, MessageUpdate,
     MessageEnd, ToolExecutionStart, ToolExecutionUpdate, ToolExecutionEnd, QueueUpdate,
     CompactionStart, CompactionEnd, AutoRetryStart, AutoRetryEnd, BashExecutionUpdate,
-    SessionInfoChanged, ModelChanged, ThinkingLevelChanged, PermissionTimeout, SessionWriteFailed, CommandsUpdate,
+    SessionInfoChanged, ModelChanged, ThinkingLevelChanged, PermissionTimeout, SessionWriteFailed, CommandsUpdate, ReplayEnd,
 )
 
 

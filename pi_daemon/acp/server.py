@@ -101,10 +101,10 @@ class AcpServer:
     def _watch(self, session: Any) -> None:
         self.agent.watch(session)
 
-    def _files(self, session_id: str) -> Any:
+    def _files(self, session_id: str, workspace: Any) -> Any:
         if not (self.client.read_text_file or self.client.write_text_file):
             return None
-        return EditorFiles(self.tools_workspace, self.conn, session_id,
+        return EditorFiles(workspace, self.conn, session_id,
                            read=self.client.read_text_file, write=self.client.write_text_file)
 
     def _register(self) -> None:

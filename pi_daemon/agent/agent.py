@@ -15,7 +15,7 @@ from typing import Any, Awaitable, Callable, Iterable, Sequence
 import attrs
 
 from ..cancel import CancelToken
-from ..events import Observers, QueueUpdate
+from ..events import Observers, QueueItem, QueueUpdate
 from ..llm.model import Model, ThinkingLevel
 from ..llm.stream import StreamFn, stream
 from ..messages import (
@@ -185,7 +185,8 @@ class Agent:
         return item
 
     async def emit_queue_update(self) -> None:
-        await self.emit(QueueUpdate(steering=self.steering.texts(), follow_up=self.follow_ups.texts()))
+        items = [QueueItem(queue_id=q.id, kind=q.kind, text=q.text) for q in (*self.steering, *self.follow_ups)]
+        await self.emit(QueueUpdate(steering=self.steering.texts(), follow_up=self.follow_ups.texts(), items=items))
 
     def set_queue_modes(self, steering: QueueMode | None = None, follow_up: QueueMode | None = None):
         if steering is not None:

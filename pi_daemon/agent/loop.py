@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from ..cancel import CancelToken
 from ..events import (
     AgentEnd,
@@ -25,7 +27,7 @@ from ..events import (
 )
 from ..llm.model import Context, StreamOptions
 from ..llm.stream import empty_message, guarded, stream
-from ..messages import AssistantMessage
+from ..messages import AssistantMessage, Usage
 from .context import repair_for_provider
 from .queues import QueuedMessage
 from .tool_exec import ToolBatch
@@ -131,6 +133,18 @@ class Run:
             session_id=agent.session_id,
         )
         holder: dict[str, AssistantMessage] = {}
+        reported = [(0, 0, 0, 0)]  # the usage the last message_update carried
+
+        def new_usage() -> Usage | None:
+            """The partial's usage when the provider reported (more of) it since the last update."""
+            usage = getattr(holder.get("partial"), "usage", None)
+            if usage is None:
+                return None
+            now = (usage.input, usage.output, usage.cache_read, usage.cache_write)
+            if now == reported[0]:
+                return None
+            reported[0] = now
+            return attrs.evolve(usage)
 
         async def consume() -> None:
             events = agent.stream_fn(model, context, options, self.cancel)
@@ -146,9 +160,8 @@ class Run:
                 elif isinstance(event, ErrorEvent):
                     holder["final"] = event.error
                 else:
-                    await self.emit(
-                        MessageUpdate(assistant_message_event=event, message=holder.get("partial"))
-                    )
+                    await self.emit(MessageUpdate(assistant_message_event=event, message=holder.get("partial"),
+                                                  usage=new_usage()))
 
         if self.cancel.cancelled:
             holder["final"] = empty_message(model)

@@ -12,6 +12,8 @@ import json
 import re
 from typing import Any, AsyncIterator
 
+import attrs
+
 from ..cancel import CancelToken, Cancelled
 from ..events import AssistantMessageEvent
 from ..messages import (
@@ -173,6 +175,7 @@ class _EventReader:
             self.usage.output = usage.get("output_tokens") or 0
             self.usage.cache_read = usage.get("cache_read_input_tokens") or 0
             self.usage.cache_write = usage.get("cache_creation_input_tokens") or 0
+            self.b.output.usage = apply_cost(self.model, attrs.evolve(self.usage))  # known mid-stream from here
         elif kind == "content_block_start":
             return self._start(data.get("index", 0), data.get("content_block") or {})
         elif kind == "content_block_delta":

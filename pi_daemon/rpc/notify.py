@@ -1,5 +1,10 @@
 """``agent/event`` notifications: one sender per session, gap-free ``seq``, and coalescing.
 
+``seq`` counts the events of one session for the life of the daemon process: the counter
+lives in the daemon (``counters``), so closing and loading the session again goes on
+where it was; ``session/load`` answers the seq the next event will carry. Events re-sent
+for a replay are numbered in the same sequence and carry ``replay: true``.
+
 While the client is backlogged (the writer holds more than ``COALESCE_ABOVE`` unsent
 bytes), adjacent deltas of the same content block are merged into one ``message_update``
 before they are numbered: the concatenated text is identical, the client simply gets
@@ -13,7 +18,7 @@ import asyncio
 from typing import Any, Callable
 
 from ..converter import to_wire
-from ..events import MessageUpdate
+from ..events import MessageUpdate, Replayed
 from .protocol import dumps
 from .transport import FrameWriter
 
@@ -23,22 +28,26 @@ MERGEABLE = ("text_delta", "thinking_delta", "toolcall_delta")
 
 
 class EventSender:
-    def __init__(self, session_id: str, writer: FrameWriter, send_frame: Callable[[bytes], None]) -> None:
+    def __init__(self, session_id: str, writer: FrameWriter, send_frame: Callable[[bytes], None],
+                 counters: dict[str, int] | None = None) -> None:
         self.session_id = session_id
         self.writer = writer
         self.send_frame = send_frame
-        self.seq = 0
+        self.counters = counters if counters is not None else {}  # session id -> last seq sent
         self._held: dict[str, Any] | None = None  # wire form of a merged message_update
         self._parts: list[str] = []
         self._timer: asyncio.TimerHandle | None = None
 
-    def _send(self, wire_event: dict[str, Any]) -> None:
-        self.seq += 1
-        self.send_frame(dumps({
-            "jsonrpc": "2.0",
-            "method": "agent/event",
-            "params": {"sessionId": self.session_id, "seq": self.seq, "event": wire_event},
-        }))
+    @property
+    def seq(self) -> int:
+        return self.counters.get(self.session_id, 0)
+
+    def _send(self, wire_event: dict[str, Any], replay: bool = False) -> None:
+        seq = self.counters[self.session_id] = self.seq + 1
+        params: dict[str, Any] = {"sessionId": self.session_id, "seq": seq, "event": wire_event}
+        if replay:
+            params["replay"] = True
+        self.send_frame(dumps({"jsonrpc": "2.0", "method": "agent/event", "params": params}))
 
     def flush(self) -> None:
         if self._timer is not None:
@@ -73,5 +82,8 @@ class EventSender:
         if isinstance(event, MessageUpdate) and self._hold(event):
             return
         self.flush()
-        self._send(to_wire(event))
+        if isinstance(event, Replayed):
+            self._send(to_wire(event.event), replay=True)
+        else:
+            self._send(to_wire(event))
         await self.writer.drain()

@@ -113,6 +113,7 @@ class Daemon:
         self._signals = 0
         self._done = asyncio.Event()
         self._client_requests: set[Any] = set()
+        self.event_seqs: dict[str, int] = {}  # session id -> the last seq sent (see notify)
         for name, handler in HANDLERS.items():
             self.server.feature(name)(self._wrap(name, handler))
 
@@ -137,7 +138,7 @@ class Daemon:
         self.send_frame(dumps({"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}))
 
     def _watch(self, session: AgentSession) -> None:
-        session.subscribe(EventSender(session.id, self.writer, self.send_frame))
+        session.subscribe(EventSender(session.id, self.writer, self.send_frame, self.event_seqs))
 
     async def ask_permission(self, session_id: str, call_id: str, tool: str, args: dict, title: str,
                              options: list[str], rule: Rule) -> str | None:

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 from ..converter import from_wire
 from ..messages import user_text
 from ..session.compaction import context_tokens
-from ..session.export import html_page, markdown
+from ..session.export import history, html_page, markdown
+from ..session.navigation import navigate
 from ..session.listing import list_sessions
 from ..session.rebuild import readable_message, stats
 from . import types as t
@@ -39,7 +40,8 @@ async def session_load(daemon: "Daemon", p: t.SessionLoadParams) -> t.SessionLoa
     skipped = [t.SkippedLine(line=s["line"] or 0, reason=s["reason"]) for s in store.skipped] or None
     torn = str(store.torn_file) if store.torn_file else None
     return t.SessionLoadResult(session_id=session.id, file=session.file, state=session_state(daemon, session),
-                               interrupted=interrupted, torn_line_saved_to=torn, skipped=skipped)
+                               interrupted=interrupted, next_seq=daemon.event_seqs.get(session.id, 0) + 1,
+                               torn_line_saved_to=torn, skipped=skipped)
 
 
 async def session_list(daemon: "Daemon", p: t.SessionListParams) -> t.SessionListResult:
@@ -85,10 +87,14 @@ async def session_label(daemon: "Daemon", p: t.LabelParams) -> t.LabelResult:
 async def session_entries(daemon: "Daemon", p: t.EntriesParams) -> t.EntriesResult:
     _positive("limit", p.limit)
     store = daemon.sessions.get(p.session_id).store
-    try:
-        entries = list(store.after(p.since))
-    except KeyError:
-        raise RpcError(INVALID_PARAMS, f"invalid params: params.since: no entry with id {p.since!r}") from None
+    entries = store.branch() if p.scope == "branch" else store.entries
+    if p.since is not None:
+        at = next((n for n, e in enumerate(entries) if e.get("id") == p.since), None)
+        if at is None:
+            where = "on the current branch (pass scope: \"file\" for every entry)" if p.scope == "branch" else ""
+            raise RpcError(INVALID_PARAMS, f"invalid params: params.since: no entry with id {p.since!r} {where}".strip())
+        entries = entries[at + 1:]
+    entries = list(entries)
     more = p.limit is not None and len(entries) > p.limit
     if p.limit is not None:
         entries = entries[: p.limit]
@@ -96,7 +102,7 @@ async def session_entries(daemon: "Daemon", p: t.EntriesParams) -> t.EntriesResu
     return t.EntriesResult(header=store.header, entries=entries, more=more, cursor=cursor)
 
 
-def _node(entry: dict, labels: dict[str, str]) -> t.TreeNode:
+def _node(entry: dict, labels: dict[str, str], on_path: set[str], children: dict[str, int]) -> t.TreeNode:
     message, text = entry.get("message"), None
     message = message if isinstance(message, dict) else {}
     if entry.get("type") == "message":
@@ -110,6 +116,7 @@ def _node(entry: dict, labels: dict[str, str]) -> t.TreeNode:
     elif entry.get("type") in ("compaction", "branch_summary"):
         text = (entry.get("summary") or "")[:200]
     return t.TreeNode(id=entry["id"], type=entry.get("type", ""), timestamp=entry.get("timestamp", ""),
+                      on_path=entry["id"] in on_path, child_count=children.get(entry["id"], 0),
                       parent_id=entry.get("parentId"), role=message.get("role"), text=text,
                       label=labels.get(entry["id"]))
 
@@ -117,7 +124,19 @@ def _node(entry: dict, labels: dict[str, str]) -> t.TreeNode:
 async def session_tree(daemon: "Daemon", p: t.SessionRef) -> t.TreeResult:
     store = daemon.sessions.get(p.session_id).store
     labels = {e.get("targetId"): e.get("label") for e in store.entries if e.get("type") == "label"}
-    return t.TreeResult(nodes=[_node(e, labels) for e in store.by_id.values()], leaf_id=store.leaf_id)
+    on_path = {e["id"] for e in store.branch()}
+    children: dict[str, int] = {}
+    for entry in store.by_id.values():
+        children[entry.get("parentId")] = children.get(entry.get("parentId"), 0) + 1
+    nodes = [_node(e, labels, on_path, children) for e in store.by_id.values()]
+    return t.TreeResult(nodes=nodes, leaf_id=store.leaf_id)
+
+
+async def session_navigate(daemon: "Daemon", p: t.NavigateParams) -> t.NavigateResult:
+    session = daemon.sessions.get(p.session_id)
+    summary = await navigate(session, p.entry_id, p.summarize, p.custom_instructions)
+    return t.NavigateResult(state=session_state(daemon, session), leaf_id=session.store.leaf_id,
+                            summary_entry_id=summary["id"] if summary else None)
 
 
 async def session_stats(daemon: "Daemon", p: t.SessionRef) -> t.StatsResult:
@@ -160,7 +179,8 @@ def _write_export(target: Path, text: str, allow_outside: bool) -> None:
 async def session_export(daemon: "Daemon", p: t.ExportParams) -> t.ExportResult:
     session = daemon.sessions.get(p.session_id)
     title = session.name or f"Session {session.id}"
-    text = html_page(session.messages, title) if p.format == "html" else markdown(session.messages, title)
+    items = history(session.store, p.scope)
+    text = html_page(items, title) if p.format == "html" else markdown(items, title)
     target = _export_target(daemon, session, p)
     try:
         _write_export(target, text, p.allow_outside)
@@ -182,10 +202,8 @@ async def compact(daemon: "Daemon", p: t.CompactParams) -> t.CompactResult:
 async def set_auto_compaction(daemon: "Daemon", p: t.SetAutoCompactionParams) -> t.AutoCompactionSettings:
     _positive("reserveTokens", p.reserve_tokens)
     _positive("keepRecentTokens", p.keep_recent_tokens)
-    settings = daemon.sessions.get(p.session_id, create=True).compaction
-    for name in ("enabled", "reserve_tokens", "keep_recent_tokens"):
-        if getattr(p, name) is not None:
-            setattr(settings, name, getattr(p, name))
+    session = daemon.sessions.get(p.session_id, create=True)
+    settings = session.set_auto_compaction(p.enabled, p.reserve_tokens, p.keep_recent_tokens)
     return t.AutoCompactionSettings(enabled=settings.enabled, reserve_tokens=settings.reserve_tokens,
                                     keep_recent_tokens=settings.keep_recent_tokens)
 
@@ -203,6 +221,7 @@ SESSION_HANDLERS = {
     "session/tree": session_tree,
     "session/stats": session_stats,
     "session/export": session_export,
+    "session/navigate": session_navigate,
     "compact": compact,
     "setAutoCompaction": set_auto_compaction,
 }

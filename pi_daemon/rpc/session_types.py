@@ -35,6 +35,7 @@ __all__ = [
     "StatsResult",
     "ExportParams",
     "ExportResult",
+    "NavigateParams",
     "CompactParams",
     "CompactResult",
     "SetAutoCompactionParams",
@@ -148,6 +149,7 @@ class ClosedResult:
 class EntriesParams:
     since: str | None = None
     limit: int | None = None
+    scope: Literal["branch", "file"] = "branch"
     session_id: str | None = None
 
 
@@ -164,6 +166,8 @@ class TreeNode:
     id: str
     type: str
     timestamp: str
+    on_path: bool
+    child_count: int
     parent_id: str | None = None
     role: str | None = None
     text: str | None = None
@@ -203,6 +207,7 @@ class StatsResult:
 class ExportParams:
     format: Literal["html", "markdown"]
     path: str | None = None
+    scope: Literal["branch", "tree"] = "branch"
     session_id: str | None = None
     allow_outside: bool = False
 
@@ -210,6 +215,14 @@ class ExportParams:
 @attrs.define
 class ExportResult:
     file: str
+
+
+@attrs.define
+class NavigateParams:
+    entry_id: str
+    summarize: bool = False
+    custom_instructions: str | None = None
+    session_id: str | None = None
 
 
 @attrs.define

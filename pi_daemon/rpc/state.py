@@ -40,12 +40,16 @@ def session_state(daemon: "Daemon", session: "AgentSession") -> t.SessionState:
         session_id=session.id,
         model=model_info(daemon, session.model) if session.model else None,
         thinking_level=agent.state.thinking_level,
-        is_streaming=session.busy,
+        is_streaming=session.busy and session.navigation is None,  # a navigation never ends in agent_settled
         steering_mode=agent.steering.mode,
         follow_up_mode=agent.follow_ups.mode,
         message_count=len(agent.state.messages),
         pending_message_count=len(agent.steering) + len(agent.follow_ups),
-        queue=t.QueueState(steering=agent.steering.texts(), follow_up=agent.follow_ups.texts()),
+        queue=t.QueueState(steering=agent.steering.texts(), follow_up=agent.follow_ups.texts(),
+                           items=[t.QueuedItem(queue_id=q.id, kind=q.kind, text=q.text)
+                                  for q in (*agent.steering, *agent.follow_ups)]),
+        is_compacting=session.compacting,
+        settings=session_settings(session),
         cwd=session.cwd,
         session_file=session.file if session.store.has_file else None,
         session_name=session.name,
@@ -55,3 +59,12 @@ def session_state(daemon: "Daemon", session: "AgentSession") -> t.SessionState:
         sandbox=t.SandboxState(**attrs.asdict(sandbox.status(daemon.workspace))),
         mcp_servers=server_infos(daemon, session.id),
     )
+
+
+def session_settings(session: "AgentSession") -> t.SessionSettingsState:
+    retry, compaction = session.retry, session.compaction
+    return t.SessionSettingsState(
+        auto_retry=t.AutoRetrySettings(enabled=retry.enabled, max_attempts=retry.max_attempts,
+                                       base_delay_ms=retry.base_delay_ms),
+        auto_compaction=t.AutoCompactionSettings(enabled=compaction.enabled, reserve_tokens=compaction.reserve_tokens,
+                                                 keep_recent_tokens=compaction.keep_recent_tokens))

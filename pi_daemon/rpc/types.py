@@ -205,9 +205,23 @@ class UnavailableModels:
 
 
 @attrs.define
+class QueuedItem:
+    queue_id: str
+    kind: Literal["steer", "followUp"]
+    text: str
+
+
+@attrs.define
 class QueueState:
     steering: list[str]
     follow_up: list[str]
+    items: list[QueuedItem]
+
+
+@attrs.define
+class SessionSettingsState:
+    auto_retry: AutoRetrySettings
+    auto_compaction: AutoCompactionSettings
 
 
 @attrs.define
@@ -228,6 +242,8 @@ class SessionState:
     message_count: int
     pending_message_count: int
     queue: QueueState
+    is_compacting: bool
+    settings: SessionSettingsState
     cwd: str
     session_file: str | None = None
     session_name: str | None = None
@@ -275,8 +291,16 @@ class SessionLoadResult:
     file: str
     state: SessionState
     interrupted: bool
+    next_seq: int
     torn_line_saved_to: str | None = None
     skipped: list[SkippedLine] | None = None
+
+
+@attrs.define
+class NavigateResult:
+    state: SessionState
+    leaf_id: str | None = None
+    summary_entry_id: str | None = None
 
 
 @attrs.define
@@ -349,6 +373,7 @@ class AgentEventParams:
     session_id: str
     seq: int
     event: dict[str, Any]
+    replay: bool | None = None
 
 
 # --- requests (daemon -> client) ---------------------------------------------------------
@@ -401,7 +426,8 @@ METHODS: dict[str, Method] = {
     "session/entries": Method(EntriesParams, EntriesResult, "raw entries after a cursor"),
     "session/tree": Method(SessionRef, TreeResult, "the entry tree"),
     "session/stats": Method(SessionRef, StatsResult, "counts, tokens, cost, context usage"),
-    "session/export": Method(ExportParams, ExportResult, "the active branch as HTML or Markdown"),
+    "session/export": Method(ExportParams, ExportResult, "the history of the branch or tree as HTML or Markdown"),
+    "session/navigate": Method(NavigateParams, NavigateResult, "move the current position to another entry"),
     "compact": Method(CompactParams, CompactResult, "summarise the older context now"),
     "setAutoCompaction": Method(SetAutoCompactionParams, AutoCompactionSettings, "switch and tune auto-compaction"),
     "prompt": Method(PromptParams, PromptResult, "start a run, or queue while one runs"),

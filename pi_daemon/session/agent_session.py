@@ -25,16 +25,16 @@ from ..cancel import CancelToken
 from ..converter import to_wire
 from ..events import (
     AgentEnd, AgentSettled, AutoRetryEnd, AutoRetryStart, BashExecutionUpdate, CompactionEnd, CompactionStart, MessageEnd,
-    MessageStart, MessageUpdate, ModelChanged, Observers, SessionInfoChanged, SessionWriteFailed,
-    ThinkingLevelChanged,
+    MessageStart, MessageUpdate, ModelChanged, Observers, Replayed, ReplayEnd, SessionInfoChanged,
+    SessionWriteFailed, ThinkingLevelChanged,
 )
 from ..llm.errors import is_context_overflow, is_retryable
 from ..llm.model import THINKING_LEVELS, Model
 from ..llm.registry import ModelRegistry, ModelUnavailable
 from ..messages import BashExecutionMessage, ImageContent
 from ..tools.shell import run_shell
-from . import compaction as C
-from .rebuild import context_messages
+from . import compaction as C, kept_settings
+from .rebuild import context_entries, context_messages, readable_message
 from .recorder import SessionRecorder
 from .store import SessionReadOnly, SessionStore, SessionWriteError
 
@@ -47,6 +47,10 @@ class RetrySettings:
     max_attempts: int = 3
     base_delay_ms: int = 2000
     max_delay_ms: int = 60_000
+
+
+class EntryError(Exception):
+    """An entry id that does not exist, or one that cannot be used for the request."""
 
 
 class SessionError(Exception):
@@ -66,6 +70,7 @@ class AgentSession:
         self.store = store
         self.file = str(store.path)
         self.cwd = cwd
+        self.spill_dir = Path(cwd) / ".pi" / "tmp"  # where long user-command output goes (the workspace's)
         self.name = name
         self.registry = registry
         self.model = model
@@ -88,6 +93,8 @@ class AgentSession:
         self._retry_next = False
         self._overflow_retried = False
         self._compaction_cancel: CancelToken | None = None
+        self.compacting = False  # between compaction_start and compaction_end
+        self.navigation: CancelToken | None = None  # a navigation summarising the branch it leaves
         self._stop = asyncio.Event()  # abort requested: ends a retry wait too
         self._settle_task: asyncio.Task | None = None
         self._delivered: dict[int, asyncio.Future] = {}
@@ -101,8 +108,8 @@ class AgentSession:
 
     @property
     def busy(self) -> bool:
-        """A run is active, or it ended and the session is still settling it."""
-        return self._settle_task is not None and not self._settle_task.done()
+        """A run is active, or it ended and the session is still settling it, or it is navigating."""
+        return (self._settle_task is not None and not self._settle_task.done()) or self.navigation is not None
 
     async def _emit(self, event: Any) -> None:
         """Write the event's fact to the file, then tell the observers; an unwritten fact is not told."""
@@ -126,11 +133,11 @@ class AgentSession:
         log.error("session %s: %s", self.id, exc)
         await self.observers.emit(SessionWriteFailed(error=str(exc), errno=exc.errno_name, file=str(exc.path)))
 
-    def _check_writable(self) -> None:
+    def check_writable(self) -> None:
         if self.store.read_only is not None:
             raise SessionReadOnly(self.store.read_only)
 
-    def _check_model(self) -> Model:
+    def check_model(self) -> Model:
         if self.model is None:
             raise SessionError("model", "no model is selected: pass --model provider/id or call setModel")
         try:
@@ -143,13 +150,13 @@ class AgentSession:
                      command: dict[str, Any] | None = None) -> tuple[str, str | None]:
         """Returns ``(disposition, queue_id)`` once the input is accepted and on disk.
         ``command``: the slash command ``text`` was expanded from (kept in the message)."""
-        self._check_writable()
+        self.check_writable()
         if self.busy:
             if streaming_behavior in ("steer", "followUp"):
                 return "queued", await self.enqueue(streaming_behavior, text, images, command)
             raise SessionError("busy", "a run is active: send prompt with streamingBehavior 'steer' or "
                                        "'followUp', or use steer / followUp, or abort first")
-        self._check_model()
+        self.check_model()
         message = make_user_message(text, images)
         message.command = command
         delivered = asyncio.get_running_loop().create_future()
@@ -164,7 +171,7 @@ class AgentSession:
 
     async def enqueue(self, kind: str, text: str, images: Sequence[ImageContent] | None = None,
                       command: dict[str, Any] | None = None) -> str:
-        self._check_writable()
+        self.check_writable()
         message = make_user_message(text, images)
         message.command = command
         queue_id = new_queue_id()
@@ -176,8 +183,8 @@ class AgentSession:
     async def continue_(self) -> None:
         if self.busy:
             raise SessionError("busy", "a run is active; continue needs an idle session")
-        self._check_writable()
-        self._check_model()
+        self.check_writable()
+        self.check_model()
         try:
             self._accept(self.agent.continue_())
         except AgentBusy as exc:
@@ -295,6 +302,9 @@ class AgentSession:
         """Stop the current run (retry wait, compaction); returns once settled. False when idle."""
         if not self.busy:
             return False
+        if self.navigation is not None:
+            self.navigation.cancel()
+            return True
         self._stop.set()
         if self._compaction_cancel is not None:
             self._compaction_cancel.cancel()
@@ -330,11 +340,19 @@ class AgentSession:
     async def compact(self, instructions: str | None = None, reason: str = "manual",
                       cancel: CancelToken | None = None) -> dict[str, Any] | None:
         """Summarise the older context; the compaction's result, or None when it failed."""
-        self._check_writable()
-        model = self._check_model()
+        self.check_writable()
+        model = self.check_model()
         plan = C.plan(self.store, self.compaction.keep_recent_tokens)
         if plan is None and reason in ("manual", "overflow"):  # it must shrink: keep only the newest turn
             plan = C.plan(self.store, 0)
+        self.compacting = True
+        try:
+            return await self._compact(plan, instructions, reason, model, cancel)
+        finally:
+            self.compacting = False
+
+    async def _compact(self, plan: C.Plan | None, instructions: str | None, reason: str, model: Model,
+                       cancel: CancelToken | None) -> dict[str, Any] | None:
         await self._emit(CompactionStart(reason=reason))
         if plan is None:
             await self._emit(CompactionEnd(reason=reason, error_message="nothing to compact: the context is already small"))
@@ -373,7 +391,7 @@ class AgentSession:
         Once the client's input is closed a command without a ``timeout`` is aborted (it
         could otherwise keep the daemon alive for ever); one with a timeout runs on to it.
         """
-        self._check_writable()
+        self.check_writable()
         if self._bash_cancel is not None:
             raise SessionError("busy", "a user command is already running: abortBash it first")
         cancel = CancelToken()
@@ -387,7 +405,7 @@ class AgentSession:
 
         try:
             result = await run_shell(command, self.cwd, cancel=cancel, timeout=timeout, on_output=output,
-                                     spill_dir=Path(self.cwd) / ".pi" / "tmp")
+                                     spill_dir=self.spill_dir)
         finally:
             self._bash_cancel = None
         message = BashExecutionMessage(command=command, output=result.output, exit_code=result.exit_code,
@@ -424,20 +442,23 @@ class AgentSession:
     # --- replay -------------------------------------------------------------------------
 
     async def replay(self) -> None:
-        """Re-emit the stored conversation as message events, without writing it again."""
+        """Re-send the context's stored messages as message events marked as replayed, then
+        ``replay_end``; nothing is written, and the session's own state does not change."""
         await asyncio.sleep(0)  # after the reply that announced the session
-        self.recorder.paused = True
-        try:
-            for message in list(self.agent.state.messages):
-                await self._emit(MessageStart(message=message))
-                await self._emit(MessageEnd(message=message))
-        finally:
-            self.recorder.paused = False
+        count = 0
+        for entry in context_entries(self.store.branch()):
+            message, reason = readable_message(entry)
+            if reason is not None:
+                continue
+            await self.observers.emit(Replayed(MessageStart(message=message)))
+            await self.observers.emit(Replayed(MessageEnd(message=message, entry_id=entry["id"])))
+            count += 1
+        await self.observers.emit(Replayed(ReplayEnd(message_count=count)))
 
     # --- model state and settings ---------------------------------------------------------
 
     async def set_model(self, provider: str, model_id: str) -> Model:
-        self._check_writable()
+        self.check_writable()
         try:
             model = self.registry.usable(self.registry.find(provider, model_id))
         except ModelUnavailable as exc:
@@ -451,7 +472,7 @@ class AgentSession:
     async def set_thinking_level(self, level: str) -> str:
         if level not in THINKING_LEVELS:
             raise SessionError("state", f"unknown thinking level {level!r}")
-        self._check_writable()
+        self.check_writable()
         if level != "off" and self.model is not None and not self.model.reasoning:
             level = "off"  # the model cannot think; say so through the result
         await self._emit(ThinkingLevelChanged(level=level))  # on disk first
@@ -460,22 +481,33 @@ class AgentSession:
         return level
 
     async def set_name(self, name: str | None) -> None:
-        self._check_writable()
+        self.check_writable()
         await self._emit(SessionInfoChanged(name=name or None))  # on disk first
         self.name = name or None
         self.store.sync()
 
+    def _keep_settings(self, **changed: Any) -> None:
+        """Write a settings change to the file so a reload restores it (memory only when read-only)."""
+        if self.store.read_only is None:
+            self.store.append(kept_settings.ENTRY, **changed)
+            self.store.sync()
+
     def set_queue_modes(self, steering: str | None, follow_up: str | None) -> None:
         self.agent.set_queue_modes(steering, follow_up)  # type: ignore[arg-type]
+        self._keep_settings(queueModes={"steering": self.agent.steering.mode, "followUp": self.agent.follow_ups.mode})
 
     def set_auto_retry(self, enabled: bool | None, max_attempts: int | None, base_delay_ms: int | None) -> RetrySettings:
-        if enabled is not None:
-            self.retry.enabled = enabled
-        if max_attempts is not None:
-            self.retry.max_attempts = max_attempts
-        if base_delay_ms is not None:
-            self.retry.base_delay_ms = base_delay_ms
+        changed = {"enabled": enabled, "max_attempts": max_attempts, "base_delay_ms": base_delay_ms}
+        self.retry = attrs.evolve(self.retry, **{k: v for k, v in changed.items() if v is not None})
+        self._keep_settings(autoRetry=to_wire(self.retry))
         return self.retry
+
+    def set_auto_compaction(self, enabled: bool | None, reserve_tokens: int | None,
+                            keep_recent_tokens: int | None) -> C.CompactionSettings:
+        changed = {"enabled": enabled, "reserve_tokens": reserve_tokens, "keep_recent_tokens": keep_recent_tokens}
+        self.compaction = attrs.evolve(self.compaction, **{k: v for k, v in changed.items() if v is not None})
+        self._keep_settings(autoCompaction=to_wire(self.compaction))
+        return self.compaction
 
     @property
     def messages(self) -> list[Any]:
@@ -485,3 +517,4 @@ class AgentSession:
         self.abort_bash()
         await self.abort()
         self.store.close()
+

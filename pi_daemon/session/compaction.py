@@ -153,7 +153,8 @@ def _failed_answer(entry: dict[str, Any]) -> bool:
     return message.get("role") == "assistant" and message.get("stopReason") in ("error", "aborted")
 
 
-def _files(entries: list[dict[str, Any]], previous: dict[str, Any] | None) -> tuple[list[str], list[str]]:
+def files_touched(entries: list[dict[str, Any]], previous: dict[str, Any] | None) -> tuple[list[str], list[str]]:
+    """Files read and modified by the tool calls in ``entries``, added to ``previous``'s lists."""
     details = (previous or {}).get("details") or {}
     read, modified = set(details.get("readFiles", [])), set(details.get("modifiedFiles", []))
     for entry in entries:
@@ -198,7 +199,7 @@ def transcript(entries: list[dict[str, Any]]) -> str:
 async def summarize(model: Model, api_key: str | None, plan_: Plan, instructions: str | None,
                     cancel: CancelToken) -> tuple[str, Any, dict[str, Any]]:
     """``(summary, usage, details)`` from the model; raises CompactionError."""
-    read, modified = _files(plan_.summarize, plan_.previous)
+    read, modified = files_touched(plan_.summarize, plan_.previous)
     parts = [f"<conversation>\n{transcript(plan_.summarize)}\n</conversation>"]
     if plan_.previous is not None:
         parts.append(f"<previous-summary>\n{plan_.previous.get('summary', '')}\n</previous-summary>\n"
@@ -208,7 +209,13 @@ async def summarize(model: Model, api_key: str | None, plan_: Plan, instructions
                  + (", ".join(modified) or "none"))
     if instructions:
         parts.append(f"Focus of this summary, from the user: {instructions}")
-    context = Context(system_prompt=SUMMARY_SYSTEM, messages=[UserMessage(content="\n\n".join(parts))])
+    text, usage = await ask(model, api_key, "\n\n".join(parts), cancel)
+    return text, usage, {"readFiles": read, "modifiedFiles": modified}
+
+
+async def ask(model: Model, api_key: str | None, prompt: str, cancel: CancelToken) -> tuple[str, Any]:
+    """``(summary text, usage)``: the model's answer to a summary request; raises CompactionError."""
+    context = Context(system_prompt=SUMMARY_SYSTEM, messages=[UserMessage(content=prompt)])
     options = StreamOptions(api_key=api_key, max_tokens=min(model.max_tokens, 8192))
     final = None
     async for event in stream(model, context, options, cancel):
@@ -221,4 +228,4 @@ async def summarize(model: Model, api_key: str | None, plan_: Plan, instructions
     text = final.text().strip() if final is not None else ""
     if not text:
         raise CompactionError("the model returned an empty summary")
-    return text, final.usage, {"readFiles": read, "modifiedFiles": modified}
+    return text, final.usage

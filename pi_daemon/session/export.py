@@ -1,4 +1,11 @@
-"""``session/export``: the active branch as self-contained HTML or as Markdown."""
+"""``session/export``: the history of the current branch, or of the whole tree, as
+self-contained HTML or as Markdown.
+
+The history is every stored message on the way, not the model's context: after a
+compaction the messages it summarised are still exported, followed by the summary. A
+tree export walks the tree depth first; where it branches, each branch starts with a
+heading that names the entry it continues from (the current branch is marked).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +14,47 @@ import json
 from typing import Any
 
 from ..messages import AssistantMessage, ImageContent, TextContent, ThinkingContent, ToolCall
+from .rebuild import CONTEXT_TYPES, readable_message
+from .store import SessionStore
+
+
+class Heading(str):
+    """A section heading between messages: where a branch of the tree starts."""
+
+
+def history(store: SessionStore, scope: str = "branch") -> list[Any]:
+    """Messages (and, for the tree, branch headings) to export, in reading order."""
+    if scope != "tree":
+        return [m for m in map(_message, store.branch()) if m is not None]
+    children: dict[str | None, list[dict[str, Any]]] = {}
+    for entry in store.by_id.values():
+        children.setdefault(entry.get("parentId"), []).append(entry)
+    on_path = {e["id"] for e in store.branch()}
+    out: list[Any] = []
+    todo: list[Any] = list(reversed(children.get(None, [])))
+    while todo:  # depth first, without recursion: a long conversation is a deep tree
+        item = todo.pop()
+        if isinstance(item, Heading):
+            out.append(item)
+            continue
+        message = _message(item)
+        if message is not None:
+            out.append(message)
+        kids = children.get(item["id"], [])
+        if len(kids) > 1:
+            for n, kid in reversed(list(enumerate(kids, 1))):
+                todo.append(kid)
+                mark = " (current)" if kid["id"] in on_path else ""
+                todo.append(Heading(f"Branch {n} of {len(kids)} from entry {item['id']}{mark}"))
+        else:
+            todo.extend(kids)
+    return out
+
+
+def _message(entry: dict[str, Any]) -> Any:
+    if entry.get("type") not in CONTEXT_TYPES:
+        return None
+    return readable_message(entry)[0]
 
 CSS = """body{font:15px/1.5 system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem;color:#1d1d1f}
 .m{border-radius:8px;padding:.6rem .9rem;margin:.8rem 0;white-space:pre-wrap;word-wrap:break-word}
@@ -38,8 +86,10 @@ def _title(message: Any) -> str:
     role = getattr(message, "role", "")
     if role == "toolResult":
         return f"tool result: {message.tool_name}" + (" (error)" if message.is_error else "")
-    if role in ("compactionSummary", "branchSummary"):
-        return "summary of earlier conversation"
+    if role == "compactionSummary":
+        return "compaction: summary of the conversation before this point"
+    if role == "branchSummary":
+        return "summary of a branch that was left"
     if isinstance(message, AssistantMessage):
         return f"assistant ({message.provider}/{message.model})"
     return role
@@ -48,6 +98,9 @@ def _title(message: Any) -> str:
 def markdown(messages: list[Any], title: str) -> str:
     lines = [f"# {title}", ""]
     for message in messages:
+        if isinstance(message, Heading):
+            lines += [f"## — {message} —", ""]
+            continue
         role = getattr(message, "role", "")
         lines += [f"## {_title(message)}", ""]
         if role in ("compactionSummary", "branchSummary"):
@@ -74,6 +127,9 @@ def html_page(messages: list[Any], title: str) -> str:
     parts = [f"<!doctype html><html><head><meta charset=utf-8><title>{html.escape(title)}</title>"
              f"<style>{CSS}</style></head><body><h1>{html.escape(title)}</h1>"]
     for message in messages:
+        if isinstance(message, Heading):
+            parts.append(f"<h2>{html.escape(message)}</h2>")
+            continue
         role = getattr(message, "role", "")
         css = "summary" if role in ("compactionSummary", "branchSummary") else role
         if getattr(message, "is_error", False) or getattr(message, "stop_reason", None) in ("error", "aborted"):

@@ -3,6 +3,10 @@
 Entries are written with ``type`` as their first key, so counting and finding them is a
 byte search over the file; only the header, the first user message and the last name
 are parsed.
+
+A session without any message and without a name is left out: nothing was said in it
+(a session just created, or one whose first prompt was refused before it was stored).
+One whose prompt was stored is listed even when no answer came, so it can be resumed.
 """
 
 from __future__ import annotations
@@ -77,7 +81,7 @@ def describe(path: Path) -> dict[str, Any] | None:
 def list_sessions(folder: Path, cwd: str | None = None) -> list[dict[str, Any]]:
     if not folder.is_dir():
         return []
-    found = [d for d in map(describe, folder.glob("*.jsonl")) if d is not None]
+    found = [d for d in map(describe, folder.glob("*.jsonl")) if d is not None and (d["messageCount"] or d["name"])]
     if cwd is not None:
         found = [d for d in found if d["cwd"] == cwd]
     found.sort(key=lambda d: d["_mtime"], reverse=True)

@@ -27,8 +27,9 @@ from ..tools.builtin import coding_tools
 from ..tools.file_access import FileAccess
 from ..tools.permissions import PermissionGate
 from ..tools.shell import clean_spill
-from ..tools.workspace import Workspace
-from .agent_session import AgentSession, SessionError
+from ..tools.workspace import PathRefused, Workspace
+from . import kept_settings
+from .agent_session import AgentSession, EntryError, SessionError
 from .compaction import CompactionSettings
 from .rebuild import context_messages, interrupted, pending_queue, readable_message, session_name, settings
 from .store import SessionFileError, SessionLocked, SessionReadOnly, SessionStore, file_stamp, storage_error
@@ -46,10 +47,6 @@ class SessionNotFound(Exception):
     pass
 
 
-class EntryError(Exception):
-    """An entry id that does not exist, or one that cannot be used for the request."""
-
-
 class OutsidePath(Exception):
     """A path outside the place a request may use; ``field`` names the param."""
 
@@ -64,12 +61,12 @@ class SessionManager:
                  compaction: CompactionSettings | None = None, tools_workspace: Workspace | None = None,
                  permissions: PermissionGate | None = None, mcp: McpManager | None = None,
                  commands: Catalog | None = None,
-                 file_access: Callable[[str], FileAccess] | None = None) -> None:
+                 file_access: Callable[[str, Workspace], FileAccess | None] | None = None) -> None:
         self.registry = registry
         self.workspace = workspace
         self.tools_workspace = tools_workspace or Workspace(workspace)
         self.permissions = permissions
-        self.file_access = file_access  # session id -> how that session's tools reach files
+        self.file_access = file_access  # (session id, its tools' view) -> how its tools reach files
         self.mcp = mcp  # MCP servers: their tools join every session's tools
         self.commands = commands  # skills: named in the system prompt, loaded with the skill tool
         self.default_model = default_model
@@ -89,19 +86,39 @@ class SessionManager:
         """Where commands' full outputs go (see :func:`..tools.shell.clean_spill`)."""
         return Path(self.workspace) / ".pi" / "tmp"
 
+    def working_folder(self, cwd: str | None) -> Workspace:
+        """The tools' view for a session working in ``cwd`` (default: the workspace).
+
+        Raises OutsidePath when ``cwd`` is not a folder inside the confinement roots."""
+        if not cwd:
+            return self.tools_workspace
+        try:
+            return self.tools_workspace.at(cwd)
+        except PathRefused as exc:
+            raise OutsidePath("cwd", str(exc)) from None
+
     def _open(self, store: SessionStore, *, model: Model | None, thinking_level: str = "off",
               messages: list[Any] = (), name: str | None = None,
               mcp_servers: list[ServerConfig] = ()) -> AgentSession:
-        files = self.file_access(store.header["id"]) if self.file_access is not None else None
-        tools = default_tools(self.tools_workspace, files)
+        cwd = store.header.get("cwd") or self.workspace
+        try:
+            view = self.working_folder(cwd)
+        except OutsidePath as exc:
+            log.warning("session %s: its folder cannot be used (%s); it works in the workspace", store.header["id"], exc)
+            view = self.tools_workspace
+        files = self.file_access(store.header["id"], view) if self.file_access is not None else None
+        tools = default_tools(view, files)
         skills = list(self.commands.skills) if self.commands is not None else []
         if skills:
             tools.append(SkillTool(lambda: self.commands.skills))
-        session = AgentSession(self.registry, store, cwd=store.header.get("cwd") or self.workspace, model=model,
+        session = AgentSession(self.registry, store, cwd=str(view.cwd), model=model,
                                thinking_level=thinking_level, messages=messages, name=name,
                                compaction=attrs.evolve(self.compaction), tools=tools,
                                system_prompt=build_system_prompt(self.tools_workspace.root, tools,
-                                                                 roots=self.tools_workspace.roots, skills=skills))
+                                                                 roots=self.tools_workspace.roots, skills=skills,
+                                                                 cwd=view.cwd))
+        session.spill_dir = self.spill_dir  # a session in a sub-folder still spills into the workspace's .pi/tmp
+        kept_settings.restore(session)
         if self.mcp is not None:
             self.mcp.attach(session.id, session.agent.state.tools, mcp_servers)
         if self.permissions is not None:
@@ -129,7 +146,8 @@ class SessionManager:
                 chosen = self.registry.resolve(model)
             except ModelUnavailable as exc:
                 raise SessionError("model", str(exc)) from None
-        store = self._new_store(os.path.abspath(cwd or self.workspace))
+        folder = self.working_folder(cwd).cwd
+        store = self._new_store(str(folder))
         if chosen is not None:
             store.append("model_change", provider=chosen.provider, modelId=chosen.id)
         store.append("thinking_level_change", thinkingLevel="off")

@@ -1,6 +1,6 @@
 """Writes what happens in a session to its file, before any observer hears of it.
 
-Every ``message_end`` becomes a ``message`` entry (prompts, steering and follow-ups when
+Every ``message_end`` becomes a ``message`` entry, whose id the event then carries (prompts, steering and follow-ups when
 delivered, assistant messages including aborted and failed ones, tool results); model,
 thinking-level and name changes become their entries. A queued message is written as
 ``queue_add`` when accepted; its ``message`` entry names the ``queueId`` when it is
@@ -22,18 +22,17 @@ from .store import SessionStore
 class SessionRecorder:
     def __init__(self, store: SessionStore) -> None:
         self.store = store
-        self.paused = False  # while replaying stored messages to a client
         self._queued: dict[int, tuple[Any, str]] = {}  # id(message) -> (message, queue id)
 
     def __call__(self, event: Any) -> None:
-        if type(event) is MessageUpdate or self.paused or self.store.closed:
+        if type(event) is MessageUpdate or self.store.closed:
             return  # deltas are news, not facts: only the final message is written
         if isinstance(event, MessageEnd):
             fields: dict[str, Any] = {"message": to_wire(event.message)}
             queued = self._queued.pop(id(event.message), None)
             if queued is not None and queued[0] is event.message:
                 fields["queueId"] = queued[1]
-            self.store.append("message", **fields)
+            event.entry_id = self.store.append("message", **fields)["id"]
         elif isinstance(event, ModelChanged):
             self.store.append("model_change", provider=event.provider, modelId=event.model_id)
         elif isinstance(event, ThinkingLevelChanged):

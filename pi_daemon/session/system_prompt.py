@@ -1,7 +1,7 @@
 """The system prompt: the tools, the workspace, the date and platform, project instructions.
 
 Project instructions are the ``AGENTS.md`` (and ``CLAUDE.md``) files found in the
-workspace and every folder above it, the outermost first — only those that resolve
+session's working folder and every folder above it, the outermost first — only those that resolve
 inside the confinement roots (the workspace and the allowed roots), and above them only
 those that resolve to a file in their own folder (:func:`_read_instruction`). ``settings.json`` may replace
 the prompt (``systemPrompt.replace``) or extend it (``systemPrompt.append``). The skills'
@@ -77,7 +77,8 @@ def instructions(workspace: Path, roots: Sequence[Path] | None = None) -> list[t
 
 
 def build(workspace: Path, tools: Sequence[Any], today: dt.date | None = None,
-          roots: Sequence[Path] | None = None, skills: Sequence[Any] = ()) -> str:
+          roots: Sequence[Path] | None = None, skills: Sequence[Any] = (), cwd: Path | None = None) -> str:
+    """The prompt for a session working in ``cwd`` (default: the workspace); settings come from the workspace."""
     settings = config.load(workspace).get("systemPrompt", {})
     if isinstance(settings.get("replace"), str):
         base = settings["replace"]
@@ -86,10 +87,11 @@ def build(workspace: Path, tools: Sequence[Any], today: dt.date | None = None,
         base = ("You are an expert coding assistant, working in the user's project through their editor. "
                 "You read files, run commands, edit code and write new files to do what the user asks.\n\n"
                 f"Available tools:\n{tool_lines}\n\n{GUIDELINES}")
-    facts = (f"Workspace: {workspace}\nDate: {(today or dt.date.today()).isoformat()}\n"
+    folder = f"\nWorking folder: {cwd} (relative paths start here)" if cwd is not None and cwd != workspace else ""
+    facts = (f"Workspace: {workspace}{folder}\nDate: {(today or dt.date.today()).isoformat()}\n"
              f"Platform: {platform.system().lower()} ({platform.machine()})")
     parts = [base, facts]
-    project = instructions(workspace, roots)
+    project = instructions(cwd or workspace, roots or [workspace])
     if project:
         parts.append("# Project instructions\n\n" + "\n\n".join(f"## {p}\n\n{text}" for p, text in project))
     section = skills_section(list(skills))

@@ -51,7 +51,7 @@ class BashTool(WorkspaceTool):
                 await on_update(ToolResult.text(window))
 
         box = sandbox.configured(self.workspace.root)
-        result = await run_shell(args["command"], str(self.workspace.root), cancel=cancel,
+        result = await run_shell(args["command"], str(self.workspace.cwd), cancel=cancel,
                                  timeout=args.get("timeout", 300), on_output=output,
                                  spill_dir=self.workspace.root / ".pi" / "tmp",
                                  sandbox=box, writable=self.workspace.roots)

@@ -58,7 +58,7 @@ class GrepTool(WorkspaceTool):
             flags += ["--glob", args["glob"]]
         limit = args.get("limit", 200)
         records, more, err = await run_rg([*flags, "--regexp", args["pattern"], *where(self.workspace, target)],
-                                          self.workspace.root, limit)
+                                          self.workspace.cwd, limit)
         if err and not records:
             return failure(f"grep failed: {err}")
         lines, left_out = checked_matches(self.workspace, records)
@@ -101,7 +101,7 @@ class FindTool(WorkspaceTool):
         limit = args.get("limit", 500)
         records, more, err = await run_rg(["--files", "--null", "--no-require-git", "--color=never", "--glob",
                                            args["pattern"], *where(self.workspace, target)],
-                                          self.workspace.root, limit, sep=b"\0")
+                                          self.workspace.cwd, limit, sep=b"\0")
         if err and not records:
             return failure(f"find failed: {err}")
         lines, left_out = checked_files(self.workspace, records)

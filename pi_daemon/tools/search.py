@@ -37,7 +37,7 @@ def rg_binary() -> str:
 
 def where(workspace: Workspace, target: Path) -> list[str]:
     """rg's path arguments: none for the workspace itself (so paths print without ./)."""
-    return [] if target == workspace.root else ["--", workspace.show(target)]
+    return [] if target == workspace.cwd else ["--", workspace.show(target)]
 
 
 async def run_rg(args: list[str], cwd: Path, limit: int, sep: bytes = b"\n") -> tuple[list[bytes], bool, str]:

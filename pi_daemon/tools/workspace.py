@@ -60,8 +60,20 @@ def _within(path: str, folder: str, *, exact_case: bool = False) -> bool:
 class Workspace:
     def __init__(self, root: str, extra_roots: list[str] | None = None) -> None:
         self.root = Path(root).resolve()
+        self.cwd = self.root  # where relative paths start: a session's working folder
         self.extra_roots = [Path(r).resolve() for r in (extra_roots or [])]
         self._locks: dict[Path, asyncio.Lock] = {}
+
+    def at(self, cwd: str) -> "Workspace":
+        """The same boundary (roots, locks, later ``allow``s) with relative paths taken from ``cwd``.
+
+        ``cwd`` must resolve to a folder inside the roots; raises PathRefused saying why not."""
+        resolved = Path(self._resolve(cwd)[0])
+        if not resolved.is_dir():
+            raise PathRefused(f"{cwd!r} is not a folder")
+        view = Workspace.__new__(Workspace)
+        view.root, view.cwd, view.extra_roots, view._locks = self.root, resolved, self.extra_roots, self._locks
+        return view
 
     def allow(self, roots: list[str]) -> None:
         """Let tools reach these folders too (settings, or the client's ``allowedRoots``)."""
@@ -80,11 +92,11 @@ class Workspace:
     def _resolve(self, path: str | None) -> tuple[str, Path]:
         """``path`` with symlinks followed (as text), and the most specific root it is beneath."""
         if path is None or path == "":
-            return str(self.root), self.root
+            path = str(self.cwd)
         if "\x00" in path:
             raise PathRefused("the path contains a NUL byte")
         candidate = os.path.expanduser(path) if path.startswith("~") else path
-        candidate = os.path.join(self.root, candidate)  # an absolute path stays as it is
+        candidate = os.path.join(self.cwd, candidate)  # an absolute path stays as it is
         try:
             resolved = os.path.realpath(candidate)
         except OSError:  # a name turned from symlink to folder between lstat and readlink
@@ -246,9 +258,9 @@ class Workspace:
             os.close(fd)
 
     def show(self, path: Path) -> str:
-        """A path as the model should see it: relative to the workspace when inside it."""
+        """A path as the model should see it: relative to the working folder when inside it."""
         try:
-            return str(path.relative_to(self.root)) or "."
+            return str(path.relative_to(self.cwd)) or "."
         except ValueError:
             return str(path)
 

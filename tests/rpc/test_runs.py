@@ -38,8 +38,10 @@ def test_prompt_while_busy_is_refused_unless_queued(spawn, tmp_path):
     assert users == ["first", "actually", "then this"]
     assert d.event_types().count("agent_settled") == 1
     queue_updates = [e["event"] for e in d.events if e["event"]["type"] == "queue_update"]
-    assert {"type": "queue_update", "steering": ["actually"], "followUp": ["then this"]} in queue_updates
-    assert queue_updates[-1] == {"type": "queue_update", "steering": [], "followUp": []}
+    assert {"type": "queue_update", "steering": ["actually"], "followUp": ["then this"],
+            "items": [{"queueId": steer["queueId"], "kind": "steer", "text": "actually"},
+                      {"queueId": queued["queueId"], "kind": "followUp", "text": "then this"}]} in queue_updates
+    assert queue_updates[-1] == {"type": "queue_update", "steering": [], "followUp": [], "items": []}
 
 
 def test_abort_answers_after_the_run_stopped(spawn, tmp_path):

@@ -47,7 +47,8 @@ def test_load_restores_messages_model_thinking_and_replays(spawn, tmp_path):
     state = loaded["state"]
     assert state["model"]["id"] == "echo" and state["thinkingLevel"] == "high" and state["messageCount"] == 2
     replayed = d2.wait_event("message_end", 2, session_id=sid)
-    assert [e["event"]["type"] for e in d2.events] == ["message_start", "message_end"] * 2
+    d2.wait_event("replay_end")
+    assert [e["event"]["type"] for e in d2.events] == ["message_start", "message_end"] * 2 + ["replay_end"]
     assert replayed["event"]["message"]["role"] == "assistant"
     d2.call("prompt", {"text": "two"})
     d2.wait_event("agent_settled")

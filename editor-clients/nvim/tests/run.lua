@@ -150,6 +150,42 @@ test("resume a session from :PiSessions", function()
          vim.inspect(labels))
 end)
 
+test(":PiTree lists the branches, marks the current entry and continues from the one picked", function()
+  local dir = workspace({ text("first answer"), text("second answer"), text("third answer") })
+  local pi = start(dir)
+  vim.cmd("Pi one")
+  wait("settled", function() return pi.status().settled >= 1 end)
+  vim.cmd("Pi two")
+  wait("settled twice", function() return pi.status().settled >= 2 end)
+  local original, shown = vim.ui.select, nil
+  local pick = function(wanted)
+    vim.ui.select = function(items, opts, on_choice)
+      shown = vim.tbl_map(opts.format_item, items)
+      for _, item in ipairs(items) do
+        if item.line:find(wanted, 1, true) then return on_choice(item) end
+      end
+      on_choice(nil)
+    end
+  end
+  pick("assistant: first answer")
+  vim.cmd("PiTree")
+  wait("the chat redrawn from the entry", function()
+    local content = buffer_text()
+    return content:find("first answer", 1, true) ~= nil and content:find("second answer", 1, true) == nil
+  end)
+  vim.cmd("Pi three")
+  wait("the third answer", function() return buffer_text():find("third answer", 1, true) ~= nil end)
+  pick("nothing")
+  shown = nil
+  vim.cmd("PiTree")
+  wait("the tree shown", function() return shown ~= nil end)
+  vim.ui.select = original
+  local lines = table.concat(shown, "\n")
+  assert(lines:find("│ assistant: first answer\n  │ user: two", 1, true) == nil, lines) -- the old branch is off the path
+  assert(lines:find("    user: two\n    assistant: second answer", 1, true), lines)
+  assert(lines:find("  │ user: three\n  ● assistant: third answer", 1, true), lines)
+end)
+
 test("workspace trust answered with vim.ui.select, without blocking", function()
   local dir = workspace({ text("hi") })
   vim.fn.mkdir(dir .. "/.pi", "p")

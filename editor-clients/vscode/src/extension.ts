@@ -3,7 +3,7 @@
 
 import * as vscode from "vscode";
 import * as os from "os";
-import { Commands, Conversation, Json, Outcome, PiClient, PermissionRequest, WorkspaceTrustRequest, permissionPrompt } from "./rpcClient";
+import { Commands, Conversation, Json, Outcome, PiClient, PermissionRequest, TreeItem, WorkspaceTrustRequest, permissionPrompt } from "./rpcClient";
 import { chatHtml, newNonce } from "./chatHtml";
 import { statusText } from "./status";
 
@@ -15,7 +15,6 @@ let view: vscode.WebviewView | undefined;
 let status: vscode.StatusBarItem;
 let output: vscode.OutputChannel;
 const diffs = new Map<string, string>();
-let queued: { id: string; text: string; kind: string }[] = []; // what this window queued, for "remove"
 // The events of the conversation on screen (without deltas: each message_end carries the
 // whole message), to fill a chat view opened later.
 let transcript: Json[] = [];
@@ -30,7 +29,7 @@ function post(message: Json): void {
 }
 
 function queueItems() {
-  return queued.filter((q) => (q.kind === "steer" ? conversation.queue.steering : conversation.queue.followUp).includes(q.text));
+  return conversation.queue.items.map((q) => ({ id: q.queueId, text: q.text, kind: q.kind }));
 }
 
 function resetView(): void {
@@ -150,6 +149,7 @@ function onEvent(_sessionId: string, event: Json): void {
     vscode.window.showWarningMessage(`pi: nobody answered within ${event.timeoutSeconds} s, so ${event.toolName} was not run`);
   }
   if (["agent_start", "agent_settled", "model_changed"].includes(event.type)) refreshStatus();
+  if (event.type === "agent_settled") tree.refresh();
 }
 
 async function showDiff(toolCallId: string): Promise<void> {
@@ -175,15 +175,56 @@ async function send(text: string): Promise<void> {
      { label: "Follow up", description: "when the agent is done", value: "followUp" }],
     { placeHolder: "The agent is working. Send this as…" });
   if (!pick) return;
-  const result = await client.prompt(text, pick.value as "steer" | "followUp");
-  if (result.queueId) queued.push({ id: result.queueId, text, kind: pick.value === "steer" ? "steer" : "followUp" });
+  await client.prompt(text, pick.value as "steer" | "followUp");
   post({ type: "queue", items: queueItems() });
 }
 
 async function redraw(sessionId: string): Promise<void> {
   resetView();
-  await (await ensureClient()).request("session/load", { sessionId, replay: true });
+  await (await ensureClient()).load(sessionId);
   refreshStatus();
+  tree.refresh();
+}
+
+// The current session's tree: linear runs flat, one collapsible item per branch; a click navigates.
+class SessionTree implements vscode.TreeDataProvider<TreeItem> {
+  private changed = new vscode.EventEmitter<void>();
+  readonly onDidChangeTreeData = this.changed.event;
+
+  refresh(): void {
+    this.changed.fire();
+  }
+
+  async getChildren(item?: TreeItem): Promise<TreeItem[]> {
+    if (item) return item.children;
+    try {
+      return await client!.tree();
+    } catch {
+      return []; // no session yet
+    }
+  }
+
+  getTreeItem(item: TreeItem): vscode.TreeItem {
+    const collapse = item.kind === "branch"
+      ? (item.current ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed)
+      : vscode.TreeItemCollapsibleState.None;
+    const node = new vscode.TreeItem(item.title, collapse);
+    node.description = [item.label && `🏷 ${item.label}`, item.current && (item.kind === "entry" ? "● current" : "current branch")]
+      .filter(Boolean).join(" ");
+    node.contextValue = "entry";
+    node.tooltip = `${item.title}\n(entry ${item.id})`;
+    if (item.kind === "entry") node.command = { command: "pi.navigate", title: "Continue from here", arguments: [item] };
+    return node;
+  }
+}
+
+const tree = new SessionTree();
+
+async function navigate(item: TreeItem | undefined, summarize: boolean): Promise<void> {
+  if (!item) return;
+  const sessionId = (await client!.request("getState")).sessionId;
+  await client!.navigate(item.id, summarize);
+  await redraw(sessionId);
 }
 
 async function pickSession(placeHolder: string): Promise<Json | undefined> {
@@ -253,6 +294,7 @@ const commands: Record<string, () => Promise<void>> = {
     if (client) await restart("pi now works in another folder");
     else await ensureClient();
   },
+  "pi.refreshTree": async () => tree.refresh(),
 };
 
 class ChatView implements vscode.WebviewViewProvider {
@@ -308,6 +350,10 @@ export async function activate(extensionContext: vscode.ExtensionContext): Promi
       if (e.affectsConfiguration("pi")) restart("the pi settings changed").catch((error) =>
         vscode.window.showErrorMessage(`pi: ${error.message ?? error}`));
     }),
+    vscode.window.registerTreeDataProvider("pi.tree", tree),
+    ...[["pi.navigate", false], ["pi.navigateWithSummary", true]].map(([name, summarize]) =>
+      vscode.commands.registerCommand(name as string, (item?: TreeItem) => navigate(item, summarize as boolean)
+        .catch((error: any) => vscode.window.showErrorMessage(`pi: ${error.message ?? error}`)))),
   );
 }
 

@@ -184,6 +184,23 @@ export class PiClient {
     return this.request("abort", { sessionId });
   }
 
+  // Open a stored session; its events go on from the seq the daemon announces.
+  async load(sessionId: string, replay = true): Promise<Json> {
+    const loaded = await this.request("session/load", { sessionId, replay });
+    const seen = this.lastSeq.get(loaded.sessionId) ?? 0;
+    if (seen < loaded.nextSeq - 1) this.lastSeq.set(loaded.sessionId, loaded.nextSeq - 1);
+    return loaded;
+  }
+
+  // Move the session's current position to an entry (optionally summarising the branch left).
+  navigate(entryId: string, summarize = false, sessionId?: string): Promise<Json> {
+    return this.request("session/navigate", { entryId, summarize, sessionId });
+  }
+
+  async tree(sessionId?: string): Promise<TreeItem[]> {
+    return outline(await this.request("session/tree", { sessionId }));
+  }
+
   async stop(): Promise<void> {
     this.stopping = true;
     const child = this.child;
@@ -194,6 +211,57 @@ export class PiClient {
     await exited;
     clearTimeout(timer);
   }
+}
+
+// --- the session tree, as an outline of branches ------------------------------------------
+
+// An entry, or a branch: the entries that follow one child of a branch point.
+export interface TreeItem {
+  kind: "entry" | "branch";
+  id: string; // the entry (for a branch: its first entry)
+  title: string;
+  label?: string; // the user's bookmark
+  current: boolean; // the current position (entry) / holds it (branch)
+  children: TreeItem[]; // a branch's items
+}
+
+function title(node: Json): string {
+  const text = (node.text ?? "").replace(/\s+/g, " ").trim();
+  if (node.type === "message") return `${node.role}: ${text || "(no text)"}`.slice(0, 80);
+  if (node.type === "branch_summary") return `summary of a branch left: ${text}`.slice(0, 80);
+  return node.type.replace(/_/g, " ");
+}
+
+// session/tree's nodes as a list of entries where the conversation is linear and one
+// collapsible branch per child where it forks, so a long conversation stays flat.
+export function outline(tree: { nodes: Json[]; leafId?: string }): TreeItem[] {
+  const children = new Map<string | undefined, Json[]>();
+  for (const node of tree.nodes) {
+    const list = children.get(node.parentId) ?? [];
+    list.push(node);
+    children.set(node.parentId, list);
+  }
+  const chain = (first: Json | undefined): TreeItem[] => {
+    const items: TreeItem[] = [];
+    for (let node = first; node; ) {
+      items.push({ kind: "entry", id: node.id, title: title(node), label: node.label, current: node.id === tree.leafId, children: [] });
+      const next = children.get(node.id) ?? [];
+      if (next.length > 1) {
+        next.forEach((child, n) => {
+          const inner = chain(child);
+          items.push({ kind: "branch", id: child.id, title: `branch ${n + 1} of ${next.length}`, current: child.onPath,
+                       children: inner });
+        });
+        break;
+      }
+      node = next[0];
+    }
+    return items;
+  };
+  const roots = children.get(undefined) ?? [];
+  return roots.length > 1
+    ? roots.map((root, n) => ({ kind: "branch", id: root.id, title: `branch ${n + 1} of ${roots.length}`, current: root.onPath, children: chain(root) }))
+    : chain(roots[0]);
 }
 
 // --- the conversation, rebuilt from events ---------------------------------------------
@@ -216,6 +284,7 @@ export interface ChatMessage {
   toolCallId?: string;
   toolName?: string;
   isError?: boolean;
+  entryId?: string; // the stored entry, once the message is final
   raw?: Json;
 }
 
@@ -239,7 +308,7 @@ function blocksOf(message: Json): Block[] {
 export class Conversation {
   messages: ChatMessage[] = [];
   tools = new Map<string, ToolActivity>();
-  queue = { steering: [] as string[], followUp: [] as string[] };
+  queue = { steering: [] as string[], followUp: [] as string[], items: [] as { queueId: string; kind: string; text: string }[] };
   busy = false;
   lastError?: string;
 
@@ -276,7 +345,8 @@ export class Conversation {
         const m = event.message;
         const done: ChatMessage = {
           role: m.role, blocks: blocksOf(m), streaming: false, stopReason: m.stopReason,
-          errorMessage: m.errorMessage, toolCallId: m.toolCallId, toolName: m.toolName, isError: m.isError, raw: m,
+          errorMessage: m.errorMessage, toolCallId: m.toolCallId, toolName: m.toolName, isError: m.isError,
+          entryId: event.entryId, raw: m,
         };
         const last = this.messages[this.messages.length - 1];
         if (last && last.streaming && last.role === m.role) this.messages[this.messages.length - 1] = done;
@@ -302,7 +372,7 @@ export class Conversation {
         break;
       }
       case "queue_update":
-        this.queue = { steering: event.steering, followUp: event.followUp };
+        this.queue = { steering: event.steering, followUp: event.followUp, items: event.items ?? [] };
         break;
     }
   }

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { createRequire } from "node:module";
 
 const require = createRequire(import.meta.url);
-const { PiClient, Conversation, Commands, permissionPrompt } = require("../dist/rpcClient.js");
+const { PiClient, Conversation, Commands, permissionPrompt, outline } = require("../dist/rpcClient.js");
 const PYTHON = process.env.PI_DAEMON_PYTHON || "python3";
 
 function workspace(replies, options = {}) {
@@ -146,6 +146,56 @@ test("resume a session with replay", async () => {
   await second.settled();
   assert.equal(second.conversation.messages.length, 4);
   await second.c.stop();
+});
+
+test("session tree: branches, the current entry, labels; navigate moves and continues there", async () => {
+  const dir = workspace([text("first answer"), text("second answer"), text("third answer")]);
+  const { c, conversation, settled, events } = client(dir);
+  await c.start();
+  await c.prompt("one");
+  await settled();
+  await c.prompt("two");
+  await settled(2);
+  const firstAnswer = conversation.messages[1].entryId; // message_end names the stored entry
+  assert.ok(firstAnswer);
+  await c.request("session/label", { entryId: firstAnswer, label: "good point" });
+  const moved = await c.navigate(firstAnswer);
+  assert.equal(moved.leafId, firstAnswer);
+  await c.prompt("three");
+  await settled(3);
+  const items = await c.tree();
+  const at = items.findIndex((i) => i.id === firstAnswer);
+  assert.equal(items[at].label, "good point");
+  const branches = items.slice(at + 1);
+  assert.deepEqual(branches.map((b) => [b.kind, b.title, b.current]),
+    [["branch", "branch 1 of 2", false], ["branch", "branch 2 of 2", true]]);
+  assert.deepEqual(branches[0].children.map((i) => i.title), ["user: two", "assistant: second answer"]);
+  assert.deepEqual(branches[1].children.map((i) => [i.title, i.current]),
+    [["user: three", false], ["assistant: third answer", true]]);
+  await c.navigate(branches[0].children[1].id); // back to the first branch's end
+  const { messages } = await c.request("getMessages");
+  assert.deepEqual(messages.map((m) => m.content[0]?.text ?? m.content), ["one", "first answer", "two", "second answer"]);
+  const { sessionId } = await c.request("getState");
+  await c.load(sessionId); // replayed: marked, numbered on from the live events, no gap
+  await waitFor(() => events.some((e) => e.type === "replay_end"));
+  assert.equal(c.gaps, 0);
+  assert.deepEqual(outline({ nodes: [], leafId: undefined }), []);
+  await c.stop();
+});
+
+test("queued messages carry their ids in the conversation", async () => {
+  const dir = workspace([call("bash", { command: "sleep 0.6" }), text("done")]);
+  const { c, conversation, settled, saw } = client(dir, { daemonArgs: ["--allow", "bash"] });
+  await c.start();
+  await c.prompt("run it");
+  await saw("tool_execution_start");
+  const { queueId } = await c.followUp("later");
+  await saw("queue_update");
+  assert.deepEqual(conversation.queue.items, [{ queueId, kind: "followUp", text: "later" }]);
+  await c.request("removeQueued", { queueId });
+  await settled();
+  assert.deepEqual(conversation.queue.items, []);
+  await c.stop();
 });
 
 test("the daemon crashes and is restarted; the session is still there", async () => {

@@ -96,7 +96,7 @@ function handlers.tool_execution_update(event) chat.tool_update(event.toolCallId
 function handlers.tool_execution_end(event) chat.tool_end(event.toolCallId, result_text(event.result), event.isError) end
 
 function handlers.queue_update(event)
-  state.queue = { steering = event.steering, followUp = event.followUp }
+  state.queue = { steering = event.steering, followUp = event.followUp, items = event.items or {} }
   vim.b[chat.buffer()].pi_queue = state.queue
   show_queue()
 end
@@ -381,6 +381,50 @@ function M.model_items(result, current)
                           label = "✗ " .. u.provider .. "/" .. table.concat(u.models or {}, ", ") .. " — " .. u.reason })
   end
   return items
+end
+
+-- The session tree as select items, depth first: linear runs at one depth, one level
+-- deeper at each branch point; the current entry is marked ●, its path │.
+function M.tree_items(tree)
+  local children, roots = {}, {}
+  for _, node in ipairs(tree.nodes) do
+    local parent = node.parentId
+    if parent == nil or parent == vim.NIL then table.insert(roots, node)
+    else
+      children[parent] = children[parent] or {}
+      table.insert(children[parent], node)
+    end
+  end
+  local items, stack = {}, {}
+  for i = #roots, 1, -1 do table.insert(stack, { node = roots[i], depth = #roots > 1 and 1 or 0 }) end
+  while #stack > 0 do
+    local top = table.remove(stack)
+    local node = top.node
+    local text = node.type == "message" and (node.role .. ": " .. (node.text or "")):gsub("%s+", " ")
+      or node.type:gsub("_", " ")
+    local mark = node.id == tree.leafId and "● " or (node.onPath and "│ " or "  ")
+    local label = node.label and node.label ~= vim.NIL and ("  [" .. node.label .. "]") or ""
+    table.insert(items, { id = node.id, current = node.id == tree.leafId,
+                          line = string.rep("  ", top.depth) .. mark .. text:sub(1, 80) .. label })
+    local kids = children[node.id] or {}
+    for i = #kids, 1, -1 do table.insert(stack, { node = kids[i], depth = top.depth + (#kids > 1 and 1 or 0) }) end
+  end
+  return items
+end
+
+-- :PiTree — pick an entry of the session's tree and continue from there (redraws the chat).
+function M.tree(summarize)
+  M.request("session/tree", {}, function(tree)
+    vim.ui.select(M.tree_items(tree), { prompt = "Continue from", format_item = function(i) return i.line end },
+      function(choice)
+        if not choice then return end
+        M.request("session/navigate", { entryId = choice.id, summarize = summarize or false }, function(moved)
+          chat.clear()
+          M.open()
+          M.request("session/load", { sessionId = moved.state.sessionId, replay = true })
+        end)
+      end)
+  end)
 end
 
 function M.model()
