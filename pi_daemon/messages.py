@@ -57,6 +57,9 @@ class ToolCall:
     id: str = ""
     name: str = ""
     arguments: dict[str, Any] = attrs.field(factory=dict)
+    # The arguments text as streamed, when it was not whole JSON (cut off at the output
+    # limit): the model is shown what it sent. In-process only.
+    received_arguments: str | None = attrs.field(default=None, metadata={"wire": False}, eq=False, repr=False)
 
 
 UserContent = Union[TextContent, ImageContent]

@@ -22,7 +22,8 @@ from ..messages import (
 )
 from .cost import apply_cost
 from .errors import ProviderErrorDetail, overflow_text
-from .http import failure, sse_stream
+from .http import client_for, failure, sse_stream
+from .local_server import check_tool_support
 from .model import Context, Model, StreamOptions
 from .stream import StreamBuilder, register_api
 
@@ -233,6 +234,8 @@ async def stream_openai_completions(
     reader = _ChunkReader(builder)
     yield builder.start()
     url = model.base_url.rstrip("/") + "/chat/completions"
+    if context.tools:
+        await check_tool_support(model, client_for(model))
     try:
         async for sse in sse_stream(model, url, headers_for(model, options), build_body(model, context, options), cancel):
             if sse.data.strip() == "[DONE]":

@@ -129,6 +129,14 @@ def parse_tool_arguments(text: str) -> dict:
     return value if isinstance(value, dict) else {}
 
 
+def _whole_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except json.JSONDecodeError:
+        return False
+    return True
+
+
 def _close_partial_json(text: str):
     stack, in_string, escaped = [], False, False
     for ch in text:
@@ -204,7 +212,10 @@ class StreamBuilder:
 
     def toolcall_end(self, index: int) -> ToolcallEndEvent:
         call = self.output.content[index]
-        call.arguments = parse_tool_arguments("".join(self._args.pop(index, [])))
+        text = "".join(self._args.pop(index, []))
+        call.arguments = parse_tool_arguments(text)
+        if text.strip() and not _whole_json(text):
+            call.received_arguments = text
         return ToolcallEndEvent(index, call, self.output)
 
     def done(self, stop_reason: str) -> DoneEvent:

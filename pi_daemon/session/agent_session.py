@@ -49,6 +49,10 @@ class RetrySettings:
     max_delay_ms: int = 60_000
 
 
+def _answered(message: Any) -> bool:
+    return getattr(message, "role", None) == "assistant" and message.stop_reason not in ("error", "aborted")
+
+
 class SessionError(Exception):
     """A request the session refuses; ``kind`` is busy / state / model."""
 
@@ -203,6 +207,8 @@ class AgentSession:
                 waiter.set_exception(exc)
             return
         if isinstance(event, MessageEnd):
+            if self._retry_attempt and _answered(event.message):
+                await self._retry_recovered()
             waiter = self._delivered.pop(id(event.message), None)
             if waiter is not None and not waiter.done():
                 waiter.set_result(None)
@@ -210,6 +216,12 @@ class AgentSession:
                 # for the handler to return, one for the reply to be sent.
                 await asyncio.sleep(0)
                 await asyncio.sleep(0)
+
+    async def _retry_recovered(self) -> None:
+        """A retried request was answered: the next failure, however late in a long tool
+        loop, starts again from the first attempt and the shortest wait."""
+        attempt, self._retry_attempt = self._retry_attempt, 0
+        await self._emit(AutoRetryEnd(success=True, attempt=attempt))
 
     def _last_message(self) -> Any:
         messages = self.agent.state.messages
@@ -325,7 +337,7 @@ class AgentSession:
         """Summarise the older context; the compaction's result, or None when it failed."""
         self._check_writable()
         model = self._check_model()
-        plan = C.plan(self.store, self.compaction.keep_recent_tokens)
+        plan = C.plan(self.store, C.keep_recent_tokens(model, self.compaction))
         if plan is None and reason in ("manual", "overflow"):  # it must shrink: keep only the newest turn
             plan = C.plan(self.store, 0)
         await self._emit(CompactionStart(reason=reason))
