@@ -14,3 +14,10 @@ def pytest_sessionfinish(session, exitstatus):
         session.exitstatus = 1
         if reporter:
             reporter.write_line(f"FAILED: {skipped} test(s) were skipped; every test must run", red=True)
+
+
+import os  # noqa: E402
+import tempfile  # noqa: E402
+
+# In-process tests never read the Pi installation's own models.json of whoever runs them.
+os.environ["PI_CODING_AGENT_DIR"] = os.path.join(tempfile.mkdtemp(prefix="pi-agent-dir-"), "none")

@@ -16,6 +16,8 @@ import json
 import logging
 from typing import AsyncIterator, Callable
 
+import attrs
+
 from ..cancel import CancelToken, Cancelled
 from ..events import (
     AssistantMessageEvent,
@@ -33,6 +35,7 @@ from ..events import (
     ToolcallStartEvent,
 )
 from ..messages import AssistantMessage, TextContent, ThinkingContent, ToolCall
+from .config_values import is_command, resolve
 from .model import Context, Model, StreamOptions
 
 log = logging.getLogger(__name__)
@@ -68,7 +71,24 @@ def stream(
     fn = _APIS.get(model.api)
     if fn is None:
         return _single_error(model, f"no provider is registered for api {model.api!r}")
+    if model.headers and any(is_command(v) for v in model.headers.values()):
+        return guarded(_with_command_headers(fn, model, context, options, cancel), model, cancel)
     return guarded(fn(model, context, options, cancel), model, cancel)
+
+
+async def _with_command_headers(fn: StreamFn, model: Model, context: Context, options: StreamOptions,
+                                cancel: CancelToken) -> AsyncIterator[AssistantMessageEvent]:
+    """The stream with each ``!command`` header replaced by the command's output (run once)."""
+    headers = {}
+    for name, spec in (model.headers or {}).items():
+        value, failed = await resolve(spec)
+        if failed:
+            async for event in _single_error(model, f"header {name} of {model.spec}: {failed}"):
+                yield event
+            return
+        headers[name] = value
+    async for event in fn(attrs.evolve(model, headers=headers), context, options, cancel):
+        yield event
 
 
 async def _single_error(model: Model, text: str) -> AsyncIterator[AssistantMessageEvent]:

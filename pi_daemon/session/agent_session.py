@@ -80,7 +80,7 @@ class AgentSession:
             system_prompt=system_prompt, tools=tools, messages=messages,
             thinking_level=thinking_level,  # type: ignore[arg-type]
             convert_to_llm=convert_with_roles, transform_context=self._before_request,
-            api_key=registry.api_key, session_id=self.id,
+            api_key=registry.request_key, session_id=self.id,
         )
         self.observers = Observers()
         self.recorder = SessionRecorder(store)  # called by _emit: written before anyone is told
@@ -347,7 +347,7 @@ class AgentSession:
         cancel = cancel or CancelToken()
         self._compaction_cancel = cancel
         try:
-            summary, usage, details = await C.summarize(model, self.registry.api_key(model), plan, instructions, cancel)
+            summary, usage, details = await C.summarize(model, await self.agent.resolve_api_key(model), plan, instructions, cancel)
         except C.CompactionError as exc:
             aborted = str(exc) == "aborted"
             await self._emit(CompactionEnd(reason=reason, aborted=aborted, error_message=None if aborted else str(exc)))
