@@ -11,7 +11,7 @@ from .model import Model, ModelCost
 # provider -> (api, base URL, environment variable holding the key)
 PROVIDERS: dict[str, tuple[str, str, str]] = {
     "anthropic": ("anthropic-messages", "https://api.anthropic.com", "ANTHROPIC_API_KEY"),
-    "openai": ("openai-completions", "https://api.openai.com/v1", "OPENAI_API_KEY"),
+    "openai": ("openai-responses", "https://api.openai.com/v1", "OPENAI_API_KEY"),
     "openrouter": ("openai-completions", "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"),
 }
 
@@ -24,6 +24,15 @@ _MODELS = [
     ("anthropic", "claude-haiku-4-5", "Claude Haiku 4.5", 200_000, 64_000, True, TEXT_IMAGE, (1, 5, 0.1, 1.25)),
     ("anthropic", "claude-opus-4-1", "Claude Opus 4.1", 200_000, 32_000, True, TEXT_IMAGE, (15, 75, 1.5, 18.75)),
     ("anthropic", "claude-sonnet-4-0", "Claude Sonnet 4", 200_000, 64_000, True, TEXT_IMAGE, (3, 15, 0.3, 3.75)),
+    # Prices below 272,000 input tokens; OpenAI charges more for a longer request to the 272K models.
+    ("openai", "gpt-6.2-sol", "GPT-6.2 Sol", 272_000, 128_000, True, TEXT_IMAGE, (2, 10, 0.1, 2.5)),
+    ("openai", "gpt-6.2-astra", "GPT-6.2 Astra", 272_000, 128_000, True, TEXT_IMAGE, (8, 40, 0.4, 10)),
+    ("openai", "gpt-6.1-sol", "GPT-6.1 Sol", 272_000, 128_000, True, TEXT_IMAGE, (2, 10, 0.1, 2.5)),
+    ("openai", "gpt-6.1-terra", "GPT-6.1 Terra", 272_000, 128_000, True, TEXT_IMAGE, (1, 5, 0.05, 1.25)),
+    ("openai", "gpt-5.5", "GPT-5.5", 272_000, 128_000, True, TEXT_IMAGE, (5, 30, 0.5, 0)),
+    ("openai", "gpt-5.4-mini", "GPT-5.4 mini", 400_000, 128_000, True, TEXT_IMAGE, (0.75, 4.5, 0.075, 0)),
+    ("openai", "gpt-5.4-nano", "GPT-5.4 nano", 400_000, 128_000, True, TEXT_IMAGE, (0.2, 1.25, 0.02, 0)),
+    ("openai", "gpt-5.3-codex", "GPT-5.3 Codex", 400_000, 128_000, True, TEXT_IMAGE, (1.75, 14, 0.175, 0)),
     ("openai", "gpt-5", "GPT-5", 400_000, 128_000, True, TEXT_IMAGE, (1.25, 10, 0.125, 0)),
     ("openai", "gpt-5-mini", "GPT-5 mini", 400_000, 128_000, True, TEXT_IMAGE, (0.25, 2, 0.025, 0)),
     ("openai", "gpt-5-nano", "GPT-5 nano", 400_000, 128_000, True, TEXT_IMAGE, (0.05, 0.4, 0.005, 0)),

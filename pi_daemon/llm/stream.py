@@ -52,6 +52,7 @@ def register_api(api: str, fn: StreamFn) -> None:
 # Providers over HTTP are imported on first use: httpx is not needed to start the daemon.
 _LAZY_APIS = {
     "openai-completions": "pi_daemon.llm.openai_completions",
+    "openai-responses": "pi_daemon.llm.openai_responses",
     "anthropic-messages": "pi_daemon.llm.anthropic_messages",
 }
 
