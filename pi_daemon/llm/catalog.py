@@ -13,6 +13,7 @@ PROVIDERS: dict[str, tuple[str, str, str]] = {
     "anthropic": ("anthropic-messages", "https://api.anthropic.com", "ANTHROPIC_API_KEY"),
     "openai": ("openai-responses", "https://api.openai.com/v1", "OPENAI_API_KEY"),
     "openrouter": ("openai-completions", "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"),
+    "google": ("google-generative-ai", "https://generativelanguage.googleapis.com/v1beta", "GEMINI_API_KEY"),
 }
 
 TEXT_IMAGE = ["text", "image"]
@@ -40,6 +41,18 @@ _MODELS = [
     ("openai", "gpt-4.1-mini", "GPT-4.1 mini", 1_047_576, 32_768, False, TEXT_IMAGE, (0.4, 1.6, 0.1, 0)),
     ("openai", "gpt-4o", "GPT-4o", 128_000, 16_384, False, TEXT_IMAGE, (2.5, 10, 1.25, 0)),
     ("openai", "o4-mini", "o4-mini", 200_000, 100_000, True, TEXT_IMAGE, (1.1, 4.4, 0.275, 0)),
+    # Prices up to 200,000 input tokens; Google charges more for a longer request to the Pro models.
+    ("google", "gemini-4-neon", "Gemini 4 Neon", 1_048_576, 65_536, True, TEXT_IMAGE, (3, 15, 0.15, 0)),
+    ("google", "gemini-4-hydrogen", "Gemini 4 Hydrogen", 1_048_576, 65_536, True, TEXT_IMAGE, (1.5, 7.5, 0.075, 0)),
+    ("google", "gemini-3.8-flash", "Gemini 3.8 Flash", 1_048_576, 65_536, True, TEXT_IMAGE, (0.75, 3.75, 0.075, 0)),
+    ("google", "gemini-3.5-flash-lite", "Gemini 3.5 Flash-Lite", 1_048_576, 65_536, True, TEXT_IMAGE,
+     (0.3, 2.5, 0.03, 0)),
+    ("google", "gemini-3.1-pro-preview", "Gemini 3.1 Pro Preview", 1_048_576, 65_536, True, TEXT_IMAGE,
+     (2, 12, 0.2, 0)),
+    ("google", "gemini-2.5-pro", "Gemini 2.5 Pro", 1_048_576, 65_536, True, TEXT_IMAGE, (1.25, 10, 0.125, 0)),
+    ("google", "gemini-2.5-flash", "Gemini 2.5 Flash", 1_048_576, 65_536, True, TEXT_IMAGE, (0.3, 2.5, 0.03, 0)),
+    ("google", "gemini-2.5-flash-lite", "Gemini 2.5 Flash-Lite", 1_048_576, 65_536, True, TEXT_IMAGE,
+     (0.1, 0.4, 0.01, 0)),
     ("openrouter", "anthropic/claude-sonnet-4.5", "Claude Sonnet 4.5 (OpenRouter)", 1_000_000, 64_000, True,
      TEXT_IMAGE, (3, 15, 0.3, 3.75)),
     ("openrouter", "openai/gpt-5", "GPT-5 (OpenRouter)", 400_000, 128_000, True, TEXT_IMAGE, (1.25, 10, 0.125, 0)),

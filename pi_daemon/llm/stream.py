@@ -54,6 +54,7 @@ _LAZY_APIS = {
     "openai-completions": "pi_daemon.llm.openai_completions",
     "openai-responses": "pi_daemon.llm.openai_responses",
     "anthropic-messages": "pi_daemon.llm.anthropic_messages",
+    "google-generative-ai": "pi_daemon.llm.google_generative_ai",
 }
 
 
