@@ -169,7 +169,9 @@ class ModelRegistry:
                 api, base_url, _ = PROVIDERS[name]
                 config = {"api": api, "baseUrl": base_url, **config}
             raws, problem = config.get("models", []), None
-            if not raws and name not in PROVIDERS and discoverable(config):
+            if not raws and name in providers.untrusted_only and discoverable(config):
+                problem = "lists no models; the daemon asks the server for them once the workspace is trusted"
+            elif not raws and name not in PROVIDERS and discoverable(config):
                 spec = config.get("apiKey")
                 refused = _refusal(spec, config["baseUrl"], found)
                 raws, problem = discover(config, None if refused or is_command(spec) else expand(spec))

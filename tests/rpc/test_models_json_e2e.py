@@ -177,10 +177,10 @@ def test_a_local_server_with_no_models_listed_is_asked_for_them(spawn, tmp_path,
         "application/json")
     server.routes["/props"] = Reply(200, b'{"default_generation_settings": {"n_ctx": 4096}, "total_slots": 1}',
                                     "application/json")
-    (tmp_path / ".pi").mkdir()
-    (tmp_path / ".pi" / "models.json").write_text(json.dumps({"providers": {"llama": {
+    pi_dir, home = homes(tmp_path)
+    (pi_dir / "models.json").write_text(json.dumps({"providers": {"llama": {
         "baseUrl": server.url + "/v1", "api": "openai-completions", "models": []}}}))
-    d = spawn("--model", "llama/smollm2.gguf")
+    d = spawn("--model", "llama/smollm2.gguf", env=env_for(pi_dir, home))
     model = next(m for m in d.call("listModels")["models"] if m["provider"] == "llama")
     assert model["id"] == "smollm2.gguf" and model["contextWindow"] == 4096  # as started (-c), not as trained
     server.script(Reply(body=openai_text("discovered")))
@@ -190,9 +190,22 @@ def test_a_local_server_with_no_models_listed_is_asked_for_them(spawn, tmp_path,
 
 
 def test_a_listing_server_that_is_down_is_reported_not_fatal(spawn, tmp_path):
-    (tmp_path / ".pi").mkdir()
-    (tmp_path / ".pi" / "models.json").write_text(json.dumps({"providers": {"vllm": {
+    pi_dir, home = homes(tmp_path)
+    (home / "models.json").write_text(json.dumps({"providers": {"vllm": {
         "baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions", "models": []}}}))
-    d = spawn()
+    d = spawn(env=env_for(pi_dir, home))
     reason = next(u for u in d.call("listModels")["unavailable"] if u["provider"] == "vllm")["reason"]
     assert reason.startswith("models.json: provider 'vllm': listing its models at http://127.0.0.1:9/v1/models failed")
+
+
+def test_an_untrusted_workspace_does_not_make_the_daemon_ask_a_server(spawn, tmp_path, server):
+    server.routes["/v1/models"] = Reply(200, b'{"object": "list", "data": [{"id": "m", "object": "model"}]}',
+                                        "application/json")
+    (tmp_path / ".pi").mkdir()
+    (tmp_path / ".pi" / "models.json").write_text(json.dumps({"providers": {"probe": {
+        "baseUrl": server.url + "/v1", "api": "openai-completions", "models": []}}}))
+    d = spawn()
+    reason = next(u for u in d.call("listModels")["unavailable"] if u["provider"] == "probe")["reason"]
+    assert "once the workspace is trusted" in reason and server.route_hits == []
+    trusted = spawn("--trust-workspace")
+    assert any(m["provider"] == "probe" and m["id"] == "m" for m in trusted.call("listModels")["models"])
