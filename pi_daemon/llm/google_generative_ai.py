@@ -17,14 +17,15 @@ import itertools
 import json
 from typing import Any, AsyncIterator
 
-from ..cancel import CancelToken, Cancelled
+from ..cancel import CancelToken
 from ..events import AssistantMessageEvent
 from ..messages import AssistantMessage, ImageContent, TextContent, ThinkingContent, ToolCall, ToolResultMessage, \
     Usage, UserMessage
 from .cost import apply_cost
 from .errors import ProviderErrorDetail, classify
-from .http import failure, sse_stream
+from .http import sse_stream
 from .model import Context, Model, StreamOptions
+from .sse_run import SseRun
 from .stream import StreamBuilder, register_api
 
 API = "google-generative-ai"
@@ -157,6 +158,7 @@ class _ChunkReader:
         self.finish: str | None = None
         self.blocked: str | None = None
         self.usage: dict | None = None
+        self.error: tuple[str, str, ProviderErrorDetail] | None = None
 
     def close(self) -> list:
         if self.open is None:
@@ -196,6 +198,12 @@ class _ChunkReader:
 
     def chunk(self, data: dict) -> list:
         out: list = []
+        if isinstance(data.get("error"), dict):  # an error after the 200
+            error = data["error"]
+            text = f"{error.get('code', '')} {error.get('message') or error.get('status') or 'error'}".strip()
+            code = error.get("code")
+            self.error = (text, "error", classify(code if isinstance(code, int) else None, text))
+            return out
         if data.get("usageMetadata"):
             self.usage = data["usageMetadata"]
         feedback = data.get("promptFeedback") or {}
@@ -231,39 +239,16 @@ async def stream_google(
     reader = _ChunkReader(builder)
     yield builder.start()
     url = f"{model.base_url.rstrip('/')}/models/{model.id}:streamGenerateContent?alt=sse"
-    try:
-        async for sse in sse_stream(model, url, headers_for(model, options), build_body(model, context, options), cancel):
-            if not sse.data.strip():
-                continue
-            data = json.loads(sse.data)
-            if isinstance(data, dict) and isinstance(data.get("error"), dict):
-                error = data["error"]
-                text = f"{error.get('code', '')} {error.get('message') or error.get('status') or 'error'}".strip()
-                for event in reader.close():
-                    yield event
-                builder.output.usage = _usage(model, reader.usage)
-                yield builder.error(text, detail=classify(error.get("code") if isinstance(error.get("code"), int)
-                                                          else None, text))
-                return
-            for event in reader.chunk(data):
-                yield event
-    except Cancelled:
-        for event in reader.close():
-            yield event
-        builder.output.usage = _usage(model, reader.usage)
-        yield builder.error("Request was aborted", "aborted")
-        return
-    except Exception as exc:  # noqa: BLE001 - every failure becomes the message's error
-        text, detail = failure(exc)
-        for event in reader.close():
-            yield event
-        builder.output.usage = _usage(model, reader.usage)
-        yield builder.error(text, detail=detail)
-        return
+    run = SseRun()
+    source = sse_stream(model, url, headers_for(model, options), build_body(model, context, options), cancel)
+    async for event in run.events(source, reader.chunk, lambda: reader.error is not None):
+        yield event
     for event in reader.close():
         yield event
     builder.output.usage = _usage(model, reader.usage)
-    if reader.blocked:
+    if run.failed or reader.error:
+        yield builder.error(*(run.failed or reader.error))
+    elif reader.blocked:
         yield builder.error(f"the provider blocked the prompt: {reader.blocked}")
     elif reader.finish is None:
         yield builder.error("the stream ended without a finish reason (the answer may be incomplete)",

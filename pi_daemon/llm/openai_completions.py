@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any, AsyncIterator
 
-from ..cancel import CancelToken, Cancelled
+from ..cancel import CancelToken
 from ..events import AssistantMessageEvent
 from ..messages import (
     AssistantMessage,
@@ -22,9 +22,11 @@ from ..messages import (
 )
 from .cost import apply_cost
 from .errors import ProviderErrorDetail, classify
-from .http import client_for, failure, sse_stream
+from .http import client_for, sse_stream
 from .local_server import check_tool_support
 from .model import Context, Model, StreamOptions
+from .sse_run import SseRun
+from .tool_images import images_after_tool_results
 from .stream import StreamBuilder, register_api
 
 API = "openai-completions"
@@ -79,12 +81,7 @@ def convert_messages(model: Model, context: Context) -> list[dict]:
     if context.system_prompt:
         role = "developer" if model.reasoning and compat(model, "supportsDeveloperRole") else "system"
         messages.append({"role": role, "content": context.system_prompt})
-    pending_images: list[ImageContent] = []
-    for message in context.messages:
-        if not isinstance(message, ToolResultMessage) and pending_images:
-            messages.append({"role": "user", "content": _user_content(
-                [TextContent(text="Images returned by the tool calls above:"), *pending_images], model)})
-            pending_images = []
+    for message in images_after_tool_results(context.messages):
         if isinstance(message, UserMessage):
             messages.append({"role": "user", "content": _user_content(message.content, model)})
         elif isinstance(message, AssistantMessage):
@@ -104,16 +101,10 @@ def convert_messages(model: Model, context: Context) -> list[dict]:
             messages.append(out)
         elif isinstance(message, ToolResultMessage):
             text = "".join(b.text for b in message.content if isinstance(b, TextContent))
-            images = [b for b in message.content if isinstance(b, ImageContent)]
-            if images:
-                pending_images.extend(images)
-                text += "\n(the images are attached in the next message)"
             out = {"role": "tool", "tool_call_id": message.tool_call_id, "content": text or "(no output)"}
             if compat(model, "requiresToolResultName"):
                 out["name"] = message.tool_name
             messages.append(out)
-    if pending_images:
-        messages.append({"role": "user", "content": _user_content(pending_images, model)})
     return messages
 
 
@@ -183,6 +174,7 @@ class _ChunkReader:
         self.finish: str | None = None
         self.usage: dict | None = None
         self.timings: dict | None = None
+        self.error: tuple[str, str, ProviderErrorDetail] | None = None  # an error event in the stream
 
     def _position(self, call: dict) -> int:
         """The call a delta belongs to: its ``index``; without one (some servers), the call
@@ -217,6 +209,12 @@ class _ChunkReader:
 
     def chunk(self, data: dict) -> list:
         out: list = []
+        if isinstance(data, dict) and data.get("error"):
+            error = data["error"]  # an error after the 200: the server's own status in it
+            text = error.get("message", str(error)) if isinstance(error, dict) else str(error)
+            code = error.get("code") if isinstance(error, dict) else None
+            self.error = (text, "error", classify(code if isinstance(code, int) else None, text))
+            return out
         if data.get("usage"):
             self.usage = data["usage"]
         if isinstance(data.get("timings"), dict):  # llama.cpp's own counts
@@ -282,39 +280,17 @@ async def stream_openai_completions(
     url = model.base_url.rstrip("/") + "/chat/completions"
     if context.tools:
         await check_tool_support(model, client_for(model))
-    try:
-        async for sse in sse_stream(model, url, headers_for(model, options), build_body(model, context, options), cancel):
-            if sse.data.strip() == "[DONE]":
-                break
-            if not sse.data.strip():
-                continue
-            data = json.loads(sse.data)
-            if isinstance(data, dict) and data.get("error"):
-                error = data["error"]  # an error after the 200: the server's own status in it
-                text = error.get("message", str(error)) if isinstance(error, dict) else str(error)
-                code = error.get("code") if isinstance(error, dict) else None
-                for event in reader.close_all():
-                    yield event
-                yield builder.error(text, detail=classify(code if isinstance(code, int) else None, text))
-                return
-            for event in reader.chunk(data):
-                yield event
-    except Cancelled:
-        for event in reader.close_all():
-            yield event
-        builder.output.usage = _usage(model, reader.usage, reader.timings)
-        yield builder.error("Request was aborted", "aborted")
-        return
-    except Exception as exc:  # noqa: BLE001 - every failure becomes the message's error
-        text, detail = failure(exc)
-        for event in reader.close_all():
-            yield event
-        builder.output.usage = _usage(model, reader.usage, reader.timings)
-        yield builder.error(text, detail=detail)
-        return
+    run = SseRun()
+    source = sse_stream(model, url, headers_for(model, options), build_body(model, context, options), cancel)
+    async for event in run.events(source, reader.chunk, lambda: reader.error is not None):
+        yield event
     for event in reader.close_all():
         yield event
     builder.output.usage = _usage(model, reader.usage, reader.timings)
+    if run.failed or reader.error:
+        text, reason, detail = run.failed or reader.error
+        yield builder.error(text, reason, detail)
+        return
     if reader.finish is None and compat(model, "supportsFinishReason") is False:
         reader.finish = "stop"  # the server never says; stop or toolUse by what arrived
     if reader.finish is None:

@@ -18,14 +18,16 @@ from __future__ import annotations
 import json
 from typing import Any, AsyncIterator
 
-from ..cancel import CancelToken, Cancelled
+from ..cancel import CancelToken
 from ..events import AssistantMessageEvent
 from ..messages import AssistantMessage, ImageContent, TextContent, ThinkingContent, ToolCall, ToolResultMessage, \
     Usage, UserMessage
 from .cost import apply_cost
 from .errors import ProviderErrorDetail, classify, overflow_text
-from .http import failure, sse_stream
+from .http import sse_stream
 from .model import Context, Model, StreamOptions
+from .sse_run import SseRun
+from .tool_images import images_after_tool_results
 from .stream import StreamBuilder, register_api
 
 API = "openai-responses"
@@ -85,26 +87,15 @@ def convert_input(model: Model, context: Context) -> list[dict]:
     if context.system_prompt:
         role = "developer" if model.reasoning and _compat(model, "supportsDeveloperRole", True) else "system"
         items.append({"role": role, "content": context.system_prompt})
-    pending_images: list[ImageContent] = []
-    for message in context.messages:
-        if not isinstance(message, ToolResultMessage) and pending_images:
-            items.append({"role": "user", "content": _user_content(
-                [TextContent(text="Images returned by the tool calls above:"), *pending_images], model)})
-            pending_images = []
+    for message in images_after_tool_results(context.messages):
         if isinstance(message, UserMessage):
             items.append({"role": "user", "content": _user_content(message.content, model)})
         elif isinstance(message, AssistantMessage):
             items += _assistant_items(message, model)
         elif isinstance(message, ToolResultMessage):
             text = "".join(b.text for b in message.content if isinstance(b, TextContent))
-            images = [b for b in message.content if isinstance(b, ImageContent)]
-            if images:
-                pending_images.extend(images)
-                text += "\n(the images are attached in the next message)"
             items.append({"type": "function_call_output", "call_id": message.tool_call_id.partition("|")[0],
                           "output": text or "(no output)"})
-    if pending_images:
-        items.append({"role": "user", "content": _user_content(pending_images, model)})
     return items
 
 
@@ -279,30 +270,16 @@ async def stream_openai_responses(
     reader = _EventReader(builder)
     yield builder.start()
     url = model.base_url.rstrip("/") + "/responses"
-    try:
-        async for sse in sse_stream(model, url, headers_for(model, options), build_body(model, context, options), cancel):
-            if not sse.data.strip() or sse.data.strip() == "[DONE]":
-                continue
-            for event in reader.event(json.loads(sse.data)):
-                yield event
-            if reader.outcome is not None:
-                break
-    except Cancelled:
-        for event in reader.close_all():
-            yield event
-        builder.output.usage = _usage(model, reader.usage)
-        yield builder.error("Request was aborted", "aborted")
-        return
-    except Exception as exc:  # noqa: BLE001 - every failure becomes the message's error
-        text, detail = failure(exc)
-        for event in reader.close_all():
-            yield event
-        yield builder.error(text, detail=detail)
-        return
+    run = SseRun()
+    source = sse_stream(model, url, headers_for(model, options), build_body(model, context, options), cancel)
+    async for event in run.events(source, reader.event, lambda: reader.outcome is not None):
+        yield event
     for event in reader.close_all():
         yield event
     builder.output.usage = _usage(model, reader.usage)
-    if reader.outcome is None:
+    if run.failed:
+        yield builder.error(*run.failed)
+    elif reader.outcome is None:
         yield builder.error("the stream ended before the response completed (the answer may be incomplete)",
                             detail=ProviderErrorDetail(retryable=True))
     elif reader.outcome[0] == "error":
