@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from run_events import events, final_message
 from loopback import LoopbackServer, Reply, anthropic_error, anthropic_message
 
 
@@ -20,15 +21,6 @@ def claude_via(tmp_path, server):
     home.mkdir(exist_ok=True)
     (home / "models.json").write_text(json.dumps({"providers": {"anthropic": {"baseUrl": server.url}}}))
     return dict(env={"ANTHROPIC_API_KEY": "sk-ant-loop", "PI_DAEMON_HOME": str(home)}, cwd=str(tmp_path))
-
-
-def events(d, kind):
-    return [e["event"] for e in d.events if e["event"]["type"] == kind]
-
-
-def final_message(d, count=1):
-    d.wait_event("agent_settled", count, timeout=20)
-    return events(d, "message_end")[-1]["message"]
 
 
 def test_thinking_and_a_tool_round_trip_with_the_signature_sent_back(spawn, tmp_path, server):

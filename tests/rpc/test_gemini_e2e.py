@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from run_events import events, final_message
 from loopback import LoopbackServer, Reply
 from wire_gemini import chunk, error_body, sse, text_reply, usage
 
@@ -21,15 +22,6 @@ def gemini_via(tmp_path, server, **env):
     home.mkdir(exist_ok=True)
     (home / "models.json").write_text(json.dumps({"providers": {"google": {"baseUrl": server.url + "/v1beta"}}}))
     return dict(env={"GEMINI_API_KEY": "AIza-loop-key", "PI_DAEMON_HOME": str(home), **env}, cwd=str(tmp_path))
-
-
-def events(d, kind):
-    return [e["event"] for e in d.events if e["event"]["type"] == kind]
-
-
-def final_message(d, count=1):
-    d.wait_event("agent_settled", count, timeout=20)
-    return events(d, "message_end")[-1]["message"]
 
 
 def test_thoughts_text_usage_and_cost(spawn, tmp_path, server):

@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from run_events import events, final_message
 from loopback import LoopbackServer, Reply, openai_chunk, openai_sse, openai_text
 
 
@@ -27,15 +28,6 @@ def workspace(tmp_path, server, **compat) -> str:
     (tmp_path / ".pi" / "models.json").write_text(json.dumps({"providers": {"llama": {
         "baseUrl": server.url + "/v1", "api": "openai-completions", "models": [model]}}}))
     return str(tmp_path)
-
-
-def events(d, kind):
-    return [e["event"] for e in d.events if e["event"]["type"] == kind]
-
-
-def final_message(d, count=1):
-    d.wait_event("agent_settled", count, timeout=20)
-    return events(d, "message_end")[-1]["message"]
 
 
 def test_tool_call_deltas_with_late_or_repeated_ids_and_no_index(spawn, tmp_path, server):

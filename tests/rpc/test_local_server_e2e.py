@@ -7,6 +7,7 @@ import socket
 
 import pytest
 
+from run_events import events, final_message
 from loopback import LoopbackServer, Reply, openai_chunk, openai_sse, openai_text
 
 
@@ -34,15 +35,6 @@ def read_call(call_id: str, path: str = "notes.txt") -> Reply:
 
 def boom() -> Reply:
     return Reply(500, b'{"error":{"code":500,"message":"boom","type":"server_error"}}', "application/json")
-
-
-def events(d, kind):
-    return [e["event"] for e in d.events if e["event"]["type"] == kind]
-
-
-def final_message(d, count=1):
-    d.wait_event("agent_settled", count, timeout=30)
-    return events(d, "message_end")[-1]["message"]
 
 
 def test_each_answered_request_resets_the_retry_count_in_a_long_tool_loop(spawn, tmp_path, server):

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from run_events import final_message
 from loopback import LoopbackServer, Reply, anthropic_message, openai_text
 
 # The example of Pi's "Configure a compatible endpoint" (docs/models.md), unchanged.
@@ -42,11 +43,6 @@ def homes(tmp_path) -> tuple[Path, Path]:
 
 def env_for(pi_dir: Path, home: Path, **extra: str) -> dict:
     return {"PI_CODING_AGENT_DIR": str(pi_dir), "PI_DAEMON_HOME": str(home), **extra}
-
-
-def final_message(d, count=1):
-    d.wait_event("agent_settled", count, timeout=20)
-    return [e["event"] for e in d.events if e["event"]["type"] == "message_end"][-1]["message"]
 
 
 def test_a_pi_users_models_json_from_pis_docs_loads_as_is(spawn, tmp_path):

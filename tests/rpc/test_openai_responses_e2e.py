@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from run_events import events, final_message
 from loopback import LoopbackServer, Reply
 from wire_responses import (error_body, function_call_item, message_item, reasoning_item, response, sse,
                             response_object, text_reply, usage)
@@ -22,15 +23,6 @@ def openai_via(tmp_path, server, *args, **env):
     home.mkdir(exist_ok=True)
     (home / "models.json").write_text(json.dumps({"providers": {"openai": {"baseUrl": server.url + "/v1"}}}))
     return dict(env={"OPENAI_API_KEY": "sk-openai-loop", "PI_DAEMON_HOME": str(home), **env}, cwd=str(tmp_path))
-
-
-def events(d, kind):
-    return [e["event"] for e in d.events if e["event"]["type"] == kind]
-
-
-def final_message(d, count=1):
-    d.wait_event("agent_settled", count, timeout=20)
-    return events(d, "message_end")[-1]["message"]
 
 
 def test_reasoning_summary_text_and_usage_with_cached_and_reasoning_tokens(spawn, tmp_path, server):
