@@ -205,3 +205,15 @@ def test_an_untrusted_workspace_does_not_make_the_daemon_ask_a_server(spawn, tmp
     assert "once the workspace is trusted" in reason and server.route_hits == []
     trusted = spawn("--trust-workspace")
     assert any(m["provider"] == "probe" and m["id"] == "m" for m in trusted.call("listModels")["models"])
+
+
+def test_model_overrides_merge_field_by_field_and_unknown_ids_are_ignored(spawn, tmp_path):
+    pi_dir, home = homes(tmp_path)
+    (pi_dir / "models.json").write_text(json.dumps({"providers": {"openai": {"modelOverrides": {
+        "gpt-5": {"cost": {"input": 1.0}, "contextWindow": 200000},
+        "gpt-that-does-not-exist": {"contextWindow": 5}}}}}))
+    d = spawn(env=env_for(pi_dir, home, OPENAI_API_KEY="sk-x"))
+    models = {m["id"]: m for m in d.call("listModels")["models"] if m["provider"] == "openai"}
+    assert models["gpt-5"]["contextWindow"] == 200000
+    assert models["gpt-5"]["cost"] == {"input": 1.0, "output": 10, "cacheRead": 0.125, "cacheWrite": 0}
+    assert "gpt-that-does-not-exist" not in models
