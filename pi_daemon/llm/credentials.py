@@ -20,6 +20,8 @@ import os
 from typing import Any
 from urllib.parse import urlsplit
 
+from .config_values import env_references
+
 SHORTEST_CHECKED = 6  # a shorter value is matched only as a whole header value
 
 
@@ -50,7 +52,7 @@ def under(url: str, base: str) -> bool:
 def env_names(config: dict[str, Any]) -> set[str]:
     """The variables a provider or model config reads (``apiKey`` and header values)."""
     values = [config.get("apiKey"), *(config.get("headers") or {}).values()]
-    return {v[1:] for v in values if isinstance(v, str) and v.startswith("$") and len(v) > 1}
+    return {name for value in values for name in env_references(value)}
 
 
 class Destinations:

@@ -30,7 +30,7 @@ _OVERFLOW = re.compile(
     r"exceeds? the (?:available )?context (?:size|window|length)|context window (?:is )?exceeded|"
     r"input length and `?max_tokens`? exceed context limit|too many tokens in (?:the )?(?:prompt|input)|"
     r"reduce the length of the messages|input is too long for (?:the )?model|"
-    r"requested \d+ tokens.*context",
+    r"requested \d+ tokens.*context|input token count.*exceeds the maximum",
     re.IGNORECASE,
 )
 

@@ -23,6 +23,11 @@ from .model import Model
 
 _clients: dict[tuple[int, float, float], httpx.AsyncClient] = {}
 _END = object()  # the stream ended normally
+# The connection died before the server sent anything back: a kept-alive connection the
+# server had already closed (llama-server closes after every answer although it says
+# Keep-Alive). The request never reached the model; it is sent again on a new connection.
+_DEAD_BEFORE_ANSWER = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
+LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", "0.0.0.0"}
 
 
 class ProviderHTTPError(Exception):
@@ -39,6 +44,12 @@ def client_for(model: Model) -> httpx.AsyncClient:
         client = httpx.AsyncClient(timeout=timeout, limits=httpx.Limits(max_keepalive_connections=8))
         _clients[key] = client
     return client
+
+
+def fresh_client(model: Model) -> httpx.AsyncClient:
+    """A client of its own that keeps no connection: for the one request it is used for."""
+    timeout = httpx.Timeout(model.read_timeout, connect=model.connect_timeout)
+    return httpx.AsyncClient(timeout=timeout, limits=httpx.Limits(max_keepalive_connections=0))
 
 
 def error_text(status: int, body: bytes) -> str:
@@ -61,13 +72,35 @@ def error_text(status: int, body: bytes) -> str:
     return f"{status} {message or text or httpx.codes.get_reason_phrase(status)}"
 
 
+def refused(exc: BaseException) -> bool:
+    """The server's port was closed (ECONNREFUSED somewhere in the exception chain)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, ConnectionRefusedError):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def request_url(exc: BaseException) -> str | None:
+    try:
+        return str(exc.request.url)  # type: ignore[attr-defined]
+    except (AttributeError, RuntimeError):
+        return None
+
+
 def transport_error_text(exc: Exception) -> str:
+    if isinstance(exc, httpx.ConnectError) and refused(exc):
+        return f"connection refused by {request_url(exc) or 'the server'}: is the server running?"
     if isinstance(exc, httpx.ConnectTimeout):
         return f"connection timed out ({exc or 'connect timeout'})"
     if isinstance(exc, httpx.ReadTimeout):
         return "the provider stopped sending (idle read timeout)"
     if isinstance(exc, httpx.ConnectError):
-        return f"connection failed: {exc}"
+        url = request_url(exc)
+        return f"connection to {url} failed: {exc}" if url else f"connection failed: {exc}"
     if isinstance(exc, httpx.RemoteProtocolError):
         return f"connection lost mid-stream: {exc}"
     if isinstance(exc, httpx.ReadError):
@@ -91,17 +124,30 @@ async def sse_stream(
         if wake and not wake[0].done():
             wake[0].set_result(None)
 
+    answered = False
+
+    async def exchange(through: httpx.AsyncClient) -> None:
+        nonlocal answered
+        async with through.stream("POST", url, headers=request_headers, content=json.dumps(body)) as response:
+            answered = True
+            if response.status_code >= 300:
+                raw = await response.aread()
+                text = error_text(response.status_code, raw)
+                detail = classify(response.status_code, text)
+                detail.retry_after_s = parse_retry_after(response.headers)
+                raise ProviderHTTPError(text, detail)
+            async for event in EventSource(response).aiter_sse():
+                put(event)
+
     async def read() -> None:
         try:
-            async with client.stream("POST", url, headers=request_headers, content=json.dumps(body)) as response:
-                if response.status_code >= 300:
-                    raw = await response.aread()
-                    text = error_text(response.status_code, raw)
-                    detail = classify(response.status_code, text)
-                    detail.retry_after_s = parse_retry_after(response.headers)
-                    raise ProviderHTTPError(text, detail)
-                async for event in EventSource(response).aiter_sse():
-                    put(event)
+            try:
+                await exchange(client)
+            except _DEAD_BEFORE_ANSWER:
+                if answered:
+                    raise
+                async with fresh_client(model) as fresh:  # a new connection, whatever the pool holds
+                    await exchange(fresh)
             put(_END)
         except asyncio.CancelledError:
             raise
@@ -149,7 +195,10 @@ def failure(exc: BaseException) -> tuple[str, ProviderErrorDetail]:
         return str(exc), exc.detail
     if isinstance(exc, httpx.TransportError):
         text = transport_error_text(exc)
-        return text, ProviderErrorDetail(retryable=True)
+        # Nothing listens on a local port: waiting will not start the server, so say it now.
+        url = request_url(exc)
+        local = url is not None and httpx.URL(url).host in LOCAL_HOSTS
+        return text, ProviderErrorDetail(retryable=not (local and refused(exc)))
     if isinstance(exc, json.JSONDecodeError):
         return f"the provider sent invalid JSON in its stream: {exc}", ProviderErrorDetail()
     text = f"{type(exc).__name__}: {exc}"

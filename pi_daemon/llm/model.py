@@ -36,6 +36,7 @@ class Model:
     max_tokens: int = 16_384
     headers: dict[str, str] | None = None
     compat: dict[str, Any] | None = None
+    auth_header: bool = False  # also send the key as ``Authorization: Bearer`` (models.json ``authHeader``)
     connect_timeout: float = 10.0  # seconds to establish the connection
     read_timeout: float = 300.0  # seconds a stream may stay silent (reasoning models think quietly)
 

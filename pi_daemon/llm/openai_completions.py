@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any, AsyncIterator
 
-from ..cancel import CancelToken, Cancelled
+from ..cancel import CancelToken
 from ..events import AssistantMessageEvent
 from ..messages import (
     AssistantMessage,
@@ -21,9 +21,12 @@ from ..messages import (
     UserMessage,
 )
 from .cost import apply_cost
-from .errors import ProviderErrorDetail, overflow_text
-from .http import failure, sse_stream
+from .errors import ProviderErrorDetail, classify
+from .http import client_for, sse_stream
+from .local_server import check_tool_support
 from .model import Context, Model, StreamOptions
+from .sse_run import SseRun
+from .tool_images import images_after_tool_results
 from .stream import StreamBuilder, register_api
 
 API = "openai-completions"
@@ -38,6 +41,7 @@ FINISH_REASONS = {
 }
 
 EFFORT = {"minimal": "minimal", "low": "low", "medium": "medium", "high": "high", "xhigh": "high"}
+THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384, "xhigh": 32768}
 
 
 def compat(model: Model, key: str) -> Any:
@@ -77,12 +81,7 @@ def convert_messages(model: Model, context: Context) -> list[dict]:
     if context.system_prompt:
         role = "developer" if model.reasoning and compat(model, "supportsDeveloperRole") else "system"
         messages.append({"role": role, "content": context.system_prompt})
-    pending_images: list[ImageContent] = []
-    for message in context.messages:
-        if not isinstance(message, ToolResultMessage) and pending_images:
-            messages.append({"role": "user", "content": _user_content(
-                [TextContent(text="Images returned by the tool calls above:"), *pending_images], model)})
-            pending_images = []
+    for message in images_after_tool_results(context.messages):
         if isinstance(message, UserMessage):
             messages.append({"role": "user", "content": _user_content(message.content, model)})
         elif isinstance(message, AssistantMessage):
@@ -97,19 +96,15 @@ def convert_messages(model: Model, context: Context) -> list[dict]:
                 ]
             if out["content"] is None and not calls:
                 continue
+            if out["content"] is None and compat(model, "requiresNonNullAssistantContent"):
+                out["content"] = ""
             messages.append(out)
         elif isinstance(message, ToolResultMessage):
             text = "".join(b.text for b in message.content if isinstance(b, TextContent))
-            images = [b for b in message.content if isinstance(b, ImageContent)]
-            if images:
-                pending_images.extend(images)
-                text += "\n(the images are attached in the next message)"
             out = {"role": "tool", "tool_call_id": message.tool_call_id, "content": text or "(no output)"}
             if compat(model, "requiresToolResultName"):
                 out["name"] = message.tool_name
             messages.append(out)
-    if pending_images:
-        messages.append({"role": "user", "content": _user_content(pending_images, model)})
     return messages
 
 
@@ -130,13 +125,33 @@ def build_body(model: Model, context: Context, options: StreamOptions) -> dict[s
              "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
             for t in context.tools
         ]
-    if model.reasoning and options.thinking_level != "off":
-        effort = EFFORT[options.thinking_level]
-        if compat(model, "thinkingFormat") == "openrouter":
-            body["reasoning"] = {"effort": effort}
-        elif compat(model, "supportsReasoningEffort"):
-            body["reasoning_effort"] = effort
+    elif compat(model, "requiresToolsWithToolHistory") and any(
+            isinstance(m, ToolResultMessage) for m in context.messages):
+        body["tools"] = []
+    if model.reasoning:
+        _thinking(model, options, body)
     return body
+
+
+def _thinking(model: Model, options: StreamOptions, body: dict[str, Any]) -> None:
+    """The thinking level in the dialect ``compat.thinkingFormat`` names."""
+    on = options.thinking_level != "off"
+    effort = EFFORT.get(options.thinking_level)
+    fmt = compat(model, "thinkingFormat")
+    if fmt == "qwen":
+        body["enable_thinking"] = on
+    elif fmt == "qwen-chat-template":
+        body["chat_template_kwargs"] = {"enable_thinking": on, "preserve_thinking": True}
+    elif fmt in ("deepseek", "zai"):
+        body["thinking"] = {"type": "enabled" if on else "disabled"}
+    elif not on:
+        return
+    elif fmt == "openrouter":
+        body["reasoning"] = {"effort": effort}
+    elif compat(model, "supportsReasoningEffort"):
+        body["reasoning_effort"] = effort
+    if on and compat(model, "thinkingTokenBudgetField"):
+        body[compat(model, "thinkingTokenBudgetField")] = THINKING_BUDGETS[options.thinking_level]
 
 
 def headers_for(model: Model, options: StreamOptions) -> dict[str, str]:
@@ -155,8 +170,23 @@ class _ChunkReader:
         self.text_index: int | None = None
         self.thinking_index: int | None = None
         self.calls: dict[int, int] = {}  # stream index -> content index
+        self.ids: dict[int, str | None] = {}  # stream index -> the call id the server gave
         self.finish: str | None = None
         self.usage: dict | None = None
+        self.timings: dict | None = None
+        self.error: tuple[str, str, ProviderErrorDetail] | None = None  # an error event in the stream
+
+    def _position(self, call: dict) -> int:
+        """The call a delta belongs to: its ``index``; without one (some servers), the call
+        with its ``id``, a new call for a new id, else the latest call."""
+        if isinstance(call.get("index"), int):
+            return call["index"]
+        if call.get("id"):
+            for position, known in self.ids.items():
+                if known == call["id"]:
+                    return position
+            return max(self.calls, default=-1) + 1
+        return max(self.calls, default=0)
 
     def _close_text(self, out: list) -> None:
         if self.text_index is not None:
@@ -179,8 +209,16 @@ class _ChunkReader:
 
     def chunk(self, data: dict) -> list:
         out: list = []
+        if isinstance(data, dict) and data.get("error"):
+            error = data["error"]  # an error after the 200: the server's own status in it
+            text = error.get("message", str(error)) if isinstance(error, dict) else str(error)
+            code = error.get("code") if isinstance(error, dict) else None
+            self.error = (text, "error", classify(code if isinstance(code, int) else None, text))
+            return out
         if data.get("usage"):
             self.usage = data["usage"]
+        if isinstance(data.get("timings"), dict):  # llama.cpp's own counts
+            self.timings = data["timings"]
         for choice in data.get("choices") or []:
             delta = choice.get("delta") or {}
             reasoning = delta.get("reasoning_content") or delta.get("reasoning")
@@ -201,15 +239,19 @@ class _ChunkReader:
             for call in delta.get("tool_calls") or []:
                 self._close_thinking(out)
                 self._close_text(out)
-                position = call.get("index", len(self.calls))
+                position = self._position(call)
                 function = call.get("function") or {}
                 if position not in self.calls:
                     start = self.b.toolcall_start(call.get("id") or f"call_{position}", function.get("name") or "")
                     out.append(start)
                     self.calls[position] = start.content_index
+                    self.ids[position] = call.get("id")
                 index = self.calls[position]
-                if function.get("name") and not self.b.output.content[index].name:
-                    self.b.output.content[index].name = function["name"]
+                block = self.b.output.content[index]
+                if call.get("id") and not self.ids.get(position):  # the id came after the first delta
+                    block.id = self.ids[position] = call["id"]
+                if function.get("name") and not block.name:
+                    block.name = function["name"]
                 if function.get("arguments"):
                     out.append(self.b.toolcall_delta(index, function["arguments"]))
             if choice.get("finish_reason"):
@@ -217,7 +259,10 @@ class _ChunkReader:
         return out
 
 
-def _usage(model: Model, raw: dict | None) -> Usage:
+def _usage(model: Model, raw: dict | None, timings: dict | None = None) -> Usage:
+    if not raw and timings:  # llama.cpp without usage in the stream
+        return apply_cost(model, Usage(input=timings.get("prompt_n") or 0, output=timings.get("predicted_n") or 0,
+                                       cache_read=timings.get("cache_n") or 0))
     if not raw:
         return Usage()
     cached = (raw.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
@@ -233,38 +278,21 @@ async def stream_openai_completions(
     reader = _ChunkReader(builder)
     yield builder.start()
     url = model.base_url.rstrip("/") + "/chat/completions"
-    try:
-        async for sse in sse_stream(model, url, headers_for(model, options), build_body(model, context, options), cancel):
-            if sse.data.strip() == "[DONE]":
-                break
-            if not sse.data.strip():
-                continue
-            data = json.loads(sse.data)
-            if isinstance(data, dict) and data.get("error"):
-                error = data["error"]
-                text = error.get("message", str(error)) if isinstance(error, dict) else str(error)
-                for event in reader.close_all():
-                    yield event
-                yield builder.error(text, detail=ProviderErrorDetail(overflow=overflow_text(text)))
-                return
-            for event in reader.chunk(data):
-                yield event
-    except Cancelled:
-        for event in reader.close_all():
-            yield event
-        builder.output.usage = _usage(model, reader.usage)
-        yield builder.error("Request was aborted", "aborted")
-        return
-    except Exception as exc:  # noqa: BLE001 - every failure becomes the message's error
-        text, detail = failure(exc)
-        for event in reader.close_all():
-            yield event
-        builder.output.usage = _usage(model, reader.usage)
-        yield builder.error(text, detail=detail)
-        return
+    if context.tools:
+        await check_tool_support(model, client_for(model))
+    run = SseRun()
+    source = sse_stream(model, url, headers_for(model, options), build_body(model, context, options), cancel)
+    async for event in run.events(source, reader.chunk, lambda: reader.error is not None):
+        yield event
     for event in reader.close_all():
         yield event
-    builder.output.usage = _usage(model, reader.usage)
+    builder.output.usage = _usage(model, reader.usage, reader.timings)
+    if run.failed or reader.error:
+        text, reason, detail = run.failed or reader.error
+        yield builder.error(text, reason, detail)
+        return
+    if reader.finish is None and compat(model, "supportsFinishReason") is False:
+        reader.finish = "stop"  # the server never says; stop or toolUse by what arrived
     if reader.finish is None:
         yield builder.error("the stream ended without a finish reason (the answer may be incomplete)",
                             detail=ProviderErrorDetail(retryable=True))

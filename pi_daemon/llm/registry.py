@@ -10,6 +10,7 @@ the reason.
 
 from __future__ import annotations
 
+import logging
 import os
 
 import attrs
@@ -17,11 +18,17 @@ import attrs
 from .. import trust
 from ..settings import Ignored
 from .catalog import PROVIDERS, builtin_models
-from .config import ConfigError, Providers, merged_providers, model_from_config
+from .config import Providers, merged_providers, model_from_config
+from .config_values import (env_references, expand, is_command, reads_environment, resolve, resolved_now,
+                            secret_failure)
 from .credentials import Destinations, env_names, install
+from .discovery import discover, discoverable
 from .faux import FauxProvider, echo_reply, load_script
 from .model import Model
 from .stream import known_apis
+
+
+log = logging.getLogger(__name__)
 
 
 class ModelUnavailable(Exception):
@@ -31,30 +38,44 @@ class ModelUnavailable(Exception):
 @attrs.define
 class Entry:
     model: Model
-    api_key: str | None = None  # a literal, "$ENV_NAME", or None when none is needed
+    api_key: str | None = None  # a spec (:mod:`.config_values`), or None when none is needed
     needs_key: bool = False
     refused: str | None = None  # why a credential of this model is withheld
     untrusted: bool = False  # an untrusted workspace's own provider: never the default
 
 
-def resolve_value(spec: str | None) -> str | None:
-    if spec and spec.startswith("$"):
-        return os.environ.get(spec[1:]) or None
-    return spec
+@attrs.define
+class Disabled:
+    """A provider of models.json the daemon cannot serve, and why."""
+
+    provider: str
+    reason: str
+    models: list[str] = attrs.field(factory=list)
+
+
+def _refusal(spec: str | None, url: str, destinations: Destinations) -> str | None:
+    if not reads_environment(spec):
+        return None
+    for name in env_references(spec):
+        refused = destinations.refusal(name, url)
+        if refused:
+            return refused
+    return None
 
 
 def _resolve_headers(model: Model, destinations: Destinations) -> tuple[Model, str | None]:
-    """The model with its ``$ENV`` headers resolved, and why one may not go to its base URL."""
+    """The model with its environment headers resolved (commands stay, to run when first
+    needed: :func:`.stream.stream`), and why one may not go to its base URL."""
     if not model.headers:
         return model, None
     refused = None
     resolved = {}
     for name, spec in model.headers.items():
-        if spec.startswith("$"):
-            refused = refused or destinations.refusal(spec[1:], model.base_url)
-            if refused:
-                continue
-        value = resolve_value(spec)
+        refusal = _refusal(spec, model.base_url, destinations)
+        if refusal:
+            refused = refused or refusal
+            continue
+        value = spec if is_command(spec) else expand(spec)
         if value:
             resolved[name] = value
     return attrs.evolve(model, headers=resolved or None), refused and f"header of {model.spec}: {refused}"
@@ -95,9 +116,18 @@ def destinations(providers: Providers, trusted: bool) -> Destinations:
     return found
 
 
+def _unservable(model: Model) -> str | None:
+    if model.api not in known_apis():
+        return f"model {model.id!r}: unknown api {model.api!r} (known: {', '.join(known_apis())})"
+    if not model.base_url:
+        return f"model {model.id!r} has no baseUrl"
+    return None
+
+
 class ModelRegistry:
     def __init__(self, entries: list[Entry] | None = None) -> None:
         self._entries: dict[tuple[str, str], Entry] = {}
+        self.disabled: list[Disabled] = []  # providers of models.json that cannot be served
         self.destinations = Destinations()
         self.ignored: list[Ignored] = []  # what an untrusted workspace's models.json may not set
         self._source: tuple[str, str | None] | None = None
@@ -131,22 +161,39 @@ class ModelRegistry:
             env = PROVIDERS[model.provider][2]
             model, refused = _resolve_headers(model, found)
             entries.append(Entry(model, config.get("apiKey") or f"${env}", needs_key=True, refused=refused))
+        disabled = [Disabled(name, reason) for name, reason in providers.invalid.items()]
         for name, config in providers.merged.items():
+            if name in providers.invalid:
+                continue
             if name in PROVIDERS:  # a built-in provider's own api and base URL, unless changed
                 api, base_url, _ = PROVIDERS[name]
                 config = {"api": api, "baseUrl": base_url, **config}
-            for raw in config.get("models", []):
+            raws, problem = config.get("models", []), None
+            if not raws and name in providers.untrusted_only and discoverable(config):
+                problem = "lists no models; the daemon asks the server for them once the workspace is trusted"
+            elif not raws and name not in PROVIDERS and discoverable(config):
+                spec = config.get("apiKey")
+                refused = _refusal(spec, config["baseUrl"], found)
+                raws, problem = discover(config, None if refused or is_command(spec) else expand(spec))
+            added = []
+            for raw in raws:
                 model, refused = _resolve_headers(model_from_config(name, config, raw), found)
-                if model.api not in known_apis():
-                    raise ConfigError(f"models.json: provider {name!r} model {model.id!r}: unknown api "
-                                      f"{model.api!r} (known: {', '.join(known_apis())})")
-                if not model.base_url:
-                    raise ConfigError(f"models.json: provider {name!r} model {model.id!r} has no baseUrl")
+                problem = problem or _unservable(model)
                 spec = config.get("apiKey")
                 if spec is None and name in PROVIDERS:
                     spec = f"${PROVIDERS[name][2]}"
-                entries.append(Entry(model, spec, needs_key=name in PROVIDERS or bool(spec and spec.startswith("$")),
-                                     refused=refused, untrusted=name in providers.untrusted_only))
+                needs_key = name in PROVIDERS or is_command(spec) or reads_environment(spec)
+                added.append(Entry(model, spec, needs_key=needs_key, refused=refused,
+                                   untrusted=name in providers.untrusted_only))
+            if problem:
+                disabled.append(Disabled(name, f"models.json: provider {name!r}: {problem}", [e.model.id for e in added]))
+                log.warning("models.json: provider %r is disabled: %s", name, problem)
+                continue
+            entries += added
+        for item in disabled:
+            if item.provider in providers.invalid:
+                log.warning("%s; the provider is disabled", item.reason)
+        self.disabled = disabled
         self._entries = {}
         for entry in entries:
             self.add(entry)
@@ -169,9 +216,14 @@ class ModelRegistry:
         refused = self._key_refusal(entry, model)
         if refused:
             return False, refused
-        if entry.needs_key and not resolve_value(entry.api_key):
-            if entry.api_key and entry.api_key.startswith("$"):
-                where = f"set the environment variable {entry.api_key[1:]}"
+        spec = entry.api_key
+        if is_command(spec):  # runs when first needed; a failure is remembered
+            failed = secret_failure(spec)
+            return (False, f"no API key for {model.provider}: {failed}") if failed else (True, None)
+        if entry.needs_key and not expand(spec):
+            names = env_references(spec)
+            if names:
+                where = f"set the environment variable {', '.join(n for n in names if not os.environ.get(n))}"
             else:
                 where = f"set apiKey for provider {model.provider!r} in models.json"
             return False, f"no API key for {model.provider}: {where}"
@@ -198,18 +250,24 @@ class ModelRegistry:
         return model
 
     def _key_refusal(self, entry: Entry, model: Model) -> str | None:
-        spec = entry.api_key
-        if not (spec and spec.startswith("$")):
-            return None
-        reason = self.destinations.refusal(spec[1:], model.base_url)
+        reason = _refusal(entry.api_key, model.base_url, self.destinations)
         return reason and f"key of {model.spec}: {reason}"
 
     def api_key(self, model: Model) -> str | None:
-        """The key for a request to ``model.base_url``; None when none may be sent there."""
+        """The key for a request to ``model.base_url``; None when none may be sent there
+        (or it comes from a command that has not run yet: :meth:`request_key`)."""
         entry = self._entries.get((model.provider, model.id))
         if entry is None or self._key_refusal(entry, model):
             return None
-        return resolve_value(entry.api_key)
+        return resolved_now(entry.api_key)
+
+    async def request_key(self, model: Model) -> str | None:
+        """The key for a request, running its ``!command`` the first time."""
+        entry = self._entries.get((model.provider, model.id))
+        if entry is None or self._key_refusal(entry, model):
+            return None
+        value, _ = await resolve(entry.api_key)
+        return value
 
     def first_usable(self) -> Model | None:
         for entry in self._entries.values():

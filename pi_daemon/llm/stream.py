@@ -16,6 +16,8 @@ import json
 import logging
 from typing import AsyncIterator, Callable
 
+import attrs
+
 from ..cancel import CancelToken, Cancelled
 from ..events import (
     AssistantMessageEvent,
@@ -33,6 +35,7 @@ from ..events import (
     ToolcallStartEvent,
 )
 from ..messages import AssistantMessage, TextContent, ThinkingContent, ToolCall
+from .config_values import is_command, resolve
 from .model import Context, Model, StreamOptions
 
 log = logging.getLogger(__name__)
@@ -49,7 +52,9 @@ def register_api(api: str, fn: StreamFn) -> None:
 # Providers over HTTP are imported on first use: httpx is not needed to start the daemon.
 _LAZY_APIS = {
     "openai-completions": "pi_daemon.llm.openai_completions",
+    "openai-responses": "pi_daemon.llm.openai_responses",
     "anthropic-messages": "pi_daemon.llm.anthropic_messages",
+    "google-generative-ai": "pi_daemon.llm.google_generative_ai",
 }
 
 
@@ -68,7 +73,24 @@ def stream(
     fn = _APIS.get(model.api)
     if fn is None:
         return _single_error(model, f"no provider is registered for api {model.api!r}")
+    if model.headers and any(is_command(v) for v in model.headers.values()):
+        return guarded(_with_command_headers(fn, model, context, options, cancel), model, cancel)
     return guarded(fn(model, context, options, cancel), model, cancel)
+
+
+async def _with_command_headers(fn: StreamFn, model: Model, context: Context, options: StreamOptions,
+                                cancel: CancelToken) -> AsyncIterator[AssistantMessageEvent]:
+    """The stream with each ``!command`` header replaced by the command's output (run once)."""
+    headers = {}
+    for name, spec in (model.headers or {}).items():
+        value, failed = await resolve(spec)
+        if failed:
+            async for event in _single_error(model, f"header {name} of {model.spec}: {failed}"):
+                yield event
+            return
+        headers[name] = value
+    async for event in fn(attrs.evolve(model, headers=headers), context, options, cancel):
+        yield event
 
 
 async def _single_error(model: Model, text: str) -> AsyncIterator[AssistantMessageEvent]:
@@ -127,6 +149,14 @@ def parse_tool_arguments(text: str) -> dict:
     except json.JSONDecodeError:
         value = _close_partial_json(text)
     return value if isinstance(value, dict) else {}
+
+
+def _whole_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except json.JSONDecodeError:
+        return False
+    return True
 
 
 def _close_partial_json(text: str):
@@ -204,7 +234,10 @@ class StreamBuilder:
 
     def toolcall_end(self, index: int) -> ToolcallEndEvent:
         call = self.output.content[index]
-        call.arguments = parse_tool_arguments("".join(self._args.pop(index, [])))
+        text = "".join(self._args.pop(index, []))
+        call.arguments = parse_tool_arguments(text)
+        if text.strip() and not _whole_json(text):
+            call.received_arguments = text
         return ToolcallEndEvent(index, call, self.output)
 
     def done(self, stop_reason: str) -> DoneEvent:

@@ -137,6 +137,9 @@ async def _list_models(daemon: "Daemon", p: t.Empty) -> t.ListModelsResult:
             group = unavailable.setdefault(model.provider, t.UnavailableModels(
                 provider=model.provider, reason=info.unavailable_reason or "", models=[]))
             group.models.append(model.id)
+    for disabled in daemon.registry.disabled:  # a models.json entry the daemon cannot serve
+        unavailable.setdefault(disabled.provider, t.UnavailableModels(
+            provider=disabled.provider, reason=disabled.reason, models=list(disabled.models)))
     return t.ListModelsResult(models=usable, unavailable=list(unavailable.values()))
 
 

@@ -53,6 +53,10 @@ class EntryError(Exception):
     """An entry id that does not exist, or one that cannot be used for the request."""
 
 
+def _answered(message: Any) -> bool:
+    return getattr(message, "role", None) == "assistant" and message.stop_reason not in ("error", "aborted")
+
+
 class SessionError(Exception):
     """A request the session refuses; ``kind`` is busy / state / model."""
 
@@ -81,7 +85,7 @@ class AgentSession:
             system_prompt=system_prompt, tools=tools, messages=messages,
             thinking_level=thinking_level,  # type: ignore[arg-type]
             convert_to_llm=convert_with_roles, transform_context=self._before_request,
-            api_key=registry.api_key, session_id=self.id,
+            api_key=registry.request_key, session_id=self.id,
         )
         self.observers = Observers()
         # MCP servers the client asked this session to use (kept for when MCP is wired in)
@@ -217,6 +221,8 @@ class AgentSession:
                 waiter.set_exception(exc)
             return
         if isinstance(event, MessageEnd):
+            if self._retry_attempt and _answered(event.message):
+                await self._retry_recovered()
             waiter = self._delivered.pop(id(event.message), None)
             if waiter is not None and not waiter.done():
                 waiter.set_result(None)
@@ -224,6 +230,12 @@ class AgentSession:
                 # for the handler to return, one for the reply to be sent.
                 await asyncio.sleep(0)
                 await asyncio.sleep(0)
+
+    async def _retry_recovered(self) -> None:
+        """A retried request was answered: the next failure, however late in a long tool
+        loop, starts again from the first attempt and the shortest wait."""
+        attempt, self._retry_attempt = self._retry_attempt, 0
+        await self._emit(AutoRetryEnd(success=True, attempt=attempt))
 
     def _last_message(self) -> Any:
         messages = self.agent.state.messages
@@ -342,7 +354,7 @@ class AgentSession:
         """Summarise the older context; the compaction's result, or None when it failed."""
         self.check_writable()
         model = self.check_model()
-        plan = C.plan(self.store, self.compaction.keep_recent_tokens)
+        plan = C.plan(self.store, C.keep_recent_tokens(model, self.compaction))
         if plan is None and reason in ("manual", "overflow"):  # it must shrink: keep only the newest turn
             plan = C.plan(self.store, 0)
         self.compacting = True
@@ -360,7 +372,7 @@ class AgentSession:
         cancel = cancel or CancelToken()
         self._compaction_cancel = cancel
         try:
-            summary, usage, details = await C.summarize(model, self.registry.api_key(model), plan, instructions, cancel)
+            summary, usage, details = await C.summarize(model, await self.agent.resolve_api_key(model), plan, instructions, cancel)
         except C.CompactionError as exc:
             aborted = str(exc) == "aborted"
             await self._emit(CompactionEnd(reason=reason, aborted=aborted, error_message=None if aborted else str(exc)))

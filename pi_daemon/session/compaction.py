@@ -107,10 +107,19 @@ def context_tokens(messages: list[Any]) -> int:
     return sum(map(estimate_tokens, messages))
 
 
+def reserve_tokens(model: Model, settings: CompactionSettings) -> int:
+    """The reserve, at most half the window (a small local model's window may be smaller)."""
+    return min(settings.reserve_tokens, model.context_window // 2)
+
+
+def keep_recent_tokens(model: Model, settings: CompactionSettings) -> int:
+    """What a compaction keeps, at most half of what may be used before compacting: in a
+    4,096-token window 20,000 would keep everything, and nothing would ever be compacted."""
+    return min(settings.keep_recent_tokens, (model.context_window - reserve_tokens(model, settings)) // 2)
+
+
 def should_compact(messages: list[Any], model: Model, settings: CompactionSettings) -> bool:
-    # A small local model's window may be smaller than the reserve: keep half of it then.
-    reserve = min(settings.reserve_tokens, model.context_window // 2)
-    return settings.enabled and context_tokens(messages) > model.context_window - reserve
+    return settings.enabled and context_tokens(messages) > model.context_window - reserve_tokens(model, settings)
 
 
 @attrs.define

@@ -30,6 +30,7 @@ class Reply:
     delay: float = 0.0  # seconds between chunks
     drop_after: int | None = None  # close the connection after this many bytes of body
     stall_after: int | None = None  # stop sending (but keep the connection) after this many bytes
+    hangup: bool = False  # close the connection on reading the request, answering nothing
 
 
 @attrs.define
@@ -39,12 +40,15 @@ class Recorded:
     headers: dict[str, str]
     body: Any
     closed_at: float | None = None
+    connection: int | None = None  # the same number for requests on one connection
 
 
 class LoopbackServer:
     def __init__(self) -> None:
         self.replies: list[Reply] = []
         self.requests: list[Recorded] = []
+        self.routes: dict[str, Reply] = {}  # path -> the same reply every time (GET /props, /v1/models)
+        self.route_hits: list[Recorded] = []  # requests answered from routes, not the script
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._serve, daemon=True)
@@ -82,6 +86,8 @@ class LoopbackServer:
         self._thread.join(5)
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections = getattr(self, "connections", 0) + 1
+        connection = self.connections
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
@@ -94,9 +100,18 @@ class LoopbackServer:
                         headers[name.strip().lower()] = value.strip()
                 raw = await reader.readexactly(int(headers.get("content-length", "0")))
                 record = Recorded(method, path, headers, json.loads(raw) if raw else None)
+                if path in self.routes or method == "GET":  # a probe (/props, /v1/models), not a model request
+                    self.route_hits.append(record)
+                    await self._respond(writer, self.routes.get(path, Reply(
+                        404, b'{"error":{"message":"File Not Found","type":"not_found_error"}}',
+                        "application/json")), reader, record)
+                    continue
                 self.requests.append(record)
                 reply = self.replies.pop(0) if self.replies else Reply(
                     404, b'{"error":{"message":"the loopback server has no reply scripted"}}', "application/json")
+                record.connection = connection
+                if reply.hangup:
+                    break
                 keep = await self._respond(writer, reply, reader, record)
                 if not keep:
                     break

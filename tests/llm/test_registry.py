@@ -15,6 +15,7 @@ def env(tmp_path, monkeypatch):
     (workspace / ".pi").mkdir(parents=True)
     home.mkdir()
     monkeypatch.setenv("PI_DAEMON_HOME", str(home))
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "pi-agent"))
     for var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "LOCAL_KEY"):
         monkeypatch.delenv(var, raising=False)
     return home, workspace
@@ -79,18 +80,33 @@ def test_local_provider_without_api_key_needs_none(env):
 
 @pytest.mark.parametrize("content, message", [
     ("{not json", "is not valid JSON"),
-    (json.dumps({"providers": {"x": {"models": [{"name": "no id"}]}}}), "providers.x.models.0: 'id' is a required property"),
-    (json.dumps({"providers": {"x": {"models": [{"id": "m", "contextWindow": "big"}]}}}), "'big' is not of type 'integer'"),
-    (json.dumps({"providers": {"x": {"api": "grpc-magic", "baseUrl": "http://a", "models": [{"id": "m"}]}}}),
-     "unknown api 'grpc-magic'"),
-    (json.dumps({"providers": {"x": {"api": "openai-completions", "models": [{"id": "m"}]}}}), "has no baseUrl"),
+    ('["providers"]', "does not fit the models.json shape"),
 ])
-def test_bad_models_json_is_a_clear_error(env, content, message):
+def test_a_file_that_is_not_a_models_json_is_a_clear_error(env, content, message):
     home, ws = env
     (ws / ".pi" / "models.json").write_text(content)
     with pytest.raises(ConfigError) as info:
         ModelRegistry.load(str(ws))
     assert message in str(info.value)
+
+
+@pytest.mark.parametrize("entry, message", [
+    ({"models": [{"name": "no id"}]}, "providers.x does not fit the models.json shape: models.0: 'id' is a required property"),
+    ({"models": [{"id": "m", "contextWindow": "big"}]}, "'big' is not of type 'integer'"),
+    ({"api": "grpc-magic", "baseUrl": "http://a", "models": [{"id": "m"}]},
+     "provider 'x': model 'm': unknown api 'grpc-magic'"),
+    ({"api": "openai-completions", "models": [{"id": "m"}]}, "provider 'x': model 'm' has no baseUrl"),
+])
+def test_an_entry_that_cannot_be_served_disables_only_its_provider(env, entry, message):
+    home, ws = env
+    write(ws / ".pi" / "models.json", {"providers": {"x": entry, "ok": {
+        "baseUrl": "http://localhost:8080/v1", "api": "openai-completions", "models": [{"id": "fine"}]}}})
+    registry = ModelRegistry.load(str(ws))
+    assert registry.availability(registry.resolve("ok/fine")) == (True, None)
+    [disabled] = registry.disabled
+    assert disabled.provider == "x" and message in disabled.reason
+    with pytest.raises(ModelUnavailable):
+        registry.resolve("x/m")
 
 
 def test_every_example_in_docs_models_md_loads(env):

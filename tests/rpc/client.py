@@ -16,13 +16,14 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 
 
-KEY_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY")
+KEY_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "GEMINI_API_KEY")
 
 
 def clean_env(home: str | None = None, **extra: str) -> dict[str, str]:
     """The daemon's environment in tests: no real API keys, no user configuration."""
     env = {k: v for k, v in os.environ.items() if k not in KEY_VARS}
     env["PI_DAEMON_HOME"] = home or tempfile.mkdtemp(prefix="pi-daemon-home-")
+    env["PI_CODING_AGENT_DIR"] = os.path.join(env["PI_DAEMON_HOME"], "no-pi-agent")  # not the user's Pi files
     env.update(extra)
     return env
 

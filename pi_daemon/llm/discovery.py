@@ -1,0 +1,79 @@
+"""Models of an OpenAI-compatible server that models.json lists none of (``models: []``).
+
+A local server (llama.cpp, Ollama, vLLM, LM Studio) says what it serves at
+``GET {baseUrl}/models``. Each entry becomes a model; its context window is the one the
+server reports where it reports one: vLLM's ``max_model_len``, ``context_length`` /
+``context_window`` (OpenRouter, LM Studio and others), or llama.cpp's running context
+(``/props`` ``default_generation_settings.n_ctx``, else the model's ``meta.n_ctx_train``).
+Asked once when the configuration is read, with a short time limit.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from .local_server import server_root
+
+DISCOVERY_TIMEOUT_S = 3.0
+DISCOVERABLE_APIS = ("openai-completions", "openai-responses")
+
+
+def discoverable(config: dict[str, Any]) -> bool:
+    return config.get("api") in DISCOVERABLE_APIS and bool(config.get("baseUrl"))
+
+
+def _window(entry: dict[str, Any], running_ctx: int | None) -> int | None:
+    for key in ("max_model_len", "context_length", "context_window", "max_context_length"):
+        if isinstance(entry.get(key), int) and entry[key] > 0:
+            return entry[key]
+    meta = entry.get("meta")
+    if isinstance(meta, dict):
+        if running_ctx:
+            return running_ctx
+        if isinstance(meta.get("n_ctx_train"), int) and meta["n_ctx_train"] > 0:
+            return meta["n_ctx_train"]
+    return None
+
+
+def _running_ctx(client: httpx.Client, base_url: str) -> int | None:
+    """llama.cpp's context size as started (``-c``), which may be below what the model was trained for."""
+    try:
+        response = client.get(server_root(base_url) + "/props")
+        settings = response.json().get("default_generation_settings") if response.status_code == 200 else None
+    except (httpx.HTTPError, ValueError, AttributeError):
+        return None
+    n_ctx = settings.get("n_ctx") if isinstance(settings, dict) else None
+    return n_ctx if isinstance(n_ctx, int) and n_ctx > 0 else None
+
+
+def discover(config: dict[str, Any], key: str | None = None) -> tuple[list[dict[str, Any]], str | None]:
+    """models.json entries for what the server lists, or ``([], why)``."""
+    url = config["baseUrl"].rstrip("/") + "/models"
+    headers = {"authorization": f"Bearer {key}"} if key else {}
+    try:
+        with httpx.Client(timeout=DISCOVERY_TIMEOUT_S) as client:
+            response = client.get(url, headers=headers)
+            if response.status_code != 200:
+                return [], f"listing its models at {url} answered HTTP {response.status_code}"
+            data = response.json().get("data")
+            if not isinstance(data, list):
+                return [], f"listing its models at {url} gave no data list"
+            listed = [e for e in data if isinstance(e, dict) and isinstance(e.get("id"), str) and e["id"]]
+            running = _running_ctx(client, config["baseUrl"]) if any("meta" in e for e in listed) else None
+    except httpx.HTTPError as exc:
+        return [], f"listing its models at {url} failed: {exc or type(exc).__name__}"
+    except (ValueError, AttributeError):
+        return [], f"listing its models at {url} did not answer JSON"
+    entries = []
+    for entry in listed:
+        found: dict[str, Any] = {"id": entry["id"]}
+        window = _window(entry, running)
+        if window:
+            found["contextWindow"] = window
+            found["maxTokens"] = min(16_384, max(256, window // 4))
+        entries.append(found)
+    if not entries:
+        return [], f"the server lists no models at {url}"
+    return entries, None

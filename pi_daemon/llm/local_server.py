@@ -1,0 +1,71 @@
+"""What a local OpenAI-compatible server says about itself: llama.cpp's ``/props``.
+
+llama.cpp's ``llama-server`` drops the ``tools`` of a request without a word when its chat
+template cannot render them (started without ``--jinja``, or with a template that has no
+tool support even with it); the model then never calls a tool. ``/props`` reports this as
+``chat_template_caps.supports_tools``: before the first request with tools to a server on
+this machine or the local network, the daemon asks once and logs a warning.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+
+import httpx
+
+from .model import Model
+
+log = logging.getLogger(__name__)
+
+PROBE_TIMEOUT_S = 2.0
+_probed: set[str] = set()
+
+
+def is_local(url: str) -> bool:
+    """A server on this machine or a private network (where local model servers run)."""
+    try:
+        host = httpx.URL(url).host
+    except (httpx.InvalidURL, TypeError):
+        return False
+    if host in ("localhost", "") or host.endswith(".local"):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_private or address.is_unspecified
+
+
+def server_root(base_url: str) -> str:
+    """``http://host:8080/v1`` -> ``http://host:8080``: llama.cpp serves ``/props`` at the root."""
+    root = base_url.rstrip("/")
+    return root[: -len("/v1")] if root.endswith("/v1") else root
+
+
+def tools_warning(base_url: str, props: object) -> str | None:
+    """The warning for a ``/props`` answer whose chat template cannot take tools, or None."""
+    if not isinstance(props, dict):
+        return None
+    caps = props.get("chat_template_caps")
+    if not isinstance(caps, dict) or caps.get("supports_tools") is not False:
+        return None
+    return (f"the model server at {base_url} reports that its chat template has no tool support "
+            "(/props chat_template_caps.supports_tools is false): it drops the tools from every request, "
+            "so the model cannot call any. Start llama-server with --jinja and a chat template that renders "
+            "tools (--chat-template-file, or a model whose built-in template does); see docs/models.md")
+
+
+async def check_tool_support(model: Model, client: httpx.AsyncClient) -> None:
+    """Ask a local server's ``/props`` once per base URL; log a warning when tools would be dropped."""
+    if model.base_url in _probed or not is_local(model.base_url):
+        return
+    _probed.add(model.base_url)
+    try:
+        response = await client.get(server_root(model.base_url) + "/props", timeout=PROBE_TIMEOUT_S)
+        props = response.json() if response.status_code == 200 else None
+    except (httpx.HTTPError, ValueError):
+        return  # not llama.cpp, or it does not say: nothing to warn about
+    warning = tools_warning(model.base_url, props)
+    if warning:
+        log.warning("%s", warning)

