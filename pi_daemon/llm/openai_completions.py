@@ -8,6 +8,7 @@ model's ``compat`` settings, defaulting by base URL.
 from __future__ import annotations
 
 import json
+import weakref
 from typing import Any, AsyncIterator
 
 from ..cancel import CancelToken, Cancelled
@@ -22,7 +23,7 @@ from ..messages import (
 )
 from .cost import apply_cost
 from .errors import ProviderErrorDetail, overflow_text
-from .http import failure, sse_stream
+from .http import Encoded, encode_json, failure, sse_stream
 from .model import Context, Model, StreamOptions
 from .stream import StreamBuilder, register_api
 
@@ -72,41 +73,88 @@ def _user_content(content, model: Model) -> str | list[dict]:
     return parts
 
 
-def convert_messages(model: Model, context: Context) -> list[dict]:
-    messages: list[dict] = []
+def _has_images(message: Any) -> bool:
+    content = getattr(message, "content", None)
+    return isinstance(content, list) and any(isinstance(b, ImageContent) for b in content)
+
+
+def _convert_one(message: Any, model: Model, tool_result_name: bool) -> dict | None:
+    """The wire form of a message that carries no images (None: nothing to send)."""
+    if isinstance(message, UserMessage):
+        return {"role": "user", "content": _user_content(message.content, model)}
+    if isinstance(message, AssistantMessage):
+        text = "".join(b.text for b in message.content if isinstance(b, TextContent))
+        out: dict[str, Any] = {"role": "assistant", "content": text or None}
+        calls = message.tool_calls()
+        if calls:
+            out["tool_calls"] = [
+                {"id": c.id, "type": "function",
+                 "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
+                for c in calls
+            ]
+        if out["content"] is None and not calls:
+            return None
+        return out
+    if isinstance(message, ToolResultMessage):
+        return _tool_result(message, "".join(b.text for b in message.content if isinstance(b, TextContent)),
+                            tool_result_name)
+    return None
+
+
+def _tool_result(message: ToolResultMessage, text: str, tool_result_name: bool) -> dict:
+    out = {"role": "tool", "tool_call_id": message.tool_call_id, "content": text or "(no output)"}
+    if tool_result_name:
+        out["name"] = message.tool_name
+    return out
+
+
+# Messages already sent, encoded once: a long session's request then costs a copy of each
+# message's bytes, not a conversion and encoding of the whole history on every turn. History
+# messages are not changed once they are in the context; an entry lives as long as its message.
+_encoded: dict[int, tuple[weakref.ref, bool, Encoded | None]] = {}
+
+
+def _encode_one(message: Any, model: Model, tool_result_name: bool) -> Encoded | None:
+    """The wire form of a message without images, encoded and kept (None: nothing to send)."""
+    converted = _convert_one(message, model, tool_result_name)
+    encoded = None if converted is None else Encoded(encode_json(converted))
+    key = id(message)
+    try:
+        ref = weakref.ref(message, lambda _ref, key=key: _encoded.pop(key, None))
+    except TypeError:  # not weakly referenceable: not kept
+        return encoded
+    _encoded[key] = (ref, tool_result_name, encoded)
+    return encoded
+
+
+def convert_messages(model: Model, context: Context, *, encoded: bool = False) -> list[Any]:
+    """The request's ``messages``; with ``encoded``, messages without images come already encoded."""
+    messages: list[Any] = []
     if context.system_prompt:
         role = "developer" if model.reasoning and compat(model, "supportsDeveloperRole") else "system"
         messages.append({"role": role, "content": context.system_prompt})
+    tool_result_name = bool(compat(model, "requiresToolResultName"))
     pending_images: list[ImageContent] = []
     for message in context.messages:
+        if encoded and not pending_images:
+            hit = _encoded.get(id(message))
+            if hit is not None and hit[0]() is message and hit[1] == tool_result_name:
+                if hit[2] is not None:
+                    messages.append(hit[2])
+                continue
         if not isinstance(message, ToolResultMessage) and pending_images:
             messages.append({"role": "user", "content": _user_content(
                 [TextContent(text="Images returned by the tool calls above:"), *pending_images], model)})
             pending_images = []
-        if isinstance(message, UserMessage):
-            messages.append({"role": "user", "content": _user_content(message.content, model)})
-        elif isinstance(message, AssistantMessage):
+        if isinstance(message, ToolResultMessage) and _has_images(message):
             text = "".join(b.text for b in message.content if isinstance(b, TextContent))
-            out: dict[str, Any] = {"role": "assistant", "content": text or None}
-            calls = message.tool_calls()
-            if calls:
-                out["tool_calls"] = [
-                    {"id": c.id, "type": "function",
-                     "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
-                    for c in calls
-                ]
-            if out["content"] is None and not calls:
-                continue
-            messages.append(out)
-        elif isinstance(message, ToolResultMessage):
-            text = "".join(b.text for b in message.content if isinstance(b, TextContent))
-            images = [b for b in message.content if isinstance(b, ImageContent)]
-            if images:
-                pending_images.extend(images)
-                text += "\n(the images are attached in the next message)"
-            out = {"role": "tool", "tool_call_id": message.tool_call_id, "content": text or "(no output)"}
-            if compat(model, "requiresToolResultName"):
-                out["name"] = message.tool_name
+            out = _tool_result(message, text + "\n(the images are attached in the next message)", tool_result_name)
+            pending_images.extend(b for b in message.content if isinstance(b, ImageContent))
+        elif encoded and not _has_images(message):
+            out = _encode_one(message, model, tool_result_name)
+        else:
+            out = _convert_one(message, model, tool_result_name)
+        if out is not None:
             messages.append(out)
     if pending_images:
         messages.append({"role": "user", "content": _user_content(pending_images, model)})
@@ -116,7 +164,7 @@ def convert_messages(model: Model, context: Context) -> list[dict]:
 def build_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
     body: dict[str, Any] = {
         "model": model.id,
-        "messages": convert_messages(model, context),
+        "messages": convert_messages(model, context, encoded=True),
         "stream": True,
     }
     if compat(model, "supportsUsageInStreaming"):
