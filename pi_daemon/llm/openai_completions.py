@@ -161,10 +161,15 @@ def convert_messages(model: Model, context: Context, *, encoded: bool = False) -
     return messages
 
 
+def _joined(items: list[Any]) -> Encoded:
+    """One JSON array of already-encoded parts: a copy of bytes, whatever the history's length."""
+    return Encoded(b"[" + b",".join(i.raw if isinstance(i, Encoded) else encode_json(i) for i in items) + b"]")
+
+
 def build_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
     body: dict[str, Any] = {
         "model": model.id,
-        "messages": convert_messages(model, context, encoded=True),
+        "messages": _joined(convert_messages(model, context, encoded=True)),
         "stream": True,
     }
     if compat(model, "supportsUsageInStreaming"):
