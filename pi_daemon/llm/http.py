@@ -41,7 +41,7 @@ def client_for(model: Model, url: str) -> httpx.AsyncClient:
         # Loading the CA bundle costs tens of milliseconds; a plain-http client never uses it
         # (it only ever gets http:// URLs, and redirects are not followed).
         client = httpx.AsyncClient(timeout=timeout, limits=httpx.Limits(max_keepalive_connections=8),
-                                   verify=True if secure else False)
+                                   verify=secure)
         _clients[key] = client
     return client
 
