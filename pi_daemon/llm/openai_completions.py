@@ -117,7 +117,8 @@ _encoded: dict[int, tuple[weakref.ref, bool, Encoded | None]] = {}
 def _encode_one(message: Any, model: Model, tool_result_name: bool) -> Encoded | None:
     """The wire form of a message without images, encoded and kept (None: nothing to send)."""
     converted = _convert_one(message, model, tool_result_name)
-    encoded = None if converted is None else Encoded(encode_json(converted))
+    # A copy: orjson's result keeps a buffer of several KB, which a kept message should not hold.
+    encoded = None if converted is None else Encoded(bytes(memoryview(encode_json(converted))))
     key = id(message)
     try:
         ref = weakref.ref(message, lambda _ref, key=key: _encoded.pop(key, None))
