@@ -8,7 +8,8 @@ runs with ``HOME`` and its agent folder in a temporary folder, so nothing of the
 read or touched.
 
 Workloads (medians of ``--runs``):
-  * spawn -> first text delta of the first prompt (the client asks at once);
+  * spawn -> first text delta of the first prompt (the client asks at once); and prompt -> first
+    text delta when the first prompt comes a second after the first answer (the user typed it);
   * spawn -> first answer (``initialize`` for the daemon, ``get_state`` for Pi);
   * 100 read-tool turns, and a 20,000-delta answer, after a warm-up prompt;
   * peak RSS over those;
@@ -356,6 +357,17 @@ class Bench:
         assert run["answer"] == "xxx", run["answer"]
         return {"first token": run["first"] - agent.spawned}
 
+    def first_token_typed(self, which: str) -> dict:
+        """Spawn, get the first answer, ask a second later (the user typed): prompt -> first delta."""
+        self.server.script({"text": 3})
+        agent = self.spawn(which)
+        agent.wait_answer(agent.first_request())
+        time.sleep(0.2 if self.small else 1.0)
+        run = agent.run("hello")
+        agent.close()
+        assert run["answer"] == "xxx", run["answer"]
+        return {"typed first token": run["first"] - run["sent"]}
+
     def workloads(self, which: str) -> dict:
         reads, deltas = (5, 200) if self.small else (100, 20_000)
         agent = self.spawn(which)
@@ -424,6 +436,7 @@ def write_session(path: Path, entries: int, cwd: Path) -> None:
 
 ROWS = [  # (label, key, unit, target ratio or None)
     ("spawn -> first text delta of the first prompt", "first token", "s", 0.6),
+    ("first prompt sent 1 s after start: prompt -> delta", "typed first token", "s", None),
     ("100 read-tool turns, after a warm-up prompt", "tool turns", "s", 0.2),
     ("20,000-delta answer, after a warm-up prompt", "long answer", "s", 0.4),
     ("spawn -> first answer (initialize / get_state)", "initialize", "s", 0.7),
@@ -458,7 +471,8 @@ def main() -> None:
             write_session(session, 20 if args.check else 10_000, bench.workspace)
             for _ in range(runs):
                 for which in agents:  # interleaved, so both see the same machine load
-                    for result in (bench.first_token(which), bench.workloads(which), bench.long_session(which),
+                    for result in (bench.first_token(which), bench.first_token_typed(which),
+                                   bench.workloads(which), bench.long_session(which),
                                    bench.session_load(which, session)):
                         for key, value in result.items():
                             figures[which].setdefault(key, []).append(value)
