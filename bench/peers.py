@@ -444,7 +444,7 @@ def write_session(path: Path, entries: int, cwd: Path) -> None:
 
 ROWS = [  # (label, key, unit, target ratio or None)
     ("spawn -> first text delta of the first prompt", "first token", "s", 0.6),
-    ("first prompt once the agent is ready: prompt -> delta", "typed first token", "s", None),
+    ("first prompt once ready: prompt -> first delta", "typed first token", "s", None),
     ("100 read-tool turns, after a warm-up prompt", "tool turns", "s", 0.2),
     ("20,000-delta answer, after a warm-up prompt", "long answer", "s", 0.4),
     ("spawn -> first answer (initialize / get_state)", "initialize", "s", 0.7),
