@@ -3,7 +3,8 @@
 Start-up is ordered for a fast first answer: the protocol's file descriptors are taken
 and the reader started at once; if the client's first message is ``initialize`` it is
 answered before the JSON-RPC machinery (pygls, whose imports dominate start-up) is
-loaded. Everything else waits for that load.
+loaded. Everything else waits for that load; the default model's provider (httpx) is
+loaded next, before the first prompt arrives rather than after it.
 """
 
 from __future__ import annotations
@@ -214,6 +215,11 @@ def main(argv: list[str] | None = None) -> int:
 
     from .rpc.server import serve
 
+    if default_model is not None:
+        # The first prompt needs it anyway: loaded now, it is ready when the user has typed one.
+        from .llm.stream import load_provider
+
+        load_provider(default_model.api)
     code = serve(reader, writer, workspace=workspace, registry=registry, default_model=default_model,
                  max_frame_bytes=args.max_frame_bytes, client=client, pending=pending,
                  allowed_tools=allowed_tools(args), permission_timeout=args.permission_timeout)

@@ -42,16 +42,33 @@ def convert_with_roles(messages: Sequence[Any]) -> list[LlmMessage]:
     return result
 
 
-def repair_for_provider(messages: Sequence[LlmMessage]) -> list[LlmMessage]:
+class RepairMemo:
+    """Where :func:`repair_for_provider` stopped last time: a history that only grew since is
+    repaired from there, so a turn's cost does not grow with the length of the session."""
+
+    def __init__(self) -> None:
+        self.seen: list[LlmMessage] = []
+        self.kept: list[LlmMessage] = []  # before the trailing open calls were closed
+        self.open_calls: dict[str, str] = {}
+        self.answered: set[str] = set()
+
+
+def repair_for_provider(messages: Sequence[LlmMessage], memo: RepairMemo | None = None) -> list[LlmMessage]:
     """A provider-valid copy: no failed assistant turns, every tool call answered once.
 
     Assistant messages that ended in ``error`` or ``aborted`` are dropped (with results
     that answer their calls); tool results that answer no earlier call are dropped; a
     call left without a result gets a synthetic error result right after its turn.
     """
+    start = 0
     kept: list[LlmMessage] = []
     open_calls: dict[str, str] = {}  # call id -> tool name, for the latest assistant turn
     answered: set[str] = set()
+    # The prefix check compares by identity first (list equality does), so it is cheap.
+    if memo is not None and memo.seen and len(messages) >= len(memo.seen) \
+            and list(messages[: len(memo.seen)]) == memo.seen:
+        start = len(memo.seen)
+        kept, open_calls, answered = list(memo.kept), dict(memo.open_calls), set(memo.answered)
 
     def close_open_calls() -> None:
         for call_id, name in open_calls.items():
@@ -66,7 +83,8 @@ def repair_for_provider(messages: Sequence[LlmMessage]) -> list[LlmMessage]:
                 )
         open_calls.clear()
 
-    for message in messages:
+    for n in range(start, len(messages)):
+        message = messages[n]
         if isinstance(message, ToolResultMessage):
             if message.tool_call_id in open_calls and message.tool_call_id not in answered:
                 answered.add(message.tool_call_id)
@@ -79,5 +97,8 @@ def repair_for_provider(messages: Sequence[LlmMessage]) -> list[LlmMessage]:
             for call in message.tool_calls():
                 open_calls[call.id] = call.name
         kept.append(message)
+    if memo is not None:
+        memo.seen, memo.kept = list(messages), list(kept)
+        memo.open_calls, memo.answered = dict(open_calls), set(answered)
     close_open_calls()
     return kept

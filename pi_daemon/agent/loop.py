@@ -28,7 +28,7 @@ from ..events import (
 from ..llm.model import Context, StreamOptions
 from ..llm.stream import empty_message, guarded, stream
 from ..messages import AssistantMessage, Usage
-from .context import repair_for_provider
+from .context import RepairMemo, repair_for_provider
 from .queues import QueuedMessage
 from .tool_exec import ToolBatch
 
@@ -51,6 +51,7 @@ class Run:
         self.cancel = cancel
         self.emit = agent.emit
         self.new_messages: list[Any] = []
+        self.repair_memo = RepairMemo()
 
     async def deliver(self, message: Any, queued: QueuedMessage | None = None) -> None:
         await self.emit(MessageStart(message=message))
@@ -117,7 +118,7 @@ class Run:
         messages = list(self.state.messages)
         if agent.transform_context is not None:
             messages = await agent.transform_context(messages, self.cancel)
-        llm_messages = repair_for_provider(agent.convert_to_llm(messages))
+        llm_messages = repair_for_provider(agent.convert_to_llm(messages), self.repair_memo)
         return Context(
             system_prompt=self.state.system_prompt,
             messages=llm_messages,

@@ -62,14 +62,19 @@ def known_apis() -> list[str]:
     return sorted(set(_APIS) | set(_LAZY_APIS))
 
 
+def load_provider(api: str) -> None:
+    """Import the provider of ``api`` now (it is otherwise imported by its first request)."""
+    if api not in _APIS and api in _LAZY_APIS:
+        import importlib
+
+        importlib.import_module(_LAZY_APIS[api])
+
+
 def stream(
     model: Model, context: Context, options: StreamOptions, cancel: CancelToken
 ) -> AsyncIterator[AssistantMessageEvent]:
     """Stream one assistant message from the provider of ``model.api``; never raises."""
-    if model.api not in _APIS and model.api in _LAZY_APIS:
-        import importlib
-
-        importlib.import_module(_LAZY_APIS[model.api])
+    load_provider(model.api)
     fn = _APIS.get(model.api)
     if fn is None:
         return _single_error(model, f"no provider is registered for api {model.api!r}")

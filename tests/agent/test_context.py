@@ -79,3 +79,26 @@ async def test_aborted_turn_is_not_sent_to_the_provider_next_time():
     await agent.prompt("two")
     assert [m.role for m in agent.state.messages] == ["user", "assistant", "user", "assistant"]
     assert [m.role for m in faux.requests[1].messages] == ["user", "user"]
+
+
+def test_repair_with_a_memo_gives_the_same_result_as_repairing_from_scratch():
+    from pi_daemon.agent.context import RepairMemo
+
+    history = [
+        UserMessage(content="1"),
+        AssistantMessage(content=[ToolCall(id="a", name="t"), ToolCall(id="b", name="t")], stop_reason="toolUse"),
+        ToolResultMessage(tool_call_id="a", tool_name="t"),  # "b" is still open when the history stops here
+        ToolResultMessage(tool_call_id="b", tool_name="t"),
+        AssistantMessage(content=[ToolCall(id="c", name="t")], stop_reason="error"),
+        ToolResultMessage(tool_call_id="c", tool_name="t"),  # answers a dropped turn
+        ToolResultMessage(tool_call_id="a", tool_name="t"),  # answered twice
+        UserMessage(content="2"),
+        AssistantMessage(content=[TextContent(text="ok")]),
+    ]
+    memo = RepairMemo()
+    for n in range(1, len(history) + 1):  # the history grows one message at a time, as in a run
+        assert repair_for_provider(history[:n], memo) == repair_for_provider(history[:n])
+    # A history that was rewritten (compacted, another branch) is repaired from scratch.
+    rewritten = [UserMessage(content="summary"), *history[6:]]
+    assert repair_for_provider(rewritten, memo) == repair_for_provider(rewritten)
+    assert [m.role for m in repair_for_provider(rewritten, memo)] == ["user", "user", "assistant"]
