@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Awaitable, Callable
 from ..converter import to_wire
 from ..messages import ImageContent
 from . import types as t
+from .change_methods import CHANGE_HANDLERS, with_context
 from .errors import INVALID_PARAMS, INVALID_STATE, RpcError
 from .initialize import initialize
 from .session_methods import SESSION_HANDLERS
@@ -54,18 +55,21 @@ async def _session_new(daemon: "Daemon", p: t.SessionNewParams) -> t.SessionNewR
 
 async def _prompt(daemon: "Daemon", p: t.PromptParams) -> t.PromptResult:
     session = daemon.sessions.get(p.session_id, create=True)
-    disposition, queue_id = await session.prompt(p.text, _images(p.images), p.streaming_behavior)
+    text = await with_context(session, p.text, p.context)
+    disposition, queue_id = await session.prompt(text, _images(p.images), p.streaming_behavior)
     return t.PromptResult(disposition=disposition, queue_id=queue_id)  # type: ignore[arg-type]
 
 
 async def _steer(daemon: "Daemon", p: t.QueueParams) -> t.QueuedResult:
     session = daemon.sessions.get(p.session_id)
-    return t.QueuedResult(queue_id=await session.enqueue("steer", p.text, _images(p.images)))
+    text = await with_context(session, p.text, p.context)
+    return t.QueuedResult(queue_id=await session.enqueue("steer", text, _images(p.images)))
 
 
 async def _follow_up(daemon: "Daemon", p: t.QueueParams) -> t.QueuedResult:
     session = daemon.sessions.get(p.session_id)
-    return t.QueuedResult(queue_id=await session.enqueue("followUp", p.text, _images(p.images)))
+    text = await with_context(session, p.text, p.context)
+    return t.QueuedResult(queue_id=await session.enqueue("followUp", text, _images(p.images)))
 
 
 async def _abort(daemon: "Daemon", p: t.SessionRef) -> t.AbortResult:
@@ -158,6 +162,7 @@ async def _set_queue_modes(daemon: "Daemon", p: t.SetQueueModesParams) -> t.SetQ
 
 HANDLERS: dict[str, Handler] = {
     **SESSION_HANDLERS,
+    **CHANGE_HANDLERS,
     "initialize": _initialize,
     "shutdown": _shutdown,
     "exit": _exit,

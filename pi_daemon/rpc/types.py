@@ -15,6 +15,12 @@ from typing import Any, Literal
 
 import attrs
 
+from .editor_types import *  # noqa: F401,F403 (the editor file system's types, re-exported)
+from .editor_types import (
+    ApplyWorkspaceEditParams, ApplyWorkspaceEditResult, ChangesAcceptParams, ChangesAcceptResult, ChangesGetParams,
+    ChangesResult, ChangesRevertParams, ChangesRevertResult, ContextItem, DidChangeDirtyParams, FsCapabilities, ReadTextFileParams,
+    ReadTextFileResult,
+)
 from .session_types import *  # noqa: F401,F403 (the session methods' types, re-exported)
 
 PROTOCOL_VERSION = 1
@@ -44,6 +50,7 @@ class ClientInfo:
 class ClientCapabilities:
     permissions: bool = False
     workspace_trust: bool = False
+    fs: FsCapabilities | None = None
 
 
 @attrs.define
@@ -73,6 +80,7 @@ class ServerCapabilities:
     image_input: bool = True
     permissions: bool = False
     workspace_trust: bool = False
+    fs: FsCapabilities | None = None
 
 
 @attrs.define
@@ -96,6 +104,7 @@ class PromptParams:
     images: list[Image] | None = None
     streaming_behavior: StreamingBehavior | None = None
     session_id: str | None = None
+    context: list[ContextItem] | None = None
 
 
 @attrs.define
@@ -109,6 +118,7 @@ class QueueParams:
     text: str
     images: list[Image] | None = None
     session_id: str | None = None
+    context: list[ContextItem] | None = None
 
 
 @attrs.define
@@ -417,6 +427,10 @@ METHODS: dict[str, Method] = {
     "setThinkingLevel": Method(SetThinkingLevelParams, SetThinkingLevelResult, "choose the thinking level"),
     "setQueueModes": Method(SetQueueModesParams, SetQueueModesResult, "choose the queue modes"),
     "setAutoRetry": Method(SetAutoRetryParams, AutoRetrySettings, "switch and tune automatic retry"),
+    "changes/get": Method(ChangesGetParams, ChangesResult, "what a run changed: files, hunks, diffs"),
+    "changes/revert": Method(ChangesRevertParams, ChangesRevertResult, "take back a run's files or hunks"),
+    "changes/accept": Method(ChangesAcceptParams, ChangesAcceptResult, "mark a run's hunks reviewed"),
+    "fs/didChangeDirty": Method(DidChangeDirtyParams, None, "which buffers have unsaved changes now"),
 }
 
 NOTIFICATIONS: dict[str, type] = {"agent/event": AgentEventParams}
@@ -425,4 +439,7 @@ CLIENT_REQUESTS: dict[str, Method] = {
     "permission/request": Method(PermissionRequestParams, PermissionRequestResult,
                                  "may this tool call run? (and what to remember)"),
     "workspace/trust": Method(WorkspaceTrustParams, WorkspaceTrustResult, "may the workspace configure the daemon"),
+    "fs/readTextFile": Method(ReadTextFileParams, ReadTextFileResult, "the file as the editor holds it"),
+    "workspace/applyEdit": Method(ApplyWorkspaceEditParams, ApplyWorkspaceEditResult,
+                                  "apply an edit in the editor (LSP's request)"),
 }

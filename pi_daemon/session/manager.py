@@ -20,11 +20,12 @@ from ..llm.model import Model
 from ..llm.registry import ModelRegistry, ModelUnavailable
 from ..messages import user_text
 from ..tools.builtin import coding_tools
-from ..tools.file_access import FileAccess
+from ..tools.file_access import DiskFiles, FileAccess
 from ..tools.permissions import PermissionGate
 from ..tools.shell import clean_spill
 from ..tools.workspace import Workspace
 from .agent_session import AgentSession, SessionError
+from .changes import ChangeLog
 from .compaction import CompactionSettings
 from .rebuild import context_messages, interrupted, pending_queue, readable_message, session_name, settings
 from .store import SessionFileError, SessionLocked, SessionReadOnly, SessionStore, file_stamp, storage_error
@@ -84,13 +85,16 @@ class SessionManager:
 
     def _open(self, store: SessionStore, *, model: Model | None, thinking_level: str = "off",
               messages: list[Any] = (), name: str | None = None) -> AgentSession:
-        files = self.file_access(store.header["id"]) if self.file_access is not None else None
+        files = (self.file_access(store.header["id"]) if self.file_access is not None else None) \
+            or DiskFiles(self.tools_workspace)
         tools = default_tools(self.tools_workspace, files)
         session = AgentSession(self.registry, store, cwd=store.header.get("cwd") or self.workspace, model=model,
                                thinking_level=thinking_level, messages=messages, name=name,
                                compaction=attrs.evolve(self.compaction), tools=tools,
                                system_prompt=build_system_prompt(self.tools_workspace.root, tools,
                                                                  roots=self.tools_workspace.roots))
+        session.files = files
+        session.changes = files.changes = ChangeLog(self.tools_workspace, store, Path(self.workspace) / ".pi")
         if self.permissions is not None:
             session.agent.before_tool_call = functools.partial(self.permissions.check, session.id)
         if self.input_closed:
