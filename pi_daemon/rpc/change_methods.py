@@ -28,7 +28,7 @@ def _choices(files: list[t.FileChoice] | None) -> list[dict] | None:
 async def changes_get(daemon: "Daemon", p: t.ChangesGetParams) -> t.ChangesResult:
     session = daemon.sessions.get(p.session_id)
     try:
-        run_id, files = session.changes.get(p.run_id)
+        run_id, files = session.changes.get(p.run_id, p.path, p.with_content)
     except ChangeError as exc:
         raise _invalid(exc) from None
     return t.ChangesResult(run_id=run_id, files=from_wire(files, list[t.ChangedFile]),

@@ -102,6 +102,8 @@ class ApplyWorkspaceEditResult:
 @attrs.define
 class ChangesGetParams:
     run_id: str | None = None
+    path: str | None = None
+    with_content: bool = False
     session_id: str | None = None
 
 
@@ -122,6 +124,8 @@ class ChangedFile:
     status: Literal["added", "modified", "deleted"]
     hunks: list[ChangedHunk]
     diff: str
+    before: str | None = None
+    after: str | None = None
 
 
 @attrs.define

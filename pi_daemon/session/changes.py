@@ -230,10 +230,22 @@ class ChangeLog:
                 out.append((path, diff, before, after))
         return run_id, out
 
-    def get(self, run_id: str | None) -> tuple[str, list[dict[str, Any]]]:
+    def get(self, run_id: str | None, path: str | None = None,
+            with_content: bool = False) -> tuple[str, list[dict[str, Any]]]:
         run_id, diffs = self.diffs(run_id)
+        if path is not None:
+            wanted = self.workspace.show(self.workspace.resolve(path))
+            diffs = [item for item in diffs if item[1].path in (path, wanted)]
         marks = self.accepted(run_id)
-        return run_id, [wire(diff, marks.get(path, set())) for path, diff, _, _ in diffs]
+        out = []
+        for full, diff, before, after in diffs:
+            item = wire(diff, marks.get(full, set()))
+            if with_content:
+                for key, data in (("before", before), ("after", after)):
+                    if isinstance(data, bytes):
+                        item[key] = _text(data)
+            out.append(item)
+        return run_id, out
 
     def _chosen(self, run_id: str | None, files: list[dict] | None):
         run_id, diffs = self.diffs(run_id)

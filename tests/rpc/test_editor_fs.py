@@ -263,3 +263,11 @@ def test_grep_searches_the_buffers_the_editor_reports_unsaved(spawn, tmp_path, s
     d.call("prompt", {"text": "find the needle"})
     d.wait_event("agent_settled", timeout=30)
     assert tool_text(results(d)[0]).splitlines() == ["a.py:2:needle = 'unsaved'", "b.py:1:a needle typed but not saved"]
+
+
+def test_changes_get_gives_the_whole_texts_for_a_side_by_side_diff(spawn, tmp_path, server):
+    d = run_three_hunk_edit(spawn, tmp_path, server)
+    files = d.call("changes/get", {"path": "f.txt", "withContent": True})["files"]
+    assert files[0]["before"] == THREE and files[0]["after"] == three_hunks(THREE)
+    assert "before" not in d.call("changes/get", {})["files"][0]
+    assert d.call("changes/get", {"path": "other.txt"})["files"] == []
