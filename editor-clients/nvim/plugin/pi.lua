@@ -3,7 +3,10 @@ if vim.g.loaded_pi then return end
 vim.g.loaded_pi = true
 local pi = function() return require("pi") end
 local command = vim.api.nvim_create_user_command
-command("Pi", function(o) pi().send(o.args) end, { nargs = "+", desc = "Ask pi (steer / follow-up while it works)" })
+command("Pi", function(o)
+  local context = o.range > 0 and { require("pi.editfs").selection(o.line1, o.line2) } or nil
+  pi().send(o.args, context)
+end, { nargs = "+", range = true, desc = "Ask pi (steer / follow-up while it works); a range goes along as context" })
 command("PiSteer", function(o) pi().steer(o.args) end, { nargs = "+" })
 command("PiFollowUp", function(o) pi().follow_up(o.args) end, { nargs = "+" })
 command("PiAbort", function() pi().abort() end, {})
@@ -12,3 +15,7 @@ command("PiNew", function() pi().new() end, {})
 command("PiFork", function() pi().fork() end, {})
 command("PiModel", function() pi().model() end, {})
 command("PiChat", function() pi().open() end, {})
+local scopes = function() return { "hunk", "file", "run" } end
+command("PiDiff", function(o) pi().diff(o.args) end, { nargs = "?", desc = "Review a run's changes (default: the latest)" })
+command("PiAccept", function(o) pi().accept(o.args) end, { nargs = "?", complete = scopes })
+command("PiRevert", function(o) pi().revert(o.args) end, { nargs = "?", complete = scopes })
