@@ -4,3 +4,4 @@ import { build } from "esbuild";
 const common = { bundle: true, platform: "node", target: "node18", format: "cjs", sourcemap: true, logLevel: "warning" };
 await build({ ...common, entryPoints: ["src/extension.ts"], outfile: "dist/extension.js", external: ["vscode"] });
 await build({ ...common, entryPoints: ["src/rpcClient.ts"], outfile: "dist/rpcClient.js" });
+await build({ ...common, entryPoints: ["src/editorFs.ts"], outfile: "dist/editorFs.js" });

@@ -2,6 +2,8 @@
 // All protocol work is in rpcClient.ts; this file is only the VS Code surface.
 
 import * as vscode from "vscode";
+import { registerReview, reportDirty, vscodeFiles } from "./changesView";
+import { fsHandlers } from "./editorFs";
 import { Conversation, Json, Outcome, PiClient, PermissionRequest, WorkspaceTrustRequest, permissionPrompt } from "./rpcClient";
 
 let client: PiClient | undefined;
@@ -184,8 +186,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   client = new PiClient({
     command: config.get("command", "pi-daemon"), args, cwd: folder,
     onLog: (text) => output.append(text), onPermission: askPermission,
-    onWorkspaceTrust: askWorkspaceTrust,
+    onWorkspaceTrust: askWorkspaceTrust, fs: fsHandlers(vscodeFiles),
   });
+  context.subscriptions.push(reportDirty(client));
+  registerReview(context, client);
   client.onEvent(onEvent);
   client.onRestart(() => vscode.window.showWarningMessage("pi-daemon stopped and was restarted; resume your session from the list."));
   context.subscriptions.push(
