@@ -6,9 +6,10 @@ run's latest one. ``write`` and ``edit`` report both exactly through the file-ac
 comparing the workspace with a snapshot taken before the run's first command
 (:mod:`..tools.snapshot`), after each tool batch that ran one.
 
-After each tool batch and at ``agent_end`` the session emits ``turn_diff``; before it is
-told, the run's file list is appended to the session file as a ``turn_changes`` entry
-(later entries of a run replace earlier ones), with the contents stored once each under
+After each tool batch that touched a file, and at ``agent_end`` of a run that changed any,
+the session emits ``turn_diff``; before it is told, the files touched since the last one
+are appended to the session file as a ``turn_changes`` entry (for a file, a later entry
+of the run replaces an earlier one), with the contents stored once each under
 ``.pi/blobs/<sha256>`` (the JSONL lines stay small; the tools cannot write under ``.pi/``).
 ``turn_review`` entries record hunks the user accepted. Diffs are computed per file and
 cached until the file is touched again, so an event costs the files touched since the
@@ -66,7 +67,12 @@ class Blobs:
             return None
         if digest == UNKNOWN_BLOB:
             return UNKNOWN
-        return (self.folder / digest[:2] / digest).read_bytes()
+        try:
+            data = (self.folder / digest[:2] / digest).read_bytes()
+        except OSError:
+            return UNKNOWN
+        # A blob that does not hash to its name was changed behind the daemon's back: not trusted.
+        return data if hashlib.sha256(data).hexdigest() == digest else UNKNOWN
 
 
 class Tracked:
@@ -148,10 +154,10 @@ class ChangeLog:
                 continue
             self.record(Path(path), lambda before=before: before, after)
 
-    def turn_diff(self) -> list[dict[str, Any]] | None:
-        """The run's files as ``turn_diff`` shows them, after storing what changed since last time;
-        None when nothing changed since the last call."""
-        if self.run_id is None or not self._unsaved:
+    def turn_diff(self, always: bool = False) -> list[dict[str, Any]] | None:
+        """The run's files as ``turn_diff`` shows them, after storing the files touched since the
+        last call; None when nothing was touched since (unless ``always`` and the run has files)."""
+        if self.run_id is None or not (self._unsaved or (always and self.files)):
             return None
         out, stored = [], []
         for path, tracked in self.files.items():
@@ -161,10 +167,10 @@ class ChangeLog:
                 before = UNKNOWN_BLOB if tracked.before is UNKNOWN else (
                     None if tracked.before is None else self.blobs.put(tracked.before))
                 tracked.blobs = (before, None if tracked.after is None else self.blobs.put(tracked.after))
-            stored.append({"path": path, "before": tracked.blobs[0], "after": tracked.blobs[1]})
+                stored.append({"path": path, "before": tracked.blobs[0], "after": tracked.blobs[1]})
             if tracked.diff.diff:
                 out.append(wire(tracked.diff))
-        if self.store.read_only is None:
+        if stored and self.store.read_only is None:
             self.store.append("turn_changes", runId=self.run_id, files=stored)
         self._unsaved = False
         return out
@@ -179,7 +185,7 @@ class ChangeLog:
                 await self.before_bash()
         elif isinstance(event, AgentEnd) or (isinstance(event, TurnEnd) and event.tool_results):
             await self.scan()
-            files = self.turn_diff()
+            files = self.turn_diff(always=isinstance(event, AgentEnd))
             if files is not None:
                 await emit(TurnDiff(run_id=self.run_id or "", files=files))
 
