@@ -37,6 +37,7 @@ class Editor:
         self.refuse: str | None = None  # a failureReason to refuse every edit with
         self.edits: list[dict] = []
         self.reads: list[dict] = []
+        self.after_read = None  # called (under the lock) after each read is answered: a user typing
         self.lock = threading.Lock()
         daemon.on_request["fs/readTextFile"] = self.read_text_file
         daemon.on_request["workspace/applyEdit"] = self.apply_edit
@@ -58,7 +59,10 @@ class Editor:
         with self.lock:
             self.reads.append(params)
             buf = self.buffers.get(params["path"])
-            return {"content": None} if buf is None else {"content": buf[0], "version": buf[1]}
+            answer = {"content": None} if buf is None else {"content": buf[0], "version": buf[1]}
+            if self.after_read is not None:
+                self.after_read(params["path"])
+            return answer
 
     def apply_edit(self, params: dict) -> dict:
         with self.lock:

@@ -271,3 +271,39 @@ def test_changes_get_gives_the_whole_texts_for_a_side_by_side_diff(spawn, tmp_pa
     assert files[0]["before"] == THREE and files[0]["after"] == three_hunks(THREE)
     assert "before" not in d.call("changes/get", {})["files"][0]
     assert d.call("changes/get", {"path": "other.txt"})["files"] == []
+
+
+def test_an_edit_the_buffer_outran_is_refused_by_version(spawn, tmp_path, server):
+    (tmp_path / "m.py").write_text("x = 1\n")
+    server.script(calls(("e", "edit", {"path": "m.py", "edits": [{"oldText": "x = 1", "newText": "x = 2"}]})),
+                  Reply(body=openai_text("ok")))
+    d = spawn("--model", "local/coder", "--yes", cwd=project(tmp_path, server))
+    editor = Editor(d)
+    editor.open(tmp_path / "m.py", "x = 1\n")
+
+    def user_types(path):  # right after the daemon read the buffer, before its edit arrives
+        buf = editor.buffers[path]
+        buf[0], buf[1] = buf[0] + "# typed\n", buf[1] + 1
+    editor.after_read = user_types
+    d.call("prompt", {"text": "set x to 2"})
+    d.wait_event("agent_settled", timeout=30)
+    end = results(d)[0]
+    assert end["isError"] and "m.py" in tool_text(end) and "stale" in tool_text(end)
+    assert editor.edits[0]["edit"]["documentChanges"][0]["textDocument"]["version"] == 1
+    assert editor.text(tmp_path / "m.py") == "x = 1\n# typed\n" and (tmp_path / "m.py").read_text() == "x = 1\n"
+
+
+def test_confinement_comes_before_the_editor_is_asked(spawn, tmp_path, server):
+    outside = tmp_path.parent / f"outside-{os.getpid()}.txt"
+    outside.write_text("secret\n")
+    server.script(calls(("r", "read", {"path": str(outside)}),
+                        ("w", "write", {"path": ".pi/settings.json", "content": "{}"})),
+                  Reply(body=openai_text("ok")))
+    d = spawn("--model", "local/coder", "--yes", cwd=project(tmp_path, server))
+    editor = Editor(d)
+    editor.open(outside, "buffer of an outside file\n")
+    d.call("prompt", {"text": "try"})
+    d.wait_event("agent_settled", timeout=30)
+    ends = {e["toolCallId"]: e for e in results(d, 2)}
+    assert ends["r"]["isError"] and ends["w"]["isError"]
+    assert editor.reads == [] and editor.edits == []
