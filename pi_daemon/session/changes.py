@@ -28,7 +28,7 @@ from typing import Any, Callable
 from ..events import AgentEnd, AgentStart, ToolExecutionStart, TurnDiff, TurnEnd
 from ..tools.diffs import FileDiff, file_diff, revert_hunks
 from ..tools.snapshot import UNKNOWN, take_async
-from ..tools.workspace import Workspace
+from ..tools.workspace import READ, PathRefused, Workspace
 from .store import SessionStore
 
 UNKNOWN_BLOB = "?"  # a before-content that was not kept (outside git, a large file)
@@ -148,10 +148,13 @@ class ChangeLog:
         for path, before in changed:
             if self.workspace.show(Path(path)).split(os.sep)[0] == ".pi":
                 continue
-            try:
-                after = Path(path).read_bytes() if os.path.isfile(path) else None
-            except OSError:
-                continue
+            after = None
+            if os.path.lexists(path):
+                try:  # read as the tools would: a symlink or hard link out of the workspace is not followed
+                    with self.workspace.open_file(path, READ) as file:
+                        after = file.read()
+                except (PathRefused, OSError):
+                    continue
             self.record(Path(path), lambda before=before: before, after)
 
     def turn_diff(self, always: bool = False) -> list[dict[str, Any]] | None:

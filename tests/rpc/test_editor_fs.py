@@ -307,3 +307,15 @@ def test_confinement_comes_before_the_editor_is_asked(spawn, tmp_path, server):
     ends = {e["toolCallId"]: e for e in results(d, 2)}
     assert ends["r"]["isError"] and ends["w"]["isError"]
     assert editor.reads == [] and editor.edits == []
+
+
+def test_a_bash_link_out_of_the_workspace_is_not_read_into_the_diff(spawn, tmp_path, server):
+    outside = tmp_path.parent / f"secret-{os.getpid()}.txt"
+    outside.write_text("TOP SECRET\n")
+    server.script(calls(("b", "bash", {"command": f"ln -s {outside} link.txt && echo plain > plain.txt"})),
+                  Reply(body=openai_text("ok")))
+    d = spawn("--model", "local/coder", "--yes", cwd=project(tmp_path, server))
+    d.call("prompt", {"text": "link it"})
+    d.wait_event("agent_settled", timeout=30)
+    files = {f["path"]: f for f in turn_diffs(d)[-1]["files"]}
+    assert "plain.txt" in files and "TOP SECRET" not in json.dumps(turn_diffs(d))
