@@ -332,11 +332,20 @@ class Replayed:
     event: Any
 
 
+@attrs.define
+class TurnDiff:
+    """What the run has changed so far: every file with its diff against the run's start."""
+
+    type: str = _tag("turn_diff")
+    run_id: str = ""
+    files: list[Any] = attrs.field(factory=list)
+
+
 AGENT_EVENT_TYPES = (
     AgentStart, AgentEnd, AgentSettled, TurnStart, TurnEnd, MessageStart, MessageUpdate,
     MessageEnd, ToolExecutionStart, ToolExecutionUpdate, ToolExecutionEnd, QueueUpdate,
     CompactionStart, CompactionEnd, AutoRetryStart, AutoRetryEnd, BashExecutionUpdate,
-    SessionInfoChanged, ModelChanged, ThinkingLevelChanged, PermissionTimeout, SessionWriteFailed, CommandsUpdate, ReplayEnd,
+    SessionInfoChanged, ModelChanged, ThinkingLevelChanged, PermissionTimeout, SessionWriteFailed, CommandsUpdate, ReplayEnd, TurnDiff,
 )
 
 

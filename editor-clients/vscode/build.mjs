@@ -9,3 +9,4 @@ await build({ ...common, entryPoints: ["src/chatHtml.ts"], outfile: "dist/chatHt
 await build({ ...common, entryPoints: ["src/status.ts"], outfile: "dist/status.js" });
 await build({ bundle: true, platform: "browser", target: "es2020", format: "iife", sourcemap: false, logLevel: "warning",
               entryPoints: ["src/webview/chat.ts"], outfile: "dist/webview.js" });
+await build({ ...common, entryPoints: ["src/editorFs.ts"], outfile: "dist/editorFs.js" });

@@ -31,6 +31,9 @@ class ClientState:
     permissions: bool = False
     workspace_trust: bool = False
     allowed_roots: list[str] = attrs.field(factory=list)
+    fs_read: bool = False  # the client answers fs/readTextFile
+    fs_apply_edit: bool = False  # the client applies workspace/applyEdit
+    dirty_buffers: list[str] = attrs.field(factory=list)  # absolute paths, from fs/didChangeDirty
 
 
 def initialize(params: InitializeParams, state: ClientState, max_frame_bytes: int) -> InitializeResult:
@@ -48,12 +51,15 @@ def initialize(params: InitializeParams, state: ClientState, max_frame_bytes: in
     state.permissions = params.capabilities.permissions
     state.workspace_trust = params.capabilities.workspace_trust
     state.allowed_roots = list(params.allowed_roots or [])
+    fs = params.capabilities.fs
+    state.fs_read = bool(fs and fs.read_text_file)
+    state.fs_apply_edit = bool(fs and fs.apply_edit)
     return InitializeResult(
         protocol_version=PROTOCOL_VERSION,
         server_info=ServerInfo(name="pi-daemon", version=__version__),
         capabilities=ServerCapabilities(
             methods=sorted(m for m, spec in METHODS.items() if spec.result is not None),
-            notifications=sorted(["exit", "$/cancelRequest"]),
+            notifications=sorted(["exit", "$/cancelRequest", "fs/didChangeDirty"]),
             events=[attrs.fields(cls).type.default for cls in AGENT_EVENT_TYPES],
             framings=[NDJSON, CONTENT_LENGTH],
             max_frame_bytes=max_frame_bytes,
@@ -63,6 +69,7 @@ def initialize(params: InitializeParams, state: ClientState, max_frame_bytes: in
             image_input=True,
             permissions=state.permissions,
             workspace_trust=state.workspace_trust,
+            fs=params.capabilities.fs,
         ),
     )
 

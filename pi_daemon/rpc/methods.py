@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Awaitable, Callable
 from ..converter import to_wire
 from ..messages import ImageContent
 from . import types as t
+from .change_methods import CHANGE_HANDLERS, with_context
 from .errors import INVALID_PARAMS, INVALID_STATE, RpcError
 from .extension_methods import EXTENSION_HANDLERS, command_record, mcp_configs, parse_input, run_builtin
 from .initialize import initialize
@@ -60,7 +61,7 @@ async def _prompt(daemon: "Daemon", p: t.PromptParams) -> t.PromptResult:
     typed = parse_input(daemon, p.text)
     if typed.kind == "builtin":
         return t.PromptResult(disposition="command", command=await run_builtin(daemon, session, typed))
-    disposition, queue_id = await session.prompt(typed.text, _images(p.images), p.streaming_behavior,
+    disposition, queue_id = await session.prompt(await with_context(session, typed.text, p.context), _images(p.images), p.streaming_behavior,
                                                  command_record(typed, p.text))
     return t.PromptResult(disposition=disposition, queue_id=queue_id)  # type: ignore[arg-type]
 
@@ -71,7 +72,7 @@ async def _enqueue(daemon: "Daemon", kind: str, p: t.QueueParams) -> t.QueuedRes
     if typed.kind == "builtin":
         raise RpcError(INVALID_PARAMS, f"/{typed.name} is a built-in command: it runs at once, it cannot be "
                                        f"queued; send it with prompt")
-    return t.QueuedResult(queue_id=await session.enqueue(kind, typed.text, _images(p.images),
+    return t.QueuedResult(queue_id=await session.enqueue(kind, await with_context(session, typed.text, p.context), _images(p.images),
                                                          command_record(typed, p.text)))
 
 
@@ -177,6 +178,7 @@ async def _set_queue_modes(daemon: "Daemon", p: t.SetQueueModesParams) -> t.SetQ
 HANDLERS: dict[str, Handler] = {
     **SESSION_HANDLERS,
     **EXTENSION_HANDLERS,
+    **CHANGE_HANDLERS,
     "initialize": _initialize,
     "shutdown": _shutdown,
     "exit": _exit,

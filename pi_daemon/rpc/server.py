@@ -16,6 +16,7 @@ Lifecycle:
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
 import os
 import signal
@@ -46,6 +47,7 @@ from ..tools.permission_rules import Rule, describe
 from ..tools.permissions import ASK_DEFAULT, OUTCOMES, TIMED_OUT, PermissionGate
 from ..tools.workspace import Workspace
 from . import errors as E
+from .editor_files import EditorFiles
 from .errors import preview, shorten
 from .extension_methods import Background
 from .framing import FrameError, encode
@@ -61,6 +63,7 @@ from .workspace_trust import WorkspaceTrust
 
 log = logging.getLogger(__name__)
 
+EDITOR_TIMEOUT_S = 60.0
 _SESSION_ERROR_CODES = {"busy": E.AGENT_BUSY, "state": E.INVALID_STATE, "model": E.MODEL_UNAVAILABLE}
 
 
@@ -104,7 +107,9 @@ class Daemon:
         self.background = Background(self)
         self.sessions = SessionManager(registry, workspace, default_model, on_open=self._watch,
                                        tools_workspace=self.tools_workspace, permissions=self.gate,
-                                       mcp=self.mcp, commands=self.commands)
+                                       mcp=self.mcp, commands=self.commands,
+                                       file_access=lambda session_id, view: EditorFiles(view, self.ask_editor, session_id,
+                                                                                        self.client))
         self.apply_settings()
         self.trust = WorkspaceTrust(self)
         self._stopping = False
@@ -145,20 +150,14 @@ class Daemon:
         """Ask the client (``permission/request``); None when it cannot be asked."""
         if not self.client.permissions or self._eof:
             return None
-        msg_id = f"permission-{uuid.uuid4().hex[:12]}"
         params = to_wire(PermissionRequestParams(
             session_id=session_id, tool_call_id=call_id, tool_name=tool, args=args, title=title, options=options,
             remember=PermissionScope(scope=rule.scope, pattern=rule.pattern, label=describe(rule)),
             timeout_seconds=self.permission_timeout))
-        future = asyncio.wrap_future(self.protocol.send_request("permission/request", params, msg_id=msg_id))
+        msg_id = f"permission-{uuid.uuid4().hex[:12]}"
         try:
-            result = await asyncio.wait_for(future, self.permission_timeout)
-        except (asyncio.CancelledError, TimeoutError) as exc:
-            self.protocol._request_futures.pop(msg_id, None)
-            if not self._eof:
-                self.protocol.notify("$/cancelRequest", {"id": msg_id})
-            if isinstance(exc, asyncio.CancelledError):
-                raise
+            result = await self.request_client("permission/request", params, msg_id, self.permission_timeout)
+        except TimeoutError:
             log.warning("permission/request %s was not answered within %g s: refused", msg_id,
                         self.permission_timeout)
             session = self.sessions.sessions.get(session_id)
@@ -171,6 +170,29 @@ class Daemon:
             return "cancelled"
         outcome = result.get("outcome") if isinstance(result, dict) else None
         return outcome if outcome in OUTCOMES else "cancelled"
+
+    async def request_client(self, method: str, params: Any, msg_id: str, timeout: float) -> Any:
+        """Send a request to the client and wait for its result; a timeout or cancellation
+        withdraws it (``$/cancelRequest``). Raises TimeoutError or JsonRpcException."""
+        future = asyncio.wrap_future(self.protocol.send_request(method, params, msg_id=msg_id))
+        try:
+            return await asyncio.wait_for(future, timeout)
+        except (asyncio.CancelledError, TimeoutError):
+            self.protocol._request_futures.pop(msg_id, None)
+            if not self._eof:
+                self.protocol.notify("$/cancelRequest", {"id": msg_id})
+            raise
+
+    async def ask_editor(self, method: str, params: dict) -> Any:
+        """An ``fs/*`` or ``workspace/applyEdit`` request; every failure is an OSError for the tool."""
+        if self._eof:
+            raise OSError(errno.EPIPE, f"the editor has gone; {method} cannot be asked")
+        try:
+            return await self.request_client(method, params, f"fs-{uuid.uuid4().hex[:12]}", EDITOR_TIMEOUT_S)
+        except TimeoutError:
+            raise OSError(errno.ETIMEDOUT, f"the editor did not answer {method} within {EDITOR_TIMEOUT_S:g} s") from None
+        except JsonRpcException as exc:
+            raise OSError(errno.EIO, f"the editor answered {method} with an error: {exc}") from None
 
     # --- input -----------------------------------------------------------------------
 

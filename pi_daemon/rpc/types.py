@@ -17,6 +17,12 @@ import attrs
 
 from .extension_types import *  # noqa: F401,F403 (the extension methods' types, re-exported)
 from .extension_types import CommandOutcome, McpServerInfo
+from .editor_types import *  # noqa: F401,F403 (the editor file system's types, re-exported)
+from .editor_types import (
+    ApplyWorkspaceEditParams, ApplyWorkspaceEditResult, ChangesAcceptParams, ChangesAcceptResult, ChangesGetParams,
+    ChangesResult, ChangesRevertParams, ChangesRevertResult, ContextItem, DidChangeDirtyParams, FsCapabilities, ReadTextFileParams,
+    ReadTextFileResult,
+)
 from .session_types import *  # noqa: F401,F403 (the session methods' types, re-exported)
 
 PROTOCOL_VERSION = 1
@@ -46,6 +52,7 @@ class ClientInfo:
 class ClientCapabilities:
     permissions: bool = False
     workspace_trust: bool = False
+    fs: FsCapabilities | None = None
 
 
 @attrs.define
@@ -75,6 +82,7 @@ class ServerCapabilities:
     image_input: bool = True
     permissions: bool = False
     workspace_trust: bool = False
+    fs: FsCapabilities | None = None
 
 
 @attrs.define
@@ -98,6 +106,7 @@ class PromptParams:
     images: list[Image] | None = None
     streaming_behavior: StreamingBehavior | None = None
     session_id: str | None = None
+    context: list[ContextItem] | None = None
 
 
 @attrs.define
@@ -112,6 +121,7 @@ class QueueParams:
     text: str
     images: list[Image] | None = None
     session_id: str | None = None
+    context: list[ContextItem] | None = None
 
 
 @attrs.define
@@ -449,6 +459,10 @@ METHODS: dict[str, Method] = {
     "setAutoRetry": Method(SetAutoRetryParams, AutoRetrySettings, "switch and tune automatic retry"),
     "listTools": Method(SessionRef, ListToolsResult, "the session's tools and the MCP servers' states"),  # noqa: F405
     "getCommands": Method(Empty, GetCommandsResult, "every slash command, with source and argument hint"),  # noqa: F405
+    "changes/get": Method(ChangesGetParams, ChangesResult, "what a run changed: files, hunks, diffs"),
+    "changes/revert": Method(ChangesRevertParams, ChangesRevertResult, "take back a run's files or hunks"),
+    "changes/accept": Method(ChangesAcceptParams, ChangesAcceptResult, "mark a run's hunks reviewed"),
+    "fs/didChangeDirty": Method(DidChangeDirtyParams, None, "which buffers have unsaved changes now"),
 }
 
 NOTIFICATIONS: dict[str, type] = {"agent/event": AgentEventParams}
@@ -457,4 +471,7 @@ CLIENT_REQUESTS: dict[str, Method] = {
     "permission/request": Method(PermissionRequestParams, PermissionRequestResult,
                                  "may this tool call run? (and what to remember)"),
     "workspace/trust": Method(WorkspaceTrustParams, WorkspaceTrustResult, "may the workspace configure the daemon"),
+    "fs/readTextFile": Method(ReadTextFileParams, ReadTextFileResult, "the file as the editor holds it"),
+    "workspace/applyEdit": Method(ApplyWorkspaceEditParams, ApplyWorkspaceEditResult,
+                                  "apply an edit in the editor (LSP's request)"),
 }

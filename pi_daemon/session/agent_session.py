@@ -106,6 +106,8 @@ class AgentSession:
         self._bash_untimed = False
         self.input_closed = False  # the client can send nothing more (stdin EOF)
         self._pending_bash: list[BashExecutionMessage] = []
+        self.changes: Any = None  # the change log (:mod:`.changes`), set by the session manager
+        self.files: Any = None  # how the tools reach files; reverts go the same way
         self.agent.subscribe(self._on_agent_event)
 
     # --- runs --------------------------------------------------------------------------
@@ -220,6 +222,11 @@ class AgentSession:
             if waiter is not None and not waiter.done():
                 waiter.set_exception(exc)
             return
+        if self.changes is not None:
+            try:
+                await self.changes.on_event(event, self._emit)
+            except SessionWriteError:
+                return  # reported, and the run is stopping
         if isinstance(event, MessageEnd):
             if self._retry_attempt and _answered(event.message):
                 await self._retry_recovered()
@@ -296,6 +303,8 @@ class AgentSession:
                 success=success, attempt=self._retry_attempt,
                 final_error=None if success else ("aborted" if aborted else getattr(last, "error_message", None)),
             ))
+        if self.changes is not None:
+            self.changes.finish()
         log.info("session %s settled%s", self.id, " (aborted)" if aborted else "")
         await self._emit(AgentSettled(aborted=aborted))
 

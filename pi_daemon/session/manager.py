@@ -24,12 +24,13 @@ from ..mcp.config import ServerConfig
 from ..mcp.manager import McpManager
 from ..messages import user_text
 from ..tools.builtin import coding_tools
-from ..tools.file_access import FileAccess
+from ..tools.file_access import DiskFiles, FileAccess
 from ..tools.permissions import PermissionGate
 from ..tools.shell import clean_spill
 from ..tools.workspace import PathRefused, Workspace
 from . import kept_settings
 from .agent_session import AgentSession, EntryError, SessionError
+from .changes import ChangeLog
 from .compaction import CompactionSettings
 from .rebuild import context_messages, interrupted, pending_queue, readable_message, session_name, settings
 from .store import SessionFileError, SessionLocked, SessionReadOnly, SessionStore, file_stamp, storage_error
@@ -106,7 +107,8 @@ class SessionManager:
         except OutsidePath as exc:
             log.warning("session %s: its folder cannot be used (%s); it works in the workspace", store.header["id"], exc)
             view = self.tools_workspace
-        files = self.file_access(store.header["id"], view) if self.file_access is not None else None
+        files = (self.file_access(store.header["id"], view) if self.file_access is not None else None) \
+            or DiskFiles(view)
         tools = default_tools(view, files)
         skills = list(self.commands.skills) if self.commands is not None else []
         if skills:
@@ -117,6 +119,8 @@ class SessionManager:
                                system_prompt=build_system_prompt(self.tools_workspace.root, tools,
                                                                  roots=self.tools_workspace.roots, skills=skills,
                                                                  cwd=view.cwd))
+        session.files = files
+        session.changes = files.changes = ChangeLog(self.tools_workspace, store, Path(self.workspace) / ".pi")
         session.spill_dir = self.spill_dir  # a session in a sub-folder still spills into the workspace's .pi/tmp
         kept_settings.restore(session)
         if self.mcp is not None:

@@ -32,7 +32,7 @@ import orjson
 VERSION = 3
 
 # Entries that are not part of the conversation tree: they never move the leaf.
-SIDE_ENTRIES = ("queue_add", "queue_done", "leaf", "label", "session_settings")
+SIDE_ENTRIES = ("queue_add", "queue_done", "leaf", "label", "session_settings", "turn_changes", "turn_review")
 
 
 class SessionFileError(Exception):

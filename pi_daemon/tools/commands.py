@@ -11,6 +11,7 @@ import os
 import stat
 
 from ..messages import ToolResult
+from .buffer_search import with_buffers
 from .search import checked_files, checked_matches, rg_binary, run_rg, where
 from .workspace import O_PATH, READ, PathRefused, Place, Workspace, WorkspaceTool, failure
 
@@ -62,6 +63,9 @@ class GrepTool(WorkspaceTool):
         if err and not records:
             return failure(f"grep failed: {err}")
         lines, left_out = checked_matches(self.workspace, records)
+        buffers = await self.files.modified_buffers(target)
+        if buffers:
+            lines = with_buffers(lines, buffers, args)[:limit]
         if not lines:
             return ToolResult.text("no matches" + left_out)
         note = f"\n[stopped at {limit} lines; narrow the search or raise limit]" if more else ""

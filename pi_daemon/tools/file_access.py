@@ -7,11 +7,17 @@ writes the disk; a protocol face can hand the tools another implementation that 
 through the editor (unsaved buffers) and writes through it (edits land in the editor),
 after the same checks. The native face uses the disk today; the ACP face uses the
 editor when the client offers ``fs/read_text_file`` / ``fs/write_text_file``.
+
+Every write goes past :meth:`FileAccess.note_write`, which tells the session's change
+log (``changes``, when one is set) the file's content before and after: that is where
+the turn diff records what ``write`` and ``edit`` did, exactly.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from typing import Any, Callable
 
 from .workspace import EDIT, READ, WRITE, Workspace
 
@@ -26,12 +32,35 @@ class FileAccess:
 
     def __init__(self, workspace: Workspace) -> None:
         self.workspace = workspace
+        # the session's change log: ``record(path, before, after)``, contents as bytes or None (absent)
+        self.changes: Any = None
 
     async def read(self, path: str, purpose: str = READ) -> tuple[bytes, Path]:
         raise NotImplementedError
 
     async def write(self, path: str, data: bytes, purpose: str = WRITE) -> tuple[bool, Path]:
         raise NotImplementedError
+
+    async def current(self, path: str) -> tuple[bytes | None, Path]:
+        """The file as the user sees it now (None: it does not exist), for review and revert."""
+        place = self.workspace.locate(path, READ)
+        if not os.path.lexists(place.path):
+            return None, place.path
+        return await self.read(path, READ)
+
+    async def delete(self, path: str) -> Path:
+        """Remove a file (reverting a file a run created)."""
+        raise NotImplementedError
+
+    async def modified_buffers(self, under: Path) -> dict[str, str]:
+        """Files under ``under`` that the editor holds with unsaved changes: shown path -> text.
+        The disk has none."""
+        return {}
+
+    def note_write(self, target: Path, before: Callable[[], bytes | None], after: bytes | None) -> None:
+        """Tell the change log; ``before`` is only called when the log needs it."""
+        if self.changes is not None:
+            self.changes.record(target, before, after)
 
 
 class DiskFiles(FileAccess):
@@ -42,9 +71,26 @@ class DiskFiles(FileAccess):
             return file.read(), file.place.path
 
     async def write(self, path: str, data: bytes, purpose: str = WRITE) -> tuple[bool, Path]:
+        if self.changes is not None:
+            before = self._disk_before(path)
         with self.workspace.open_file(path, WRITE if purpose == WRITE else EDIT) as file:
             file.replace(data)
+            if self.changes is not None:
+                self.note_write(file.place.path, lambda: before, data)
             return file.existed, file.place.path
+
+    def _disk_before(self, path: str) -> bytes | None:
+        if not os.path.lexists(self.workspace.locate(path, WRITE).path):
+            return None
+        with self.workspace.open_file(path, READ) as file:
+            return file.read()
+
+    async def delete(self, path: str) -> Path:
+        with self.workspace.open_file(path, EDIT) as file:
+            target, before = file.place.path, file.read()
+            os.unlink(target)
+        self.note_write(target, lambda: before, None)
+        return target
 
 
 def looks_binary(data: bytes) -> bool:

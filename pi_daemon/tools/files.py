@@ -164,7 +164,7 @@ class EditTool(WorkspaceTool):
                 data, target = await self.files.read(args["path"], EDIT)
                 # as text mode reads it: line ends become \n (and are written back so)
                 original = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
-                updated = self._apply(original, args["edits"])
+                updated = self._apply(original, args["edits"], self.workspace.show(target))
                 if isinstance(updated, ToolResult):
                     return updated
                 _, target = await self.files.write(args["path"], updated.encode("utf-8"), EDIT)
@@ -179,12 +179,13 @@ class EditTool(WorkspaceTool):
                                details={"path": str(target), "diff": diff})
 
     @staticmethod
-    def _apply(original: str, edits: list[dict]) -> str | ToolResult:
+    def _apply(original: str, edits: list[dict], shown: str = "the file") -> str | ToolResult:
         spans = []
         for n, edit in enumerate(edits, 1):
             found = _find(original, edit["oldText"])
             if not found:
-                return failure(f"edit {n}: oldText was not found in the file; read the file and copy the text exactly")
+                return failure(f"edit {n}: oldText was not found in {shown} (it may have changed since you read "
+                               "it); no edit was applied: read the file again and copy the text exactly")
             if len(found) > 1:
                 return failure(f"edit {n}: oldText matches {len(found)} places; include more surrounding lines "
                                "so it matches exactly one")

@@ -4,8 +4,11 @@ vim.g.loaded_pi = true
 local pi = function() return require("pi") end
 local command = vim.api.nvim_create_user_command
 command("Pi", function(o)
-  if o.args == "" then pi().ask() else pi().send(o.args) end
-end, { nargs = "*", desc = "Ask pi (steer / follow-up while it works); no text opens a prompt window",
+  if o.args == "" and o.range == 0 then pi().ask() return end
+  local context = o.range > 0 and { require("pi.editfs").selection(o.line1, o.line2) } or nil
+  pi().send(o.args, context)
+end, { nargs = "*", range = true,
+       desc = "Ask pi (steer / follow-up while it works); a range goes along as context; no text opens a prompt window",
        complete = function(lead, line) return pi().complete(lead, line) end })
 command("PiSteer", function(o) pi().steer(o.args) end, { nargs = "+" })
 command("PiFollowUp", function(o) pi().follow_up(o.args) end, { nargs = "+" })
@@ -17,3 +20,7 @@ command("PiTree", function(o) pi().tree(o.bang) end, { bang = true, desc = "Cont
 command("PiModel", function() pi().model() end, {})
 command("PiChat", function() pi().open() end, {})
 command("PiLog", function() pi().show_log() end, { desc = "The daemon's log (its stderr)" })
+local scopes = function() return { "hunk", "file", "run" } end
+command("PiDiff", function(o) pi().diff(o.args) end, { nargs = "?", desc = "Review a run's changes (default: the latest)" })
+command("PiAccept", function(o) pi().accept(o.args) end, { nargs = "?", complete = scopes })
+command("PiRevert", function(o) pi().revert(o.args) end, { nargs = "?", complete = scopes })

@@ -6,6 +6,8 @@ import * as os from "os";
 import { Commands, Conversation, Json, Outcome, PiClient, PermissionRequest, TreeItem, WorkspaceTrustRequest, permissionPrompt } from "./rpcClient";
 import { chatHtml, newNonce } from "./chatHtml";
 import { statusText } from "./status";
+import { registerReview, reportDirty, vscodeFiles } from "./changesView";
+import { fsHandlers } from "./editorFs";
 
 let client: PiClient | undefined;
 let starting: Promise<PiClient> | undefined;
@@ -79,6 +81,7 @@ function ensureClient(): Promise<PiClient> {
     const started = new PiClient({
       command, args, cwd: await workspaceFolder(),
       onLog: (text) => output.append(text), onPermission: askPermission, onWorkspaceTrust: askWorkspaceTrust,
+      fs: fsHandlers(vscodeFiles),
     });
     started.onEvent(onEvent);
     started.onRestart(() => {
@@ -131,7 +134,18 @@ async function askWorkspaceTrust(request: WorkspaceTrustRequest): Promise<boolea
   return choice === undefined ? undefined : choice === "Trust"; // dismissed: no answer, asked again next start
 }
 
-function onEvent(_sessionId: string, event: Json): void {
+// The client as the review surface sees it: a request starts the daemon on first use, and
+// event listeners follow every client started (a restart makes a new one).
+const eventListeners: ((sessionId: string, event: Json) => void)[] = [];
+const lazyClient = {
+  request: async (method: string, params?: Json) => (await ensureClient()).request(method, params),
+  prompt: async (...args: Parameters<PiClient["prompt"]>) => (await ensureClient()).prompt(...args),
+  notify: (method: string, params?: Json) => client?.notify(method, params),
+  onEvent: (listener: (sessionId: string, event: Json) => void) => { eventListeners.push(listener); },
+} as unknown as PiClient;
+
+function onEvent(sessionId: string, event: Json): void {
+  for (const listener of eventListeners) listener(sessionId, event);
   if (slashCommands.apply(event)) postCommands();
   conversation.apply(event);
   if (event.type !== "message_update" && event.type !== "tool_execution_update") transcript.push(event);
@@ -340,6 +354,8 @@ export async function activate(extensionContext: vscode.ExtensionContext): Promi
   status.text = "π";
   status.tooltip = "pi";
   status.show();
+  context.subscriptions.push(reportDirty(lazyClient));
+  registerReview(context, lazyClient);
   context.subscriptions.push(
     output, status,
     vscode.window.registerWebviewViewProvider("pi.chat", new ChatView(context.extensionUri),

@@ -11,6 +11,7 @@ import {
   StreamMessageWriter,
 } from "vscode-jsonrpc/node";
 import { describeCall } from "./describe";
+import type { FsHandlers } from "./editorFs";
 
 export { Commands, CommandInfo, completeCommand } from "./commands";
 export type Json = any;
@@ -74,6 +75,14 @@ export interface ClientOptions {
   onLog?: (text: string) => void;
   onPermission?: (request: PermissionRequest) => Promise<Outcome>;
   onWorkspaceTrust?: (request: WorkspaceTrustRequest) => Promise<boolean | undefined>; // undefined: no answer
+  fs?: FsHandlers; // the editor is the agent's file system (editorFs.ts)
+}
+
+// An editor context item of a prompt: a selection, a buffer, a mentioned file.
+export interface ContextItem {
+  path: string;
+  range?: { start: { line: number; character: number }; end: { line: number; character: number } };
+  text?: string;
 }
 
 type EventListener = (sessionId: string, event: Json, seq: number) => void;
@@ -138,6 +147,11 @@ export class PiClient {
       return { outcome };
     });
     connection.onRequest("workspace/trust", (params: WorkspaceTrustRequest) => this.answerWorkspaceTrust(params));
+    const fs = this.options.fs;
+    if (fs) {
+      connection.onRequest("fs/readTextFile", (params: Json) => fs.readTextFile(params));
+      connection.onRequest("workspace/applyEdit", (params: Json) => fs.applyEdit(params));
+    }
     connection.listen();
     child.on("exit", (code, signal) => {
       connection.dispose();
@@ -162,6 +176,7 @@ export class PiClient {
       capabilities: {
         permissions: Boolean(this.options.onPermission),
         workspaceTrust: Boolean(this.options.onWorkspaceTrust),
+        ...(fs ? { fs: { readTextFile: true, applyEdit: true } } : {}),
       },
     });
   }
@@ -171,8 +186,12 @@ export class PiClient {
     return this.connection.sendRequest(method, params) as Promise<T>;
   }
 
-  prompt(text: string, behaviour?: "steer" | "followUp", sessionId?: string) {
-    return this.request("prompt", { text, sessionId, streamingBehavior: behaviour });
+  notify(method: string, params: Json = {}): void {
+    this.connection?.sendNotification(method, params);
+  }
+
+  prompt(text: string, behaviour?: "steer" | "followUp", sessionId?: string, context?: ContextItem[]) {
+    return this.request("prompt", { text, sessionId, streamingBehavior: behaviour, context });
   }
   steer(text: string, sessionId?: string) {
     return this.request("steer", { text, sessionId });

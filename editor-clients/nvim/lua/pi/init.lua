@@ -16,7 +16,9 @@ M.config = {
     prompt = "<leader>pp", chat = "<leader>pc", abort = "<leader>pa", sessions = "<leader>ps",
     model = "<leader>pm", new = "<leader>pn",
   },
+  editor_fs = true, -- the agent reads loaded buffers and edits through them (see lua/pi/editfs.lua)
 }
+local editfs = require("pi.editfs")
 
 local state = { rpc = nil, busy = false, queue = { steering = {}, followUp = {} }, session = nil,
                 settled = 0, log = nil, stats = nil, model = nil, commands = {} }
@@ -212,6 +214,8 @@ function M.start(opts)
       if method == "agent/event" then vim.schedule(function() on_event(params) end) end
     end,
     server_request = function(method, params)
+      local handled, result = editfs.server_request(method, params)
+      if handled then return result end
       if method == "permission/request" then return permission(params) end
       if method == "workspace/trust" then return workspace_trust(params) end
       return nil, vim.lsp.rpc.rpc_response_error(-32601, "unknown method " .. method)
@@ -230,8 +234,10 @@ function M.start(opts)
   }, { cwd = M.config.cwd or vim.fn.getcwd(), env = M.config.env })
   state.rpc = rpc
   M.request("initialize", { protocolVersion = 1, clientInfo = { name = "pi.nvim" },
-                            capabilities = { permissions = M.config.permissions, workspaceTrust = true } },
+                            capabilities = { permissions = M.config.permissions, workspaceTrust = true,
+                                             fs = { readTextFile = M.config.editor_fs, applyEdit = M.config.editor_fs } } },
             function() M.refresh_status() end)
+  if M.config.editor_fs then editfs.watch_dirty(function(method, params) rpc.notify(method, params) end) end
   M.request("getCommands", {}, function(result) state.commands = result.commands end)
 end
 
@@ -289,17 +295,18 @@ function M.open()
   end
 end
 
-function M.prompt(text, behaviour)
+function M.prompt(text, behaviour, context)
   M.start() M.open()
-  M.request("prompt", { text = text, streamingBehavior = behaviour }, command_done)
+  M.request("prompt", { text = text, streamingBehavior = behaviour, context = context }, command_done)
 end
 
-function M.send(text)
+-- `context`: editor context items (see editfs.selection), sent with the text.
+function M.send(text, context)
   if state.busy then
     vim.ui.select({ "steer", "followUp" }, { prompt = "pi is working; send as" }, function(choice)
-      if choice then M.prompt(text, choice) end
+      if choice then M.prompt(text, choice, context) end
     end)
-  else M.prompt(text) end
+  else M.prompt(text, nil, context) end
 end
 
 -- A floating prompt: write (several lines if needed), <C-s> or <CR> in normal mode sends, q cancels.
@@ -325,6 +332,34 @@ function M.ask()
   vim.cmd.startinsert()
   return buf, win
 end
+
+-- Review (lua/pi/editfs.lua): :PiDiff, :PiAccept, :PiRevert.
+function handlers.turn_diff(event)
+  state.run = event.runId
+  -- a virtual line, like the turn separators: the buffer stays what a replay shows
+  chat.mark_end(("[changed %d file(s): :PiDiff to review]"):format(#event.files))
+end
+
+function M.diff(run_id, callback)
+  M.request("changes/get", { runId = run_id ~= "" and run_id or nil }, function(result)
+    local buf = editfs.show_changes(result)
+    if #vim.fn.win_findbuf(buf) == 0 then vim.cmd("split") vim.api.nvim_win_set_buf(0, buf) end
+    if callback then callback(result) end
+  end)
+end
+
+local function review(method, scope)
+  local files = editfs.choice(scope ~= "" and scope or "hunk", vim.api.nvim_win_get_cursor(0)[1])
+  M.request(method, { runId = editfs.state().run, files = files }, function(result)
+    for _, conflict in ipairs(result.conflicts or {}) do
+      vim.notify(("pi: not reverted, %s: %s"):format(conflict.path, conflict.reason), vim.log.levels.WARN)
+    end
+    M.diff(editfs.state().run)
+  end)
+end
+
+function M.accept(scope) review("changes/accept", scope) end
+function M.revert(scope) review("changes/revert", scope) end
 
 function M.steer(text) M.request("steer", { text = text }) end
 function M.follow_up(text) M.request("followUp", { text = text }) end

@@ -1,0 +1,172 @@
+-- pi.nvim as the agent's file system and review tool:
+--   * fs/readTextFile answers from loaded buffers (modified or not), with b:changedtick as version;
+--   * workspace/applyEdit goes through vim.lsp.util.apply_workspace_edit (undo with `u`);
+--   * fs/didChangeDirty tells the daemon which buffers have unsaved changes;
+--   * :PiDiff shows a run's changes in a scratch buffer (]h / [h between hunks),
+--     :PiAccept / :PiRevert [hunk|file|run] act on the hunk under the cursor, its file or the run;
+--   * :'<,'>Pi {text} sends the selection as editor context.
+local M = {}
+
+local function full(path) return vim.fs.normalize(vim.fn.fnamemodify(path, ":p")) end
+
+-- The loaded buffer that holds `path`, if any.
+local function buffer_of(path)
+  local wanted = full(path)
+  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(buf) and vim.bo[buf].buftype == "" then
+      local name = vim.api.nvim_buf_get_name(buf)
+      if name ~= "" and full(name) == wanted then return buf end
+    end
+  end
+end
+
+local function buffer_text(buf)
+  local text = table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n")
+  if vim.bo[buf].eol or vim.bo[buf].fixeol then text = text .. "\n" end
+  return text
+end
+
+function M.read_text_file(params)
+  local buf = buffer_of(params.path)
+  if not buf then return { content = vim.NIL } end
+  return { content = buffer_text(buf), version = vim.b[buf].changedtick }
+end
+
+-- LSP's workspace/applyEdit. A TextDocumentEdit made from an older buffer (its version is
+-- not the buffer's changedtick any more) refuses the whole edit; nothing is applied then.
+function M.apply_edit(params)
+  local edit = params.edit or {}
+  for i, change in ipairs(edit.documentChanges or {}) do
+    if change.textDocument and type(change.textDocument.version) == "number" then
+      local buf = buffer_of(vim.uri_to_fname(change.textDocument.uri))
+      local now = buf and vim.b[buf].changedtick
+      if now and now ~= change.textDocument.version then
+        return { applied = false, failedChange = i - 1,
+                 failureReason = ("the buffer changed since it was read (version %d, now %d)"):format(
+                   change.textDocument.version, now) }
+      end
+      change.textDocument.version = nil -- checked here; Neovim compares with LSP clients' versions
+    end
+  end
+  local ok, err = pcall(vim.lsp.util.apply_workspace_edit, edit, "utf-16")
+  if not ok then return { applied = false, failureReason = tostring(err) } end
+  return { applied = true }
+end
+
+function M.server_request(method, params)
+  if method == "fs/readTextFile" then return true, M.read_text_file(params) end
+  if method == "workspace/applyEdit" then return true, M.apply_edit(params) end
+  return false
+end
+
+-- fs/didChangeDirty: the whole set of modified file buffers, sent when it changes.
+local last_dirty
+function M.report_dirty(notify)
+  local paths = {}
+  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+    local name = vim.api.nvim_buf_get_name(buf)
+    if vim.api.nvim_buf_is_loaded(buf) and vim.bo[buf].buftype == "" and name ~= "" and vim.bo[buf].modified then
+      table.insert(paths, full(name))
+    end
+  end
+  table.sort(paths)
+  local key = table.concat(paths, "\n")
+  if key == last_dirty then return end
+  last_dirty = key
+  notify("fs/didChangeDirty", { paths = paths })
+end
+
+function M.watch_dirty(notify)
+  last_dirty = nil
+  local group = vim.api.nvim_create_augroup("pi_editfs", { clear = true })
+  vim.api.nvim_create_autocmd({ "BufModifiedSet", "BufWritePost", "BufDelete" }, {
+    group = group, callback = function() vim.schedule(function() M.report_dirty(notify) end) end,
+  })
+  M.report_dirty(notify)
+end
+
+-- --- editor context ------------------------------------------------------------------
+
+-- The lines line1..line2 (1-based) of the current buffer as a ContextItem.
+function M.selection(line1, line2)
+  local buf = vim.api.nvim_get_current_buf()
+  local lines = vim.api.nvim_buf_get_lines(buf, line1 - 1, line2, false)
+  return { path = full(vim.api.nvim_buf_get_name(buf)),
+           range = { start = { line = line1 - 1, character = 0 }, ["end"] = { line = line2, character = 0 } },
+           text = table.concat(lines, "\n") }
+end
+
+-- --- review: :PiDiff, :PiAccept, :PiRevert ------------------------------------------------
+
+local diff_state = { buf = nil, run = nil, marks = {} } -- marks: { {line, path, hunk} } in line order
+
+local function diff_buffer()
+  if diff_state.buf and vim.api.nvim_buf_is_valid(diff_state.buf) then return diff_state.buf end
+  local buf = vim.api.nvim_create_buf(true, true)
+  vim.api.nvim_buf_set_name(buf, "pi://changes")
+  vim.bo[buf].buftype = "nofile"
+  vim.bo[buf].filetype = "diff"
+  local jump = function(forward)
+    return function()
+      local row = vim.api.nvim_win_get_cursor(0)[1]
+      local target
+      for _, mark in ipairs(diff_state.marks) do
+        if forward and mark.line > row and not target then target = mark.line end
+        if not forward and mark.line < row then target = mark.line end
+      end
+      if target then vim.api.nvim_win_set_cursor(0, { target, 0 }) end
+    end
+  end
+  vim.keymap.set("n", "]h", jump(true), { buffer = buf, desc = "next pi hunk" })
+  vim.keymap.set("n", "[h", jump(false), { buffer = buf, desc = "previous pi hunk" })
+  diff_state.buf = buf
+  return buf
+end
+
+-- Draw a changes/get result: a header per run, each file's diff, one mark per hunk header.
+function M.show_changes(result)
+  local buf = diff_buffer()
+  local lines, marks = { "# pi changes, run " .. result.runId .. "  (]h/[h: hunks, :PiAccept, :PiRevert)" }, {}
+  for _, file in ipairs(result.files) do
+    table.insert(lines, "")
+    local accepted = {}
+    for _, hunk in ipairs(file.hunks) do accepted[hunk.header] = hunk end
+    local n = 0
+    for _, text in ipairs(vim.split(file.diff, "\n", { plain = true, trimempty = true })) do
+      if text:sub(1, 2) == "@@" then
+        n = n + 1
+        local hunk = file.hunks[n]
+        table.insert(marks, { line = #lines + 1, path = file.path, hunk = hunk.id })
+        if hunk.accepted then text = text .. "  [accepted]" end
+      end
+      table.insert(lines, text)
+    end
+  end
+  vim.bo[buf].modifiable = true
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modifiable = false
+  diff_state.run, diff_state.marks = result.runId, marks
+  return buf
+end
+
+-- The hunk the cursor is in (the last hunk header at or above it).
+function M.hunk_at(row)
+  local found
+  for _, mark in ipairs(diff_state.marks) do
+    if mark.line <= row then found = mark end
+  end
+  return found
+end
+
+-- params.files for :PiAccept / :PiRevert: "hunk" (default), "file" or "run".
+function M.choice(scope, row)
+  if scope == "run" then return nil end
+  local mark = M.hunk_at(row)
+  if not mark then error("pi: the cursor is not in a hunk") end
+  if scope == "file" then return { { path = mark.path } } end
+  return { { path = mark.path, hunkIds = { mark.hunk } } }
+end
+
+function M.state() return diff_state end
+
+return M

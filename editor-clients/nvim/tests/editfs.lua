@@ -1,0 +1,73 @@
+-- Headless tests of the editor file system and review (lua/pi/editfs.lua); run by tests/run.lua.
+return function(t)
+  local test, start, workspace, wait, text, call, chat = t.test, t.start, t.workspace, t.wait, t.text, t.call, t.buffer_text
+
+  local function open(path, lines)
+    vim.cmd("edit " .. vim.fn.fnameescape(path))
+    local buf = vim.api.nvim_get_current_buf()
+    if lines then vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines) end
+    return buf
+  end
+
+  local function lines(buf) return vim.api.nvim_buf_get_lines(buf, 0, -1, false) end
+
+  test("a modified, unsaved buffer is what the agent reads", function()
+    local dir = workspace({ call("read", { path = "a.txt" }), text("read it") })
+    vim.fn.writefile({ "on disk" }, dir .. "/a.txt")
+    local pi = start(dir)
+    local buf = open(dir .. "/a.txt", { "typed, not saved" })
+    assert(vim.bo[buf].modified)
+    vim.cmd("Pi what is in a.txt?")
+    wait("settled", function() return pi.status().settled >= 1 end)
+    assert(chat():find("typed, not saved", 1, true), chat())
+    assert(not chat():find("on disk", 1, true), chat())
+    assert(vim.fn.readfile(dir .. "/a.txt")[1] == "on disk")
+  end)
+
+  test("an agent edit lands in the buffer, unsaved, and u undoes it", function()
+    local dir = workspace({ call("edit", { path = "b.txt", edits = { { oldText = "two", newText = "TWO" } } }), text("edited") })
+    vim.fn.writefile({ "one", "two" }, dir .. "/b.txt")
+    local pi = start(dir, false, { "--yes" })
+    local buf = open(dir .. "/b.txt")
+    vim.cmd("Pi shout two")
+    wait("settled", function() return pi.status().settled >= 1 end)
+    assert(vim.deep_equal(lines(buf), { "one", "TWO" }), vim.inspect(lines(buf)))
+    assert(vim.bo[buf].modified and vim.fn.readfile(dir .. "/b.txt")[2] == "two")
+    vim.api.nvim_buf_call(buf, function() vim.cmd("silent undo") end)
+    assert(vim.deep_equal(lines(buf), { "one", "two" }), vim.inspect(lines(buf)))
+  end)
+
+  test(":PiRevert takes back the hunk under the cursor", function()
+    local before, after = {}, {}
+    for n = 1, 30 do before[n] = "line " .. n after[n] = before[n] end
+    after[2], after[15], after[28] = "line two", "line fifteen", "line twenty-eight"
+    local dir = workspace({ call("write", { path = "c.txt", content = table.concat(after, "\n") .. "\n" }), text("done") })
+    vim.fn.writefile(before, dir .. "/c.txt")
+    local pi = start(dir, false, { "--yes" })
+    local buf = open(dir .. "/c.txt")
+    vim.cmd("Pi rename three lines")
+    wait("settled", function() return pi.status().settled >= 1 end)
+    assert(lines(buf)[15] == "line fifteen", vim.inspect(lines(buf)))
+    local editfs = require("pi.editfs")
+    editfs.state().marks = {}
+    vim.cmd("PiDiff")
+    wait("the diff", function() return #editfs.state().marks == 3 end)
+    local diff_win = vim.fn.win_findbuf(editfs.state().buf)[1]
+    vim.api.nvim_set_current_win(diff_win)
+    vim.api.nvim_win_set_cursor(diff_win, { editfs.state().marks[2].line + 2, 0 })
+    vim.cmd("PiRevert")
+    wait("the hunk reverted", function() return lines(buf)[15] == "line 15" end)
+    assert(lines(buf)[2] == "line two" and lines(buf)[28] == "line twenty-eight", vim.inspect(lines(buf)))
+    wait("the diff redrawn", function() return #editfs.state().marks == 2 end)
+  end)
+
+  test(":'<,'>Pi sends the selection as context", function()
+    local dir = workspace({ text("seen") })
+    local pi = start(dir)
+    local buf = open(dir .. "/sel.py", { "def f():", "    return 1", "x = 2" })
+    vim.cmd("1,2Pi explain")
+    wait("settled", function() return pi.status().settled >= 1 end)
+    assert(chat():find("[editor context]", 1, true) and chat():find("     2\t    return 1", 1, true), chat())
+    vim.api.nvim_buf_delete(buf, { force = true })
+  end)
+end

@@ -1,0 +1,132 @@
+// VS Code as the agent's file system and review surface (the protocol side is editorFs.ts):
+// open documents answer fs/readTextFile, agent edits go through workspace.applyEdit (undoable,
+// unsaved), the Changes view lists a run's files and hunks with Accept / Revert, a file opens
+// in the native diff editor against its text before the run, and "Send selection to pi"
+// sends the selection as editor context.
+
+import * as vscode from "vscode";
+import { DirtyReporter, FsHost, Hunk, Review, uriPath } from "./editorFs";
+import type { Json, PiClient } from "./rpcClient";
+
+const BEFORE = "pi-before";
+
+// The LSP WorkspaceEdit the daemon sends, as a vscode.WorkspaceEdit.
+function toWorkspaceEdit(edit: Json): vscode.WorkspaceEdit {
+  const out = new vscode.WorkspaceEdit();
+  for (const change of edit.documentChanges ?? []) {
+    if (change.kind === "create") out.createFile(vscode.Uri.parse(change.uri), change.options ?? {});
+    else if (change.kind === "delete") out.deleteFile(vscode.Uri.parse(change.uri), change.options ?? {});
+    else {
+      const uri = vscode.Uri.parse(change.textDocument.uri);
+      for (const e of change.edits) {
+        const range = new vscode.Range(e.range.start.line, e.range.start.character, e.range.end.line, e.range.end.character);
+        out.replace(uri, range, e.newText);
+      }
+    }
+  }
+  return out;
+}
+
+export const vscodeFiles: FsHost = {
+  document(path: string) {
+    const doc = vscode.workspace.textDocuments.find((d) => d.uri.scheme === "file" && d.uri.fsPath === path);
+    return doc ? { content: doc.getText(), version: doc.version } : undefined;
+  },
+  async applyEdit(_label: string, edit: Json) {
+    const applied = await vscode.workspace.applyEdit(toWorkspaceEdit(edit));
+    return applied ? { applied } : { applied, failureReason: "VS Code did not apply the edit" };
+  },
+};
+
+export function reportDirty(client: PiClient): vscode.Disposable {
+  const reporter = new DirtyReporter((paths) => client.notify("fs/didChangeDirty", { paths }));
+  const update = () => reporter.update(vscode.workspace.textDocuments
+    .filter((d) => d.uri.scheme === "file" && d.isDirty).map((d) => d.uri.fsPath));
+  return vscode.Disposable.from(
+    vscode.workspace.onDidChangeTextDocument(update),
+    vscode.workspace.onDidSaveTextDocument(update),
+    vscode.workspace.onDidCloseTextDocument(update),
+  );
+}
+
+type Item = { kind: "file"; path: string; status: string } | { kind: "hunk"; path: string; hunk: Hunk };
+
+class ChangesTree implements vscode.TreeDataProvider<Item> {
+  private changed = new vscode.EventEmitter<Item | undefined>();
+  readonly onDidChangeTreeData = this.changed.event;
+
+  constructor(private readonly review: Review) {
+    review.onChange(() => this.changed.fire(undefined));
+  }
+
+  getChildren(item?: Item): Item[] {
+    const files = this.review.current?.files ?? [];
+    if (!item) return files.map((f) => ({ kind: "file", path: f.path, status: f.status }));
+    if (item.kind === "hunk") return [];
+    return (files.find((f) => f.path === item.path)?.hunks ?? []).map((hunk) => ({ kind: "hunk", path: item.path, hunk }));
+  }
+
+  getTreeItem(item: Item): vscode.TreeItem {
+    if (item.kind === "file") {
+      const tree = new vscode.TreeItem(item.path, vscode.TreeItemCollapsibleState.Expanded);
+      tree.description = item.status;
+      tree.contextValue = "piFile";
+      tree.command = { command: "pi.changes.openDiff", title: "Show diff", arguments: [item] };
+      return tree;
+    }
+    const tree = new vscode.TreeItem(item.hunk.header, vscode.TreeItemCollapsibleState.None);
+    tree.description = item.hunk.accepted ? "accepted" : "";
+    tree.contextValue = "piHunk";
+    tree.command = { command: "pi.changes.openDiff", title: "Show diff", arguments: [item] };
+    return tree;
+  }
+}
+
+function workspaceFile(path: string): vscode.Uri {
+  const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
+  return path.startsWith("/") || !folder ? vscode.Uri.file(path) : vscode.Uri.joinPath(folder, path);
+}
+
+export function registerReview(context: vscode.ExtensionContext, client: PiClient): Review {
+  const review = new Review(client);
+  const before = new Map<string, string>();
+  const shown = async (result: Json) => {
+    for (const c of result?.conflicts ?? []) vscode.window.showWarningMessage(`pi: not reverted, ${c.path}: ${c.reason}`);
+  };
+  const act = (run: (path?: string, hunkIds?: string[]) => Promise<Json>) => async (item?: Item) => {
+    if (!item) return shown(await run());
+    return shown(await run(item.path, item.kind === "hunk" ? [item.hunk.id] : undefined));
+  };
+  context.subscriptions.push(
+    vscode.window.registerTreeDataProvider("pi.changes", new ChangesTree(review)),
+    vscode.workspace.registerTextDocumentContentProvider(BEFORE, {
+      provideTextDocumentContent: (uri) => before.get(uri.toString()) ?? "",
+    }),
+    vscode.commands.registerCommand("pi.changes.refresh", () => review.load()),
+    vscode.commands.registerCommand("pi.changes.openDiff", async (item: Item) => {
+      const runId = review.current?.runId ?? "";
+      const { before: text } = await review.contents(item.path, runId);
+      const left = vscode.Uri.from({ scheme: BEFORE, path: "/" + item.path, query: `run=${runId}` });
+      before.set(left.toString(), text);
+      await vscode.commands.executeCommand("vscode.diff", left, workspaceFile(item.path), `${item.path} (before pi run ${runId})`);
+      if (item.kind === "hunk") {
+        const line = Math.max(item.hunk.newStart - 1, 0);
+        vscode.window.activeTextEditor?.revealRange(new vscode.Range(line, 0, line, 0), vscode.TextEditorRevealType.InCenter);
+      }
+    }),
+    vscode.commands.registerCommand("pi.changes.accept", act((path, ids) => review.accept(path, ids))),
+    vscode.commands.registerCommand("pi.changes.revert", act((path, ids) => review.revert(path, ids))),
+    vscode.commands.registerCommand("pi.sendSelection", async () => {
+      const editor = vscode.window.activeTextEditor;
+      if (!editor) return;
+      const text = await vscode.window.showInputBox({ prompt: "Ask pi about the selection" });
+      if (!text) return;
+      const s = editor.selection;
+      const range = s.isEmpty ? undefined : { start: { line: s.start.line, character: s.start.character },
+                                               end: { line: s.end.line, character: s.end.character } };
+      const path = editor.document.uri.scheme === "file" ? editor.document.uri.fsPath : uriPath(editor.document.uri.toString());
+      await client.prompt(text, undefined, undefined, [{ path, range, text: range ? editor.document.getText(s) : undefined }]);
+    }),
+  );
+  return review;
+}

@@ -1,0 +1,166 @@
+// The editor as the agent's file system, and the review of a run's changes: the protocol
+// side, with no `vscode` import (node --test drives it against the real daemon).
+//   * fs/readTextFile answers from open documents (dirty or not), with their version;
+//   * workspace/applyEdit refuses edits made from an older document version, then lets the
+//     host apply the LSP WorkspaceEdit (extension.ts: vscode.workspace.applyEdit);
+//   * fs/didChangeDirty reports the documents with unsaved changes when that set changes;
+//   * Review keeps a run's files and hunks and accepts / reverts files or single hunks.
+
+import type { Json, PiClient } from "./rpcClient";
+
+export interface OpenDocument {
+  content: string;
+  version: number;
+}
+
+export interface FsHost {
+  document(path: string): OpenDocument | undefined; // an open document, by absolute path
+  applyEdit(label: string, edit: Json): Promise<{ applied: boolean; failureReason?: string }>;
+}
+
+export interface FsHandlers {
+  readTextFile(params: Json): Json;
+  applyEdit(params: Json): Promise<Json>;
+}
+
+export function uriPath(uri: string): string {
+  return decodeURIComponent(new URL(uri).pathname);
+}
+
+export function fsHandlers(host: FsHost): FsHandlers {
+  return {
+    readTextFile(params) {
+      const document = host.document(params.path);
+      return document ? { content: document.content, version: document.version } : { content: null };
+    },
+    async applyEdit(params) {
+      const changes: Json[] = params.edit?.documentChanges ?? [];
+      for (const [index, change] of changes.entries()) {
+        const version = change.textDocument?.version;
+        if (typeof version !== "number") continue;
+        const now = host.document(uriPath(change.textDocument.uri))?.version;
+        if (now !== undefined && now !== version)
+          return { applied: false, failedChange: index, failureReason: `the document changed since it was read (version ${version}, now ${now})` };
+      }
+      try {
+        return await host.applyEdit(params.label, params.edit);
+      } catch (error: any) {
+        return { applied: false, failureReason: String(error?.message ?? error) };
+      }
+    },
+  };
+}
+
+// Sends fs/didChangeDirty with the whole set, only when it changed.
+export class DirtyReporter {
+  private last = "";
+  constructor(private readonly notify: (paths: string[]) => void) {}
+
+  update(paths: string[]): void {
+    const sorted = [...paths].sort();
+    const key = sorted.join("\n");
+    if (key === this.last) return;
+    this.last = key;
+    this.notify(sorted);
+  }
+}
+
+// Apply LSP TextEdits (whole-document offsets; UTF-16 code units, as JS strings count) to a text.
+export function applyTextEdits(text: string, edits: Json[]): string {
+  const starts = [0];
+  for (let i = 0; i < text.length; i++) if (text[i] === "\n") starts.push(i + 1);
+  const offset = (p: Json) => (p.line >= starts.length ? text.length : Math.min(starts[p.line] + p.character, text.length));
+  const spans = edits.map((e) => [offset(e.range.start), offset(e.range.end), e.newText] as [number, number, string]);
+  spans.sort((a, b) => b[0] - a[0]);
+  for (const [start, end, newText] of spans) text = text.slice(0, start) + newText + text.slice(end);
+  return text;
+}
+
+// --- review ------------------------------------------------------------------------------
+
+export interface Hunk {
+  id: string;
+  oldStart: number;
+  oldLines: number;
+  newStart: number;
+  newLines: number;
+  header: string;
+  accepted?: boolean;
+}
+
+export interface ChangedFile {
+  path: string;
+  status: "added" | "modified" | "deleted";
+  hunks: Hunk[];
+  diff: string;
+  before?: string;
+  after?: string;
+}
+
+export interface Changes {
+  runId: string;
+  files: ChangedFile[];
+  runs?: string[];
+}
+
+export interface RevertResult {
+  runId: string;
+  reverted: { path: string; hunkIds: string[] }[];
+  conflicts: { path: string; hunkId?: string; reason: string }[];
+}
+
+export class Review {
+  current?: Changes;
+  private listeners: ((changes: Changes | undefined) => void)[] = [];
+
+  constructor(private readonly client: PiClient) {
+    client.onEvent((_sessionId, event) => {
+      if (event.type === "turn_diff") this.set({ runId: event.runId, files: event.files });
+    });
+  }
+
+  onChange(listener: (changes: Changes | undefined) => void): void {
+    this.listeners.push(listener);
+  }
+
+  private set(changes: Changes | undefined): void {
+    this.current = changes;
+    for (const listener of this.listeners) listener(changes);
+  }
+
+  async load(runId?: string): Promise<Changes> {
+    const changes = await this.client.request<Changes>("changes/get", { runId });
+    this.set(changes);
+    return changes;
+  }
+
+  // The whole texts before and after the run, for a side-by-side diff.
+  async contents(path: string, runId = this.current?.runId): Promise<{ before: string; after: string }> {
+    const { files } = await this.client.request<Changes>("changes/get", { runId, path, withContent: true });
+    return { before: files[0]?.before ?? "", after: files[0]?.after ?? "" };
+  }
+
+  // The hunk of `path` whose lines (after the run) include `line` (1-based).
+  hunkAt(path: string, line: number): Hunk | undefined {
+    const file = this.current?.files.find((f) => f.path === path);
+    return file?.hunks.find((h) => line >= h.newStart && line < h.newStart + Math.max(h.newLines, 1));
+  }
+
+  private choice(path?: string, hunkIds?: string[]) {
+    return path === undefined ? undefined : [{ path, hunkIds }];
+  }
+
+  async accept(path?: string, hunkIds?: string[]): Promise<number> {
+    const runId = this.current?.runId;
+    const result = await this.client.request("changes/accept", { runId, files: this.choice(path, hunkIds) });
+    await this.load(runId);
+    return result.accepted;
+  }
+
+  async revert(path?: string, hunkIds?: string[]): Promise<RevertResult> {
+    const runId = this.current?.runId;
+    const result = await this.client.request<RevertResult>("changes/revert", { runId, files: this.choice(path, hunkIds) });
+    await this.load(runId);
+    return result;
+  }
+}

@@ -1,0 +1,140 @@
+// The editor file system and the review logic against the real daemon (scripted model).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, writeFileSync, readFileSync, unlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createRequire } from "node:module";
+
+const require = createRequire(import.meta.url);
+const { PiClient } = require("../dist/rpcClient.js");
+const { fsHandlers, DirtyReporter, Review, applyTextEdits, uriPath } = require("../dist/editorFs.js");
+const PYTHON = process.env.PI_DAEMON_PYTHON || "python3";
+
+const text = (t) => ({ content: [{ type: "text", text: t }] });
+const call = (id, name, args) => ({ content: [{ type: "toolCall", id, name, arguments: args }], stopReason: "toolUse" });
+
+// Open documents in memory, edited the way VS Code's workspace.applyEdit edits them.
+class Documents {
+  constructor() { this.docs = new Map(); this.edits = []; }
+  open(path, content) { this.docs.set(path, { content, version: 1 }); }
+  document(path) { return this.docs.get(path); }
+  async applyEdit(label, edit) {
+    this.edits.push({ label, edit });
+    for (const change of edit.documentChanges) {
+      if (change.kind === "create") this.docs.set(uriPath(change.uri), { content: "", version: 1 });
+      else if (change.kind === "delete") { this.docs.delete(uriPath(change.uri)); unlinkSync(uriPath(change.uri)); }
+      else {
+        const path = uriPath(change.textDocument.uri);
+        const doc = this.docs.get(path) ?? { content: readFileSync(path, "utf8"), version: 1 };
+        this.docs.set(path, { content: applyTextEdits(doc.content, change.edits), version: doc.version + 1 });
+      }
+    }
+    return { applied: true };
+  }
+}
+
+function start(replies) {
+  const dir = mkdtempSync(join(tmpdir(), "pi-vscode-fs-"));
+  writeFileSync(join(dir, "script.json"), JSON.stringify({ modelId: "script", replies }));
+  const env = { ...process.env, PI_DAEMON_HOME: dir };
+  for (const key of Object.keys(env)) if (key.endsWith("_API_KEY")) delete env[key];
+  const docs = new Documents();
+  const c = new PiClient({
+    command: PYTHON, args: ["-m", "pi_daemon", "--faux-script", join(dir, "script.json"), "--model", "faux/script", "--yes"],
+    cwd: dir, env, restart: false, fs: fsHandlers(docs),
+  });
+  const events = [];
+  c.onEvent((_s, event) => events.push(event));
+  const settled = (n = 1) => waitFor(() => events.filter((e) => e.type === "agent_settled").length >= n);
+  return { dir, docs, c, events, settled };
+}
+
+async function waitFor(predicate, timeout = 20000) {
+  const begin = Date.now();
+  while (!predicate()) {
+    if (Date.now() - begin > timeout) throw new Error("timed out");
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+const results = (events) => events.filter((e) => e.type === "tool_execution_end");
+const resultText = (end) => end.result.content.map((b) => b.text).join("");
+
+test("the agent reads the dirty document and edits through applyEdit", async () => {
+  const { dir, docs, c, events, settled } = start([
+    call("r", "read", { path: "a.py" }),
+    call("e", "edit", { path: "a.py", edits: [{ oldText: "x = 2", newText: "x = 3" }] }),
+    text("done"),
+  ]);
+  writeFileSync(join(dir, "a.py"), "x = 1\n");
+  docs.open(join(dir, "a.py"), "x = 2\n"); // unsaved
+  const init = await c.start();
+  assert.deepEqual(init.capabilities.fs, { readTextFile: true, applyEdit: true });
+  await c.prompt("bump x");
+  await settled();
+  const [read, edit] = results(events);
+  assert.ok(resultText(read).includes("x = 2"), resultText(read));
+  assert.equal(edit.isError, false, resultText(edit));
+  assert.equal(docs.edits.length, 1);
+  assert.equal(docs.document(join(dir, "a.py")).content, "x = 3\n");
+  assert.equal(readFileSync(join(dir, "a.py"), "utf8"), "x = 1\n"); // saving is the user's choice
+  const diff = events.filter((e) => e.type === "turn_diff").pop();
+  assert.ok(diff.files[0].diff.includes("-x = 2\n+x = 3\n"), diff.files[0].diff);
+  await c.stop();
+});
+
+test("an edit made from an older document version is refused", async () => {
+  const docs = new Documents();
+  docs.open("/tmp/none.py", "a\n");
+  docs.docs.get("/tmp/none.py").version = 5;
+  const handlers = fsHandlers(docs);
+  const edit = { documentChanges: [{ textDocument: { uri: "file:///tmp/none.py", version: 4 }, edits: [] }] };
+  const result = await handlers.applyEdit({ label: "x", edit });
+  assert.equal(result.applied, false);
+  assert.match(result.failureReason, /version 4, now 5/);
+  assert.equal(docs.edits.length, 0);
+  assert.deepEqual(handlers.readTextFile({ path: "/tmp/other" }), { content: null });
+});
+
+test("review: a turn's hunks, revert one through the editor, accept another, the texts for vscode.diff", async () => {
+  const lines = Array.from({ length: 30 }, (_, n) => `line ${n + 1}\n`);
+  const changed = [...lines];
+  changed[1] = "line two\n"; changed[14] = "line fifteen\n"; changed[27] = "line twenty-eight\n";
+  const { dir, docs, c, settled } = start([call("w", "write", { path: "f.txt", content: changed.join("") }), text("ok")]);
+  writeFileSync(join(dir, "f.txt"), lines.join(""));
+  const review = new Review(c);
+  await c.start();
+  await c.prompt("rename three lines");
+  await settled();
+  assert.equal(review.current.files[0].hunks.length, 3); // from the turn_diff event
+  const hunks = (await review.load()).files[0].hunks;
+  assert.equal(review.hunkAt("f.txt", 15).id, hunks[1].id);
+  const reverted = await review.revert("f.txt", [hunks[1].id]);
+  assert.deepEqual(reverted.reverted, [{ path: "f.txt", hunkIds: [hunks[1].id] }]);
+  const now = docs.document(join(dir, "f.txt")).content;
+  assert.ok(now.includes("line 15\n") && now.includes("line two\n") && now.includes("line twenty-eight\n"), now);
+  assert.deepEqual(review.current.files[0].hunks.map((h) => h.id), [hunks[0].id, hunks[2].id]);
+  assert.equal(await review.accept("f.txt", [hunks[0].id]), 1);
+  assert.deepEqual(review.current.files[0].hunks.map((h) => h.accepted), [true, false]);
+  const { before, after } = await review.contents("f.txt");
+  assert.equal(before, lines.join(""));
+  assert.ok(after.includes("line twenty-eight\n") && !after.includes("line fifteen"));
+  await c.stop();
+});
+
+test("dirty documents are reported and grep searches them", async () => {
+  const { dir, docs, c, events, settled } = start([call("g", "grep", { pattern: "needle", glob: "*.txt" }), text("ok")]);
+  writeFileSync(join(dir, "n.txt"), "nothing\n");
+  docs.open(join(dir, "n.txt"), "a needle, unsaved\n");
+  await c.start();
+  const sent = [];
+  const reporter = new DirtyReporter((paths) => (sent.push(paths), c.notify("fs/didChangeDirty", { paths })));
+  reporter.update([join(dir, "n.txt")]);
+  reporter.update([join(dir, "n.txt")]); // unchanged: not sent again
+  assert.equal(sent.length, 1);
+  await c.prompt("find the needle");
+  await settled();
+  assert.equal(resultText(results(events)[0]), "n.txt:1:a needle, unsaved");
+  await c.stop();
+});

@@ -1,0 +1,329 @@
+"""The change log of a session: what each run did to the workspace's files, for review.
+
+A run's changes are, per file, its content before the run's first change and after the
+run's latest one. ``write`` and ``edit`` report both exactly through the file-access seam
+(:meth:`..tools.file_access.FileAccess.note_write`); what ``bash`` changed is found by
+comparing the workspace with a snapshot taken before the run's first command
+(:mod:`..tools.snapshot`), after each tool batch that ran one.
+
+After each tool batch that touched a file, and at ``agent_end`` of a run that changed any,
+the session emits ``turn_diff``; before it is told, the files touched since the last one
+are appended to the session file as a ``turn_changes`` entry (for a file, a later entry
+of the run replaces an earlier one), with the contents stored once each under
+``.pi/blobs/<sha256>`` (the JSONL lines stay small; the tools cannot write under ``.pi/``).
+``turn_review`` entries record hunks the user accepted. Diffs are computed per file and
+cached until the file is touched again, so an event costs the files touched since the
+last one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import uuid
+from pathlib import Path
+from typing import Any, Callable
+
+from ..events import AgentEnd, AgentStart, ToolExecutionStart, TurnDiff, TurnEnd
+from ..tools.diffs import FileDiff, file_diff, revert_hunks
+from ..tools.snapshot import UNKNOWN, take_async
+from ..tools.workspace import READ, PathRefused, Workspace
+from .store import SessionStore
+
+UNKNOWN_BLOB = "?"  # a before-content that was not kept (outside git, a large file)
+
+
+class ChangeError(Exception):
+    """A changes/* request that names a run, file or hunk that does not exist."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+def _text(data: Any) -> str | None:
+    return None if data is None else data.decode("utf-8", "surrogateescape")
+
+
+class Blobs:
+    """Content-addressed file contents under ``.pi/blobs``."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def put(self, data: bytes) -> str:
+        digest = hashlib.sha256(data).hexdigest()
+        path = self.folder / digest[:2] / digest
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f".{digest}.{uuid.uuid4().hex[:8]}")
+            tmp.write_bytes(data)
+            os.replace(tmp, path)
+        return digest
+
+    def get(self, digest: str | None) -> Any:
+        if digest is None:
+            return None
+        if digest == UNKNOWN_BLOB:
+            return UNKNOWN
+        try:
+            data = (self.folder / digest[:2] / digest).read_bytes()
+        except OSError:
+            return UNKNOWN
+        # A blob that does not hash to its name was changed behind the daemon's back: not trusted.
+        return data if hashlib.sha256(data).hexdigest() == digest else UNKNOWN
+
+
+class Tracked:
+    """One file of the live run."""
+
+    __slots__ = ("before", "after", "diff", "blobs")
+
+    def __init__(self, before: Any, after: bytes | None) -> None:
+        self.before = before
+        self.after = after
+        self.diff: FileDiff | None = None  # None: touched since it was last computed
+        self.blobs: tuple[str | None, str | None] | None = None  # None: not yet stored
+
+
+def _diff(shown: str, before: Any, after: bytes | None) -> FileDiff:
+    if before is UNKNOWN:
+        return FileDiff(shown, "modified", [], f"--- a/{shown}\n+++ b/{shown}\n"
+                                                "(its content before the run was not kept: too large or too many files)\n")
+    if b"\0" in (before or b"")[:8192] or b"\0" in (after or b"")[:8192]:
+        status = "added" if before is None else "deleted" if after is None else "modified"
+        return FileDiff(shown, status, [], f"Binary file {shown} differs\n")
+    return file_diff(shown, _text(before), _text(after))
+
+
+def wire(diff: FileDiff, accepted: set[str] = frozenset()) -> dict[str, Any]:
+    return {"path": diff.path, "status": diff.status, "diff": diff.diff,
+            "hunks": [{"id": h.id, "oldStart": h.old_start, "oldLines": h.old_lines, "newStart": h.new_start,
+                       "newLines": h.new_lines, "header": h.header, "accepted": h.id in accepted}
+                      for h in diff.hunks]}
+
+
+class ChangeLog:
+    def __init__(self, workspace: Workspace, store: SessionStore, state_dir: Path) -> None:
+        self.workspace = workspace
+        self.store = store
+        self.blobs = Blobs(state_dir / "blobs")
+        self.run_id: str | None = None
+        self.files: dict[str, Tracked] = {}
+        self.snapshot: Any = None
+        self._bash_ran = False
+        self._unsaved = False
+
+    # --- the live run ----------------------------------------------------------------
+
+    def start(self) -> str:
+        self.run_id = uuid.uuid4().hex[:12]
+        self.files = {}
+        self._unsaved = False
+        return self.run_id
+
+    def record(self, target: Path, before: Callable[[], bytes | None], after: bytes | None) -> None:
+        if self.run_id is None:
+            return  # a write outside a run (a revert): not part of any run
+        tracked = self.files.get(str(target))
+        if tracked is None:
+            self.files[str(target)] = Tracked(before(), after)
+        else:
+            tracked.after, tracked.diff, tracked.blobs = after, None, None
+        self._unsaved = True
+
+    async def before_bash(self) -> None:
+        """A command is about to run: snapshot the workspace first (once per run)."""
+        self._bash_ran = True
+        if self.snapshot is None and self.run_id is not None:
+            self.snapshot = await take_async(str(self.workspace.root))
+
+    async def scan(self) -> None:
+        """After a batch that ran a command: add what it changed."""
+        if self.snapshot is None or not self._bash_ran:
+            return
+        self._bash_ran = False
+        changed = await asyncio.to_thread(self.snapshot.changes)
+        for path, before in changed:
+            if self.workspace.show(Path(path)).split(os.sep)[0] == ".pi":
+                continue
+            after = None
+            if os.path.lexists(path):
+                try:  # read as the tools would: a symlink or hard link out of the workspace is not followed
+                    with self.workspace.open_file(path, READ) as file:
+                        after = file.read()
+                except (PathRefused, OSError):
+                    continue
+            self.record(Path(path), lambda before=before: before, after)
+
+    def turn_diff(self, always: bool = False) -> list[dict[str, Any]] | None:
+        """The run's files as ``turn_diff`` shows them, after storing the files touched since the
+        last call; None when nothing was touched since (unless ``always`` and the run has files)."""
+        if self.run_id is None or not (self._unsaved or (always and self.files)):
+            return None
+        out, stored = [], []
+        for path, tracked in self.files.items():
+            if tracked.diff is None:
+                tracked.diff = _diff(self.workspace.show(Path(path)), tracked.before, tracked.after)
+            if tracked.blobs is None:
+                before = UNKNOWN_BLOB if tracked.before is UNKNOWN else (
+                    None if tracked.before is None else self.blobs.put(tracked.before))
+                tracked.blobs = (before, None if tracked.after is None else self.blobs.put(tracked.after))
+                stored.append({"path": path, "before": tracked.blobs[0], "after": tracked.blobs[1]})
+            if tracked.diff.diff:
+                out.append(wire(tracked.diff))
+        if stored and self.store.read_only is None:
+            self.store.append("turn_changes", runId=self.run_id, files=stored)
+        self._unsaved = False
+        return out
+
+    async def on_event(self, event: Any, emit: Callable[[Any], Any]) -> None:
+        """Follow the run: start, snapshot before a command, ``turn_diff`` after a batch / at the end."""
+        if isinstance(event, AgentStart):
+            if self.run_id is None:
+                self.start()
+        elif isinstance(event, ToolExecutionStart):
+            if event.tool_name == "bash":
+                await self.before_bash()
+        elif isinstance(event, AgentEnd) or (isinstance(event, TurnEnd) and event.tool_results):
+            await self.scan()
+            files = self.turn_diff(always=isinstance(event, AgentEnd))
+            if files is not None:
+                await emit(TurnDiff(run_id=self.run_id or "", files=files))
+
+    def finish(self) -> None:
+        self.run_id = None
+        self.files = {}
+        if self.snapshot is not None:
+            self.snapshot.close()
+            self.snapshot = None
+
+    # --- stored runs -----------------------------------------------------------------
+
+    def runs(self) -> dict[str, dict[str, tuple[Any, Any]]]:
+        """run id -> path -> (before blob, after blob), from the session file, oldest run first."""
+        found: dict[str, dict[str, tuple[Any, Any]]] = {}
+        for entry in self.store.entries:
+            if entry.get("type") == "turn_changes" and isinstance(entry.get("runId"), str):
+                files = found.setdefault(entry["runId"], {})
+                for f in entry.get("files") or []:
+                    files[f["path"]] = (f.get("before"), f.get("after"))
+        return found
+
+    def accepted(self, run_id: str) -> dict[str, set[str]]:
+        marks: dict[str, set[str]] = {}
+        for entry in self.store.entries:
+            if entry.get("type") == "turn_review" and entry.get("runId") == run_id:
+                marks.setdefault(entry["path"], set()).update(entry.get("hunkIds") or [])
+        return marks
+
+    def _run(self, run_id: str | None) -> tuple[str, dict[str, tuple[Any, Any]]]:
+        runs = self.runs()
+        if run_id is None:
+            if not runs:
+                raise ChangeError("runId", "no run of this session has changed a file")
+            run_id = next(reversed(runs))
+        if run_id not in runs:
+            raise ChangeError("runId", f"no run {run_id!r} with changes in this session")
+        return run_id, runs[run_id]
+
+    def diffs(self, run_id: str | None) -> tuple[str, list[tuple[str, FileDiff, Any, Any]]]:
+        """(run id, [(absolute path, diff, before bytes, after bytes)]) of a stored run."""
+        run_id, files = self._run(run_id)
+        out = []
+        for path, (before_blob, after_blob) in files.items():
+            before, after = self.blobs.get(before_blob), self.blobs.get(after_blob)
+            diff = _diff(self.workspace.show(Path(path)), before, after)
+            if diff.diff:
+                out.append((path, diff, before, after))
+        return run_id, out
+
+    def get(self, run_id: str | None, path: str | None = None,
+            with_content: bool = False) -> tuple[str, list[dict[str, Any]]]:
+        run_id, diffs = self.diffs(run_id)
+        if path is not None:
+            wanted = self.workspace.show(self.workspace.resolve(path))
+            diffs = [item for item in diffs if item[1].path in (path, wanted)]
+        marks = self.accepted(run_id)
+        out = []
+        for full, diff, before, after in diffs:
+            item = wire(diff, marks.get(full, set()))
+            if with_content:
+                for key, data in (("before", before), ("after", after)):
+                    if isinstance(data, bytes):
+                        item[key] = _text(data)
+            out.append(item)
+        return run_id, out
+
+    def _chosen(self, run_id: str | None, files: list[dict] | None):
+        run_id, diffs = self.diffs(run_id)
+        by_shown = {diff.path: item for item in diffs for diff in [item[1]]}
+        if files is None:
+            return run_id, [(item, None) for item in diffs]
+        chosen = []
+        for n, f in enumerate(files):
+            item = by_shown.get(f["path"]) or by_shown.get(self.workspace.show(self.workspace.resolve(f["path"])))
+            if item is None:
+                raise ChangeError(f"files[{n}].path", f"run {run_id} did not change {f['path']!r}")
+            ids = f.get("hunk_ids")
+            if ids is not None:
+                unknown = set(ids) - {h.id for h in item[1].hunks}
+                if unknown:
+                    raise ChangeError(f"files[{n}].hunkIds", f"{f['path']!r} has no hunk {sorted(unknown)[0]!r} "
+                                                             f"in run {run_id}")
+                ids = set(ids)
+            chosen.append((item, ids))
+        return run_id, chosen
+
+    def accept(self, run_id: str | None, files: list[dict] | None) -> tuple[str, int]:
+        run_id, chosen = self._chosen(run_id, files)
+        count = 0
+        for (path, diff, _, _), ids in chosen:
+            hunk_ids = sorted(ids if ids is not None else {h.id for h in diff.hunks})
+            self.store.append("turn_review", runId=run_id, path=path, hunkIds=hunk_ids, state="accepted")
+            count += len(hunk_ids)
+        self.store.sync()
+        return run_id, count
+
+    async def revert(self, run_id: str | None, files: list[dict] | None, access: Any) -> dict[str, Any]:
+        """Take the chosen hunks back out of the files' current content (through ``access``)."""
+        run_id, chosen = self._chosen(run_id, files)
+        reverted, conflicts, stored = [], [], []
+        for (path, diff, before, after), ids in chosen:
+            current, _ = await access.current(path)
+            if before is UNKNOWN:
+                conflicts.append({"path": diff.path, "hunkId": None,
+                                  "reason": "its content before the run was not kept"})
+                continue
+            if diff.status == "deleted" or not diff.hunks:  # whole-file: recreate, or binary
+                if current is not None and current != after:
+                    conflicts.append({"path": diff.path, "hunkId": None,
+                                      "reason": "the file was changed after the run"})
+                    continue
+                new = before
+            else:
+                if current is None:
+                    conflicts.append({"path": diff.path, "hunkId": None, "reason": "the file no longer exists"})
+                    continue
+                result = revert_hunks(_text(before), _text(after), _text(current), diff, ids)
+                conflicts += [{"path": diff.path, "hunkId": h, "reason": why} for h, why in result.conflicts]
+                if not result.reverted:
+                    continue
+                reverted.append({"path": diff.path, "hunkIds": result.reverted})
+                new = result.text.encode("utf-8", "surrogateescape")
+                if diff.status == "added" and not new and len(result.reverted) == len(diff.hunks):
+                    new = None
+            if diff.status == "deleted" or not diff.hunks:
+                reverted.append({"path": diff.path, "hunkIds": [h.id for h in diff.hunks]})
+            if new is None:
+                await access.delete(path)
+            else:
+                await access.write(path, new, "edit" if current is not None else "write")
+            blob = None if new is None else self.blobs.put(new)
+            stored.append({"path": path, "before": self.blobs.put(before) if before is not None else None,
+                           "after": blob})
+        if stored:
+            self.store.append("turn_changes", runId=run_id, files=stored, reverted=True)
+            self.store.sync()
+        return {"runId": run_id, "reverted": reverted, "conflicts": conflicts}

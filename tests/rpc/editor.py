@@ -1,0 +1,98 @@
+"""A test editor: open buffers that answer the daemon's ``fs/readTextFile`` and apply its
+``workspace/applyEdit`` the way an LSP client does (versions checked, all or nothing)."""
+
+from __future__ import annotations
+
+import os
+import threading
+from urllib.parse import unquote, urlparse
+
+
+def _offset(text: str, line: int, character: int) -> int:
+    lines = text.splitlines(keepends=True)
+    if line >= len(lines):
+        return len(text)
+    return sum(len(x) for x in lines[:line]) + min(character, len(lines[line].rstrip("\r\n")))
+
+
+def apply_text_edits(text: str, edits: list[dict]) -> str:
+    spans = sorted(((_offset(text, e["range"]["start"]["line"], e["range"]["start"]["character"]),
+                     _offset(text, e["range"]["end"]["line"], e["range"]["end"]["character"]), e["newText"])
+                    for e in edits), reverse=True)
+    for start, end, new in spans:
+        text = text[:start] + new + text[end:]
+    return text
+
+
+def path_of(uri: str) -> str:
+    return unquote(urlparse(uri).path)
+
+
+class Editor:
+    """Buffers by absolute path: ``{path: [text, version, dirty]}``."""
+
+    def __init__(self, daemon, *, read: bool = True, apply_edit: bool = True) -> None:
+        self.daemon = daemon
+        self.buffers: dict[str, list] = {}
+        self.refuse: str | None = None  # a failureReason to refuse every edit with
+        self.edits: list[dict] = []
+        self.reads: list[dict] = []
+        self.after_read = None  # called (under the lock) after each read is answered: a user typing
+        self.lock = threading.Lock()
+        daemon.on_request["fs/readTextFile"] = self.read_text_file
+        daemon.on_request["workspace/applyEdit"] = self.apply_edit
+        daemon.call("initialize", {"capabilities": {"fs": {"readTextFile": read, "applyEdit": apply_edit}}})
+
+    def open(self, path, text: str, dirty: bool = True) -> None:
+        with self.lock:
+            self.buffers[str(path)] = [text, 1, dirty]
+
+    def type(self, path, text: str) -> None:
+        with self.lock:
+            buf = self.buffers[str(path)]
+            buf[0], buf[1], buf[2] = text, buf[1] + 1, True
+
+    def text(self, path) -> str:
+        return self.buffers[str(path)][0]
+
+    def read_text_file(self, params: dict) -> dict:
+        with self.lock:
+            self.reads.append(params)
+            buf = self.buffers.get(params["path"])
+            answer = {"content": None} if buf is None else {"content": buf[0], "version": buf[1]}
+            if self.after_read is not None:
+                self.after_read(params["path"])
+            return answer
+
+    def apply_edit(self, params: dict) -> dict:
+        with self.lock:
+            self.edits.append(params)
+            if self.refuse:
+                return {"applied": False, "failureReason": self.refuse}
+            staged = {k: list(v) for k, v in self.buffers.items()}
+            deleted = set()
+            for n, change in enumerate(params["edit"]["documentChanges"]):
+                kind = change.get("kind")
+                if kind == "create":
+                    path = path_of(change["uri"])
+                    if path in staged or os.path.exists(path):
+                        return {"applied": False, "failureReason": f"{path} exists", "failedChange": n}
+                    staged[path] = ["", 0, True]
+                elif kind == "delete":
+                    deleted.add(path_of(change["uri"]))
+                    staged.pop(path_of(change["uri"]), None)
+                else:
+                    path = path_of(change["textDocument"]["uri"])
+                    buf = staged.get(path)
+                    if buf is None:  # not open: the editor opens it from the disk
+                        with open(path, encoding="utf-8", newline="") as f:
+                            buf = staged[path] = [f.read(), 1, False]
+                    version = change["textDocument"].get("version")
+                    if version is not None and version != buf[1]:
+                        return {"applied": False, "failedChange": n,
+                                "failureReason": f"version {version} is stale: the buffer is at {buf[1]}"}
+                    buf[0], buf[1], buf[2] = apply_text_edits(buf[0], change["edits"]), buf[1] + 1, True
+            self.buffers = staged
+            for path in deleted:
+                os.unlink(path)
+            return {"applied": True}
