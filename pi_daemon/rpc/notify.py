@@ -16,6 +16,7 @@ from ..converter import to_wire
 from ..events import MessageUpdate
 from .protocol import dumps
 from .transport import FrameWriter
+from .types import AGENT_EVENT
 
 COALESCE_ABOVE = 16 * 1024
 HOLD_S = 0.02
@@ -36,7 +37,7 @@ class EventSender:
         self.seq += 1
         self.send_frame(dumps({
             "jsonrpc": "2.0",
-            "method": "agent/event",
+            "method": AGENT_EVENT.name,
             "params": {"sessionId": self.session_id, "seq": self.seq, "event": wire_event},
         }))
 

@@ -35,11 +35,10 @@ from pygls.server import JsonRPCServer
 from .. import procs, settings
 from ..converter import to_wire
 from ..events import PermissionTimeout
-from ..llm.registry import ModelRegistry, ModelUnavailable
-from ..session import AgentSession, SessionError, SessionManager, SessionNotFound
+from ..llm.registry import ModelRegistry
+from ..session import AgentSession, SessionManager
 from ..session.compaction import load_settings
-from ..session.manager import EntryError, OutsidePath, default_tools
-from ..session.store import SessionFileError, SessionLocked, SessionReadOnly, SessionWriteError
+from ..session.manager import default_tools
 from ..tools.permission_rules import Rule, describe
 from ..tools.permissions import ASK_DEFAULT, OUTCOMES, TIMED_OUT, PermissionGate
 from ..tools.workspace import Workspace
@@ -48,18 +47,16 @@ from .errors import preview, shorten
 from .framing import FrameError, encode
 from .incoming import ID_RULE, Refused, message_object, valid_id
 from .initialize import ClientState
-from .methods import HANDLERS
+from . import methods  # noqa: F401 (registers every method)
+from .dispatch import feature
 from .notify import EventSender
-from .params import structure_params
 from .protocol import DaemonProtocol, dumps
 from .transport import EOF, FrameReader, FrameWriter
-from .types import METHODS, PermissionRequestParams, PermissionScope
+from .registry import METHODS
+from .types import PERMISSION_REQUEST, PermissionRequestParams, PermissionScope
 from .workspace_trust import WorkspaceTrust
 
 log = logging.getLogger(__name__)
-
-_SESSION_ERROR_CODES = {"busy": E.AGENT_BUSY, "state": E.INVALID_STATE, "model": E.MODEL_UNAVAILABLE}
-
 
 def _positive(value: Any) -> float | None:
     ok = isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
@@ -106,8 +103,8 @@ class Daemon:
         self._signals = 0
         self._done = asyncio.Event()
         self._client_requests: set[Any] = set()
-        for name, handler in HANDLERS.items():
-            self.server.feature(name)(self._wrap(name, handler))
+        for name, spec in METHODS.items():
+            self.server.feature(name)(feature(self, spec))
 
     def apply_settings(self) -> None:
         """Apply settings.json (as far as the workspace's trust allows); again once it is trusted."""
@@ -141,7 +138,7 @@ class Daemon:
             session_id=session_id, tool_call_id=call_id, tool_name=tool, args=args, title=title, options=options,
             remember=PermissionScope(scope=rule.scope, pattern=rule.pattern, label=describe(rule)),
             timeout_seconds=self.permission_timeout))
-        future = asyncio.wrap_future(self.protocol.send_request("permission/request", params, msg_id=msg_id))
+        future = asyncio.wrap_future(self.protocol.send_request(PERMISSION_REQUEST.name, params, msg_id=msg_id))
         try:
             result = await asyncio.wait_for(future, self.permission_timeout)
         except (asyncio.CancelledError, TimeoutError) as exc:
@@ -205,12 +202,13 @@ class Daemon:
             raise Refused(request_id, E.INVALID_REQUEST, "method must be a string")
         params = data.get("params")
         if not has_id:
-            if method in HANDLERS and METHODS[method].result is not None:
+            spec = METHODS.get(method)
+            if spec is not None and spec.is_request:
                 # JSON-RPC forbids answering a notification, so the log is the only place to say so.
                 raise Refused(None, E.INVALID_REQUEST, f"{shorten(method)} is a request and was sent "
                               "without an id (as a notification); it was not run", reply=False)
             return JsonRPCNotification(method=method, jsonrpc="2.0", params=params)
-        if method not in HANDLERS:
+        if method not in METHODS:
             raise Refused(request_id, E.METHOD_NOT_FOUND, f"unknown method: {shorten(method)}")
         if self._shutting_down and method not in ("exit", "shutdown"):
             raise Refused(request_id, E.INVALID_STATE, "the daemon is shutting down")
@@ -227,50 +225,11 @@ class Daemon:
             reply = ResponseError(code=E.INTERNAL_ERROR, message="the client sent a malformed error reply")
         return ResponseErrorMessage(id=data["id"], error=reply)
 
-    def _wrap(self, name: str, handler):
-        params_cls = METHODS[name].params
-        daemon = self
+    def track_request(self, task: Any) -> None:
+        self._client_requests.add(task)
 
-        async def feature(raw_params: Any) -> Any:
-            task = asyncio.current_task()
-            daemon._client_requests.add(task)
-            try:
-                params = structure_params(raw_params, params_cls)
-                result = await handler(daemon, params)
-                return to_wire(result) if result is not None else None
-            except E.RpcError as exc:
-                raise JsonRpcException(exc.message, exc.code, exc.data) from None
-            except SessionNotFound as exc:
-                raise JsonRpcException(str(exc), E.SESSION_NOT_FOUND) from None
-            except SessionLocked as exc:
-                raise JsonRpcException(str(exc), E.SESSION_LOCKED) from None
-            except SessionFileError as exc:
-                raise JsonRpcException(str(exc), E.SESSION_FILE) from None
-            except SessionWriteError as exc:
-                raise JsonRpcException(str(exc), E.SESSION_WRITE_FAILED,
-                                       {"errno": exc.errno_name, "file": str(exc.path)}) from None
-            except SessionReadOnly as exc:
-                raise JsonRpcException(str(exc), E.SESSION_READ_ONLY) from None
-            except OutsidePath as exc:
-                raise JsonRpcException(f"invalid params: params.{exc.field}: {exc}", E.INVALID_PARAMS) from None
-            except EntryError as exc:
-                raise JsonRpcException(f"invalid params: params.entryId: {exc}", E.INVALID_PARAMS) from None
-            except SessionError as exc:
-                raise JsonRpcException(str(exc), _SESSION_ERROR_CODES[exc.kind]) from None
-            except ModelUnavailable as exc:
-                raise JsonRpcException(str(exc), E.MODEL_UNAVAILABLE) from None
-            except JsonRpcException:
-                raise
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # noqa: BLE001 - the reply stays clean; the log has it all
-                log.exception("%s failed", name)
-                raise JsonRpcException(f"{name} failed: {type(exc).__name__}: {exc}", E.INTERNAL_ERROR) from None
-            finally:
-                daemon._client_requests.discard(task)
-
-        feature.__name__ = f"rpc_{name}"
-        return feature
+    def untrack_request(self, task: Any) -> None:
+        self._client_requests.discard(task)
 
     # --- lifecycle -------------------------------------------------------------------
 

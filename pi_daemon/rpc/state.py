@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING
 import attrs
 
 from ..llm.model import Model
-from ..tools import sandbox
 from . import types as t
 
 if TYPE_CHECKING:
@@ -34,6 +33,8 @@ def model_info(daemon: "Daemon", model: Model) -> t.ModelInfo:
 
 
 def session_state(daemon: "Daemon", session: "AgentSession") -> t.SessionState:
+    from ..tools import sandbox  # here: the initialize fast path imports this module, sandbox is slow to import
+
     agent = session.agent
     return t.SessionState(
         session_id=session.id,
