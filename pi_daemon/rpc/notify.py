@@ -13,14 +13,14 @@ import asyncio
 from typing import Any, Callable
 
 from ..converter import to_wire
-from ..events import MessageUpdate
+from ..events import MessageUpdate, TextDeltaEvent, ThinkingDeltaEvent, ToolcallDeltaEvent
 from .protocol import dumps
 from .transport import FrameWriter
 from .types import AGENT_EVENT
 
 COALESCE_ABOVE = 16 * 1024
 HOLD_S = 0.02
-MERGEABLE = ("text_delta", "thinking_delta", "toolcall_delta")
+MERGEABLE = (TextDeltaEvent, ThinkingDeltaEvent, ToolcallDeltaEvent)
 
 
 class EventSender:
@@ -54,7 +54,7 @@ class EventSender:
     def _hold(self, event: MessageUpdate) -> bool:
         """Merge ``event`` into the held update; False when it cannot be merged."""
         delta = event.assistant_message_event
-        if delta.type not in MERGEABLE or self.writer.backlog <= COALESCE_ABOVE:
+        if not isinstance(delta, MERGEABLE) or self.writer.backlog <= COALESCE_ABOVE:
             return False
         held = self._held
         if held is not None:

@@ -17,7 +17,7 @@ the method modules before the rest of the daemon has loaded.
 
 from __future__ import annotations
 
-from typing import Any, Awaitable, Callable, Generic, TypeVar
+from typing import Any, Awaitable, Callable, Generic, TypeVar, overload
 
 import attrs
 
@@ -58,14 +58,22 @@ def _add(table: dict[str, Any], spec: MethodSpec[Any, Any]) -> None:
     table[spec.name] = spec
 
 
+@overload
+def method(name: str, *, params: type[P], result: type[R], summary: str,
+           errors: tuple[type[RpcError], ...] = ()) -> Callable[[Handler[P, R]], Handler[P, R]]: ...
+@overload
+def method(name: str, *, params: type[P], result: None, summary: str,
+           errors: tuple[type[RpcError], ...] = ()) -> Callable[[Handler[P, None]], Handler[P, None]]: ...
+
+
 def method(name: str, *, params: type[P], result: type[R] | None, summary: str,
-           errors: tuple[type[RpcError], ...] = ()) -> Callable[[Handler[P, R]], Handler[P, R]]:
+           errors: tuple[type[RpcError], ...] = ()) -> Callable[[Handler[P, Any]], Handler[P, Any]]:
     """Declare a client -> daemon method and register the decorated function as its handler.
 
     ``result=None`` declares a notification (the handler runs, nothing is answered).
     """
 
-    def register(handler: Handler[P, R]) -> Handler[P, R]:
+    def register(handler: Handler[P, Any]) -> Handler[P, Any]:
         _add(METHODS, MethodSpec(name, params, result, summary, errors, handler))
         return handler
 

@@ -19,6 +19,7 @@ import asyncio
 import logging
 import os
 import signal
+import typing
 import uuid
 from typing import Any
 
@@ -53,7 +54,7 @@ from .notify import EventSender
 from .protocol import DaemonProtocol, dumps
 from .transport import EOF, FrameReader, FrameWriter
 from .registry import METHODS
-from .types import PERMISSION_REQUEST, PermissionRequestParams, PermissionScope
+from .types import PERMISSION_REQUEST, PermissionOutcome, PermissionRequestParams, PermissionScope, Scope
 from .workspace_trust import WorkspaceTrust
 
 log = logging.getLogger(__name__)
@@ -128,15 +129,16 @@ class Daemon:
     def _watch(self, session: AgentSession) -> None:
         session.subscribe(EventSender(session.id, self.writer, self.send_frame))
 
-    async def ask_permission(self, session_id: str, call_id: str, tool: str, args: dict, title: str,
+    async def ask_permission(self, session_id: str, call_id: str, tool: str, args: dict[str, Any], title: str,
                              options: list[str], rule: Rule) -> str | None:
         """Ask the client (``permission/request``); None when it cannot be asked."""
         if not self.client.permissions or self._eof:
             return None
         msg_id = f"permission-{uuid.uuid4().hex[:12]}"
         params = to_wire(PermissionRequestParams(
-            session_id=session_id, tool_call_id=call_id, tool_name=tool, args=args, title=title, options=options,
-            remember=PermissionScope(scope=rule.scope, pattern=rule.pattern, label=describe(rule)),
+            session_id=session_id, tool_call_id=call_id, tool_name=tool, args=args, title=title,
+            options=typing.cast(list[PermissionOutcome], options),
+            remember=PermissionScope(scope=typing.cast(Scope, rule.scope), pattern=rule.pattern, label=describe(rule)),
             timeout_seconds=self.permission_timeout))
         future = asyncio.wrap_future(self.protocol.send_request(PERMISSION_REQUEST.name, params, msg_id=msg_id))
         try:
@@ -162,7 +164,7 @@ class Daemon:
 
     # --- input -----------------------------------------------------------------------
 
-    def on_items(self, items: list) -> None:
+    def on_items(self, items: list[Any]) -> None:
         for item in items:
             try:
                 if item is EOF:
@@ -186,7 +188,7 @@ class Daemon:
         if message is not None:
             self.protocol.handle_message(message)
 
-    def _checked(self, data: dict) -> Any:
+    def _checked(self, data: dict[str, Any]) -> Any:
         has_id = "id" in data
         request_id = data.get("id")
         if not valid_id(request_id):
@@ -212,9 +214,9 @@ class Daemon:
             raise Refused(request_id, E.METHOD_NOT_FOUND, f"unknown method: {shorten(method)}")
         if self._shutting_down and method not in ("exit", "shutdown"):
             raise Refused(request_id, E.INVALID_STATE, "the daemon is shutting down")
-        return JsonRPCRequestMessage(id=request_id, method=method, jsonrpc="2.0", params=params)
+        return JsonRPCRequestMessage(id=typing.cast(str | int, request_id), method=method, jsonrpc="2.0", params=params)
 
-    def _response(self, data: dict) -> Any:
+    def _response(self, data: dict[str, Any]) -> Any:
         if "error" not in data:
             return JsonRPCResponseMessage(id=data["id"], jsonrpc="2.0", result=data.get("result"))
         error = data["error"]
@@ -300,7 +302,7 @@ class Daemon:
         log.info("stopped")
 
 
-def serve(reader: FrameReader, writer: FrameWriter, *, pending: list, **options: Any) -> int:
+def serve(reader: FrameReader, writer: FrameWriter, *, pending: list[Any], **options: Any) -> int:
     """Run the daemon until it stops; ``pending`` are frames read before it started."""
 
     async def main() -> None:

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 import attrs
 
+from ..events import AgentEvent
 from .registry import client_request, notification
 from .session_types import *  # noqa: F401,F403 (the session methods' types, re-exported)
 
@@ -23,6 +24,9 @@ PROTOCOL_VERSION = 1
 StreamingBehavior = Literal["steer", "followUp"]
 QueueModeName = Literal["one-at-a-time", "all"]
 ThinkingLevelName = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
+Scope = Literal["exact", "prefix", "path", "tool"]  # what a remembered permission covers
+PermissionOutcome = Literal["allow_once", "allow_session", "allow_always", "reject_once", "reject_always",
+                            "cancelled"]  # tools.permissions.OUTCOMES, as the wire names them
 
 
 @attrs.define
@@ -345,7 +349,7 @@ class SetQueueModesResult:
 class AgentEventParams:
     session_id: str
     seq: int
-    event: dict[str, Any]
+    event: AgentEvent
 
 
 # --- requests (daemon -> client) ---------------------------------------------------------
@@ -353,7 +357,7 @@ class AgentEventParams:
 
 @attrs.define
 class PermissionScope:
-    scope: Literal["exact", "prefix", "path", "tool"]
+    scope: Scope
     label: str
     pattern: str | None = None
 
@@ -365,14 +369,14 @@ class PermissionRequestParams:
     tool_name: str
     args: dict[str, Any]
     title: str
-    options: list[str]
+    options: list[PermissionOutcome]
     remember: PermissionScope
     timeout_seconds: float
 
 
 @attrs.define
 class PermissionRequestResult:
-    outcome: str
+    outcome: PermissionOutcome
 
 
 AGENT_EVENT = notification("agent/event", params=AgentEventParams,

@@ -22,9 +22,10 @@ import attrs
 from ..agent import Agent, AgentBusy, AgentError, convert_with_roles, make_user_message
 from ..agent.queues import new_queue_id
 from ..cancel import CancelToken
-from ..converter import to_wire
+from ..converter import from_wire, to_wire
 from ..events import (
-    AgentEnd, AgentSettled, AutoRetryEnd, AutoRetryStart, BashExecutionUpdate, CompactionEnd, CompactionStart, MessageEnd,
+    AgentEnd, AgentSettled, AutoRetryEnd, AutoRetryStart, BashExecutionUpdate, CompactionDetails, CompactionEnd,
+    CompactionOutcome, CompactionStart, MessageEnd,
     MessageStart, MessageUpdate, ModelChanged, Observers, SessionInfoChanged, SessionWriteFailed,
     ThinkingLevelChanged,
 )
@@ -321,7 +322,7 @@ class AgentSession:
         return messages
 
     async def compact(self, instructions: str | None = None, reason: str = "manual",
-                      cancel: CancelToken | None = None) -> dict[str, Any] | None:
+                      cancel: CancelToken | None = None) -> CompactionOutcome | None:
         """Summarise the older context; the compaction's result, or None when it failed."""
         self._check_writable()
         model = self._check_model()
@@ -351,9 +352,10 @@ class AgentSession:
             await self._emit(CompactionEnd(reason=reason, error_message=str(exc)))
             return None
         self.agent.state.messages = context_messages(self.store)
-        result = {"summary": summary, "firstKeptEntryId": plan.first_kept_id, "tokensBefore": plan.tokens_before,
-                  "estimatedTokensAfter": sum(map(C.estimate_tokens, self.agent.state.messages)),
-                  "details": details, "entryId": entry["id"]}
+        result = CompactionOutcome(
+            summary=summary, first_kept_entry_id=plan.first_kept_id, tokens_before=plan.tokens_before,
+            estimated_tokens_after=sum(map(C.estimate_tokens, self.agent.state.messages)),
+            details=from_wire(details, CompactionDetails) if details else None, entry_id=entry["id"])
         await self._emit(CompactionEnd(reason=reason, result=result, will_retry=reason == "overflow"))
         return result
 

@@ -9,5 +9,8 @@ from .files import EditTool, ReadTool, WriteTool
 from .workspace import Workspace
 
 
+TOOL_CLASSES = (ReadTool, WriteTool, EditTool, BashTool, GrepTool, FindTool, LsTool)
+
+
 def coding_tools(workspace: Workspace) -> list[Tool]:
-    return [cls(workspace) for cls in (ReadTool, WriteTool, EditTool, BashTool, GrepTool, FindTool, LsTool)]
+    return [cls(workspace) for cls in TOOL_CLASSES]

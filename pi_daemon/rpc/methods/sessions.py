@@ -125,7 +125,7 @@ async def session_entries(daemon: Daemon, p: t.EntriesParams) -> t.EntriesResult
     return t.EntriesResult(header=store.header, entries=entries, more=more, cursor=cursor)
 
 
-def _node(entry: dict[str, Any], labels: dict[str, str]) -> t.TreeNode:
+def _node(entry: dict[str, Any], labels: dict[Any, Any]) -> t.TreeNode:
     from ...session.rebuild import readable_message
 
     message, text = entry.get("message"), None
@@ -162,7 +162,8 @@ async def session_stats(daemon: Daemon, p: t.SessionRef) -> t.StatsResult:
     session = daemon.sessions.get(p.session_id)
     window = session.model.context_window if session.model else None
     raw = stats(session.store.entries, session.messages, context_tokens(session.messages), window)
-    return from_wire(raw, t.StatsResult)
+    result: t.StatsResult = from_wire(raw, t.StatsResult)
+    return result
 
 
 def _export_target(daemon: Daemon, session: AgentSession, p: t.ExportParams) -> Path:

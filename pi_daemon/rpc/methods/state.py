@@ -57,8 +57,8 @@ async def compact(daemon: Daemon, p: t.CompactParams) -> t.CompactResult:
     result = await session.compact(p.custom_instructions)
     if result is None:
         raise InvalidState("compaction did not happen; the compaction_end event says why")
-    return t.CompactResult(summary=result["summary"], first_kept_entry_id=result["firstKeptEntryId"],
-                           tokens_before=result["tokensBefore"], estimated_tokens_after=result["estimatedTokensAfter"])
+    return t.CompactResult(summary=result.summary, first_kept_entry_id=result.first_kept_entry_id,
+                           tokens_before=result.tokens_before, estimated_tokens_after=result.estimated_tokens_after)
 
 
 @method("setAutoCompaction", params=t.SetAutoCompactionParams, result=t.AutoCompactionSettings,
