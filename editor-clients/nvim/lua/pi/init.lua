@@ -2,7 +2,13 @@
 -- Talks JSON-RPC (Content-Length framing) to the daemon through vim.lsp.rpc, streams the
 -- answer into a chat buffer (thinking and tool output folded), asks permissions with
 -- vim.ui.select, and manages sessions.
+-- Types: lua/pi/protocol.lua (LuaCATS, generated from the daemon's protocol declaration).
+local protocol = require("pi.protocol")
 local M = {}
+
+---Called with what the daemon sends: ("notification" | "request" | "result", method, value).
+---@type fun(kind: string, method: string, value: any)|nil
+M.on_receive = nil
 
 M.config = {
   cmd = { "pi-daemon" }, -- the daemon; extra arguments can follow
@@ -59,6 +65,7 @@ end
 
 local function line(text) append("\n" .. text) end
 
+---@param message pi.AgentMessage
 local function content_text(message)
   if type(message.content) == "string" then return message.content end
   local out = {}
@@ -71,6 +78,7 @@ end
 local handlers = {}
 
 -- A stored message (a replay) comes whole; a streaming one grows through message_update.
+---@param m pi.AssistantMessage
 local function render_assistant(m)
   for _, block in ipairs(m.content or {}) do
     if block.type == "text" then line(block.text)
@@ -79,6 +87,7 @@ local function render_assistant(m)
   end
 end
 
+---@param event pi.MessageStart
 function handlers.message_start(event)
   local m = event.message
   if m.role == "user" then line("") line("## you") line(content_text(m))
@@ -90,6 +99,7 @@ function handlers.message_start(event)
   elseif m.role == "bashExecution" then line("") line("$ " .. m.command) line(m.output or "") end
 end
 
+---@param event pi.MessageUpdate
 function handlers.message_update(event)
   local e = event.assistantMessageEvent
   if e.type == "text_start" then if state.open_block then line("") end state.open_block = "text"
@@ -100,6 +110,7 @@ function handlers.message_update(event)
   end
 end
 
+---@param event pi.MessageEnd
 function handlers.message_end(event)
   local m = event.message
   state.open_block = nil
@@ -108,10 +119,12 @@ function handlers.message_end(event)
   end
 end
 
+---@param event pi.ToolExecutionStart
 function handlers.tool_execution_start(event)
   line(event.toolName .. " output {{{")
 end
 
+---@param event pi.ToolExecutionEnd
 function handlers.tool_execution_end(event)
   local out = {}
   for _, block in ipairs(event.result.content or {}) do
@@ -121,6 +134,7 @@ function handlers.tool_execution_end(event)
   set_folds(chat_buffer())
 end
 
+---@param event pi.QueueUpdate
 function handlers.queue_update(event)
   state.queue = { steering = event.steering, followUp = event.followUp }
   vim.b[chat_buffer()].pi_queue = state.queue
@@ -129,6 +143,7 @@ end
 
 function handlers.agent_start() state.busy = true end
 
+---@param event pi.AgentSettled
 function handlers.agent_settled(event)
   state.busy = false
   state.settled = state.settled + 1
@@ -136,6 +151,7 @@ function handlers.agent_settled(event)
   line(event.aborted and "— aborted —" or "—")
 end
 
+---@param params pi.AgentEventParams
 local function on_event(params)
   state.session = params.sessionId
   local handler = handlers[params.event.type]
@@ -153,6 +169,8 @@ function M.permission_label(outcome, params)
   return label
 end
 
+---@param params pi.PermissionRequestParams
+---@return pi.PermissionRequestResult
 local function permission(params)
   local items = params.options or { "allow_once", "allow_always", "reject_once", "reject_always" }
   local choice, done = nil, false
@@ -162,6 +180,7 @@ local function permission(params)
   return { outcome = choice or "cancelled" }
 end
 
+---@param event pi.PermissionTimeout
 function handlers.permission_timeout(event)
   line(("[%s was not run: nobody answered the permission request within %s s]"):format(event.toolName,
                                                                                       event.timeoutSeconds))
@@ -170,6 +189,8 @@ end
 -- workspace/trust: answered asynchronously. vim.lsp.rpc runs server requests in a coroutine,
 -- so it yields until vim.ui.select calls back; no answer (dismissed) is an error reply,
 -- which the daemon does not remember.
+---@param params pi.WorkspaceTrustParams
+---@return pi.WorkspaceTrustResult|nil, table|nil
 local function workspace_trust(params)
   local co = coroutine.running()
   local lines = {}
@@ -183,11 +204,16 @@ local function workspace_trust(params)
   return { trusted = item == "Trust" }
 end
 
+---@param method string a method of protocol.methods
+---@param params table|nil
+---@param callback fun(result: any)|nil
 function M.request(method, params, callback)
   assert(state.rpc, "pi-daemon is not running: call require('pi').start()")
+  assert(protocol.methods[method] ~= nil, "pi: the daemon has no method " .. method)
   if params == nil or vim.tbl_isempty(params) then params = vim.empty_dict() end -- {} would be a JSON array
   state.rpc.request(method, params, function(err, result)
     vim.schedule(function()
+      if not err and M.on_receive then M.on_receive("result", method, result) end
       if err then vim.notify("pi: " .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
       elseif callback then callback(result) end
     end)
@@ -203,9 +229,11 @@ function M.start(opts)
   local rpc
   rpc = vim.lsp.rpc.start(cmd, {
     notification = function(method, params)
+      if M.on_receive then M.on_receive("notification", method, params) end
       if method == "agent/event" then vim.schedule(function() on_event(params) end) end
     end,
     server_request = function(method, params)
+      if M.on_receive then M.on_receive("request", method, params) end
       if method == "permission/request" then return permission(params) end
       if method == "workspace/trust" then return workspace_trust(params) end
       return nil, { code = -32601, message = "unknown method " .. method }
@@ -218,7 +246,7 @@ function M.start(opts)
     end,
   }, { cwd = M.config.cwd or vim.fn.getcwd(), env = M.config.env })
   state.rpc = rpc
-  M.request("initialize", { protocolVersion = 1, clientInfo = { name = "pi.nvim" },
+  M.request("initialize", { protocolVersion = protocol.PROTOCOL_VERSION, clientInfo = { name = "pi.nvim" },
                             capabilities = { permissions = M.config.permissions, workspaceTrust = true } })
 end
 
