@@ -33,15 +33,13 @@ from pygls.protocol.json_rpc import (
 )
 from pygls.server import JsonRPCServer
 
-from .. import procs, settings
+from .. import procs
 from ..converter import to_wire
 from ..events import PermissionTimeout
 from ..llm.registry import ModelRegistry
 from ..session import AgentSession, SessionManager
-from ..session.compaction import load_settings
-from ..session.manager import default_tools
 from ..tools.permission_rules import Rule, describe
-from ..tools.permissions import ASK_DEFAULT, OUTCOMES, TIMED_OUT, PermissionGate
+from ..tools.permissions import OUTCOMES, TIMED_OUT, PermissionGate
 from ..tools.workspace import Workspace
 from . import errors as E
 from .errors import preview, shorten
@@ -49,6 +47,7 @@ from .framing import FrameError, encode
 from .incoming import ID_RULE, Refused, message_object, valid_id
 from .initialize import ClientState
 from . import methods  # noqa: F401 (registers every method)
+from .app import App
 from .dispatch import feature
 from .notify import EventSender
 from .protocol import DaemonProtocol, dumps
@@ -59,12 +58,13 @@ from .workspace_trust import WorkspaceTrust
 
 log = logging.getLogger(__name__)
 
-def _positive(value: Any) -> float | None:
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
-    return float(value) if ok else None
-
-
 class Daemon:
+    """Dispatch and transport: frames in, checked messages to pygls, replies and events out.
+
+    What the methods act on is the composition root, :attr:`app` (:class:`.app.App`); the
+    attributes below that forward to it are what handlers use.
+    """
+
     def __init__(
         self,
         reader: FrameReader,
@@ -80,23 +80,12 @@ class Daemon:
     ) -> None:
         self.reader = reader
         self.writer = writer
-        self.workspace = workspace
-        self.registry = registry
-        self.max_frame_bytes = max_frame_bytes
-        self.client = client or ClientState()
         self.server = JsonRPCServer(DaemonProtocol, cattrs.Converter)
         self.protocol: DaemonProtocol = self.server.protocol  # type: ignore[assignment]
         self.protocol.send_frame = self.send_frame
-        self.tools_workspace = Workspace(workspace)
-        self.tools_workspace.allow(self.client.allowed_roots)
-        known = {tool.name for tool in default_tools(self.tools_workspace)}
-        for name in sorted(set(allowed_tools) - known):
-            log.warning("--allow %s: there is no tool %r (the tools are %s)", name, name, ", ".join(sorted(known)))
-        self._permission_timeout_flag = permission_timeout
-        self.gate = PermissionGate(self.tools_workspace.root, allowed=allowed_tools, asker=self.ask_permission)
-        self.sessions = SessionManager(registry, workspace, default_model, on_open=self._watch,
-                                       tools_workspace=self.tools_workspace, permissions=self.gate)
-        self.apply_settings()
+        self.app = App(workspace=workspace, registry=registry, default_model=default_model,
+                       max_frame_bytes=max_frame_bytes, client=client or ClientState(), allowed_tools=allowed_tools,
+                       permission_timeout=permission_timeout, asker=self.ask_permission, on_open=self._watch)
         self.trust = WorkspaceTrust(self)
         self._stopping = False
         self._shutting_down = False
@@ -107,16 +96,42 @@ class Daemon:
         for name, spec in METHODS.items():
             self.server.feature(name)(feature(self, spec))
 
+    # --- the composition root, as the handlers see it --------------------------------
+
+    @property
+    def workspace(self) -> str:
+        return self.app.workspace
+
+    @property
+    def registry(self) -> ModelRegistry:
+        return self.app.registry
+
+    @property
+    def client(self) -> ClientState:
+        return self.app.client
+
+    @property
+    def max_frame_bytes(self) -> int:
+        return self.app.max_frame_bytes
+
+    @property
+    def tools_workspace(self) -> Workspace:
+        return self.app.tools_workspace
+
+    @property
+    def gate(self) -> PermissionGate:
+        return self.app.gate
+
+    @property
+    def sessions(self) -> SessionManager:
+        return self.app.sessions
+
+    @property
+    def permission_timeout(self) -> float:
+        return self.app.permission_timeout
+
     def apply_settings(self) -> None:
-        """Apply settings.json (as far as the workspace's trust allows); again once it is trusted."""
-        options = settings.load(self.workspace)
-        self.tools_workspace.allow(options.get("workspace", {}).get("extraRoots") or [])
-        policy = options.get("permissions", {})
-        self.gate.ask = tuple(policy.get("ask", ASK_DEFAULT))
-        self.gate.without_client = policy.get("withoutClient", "reject")
-        self.permission_timeout = (self._permission_timeout_flag or _positive(policy.get("timeoutSeconds"))
-                                   or 300.0)
-        self.sessions.compaction = load_settings(self.workspace)
+        self.app.apply_settings()
 
     # --- output ----------------------------------------------------------------------
 
