@@ -13,14 +13,14 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from common import precompile
 
+from pi_daemon.client import Client
 from pi_daemon.session.store import SessionStore
 
 USAGE = {"input": 10, "output": 10, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 20,
@@ -45,29 +45,17 @@ def write_session(folder: Path, sid: str, entries: int, answer_chars: int, cwd: 
     return path
 
 
-class Client:
-    def __init__(self, workspace: str) -> None:
-        env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-        env["PI_DAEMON_HOME"] = workspace
-        self.proc = subprocess.Popen([sys.executable, "-m", "pi_daemon", "--model", "faux/echo"], cwd=workspace,
-                                     env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        self.next = 0
+def start(workspace: str) -> Client:
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env["PI_DAEMON_HOME"] = workspace
+    return Client("--model", "faux/echo", cwd=workspace, env=env)
 
-    def call(self, method: str, params: dict) -> tuple[dict, float]:
-        self.next += 1
-        started = time.perf_counter()
-        self.proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": self.next, "method": method,
-                                          "params": params}).encode() + b"\n")
-        self.proc.stdin.flush()
-        while True:
-            message = json.loads(self.proc.stdout.readline())
-            if message.get("id") == self.next:
-                assert "result" in message, message
-                return message["result"], time.perf_counter() - started
 
-    def close(self) -> None:
-        self.proc.stdin.close()
-        self.proc.wait(20)
+def timed(pi: Client, method: str, params: dict) -> tuple[Any, float]:
+    """The typed result of a request and the seconds from sending it to its reply."""
+    started = time.perf_counter()
+    result = pi.request(method, params)
+    return result, time.perf_counter() - started
 
 
 def append_cost(folder: Path, existing: int, count: int = 2000) -> float:
@@ -95,23 +83,21 @@ def main() -> None:
         size_mb = big.stat().st_size / 1e6
         loads = []
         for _ in range(args.runs):
-            client = Client(workspace)
-            client.call("listModels", {})  # everything loaded, no session created
-            result, elapsed = client.call("session/load", {"sessionId": "big"})
-            assert result["state"]["messageCount"] == 10_000
-            loads.append(elapsed)
-            client.close()
+            with start(workspace) as pi:
+                pi.request("listModels")  # everything loaded, no session created
+                result, elapsed = timed(pi, "session/load", {"sessionId": "big"})
+                assert result.state.message_count == 10_000
+                loads.append(elapsed)
         big.unlink()
         for n in range(500):
             write_session(folder, f"s{n:03d}", 40, 400, workspace)
         lists = []
-        client = Client(workspace)
-        client.call("listModels", {})
-        for _ in range(args.runs):
-            result, elapsed = client.call("session/list", {})
-            assert len(result["sessions"]) == 500
-            lists.append(elapsed)
-        client.close()
+        with start(workspace) as pi:
+            pi.request("listModels")
+            for _ in range(args.runs):
+                result, elapsed = timed(pi, "session/list", {})
+                assert len(result.sessions) == 500
+                lists.append(elapsed)
         appends = {n: [append_cost(Path(tempfile.mkdtemp(dir=workspace)), n) for _ in range(args.runs)]
                    for n in (100, 10_000)}
     med = statistics.median

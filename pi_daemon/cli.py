@@ -122,6 +122,7 @@ def _fast_initialize(items: list, writer, reader, client, max_frame: int) -> lis
     if data is None:
         return items
     from .converter import to_wire
+    from .rpc import methods  # noqa: F401 (registers every method: initialize lists them)
     from .rpc.errors import RpcError
     from .rpc.initialize import initialize
     from .rpc.params import structure_params

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 import typing
-from typing import Any
+from typing import Any, Callable
 
 import attrs
 import cattrs
@@ -30,7 +30,7 @@ def camel(name: str) -> str:
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
-def _optional(field: attrs.Attribute) -> bool:
+def _optional(field: attrs.Attribute[Any]) -> bool:
     return field.default is None and type(None) in typing.get_args(field.type)
 
 
@@ -47,16 +47,16 @@ def _overrides(cls: type) -> dict[str, Any]:
     return result
 
 
-def _unstructure_factory(cls: type):
+def _unstructure_factory(cls: type) -> Callable[[Any], Any]:
     return make_dict_unstructure_fn(cls, converter, **_overrides(cls))
 
 
-def _structure_factory(cls: type):
+def _structure_factory(cls: type) -> Callable[[Any, Any], Any]:
     # The same overrides: names renamed, in-process fields left at their defaults.
     return make_dict_structure_fn(cls, converter, **_overrides(cls))
 
 
-def _strict(kind: type, *also: type):
+def _strict(kind: type, *also: type) -> Callable[[Any, Any], Any]:
     accepted = (kind, *also)
 
     def hook(value: Any, _type: Any) -> Any:
@@ -66,7 +66,7 @@ def _strict(kind: type, *also: type):
             raise TypeError(f"expected {kind.__name__}, got boolean")
         if not isinstance(value, accepted):
             raise TypeError(f"expected {kind.__name__}, got {_json_type(value)}")
-        return kind(value) if kind is float else value
+        return float(typing.cast(float, value)) if kind is float else value
 
     return hook
 

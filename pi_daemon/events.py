@@ -13,19 +13,20 @@ reaches the wire, so a stream's size on the wire stays linear in its content.
 from __future__ import annotations
 
 import inspect
-from typing import Any, Awaitable, Callable, Literal
+import typing
+from typing import Any, Awaitable, Callable, Literal, Union
 
 import attrs
 
-from .converter import WIRE_ONLY_IN_PROCESS
-from .messages import AssistantMessage, ToolCall, ToolResult, Usage
+from .converter import WIRE_ONLY_IN_PROCESS, converter
+from .messages import AgentMessageUnion, AssistantMessage, ToolCall, ToolResult, ToolResultMessage, Usage
 
 
-def _tag(value: str):
+def _tag(value: str) -> Any:
     return attrs.field(default=value, init=False)
 
 
-def _partial():
+def _partial() -> Any:
     return attrs.field(default=None, metadata=WIRE_ONLY_IN_PROCESS, repr=False, eq=False)
 
 
@@ -34,20 +35,20 @@ def _partial():
 
 @attrs.define
 class StartEvent:
-    type: str = _tag("start")
+    type: Literal["start"] = _tag("start")
     partial: AssistantMessage | None = _partial()
 
 
 @attrs.define
 class TextStartEvent:
-    type: str = _tag("text_start")
+    type: Literal["text_start"] = _tag("text_start")
     content_index: int = 0
     partial: AssistantMessage | None = _partial()
 
 
 @attrs.define
 class TextDeltaEvent:
-    type: str = _tag("text_delta")
+    type: Literal["text_delta"] = _tag("text_delta")
     content_index: int = 0
     delta: str = ""
     partial: AssistantMessage | None = _partial()
@@ -55,7 +56,7 @@ class TextDeltaEvent:
 
 @attrs.define
 class TextEndEvent:
-    type: str = _tag("text_end")
+    type: Literal["text_end"] = _tag("text_end")
     content_index: int = 0
     content: str = ""
     partial: AssistantMessage | None = _partial()
@@ -63,14 +64,14 @@ class TextEndEvent:
 
 @attrs.define
 class ThinkingStartEvent:
-    type: str = _tag("thinking_start")
+    type: Literal["thinking_start"] = _tag("thinking_start")
     content_index: int = 0
     partial: AssistantMessage | None = _partial()
 
 
 @attrs.define
 class ThinkingDeltaEvent:
-    type: str = _tag("thinking_delta")
+    type: Literal["thinking_delta"] = _tag("thinking_delta")
     content_index: int = 0
     delta: str = ""
     partial: AssistantMessage | None = _partial()
@@ -78,7 +79,7 @@ class ThinkingDeltaEvent:
 
 @attrs.define
 class ThinkingEndEvent:
-    type: str = _tag("thinking_end")
+    type: Literal["thinking_end"] = _tag("thinking_end")
     content_index: int = 0
     content: str = ""
     partial: AssistantMessage | None = _partial()
@@ -86,7 +87,7 @@ class ThinkingEndEvent:
 
 @attrs.define
 class ToolcallStartEvent:
-    type: str = _tag("toolcall_start")
+    type: Literal["toolcall_start"] = _tag("toolcall_start")
     content_index: int = 0
     id: str = ""
     tool_name: str = ""
@@ -95,7 +96,7 @@ class ToolcallStartEvent:
 
 @attrs.define
 class ToolcallDeltaEvent:
-    type: str = _tag("toolcall_delta")
+    type: Literal["toolcall_delta"] = _tag("toolcall_delta")
     content_index: int = 0
     delta: str = ""
     partial: AssistantMessage | None = _partial()
@@ -103,7 +104,7 @@ class ToolcallDeltaEvent:
 
 @attrs.define
 class ToolcallEndEvent:
-    type: str = _tag("toolcall_end")
+    type: Literal["toolcall_end"] = _tag("toolcall_end")
     content_index: int = 0
     tool_call: ToolCall = attrs.field(factory=ToolCall)
     partial: AssistantMessage | None = _partial()
@@ -111,32 +112,33 @@ class ToolcallEndEvent:
 
 @attrs.define
 class DoneEvent:
-    type: str = _tag("done")
+    type: Literal["done"] = _tag("done")
     reason: str = "stop"
     message: AssistantMessage = attrs.field(factory=AssistantMessage)
 
 
 @attrs.define
 class ErrorEvent:
-    type: str = _tag("error")
+    type: Literal["error"] = _tag("error")
     reason: Literal["error", "aborted"] = "error"
     error: AssistantMessage = attrs.field(factory=AssistantMessage)
 
 
-AssistantMessageEvent = (
-    StartEvent
-    | TextStartEvent
-    | TextDeltaEvent
-    | TextEndEvent
-    | ThinkingStartEvent
-    | ThinkingDeltaEvent
-    | ThinkingEndEvent
-    | ToolcallStartEvent
-    | ToolcallDeltaEvent
-    | ToolcallEndEvent
-    | DoneEvent
-    | ErrorEvent
-)
+AssistantMessageDelta = Union[
+    TextStartEvent,
+    TextDeltaEvent,
+    TextEndEvent,
+    ThinkingStartEvent,
+    ThinkingDeltaEvent,
+    ThinkingEndEvent,
+    ToolcallStartEvent,
+    ToolcallDeltaEvent,
+    ToolcallEndEvent,
+]
+"""What ``message_update`` carries: ``start`` is ``message_start``, ``done`` / ``error`` are ``message_end``."""
+
+AssistantMessageEvent = Union[StartEvent, AssistantMessageDelta, DoneEvent, ErrorEvent]
+"""What a provider streams."""
 
 
 # --- agent events (agent/session -> observers) ----------------------------------------
@@ -144,75 +146,75 @@ AssistantMessageEvent = (
 
 @attrs.define
 class AgentStart:
-    type: str = _tag("agent_start")
+    type: Literal["agent_start"] = _tag("agent_start")
 
 
 @attrs.define
 class AgentEnd:
-    type: str = _tag("agent_end")
-    messages: list[Any] = attrs.field(factory=list)
+    type: Literal["agent_end"] = _tag("agent_end")
+    messages: list[AgentMessageUnion] = attrs.field(factory=list)
     will_retry: bool = False
 
 
 @attrs.define
 class AgentSettled:
-    type: str = _tag("agent_settled")
+    type: Literal["agent_settled"] = _tag("agent_settled")
     aborted: bool = False
 
 
 @attrs.define
 class TurnStart:
-    type: str = _tag("turn_start")
+    type: Literal["turn_start"] = _tag("turn_start")
 
 
 @attrs.define
 class TurnEnd:
-    type: str = _tag("turn_end")
-    message: Any = None
-    tool_results: list[Any] = attrs.field(factory=list)
+    type: Literal["turn_end"] = _tag("turn_end")
+    message: AssistantMessage = attrs.field(kw_only=True)
+    tool_results: list[ToolResultMessage] = attrs.field(factory=list)
 
 
 @attrs.define
 class MessageStart:
-    type: str = _tag("message_start")
-    message: Any = None
+    type: Literal["message_start"] = _tag("message_start")
+    message: AgentMessageUnion = attrs.field(kw_only=True)
 
 
 @attrs.define
 class MessageUpdate:
-    type: str = _tag("message_update")
-    assistant_message_event: Any = None
+    type: Literal["message_update"] = _tag("message_update")
+    assistant_message_event: AssistantMessageDelta = attrs.field(kw_only=True)
     usage: Usage | None = None
     message: AssistantMessage | None = _partial()
 
 
 @attrs.define
 class MessageEnd:
-    type: str = _tag("message_end")
-    message: Any = None
+    type: Literal["message_end"] = _tag("message_end")
+    message: AgentMessageUnion = attrs.field(kw_only=True)
     entry_id: str | None = None  # the session entry that stores the message, once written
 
 
 @attrs.define
 class ToolExecutionStart:
-    type: str = _tag("tool_execution_start")
+    type: Literal["tool_execution_start"] = _tag("tool_execution_start")
     tool_call_id: str = ""
     tool_name: str = ""
-    args: Any = None
+    args: dict[str, Any] | None = None
 
 
 @attrs.define
 class ToolExecutionUpdate:
-    type: str = _tag("tool_execution_update")
+    type: Literal["tool_execution_update"] = _tag("tool_execution_update")
     tool_call_id: str = ""
     tool_name: str = ""
-    args: Any = None
+    args: dict[str, Any] | None = None
     partial_result: ToolResult | None = None
 
 
 @attrs.define
 class ToolExecutionEnd:
-    type: str = _tag("tool_execution_end")
+    type: Literal["tool_execution_end"] = _tag("tool_execution_end")
     tool_call_id: str = ""
     tool_name: str = ""
     result: ToolResult = attrs.field(factory=ToolResult)
@@ -222,14 +224,16 @@ class ToolExecutionEnd:
 
 @attrs.define
 class QueueItem:
+    """A queued message (``queue_update.items``, ``getState.queue.items``)."""
+
     queue_id: str
-    kind: str  # steer / followUp
+    kind: Literal["steer", "followUp"]
     text: str
 
 
 @attrs.define
 class QueueUpdate:
-    type: str = _tag("queue_update")
+    type: Literal["queue_update"] = _tag("queue_update")
     steering: list[str] = attrs.field(factory=list)
     follow_up: list[str] = attrs.field(factory=list)
     items: list[QueueItem] = attrs.field(factory=list)
@@ -237,15 +241,35 @@ class QueueUpdate:
 
 @attrs.define
 class CompactionStart:
-    type: str = _tag("compaction_start")
+    type: Literal["compaction_start"] = _tag("compaction_start")
     reason: str = "manual"
 
 
 @attrs.define
+class CompactionOutcome:
+    """What a compaction did (``compaction_end.result``, and the ``compact`` method's answer)."""
+
+    summary: str
+    first_kept_entry_id: str
+    tokens_before: int
+    estimated_tokens_after: int
+    entry_id: str
+    details: CompactionDetails | None = None
+
+
+@attrs.define
+class CompactionDetails:
+    """The files the summarised part of the conversation read and changed."""
+
+    read_files: list[str] = attrs.field(factory=list)
+    modified_files: list[str] = attrs.field(factory=list)
+
+
+@attrs.define
 class CompactionEnd:
-    type: str = _tag("compaction_end")
+    type: Literal["compaction_end"] = _tag("compaction_end")
     reason: str = "manual"
-    result: Any = None
+    result: CompactionOutcome | None = None
     aborted: bool = False
     will_retry: bool = False
     error_message: str | None = None
@@ -253,7 +277,7 @@ class CompactionEnd:
 
 @attrs.define
 class AutoRetryStart:
-    type: str = _tag("auto_retry_start")
+    type: Literal["auto_retry_start"] = _tag("auto_retry_start")
     attempt: int = 1
     max_attempts: int = 3
     delay_ms: int = 0
@@ -262,7 +286,7 @@ class AutoRetryStart:
 
 @attrs.define
 class AutoRetryEnd:
-    type: str = _tag("auto_retry_end")
+    type: Literal["auto_retry_end"] = _tag("auto_retry_end")
     success: bool = True
     attempt: int = 1
     final_error: str | None = None
@@ -270,14 +294,14 @@ class AutoRetryEnd:
 
 @attrs.define
 class BashExecutionUpdate:
-    type: str = _tag("bash_execution_update")
-    request_id: Any = None
+    type: Literal["bash_execution_update"] = _tag("bash_execution_update")
+    request_id: str | int | None = None
     delta: str = ""
 
 
 @attrs.define
 class SessionInfoChanged:
-    type: str = _tag("session_info_changed")
+    type: Literal["session_info_changed"] = _tag("session_info_changed")
     name: str | None = None
 
 
@@ -285,7 +309,7 @@ class SessionInfoChanged:
 class SessionWriteFailed:
     """An entry could not be written to the session file (disk full, I/O error)."""
 
-    type: str = _tag("session_write_failed")
+    type: Literal["session_write_failed"] = _tag("session_write_failed")
     error: str = ""
     errno: str = ""
     file: str = ""
@@ -293,36 +317,47 @@ class SessionWriteFailed:
 
 @attrs.define
 class ModelChanged:
-    type: str = _tag("model_changed")
+    type: Literal["model_changed"] = _tag("model_changed")
     provider: str = ""
     model_id: str = ""
 
 
 @attrs.define
 class ThinkingLevelChanged:
-    type: str = _tag("thinking_level_changed")
+    type: Literal["thinking_level_changed"] = _tag("thinking_level_changed")
     level: str = "off"
 
 
 @attrs.define
 class PermissionTimeout:
-    type: str = _tag("permission_timeout")
+    type: Literal["permission_timeout"] = _tag("permission_timeout")
     tool_call_id: str = ""
     tool_name: str = ""
     timeout_seconds: float = 0
 
 
 @attrs.define
+class CommandInfo:
+    """A slash command (``getCommands``, ``commands_update``)."""
+
+    name: str
+    description: str
+    source: Literal["builtin", "template", "skill"]
+    argument_hint: str | None = None
+    file: str | None = None
+
+
+@attrs.define
 class CommandsUpdate:
     """The slash commands changed (a template or skill file was added, edited or removed)."""
 
-    type: str = _tag("commands_update")
-    commands: list[Any] = attrs.field(factory=list)
+    type: Literal["commands_update"] = _tag("commands_update")
+    commands: list[CommandInfo] = attrs.field(factory=list)
 
 
 @attrs.define
 class ReplayEnd:
-    type: str = _tag("replay_end")
+    type: Literal["replay_end"] = _tag("replay_end")
     message_count: int = 0
 
 
@@ -333,20 +368,65 @@ class Replayed:
 
 
 @attrs.define
+class ChangedHunk:
+    """One hunk of a run's change to a file (``turn_diff``, ``changes/get``)."""
+
+    id: str
+    old_start: int
+    old_lines: int
+    new_start: int
+    new_lines: int
+    header: str
+    accepted: bool = False
+
+
+@attrs.define
+class ChangedFile:
+    """A file a run changed, with its unified diff against the run's start."""
+
+    path: str
+    status: Literal["added", "modified", "deleted"]
+    hunks: list[ChangedHunk]
+    diff: str
+    before: str | None = None
+    after: str | None = None
+
+
+@attrs.define
 class TurnDiff:
     """What the run has changed so far: every file with its diff against the run's start."""
 
-    type: str = _tag("turn_diff")
+    type: Literal["turn_diff"] = _tag("turn_diff")
     run_id: str = ""
-    files: list[Any] = attrs.field(factory=list)
+    files: list[ChangedFile] = attrs.field(factory=list)
 
 
-AGENT_EVENT_TYPES = (
+AgentEvent = Union[
     AgentStart, AgentEnd, AgentSettled, TurnStart, TurnEnd, MessageStart, MessageUpdate,
     MessageEnd, ToolExecutionStart, ToolExecutionUpdate, ToolExecutionEnd, QueueUpdate,
     CompactionStart, CompactionEnd, AutoRetryStart, AutoRetryEnd, BashExecutionUpdate,
-    SessionInfoChanged, ModelChanged, ThinkingLevelChanged, PermissionTimeout, SessionWriteFailed, CommandsUpdate, ReplayEnd, TurnDiff,
-)
+    SessionInfoChanged, ModelChanged, ThinkingLevelChanged, PermissionTimeout, SessionWriteFailed,
+    CommandsUpdate, ReplayEnd, TurnDiff,
+]
+"""Every event of ``agent/event``, tagged by its ``type``."""
+AGENT_EVENT_TYPES: tuple[type, ...] = typing.get_args(AgentEvent)
+
+
+def _structure_tagged(members: tuple[type, ...]) -> Callable[[Any, Any], Any]:
+    """Structure a union of event classes by its ``type`` tag (a client reading events)."""
+    by_tag = {attrs.fields(cls).type.default: cls for cls in members}
+
+    def hook(obj: Any, _type: Any) -> Any:
+        cls = by_tag.get(obj.get("type")) if isinstance(obj, dict) else None
+        if cls is None:
+            raise ValueError(f"unknown event type {obj.get('type') if isinstance(obj, dict) else obj!r}")
+        return converter.structure(obj, cls)
+
+    return hook
+
+
+converter.register_structure_hook(AgentEvent, _structure_tagged(AGENT_EVENT_TYPES))
+converter.register_structure_hook(AssistantMessageDelta, _structure_tagged(typing.get_args(AssistantMessageDelta)))
 
 
 Listener = Callable[[Any], Awaitable[None] | None]

@@ -9,6 +9,7 @@ registered is kept as :class:`UnknownMessage` and written back exactly as read.
 from __future__ import annotations
 
 import time
+import typing
 from typing import Any, Callable, Literal, Union
 
 import attrs
@@ -22,7 +23,7 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def _tag(value: str):
+def _tag(value: str) -> Any:
     return attrs.field(default=value, init=False)
 
 
@@ -31,21 +32,21 @@ def _tag(value: str):
 
 @attrs.define
 class TextContent:
-    type: str = _tag("text")
+    type: Literal["text"] = _tag("text")
     text: str = ""
     text_signature: str | None = None
 
 
 @attrs.define
 class ImageContent:
-    type: str = _tag("image")
+    type: Literal["image"] = _tag("image")
     data: str = ""
     mime_type: str = "image/png"
 
 
 @attrs.define
 class ThinkingContent:
-    type: str = _tag("thinking")
+    type: Literal["thinking"] = _tag("thinking")
     thinking: str = ""
     thinking_signature: str | None = None
     redacted: bool | None = None
@@ -53,7 +54,7 @@ class ThinkingContent:
 
 @attrs.define
 class ToolCall:
-    type: str = _tag("toolCall")
+    type: Literal["toolCall"] = _tag("toolCall")
     id: str = ""
     name: str = ""
     arguments: dict[str, Any] = attrs.field(factory=dict)
@@ -75,11 +76,11 @@ _BLOCKS: dict[str, type] = {
 }
 
 
-def _structure_block(allowed: tuple[type, ...]):
+def _structure_block(allowed: tuple[type, ...]) -> Callable[[Any, Any], Any]:
     def hook(obj: Any, _type: Any) -> Any:
         if not isinstance(obj, dict):
             raise ValueError(f"content block must be an object, got {type(obj).__name__}")
-        cls = _BLOCKS.get(obj.get("type"))
+        cls = _BLOCKS.get(str(obj.get("type")))
         if cls is None or cls not in allowed:
             names = ", ".join(attrs.fields(c).type.default for c in allowed)
             raise ValueError(f"content block type {obj.get('type')!r} is not one of: {names}")
@@ -99,7 +100,7 @@ def _structure_user_content(obj: Any, _type: Any) -> str | list[UserContent]:
     if isinstance(obj, str):
         return obj
     if isinstance(obj, list):
-        return [converter.structure(item, UserContent) for item in obj]
+        return [converter.structure(item, UserContent) for item in obj]  # type: ignore[arg-type]
     raise ValueError("content must be a string or a list of text/image blocks")
 
 
@@ -132,17 +133,26 @@ class Usage:
 
 
 @attrs.define
+class SlashCommandUse:
+    """A template or skill command as the user typed it (``UserMessage.command``)."""
+
+    name: str
+    source: Literal["template", "skill"]
+    input: str
+
+
+@attrs.define
 class UserMessage:
-    role: str = _tag("user")
+    role: Literal["user"] = _tag("user")
     content: str | list[UserContent] = ""
     timestamp: int = attrs.field(factory=now_ms)
-    # A slash command the user typed: {name, source, input} — ``content`` is what it expanded to.
-    command: dict[str, Any] | None = None
+    # The slash command the user typed; ``content`` is what it expanded to.
+    command: SlashCommandUse | None = None
 
 
 @attrs.define
 class AssistantMessage:
-    role: str = _tag("assistant")
+    role: Literal["assistant"] = _tag("assistant")
     content: list[AssistantContent] = attrs.field(factory=list)
     api: str = ""
     provider: str = ""
@@ -163,7 +173,7 @@ class AssistantMessage:
 
 @attrs.define
 class ToolResultMessage:
-    role: str = _tag("toolResult")
+    role: Literal["toolResult"] = _tag("toolResult")
     tool_call_id: str = ""
     tool_name: str = ""
     content: list[UserContent] = attrs.field(factory=list)
@@ -180,7 +190,7 @@ LlmMessage = Union[UserMessage, AssistantMessage, ToolResultMessage]
 
 @attrs.define
 class BashExecutionMessage:
-    role: str = _tag("bashExecution")
+    role: Literal["bashExecution"] = _tag("bashExecution")
     command: str = ""
     output: str = ""
     exit_code: int | None = None
@@ -193,7 +203,7 @@ class BashExecutionMessage:
 
 @attrs.define
 class CustomMessage:
-    role: str = _tag("custom")
+    role: Literal["custom"] = _tag("custom")
     custom_type: str = ""
     content: str | list[UserContent] = ""
     display: bool = True
@@ -203,7 +213,7 @@ class CustomMessage:
 
 @attrs.define
 class CompactionSummaryMessage:
-    role: str = _tag("compactionSummary")
+    role: Literal["compactionSummary"] = _tag("compactionSummary")
     summary: str = ""
     tokens_before: int = 0
     timestamp: int = attrs.field(factory=now_ms)
@@ -211,7 +221,7 @@ class CompactionSummaryMessage:
 
 @attrs.define
 class BranchSummaryMessage:
-    role: str = _tag("branchSummary")
+    role: Literal["branchSummary"] = _tag("branchSummary")
     summary: str = ""
     from_id: str | None = None
     timestamp: int = attrs.field(factory=now_ms)
@@ -225,11 +235,11 @@ class UnknownMessage:
 
     @property
     def role(self) -> str:
-        return self.data.get("role", "")
+        return typing.cast(str, self.data.get("role", ""))
 
     @property
     def timestamp(self) -> int:
-        return self.data.get("timestamp", 0)
+        return typing.cast(int, self.data.get("timestamp", 0))
 
 
 AgentMessage = Any  # any registered role class, or UnknownMessage
@@ -273,14 +283,14 @@ def role_to_llm(message: Any) -> LlmMessage | None:
 def message_from_wire(data: Any) -> AgentMessage:
     if not isinstance(data, dict):
         raise ValueError(f"message must be an object, got {type(data).__name__}")
-    role = _ROLES.get(data.get("role"))
+    role = _ROLES.get(str(data.get("role")))
     if role is None:
         return UnknownMessage(dict(data))
     return from_wire(data, role.cls)
 
 
 def message_to_wire(message: AgentMessage) -> dict[str, Any]:
-    return to_wire(message)
+    return typing.cast(dict[str, Any], to_wire(message))
 
 
 def _bash_to_llm(m: BashExecutionMessage) -> UserMessage | None:
@@ -320,6 +330,17 @@ register_role("bashExecution", BashExecutionMessage, _bash_to_llm)
 register_role("custom", CustomMessage, _custom_to_llm)
 register_role("compactionSummary", CompactionSummaryMessage, _compaction_to_llm)
 register_role("branchSummary", BranchSummaryMessage, _branch_to_llm)
+
+AgentMessageUnion = Union[
+    UserMessage, AssistantMessage, ToolResultMessage, BashExecutionMessage, CustomMessage,
+    CompactionSummaryMessage, BranchSummaryMessage, UnknownMessage,
+]
+"""Every message on the wire: the built-in roles, or one this build does not know."""
+converter.register_structure_hook(AgentMessageUnion, lambda obj, _type: message_from_wire(obj))
+
+
+def known_roles() -> list[str]:
+    return list(_ROLES)
 
 
 def user_text(message: Any) -> str:

@@ -5,6 +5,18 @@ sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parent / "rpc"))
 sys.path.insert(0, str(Path(__file__).parent / "llm"))
 
+import frame_check  # noqa: E402 (found through the path above)
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def frames_fit_the_protocol_schema():
+    """Every frame a test exchanged with a daemon fits protocol.schema.json (see tests/rpc/frame_check.py)."""
+    frame_check.take()
+    yield
+    violations = frame_check.take()
+    assert not violations, "frames that do not fit protocol.schema.json:\n" + "\n".join(violations[:20])
+
 
 def pytest_sessionfinish(session, exitstatus):
     # A skipped test is not a passed one: the suite fails unless everything ran.

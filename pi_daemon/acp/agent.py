@@ -307,7 +307,7 @@ class AcpAgent:
             result = await tracked.session.compact(instructions)
         except Exception as exc:
             raise session_failure(exc) or exc
-        text = (f"Compacted the conversation ({result['tokensBefore']} tokens before)." if result
+        text = (f"Compacted the conversation ({result.tokens_before} tokens before)." if result
                 else "Nothing was compacted.")
         self.update(tracked.session.id, {"sessionUpdate": "agent_message_chunk",
                                          "content": {"type": "text", "text": text}})

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..converter import to_wire
 from .agent import AcpAgent, session_failure
 from .connection import AcpError, invalid_params
 
@@ -45,7 +46,7 @@ def methods(agent: AcpAgent) -> dict[str, Any]:
         if instructions is not None and not isinstance(instructions, str):
             raise invalid_params("params.customInstructions", "expected a string")
         result = await call(agent.get(params).session.compact(instructions))
-        return {"result": result}
+        return {"result": to_wire(result)}
 
     async def set_name(params: dict[str, Any]) -> dict[str, Any]:
         name = params.get("name")

@@ -29,11 +29,13 @@ import os
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
+from ..converter import to_wire
 from ..tools.file_access import DiskFiles, looks_binary
 from ..tools.workspace import EDIT, LIST, READ, WRITE, PathRefused, Workspace
 from .initialize import ClientState
+from .types import APPLY_EDIT, READ_TEXT_FILE, ApplyWorkspaceEditParams, ReadTextFileParams
 
-Ask = Callable[[str, dict], Awaitable[Any]]  # (method, params) -> result; raises OSError
+Ask = Callable[[str, dict[str, Any]], Awaitable[Any]]  # (method, params) -> result; raises OSError
 
 
 def _end(lines: list[str]) -> tuple[int, int]:
@@ -80,7 +82,8 @@ class EditorFiles(DiskFiles):
     async def _buffer(self, target: Path) -> tuple[str | None, int | None]:
         if not self.client.fs_read:
             return None, None
-        result = await self.ask("fs/readTextFile", {"sessionId": self.session_id, "path": str(target)})
+        result = await self.ask(READ_TEXT_FILE.name,
+                                to_wire(ReadTextFileParams(session_id=self.session_id, path=str(target))))
         if not isinstance(result, dict) or not isinstance(result.get("content"), (str, type(None))):
             raise OSError(errno.EIO, "the editor's fs/readTextFile answer has no content string or null")
         version = result.get("version")
@@ -164,7 +167,7 @@ class EditorFiles(DiskFiles):
         from lsprotocol import converters
 
         wire = converters.get_converter().unstructure(edit)
-        result = await self.ask("workspace/applyEdit", {"label": label, "edit": wire})
+        result = await self.ask(APPLY_EDIT.name, to_wire(ApplyWorkspaceEditParams(label=label, edit=wire)))
         if not isinstance(result, dict) or not isinstance(result.get("applied"), bool):
             raise OSError(errno.EIO, "the editor's workspace/applyEdit answer has no applied flag")
         if not result["applied"]:

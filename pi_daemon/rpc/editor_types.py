@@ -2,7 +2,7 @@
 ``changes/*`` and the editor context of a prompt.
 
 Part of :mod:`.types`, which re-exports every name here. Like it, this module needs
-nothing but attrs: ``WorkspaceEdit`` travels as the plain JSON LSP defines (it is built
+nothing but attrs and the event classes: ``WorkspaceEdit`` travels as the plain JSON LSP defines (it is built
 with lsprotocol's classes where it is made, off the start-up path).
 """
 
@@ -11,6 +11,8 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import attrs
+
+from ..events import ChangedFile, ChangedHunk
 
 __all__ = [
     "FsCapabilities",
@@ -105,27 +107,6 @@ class ChangesGetParams:
     path: str | None = None
     with_content: bool = False
     session_id: str | None = None
-
-
-@attrs.define
-class ChangedHunk:
-    id: str
-    old_start: int
-    old_lines: int
-    new_start: int
-    new_lines: int
-    header: str
-    accepted: bool = False
-
-
-@attrs.define
-class ChangedFile:
-    path: str
-    status: Literal["added", "modified", "deleted"]
-    hunks: list[ChangedHunk]
-    diff: str
-    before: str | None = None
-    after: str | None = None
 
 
 @attrs.define

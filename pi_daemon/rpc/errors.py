@@ -1,53 +1,129 @@
-"""JSON-RPC error codes of the protocol and the exception that carries one to a reply."""
+"""The protocol's errors: one exception class per JSON-RPC error code, each declared once.
+
+A handler raises one of these (``raise AgentBusy("...")``); the dispatcher turns it
+into the error reply. The session layer sits below the protocol and knows nothing of
+codes: :data:`.dispatch.LOWER_LAYER_ERRORS` says which protocol error each of its
+exceptions is, and :func:`.dispatch.as_rpc_error` is the one place an exception becomes
+a JSON-RPC error.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
-REQUEST_CANCELLED = -32800
-
-SESSION_NOT_FOUND = -32001
-AGENT_BUSY = -32002
-INVALID_STATE = -32003
-MODEL_UNAVAILABLE = -32004
-FRAME_TOO_LARGE = -32005
-SESSION_LOCKED = -32006
-SESSION_FILE = -32007
-SESSION_WRITE_FAILED = -32008
-SESSION_READ_ONLY = -32009
-UNKNOWN_COMMAND = -32010
-
-CODES: dict[int, str] = {
-    PARSE_ERROR: "invalid JSON, nesting deeper than 1024 levels, an unreadable header (id is null)",
-    INVALID_REQUEST: "not a request object, no method, bad id, batch array",
-    METHOD_NOT_FOUND: "unknown method",
-    INVALID_PARAMS: "params do not fit the method; the message names the field",
-    INTERNAL_ERROR: "a handler failed; the message says how (details go to the log)",
-    REQUEST_CANCELLED: "cancelled by $/cancelRequest",
-    SESSION_NOT_FOUND: "no session with that id",
-    AGENT_BUSY: "a run is active and the request needs an idle session",
-    INVALID_STATE: "the session cannot do that now (e.g. nothing to continue)",
-    MODEL_UNAVAILABLE: "unknown model, or its API key is missing",
-    FRAME_TOO_LARGE: "a frame exceeded --max-frame-bytes and was skipped (id is null)",
-    SESSION_LOCKED: "another process has the session file open",
-    SESSION_FILE: "the file is missing, unreadable, not a session file, or outside the session folder",
-    SESSION_WRITE_FAILED: "the session file could not be written (disk full, I/O error); nothing of it was kept",
-    SESSION_READ_ONLY: "the session is open read-only (read-only folder, or a file outside the session folder)",
-    UNKNOWN_COMMAND: "the text starts with /name and no command has that name (start it with // to send it as text)",
-}
+CODES: dict[int, type["RpcError"]] = {}
+"""Every error code of the protocol -> its class (and ``meaning`` for the docs)."""
 
 
 class RpcError(Exception):
-    def __init__(self, code: int, message: str, data: Any = None) -> None:
+    """An error reply: ``code`` is the class's, ``message`` says what went wrong."""
+
+    code: ClassVar[int] = -32603
+    meaning: ClassVar[str] = ""
+
+    def __init__(self, message: str, data: Any = None) -> None:
         super().__init__(message)
-        self.code = code
         self.message = message
         self.data = data
+
+    def __init_subclass__(cls, *, code: int | None = None, meaning: str = "", **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        if code is None:
+            return
+        if code in CODES:
+            raise ValueError(f"error code {code} is declared twice: {CODES[code].__name__} and {cls.__name__}")
+        cls.code, cls.meaning = code, meaning
+        CODES[code] = cls
+
+
+class ParseError(RpcError, code=-32700,
+                 meaning="invalid JSON, nesting deeper than 1024 levels, an unreadable header (id is null)"):
+    pass
+
+
+class InvalidRequest(RpcError, code=-32600, meaning="not a request object, no method, bad id, batch array"):
+    pass
+
+
+class MethodNotFound(RpcError, code=-32601, meaning="unknown method"):
+    pass
+
+
+class InvalidParams(RpcError, code=-32602, meaning="params do not fit the method; the message names the field"):
+    pass
+
+
+class InternalError(RpcError, code=-32603,
+                    meaning="a handler failed; the message says how (details go to the log)"):
+    pass
+
+
+class RequestCancelled(RpcError, code=-32800, meaning="cancelled by $/cancelRequest"):
+    pass
+
+
+class SessionNotFoundError(RpcError, code=-32001, meaning="no session with that id"):
+    pass
+
+
+class AgentBusy(RpcError, code=-32002, meaning="a run is active and the request needs an idle session"):
+    pass
+
+
+class InvalidState(RpcError, code=-32003, meaning="the session cannot do that now (e.g. nothing to continue)"):
+    pass
+
+
+class ModelUnavailableError(RpcError, code=-32004, meaning="unknown model, or its API key is missing"):
+    pass
+
+
+class FrameTooLarge(RpcError, code=-32005,
+                    meaning="a frame exceeded --max-frame-bytes and was skipped (id is null)"):
+    pass
+
+
+class SessionLockedError(RpcError, code=-32006, meaning="another process has the session file open"):
+    pass
+
+
+class SessionFile(RpcError, code=-32007,
+                  meaning="the file is missing, unreadable, not a session file, or outside the session folder"):
+    pass
+
+
+class SessionWriteFailed(RpcError, code=-32008, meaning="the session file could not be written "
+                         "(disk full, I/O error); nothing of it was kept"):
+    pass
+
+
+class SessionReadOnlyError(RpcError, code=-32009, meaning="the session is open read-only "
+                           "(read-only folder, or a file outside the session folder)"):
+    pass
+
+
+class UnknownCommandError(RpcError, code=-32010, meaning="the text starts with /name and no command has that name "
+                          "(start it with // to send it as text)"):
+    pass
+
+
+# The codes by name, for code that needs the number (framing errors, tests).
+PARSE_ERROR = ParseError.code
+INVALID_REQUEST = InvalidRequest.code
+METHOD_NOT_FOUND = MethodNotFound.code
+INVALID_PARAMS = InvalidParams.code
+INTERNAL_ERROR = InternalError.code
+REQUEST_CANCELLED = RequestCancelled.code
+SESSION_NOT_FOUND = SessionNotFoundError.code
+AGENT_BUSY = AgentBusy.code
+INVALID_STATE = InvalidState.code
+MODEL_UNAVAILABLE = ModelUnavailableError.code
+FRAME_TOO_LARGE = FrameTooLarge.code
+SESSION_LOCKED = SessionLockedError.code
+SESSION_FILE = SessionFile.code
+SESSION_WRITE_FAILED = SessionWriteFailed.code
+SESSION_READ_ONLY = SessionReadOnlyError.code
+UNKNOWN_COMMAND = UnknownCommandError.code
 
 
 def shorten(text: str, limit: int = 100) -> str:

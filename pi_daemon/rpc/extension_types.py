@@ -1,14 +1,16 @@
 """Protocol types of the extension methods (``listTools``, ``getCommands``) and slash commands.
 
 Part of :mod:`.types`, which re-exports every name here. Like it, this module needs
-nothing but attrs.
+nothing but attrs and the event classes.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import attrs
+
+from ..events import CommandInfo
 
 __all__ = [
     "ToolInfo",
@@ -24,7 +26,7 @@ __all__ = [
 class ToolInfo:
     name: str
     description: str
-    source: str  # builtin, mcp, skill
+    source: Literal["builtin", "mcp", "skill"]
     server: str | None = None
 
 
@@ -33,7 +35,7 @@ class McpServerInfo:
     name: str
     source: str
     transport: str
-    state: str  # stopped, starting, ready, failed
+    state: Literal["stopped", "starting", "ready", "failed"]
     tool_count: int
     tools: list[str]
     error: str | None = None
@@ -44,15 +46,6 @@ class ListToolsResult:
     tools: list[ToolInfo]
     servers: list[McpServerInfo]
     problems: list[str]
-
-
-@attrs.define
-class CommandInfo:
-    name: str
-    description: str
-    source: str  # builtin, template, skill
-    argument_hint: str | None = None
-    file: str | None = None
 
 
 @attrs.define

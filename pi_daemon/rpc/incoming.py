@@ -75,7 +75,7 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def _surrogate_path(data: dict) -> str:
+def _surrogate_path(data: dict[str, Any]) -> str:
     """The path (``params.text``, ``id``, ``params.items[2]``) of the first lone surrogate."""
     stack: list[tuple[str, Any]] = [(str(k), v) for k, v in reversed(data.items())]
     while stack:

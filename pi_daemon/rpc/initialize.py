@@ -1,7 +1,9 @@
 """``initialize``: version and capability negotiation.
 
 Kept light (attrs, cattrs and the event classes only) so the daemon can answer it
-before the JSON-RPC machinery has been imported: start-up time is import time.
+before the JSON-RPC machinery has been imported: start-up time is import time. The
+method list comes from the registry, filled by importing :mod:`.methods` (done by the
+caller: the methods import this module).
 """
 
 from __future__ import annotations
@@ -11,10 +13,10 @@ import attrs
 from .. import __version__
 from ..events import AGENT_EVENT_TYPES
 from ..llm.model import THINKING_LEVELS
-from .errors import INVALID_REQUEST, RpcError
+from .errors import InvalidRequest
 from .framing import CONTENT_LENGTH, NDJSON
+from .registry import METHODS
 from .types import (
-    METHODS,
     PROTOCOL_VERSION,
     InitializeParams,
     InitializeResult,
@@ -38,10 +40,9 @@ class ClientState:
 
 def initialize(params: InitializeParams, state: ClientState, max_frame_bytes: int) -> InitializeResult:
     if state.initialized:
-        raise RpcError(INVALID_REQUEST, "initialize was already received on this connection")
+        raise InvalidRequest("initialize was already received on this connection")
     if params.protocol_version > PROTOCOL_VERSION or params.protocol_version < 1:
-        raise RpcError(
-            INVALID_REQUEST,
+        raise InvalidRequest(
             f"protocol version {params.protocol_version} is not supported; "
             f"this daemon speaks version {PROTOCOL_VERSION}",
         )
@@ -58,8 +59,8 @@ def initialize(params: InitializeParams, state: ClientState, max_frame_bytes: in
         protocol_version=PROTOCOL_VERSION,
         server_info=ServerInfo(name="pi-daemon", version=__version__),
         capabilities=ServerCapabilities(
-            methods=sorted(m for m, spec in METHODS.items() if spec.result is not None),
-            notifications=sorted(["exit", "$/cancelRequest", "fs/didChangeDirty"]),
+            methods=sorted(m for m, spec in METHODS.items() if spec.is_request),
+            notifications=sorted([m for m, spec in METHODS.items() if not spec.is_request] + ["$/cancelRequest"]),
             events=[attrs.fields(cls).type.default for cls in AGENT_EVENT_TYPES],
             framings=[NDJSON, CONTENT_LENGTH],
             max_frame_bytes=max_frame_bytes,

@@ -18,13 +18,14 @@ import asyncio
 from typing import Any, Callable
 
 from ..converter import to_wire
-from ..events import MessageUpdate, Replayed
+from ..events import MessageUpdate, Replayed, TextDeltaEvent, ThinkingDeltaEvent, ToolcallDeltaEvent
 from .protocol import dumps
 from .transport import FrameWriter
+from .types import AGENT_EVENT
 
 COALESCE_ABOVE = 16 * 1024
 HOLD_S = 0.02
-MERGEABLE = ("text_delta", "thinking_delta", "toolcall_delta")
+MERGEABLE = (TextDeltaEvent, ThinkingDeltaEvent, ToolcallDeltaEvent)
 
 
 class EventSender:
@@ -47,7 +48,7 @@ class EventSender:
         params: dict[str, Any] = {"sessionId": self.session_id, "seq": seq, "event": wire_event}
         if replay:
             params["replay"] = True
-        self.send_frame(dumps({"jsonrpc": "2.0", "method": "agent/event", "params": params}))
+        self.send_frame(dumps({"jsonrpc": "2.0", "method": AGENT_EVENT.name, "params": params}))
 
     def flush(self) -> None:
         if self._timer is not None:
@@ -62,7 +63,7 @@ class EventSender:
     def _hold(self, event: MessageUpdate) -> bool:
         """Merge ``event`` into the held update; False when it cannot be merged."""
         delta = event.assistant_message_event
-        if delta.type not in MERGEABLE or self.writer.backlog <= COALESCE_ABOVE:
+        if not isinstance(delta, MERGEABLE) or self.writer.backlog <= COALESCE_ABOVE:
             return False
         held = self._held
         if held is not None:

@@ -9,7 +9,7 @@ from typing import Any
 import cattrs
 
 from ..converter import camel, from_wire
-from .errors import INVALID_PARAMS, RpcError, shorten
+from .errors import InvalidParams, shorten
 
 
 def _describe(exc: BaseException, type_: Any) -> str:
@@ -33,7 +33,7 @@ def structure_params(raw: Any, cls: type) -> Any:
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
-        raise RpcError(INVALID_PARAMS, "invalid params: params must be an object")
+        raise InvalidParams("invalid params: params must be an object")
     try:
         return from_wire(raw, cls)
     except Exception as exc:  # noqa: BLE001 - every structuring failure is the client's
@@ -43,5 +43,11 @@ def structure_params(raw: Any, cls: type) -> Any:
                 shorten(_camel_path(p.rsplit(" @ ", 1)[1]) + ": " + p.rsplit(" @ ", 1)[0], 200)
                 for p in problems[:10]
             )
-            raise RpcError(INVALID_PARAMS, f"invalid params: {text}") from None
+            raise InvalidParams(f"invalid params: {text}") from None
         raise
+
+
+def not_negative(name: str, value: int | None) -> None:
+    """Refuse a negative count (``name`` is the wire name of the field)."""
+    if value is not None and value < 0:
+        raise InvalidParams(f"invalid params: params.{name}: must be 0 or more")

@@ -20,6 +20,7 @@ import errno
 import logging
 import os
 import signal
+import typing
 import uuid
 from typing import Any
 
@@ -33,46 +34,44 @@ from pygls.protocol.json_rpc import (
 )
 from pygls.server import JsonRPCServer
 
-from .. import procs, settings
+from .. import procs
 from ..converter import to_wire
 from ..events import PermissionTimeout
 from ..commands.catalog import Catalog
-from ..llm.registry import ModelRegistry, ModelUnavailable
+from ..llm.registry import ModelRegistry
 from ..mcp.manager import McpManager
-from ..session import AgentSession, SessionError, SessionManager, SessionNotFound
-from ..session.compaction import load_settings
-from ..session.manager import EntryError, OutsidePath, default_tools
-from ..session.store import SessionFileError, SessionLocked, SessionReadOnly, SessionWriteError
+from ..session import AgentSession, SessionManager
 from ..tools.permission_rules import Rule, describe
-from ..tools.permissions import ASK_DEFAULT, OUTCOMES, TIMED_OUT, PermissionGate
+from ..tools.permissions import OUTCOMES, TIMED_OUT, PermissionGate
 from ..tools.workspace import Workspace
 from . import errors as E
-from .editor_files import EditorFiles
 from .errors import preview, shorten
-from .extension_methods import Background
+from .extensions import Background
 from .framing import FrameError, encode
 from .incoming import ID_RULE, Refused, message_object, valid_id
 from .initialize import ClientState
-from .methods import HANDLERS
+from . import methods  # noqa: F401 (registers every method)
+from .app import App
+from .dispatch import feature
 from .notify import EventSender
-from .params import structure_params
 from .protocol import DaemonProtocol, dumps
 from .transport import EOF, FrameReader, FrameWriter
-from .types import METHODS, PermissionRequestParams, PermissionScope
+from .registry import METHODS
+from .types import PERMISSION_REQUEST, PermissionOutcome, PermissionRequestParams, PermissionScope, Scope
 from .workspace_trust import WorkspaceTrust
 
 log = logging.getLogger(__name__)
 
 EDITOR_TIMEOUT_S = 60.0
-_SESSION_ERROR_CODES = {"busy": E.AGENT_BUSY, "state": E.INVALID_STATE, "model": E.MODEL_UNAVAILABLE}
-
-
-def _positive(value: Any) -> float | None:
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
-    return float(value) if ok else None
 
 
 class Daemon:
+    """Dispatch and transport: frames in, checked messages to pygls, replies and events out.
+
+    What the methods act on is the composition root, :attr:`app` (:class:`.app.App`); the
+    attributes below that forward to it are what handlers use.
+    """
+
     def __init__(
         self,
         reader: FrameReader,
@@ -88,29 +87,14 @@ class Daemon:
     ) -> None:
         self.reader = reader
         self.writer = writer
-        self.workspace = workspace
-        self.registry = registry
-        self.max_frame_bytes = max_frame_bytes
-        self.client = client or ClientState()
         self.server = JsonRPCServer(DaemonProtocol, cattrs.Converter)
         self.protocol: DaemonProtocol = self.server.protocol  # type: ignore[assignment]
         self.protocol.send_frame = self.send_frame
-        self.tools_workspace = Workspace(workspace)
-        self.tools_workspace.allow(self.client.allowed_roots)
-        known = {tool.name for tool in default_tools(self.tools_workspace)} | {"mcp"}  # mcp: every MCP tool
-        for name in sorted(set(allowed_tools) - known):
-            log.warning("--allow %s: there is no tool %r (the tools are %s)", name, name, ", ".join(sorted(known)))
-        self._permission_timeout_flag = permission_timeout
-        self.gate = PermissionGate(self.tools_workspace.root, allowed=allowed_tools, asker=self.ask_permission)
-        self.commands = Catalog(workspace)
-        self.mcp = McpManager(workspace)
+        self.app = App(workspace=workspace, registry=registry, default_model=default_model,
+                       max_frame_bytes=max_frame_bytes, client=client or ClientState(), allowed_tools=allowed_tools,
+                       permission_timeout=permission_timeout, asker=self.ask_permission, on_open=self._watch,
+                       ask_editor=self.ask_editor)
         self.background = Background(self)
-        self.sessions = SessionManager(registry, workspace, default_model, on_open=self._watch,
-                                       tools_workspace=self.tools_workspace, permissions=self.gate,
-                                       mcp=self.mcp, commands=self.commands,
-                                       file_access=lambda session_id, view: EditorFiles(view, self.ask_editor, session_id,
-                                                                                        self.client))
-        self.apply_settings()
         self.trust = WorkspaceTrust(self)
         self._stopping = False
         self._shutting_down = False
@@ -118,21 +102,57 @@ class Daemon:
         self._signals = 0
         self._done = asyncio.Event()
         self._client_requests: set[Any] = set()
-        self.event_seqs: dict[str, int] = {}  # session id -> the last seq sent (see notify)
-        for name, handler in HANDLERS.items():
-            self.server.feature(name)(self._wrap(name, handler))
+        for name, spec in METHODS.items():
+            self.server.feature(name)(feature(self, spec))
+
+    # --- the composition root, as the handlers see it --------------------------------
+
+    @property
+    def workspace(self) -> str:
+        return self.app.workspace
+
+    @property
+    def registry(self) -> ModelRegistry:
+        return self.app.registry
+
+    @property
+    def client(self) -> ClientState:
+        return self.app.client
+
+    @property
+    def max_frame_bytes(self) -> int:
+        return self.app.max_frame_bytes
+
+    @property
+    def tools_workspace(self) -> Workspace:
+        return self.app.tools_workspace
+
+    @property
+    def gate(self) -> PermissionGate:
+        return self.app.gate
+
+    @property
+    def sessions(self) -> SessionManager:
+        return self.app.sessions
+
+    @property
+    def permission_timeout(self) -> float:
+        return self.app.permission_timeout
+
+    @property
+    def commands(self) -> Catalog:
+        return self.app.commands
+
+    @property
+    def mcp(self) -> McpManager:
+        return self.app.mcp
+
+    @property
+    def event_seqs(self) -> dict[str, int]:
+        return self.app.event_seqs
 
     def apply_settings(self) -> None:
-        """Apply settings.json (as far as the workspace's trust allows); again once it is trusted."""
-        options = settings.load(self.workspace)
-        self.tools_workspace.allow(options.get("workspace", {}).get("extraRoots") or [])
-        policy = options.get("permissions", {})
-        self.gate.ask = tuple(policy.get("ask", ASK_DEFAULT))
-        self.gate.without_client = policy.get("withoutClient", "reject")
-        self.permission_timeout = (self._permission_timeout_flag or _positive(policy.get("timeoutSeconds"))
-                                   or 300.0)
-        self.sessions.compaction = load_settings(self.workspace)
-        self.mcp.reload()  # the workspace's mcp.json counts once it is trusted
+        self.app.apply_settings()
 
     # --- output ----------------------------------------------------------------------
 
@@ -145,18 +165,19 @@ class Daemon:
     def _watch(self, session: AgentSession) -> None:
         session.subscribe(EventSender(session.id, self.writer, self.send_frame, self.event_seqs))
 
-    async def ask_permission(self, session_id: str, call_id: str, tool: str, args: dict, title: str,
+    async def ask_permission(self, session_id: str, call_id: str, tool: str, args: dict[str, Any], title: str,
                              options: list[str], rule: Rule) -> str | None:
         """Ask the client (``permission/request``); None when it cannot be asked."""
         if not self.client.permissions or self._eof:
             return None
         params = to_wire(PermissionRequestParams(
-            session_id=session_id, tool_call_id=call_id, tool_name=tool, args=args, title=title, options=options,
-            remember=PermissionScope(scope=rule.scope, pattern=rule.pattern, label=describe(rule)),
+            session_id=session_id, tool_call_id=call_id, tool_name=tool, args=args, title=title,
+            options=typing.cast(list[PermissionOutcome], options),
+            remember=PermissionScope(scope=typing.cast(Scope, rule.scope), pattern=rule.pattern, label=describe(rule)),
             timeout_seconds=self.permission_timeout))
         msg_id = f"permission-{uuid.uuid4().hex[:12]}"
         try:
-            result = await self.request_client("permission/request", params, msg_id, self.permission_timeout)
+            result = await self.request_client(PERMISSION_REQUEST.name, params, msg_id, self.permission_timeout)
         except TimeoutError:
             log.warning("permission/request %s was not answered within %g s: refused", msg_id,
                         self.permission_timeout)
@@ -183,20 +204,21 @@ class Daemon:
                 self.protocol.notify("$/cancelRequest", {"id": msg_id})
             raise
 
-    async def ask_editor(self, method: str, params: dict) -> Any:
+    async def ask_editor(self, method: str, params: dict[str, Any]) -> Any:
         """An ``fs/*`` or ``workspace/applyEdit`` request; every failure is an OSError for the tool."""
         if self._eof:
             raise OSError(errno.EPIPE, f"the editor has gone; {method} cannot be asked")
         try:
             return await self.request_client(method, params, f"fs-{uuid.uuid4().hex[:12]}", EDITOR_TIMEOUT_S)
         except TimeoutError:
-            raise OSError(errno.ETIMEDOUT, f"the editor did not answer {method} within {EDITOR_TIMEOUT_S:g} s") from None
+            raise OSError(errno.ETIMEDOUT,
+                          f"the editor did not answer {method} within {EDITOR_TIMEOUT_S:g} s") from None
         except JsonRpcException as exc:
             raise OSError(errno.EIO, f"the editor answered {method} with an error: {exc}") from None
 
     # --- input -----------------------------------------------------------------------
 
-    def on_items(self, items: list) -> None:
+    def on_items(self, items: list[Any]) -> None:
         for item in items:
             try:
                 if item is EOF:
@@ -220,7 +242,7 @@ class Daemon:
         if message is not None:
             self.protocol.handle_message(message)
 
-    def _checked(self, data: dict) -> Any:
+    def _checked(self, data: dict[str, Any]) -> Any:
         has_id = "id" in data
         request_id = data.get("id")
         if not valid_id(request_id):
@@ -236,18 +258,19 @@ class Daemon:
             raise Refused(request_id, E.INVALID_REQUEST, "method must be a string")
         params = data.get("params")
         if not has_id:
-            if method in HANDLERS and METHODS[method].result is not None:
+            spec = METHODS.get(method)
+            if spec is not None and spec.is_request:
                 # JSON-RPC forbids answering a notification, so the log is the only place to say so.
                 raise Refused(None, E.INVALID_REQUEST, f"{shorten(method)} is a request and was sent "
                               "without an id (as a notification); it was not run", reply=False)
             return JsonRPCNotification(method=method, jsonrpc="2.0", params=params)
-        if method not in HANDLERS:
+        if method not in METHODS:
             raise Refused(request_id, E.METHOD_NOT_FOUND, f"unknown method: {shorten(method)}")
         if self._shutting_down and method not in ("exit", "shutdown"):
             raise Refused(request_id, E.INVALID_STATE, "the daemon is shutting down")
-        return JsonRPCRequestMessage(id=request_id, method=method, jsonrpc="2.0", params=params)
+        return JsonRPCRequestMessage(id=typing.cast(str | int, request_id), method=method, jsonrpc="2.0", params=params)
 
-    def _response(self, data: dict) -> Any:
+    def _response(self, data: dict[str, Any]) -> Any:
         if "error" not in data:
             return JsonRPCResponseMessage(id=data["id"], jsonrpc="2.0", result=data.get("result"))
         error = data["error"]
@@ -258,50 +281,11 @@ class Daemon:
             reply = ResponseError(code=E.INTERNAL_ERROR, message="the client sent a malformed error reply")
         return ResponseErrorMessage(id=data["id"], error=reply)
 
-    def _wrap(self, name: str, handler):
-        params_cls = METHODS[name].params
-        daemon = self
+    def track_request(self, task: Any) -> None:
+        self._client_requests.add(task)
 
-        async def feature(raw_params: Any) -> Any:
-            task = asyncio.current_task()
-            daemon._client_requests.add(task)
-            try:
-                params = structure_params(raw_params, params_cls)
-                result = await handler(daemon, params)
-                return to_wire(result) if result is not None else None
-            except E.RpcError as exc:
-                raise JsonRpcException(exc.message, exc.code, exc.data) from None
-            except SessionNotFound as exc:
-                raise JsonRpcException(str(exc), E.SESSION_NOT_FOUND) from None
-            except SessionLocked as exc:
-                raise JsonRpcException(str(exc), E.SESSION_LOCKED) from None
-            except SessionFileError as exc:
-                raise JsonRpcException(str(exc), E.SESSION_FILE) from None
-            except SessionWriteError as exc:
-                raise JsonRpcException(str(exc), E.SESSION_WRITE_FAILED,
-                                       {"errno": exc.errno_name, "file": str(exc.path)}) from None
-            except SessionReadOnly as exc:
-                raise JsonRpcException(str(exc), E.SESSION_READ_ONLY) from None
-            except OutsidePath as exc:
-                raise JsonRpcException(f"invalid params: params.{exc.field}: {exc}", E.INVALID_PARAMS) from None
-            except EntryError as exc:
-                raise JsonRpcException(f"invalid params: params.entryId: {exc}", E.INVALID_PARAMS) from None
-            except SessionError as exc:
-                raise JsonRpcException(str(exc), _SESSION_ERROR_CODES[exc.kind]) from None
-            except ModelUnavailable as exc:
-                raise JsonRpcException(str(exc), E.MODEL_UNAVAILABLE) from None
-            except JsonRpcException:
-                raise
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # noqa: BLE001 - the reply stays clean; the log has it all
-                log.exception("%s failed", name)
-                raise JsonRpcException(f"{name} failed: {type(exc).__name__}: {exc}", E.INTERNAL_ERROR) from None
-            finally:
-                daemon._client_requests.discard(task)
-
-        feature.__name__ = f"rpc_{name}"
-        return feature
+    def untrack_request(self, task: Any) -> None:
+        self._client_requests.discard(task)
 
     # --- lifecycle -------------------------------------------------------------------
 
@@ -376,7 +360,7 @@ class Daemon:
         log.info("stopped")
 
 
-def serve(reader: FrameReader, writer: FrameWriter, *, pending: list, **options: Any) -> int:
+def serve(reader: FrameReader, writer: FrameWriter, *, pending: list[Any], **options: Any) -> int:
     """Run the daemon until it stops; ``pending`` are frames read before it started."""
 
     async def main() -> None:

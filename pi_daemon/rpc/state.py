@@ -7,9 +7,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from ..llm.model import Model
-from ..tools import sandbox
 from . import types as t
-from .extension_methods import server_infos
 
 if TYPE_CHECKING:
     from ..session import AgentSession
@@ -35,6 +33,10 @@ def model_info(daemon: "Daemon", model: Model) -> t.ModelInfo:
 
 
 def session_state(daemon: "Daemon", session: "AgentSession") -> t.SessionState:
+    # Here: the initialize fast path imports this module; sandbox and the extensions are slow to import.
+    from ..tools import sandbox
+    from .extensions import server_infos
+
     agent = session.agent
     return t.SessionState(
         session_id=session.id,
@@ -46,7 +48,7 @@ def session_state(daemon: "Daemon", session: "AgentSession") -> t.SessionState:
         message_count=len(agent.state.messages),
         pending_message_count=len(agent.steering) + len(agent.follow_ups),
         queue=t.QueueState(steering=agent.steering.texts(), follow_up=agent.follow_ups.texts(),
-                           items=[t.QueuedItem(queue_id=q.id, kind=q.kind, text=q.text)
+                           items=[t.QueueItem(queue_id=q.id, kind=q.kind, text=q.text)
                                   for q in (*agent.steering, *agent.follow_ups)]),
         is_compacting=session.compacting,
         settings=session_settings(session),

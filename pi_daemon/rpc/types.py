@@ -1,9 +1,9 @@
-"""Protocol types: the params and result of every method, in one place.
+"""Protocol types: the params and result classes of the methods, and the messages the daemon sends.
 
-Each method the daemon serves is listed in :data:`METHODS` with its params and result
-classes; the dispatcher structures params from them and ``protocol.md`` documents
-exactly them (a test keeps the two from drifting apart). Field names are snake_case
-here and camelCase on the wire, through the project's one converter.
+A method names its params and result classes where its handler is declared
+(:mod:`.methods`, through :func:`.registry.method`); the daemon -> client notification
+and requests are declared at the end of this module. Field names are snake_case here and
+camelCase on the wire, through the project's one converter.
 
 This module only needs attrs: the ``initialize`` fast path imports it before the rest
 of the daemon has loaded.
@@ -15,14 +15,19 @@ from typing import Any, Literal
 
 import attrs
 
-from .extension_types import *  # noqa: F401,F403 (the extension methods' types, re-exported)
-from .extension_types import CommandOutcome, McpServerInfo
+from ..events import AgentEvent, QueueItem as QueueItem  # re-exported: getState's queue items
 from .editor_types import *  # noqa: F401,F403 (the editor file system's types, re-exported)
 from .editor_types import (
-    ApplyWorkspaceEditParams, ApplyWorkspaceEditResult, ChangesAcceptParams, ChangesAcceptResult, ChangesGetParams,
-    ChangesResult, ChangesRevertParams, ChangesRevertResult, ContextItem, DidChangeDirtyParams, FsCapabilities, ReadTextFileParams,
+    ApplyWorkspaceEditParams,
+    ApplyWorkspaceEditResult,
+    ContextItem,
+    FsCapabilities,
+    ReadTextFileParams,
     ReadTextFileResult,
 )
+from .extension_types import *  # noqa: F401,F403 (the extension methods' types, re-exported)
+from .extension_types import CommandOutcome, McpServerInfo
+from .registry import client_request, notification
 from .session_types import *  # noqa: F401,F403 (the session methods' types, re-exported)
 
 PROTOCOL_VERSION = 1
@@ -30,6 +35,9 @@ PROTOCOL_VERSION = 1
 StreamingBehavior = Literal["steer", "followUp"]
 QueueModeName = Literal["one-at-a-time", "all"]
 ThinkingLevelName = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
+Scope = Literal["exact", "prefix", "path", "tool"]  # what a remembered permission covers
+PermissionOutcome = Literal["allow_once", "allow_session", "allow_always", "reject_once", "reject_always",
+                            "cancelled"]  # tools.permissions.OUTCOMES, as the wire names them
 
 
 @attrs.define
@@ -215,17 +223,10 @@ class UnavailableModels:
 
 
 @attrs.define
-class QueuedItem:
-    queue_id: str
-    kind: Literal["steer", "followUp"]
-    text: str
-
-
-@attrs.define
 class QueueState:
     steering: list[str]
     follow_up: list[str]
-    items: list[QueuedItem]
+    items: list[QueueItem]
 
 
 @attrs.define
@@ -382,8 +383,8 @@ class SetQueueModesResult:
 class AgentEventParams:
     session_id: str
     seq: int
-    event: dict[str, Any]
-    replay: bool | None = None
+    event: AgentEvent
+    replay: bool | None = None  # true on an event re-sent for session/load{replay}
 
 
 # --- requests (daemon -> client) ---------------------------------------------------------
@@ -391,7 +392,7 @@ class AgentEventParams:
 
 @attrs.define
 class PermissionScope:
-    scope: Literal["exact", "prefix", "path", "tool"]
+    scope: Scope
     label: str
     pattern: str | None = None
 
@@ -403,75 +404,24 @@ class PermissionRequestParams:
     tool_name: str
     args: dict[str, Any]
     title: str
-    options: list[str]
+    options: list[PermissionOutcome]
     remember: PermissionScope
     timeout_seconds: float
 
 
 @attrs.define
 class PermissionRequestResult:
-    outcome: str
+    outcome: PermissionOutcome
 
 
-@attrs.define
-class Method:
-    params: type
-    result: type | None  # None: a notification, no reply
-    summary: str
-
-
-METHODS: dict[str, Method] = {
-    "initialize": Method(InitializeParams, InitializeResult, "negotiate version and capabilities"),
-    "shutdown": Method(Empty, Empty, "abort runs, answer, then wait for exit"),
-    "exit": Method(Empty, None, "stop the process"),
-    "session/new": Method(SessionNewParams, SessionNewResult, "create a session; it becomes current"),
-    "session/load": Method(SessionLoadParams, SessionLoadResult, "open a stored session; it becomes current"),
-    "session/list": Method(SessionListParams, SessionListResult, "the workspace's sessions, newest first"),
-    "session/fork": Method(SessionForkParams, SessionForkResult, "new session with the path before a user message"),
-    "session/clone": Method(SessionRef, SessionNewResult, "new session with the whole current path"),
-    "session/delete": Method(SessionDeleteParams, SessionDeleteResult, "delete a session file"),
-    "session/setName": Method(SetNameParams, SetNameResult, "name the session"),
-    "session/close": Method(SessionRef, ClosedResult, "close an open session"),
-    "session/label": Method(LabelParams, LabelResult, "set or clear a label on an entry"),
-    "session/entries": Method(EntriesParams, EntriesResult, "raw entries after a cursor"),
-    "session/tree": Method(SessionRef, TreeResult, "the entry tree"),
-    "session/stats": Method(SessionRef, StatsResult, "counts, tokens, cost, context usage"),
-    "session/export": Method(ExportParams, ExportResult, "the history of the branch or tree as HTML or Markdown"),
-    "session/navigate": Method(NavigateParams, NavigateResult, "move the current position to another entry"),
-    "compact": Method(CompactParams, CompactResult, "summarise the older context now"),
-    "setAutoCompaction": Method(SetAutoCompactionParams, AutoCompactionSettings, "switch and tune auto-compaction"),
-    "prompt": Method(PromptParams, PromptResult, "start a run, or queue while one runs"),
-    "steer": Method(QueueParams, QueuedResult, "queue a steering message"),
-    "followUp": Method(QueueParams, QueuedResult, "queue a follow-up message"),
-    "abort": Method(SessionRef, AbortResult, "stop the current run"),
-    "clearQueue": Method(SessionRef, ClearQueueResult, "remove queued messages"),
-    "removeQueued": Method(RemoveQueuedParams, RemovedResult, "remove one queued message"),
-    "continue": Method(SessionRef, ContinueResult, "resume from the transcript"),
-    "waitForIdle": Method(SessionRef, WaitForIdleResult, "answer once the session has settled"),
-    "bash": Method(BashParams, BashResult, "run a shell command for the user"),
-    "abortBash": Method(SessionRef, AbortResult, "stop the user's shell command"),
-    "getState": Method(SessionRef, SessionState, "session state"),
-    "getMessages": Method(SessionRef, GetMessagesResult, "messages of the context"),
-    "listModels": Method(Empty, ListModelsResult, "usable models, and why the others are not"),
-    "setModel": Method(SetModelParams, SetModelResult, "choose the session's model"),
-    "setThinkingLevel": Method(SetThinkingLevelParams, SetThinkingLevelResult, "choose the thinking level"),
-    "setQueueModes": Method(SetQueueModesParams, SetQueueModesResult, "choose the queue modes"),
-    "setAutoRetry": Method(SetAutoRetryParams, AutoRetrySettings, "switch and tune automatic retry"),
-    "listTools": Method(SessionRef, ListToolsResult, "the session's tools and the MCP servers' states"),  # noqa: F405
-    "getCommands": Method(Empty, GetCommandsResult, "every slash command, with source and argument hint"),  # noqa: F405
-    "changes/get": Method(ChangesGetParams, ChangesResult, "what a run changed: files, hunks, diffs"),
-    "changes/revert": Method(ChangesRevertParams, ChangesRevertResult, "take back a run's files or hunks"),
-    "changes/accept": Method(ChangesAcceptParams, ChangesAcceptResult, "mark a run's hunks reviewed"),
-    "fs/didChangeDirty": Method(DidChangeDirtyParams, None, "which buffers have unsaved changes now"),
-}
-
-NOTIFICATIONS: dict[str, type] = {"agent/event": AgentEventParams}
-
-CLIENT_REQUESTS: dict[str, Method] = {
-    "permission/request": Method(PermissionRequestParams, PermissionRequestResult,
-                                 "may this tool call run? (and what to remember)"),
-    "workspace/trust": Method(WorkspaceTrustParams, WorkspaceTrustResult, "may the workspace configure the daemon"),
-    "fs/readTextFile": Method(ReadTextFileParams, ReadTextFileResult, "the file as the editor holds it"),
-    "workspace/applyEdit": Method(ApplyWorkspaceEditParams, ApplyWorkspaceEditResult,
-                                  "apply an edit in the editor (LSP's request)"),
-}
+AGENT_EVENT = notification("agent/event", params=AgentEventParams,
+                           summary="an event of a session, numbered by seq")
+PERMISSION_REQUEST = client_request("permission/request", params=PermissionRequestParams,
+                                    result=PermissionRequestResult,
+                                    summary="may this tool call run? (and what to remember)")
+WORKSPACE_TRUST = client_request("workspace/trust", params=WorkspaceTrustParams, result=WorkspaceTrustResult,
+                                 summary="may the workspace configure the daemon")
+READ_TEXT_FILE = client_request("fs/readTextFile", params=ReadTextFileParams, result=ReadTextFileResult,
+                                summary="the file as the editor holds it")
+APPLY_EDIT = client_request("workspace/applyEdit", params=ApplyWorkspaceEditParams, result=ApplyWorkspaceEditResult,
+                            summary="apply an edit in the editor (LSP's request)")

@@ -59,7 +59,7 @@ class WorkspaceTrust:
         self._pending = msg_id = f"trust-{uuid.uuid4().hex[:12]}"
         params = {"workspace": str(self.workspace),
                   "reasons": [{"file": i.file, "field": i.field, "effect": i.effect} for i in self.ignored]}
-        future = daemon.protocol.send_request("workspace/trust", params, msg_id=msg_id)
+        future = daemon.protocol.send_request(t.WORKSPACE_TRUST.name, params, msg_id=msg_id)
         # Applied while the reply is being handled, so the next request already sees it.
         future.add_done_callback(self._answered)
 

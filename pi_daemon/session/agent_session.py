@@ -22,16 +22,16 @@ import attrs
 from ..agent import Agent, AgentBusy, AgentError, convert_with_roles, make_user_message
 from ..agent.queues import new_queue_id
 from ..cancel import CancelToken
-from ..converter import to_wire
+from ..converter import from_wire, to_wire
 from ..events import (
-    AgentEnd, AgentSettled, AutoRetryEnd, AutoRetryStart, BashExecutionUpdate, CompactionEnd, CompactionStart, MessageEnd,
-    MessageStart, MessageUpdate, ModelChanged, Observers, Replayed, ReplayEnd, SessionInfoChanged,
-    SessionWriteFailed, ThinkingLevelChanged,
+    AgentEnd, AgentSettled, AutoRetryEnd, AutoRetryStart, BashExecutionUpdate, CompactionDetails, CompactionEnd,
+    CompactionOutcome, CompactionStart, MessageEnd, MessageStart, MessageUpdate, ModelChanged, Observers, Replayed,
+    ReplayEnd, SessionInfoChanged, SessionWriteFailed, ThinkingLevelChanged,
 )
 from ..llm.errors import is_context_overflow, is_retryable
 from ..llm.model import THINKING_LEVELS, Model
 from ..llm.registry import ModelRegistry, ModelUnavailable
-from ..messages import BashExecutionMessage, ImageContent
+from ..messages import BashExecutionMessage, ImageContent, SlashCommandUse
 from ..tools.shell import run_shell
 from . import compaction as C, kept_settings
 from .rebuild import context_entries, context_messages, readable_message
@@ -153,7 +153,7 @@ class AgentSession:
 
     async def prompt(self, text: str, images: Sequence[ImageContent] | None = None,
                      streaming_behavior: str | None = None,
-                     command: dict[str, Any] | None = None) -> tuple[str, str | None]:
+                     command: SlashCommandUse | None = None) -> tuple[str, str | None]:
         """Returns ``(disposition, queue_id)`` once the input is accepted and on disk.
         ``command``: the slash command ``text`` was expanded from (kept in the message)."""
         self.check_writable()
@@ -176,7 +176,7 @@ class AgentSession:
         return "started", None
 
     async def enqueue(self, kind: str, text: str, images: Sequence[ImageContent] | None = None,
-                      command: dict[str, Any] | None = None) -> str:
+                      command: SlashCommandUse | None = None) -> str:
         self.check_writable()
         message = make_user_message(text, images)
         message.command = command
@@ -359,7 +359,7 @@ class AgentSession:
         return messages
 
     async def compact(self, instructions: str | None = None, reason: str = "manual",
-                      cancel: CancelToken | None = None) -> dict[str, Any] | None:
+                      cancel: CancelToken | None = None) -> CompactionOutcome | None:
         """Summarise the older context; the compaction's result, or None when it failed."""
         self.check_writable()
         model = self.check_model()
@@ -373,7 +373,7 @@ class AgentSession:
             self.compacting = False
 
     async def _compact(self, plan: C.Plan | None, instructions: str | None, reason: str, model: Model,
-                       cancel: CancelToken | None) -> dict[str, Any] | None:
+                       cancel: CancelToken | None) -> CompactionOutcome | None:
         await self._emit(CompactionStart(reason=reason))
         if plan is None:
             await self._emit(CompactionEnd(reason=reason, error_message="nothing to compact: the context is already small"))
@@ -397,9 +397,10 @@ class AgentSession:
             await self._emit(CompactionEnd(reason=reason, error_message=str(exc)))
             return None
         self.agent.state.messages = context_messages(self.store)
-        result = {"summary": summary, "firstKeptEntryId": plan.first_kept_id, "tokensBefore": plan.tokens_before,
-                  "estimatedTokensAfter": sum(map(C.estimate_tokens, self.agent.state.messages)),
-                  "details": details, "entryId": entry["id"]}
+        result = CompactionOutcome(
+            summary=summary, first_kept_entry_id=plan.first_kept_id, tokens_before=plan.tokens_before,
+            estimated_tokens_after=sum(map(C.estimate_tokens, self.agent.state.messages)),
+            details=from_wire(details, CompactionDetails) if details else None, entry_id=entry["id"])
         await self._emit(CompactionEnd(reason=reason, result=result, will_retry=reason == "overflow"))
         return result
 

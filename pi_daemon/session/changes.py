@@ -25,7 +25,8 @@ import uuid
 from pathlib import Path
 from typing import Any, Callable
 
-from ..events import AgentEnd, AgentStart, ToolExecutionStart, TurnDiff, TurnEnd
+from ..converter import from_wire
+from ..events import AgentEnd, AgentStart, ChangedFile, ToolExecutionStart, TurnDiff, TurnEnd
 from ..tools.diffs import FileDiff, file_diff, revert_hunks
 from ..tools.snapshot import UNKNOWN, take_async
 from ..tools.workspace import READ, PathRefused, Workspace
@@ -190,7 +191,7 @@ class ChangeLog:
             await self.scan()
             files = self.turn_diff(always=isinstance(event, AgentEnd))
             if files is not None:
-                await emit(TurnDiff(run_id=self.run_id or "", files=files))
+                await emit(TurnDiff(run_id=self.run_id or "", files=from_wire(files, list[ChangedFile])))
 
     def finish(self) -> None:
         self.run_id = None

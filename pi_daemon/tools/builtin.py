@@ -10,6 +10,9 @@ from .files import EditTool, ReadTool, WriteTool
 from .workspace import Workspace
 
 
+TOOL_CLASSES = (ReadTool, WriteTool, EditTool, BashTool, GrepTool, FindTool, LsTool)
+
+
 def coding_tools(workspace: Workspace, files: FileAccess | None = None) -> list[Tool]:
     """The tools; ``files`` is how the file tools reach files (default: the disk)."""
-    return [cls(workspace, files) for cls in (ReadTool, WriteTool, EditTool, BashTool, GrepTool, FindTool, LsTool)]
+    return [cls(workspace, files) for cls in TOOL_CLASSES]

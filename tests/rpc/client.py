@@ -13,6 +13,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import frame_check
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -59,6 +61,7 @@ class Daemon:
         self.server_requests: list[dict] = []
         self.on_request: dict = {}  # method -> params -> result (None: answer later with respond)
         self.stderr = bytearray()
+        self.frames = frame_check.Connection()  # every frame is checked against the schema
         self._next_id = 0
         self._cond = threading.Condition()
         self._reader = threading.Thread(target=self._read, daemon=True)
@@ -78,6 +81,7 @@ class Daemon:
         return body + b"\n"
 
     def send(self, message: dict) -> None:
+        self.frames.client_sent(message)
         self.send_raw(self.frame(json.dumps(message).encode()))
 
     def _read_stderr(self) -> None:
@@ -85,6 +89,12 @@ class Daemon:
             self.stderr += line
 
     def _read(self) -> None:
+        try:
+            self._read_frames()
+        finally:
+            self.frames.finished = True
+
+    def _read_frames(self) -> None:
         out = self.proc.stdout
         while True:
             if self.framing == "content-length":
@@ -104,6 +114,7 @@ class Daemon:
                     return
                 self.raw_stdout += body
             message = json.loads(body)
+            self.frames.daemon_sent(message)
             with self._cond:
                 if "id" in message and "method" in message:  # a request from the daemon
                     self.server_requests.append(message)

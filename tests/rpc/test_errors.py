@@ -81,10 +81,12 @@ def test_notification_gets_no_reply_even_when_bad(d):
 
 def test_a_failing_handler_answers_cleanly_without_traceback(tmp_path):
     code = (
-        "import pi_daemon.rpc.methods as m\n"
+        "import attrs\n"
+        "from pi_daemon.rpc import methods\n"
+        "from pi_daemon.rpc.registry import METHODS\n"
         "async def broken(daemon, p):\n"
         "    raise KeyError('the-secret-key')\n"
-        "m.HANDLERS['listModels'] = broken\n"
+        "METHODS['listModels'] = attrs.evolve(METHODS['listModels'], handler=broken)\n"
         "from pi_daemon.cli import main\n"
         "main(['--model', 'faux/echo'])\n"
     )

@@ -1,6 +1,7 @@
 """initialize, state, models, thinking levels, queue modes, sessions, images."""
 
-from pi_daemon.rpc.types import METHODS
+from pi_daemon.rpc import methods  # noqa: F401 (registers every method)
+from pi_daemon.rpc.registry import METHODS
 
 
 def test_initialize_negotiates_and_lists_methods(spawn):
@@ -10,7 +11,7 @@ def test_initialize_negotiates_and_lists_methods(spawn):
     assert result["protocolVersion"] == 1
     assert result["serverInfo"]["name"] == "pi-daemon"
     caps = result["capabilities"]
-    assert set(caps["methods"]) == {m for m, spec in METHODS.items() if spec.result is not None}
+    assert set(caps["methods"]) == {m for m, spec in METHODS.items() if spec.is_request}
     assert "agent_settled" in caps["events"] and "message_update" in caps["events"]
     assert caps["framings"] == ["ndjson", "content-length"]
     again = d.request("initialize", {})

@@ -68,8 +68,8 @@ async def test_manual_compaction_writes_an_entry_and_rebuilds_the_context(tmp_pa
     rec = Recorder()
     session.subscribe(rec)
     result = await session.compact("focus on the files")
-    assert result["summary"] == SUMMARY and [e.type for e in rec.events] == ["compaction_start", "compaction_end"]
-    assert rec.events[1].result["firstKeptEntryId"] == result["firstKeptEntryId"]
+    assert result.summary == SUMMARY and [e.type for e in rec.events] == ["compaction_start", "compaction_end"]
+    assert rec.events[1].result.first_kept_entry_id == result.first_kept_entry_id
     request = faux.requests[0]
     prompt = request.messages[0].content
     assert "## Goal" in prompt and "### Modified" in prompt and "focus on the files" in prompt
@@ -78,7 +78,7 @@ async def test_manual_compaction_writes_an_entry_and_rebuilds_the_context(tmp_pa
     assert entry["type"] == "compaction" and entry["details"]["readFiles"][0] == "f0.py"
     messages = session.agent.state.messages
     assert messages[0].role == "compactionSummary" and messages[0].summary == SUMMARY
-    assert result["estimatedTokensAfter"] < result["tokensBefore"]
+    assert result.estimated_tokens_after < result.tokens_before
     await session.close()
 
 
@@ -87,7 +87,7 @@ async def test_repeated_compaction_builds_on_the_previous_summary(tmp_path):
     manager, session = manager_with(tmp_path, faux)
     fill(session.store, 8, size=4000)
     first = await session.compact()
-    kept_by_first = first["firstKeptEntryId"]
+    kept_by_first = first.first_kept_entry_id
     fill(session.store, 8, size=4000)
     await session.compact()
     second_prompt = faux.requests[1].messages[0].content

@@ -4,6 +4,9 @@ local root = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h:h")
 vim.opt.runtimepath:prepend(root)
 vim.cmd("runtime plugin/pi.lua")
 local python = os.getenv("PI_DAEMON_PYTHON") or "python3"
+-- Everything the plugin receives is checked against protocol.schema.json.
+local schema_check = dofile(root .. "/tests/schema_check.lua")
+require("pi").on_receive = schema_check.check
 local passed, failed = 0, 0
 
 local function buffer_text()
@@ -64,9 +67,21 @@ local function call(name, args) return { content = { { type = "toolCall", id = "
 
 local function test(name, fn)
   local ok, err = pcall(fn)
+  local violations = schema_check.take()
+  if ok and #violations > 0 then
+    ok, err = false, "received frames that do not fit protocol.schema.json:\n" .. table.concat(violations, "\n")
+  end
   if ok then passed = passed + 1 io.stdout:write("ok - " .. name .. "\n")
   else failed = failed + 1 io.stdout:write("not ok - " .. name .. "\n" .. tostring(err) .. "\n") end
 end
+
+test("the schema check catches a frame that does not fit", function()
+  schema_check.check("notification", "agent/event", { sessionId = "s", seq = 1, event = { type = "agent_settled", aborted = "no" } })
+  schema_check.check("result", "getState", { sessionId = "s" })
+  local found = schema_check.take()
+  assert(found[1]:find("^agent/event/event: fits none of"), vim.inspect(found))
+  assert(vim.tbl_contains(found, "getState: missing isStreaming"), vim.inspect(found))
+end)
 
 test("streams the answer into the chat buffer, thinking folded", function()
   local dir = workspace({ { content = { { type = "thinking", thinking = "quietly" }, { type = "text", text = "Hello from pi, in pieces." } } } },

@@ -6,6 +6,7 @@
 //   * fs/didChangeDirty reports the documents with unsaved changes when that set changes;
 //   * Review keeps a run's files and hunks and accepts / reverts files or single hunks.
 
+import type { ChangedFile, ChangedHunk, ChangesRevertResult } from "./protocol";
 import type { Json, PiClient } from "./rpcClient";
 
 export interface OpenDocument {
@@ -78,36 +79,17 @@ export function applyTextEdits(text: string, edits: Json[]): string {
 
 // --- review ------------------------------------------------------------------------------
 
-export interface Hunk {
-  id: string;
-  oldStart: number;
-  oldLines: number;
-  newStart: number;
-  newLines: number;
-  header: string;
-  accepted?: boolean;
-}
+export type Hunk = ChangedHunk;
+export type { ChangedFile };
 
-export interface ChangedFile {
-  path: string;
-  status: "added" | "modified" | "deleted";
-  hunks: Hunk[];
-  diff: string;
-  before?: string;
-  after?: string;
-}
-
+// A run's changes as the Changes view shows them: from changes/get, or a turn_diff event (no runs list).
 export interface Changes {
   runId: string;
   files: ChangedFile[];
   runs?: string[];
 }
 
-export interface RevertResult {
-  runId: string;
-  reverted: { path: string; hunkIds: string[] }[];
-  conflicts: { path: string; hunkId?: string; reason: string }[];
-}
+export type RevertResult = ChangesRevertResult;
 
 export class Review {
   current?: Changes;

@@ -176,10 +176,13 @@ async function send(text: string): Promise<void> {
   const client = await ensureClient();
   if (!conversation.busy) {
     const result = await client.prompt(text);
-    if (result.disposition === "command") {
-      if (result.command.name === "new") resetView();
-      if (result.command.name === "export") vscode.window.showInformationMessage(`pi: exported to ${result.command.result.file}`);
-      else vscode.window.setStatusBarMessage(`pi: /${result.command.name} done`, 3000);
+    const command = result.command;
+    if (result.disposition === "command" && command) {
+      if (command.name === "new") resetView();
+      // What a built-in command answers depends on the command: /export answers the file it wrote.
+      const file = (command.result as { file?: string } | null)?.file;
+      if (command.name === "export") vscode.window.showInformationMessage(`pi: exported to ${file}`);
+      else vscode.window.setStatusBarMessage(`pi: /${command.name} done`, 3000);
       refreshStatus();
     }
     return;

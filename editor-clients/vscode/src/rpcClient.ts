@@ -14,26 +14,27 @@ import { describeCall } from "./describe";
 import type { FsHandlers } from "./editorFs";
 
 export { Commands, CommandInfo, completeCommand } from "./commands";
+import type {
+  AgentEvent,
+  AgentEventParams,
+  ContextItem,
+  AgentMessage,
+  InitializeResult,
+  MethodName,
+  Params,
+  PermissionOutcome,
+  PermissionRequestParams,
+  Result,
+  UserContent,
+  WorkspaceTrustParams,
+} from "./protocol";
+
+export type * from "./protocol";
+// Values the protocol leaves open (a tool's arguments, a raw session entry).
 export type Json = any;
-export type Outcome = "allow_once" | "allow_session" | "allow_always" | "reject_once" | "reject_always" | "cancelled";
-
-// What "always" / "for this session" would remember (absent from older daemons).
-export interface PermissionScope {
-  scope: "exact" | "prefix" | "path" | "tool";
-  pattern?: string;
-  label: string;
-}
-
-export interface PermissionRequest {
-  sessionId: string;
-  toolCallId: string;
-  toolName: string;
-  args: Json;
-  title: string;
-  options: Outcome[];
-  remember?: PermissionScope;
-  timeoutSeconds?: number;
-}
+export type Outcome = PermissionOutcome;
+export type PermissionRequest = PermissionRequestParams;
+export type WorkspaceTrustRequest = WorkspaceTrustParams;
 
 const CHOICE_LABELS: [Outcome, string][] = [
   ["allow_once", "Allow once"], ["allow_session", "Allow this session"], ["allow_always", "Always allow"],
@@ -55,17 +56,6 @@ export function permissionPrompt(request: PermissionRequest): { detail: string; 
   return { detail: shown.join("\n") + rule, choices };
 }
 
-export interface TrustReason {
-  file: string;
-  field: string;
-  effect: string;
-}
-
-export interface WorkspaceTrustRequest {
-  workspace: string;
-  reasons: TrustReason[];
-}
-
 export interface ClientOptions {
   command: string;
   args?: string[];
@@ -78,14 +68,8 @@ export interface ClientOptions {
   fs?: FsHandlers; // the editor is the agent's file system (editorFs.ts)
 }
 
-// An editor context item of a prompt: a selection, a buffer, a mentioned file.
-export interface ContextItem {
-  path: string;
-  range?: { start: { line: number; character: number }; end: { line: number; character: number } };
-  text?: string;
-}
 
-type EventListener = (sessionId: string, event: Json, seq: number) => void;
+type EventListener = (sessionId: string, event: AgentEvent, seq: number) => void;
 
 export class PiClient {
   private child?: ChildProcess;
@@ -120,7 +104,7 @@ export class PiClient {
     return { trusted };
   }
 
-  async start(): Promise<Json> {
+  async start(): Promise<InitializeResult> {
     this.stopping = false;
     const child = spawn(this.options.command, this.options.args ?? [], {
       cwd: this.options.cwd,
@@ -134,7 +118,7 @@ export class PiClient {
       new StreamMessageWriter(child.stdin!),
     );
     this.connection = connection;
-    connection.onNotification("agent/event", (params: Json) => {
+    connection.onNotification("agent/event", (params: AgentEventParams) => {
       const previous = this.lastSeq.get(params.sessionId) ?? 0;
       if (params.seq !== previous + 1) this.gaps++;
       this.lastSeq.set(params.sessionId, params.seq);
@@ -181,9 +165,12 @@ export class PiClient {
     });
   }
 
-  request<T = Json>(method: string, params: Json = {}): Promise<T> {
+  // A declared method: params and result typed by protocol.ts.
+  request<M extends MethodName>(method: M, params?: Params<M>): Promise<Result<M>>;
+  request<T = Json>(method: string, params?: Json): Promise<T>;
+  request(method: string, params: Json = {}): Promise<unknown> {
     if (!this.connection) return Promise.reject(new Error("pi-daemon is not running"));
-    return this.connection.sendRequest(method, params) as Promise<T>;
+    return this.connection.sendRequest(method, params);
   }
 
   notify(method: string, params: Json = {}): void {
@@ -316,12 +303,24 @@ export interface ToolActivity {
   isError?: boolean;
 }
 
-function blocksOf(message: Json): Block[] {
+function blocksOf(message: AgentMessage): Block[] {
+  if (!("content" in message)) {
+    if (message.role === "bashExecution") return [{ type: "text", text: `$ ${message.command}\n${message.output}` }];
+    if ("summary" in message && typeof message.summary === "string") return [{ type: "text", text: message.summary }];
+    return [];
+  }
   if (typeof message.content === "string") return [{ type: "text", text: message.content }];
-  if (Array.isArray(message.content)) return message.content.map((b: Json) => ({ ...b }));
-  if (message.role === "bashExecution") return [{ type: "text", text: `$ ${message.command}\n${message.output}` }];
-  if (message.summary) return [{ type: "text", text: message.summary }];
+  if (Array.isArray(message.content)) return message.content.map((b) => ({ ...b }) as Block);
   return [];
+}
+
+// A message of a known role (a message of a role the daemon does not know has a plain string role).
+function isRole<R extends AgentMessage["role"]>(m: AgentMessage, role: R): m is Extract<AgentMessage, { role: R }> {
+  return m.role === role;
+}
+
+function textOf(content: UserContent[]): string {
+  return content.map((b) => (b.type === "text" ? b.text : "")).join("");
 }
 
 export class Conversation {
@@ -331,7 +330,7 @@ export class Conversation {
   busy = false;
   lastError?: string;
 
-  apply(event: Json): void {
+  apply(event: AgentEvent): void {
     switch (event.type) {
       case "agent_start":
         this.busy = true;
@@ -346,7 +345,7 @@ export class Conversation {
         const current = this.messages[this.messages.length - 1];
         if (!current) break;
         const delta = event.assistantMessageEvent;
-        const index = delta.contentIndex ?? 0;
+        const index = delta.contentIndex;
         const block = (current.blocks[index] ??= { type: delta.type.split("_")[0] });
         if (delta.type === "text_start") current.blocks[index] = { type: "text", text: "" };
         else if (delta.type === "thinking_start") current.blocks[index] = { type: "thinking", thinking: "" };
@@ -362,15 +361,13 @@ export class Conversation {
       }
       case "message_end": {
         const m = event.message;
-        const done: ChatMessage = {
-          role: m.role, blocks: blocksOf(m), streaming: false, stopReason: m.stopReason,
-          errorMessage: m.errorMessage, toolCallId: m.toolCallId, toolName: m.toolName, isError: m.isError,
-          entryId: event.entryId, raw: m,
-        };
+        const done: ChatMessage = { role: m.role, blocks: blocksOf(m), streaming: false, entryId: event.entryId, raw: m };
+        if (isRole(m, "assistant")) Object.assign(done, { stopReason: m.stopReason, errorMessage: m.errorMessage ?? undefined });
+        if (isRole(m, "toolResult")) Object.assign(done, { toolCallId: m.toolCallId, toolName: m.toolName, isError: m.isError });
         const last = this.messages[this.messages.length - 1];
         if (last && last.streaming && last.role === m.role) this.messages[this.messages.length - 1] = done;
         else this.messages.push(done);
-        if (m.stopReason === "error") this.lastError = m.errorMessage;
+        if (isRole(m, "assistant") && m.stopReason === "error") this.lastError = m.errorMessage ?? undefined;
         break;
       }
       case "tool_execution_start":
@@ -378,7 +375,7 @@ export class Conversation {
         break;
       case "tool_execution_update": {
         const tool = this.tools.get(event.toolCallId);
-        if (tool) tool.output = (event.partialResult?.content ?? []).map((b: Json) => b.text ?? "").join("");
+        if (tool) tool.output = textOf(event.partialResult?.content ?? []);
         break;
       }
       case "tool_execution_end": {
@@ -386,7 +383,7 @@ export class Conversation {
         if (tool) {
           tool.done = true;
           tool.isError = event.isError;
-          tool.output = (event.result?.content ?? []).map((b: Json) => b.text ?? "").join("");
+          tool.output = textOf(event.result.content);
         }
         break;
       }

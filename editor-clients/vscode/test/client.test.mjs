@@ -1,5 +1,5 @@
 // The VS Code client's RPC module against the real daemon (spawned with scripted models).
-import { test } from "node:test";
+import { afterEach, test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync, mkdirSync, writeFileSync, existsSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -8,6 +8,22 @@ import { createRequire } from "node:module";
 
 const require = createRequire(import.meta.url);
 const { PiClient, Conversation, Commands, permissionPrompt, outline } = require("../dist/rpcClient.js");
+const Ajv2020 = require("ajv/dist/2020").default;
+
+// Everything the daemon sends these tests is checked against protocol.schema.json.
+const SCHEMA = JSON.parse(readFileSync(new URL("../../../protocol.schema.json", import.meta.url), "utf8"));
+const ajv = new Ajv2020({ strict: false });
+ajv.addSchema(SCHEMA);
+const validators = new Map();
+const violations = [];
+function check(what, ref, value) {
+  if (!ref) return;
+  const key = SCHEMA.$id + ref.$ref;
+  if (!validators.has(key)) validators.set(key, ajv.compile({ $ref: key }));
+  const validate = validators.get(key);
+  if (!validate(value)) violations.push(`${what}: ${ajv.errorsText(validate.errors)}`);
+}
+afterEach(() => assert.deepEqual(violations.splice(0), [], "frames that do not fit protocol.schema.json"));
 const PYTHON = process.env.PI_DAEMON_PYTHON || "python3";
 
 function workspace(replies, options = {}) {
@@ -20,6 +36,15 @@ const text = (t) => ({ content: [{ type: "text", text: t }] });
 const call = (name, args) => ({ content: [{ type: "toolCall", id: `c_${name}`, name, arguments: args }], stopReason: "toolUse" });
 
 function client(dir, extra = {}) {
+  for (const [option, method] of [["onPermission", "permission/request"], ["onWorkspaceTrust", "workspace/trust"]]) {
+    const answer = extra[option];
+    if (answer) {
+      extra = { ...extra, [option]: (params) => {
+        check(`${method} params`, SCHEMA["x-clientRequests"][method].params, params);
+        return answer(params);
+      } };
+    }
+  }
   const env = { ...process.env, PI_DAEMON_HOME: dir };
   for (const key of Object.keys(env)) if (key.endsWith("_API_KEY")) delete env[key];
   const c = new PiClient({
@@ -27,9 +52,16 @@ function client(dir, extra = {}) {
     args: ["-m", "pi_daemon", "--faux-script", join(dir, "script.json"), "--model", "faux/script", ...(extra.daemonArgs ?? [])],
     cwd: dir, env, ...extra,
   });
+  const request = c.request.bind(c);
+  c.request = async (method, params) => {
+    const result = await request(method, params);
+    check(`${method} result`, SCHEMA["x-methods"][method]?.result, result);
+    return result;
+  };
   const conversation = new Conversation();
   const events = [];
   c.onEvent((sessionId, event) => {
+    check(`${event.type} event`, { $ref: "#/$defs/AgentEvent" }, event);
     events.push(event);
     conversation.apply(event);
   });

@@ -2,8 +2,14 @@
 -- Talks JSON-RPC (Content-Length framing) to the daemon through vim.lsp.rpc, streams the
 -- answer into a chat buffer (lua/pi/chat.lua), asks permissions with vim.ui.select without
 -- blocking the editor, and manages sessions and models.
+-- Types: lua/pi/protocol.lua (LuaCATS, generated from the daemon's protocol declaration).
 local chat = require("pi.chat")
+local protocol = require("pi.protocol")
 local M = {}
+
+---Called with what the daemon sends: ("notification" | "request" | "result", method, value).
+---@type fun(kind: string, method: string, value: any)|nil
+M.on_receive = nil
 
 M.config = {
   cmd = { "pi-daemon" }, -- the daemon; extra arguments can follow
@@ -42,6 +48,7 @@ local function line(text)
   if #state.queue.steering + #state.queue.followUp > 0 then show_queue() end
 end
 
+---@param message pi.AgentMessage
 local function content_text(message)
   if type(message.content) == "string" then return message.content end
   local out = {}
@@ -55,6 +62,7 @@ local handlers = {}
 
 -- A stored message (a replay) comes whole; a streaming one grows through message_update.
 -- Both produce the same lines.
+---@param m pi.AssistantMessage
 local function render_assistant(m)
   for _, block in ipairs(m.content or {}) do
     if block.type == "text" then line(block.text)
@@ -63,6 +71,7 @@ local function render_assistant(m)
   end
 end
 
+---@param event pi.MessageStart
 function handlers.message_start(event)
   local m = event.message
   if m.role == "user" then line("") line("## you") line(content_text(m))
@@ -74,6 +83,7 @@ function handlers.message_start(event)
   elseif m.role == "bashExecution" then line("") line("$ " .. m.command) line(m.output or "") end
 end
 
+---@param event pi.MessageUpdate
 function handlers.message_update(event)
   local e = event.assistantMessageEvent
   if e.type == "text_start" then line("")
@@ -84,6 +94,7 @@ function handlers.message_update(event)
   end
 end
 
+---@param event pi.MessageEnd
 function handlers.message_end(event)
   local m = event.message
   if m.role == "assistant" and (m.stopReason == "error" or m.stopReason == "aborted") then
@@ -93,10 +104,14 @@ end
 
 local function result_text(result) return content_text(result or {}) end
 
+---@param event pi.ToolExecutionStart
 function handlers.tool_execution_start(event) chat.tool_start(event.toolCallId, event.toolName) end
+---@param event pi.ToolExecutionUpdate
 function handlers.tool_execution_update(event) chat.tool_update(event.toolCallId, result_text(event.partialResult)) end
+---@param event pi.ToolExecutionEnd
 function handlers.tool_execution_end(event) chat.tool_end(event.toolCallId, result_text(event.result), event.isError) end
 
+---@param event pi.QueueUpdate
 function handlers.queue_update(event)
   state.queue = { steering = event.steering, followUp = event.followUp, items = event.items or {} }
   vim.b[chat.buffer()].pi_queue = state.queue
@@ -110,8 +125,10 @@ end
 
 function handlers.agent_start() state.busy = true end
 
+---@param event pi.CommandsUpdate
 function handlers.commands_update(event) state.commands = event.commands end
 
+---@param event pi.AgentSettled
 function handlers.agent_settled(event)
   state.busy = false
   state.settled = state.settled + 1
@@ -124,6 +141,7 @@ function handlers.permission_timeout(event)
                                                                                       event.timeoutSeconds))
 end
 
+---@param params pi.AgentEventParams
 local function on_event(params)
   state.session = params.sessionId
   local handler = handlers[params.event.type]
@@ -156,6 +174,8 @@ function M.permission_label(outcome, params)
   return label
 end
 
+---@param params pi.PermissionRequestParams
+---@return pi.PermissionRequestResult
 local function permission(params)
   local items = params.options or { "allow_once", "reject_once" }
   local choice = select_async(items, { prompt = params.title, kind = "pi.permission",
@@ -164,6 +184,8 @@ local function permission(params)
 end
 
 -- No answer (dismissed) is an error reply, which the daemon does not remember.
+---@param params pi.WorkspaceTrustParams
+---@return pi.WorkspaceTrustResult|nil, table|nil
 local function workspace_trust(params)
   local lines = {}
   for _, r in ipairs(params.reasons or {}) do table.insert(lines, r.field .. ": " .. r.effect) end
@@ -176,7 +198,12 @@ end
 local function running() return state.rpc ~= nil and not state.rpc.is_closing() end
 
 -- Sends a request; errors are shown to the user unless `on_error` takes them.
+---@param method string a method of protocol.methods
+---@param params table|nil
+---@param callback fun(result: any)|nil
+---@param on_error fun(err: table)|nil
 function M.request(method, params, callback, on_error)
+  assert(protocol.methods[method] ~= nil, "pi: the daemon has no method " .. method)
   if not running() then
     vim.notify("pi: the daemon is not running; ask something with :Pi to start it", vim.log.levels.WARN)
     return
@@ -184,6 +211,7 @@ function M.request(method, params, callback, on_error)
   if params == nil or vim.tbl_isempty(params) then params = vim.empty_dict() end -- {} would be a JSON array
   state.rpc.request(method, params, function(err, result)
     vim.schedule(function()
+      if not err and M.on_receive then M.on_receive("result", method, result) end
       if err and on_error then on_error(err)
       elseif err then vim.notify("pi: " .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
       elseif callback then callback(result) end
@@ -211,9 +239,11 @@ function M.start(opts)
   local rpc
   rpc = vim.lsp.rpc.start(cmd, {
     notification = function(method, params)
+      if M.on_receive then M.on_receive("notification", method, params) end
       if method == "agent/event" then vim.schedule(function() on_event(params) end) end
     end,
     server_request = function(method, params)
+      if M.on_receive then M.on_receive("request", method, params) end
       local handled, result = editfs.server_request(method, params)
       if handled then return result end
       if method == "permission/request" then return permission(params) end
@@ -233,7 +263,7 @@ function M.start(opts)
     end,
   }, { cwd = M.config.cwd or vim.fn.getcwd(), env = M.config.env })
   state.rpc = rpc
-  M.request("initialize", { protocolVersion = 1, clientInfo = { name = "pi.nvim" },
+  M.request("initialize", { protocolVersion = protocol.PROTOCOL_VERSION, clientInfo = { name = "pi.nvim" },
                             capabilities = { permissions = M.config.permissions, workspaceTrust = true,
                                              fs = { readTextFile = M.config.editor_fs, applyEdit = M.config.editor_fs } } },
             function() M.refresh_status() end)

@@ -1,38 +1,52 @@
-"""Handlers of the ``session/*`` methods and of compaction."""
+"""Sessions: create, open, list, fork, label, inspect and export the conversation files (``session/*``)."""
 
 from __future__ import annotations
 
 import asyncio
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from ..converter import from_wire
-from ..messages import user_text
-from ..session.compaction import context_tokens
-from ..session.export import history, html_page, markdown
-from ..session.navigation import navigate
-from ..session.listing import list_sessions
-from ..session.rebuild import readable_message, stats
-from . import types as t
-from .errors import AGENT_BUSY, INVALID_PARAMS, RpcError
-from .state import session_state
+from ...converter import from_wire
+from ...messages import user_text
+from .. import types as t
+from ..errors import (
+    AgentBusy,
+    InvalidParams,
+    InvalidState,
+    ModelUnavailableError,
+    SessionFile,
+    SessionLockedError,
+    SessionNotFoundError,
+    SessionReadOnlyError,
+    SessionWriteFailed,
+)
+from ..params import not_negative
+from ..registry import method
+from ..state import session_state
 
 if TYPE_CHECKING:
-    from .server import Daemon
+    from ...session import AgentSession
+    from ..server import Daemon
+
+_OPEN_ERRORS = (SessionNotFoundError, SessionFile, SessionLockedError)
+_WRITE_ERRORS = (SessionNotFoundError, SessionReadOnlyError, SessionWriteFailed)
 
 
-def _idle(session) -> None:
-    if session.busy:
-        raise RpcError(AGENT_BUSY, "a run is active: abort it or wait for agent_settled first")
+@method("session/new", params=t.SessionNewParams, result=t.SessionNewResult,
+        errors=(ModelUnavailableError, SessionWriteFailed, InvalidParams),
+        summary="create a session; it becomes current")
+async def session_new(daemon: Daemon, p: t.SessionNewParams) -> t.SessionNewResult:
+    from ..extensions import mcp_configs
+
+    servers = mcp_configs(p.mcp_servers, p.cwd or daemon.workspace)
+    session = daemon.sessions.create(cwd=p.cwd, name=p.name, model=p.model, mcp_servers=servers)
+    return t.SessionNewResult(session_id=session.id, file=session.file)
 
 
-def _positive(name: str, value: int | None) -> None:
-    if value is not None and value < 0:
-        raise RpcError(INVALID_PARAMS, f"invalid params: params.{name}: must be 0 or more")
-
-
-async def session_load(daemon: "Daemon", p: t.SessionLoadParams) -> t.SessionLoadResult:
+@method("session/load", params=t.SessionLoadParams, result=t.SessionLoadResult,
+        errors=_OPEN_ERRORS + (SessionWriteFailed,), summary="open a stored session; it becomes current")
+async def session_load(daemon: Daemon, p: t.SessionLoadParams) -> t.SessionLoadResult:
     session, interrupted = daemon.sessions.load(p.session_id, p.file, allow_outside=p.allow_outside)
     if p.replay:
         asyncio.ensure_future(session.replay())
@@ -44,55 +58,74 @@ async def session_load(daemon: "Daemon", p: t.SessionLoadParams) -> t.SessionLoa
                                torn_line_saved_to=torn, skipped=skipped)
 
 
-async def session_list(daemon: "Daemon", p: t.SessionListParams) -> t.SessionListResult:
+@method("session/list", params=t.SessionListParams, result=t.SessionListResult,
+        summary="the workspace's sessions, newest first")
+async def session_list(daemon: Daemon, p: t.SessionListParams) -> t.SessionListResult:
+    from ...session.listing import list_sessions
+
     found = list_sessions(daemon.sessions.sessions_dir, p.cwd)
     return t.SessionListResult(sessions=[from_wire(d, t.SessionSummary) for d in found])
 
 
-async def session_fork(daemon: "Daemon", p: t.SessionForkParams) -> t.SessionForkResult:
+@method("session/fork", params=t.SessionForkParams, result=t.SessionForkResult,
+        errors=(SessionNotFoundError, InvalidParams, SessionWriteFailed),
+        summary="new session with the path before a user message")
+async def session_fork(daemon: Daemon, p: t.SessionForkParams) -> t.SessionForkResult:
     forked, text = daemon.sessions.fork(daemon.sessions.get(p.session_id), p.entry_id)
     return t.SessionForkResult(session_id=forked.id, file=forked.file, text=text)
 
 
-async def session_clone(daemon: "Daemon", p: t.SessionRef) -> t.SessionNewResult:
+@method("session/clone", params=t.SessionRef, result=t.SessionNewResult,
+        errors=(SessionNotFoundError, SessionWriteFailed), summary="new session with the whole current path")
+async def session_clone(daemon: Daemon, p: t.SessionRef) -> t.SessionNewResult:
     cloned = daemon.sessions.clone(daemon.sessions.get(p.session_id))
     return t.SessionNewResult(session_id=cloned.id, file=cloned.file)
 
 
-async def session_delete(daemon: "Daemon", p: t.SessionDeleteParams) -> t.SessionDeleteResult:
+@method("session/delete", params=t.SessionDeleteParams, result=t.SessionDeleteResult,
+        errors=_OPEN_ERRORS + (AgentBusy,), summary="delete a session file")
+async def session_delete(daemon: Daemon, p: t.SessionDeleteParams) -> t.SessionDeleteResult:
     return t.SessionDeleteResult(file=await daemon.sessions.delete(p.session_id, p.file))
 
 
-async def session_set_name(daemon: "Daemon", p: t.SetNameParams) -> t.SetNameResult:
+@method("session/setName", params=t.SetNameParams, result=t.SetNameResult,
+        errors=_WRITE_ERRORS, summary="name the session")
+async def session_set_name(daemon: Daemon, p: t.SetNameParams) -> t.SetNameResult:
     session = daemon.sessions.get(p.session_id)
     await session.set_name(p.name.strip())
     return t.SetNameResult(name=session.name)
 
 
-async def session_close(daemon: "Daemon", p: t.SessionRef) -> t.ClosedResult:
+@method("session/close", params=t.SessionRef, result=t.ClosedResult,
+        errors=(SessionNotFoundError,), summary="close an open session")
+async def session_close(daemon: Daemon, p: t.SessionRef) -> t.ClosedResult:
     await daemon.sessions.close(daemon.sessions.get(p.session_id))
     return t.ClosedResult(closed=True)
 
 
-async def session_label(daemon: "Daemon", p: t.LabelParams) -> t.LabelResult:
+@method("session/label", params=t.LabelParams, result=t.LabelResult,
+        errors=_WRITE_ERRORS + (InvalidParams,), summary="set or clear a label on an entry")
+async def session_label(daemon: Daemon, p: t.LabelParams) -> t.LabelResult:
     store = daemon.sessions.get(p.session_id).store
     if p.entry_id not in store.by_id:
-        raise RpcError(INVALID_PARAMS, f"invalid params: params.entryId: no entry with id {p.entry_id!r}")
+        raise InvalidParams(f"invalid params: params.entryId: no entry with id {p.entry_id!r}")
     label = (p.label or "").strip() or None
     store.append("label", targetId=p.entry_id, label=label)
     store.sync()
     return t.LabelResult(entry_id=p.entry_id, label=label)
 
 
-async def session_entries(daemon: "Daemon", p: t.EntriesParams) -> t.EntriesResult:
-    _positive("limit", p.limit)
+@method("session/entries", params=t.EntriesParams, result=t.EntriesResult,
+        errors=(SessionNotFoundError, InvalidParams), summary="raw entries after a cursor")
+async def session_entries(daemon: Daemon, p: t.EntriesParams) -> t.EntriesResult:
+    not_negative("limit", p.limit)
     store = daemon.sessions.get(p.session_id).store
     entries = store.branch() if p.scope == "branch" else store.entries
     if p.since is not None:
         at = next((n for n, e in enumerate(entries) if e.get("id") == p.since), None)
         if at is None:
             where = "on the current branch (pass scope: \"file\" for every entry)" if p.scope == "branch" else ""
-            raise RpcError(INVALID_PARAMS, f"invalid params: params.since: no entry with id {p.since!r} {where}".strip())
+            raise InvalidParams(f"invalid params: params.since: no entry with id {p.since!r} {where}".strip())
         entries = entries[at + 1:]
     entries = list(entries)
     more = p.limit is not None and len(entries) > p.limit
@@ -102,7 +135,9 @@ async def session_entries(daemon: "Daemon", p: t.EntriesParams) -> t.EntriesResu
     return t.EntriesResult(header=store.header, entries=entries, more=more, cursor=cursor)
 
 
-def _node(entry: dict, labels: dict[str, str], on_path: set[str], children: dict[str, int]) -> t.TreeNode:
+def _node(entry: dict[str, Any], labels: dict[Any, Any], on_path: set[str], children: dict[Any, int]) -> t.TreeNode:
+    from ...session.rebuild import readable_message
+
     message, text = entry.get("message"), None
     message = message if isinstance(message, dict) else {}
     if entry.get("type") == "message":
@@ -121,32 +156,45 @@ def _node(entry: dict, labels: dict[str, str], on_path: set[str], children: dict
                       label=labels.get(entry["id"]))
 
 
-async def session_tree(daemon: "Daemon", p: t.SessionRef) -> t.TreeResult:
+@method("session/tree", params=t.SessionRef, result=t.TreeResult,
+        errors=(SessionNotFoundError,), summary="the entry tree")
+async def session_tree(daemon: Daemon, p: t.SessionRef) -> t.TreeResult:
     store = daemon.sessions.get(p.session_id).store
     labels = {e.get("targetId"): e.get("label") for e in store.entries if e.get("type") == "label"}
     on_path = {e["id"] for e in store.branch()}
-    children: dict[str, int] = {}
+    children: dict[Any, int] = {}
     for entry in store.by_id.values():
         children[entry.get("parentId")] = children.get(entry.get("parentId"), 0) + 1
     nodes = [_node(e, labels, on_path, children) for e in store.by_id.values()]
     return t.TreeResult(nodes=nodes, leaf_id=store.leaf_id)
 
 
-async def session_navigate(daemon: "Daemon", p: t.NavigateParams) -> t.NavigateResult:
+@method("session/navigate", params=t.NavigateParams, result=t.NavigateResult,
+        errors=(SessionNotFoundError, InvalidParams, AgentBusy, InvalidState, SessionReadOnlyError, SessionWriteFailed),
+        summary="move the current position to another entry")
+async def session_navigate(daemon: Daemon, p: t.NavigateParams) -> t.NavigateResult:
+    from ...session.navigation import navigate
+
     session = daemon.sessions.get(p.session_id)
     summary = await navigate(session, p.entry_id, p.summarize, p.custom_instructions)
     return t.NavigateResult(state=session_state(daemon, session), leaf_id=session.store.leaf_id,
                             summary_entry_id=summary["id"] if summary else None)
 
 
-async def session_stats(daemon: "Daemon", p: t.SessionRef) -> t.StatsResult:
+@method("session/stats", params=t.SessionRef, result=t.StatsResult,
+        errors=(SessionNotFoundError,), summary="counts, tokens, cost, context usage")
+async def session_stats(daemon: Daemon, p: t.SessionRef) -> t.StatsResult:
+    from ...session.compaction import context_tokens
+    from ...session.rebuild import stats
+
     session = daemon.sessions.get(p.session_id)
     window = session.model.context_window if session.model else None
     raw = stats(session.store.entries, session.messages, context_tokens(session.messages), window)
-    return from_wire(raw, t.StatsResult)
+    result: t.StatsResult = from_wire(raw, t.StatsResult)
+    return result
 
 
-def _export_target(daemon: "Daemon", session, p: t.ExportParams) -> Path:
+def _export_target(daemon: Daemon, session: AgentSession, p: t.ExportParams) -> Path:
     """Where to write: inside the workspace (symlinks resolved) unless ``allowOutside``."""
     suffix = ".html" if p.format == "html" else ".md"
     workspace = Path(daemon.workspace).resolve()
@@ -155,7 +203,7 @@ def _export_target(daemon: "Daemon", session, p: t.ExportParams) -> Path:
         target = workspace / target
     real = target.parent.resolve() / target.name
     if not p.allow_outside and not real.is_relative_to(workspace):
-        raise RpcError(INVALID_PARAMS, f"invalid params: params.path: {target} is outside the workspace {workspace}; "
+        raise InvalidParams(f"invalid params: params.path: {target} is outside the workspace {workspace}; "
                                        "pass allowOutside: true to write there")
     return target
 
@@ -166,7 +214,7 @@ def _write_export(target: Path, text: str, allow_outside: bool) -> None:
     fd = os.open(target, flags, 0o644)
     try:
         if not allow_outside and os.fstat(fd).st_nlink > 1:  # a hard link would carry the write elsewhere
-            raise RpcError(INVALID_PARAMS, f"invalid params: params.path: {target} has other hard links; "
+            raise InvalidParams(f"invalid params: params.path: {target} has other hard links; "
                                            "pass allowOutside: true to overwrite it")
         os.ftruncate(fd, 0)
         data = memoryview(text.encode("utf-8"))
@@ -176,7 +224,12 @@ def _write_export(target: Path, text: str, allow_outside: bool) -> None:
         os.close(fd)
 
 
-async def session_export(daemon: "Daemon", p: t.ExportParams) -> t.ExportResult:
+@method("session/export", params=t.ExportParams, result=t.ExportResult,
+        errors=(SessionNotFoundError, InvalidParams),
+        summary="the history of the branch or tree as HTML or Markdown")
+async def session_export(daemon: Daemon, p: t.ExportParams) -> t.ExportResult:
+    from ...session.export import history, html_page, markdown
+
     session = daemon.sessions.get(p.session_id)
     title = session.name or f"Session {session.id}"
     items = history(session.store, p.scope)
@@ -185,43 +238,7 @@ async def session_export(daemon: "Daemon", p: t.ExportParams) -> t.ExportResult:
     try:
         _write_export(target, text, p.allow_outside)
     except OSError as exc:
-        raise RpcError(INVALID_PARAMS, f"invalid params: params.path: cannot write {target}: {exc.strerror}") from None
+        raise InvalidParams(f"invalid params: params.path: cannot write {target}: {exc.strerror}") from None
     return t.ExportResult(file=str(target))
 
 
-async def compact(daemon: "Daemon", p: t.CompactParams) -> t.CompactResult:
-    session = daemon.sessions.get(p.session_id)
-    _idle(session)
-    result = await session.compact(p.custom_instructions)
-    if result is None:
-        raise RpcError(-32003, "compaction did not happen; the compaction_end event says why")
-    return t.CompactResult(summary=result["summary"], first_kept_entry_id=result["firstKeptEntryId"],
-                           tokens_before=result["tokensBefore"], estimated_tokens_after=result["estimatedTokensAfter"])
-
-
-async def set_auto_compaction(daemon: "Daemon", p: t.SetAutoCompactionParams) -> t.AutoCompactionSettings:
-    _positive("reserveTokens", p.reserve_tokens)
-    _positive("keepRecentTokens", p.keep_recent_tokens)
-    session = daemon.sessions.get(p.session_id, create=True)
-    settings = session.set_auto_compaction(p.enabled, p.reserve_tokens, p.keep_recent_tokens)
-    return t.AutoCompactionSettings(enabled=settings.enabled, reserve_tokens=settings.reserve_tokens,
-                                    keep_recent_tokens=settings.keep_recent_tokens)
-
-
-SESSION_HANDLERS = {
-    "session/load": session_load,
-    "session/list": session_list,
-    "session/fork": session_fork,
-    "session/clone": session_clone,
-    "session/delete": session_delete,
-    "session/setName": session_set_name,
-    "session/close": session_close,
-    "session/label": session_label,
-    "session/entries": session_entries,
-    "session/tree": session_tree,
-    "session/stats": session_stats,
-    "session/export": session_export,
-    "session/navigate": session_navigate,
-    "compact": compact,
-    "setAutoCompaction": set_auto_compaction,
-}

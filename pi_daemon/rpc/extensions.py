@@ -1,4 +1,4 @@
-"""Slash commands in typed input, ``listTools``, ``getCommands``, and the extensions' life in the daemon.
+"""Slash commands in typed input, and the extensions' life in the daemon (MCP servers, command files).
 
 ``prompt`` / ``steer`` / ``followUp`` pass their text through :func:`typed_input` first:
 a template or skill command is expanded (the message keeps what was typed in its
@@ -12,15 +12,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, cast
 
-from ..commands.catalog import Catalog, Invocation, UnknownCommand
-from ..events import CommandsUpdate
+from ..commands.catalog import Catalog, Invocation
 from ..converter import to_wire
+from ..events import CommandsUpdate
 from ..mcp.config import from_acp
-from ..mcp.names import is_mcp_tool
+from ..messages import SlashCommandUse
 from . import types as t
-from .errors import INVALID_PARAMS, INVALID_STATE, UNKNOWN_COMMAND, RpcError
+from .errors import InvalidParams, InvalidState
 
 if TYPE_CHECKING:
     from ..session import AgentSession
@@ -32,12 +32,14 @@ WATCH_INTERVAL_S = 1.0
 
 
 def command_infos(catalog: Catalog) -> list[t.CommandInfo]:
-    return [t.CommandInfo(name=e.name, description=e.description, source=e.source, argument_hint=e.argument_hint,
+    return [t.CommandInfo(name=e.name, description=e.description, source=cast(Literal["builtin", "template", "skill"], e.source),
+                          argument_hint=e.argument_hint,
                           file=e.file) for e in catalog.entries()]
 
 
 def server_infos(daemon: "Daemon", session_id: str | None) -> list[t.McpServerInfo]:
-    return [t.McpServerInfo(name=s.name, source=s.source, transport=s.transport, state=s.state,
+    return [t.McpServerInfo(name=s.name, source=s.source, transport=s.transport,
+                            state=cast(Literal["stopped", "starting", "ready", "failed"], s.state),
                             tool_count=len(s.tools), tools=s.tools, error=s.error)
             for s in daemon.mcp.states(session_id)]
 
@@ -46,82 +48,59 @@ def mcp_configs(items: list[dict[str, Any]] | None, cwd: str) -> list[Any]:
     try:
         return from_acp(items or [], cwd)
     except ValueError as exc:
-        raise RpcError(INVALID_PARAMS, f"invalid params: params.{exc}") from None
+        raise InvalidParams(f"invalid params: params.{exc}") from None
 
 
 # --- typed input ---------------------------------------------------------------------------
 
 
 def parse_input(daemon: "Daemon", text: str) -> Invocation:
-    try:
-        return daemon.commands.parse(text)
-    except UnknownCommand as exc:
-        raise RpcError(UNKNOWN_COMMAND, str(exc)) from None
+    """What was typed: text, or a command (an unknown ``/name`` raises the catalog's UnknownCommand)."""
+    return daemon.commands.parse(text)
 
 
-def command_record(invocation: Invocation, typed: str) -> dict[str, Any] | None:
+def command_record(invocation: Invocation, typed: str) -> SlashCommandUse | None:
     if invocation.kind == "text":
         return None
-    return {"name": invocation.name, "source": invocation.kind, "input": typed}
+    return SlashCommandUse(name=invocation.name, source=cast(Literal["template", "skill"], invocation.kind),
+                           input=typed)
 
 
 async def run_builtin(daemon: "Daemon", session: "AgentSession", invocation: Invocation) -> t.CommandOutcome:
     """Run ``/compact``, ``/new``, ``/model``, ``/thinking`` or ``/export``."""
-    from .methods import _set_model, _set_thinking_level
-    from .session_methods import session_export
+    from .methods.models import set_model, set_thinking_level
+    from .methods.sessions import session_export
 
     name, args = invocation.name, invocation.args
     if name == "compact":
         if session.busy:
-            raise RpcError(INVALID_STATE, "/compact needs an idle session: abort the run or wait for it")
+            raise InvalidState("/compact needs an idle session: abort the run or wait for it")
         result = await session.compact(args or None)
         if result is None:
-            raise RpcError(INVALID_STATE, "/compact did not compact (the compaction_end event says why)")
-        return t.CommandOutcome(name=name, result=result)
+            raise InvalidState("/compact did not compact (the compaction_end event says why)")
+        return t.CommandOutcome(name=name, result=to_wire(result))
     if name == "new":
         created = daemon.sessions.create()
         return t.CommandOutcome(name=name, result={"sessionId": created.id, "file": created.file})
     if name == "model":
         provider, _, model_id = args.partition("/")
         if not args or not model_id:
-            raise RpcError(INVALID_PARAMS, "/model needs provider/id, e.g. /model anthropic/claude-sonnet-4-5")
-        changed = await _set_model(daemon, t.SetModelParams(provider=provider, model_id=model_id,
+            raise InvalidParams("/model needs provider/id, e.g. /model anthropic/claude-sonnet-4-5")
+        changed = await set_model(daemon, t.SetModelParams(provider=provider, model_id=model_id,
                                                             session_id=session.id))
         return t.CommandOutcome(name=name, result=to_wire(changed))
     if name == "thinking":
         if args not in ("off", "minimal", "low", "medium", "high", "xhigh"):
-            raise RpcError(INVALID_PARAMS, "/thinking needs a level: off, minimal, low, medium, high or xhigh")
-        level = await _set_thinking_level(daemon, t.SetThinkingLevelParams(level=args, session_id=session.id))
+            raise InvalidParams("/thinking needs a level: off, minimal, low, medium, high or xhigh")
+        level = await set_thinking_level(daemon, t.SetThinkingLevelParams(level=cast(t.ThinkingLevelName, args), session_id=session.id))
         return t.CommandOutcome(name=name, result=to_wire(level))
     if name == "export":
         fmt = args or "html"
         if fmt not in ("html", "markdown"):
-            raise RpcError(INVALID_PARAMS, "/export takes html or markdown")
-        exported = await session_export(daemon, t.ExportParams(format=fmt, session_id=session.id))
+            raise InvalidParams("/export takes html or markdown")
+        exported = await session_export(daemon, t.ExportParams(format=cast(Literal["html", "markdown"], fmt), session_id=session.id))
         return t.CommandOutcome(name=name, result=to_wire(exported))
-    raise RpcError(INVALID_PARAMS, f"/{name} is not a built-in command")
-
-
-# --- methods -----------------------------------------------------------------------------
-
-
-async def list_tools(daemon: "Daemon", p: t.SessionRef) -> t.ListToolsResult:
-    session = daemon.sessions.get(p.session_id, create=True)
-    tools = []
-    for tool in session.agent.state.tools:
-        source = "mcp" if is_mcp_tool(tool.name) else "skill" if tool.name == "skill" else "builtin"
-        server = getattr(getattr(tool, "connection", None), "name", None)
-        tools.append(t.ToolInfo(name=tool.name, description=tool.description, source=source, server=server))
-    problems = [f"{p.source}: {p.message}" for p in daemon.mcp.problems]
-    return t.ListToolsResult(tools=tools, servers=server_infos(daemon, session.id), problems=problems)
-
-
-async def get_commands(daemon: "Daemon", p: t.Empty) -> t.GetCommandsResult:
-    daemon.commands.refresh()
-    return t.GetCommandsResult(commands=command_infos(daemon.commands), problems=list(daemon.commands.problems))
-
-
-EXTENSION_HANDLERS = {"listTools": list_tools, "getCommands": get_commands}
+    raise InvalidParams(f"/{name} is not a built-in command")
 
 
 # --- life in the daemon --------------------------------------------------------------------
@@ -132,7 +111,7 @@ class Background:
 
     def __init__(self, daemon: "Daemon") -> None:
         self.daemon = daemon
-        self._watcher: asyncio.Task | None = None
+        self._watcher: asyncio.Task[None] | None = None
 
     def start_soon(self, delay: float = 0.0) -> None:
         loop = asyncio.get_running_loop()
@@ -158,9 +137,9 @@ class Background:
                 log.debug("scanning the command files: %s", exc)
                 continue
             if changed:
-                wire = [to_wire(c) for c in command_infos(self.daemon.commands)]
+                commands = command_infos(self.daemon.commands)
                 for session in list(self.daemon.sessions.sessions.values()):
-                    await session.observers.emit(CommandsUpdate(commands=wire))
+                    await session.observers.emit(CommandsUpdate(commands=commands))
 
     async def close(self) -> None:
         if self._watcher is not None:

@@ -1,0 +1,72 @@
+"""What a session holds and how it behaves: state, context messages, queue modes, retry, compaction."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ...converter import to_wire
+from .. import types as t
+from ..errors import AgentBusy, InvalidState, SessionNotFoundError
+from ..params import not_negative
+from ..registry import method
+from ..state import session_state
+
+if TYPE_CHECKING:
+    from ..server import Daemon
+
+
+@method("getState", params=t.SessionRef, result=t.SessionState, errors=(SessionNotFoundError,),
+        summary="session state")
+async def get_state(daemon: Daemon, p: t.SessionRef) -> t.SessionState:
+    return session_state(daemon, daemon.sessions.get(p.session_id, create=True))
+
+
+@method("getMessages", params=t.SessionRef, result=t.GetMessagesResult, errors=(SessionNotFoundError,),
+        summary="messages of the context")
+async def get_messages(daemon: Daemon, p: t.SessionRef) -> t.GetMessagesResult:
+    session = daemon.sessions.get(p.session_id, create=True)
+    return t.GetMessagesResult(messages=[to_wire(m) for m in session.messages])
+
+
+@method("setQueueModes", params=t.SetQueueModesParams, result=t.SetQueueModesResult,
+        errors=(SessionNotFoundError,), summary="choose the queue modes")
+async def set_queue_modes(daemon: Daemon, p: t.SetQueueModesParams) -> t.SetQueueModesResult:
+    session = daemon.sessions.get(p.session_id, create=True)
+    session.set_queue_modes(p.steering, p.follow_up)
+    agent = session.agent
+    return t.SetQueueModesResult(steering=agent.steering.mode, follow_up=agent.follow_ups.mode)
+
+
+@method("setAutoRetry", params=t.SetAutoRetryParams, result=t.AutoRetrySettings,
+        errors=(SessionNotFoundError,), summary="switch and tune automatic retry")
+async def set_auto_retry(daemon: Daemon, p: t.SetAutoRetryParams) -> t.AutoRetrySettings:
+    not_negative("maxAttempts", p.max_attempts)
+    not_negative("baseDelayMs", p.base_delay_ms)
+    session = daemon.sessions.get(p.session_id, create=True)
+    settings = session.set_auto_retry(p.enabled, p.max_attempts, p.base_delay_ms)
+    return t.AutoRetrySettings(enabled=settings.enabled, max_attempts=settings.max_attempts,
+                               base_delay_ms=settings.base_delay_ms)
+
+
+@method("compact", params=t.CompactParams, result=t.CompactResult,
+        errors=(SessionNotFoundError, AgentBusy, InvalidState), summary="summarise the older context now")
+async def compact(daemon: Daemon, p: t.CompactParams) -> t.CompactResult:
+    session = daemon.sessions.get(p.session_id)
+    if session.busy:
+        raise AgentBusy("a run is active: abort it or wait for agent_settled first")
+    result = await session.compact(p.custom_instructions)
+    if result is None:
+        raise InvalidState("compaction did not happen; the compaction_end event says why")
+    return t.CompactResult(summary=result.summary, first_kept_entry_id=result.first_kept_entry_id,
+                           tokens_before=result.tokens_before, estimated_tokens_after=result.estimated_tokens_after)
+
+
+@method("setAutoCompaction", params=t.SetAutoCompactionParams, result=t.AutoCompactionSettings,
+        errors=(SessionNotFoundError,), summary="switch and tune auto-compaction")
+async def set_auto_compaction(daemon: Daemon, p: t.SetAutoCompactionParams) -> t.AutoCompactionSettings:
+    not_negative("reserveTokens", p.reserve_tokens)
+    not_negative("keepRecentTokens", p.keep_recent_tokens)
+    session = daemon.sessions.get(p.session_id, create=True)
+    settings = session.set_auto_compaction(p.enabled, p.reserve_tokens, p.keep_recent_tokens)
+    return t.AutoCompactionSettings(enabled=settings.enabled, reserve_tokens=settings.reserve_tokens,
+                                    keep_recent_tokens=settings.keep_recent_tokens)

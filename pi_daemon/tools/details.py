@@ -1,0 +1,41 @@
+"""The ``details`` of the built-in tools' results: what a client gets beyond the model's text.
+
+A tool result's ``details`` (in ``tool_execution_end.result`` and in ``toolResult``
+messages) is a JSON object whose shape depends on the tool; these classes declare it for
+the built-in tools that have one (``read``, ``grep``, ``find`` and ``ls`` have none). The
+protocol's JSON Schema lists them under ``x-tools``; a failed call (``isError``) may carry
+the same details (``bash`` does) or none.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+
+@attrs.define
+class BashDetails:
+    """How the command ended."""
+
+    exit_code: int | None
+    truncated: bool
+    full_output_path: str | None
+    sandboxed: bool
+
+
+@attrs.define
+class WriteDetails:
+    """The file written (absolute path) and whether it was created."""
+
+    path: str
+    created: bool
+
+
+@attrs.define
+class EditDetails:
+    """The file edited (absolute path) and the unified diff of the change."""
+
+    path: str
+    diff: str
+
+
+TOOL_DETAILS: dict[str, type] = {"bash": BashDetails, "write": WriteDetails, "edit": EditDetails}
