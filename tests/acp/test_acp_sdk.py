@@ -452,3 +452,26 @@ async def test_a_malformed_mcp_server_entry_is_a_clear_error(workspace, tmp_path
                                                                                     args=[], env=[])])
         assert "mcpServers" in str(caught.value.data or caught.value)
         assert (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id  # still serving
+
+
+async def test_an_edit_through_the_editor_is_in_the_runs_changes(workspace, tmp_path):
+    (workspace / "a.txt").write_text("on disk\n")
+    faux = script(tmp_path / "s.json", [
+        tool("edit", {"path": "a.txt", "edits": [{"oldText": "unsaved buffer", "newText": "edited buffer"}]}, "e1"),
+        text("Done."),
+    ])
+    home = str(tmp_path / "home")
+    async with agent(workspace, faux, "--allow", "edit", fs=True, home=home) as (conn, rec):
+        rec.buffers[str(workspace / "a.txt")] = "unsaved buffer\n"
+        session_id = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=[text_block("edit it")]), 30)
+    native = Daemon("--model", "faux/echo", cwd=str(workspace), env={"PI_DAEMON_HOME": home})
+    try:
+        native.call("session/load", {"sessionId": session_id})
+        changes = native.call("changes/get", {"sessionId": session_id})
+        [changed] = changes["files"]
+        assert changed["path"].endswith("a.txt") and changed["status"] == "modified"
+        assert "-unsaved buffer" in changed["diff"] and "+edited buffer" in changed["diff"]
+        assert native.close() == 0
+    finally:
+        native.kill()
