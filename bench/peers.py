@@ -119,6 +119,10 @@ def serve() -> None:
                     answer, kind = b"{}", b"application/json"
                 elif path == b"/count":
                     answer, kind = str(served).encode(), b"application/json"
+                elif request_line.startswith(b"GET "):  # a probe (llama.cpp's /props, /v1/models): not a model turn
+                    writer.write(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n")
+                    await writer.drain()
+                    continue
                 elif replies:
                     served += 1
                     answer, kind = replies.pop(0), b"text/event-stream"

@@ -75,6 +75,12 @@ def new_job() -> tuple[str, dict[str, str]]:
     return job, {**os.environ, ENV: f"{inherited}:{job}" if inherited else job}
 
 
+def helper_mark() -> dict[str, str]:
+    """The environment entry that marks a long-lived helper process (an MCP server) as the
+    daemon's, so the keeper kills it should the daemon be SIGKILLed."""
+    return {ENV: new_job()[1][ENV]}
+
+
 def started(pid: int) -> None:
     _live.add(pid)
 

@@ -24,6 +24,7 @@ from typing import Any, Callable
 
 import attrs
 
+from ..mcp.config import from_acp
 from ..events import AgentSettled
 from ..llm.catalog import PROVIDERS
 from ..llm.model import THINKING_LEVELS
@@ -181,7 +182,11 @@ class AcpAgent:
             if not isinstance(pi, dict) or not isinstance(pi.get(key), (str, type(None))):
                 raise invalid_params(f"params._meta.pi.{key}", "expected a string")
         try:
-            session = self.sessions.create(cwd=cwd, name=pi.get("name"), model=pi.get("model"))
+            own = from_acp(servers, cwd)
+        except ValueError as exc:
+            raise invalid_params("params.mcpServers", str(exc)) from None
+        try:
+            session = self.sessions.create(cwd=cwd, name=pi.get("name"), model=pi.get("model"), mcp_servers=own)
         except Exception as exc:
             raise session_failure(exc) or exc
         session.mcp_servers = servers
@@ -192,13 +197,18 @@ class AcpAgent:
         session_id = params.get("sessionId")
         if not isinstance(session_id, str):
             raise invalid_params("params.sessionId", "expected a string")
-        self._cwd(params)
-        servers = self._mcp_servers(params)
+        cwd, servers = self._cwd(params), self._mcp_servers(params)
+        try:
+            own = from_acp(servers, cwd)
+        except ValueError as exc:
+            raise invalid_params("params.mcpServers", str(exc)) from None
         try:
             session, _ = self.sessions.load(session_id)
         except Exception as exc:
             raise session_failure(exc) or exc
         session.mcp_servers = servers
+        if self.sessions.mcp is not None:  # the servers the editor names for this session now
+            self.sessions.mcp.attach(session.id, session.agent.state.tools, own)
         messages = []
         for entry in session.store.branch():
             if entry.get("type") == "message":

@@ -63,7 +63,9 @@ def methods(agent: AcpAgent) -> dict[str, Any]:
                 "thinkingLevel": session.agent.state.thinking_level, "isStreaming": session.busy,
                 "mode": tracked.mode, "messageCount": len(session.messages),
                 "pendingMessageCount": len(session.agent.steering) + len(session.agent.follow_ups),
-                "mcpServers": session.mcp_servers}
+                "mcpServers": session.mcp_servers,
+                "mcpStates": [{"name": st.name, "state": st.state, "tools": st.tools, "error": st.error}
+                              for st in (agent.sessions.mcp.states(session.id) if agent.sessions.mcp else [])]}
 
     return {"_pi/steer": steer, "_pi/followUp": follow_up, "_pi/clearQueue": clear_queue, "_pi/compact": compact,
             "_pi/setName": set_name, "_pi/getState": get_state}

@@ -62,5 +62,9 @@ class EditorFiles(DiskFiles):
             if not os.path.isdir(folder):  # new folders are made on the disk, with the file
                 return await super().write(path, data, purpose)
             self.workspace.check(folder, LIST)  # its folder: inside the roots, no symlink on the way
+        before: bytes | None = None
+        if existed and self.changes is not None:  # for the turn diff: what the editor held before
+            before = (await self.read(str(place.path), READ))[0]
         await self._ask("fs/write_text_file", {"path": str(place.path), "content": data.decode("utf-8")})
+        self.note_write(place.path, lambda: before, data)
         return existed, place.path

@@ -85,7 +85,7 @@ def initialize(params: dict[str, Any], client: AcpClient, registry: Any) -> dict
         "agentCapabilities": {
             "loadSession": True,
             "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
-            "mcpCapabilities": {"http": False, "sse": False},
+            "mcpCapabilities": {"http": True, "sse": False},
             "sessionCapabilities": {"list": {}},
         },
         "authMethods": auth_methods(registry),

@@ -23,6 +23,7 @@ from typing import Any
 from .. import procs, settings, trust
 from ..llm.registry import ModelRegistry, ModelUnavailable
 from ..rpc import errors as E
+from ..mcp.manager import McpManager
 from ..session import SessionManager
 from ..session.compaction import load_settings
 from ..tools.permissions import ASK_DEFAULT, PermissionGate
@@ -61,6 +62,7 @@ class AcpServer:
         self.conn = Connection(reader, writer, self._on_eof)
         self.agent = AcpAgent(self.conn, client, workspace, self.open_workspace)
         self.sessions: SessionManager | None = None
+        self.mcp: McpManager | None = None
         self.tools_workspace: Workspace | None = None
         self._stopping = False
         self._signals = 0
@@ -85,9 +87,11 @@ class AcpServer:
     def _open(self, workspace: str, registry: Any, default_model: Any) -> None:
         self.tools_workspace = Workspace(workspace)
         gate = PermissionGate(self.tools_workspace.root, allowed=self.allowed_tools, asker=self.agent.ask_permission)
+        self.mcp = McpManager(workspace)
+        self.mcp.reload()  # only the user's servers until the workspace is trusted
         self.sessions = SessionManager(registry, workspace, default_model, on_open=self._watch,
                                        tools_workspace=self.tools_workspace, permissions=gate,
-                                       file_access=self._files)
+                                       file_access=self._files, mcp=self.mcp)
         options = settings.load(workspace)  # what an untrusted workspace may set is already left out
         self.tools_workspace.allow(options.get("workspace", {}).get("extraRoots") or [])
         policy = options.get("permissions", {})
@@ -99,6 +103,8 @@ class AcpServer:
         log.info("serving workspace %s; default model %s", workspace, default_model.spec if default_model else "none")
 
     def _watch(self, session: Any) -> None:
+        if self.mcp is not None and not self.mcp.started:
+            self.mcp.start()  # the servers start with the first session, in the background
         self.agent.watch(session)
 
     def _files(self, session_id: str, workspace: Any) -> Any:
@@ -163,6 +169,8 @@ class AcpServer:
             await asyncio.sleep(0)
         if self.sessions is not None:
             self.sessions.close_files()
+        if self.mcp is not None:
+            await self.mcp.close()
         procs.kill_all()
         self._done.set()
 

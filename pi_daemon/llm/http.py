@@ -14,6 +14,7 @@ from collections import deque
 from typing import Any, AsyncIterator
 
 import httpx
+import orjson
 from httpx_sse import EventSource, ServerSentEvent
 
 from ..cancel import CancelToken, Cancelled
@@ -35,6 +36,35 @@ class ProviderHTTPError(Exception):
         super().__init__(message)
         self.detail = detail
 
+
+
+class Encoded:
+    """A part of a request body that is already JSON: it goes into the body as it is."""
+
+    __slots__ = ("raw", "__weakref__")
+
+    def __init__(self, raw: bytes) -> None:
+        self.raw = raw
+
+
+def encode_json(value: Any) -> bytes:
+    """Compact UTF-8 JSON of a request body, with :class:`Encoded` parts copied in."""
+    try:
+        return orjson.dumps(value, default=_fragment)
+    except TypeError:  # a lone surrogate or an int beyond 64 bits: escape rather than fail
+        return json.dumps(value, separators=(",", ":"), default=_decoded).encode("ascii")
+
+
+def _fragment(value: Any) -> Any:
+    if isinstance(value, Encoded):
+        return orjson.Fragment(value.raw)
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def _decoded(value: Any) -> Any:
+    if isinstance(value, Encoded):
+        return json.loads(value.raw)
+    raise TypeError(f"{type(value).__name__} is not JSON")
 
 def client_for(model: Model) -> httpx.AsyncClient:
     key = (id(asyncio.get_running_loop()), model.connect_timeout, model.read_timeout)
@@ -128,7 +158,7 @@ async def sse_stream(
 
     async def exchange(through: httpx.AsyncClient) -> None:
         nonlocal answered
-        async with through.stream("POST", url, headers=request_headers, content=json.dumps(body)) as response:
+        async with through.stream("POST", url, headers=request_headers, content=encode_json(body)) as response:
             answered = True
             if response.status_code >= 300:
                 raw = await response.aread()

@@ -8,6 +8,7 @@ model's ``compat`` settings, defaulting by base URL.
 from __future__ import annotations
 
 import json
+import weakref
 from typing import Any, AsyncIterator
 
 from ..cancel import CancelToken
@@ -22,7 +23,7 @@ from ..messages import (
 )
 from .cost import apply_cost
 from .errors import ProviderErrorDetail, classify
-from .http import client_for, sse_stream
+from .http import Encoded, client_for, encode_json, sse_stream
 from .local_server import check_tool_support
 from .model import Context, Model, StreamOptions
 from .sse_run import SseRun
@@ -76,42 +77,85 @@ def _user_content(content, model: Model) -> str | list[dict]:
     return parts
 
 
-def convert_messages(model: Model, context: Context) -> list[dict]:
-    messages: list[dict] = []
+def _convert_one(message: Any, model: Model) -> dict | None:
+    """The wire form of one message (None: nothing to send)."""
+    if isinstance(message, UserMessage):
+        return {"role": "user", "content": _user_content(message.content, model)}
+    if isinstance(message, AssistantMessage):
+        text = "".join(b.text for b in message.content if isinstance(b, TextContent))
+        out: dict[str, Any] = {"role": "assistant", "content": text or None}
+        calls = message.tool_calls()
+        if calls:
+            out["tool_calls"] = [
+                {"id": c.id, "type": "function",
+                 "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
+                for c in calls
+            ]
+        if out["content"] is None and not calls:
+            return None
+        if out["content"] is None and compat(model, "requiresNonNullAssistantContent"):
+            out["content"] = ""
+        return out
+    if isinstance(message, ToolResultMessage):
+        text = "".join(b.text for b in message.content if isinstance(b, TextContent))
+        out = {"role": "tool", "tool_call_id": message.tool_call_id, "content": text or "(no output)"}
+        if compat(model, "requiresToolResultName"):
+            out["name"] = message.tool_name
+        return out
+    return None
+
+
+def _shape(model: Model) -> tuple[Any, ...]:
+    """What a message's wire form depends on besides the message."""
+    return (bool(compat(model, "requiresNonNullAssistantContent")), bool(compat(model, "requiresToolResultName")),
+            tuple(model.input))
+
+
+# Messages already sent, encoded once: a long session's request then costs a copy of each
+# message's bytes, not a conversion and encoding of the whole history on every turn. Messages
+# are not changed once they are in the context; an entry lives as long as its message.
+_encoded: dict[int, tuple[weakref.ref, tuple[Any, ...], Encoded | None]] = {}
+
+
+def _encode_one(message: Any, model: Model, shape: tuple[Any, ...]) -> Encoded | None:
+    hit = _encoded.get(id(message))
+    if hit is not None and hit[0]() is message and hit[1] == shape:
+        return hit[2]
+    converted = _convert_one(message, model)
+    # A copy: orjson's result keeps a spare buffer, which a kept message should not hold.
+    encoded = None if converted is None else Encoded(bytes(memoryview(encode_json(converted))))
+    key = id(message)
+    try:
+        ref = weakref.ref(message, lambda _ref, key=key: _encoded.pop(key, None))
+    except TypeError:  # not weakly referenceable: not kept
+        return encoded
+    _encoded[key] = (ref, shape, encoded)
+    return encoded
+
+
+def convert_messages(model: Model, context: Context, *, encoded: bool = False) -> list[Any]:
+    """The request's ``messages``; with ``encoded``, each already JSON (:class:`Encoded`)."""
+    messages: list[Any] = []
     if context.system_prompt:
         role = "developer" if model.reasoning and compat(model, "supportsDeveloperRole") else "system"
         messages.append({"role": role, "content": context.system_prompt})
+    shape = _shape(model)
     for message in images_after_tool_results(context.messages):
-        if isinstance(message, UserMessage):
-            messages.append({"role": "user", "content": _user_content(message.content, model)})
-        elif isinstance(message, AssistantMessage):
-            text = "".join(b.text for b in message.content if isinstance(b, TextContent))
-            out: dict[str, Any] = {"role": "assistant", "content": text or None}
-            calls = message.tool_calls()
-            if calls:
-                out["tool_calls"] = [
-                    {"id": c.id, "type": "function",
-                     "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
-                    for c in calls
-                ]
-            if out["content"] is None and not calls:
-                continue
-            if out["content"] is None and compat(model, "requiresNonNullAssistantContent"):
-                out["content"] = ""
-            messages.append(out)
-        elif isinstance(message, ToolResultMessage):
-            text = "".join(b.text for b in message.content if isinstance(b, TextContent))
-            out = {"role": "tool", "tool_call_id": message.tool_call_id, "content": text or "(no output)"}
-            if compat(model, "requiresToolResultName"):
-                out["name"] = message.tool_name
+        out = _encode_one(message, model, shape) if encoded else _convert_one(message, model)
+        if out is not None:
             messages.append(out)
     return messages
+
+
+def _joined(items: list[Any]) -> Encoded:
+    """One JSON array of already-encoded parts: a copy of bytes, whatever the history's length."""
+    return Encoded(b"[" + b",".join(i.raw if isinstance(i, Encoded) else encode_json(i) for i in items) + b"]")
 
 
 def build_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
     body: dict[str, Any] = {
         "model": model.id,
-        "messages": convert_messages(model, context),
+        "messages": _joined(convert_messages(model, context, encoded=True)),
         "stream": True,
     }
     if compat(model, "supportsUsageInStreaming"):

@@ -22,6 +22,7 @@ from typing import Any, Callable
 
 import attrs
 
+from .. import procs
 from ..cancel import CancelToken, race
 from .config import ServerConfig
 
@@ -108,8 +109,9 @@ class McpConnection:
         c = self.config
         if c.transport == "stdio":
             self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
-            params = sdk["StdioServerParameters"](command=c.command, args=list(c.args), env=dict(c.env) or None,
-                                                  cwd=c.cwd)
+            # marked as the daemon's: nothing it starts outlives the daemon, not even after a SIGKILL
+            params = sdk["StdioServerParameters"](command=c.command, args=list(c.args),
+                                                  env={**dict(c.env), **procs.helper_mark()}, cwd=c.cwd)
             return sdk["stdio_client"](params, errlog=self._stderr)
         client = sdk["httpx2"].AsyncClient(headers=dict(c.headers), timeout=c.timeout)
         return sdk["streamable_http_client"](c.url, http_client=client)

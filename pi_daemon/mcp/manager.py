@@ -20,6 +20,7 @@ from .. import trust
 from ..settings import Ignored
 from . import config as C
 from .connection import McpConnection
+from .names import is_mcp_tool
 from .tools import McpTool
 
 log = logging.getLogger(__name__)
@@ -85,7 +86,10 @@ class McpManager:
     def attach(self, session_id: str, tools: list[Any], configs: Iterable[C.ServerConfig] = ()) -> None:
         """Keep ``tools`` (a session agent's tool list) up to date; start the session's own servers."""
         own = {c.name: McpConnection(c, self._changed) for c in configs}
-        self._sessions[session_id] = _SessionTools(tools, list(tools), own)
+        previous = self._sessions.get(session_id)
+        for connection in (previous.servers.values() if previous else ()):  # attached again: its own servers change
+            asyncio.ensure_future(connection.stop())
+        self._sessions[session_id] = _SessionTools(tools, [t for t in tools if not is_mcp_tool(t.name)], own)
         if self.started:
             for connection in own.values():
                 connection.start()

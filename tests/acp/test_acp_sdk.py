@@ -416,3 +416,62 @@ def test_stdin_closing_mid_run_aborts_answers_and_exits_cleanly(workspace, tmp_p
     assert b"Traceback" not in proc.stderr.read()
     stored = next((workspace / ".pi" / "sessions").glob(f"*_{session_id}.jsonl")).read_text()
     assert "keep talking" in stored and '"stopReason":"aborted"' in stored.replace(" ", "")
+
+
+async def test_a_sessions_own_mcp_server_gives_the_agent_its_tools(workspace, tmp_path):
+    import sys
+    from pathlib import Path
+    from acp.schema import McpServerStdio
+
+    demo = Path(__file__).resolve().parents[1] / "rpc" / "mcp_demo_server.py"
+    faux = script(tmp_path / "s.json", [text("ready"), tool("demo__add", {"a": 2, "b": 40}, "m1"), text("It is 42.")])
+    async with agent(workspace, faux) as (conn, rec):
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[
+            McpServerStdio(name="demo", command=sys.executable, args=[str(demo)], env=[])])
+        for _ in range(300):  # the server starts in the background
+            states = (await conn.ext_method("pi/getState", {"sessionId": session.session_id}))["mcpStates"]
+            if states and states[0]["state"] == "ready":
+                break
+            await asyncio.sleep(0.1)
+        assert states[0]["state"] == "ready" and "demo__add" in states[0]["tools"], states
+        await asyncio.wait_for(conn.prompt(session_id=session.session_id, prompt=[text_block("warm up")]), 30)
+        rec.answer = "allow_once"
+        reply = await asyncio.wait_for(conn.prompt(session_id=session.session_id, prompt=[text_block("add")]), 60)
+        assert reply.stop_reason == "end_turn" and rec.text().endswith("It is 42.")
+        assert len(rec.permission_requests) == 1  # an MCP tool is asked about like bash
+        done = [u for u in rec.of("tool_call_update") if u.get("status") == "completed"]
+        assert done and "42" in str(done[-1].get("content")), rec.of("tool_call_update")
+
+
+async def test_a_malformed_mcp_server_entry_is_a_clear_error(workspace, tmp_path):
+    from acp.schema import McpServerStdio
+
+    async with agent(workspace) as (conn, rec):
+        with pytest.raises(RequestError) as caught:
+            await conn.new_session(cwd=str(workspace), mcp_servers=[McpServerStdio(name="bad name!", command="x",
+                                                                                    args=[], env=[])])
+        assert "mcpServers" in str(caught.value.data or caught.value)
+        assert (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id  # still serving
+
+
+async def test_an_edit_through_the_editor_is_in_the_runs_changes(workspace, tmp_path):
+    (workspace / "a.txt").write_text("on disk\n")
+    faux = script(tmp_path / "s.json", [
+        tool("edit", {"path": "a.txt", "edits": [{"oldText": "unsaved buffer", "newText": "edited buffer"}]}, "e1"),
+        text("Done."),
+    ])
+    home = str(tmp_path / "home")
+    async with agent(workspace, faux, "--allow", "edit", fs=True, home=home) as (conn, rec):
+        rec.buffers[str(workspace / "a.txt")] = "unsaved buffer\n"
+        session_id = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=[text_block("edit it")]), 30)
+    native = Daemon("--model", "faux/echo", cwd=str(workspace), env={"PI_DAEMON_HOME": home})
+    try:
+        native.call("session/load", {"sessionId": session_id})
+        changes = native.call("changes/get", {"sessionId": session_id})
+        [changed] = changes["files"]
+        assert changed["path"].endswith("a.txt") and changed["status"] == "modified"
+        assert "-unsaved buffer" in changed["diff"] and "+edited buffer" in changed["diff"]
+        assert native.close() == 0
+    finally:
+        native.kill()

@@ -1,6 +1,8 @@
 """MCP servers through the daemon: real servers over stdio, the loopback model calling their tools."""
 
 import json
+import os
+import signal
 import shutil
 import sys
 import time
@@ -262,3 +264,34 @@ def test_the_reference_everything_server_from_npm(spawn, tmp_path, server):
     run(d)
     end = by_id(d, 1)["e"]
     assert not end["isError"] and "hello mcp" in end["result"]["content"][0]["text"]
+
+
+def _marked(value: str) -> list[int]:
+    """Pids of live processes whose environment holds ``DEMO_MARK=value``."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                environ = f.read().split(b"\0")
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                state = f.read().rsplit(b")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if f"DEMO_MARK={value}".encode() in environ and state != b"Z":
+            found.append(int(pid))
+    return found
+
+
+def test_an_mcp_server_does_not_outlive_a_killed_daemon(spawn, tmp_path, server):
+    mark = f"{os.getpid()}-{time.monotonic_ns()}"
+    # a server whose process goes on after its stdin closes (here: a shell that sleeps on)
+    entry = {"command": "sh", "args": ["-c", f'"{DEMO[0]}" "{DEMO[1]}"; sleep 600'], "env": {"DEMO_MARK": mark}}
+    d = start(spawn, tmp_path, server, servers={"demo": entry})
+    wait_state(d, "demo")
+    assert len(_marked(mark)) == 2
+    os.kill(d.proc.pid, signal.SIGKILL)
+    d.proc.wait(10)
+    deadline = time.monotonic() + 10
+    while _marked(mark) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _marked(mark) == [], "the server outlived the daemon"

@@ -145,7 +145,14 @@ def test_a_user_session_in_a_terminal_neovim(terminal):
 
     terminal.keys("1")  # the picker has the focus; its key answers
     screen = terminal.wait_for("All written.")
-    assert (terminal.workspace / "made.txt").read_text() == "by pi"
+    # The write went through the editor: the buffer holds it, unsaved, until the user saves.
+    made = str(terminal.workspace / "made.txt")
+    assert terminal.evaluate(f"substitute(join(getbufline(bufnr('{made}'), 1, '$'), '|'), ' ', '_', 'g')") == "by_pi"
+    assert terminal.evaluate(f"getbufvar(bufnr('{made}'), '&modified')") == "1"
+    assert (terminal.workspace / "made.txt").read_text() == ""
+    terminal.command("wall")
+    terminal.wait_until(f"getbufvar(bufnr('{made}'), '&modified')", "0")
+    assert (terminal.workspace / "made.txt").read_text().rstrip("\n") == "by pi"
     # The text after the closed thinking fold is on screen, not hidden in the fold.
     assert "Now writing the file." in screen
     assert "lines: thinking" in screen  # the thinking fold is closed

@@ -179,7 +179,18 @@ try {
     await shot("the permission modal");
     await dialog.locator(".monaco-button", { hasText: "Allow once" }).click();
     await chat().locator(".assistant", { hasText: "The file is written." }).waitFor({ timeout: T });
-    assert.equal(readFileSync(join(work, "made.txt"), "utf8"), "made by pi\n");
+    // the write went through VS Code (workspace.applyEdit): the document holds it, unsaved
+    const onDisk = () => (existsSync(join(work, "made.txt")) ? readFileSync(join(work, "made.txt"), "utf8") : null);
+    assert.notEqual(onDisk(), "made by pi\n");
+    await page.locator(".monaco-workbench .part.statusbar").click({ position: { x: 5, y: 5 } });
+    await page.keyboard.press("F1");
+    await page.locator(".quick-input-widget input").fill("made.txt");
+    await pick("made.txt");
+    await page.locator(".monaco-editor .view-lines", { hasText: "made by pi" }).waitFor({ timeout: T });
+    await shot("the agent's write in the editor, unsaved");
+    await command("File: Save");
+    for (let i = 0; i < 100 && onDisk() !== "made by pi\n"; i++) await new Promise((r) => setTimeout(r, 100));
+    assert.equal(onDisk(), "made by pi\n"); // saved when the user chose to
   });
 
   await run("resume the session and see its tool outputs", async () => {
