@@ -192,6 +192,8 @@ test(":PiTree lists the branches, marks the current entry and continues from the
   end)
   vim.cmd("Pi three")
   wait("the third answer", function() return buffer_text():find("third answer", 1, true) ~= nil end)
+  -- the answer is stored when its message ends, after its text has streamed in
+  wait("settled three times", function() return pi.status().settled >= 3 end)
   pick("nothing")
   shown = nil
   vim.cmd("PiTree")
