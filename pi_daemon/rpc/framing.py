@@ -93,7 +93,7 @@ class FrameDecoder:
             self._headers(out)
         return out
 
-    def _lines(self, out: list) -> None:
+    def _lines(self, out: list[bytes | FrameError]) -> None:
         buf, limit = self._buf, self.max_frame_bytes
         start = 0
         while True:
@@ -120,7 +120,7 @@ class FrameDecoder:
         del buf[:start]
         self._scan = len(buf)
 
-    def _headers(self, out: list) -> None:
+    def _headers(self, out: list[bytes | FrameError]) -> None:
         # Positions are offsets into ``buf``; consumed bytes are dropped once, at the end.
         self._pos = 0
         try:
@@ -129,7 +129,7 @@ class FrameDecoder:
             del self._buf[: self._pos]
             self._pos = 0
 
-    def _frames(self, out: list) -> None:
+    def _frames(self, out: list[bytes | FrameError]) -> None:
         buf = self._buf
         while self._pos < len(buf) or self._need == 0:
             pos = self._pos
@@ -170,11 +170,11 @@ class FrameDecoder:
             else:
                 self._need = length
 
-    def _body(self, out: list) -> bool:
+    def _body(self, out: list[bytes | FrameError]) -> bool:
         """Take (or drop, when oversize) the body being read; False while it is incomplete."""
         buf, pos = self._buf, self._pos
         reading = self._need is not None
-        want = self._need if reading else self._discard
+        want = self._need if self._need is not None else self._discard
         have = min(want, len(buf) - pos)
         cut = self._next_header(have)
         if cut is None and have == want and want and buf[pos + want - 1] not in b'}]"':
@@ -217,7 +217,7 @@ class FrameDecoder:
                 return match.start() - base
             pos = nl + 1
 
-    def _bad(self, out: list, problem: str) -> None:
+    def _bad(self, out: list[bytes | FrameError], problem: str) -> None:
         """An unusable header block: say so once, then skip to the next header line."""
         out.append(FrameError(f"{problem}; skipped to the next Content-Length header"))
         self._pos += 1

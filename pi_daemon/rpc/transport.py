@@ -56,9 +56,9 @@ class FrameReader:
         self.decoder = FrameDecoder(max_frame_bytes)
         self._undelivered = 0
         self._room = threading.Condition()
-        self._items: queue.SimpleQueue = queue.SimpleQueue()
+        self._items: queue.SimpleQueue[object] = queue.SimpleQueue()
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._on_items: Callable[[list], None] | None = None
+        self._on_items: Callable[[list[object]], None] | None = None
         self._wake_pending = False
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, name="pi-daemon-reader", daemon=True)
@@ -124,7 +124,7 @@ class FrameReader:
         finally:
             self._taken(len(items))
 
-    def next_items(self) -> list:
+    def next_items(self) -> list[object]:
         """Blocking, before the loop is attached: the items read so far (at least one)."""
         items = [self._items.get()]
         while True:
@@ -134,7 +134,7 @@ class FrameReader:
                 self._taken(len(items))
                 return items
 
-    def attach(self, loop: asyncio.AbstractEventLoop, on_items: Callable[[list], None]) -> None:
+    def attach(self, loop: asyncio.AbstractEventLoop, on_items: Callable[[list[object]], None]) -> None:
         with self._lock:
             self._loop = loop
             self._on_items = on_items
