@@ -7,17 +7,13 @@ Prints the median of the runs for each figure next to its target (the native fac
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
-from common import precompile
-from daemon import rss_mb
+from daemon import rss_mb, run_bench
 
 INIT = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}\n'
 
@@ -69,29 +65,7 @@ def one_run(cwd: str, script: str, deltas: int) -> dict[str, float]:
 
 
 def main() -> None:
-    precompile()
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--runs", type=int, default=7)
-    parser.add_argument("--deltas", type=int, default=20_000)
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as cwd:
-        script = os.path.join(cwd, "bench.json")
-        with open(script, "w") as f:
-            json.dump({"modelId": "bench", "chunkSize": 1,
-                       "replies": [{"content": [{"type": "text", "text": "x" * args.deltas}]}] * args.runs}, f)
-        runs = [one_run(cwd, script, args.deltas) for _ in range(args.runs)]
-    rows = [
-        ("spawn -> initialize response", "init", "s", 0.30),
-        ("idle RSS after session/new", "rss", "MB", 60.0),
-        (f"{args.deltas:,}-delta answer, prompt -> stopReason", "stream", "s", 0.35),
-    ]
-    print(f"{'measure':<48} {'median':>8} {'min':>8} {'max':>8} {'target':>8}  ok")
-    for label, key, unit, target in rows:
-        values = [r[key] for r in runs]
-        med = statistics.median(values)
-        print(f"{label:<48} {med:>7.3f}{unit[0]} {min(values):>7.3f}{unit[0]} {max(values):>7.3f}{unit[0]} "
-              f"{target:>7.2f}{unit[0]}  {'yes' if med <= target else 'NO'}")
-    print(f"(median of {args.runs} runs; unit s = seconds, M = MB)")
+    run_bench(one_run, "idle RSS after session/new", "prompt -> stopReason")
 
 
 if __name__ == "__main__":

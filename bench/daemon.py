@@ -74,7 +74,9 @@ def one_run(cwd: str, script: str, deltas: int) -> dict[str, float]:
         proc.wait(10)
 
 
-def main() -> None:
+def run_bench(one_run, rss_label: str, stream_label: str) -> None:
+    """Runs ``one_run(cwd, script, deltas)`` as often as asked and prints each figure's median
+    next to its target; the ACP bench shares it with different labels."""
     precompile()
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=7)
@@ -88,8 +90,8 @@ def main() -> None:
         runs = [one_run(cwd, script, args.deltas) for _ in range(args.runs)]
     rows = [
         ("spawn -> initialize response", "init", "s", 0.30),
-        ("idle RSS after initialize", "rss", "MB", 60.0),
-        (f"{args.deltas:,}-delta answer, prompt -> agent_settled", "stream", "s", 0.35),
+        (rss_label, "rss", "MB", 60.0),
+        (f"{args.deltas:,}-delta answer, {stream_label}", "stream", "s", 0.35),
     ]
     print(f"{'measure':<48} {'median':>8} {'min':>8} {'max':>8} {'target':>8}  ok")
     for label, key, unit, target in rows:
@@ -98,6 +100,10 @@ def main() -> None:
         print(f"{label:<48} {med:>7.3f}{unit[0]} {min(values):>7.3f}{unit[0]} {max(values):>7.3f}{unit[0]} "
               f"{target:>7.2f}{unit[0]}  {'yes' if med <= target else 'NO'}")
     print(f"(median of {args.runs} runs; unit s = seconds, M = MB)")
+
+
+def main() -> None:
+    run_bench(one_run, "idle RSS after initialize", "prompt -> agent_settled")
 
 
 if __name__ == "__main__":
