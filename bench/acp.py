@@ -8,7 +8,6 @@ Prints the median of the runs for each figure next to its target (the native fac
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
