@@ -94,6 +94,7 @@ class AcpAgent:
         self.workspace = workspace  # until one is open: the folder pi-daemon was started in
         self.permission_timeout = 300.0
         self.tracked: dict[str, Tracked] = {}
+        self._continuing: set[asyncio.Task[None]] = set()  # queued prompts being started
 
     def attach(self, sessions: SessionManager, workspace: str) -> None:
         """The workspace is open: sessions live in ``<workspace>/.pi/sessions/``."""
@@ -270,13 +271,16 @@ class AcpAgent:
         if not aborted and tracked.waiting and len(session.agent.follow_ups):
             # A prompt queued after the run's last chance to take it: run it once this run is
             # done settling (the session is busy until this notification has been handled).
-            asyncio.get_running_loop().call_soon(self._continue, tracked, event)
+            task = asyncio.get_running_loop().create_task(self._continue(tracked, event))
+            self._continuing.add(task)
+            task.add_done_callback(self._continuing.discard)
             return
         self._answer(tracked, event)
 
-    def _continue(self, tracked: Tracked, event: AgentSettled) -> None:
+    async def _continue(self, tracked: Tracked, event: AgentSettled) -> None:
+        await tracked.session.wait_settled()  # the run that queued it has finished settling
         try:
-            tracked.session.continue_()
+            await tracked.session.continue_()
         except SessionError as exc:
             log.warning("session %s: the queued prompt could not be run: %s", tracked.session.id, exc)
             self._answer(tracked, event)
