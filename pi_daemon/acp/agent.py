@@ -59,7 +59,7 @@ _CODES = {"busy": E.INVALID_STATE, "state": E.INVALID_STATE, "model": E.MODEL_UN
 class Tracked:
     session: AgentSession
     live: LiveUpdates
-    waiting: list[asyncio.Future] = attrs.field(factory=list)
+    waiting: list[asyncio.Future[Any]] = attrs.field(factory=list)
     cancelled: bool = False
     mode: str = "default"
 
@@ -102,8 +102,14 @@ class AcpAgent:
         self.workspace = workspace
 
     @property
+    def manager(self) -> SessionManager:
+        """The open workspace's sessions (opened by the first session's cwd before any use)."""
+        assert self.sessions is not None, "no workspace is open yet"
+        return self.sessions
+
+    @property
     def registry(self) -> Any:
-        return self.sessions.registry
+        return self.manager.registry
 
     # --- sessions opening ----------------------------------------------------------------
 
@@ -187,7 +193,7 @@ class AcpAgent:
         except ValueError as exc:
             raise invalid_params("params.mcpServers", str(exc)) from None
         try:
-            session = self.sessions.create(cwd=cwd, name=pi.get("name"), model=pi.get("model"), mcp_servers=own)
+            session = self.manager.create(cwd=cwd, name=pi.get("name"), model=pi.get("model"), mcp_servers=own)
         except Exception as exc:
             raise session_failure(exc) or exc
         session.mcp_servers = servers
@@ -204,12 +210,12 @@ class AcpAgent:
         except ValueError as exc:
             raise invalid_params("params.mcpServers", str(exc)) from None
         try:
-            session, _ = self.sessions.load(session_id)
+            session, _ = self.manager.load(session_id)
         except Exception as exc:
             raise session_failure(exc) or exc
         session.mcp_servers = servers
-        if self.sessions.mcp is not None:  # the servers the editor names for this session now
-            self.sessions.mcp.attach(session.id, session.agent.state.tools, own)
+        if self.manager.mcp is not None:  # the servers the editor names for this session now
+            self.manager.mcp.attach(session.id, session.agent.state.tools, own)
         messages = []
         for entry in session.store.branch():
             if entry.get("type") == "message":
@@ -252,7 +258,8 @@ class AcpAgent:
         except Exception as exc:
             tracked.waiting.remove(waiter)
             raise session_failure(exc) or exc
-        return await waiter
+        answer: dict[str, Any] = await waiter
+        return answer
 
     def _check_key(self, session: AgentSession) -> None:
         """A built-in provider's missing key is ACP's "authentication required": the client
@@ -298,7 +305,7 @@ class AcpAgent:
             outcome = {"stopReason": "max_tokens"}
         elif getattr(last, "stop_reason", None) == "error":
             outcome = ({"stopReason": "refusal"} if _refusal(last) else
-                       AcpError(E.INTERNAL_ERROR, f"the model request failed: {last.error_message}"))
+                       AcpError(E.INTERNAL_ERROR, f"the model request failed: {getattr(last, 'error_message', None)}"))
         elif session.agent.state.error and last is None:
             outcome = AcpError(E.INTERNAL_ERROR, session.agent.state.error)
         else:
@@ -329,7 +336,7 @@ class AcpAgent:
 
     # --- permission ---------------------------------------------------------------------
 
-    async def ask_permission(self, session_id: str, call_id: str, tool: str, args: dict, title: str,
+    async def ask_permission(self, session_id: str, call_id: str, tool: str, args: dict[str, Any], title: str,
                              options: list[str], rule: Rule) -> str | None:
         """``session/request_permission``; the chosen option id is the native outcome."""
         if self.conn.closed:
@@ -358,7 +365,7 @@ class AcpAgent:
             return "cancelled"
         outcome = result.get("outcome") if isinstance(result, dict) else None
         if isinstance(outcome, dict) and outcome.get("outcome") == "selected" and outcome.get("optionId") in OUTCOMES:
-            return outcome["optionId"]
+            return str(outcome["optionId"])
         return "cancelled"
 
     # --- modes and configuration ----------------------------------------------------------

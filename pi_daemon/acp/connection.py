@@ -62,9 +62,9 @@ class Connection:
         self.on_eof = on_eof
         self.requests: dict[str, Handler] = {}
         self.notifications: dict[str, Handler] = {}
-        self.in_flight: set[asyncio.Task] = set()
+        self.in_flight: set[asyncio.Task[None]] = set()
         self._ids = itertools.count(1)
-        self._waiting: dict[Any, asyncio.Future] = {}
+        self._waiting: dict[Any, asyncio.Future[Any]] = {}
         self.closed = False
 
     # --- output ----------------------------------------------------------------------
@@ -96,7 +96,7 @@ class Connection:
 
     # --- input -----------------------------------------------------------------------
 
-    def on_items(self, items: list) -> None:
+    def on_items(self, items: list[Any]) -> None:
         for item in items:
             try:
                 if item is EOF:
@@ -192,7 +192,7 @@ class Connection:
             return
         if "error" in data:
             error = data["error"] if isinstance(data["error"], dict) else {}
-            code = error.get("code") if type(error.get("code")) is int else E.INTERNAL_ERROR
+            code = error["code"] if type(error.get("code")) is int else E.INTERNAL_ERROR
             future.set_exception(ClientError(code, str(error.get("message") or "the client answered with an error")))
         else:
             future.set_result(data.get("result"))

@@ -65,7 +65,7 @@ def methods(agent: AcpAgent) -> dict[str, Any]:
                 "pendingMessageCount": len(session.agent.steering) + len(session.agent.follow_ups),
                 "mcpServers": session.mcp_servers,
                 "mcpStates": [{"name": st.name, "state": st.state, "tools": st.tools, "error": st.error}
-                              for st in (agent.sessions.mcp.states(session.id) if agent.sessions.mcp else [])]}
+                              for st in (agent.manager.mcp.states(session.id) if agent.manager.mcp else [])]}
 
     return {"_pi/steer": steer, "_pi/followUp": follow_up, "_pi/clearQueue": clear_queue, "_pi/compact": compact,
             "_pi/setName": set_name, "_pi/getState": get_state}

@@ -14,6 +14,7 @@ from __future__ import annotations
 import errno
 import os
 from pathlib import Path
+from typing import Any
 
 from ..tools.file_access import DiskFiles, looks_binary
 from ..tools.workspace import EDIT, LIST, READ, WRITE, Workspace
@@ -30,7 +31,7 @@ class EditorFiles(DiskFiles):
         self.via_read = read
         self.via_write = write
 
-    async def _ask(self, method: str, params: dict) -> dict:
+    async def _ask(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         try:
             result = await self.conn.request(method, {"sessionId": self.session_id, **params}, FS_TIMEOUT_S)
         except ClientError as exc:

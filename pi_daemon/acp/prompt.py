@@ -42,13 +42,15 @@ def _fence(text: str) -> str:
     return "`" * max(3, longest + 1)
 
 
-def _string(block: dict, key: str, where: str, *, optional: bool = False) -> str | None:
+def _string(block: dict[str, Any], key: str, where: str) -> str:
     value = block.get(key)
-    if value is None and optional:
-        return None
     if not isinstance(value, str):
         raise invalid_params(f"{where}.{key}", "expected a string")
     return value
+
+
+def _optional_string(block: dict[str, Any], key: str, where: str) -> str | None:
+    return None if block.get(key) is None else _string(block, key, where)
 
 
 def render(blocks: Any, workspace: str) -> tuple[str, list[ImageContent]]:
@@ -83,16 +85,16 @@ def render(blocks: Any, workspace: str) -> tuple[str, list[ImageContent]]:
             uri = _string(resource, "uri", f"{where}.resource")
             path = shown_path(uri, workspace)
             text.append(f"@{path}")
-            mime = _string(resource, "mimeType", f"{where}.resource", optional=True)
+            kind_of = _optional_string(resource, "mimeType", f"{where}.resource")
             if isinstance(resource.get("text"), str):
                 body = resource["text"]
                 fence = _fence(body)
                 sections.append(f"{path}:\n{fence}\n{body}{'' if body.endswith(chr(10)) else chr(10)}{fence}")
             elif isinstance(resource.get("blob"), str):
-                if mime and mime.startswith("image/"):
-                    images.append(ImageContent(data=resource["blob"], mime_type=mime))
+                if kind_of and kind_of.startswith("image/"):
+                    images.append(ImageContent(data=resource["blob"], mime_type=kind_of))
                 else:
-                    sections.append(f"{path}: (binary content{f' of type {mime}' if mime else ''}, not included)")
+                    sections.append(f"{path}: (binary content{f' of type {kind_of}' if kind_of else ''}, not included)")
             else:
                 raise invalid_params(f"{where}.resource", "expected text or blob")
         elif kind == "audio":

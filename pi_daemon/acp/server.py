@@ -174,11 +174,15 @@ class AcpServer:
         procs.kill_all()
         self._done.set()
 
-    async def run(self, pending: list) -> None:
+    async def run(self, pending: list[Any]) -> None:
         loop = asyncio.get_running_loop()
         writer = self.conn.writer
         writer.attach(loop)
-        writer.on_broken = lambda: asyncio.ensure_future(self.finish())
+
+        def broken() -> None:
+            asyncio.ensure_future(self.finish())
+
+        writer.on_broken = broken
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             loop.add_signal_handler(sig, self.on_signal)
         if pending:
@@ -187,7 +191,7 @@ class AcpServer:
         await self._done.wait()
 
 
-def serve(reader: Any, writer: Any, *, pending: list, **options: Any) -> int:
+def serve(reader: Any, writer: Any, *, pending: list[Any], **options: Any) -> int:
     async def main() -> None:
         await AcpServer(reader, writer, **options).run(pending)
 

@@ -14,7 +14,8 @@ import asyncio
 import os
 from typing import Any, Iterator
 
-from ..events import MessageUpdate, ToolExecutionEnd, ToolExecutionStart, ToolExecutionUpdate
+from ..events import (MessageUpdate, TextDeltaEvent, ThinkingDeltaEvent, ToolcallEndEvent, ToolExecutionEnd,
+                      ToolExecutionStart, ToolExecutionUpdate)
 from ..messages import ImageContent, TextContent, ThinkingContent, ToolCall
 
 KINDS = {"read": "read", "write": "edit", "edit": "edit", "bash": "execute", "grep": "search",
@@ -118,12 +119,11 @@ class LiveUpdates:
     def __call__(self, event: Any) -> list[dict[str, Any]]:
         if type(event) is MessageUpdate:
             delta = event.assistant_message_event
-            kind = getattr(delta, "type", None)
-            if kind == "text_delta" and delta.delta:
+            if isinstance(delta, TextDeltaEvent) and delta.delta:
                 return [{"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": delta.delta}}]
-            if kind == "thinking_delta" and delta.delta:
+            if isinstance(delta, ThinkingDeltaEvent) and delta.delta:
                 return [{"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": delta.delta}}]
-            if kind == "toolcall_end":
+            if isinstance(delta, ToolcallEndEvent):
                 return [self._announce(delta.tool_call, "pending")]
             return []
         if isinstance(event, ToolExecutionStart):
