@@ -29,7 +29,7 @@ import subprocess
 import sys
 import threading
 from concurrent.futures import Future
-from typing import Any, Awaitable, Callable, Iterator, Mapping
+from typing import IO, Any, Awaitable, Callable, Iterator, Literal, Mapping
 
 from .converter import from_wire, to_wire
 from .rpc import methods as _methods  # noqa: F401 (registers every method: results are typed by it)
@@ -38,6 +38,7 @@ from .rpc.registry import CLIENT_REQUESTS, METHODS
 from .rpc.types import AGENT_EVENT, AgentEventParams
 
 RequestHandler = Callable[[Any], Any]
+Framing = Literal["ndjson", "content-length"]
 
 
 def daemon_command(*args: str) -> list[str]:
@@ -52,6 +53,28 @@ def error_from_reply(error: Mapping[str, Any]) -> RpcError:
     if cls is RpcError:
         exc.code = error.get("code", RpcError.code)  # type: ignore[misc]
     return exc
+
+
+def read_frames(stream: IO[bytes], framing: Framing = "ndjson") -> Iterator[tuple[bytes, bytes]]:
+    """(the frame as read, its JSON body) for each frame of ``stream``, until it ends."""
+    if framing == "ndjson":
+        for line in stream:
+            yield line, line
+        return
+    while True:
+        header = b""
+        length = None
+        while (line := stream.readline()) not in (b"\r\n", b"\n"):
+            if not line:
+                return
+            header += line
+            name, _, value = line.partition(b":")
+            if name.strip().lower() == b"content-length":
+                length = int(value)
+        if length is None:
+            raise ValueError(f"a frame header without Content-Length: {header!r}")
+        body = stream.read(length)
+        yield header + line + body, body
 
 
 def _params(params: Any) -> Any:
@@ -86,21 +109,27 @@ def _abandon(pending: Mapping[Any, tuple[str, Any]]) -> None:
 class _Wire:
     """Frames <-> messages: what both clients share (NDJSON, ids, typing)."""
 
-    def __init__(self, handlers: Mapping[str, RequestHandler] | None) -> None:
+    def __init__(self, handlers: Mapping[str, RequestHandler] | None, framing: Framing = "ndjson") -> None:
         self.handlers = dict(handlers or {})
+        self.framing = framing
         self.next_id = 0
 
-    def request_frame(self, method: str, params: Any) -> tuple[int, bytes]:
+    def request_message(self, method: str, params: Any) -> dict[str, Any]:
         self.next_id += 1
-        return self.next_id, self.frame({"jsonrpc": "2.0", "id": self.next_id, "method": method,
-                                         "params": _params(params)})
+        return {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": _params(params)}
+
+    def frame(self, message: dict[str, Any]) -> bytes:
+        return self.encode(json.dumps(message, separators=(",", ":")).encode())
+
+    def encode(self, body: bytes) -> bytes:
+        """``body`` framed."""
+        if self.framing == "content-length":
+            return b"Content-Length: %d\r\n\r\n" % len(body) + body
+        return body + b"\n"
 
     @staticmethod
-    def frame(message: dict[str, Any]) -> bytes:
-        return json.dumps(message, separators=(",", ":")).encode() + b"\n"
-
-    def reply(self, request_id: Any, result: Any = None, error: BaseException | None = None,
-              method: str = "") -> bytes:
+    def reply(request_id: Any, result: Any = None, error: BaseException | None = None,
+              method: str = "") -> dict[str, Any]:
         """The reply to a daemon -> client request: its result, or an error reply."""
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id}
         if error is not None:
@@ -109,7 +138,7 @@ class _Wire:
             message["error"] = {"code": -32601, "message": f"this client does not answer {method}"}
         else:
             message["result"] = _params(result)
-        return self.frame(message)
+        return message
 
     @staticmethod
     def request_params(message: dict[str, Any]) -> Any:
@@ -125,43 +154,67 @@ class _Wire:
 
 
 class Client:
-    """A daemon child process, driven from blocking code."""
+    """A daemon child process, driven from blocking code.
+
+    Every message passes :meth:`sent` (before it is written) and :meth:`received` (as it
+    is read, on the reader thread): a subclass that records or routes frames itself
+    overrides them.
+    """
 
     def __init__(self, *args: str, cwd: str | None = None, env: Mapping[str, str] | None = None,
-                 handlers: Mapping[str, RequestHandler] | None = None) -> None:
-        self._wire = _Wire(handlers)
-        self.proc = subprocess.Popen(daemon_command(*args), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     cwd=cwd, env=None if env is None else dict(env))
+                 handlers: Mapping[str, RequestHandler] | None = None, framing: Framing = "ndjson",
+                 stderr: int | IO[bytes] | None = None, command: list[str] | None = None) -> None:
+        self._wire = _Wire(handlers, framing)
         self._pending: dict[int, tuple[str, Future[Any]]] = {}
         self._events: queue.Queue[AgentEventParams | None] = queue.Queue()
         self._lock = threading.Lock()
+        self.proc = subprocess.Popen(command or daemon_command(*args), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=stderr, cwd=cwd, env=None if env is None else dict(env))
         self._reader = threading.Thread(target=self._read, name="pi-daemon-client", daemon=True)
         self._reader.start()
 
-    def _write(self, data: bytes) -> None:
+    def write(self, data: bytes) -> None:
+        """Write ``data`` to the daemon's stdin as it is (one frame, or deliberately not one)."""
         assert self.proc.stdin is not None
         with self._lock:
             self.proc.stdin.write(data)
             self.proc.stdin.flush()
 
+    def send(self, message: dict[str, Any]) -> None:
+        """Send one JSON-RPC message in this client's framing."""
+        self.sent(message)
+        self.write(self._wire.frame(message))
+
+    def sent(self, message: dict[str, Any]) -> None:
+        """Called with every message this client sends."""
+
+    def received(self, frame: bytes, message: Any) -> None:
+        """Called on the reader thread with every frame read (as read, and decoded)."""
+        if not isinstance(message, dict):
+            return
+        if "method" in message and "id" in message:
+            self.send(self._answer(message))
+        elif "method" in message:
+            event = self._wire.event(message)
+            if event is not None:
+                self._events.put(event)
+        else:
+            _settle(self._pending, message)
+
+    def output_ended(self) -> None:
+        """Called on the reader thread once the daemon's output has ended."""
+        self._events.put(None)
+        _abandon(self._pending)
+
     def _read(self) -> None:
         assert self.proc.stdout is not None
         try:
-            for line in self.proc.stdout:
-                message = json.loads(line)
-                if "method" in message and "id" in message:
-                    self._write(self._answer(message))
-                elif "method" in message:
-                    event = self._wire.event(message)
-                    if event is not None:
-                        self._events.put(event)
-                else:
-                    _settle(self._pending, message)
+            for frame, body in read_frames(self.proc.stdout, self._wire.framing):
+                self.received(frame, json.loads(body))
         finally:
-            self._events.put(None)
-            _abandon(self._pending)
+            self.output_ended()
 
-    def _answer(self, message: dict[str, Any]) -> bytes:
+    def _answer(self, message: dict[str, Any]) -> dict[str, Any]:
         handler = self._wire.handlers.get(message["method"])
         try:
             result = handler(self._wire.request_params(message)) if handler is not None else None
@@ -169,13 +222,17 @@ class Client:
             return self._wire.reply(message["id"], error=exc)
         return self._wire.reply(message["id"], result, method=message["method"])
 
+    def next_request(self, method: str, params: Any = None) -> dict[str, Any]:
+        """A request message with this client's next id (not sent yet)."""
+        with self._lock:
+            return self._wire.request_message(method, params)
+
     def request_future(self, method: str, params: Any = None) -> Future[Any]:
         """Send a request; the future resolves to its typed result."""
         future: Future[Any] = Future()
-        with self._lock:
-            request_id, frame = self._wire.request_frame(method, params)
-            self._pending[request_id] = (method, future)
-        self._write(frame)
+        message = self.next_request(method, params)
+        self._pending[message["id"]] = (method, future)
+        self.send(message)
         return future
 
     def request(self, method: str, params: Any = None, timeout: float | None = None) -> Any:
@@ -183,7 +240,7 @@ class Client:
         return self.request_future(method, params).result(timeout)
 
     def notify(self, method: str, params: Any = None) -> None:
-        self._write(self._wire.frame({"jsonrpc": "2.0", "method": method, "params": _params(params)}))
+        self.send({"jsonrpc": "2.0", "method": method, "params": _params(params)})
 
     def events(self, timeout: float | None = None) -> Iterator[AgentEventParams]:
         """The events as they come; ends when the daemon's output ends (``queue.Empty`` on timeout)."""
@@ -249,9 +306,9 @@ class AsyncClient:
             if asyncio.iscoroutine(result):
                 result = await result
         except Exception as exc:  # noqa: BLE001 - the daemon gets an error reply instead
-            self._write(self._wire.reply(message["id"], error=exc))
+            self._write(self._wire.frame(self._wire.reply(message["id"], error=exc)))
             return
-        self._write(self._wire.reply(message["id"], result, method=message["method"]))
+        self._write(self._wire.frame(self._wire.reply(message["id"], result, method=message["method"])))
 
     async def _read(self) -> None:
         assert self.proc.stdout is not None
@@ -272,10 +329,10 @@ class AsyncClient:
 
     async def request(self, method: str, params: Any = None) -> Any:
         """Call ``method``; its declared result class, or the protocol error it answered raised."""
-        request_id, frame = self._wire.request_frame(method, params)
+        message = self._wire.request_message(method, params)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._pending[request_id] = (method, future)
-        self._write(frame)
+        self._pending[message["id"]] = (method, future)
+        self._write(self._wire.frame(message))
         return await future
 
     def notify(self, method: str, params: Any = None) -> None:

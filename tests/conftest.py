@@ -18,6 +18,10 @@ def frames_fit_the_protocol_schema():
     assert not violations, "frames that do not fit protocol.schema.json:\n" + "\n".join(violations[:20])
 
 
+def pytest_terminal_summary(terminalreporter):
+    terminalreporter.write_line(f"{frame_check.CHECKED[0]} frames checked against protocol.schema.json")
+
+
 def pytest_sessionfinish(session, exitstatus):
     # A skipped test is not a passed one: the suite fails unless everything ran.
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")

@@ -1,12 +1,10 @@
-"""A small JSON-RPC client that drives the real daemon over pipes (both framings)."""
+"""The tests' client of the real daemon over pipes (both framings): :mod:`pi_daemon.client` with its frames kept."""
 
 from __future__ import annotations
 
 import json
 import os
-import queue
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -14,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import frame_check
+
+from pi_daemon.client import Client, Framing
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -30,10 +30,6 @@ def clean_env(home: str | None = None, **extra: str) -> dict[str, str]:
     return env
 
 
-def daemon_cmd(*args: str) -> list[str]:
-    return [sys.executable, "-m", "pi_daemon", *args]
-
-
 def write_script(path: Path, replies: list[dict], **options: Any) -> Path:
     path.write_text(json.dumps({"replies": replies, **options}))
     return path
@@ -43,16 +39,13 @@ def text(t: str) -> dict:
     return {"content": [{"type": "text", "text": t}]}
 
 
-class Daemon:
-    def __init__(self, *args: str, framing: str = "ndjson", cwd: str | None = None,
+class Daemon(Client):
+    """:class:`pi_daemon.client.Client` for tests: frames kept as dicts, waited for, and
+    every one recorded for the schema check (:mod:`frame_check`)."""
+
+    def __init__(self, *args: str, framing: Framing = "ndjson", cwd: str | None = None,
                  env: dict | None = None, cmd: list[str] | None = None) -> None:
         self.framing = framing
-        full_env = clean_env(**(env or {}))
-        self.proc = subprocess.Popen(
-            cmd or daemon_cmd(*args), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, cwd=cwd, env=full_env,
-        )
-        self.messages: queue.Queue = queue.Queue()
         self.responses: dict[Any, dict] = {}
         self.response_counts: dict[Any, int] = {}
         self.events: list[dict] = []
@@ -62,85 +55,58 @@ class Daemon:
         self.on_request: dict = {}  # method -> params -> result (None: answer later with respond)
         self.stderr = bytearray()
         self.frames = frame_check.Connection()  # every frame is checked against the schema
-        self._next_id = 0
         self._cond = threading.Condition()
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
+        super().__init__(*args, cwd=cwd, env=clean_env(**(env or {})), framing=framing,
+                         stderr=subprocess.PIPE, command=cmd)
         self._stderr_reader = threading.Thread(target=self._read_stderr, daemon=True)
         self._stderr_reader.start()
 
     # --- wire ----------------------------------------------------------------------
 
     def send_raw(self, data: bytes) -> None:
-        self.proc.stdin.write(data)
-        self.proc.stdin.flush()
+        self.write(data)
 
     def frame(self, body: bytes) -> bytes:
-        if self.framing == "content-length":
-            return b"Content-Length: %d\r\n\r\n" % len(body) + body
-        return body + b"\n"
+        return self._wire.encode(body)
 
-    def send(self, message: dict) -> None:
+    def sent(self, message: dict) -> None:
         self.frames.client_sent(message)
-        self.send_raw(self.frame(json.dumps(message).encode()))
 
     def _read_stderr(self) -> None:
         for line in self.proc.stderr:
             self.stderr += line
 
-    def _read(self) -> None:
-        try:
-            self._read_frames()
-        finally:
-            self.frames.finished = True
+    def output_ended(self) -> None:
+        self.frames.finished = True
 
-    def _read_frames(self) -> None:
-        out = self.proc.stdout
-        while True:
-            if self.framing == "content-length":
-                header = b""
-                while not header.endswith(b"\r\n\r\n"):
-                    ch = out.read(1)
-                    if not ch:
-                        return
-                    header += ch
-                self.raw_stdout += header
-                length = int(header.split(b":")[1].split(b"\r\n")[0])
-                body = out.read(length)
-                self.raw_stdout += body
+    def received(self, frame: bytes, message: Any) -> None:
+        self.raw_stdout += frame
+        self.frames.daemon_sent(message)
+        with self._cond:
+            if "id" in message and "method" in message:  # a request from the daemon
+                self.server_requests.append(message)
+                handler = self.on_request.get(message["method"])
+                if handler is not None:
+                    result = handler(message["params"])
+                    if result is not None:
+                        self.respond(message["id"], result)
+            elif "id" in message and "method" not in message:
+                self.responses[message["id"]] = message
+                self.response_counts[message["id"]] = self.response_counts.get(message["id"], 0) + 1
+            elif message.get("method") == "agent/event":
+                self.events.append(message["params"])
             else:
-                body = out.readline()
-                if not body:
-                    return
-                self.raw_stdout += body
-            message = json.loads(body)
-            self.frames.daemon_sent(message)
-            with self._cond:
-                if "id" in message and "method" in message:  # a request from the daemon
-                    self.server_requests.append(message)
-                    handler = self.on_request.get(message["method"])
-                    if handler is not None:
-                        result = handler(message["params"])
-                        if result is not None:
-                            self.send({"jsonrpc": "2.0", "id": message["id"], "result": result})
-                elif "id" in message and "method" not in message:
-                    self.responses[message["id"]] = message
-                    self.response_counts[message["id"]] = self.response_counts.get(message["id"], 0) + 1
-                elif message.get("method") == "agent/event":
-                    self.events.append(message["params"])
-                else:
-                    self.other.append(message)
-                self._cond.notify_all()
+                self.other.append(message)
+            self._cond.notify_all()
 
     # --- requests ------------------------------------------------------------------
 
     def request_async(self, method: str, params: Any = None, *, omit_params: bool = False) -> Any:
-        self._next_id += 1
-        message = {"jsonrpc": "2.0", "id": self._next_id, "method": method}
-        if not omit_params:
-            message["params"] = params if params is not None else {}
+        message = self.next_request(method, params)
+        if omit_params:
+            del message["params"]
         self.send(message)
-        return self._next_id
+        return message["id"]
 
     def wait_response(self, request_id: Any, timeout: float = 10.0) -> dict:
         return self._wait(lambda: self.responses.get(request_id), timeout, f"response {request_id}")
@@ -161,9 +127,6 @@ class Daemon:
             matching = [r for r in self.server_requests if r["method"] == method]
             return matching[count - 1] if len(matching) >= count else None
         return self._wait(found, timeout, f"{count}x {method} request")
-
-    def notify(self, method: str, params: Any = None) -> None:
-        self.send({"jsonrpc": "2.0", "method": method, "params": params or {}})
 
     # --- events --------------------------------------------------------------------
 
@@ -199,16 +162,6 @@ class Daemon:
                            and e["event"]["assistantMessageEvent"]["type"] == "text_delta")
 
     # --- end -----------------------------------------------------------------------
-
-    def close(self, timeout: float = 10.0) -> int:
-        if self.proc.stdin and not self.proc.stdin.closed:
-            try:
-                self.proc.stdin.close()
-            except BrokenPipeError:
-                pass
-        code = self.proc.wait(timeout)
-        self._reader.join(timeout)
-        return code
 
     def kill(self) -> None:
         if self.proc.poll() is None:

@@ -24,6 +24,7 @@ import jsonschema
 
 SCHEMA_FILE = Path(__file__).resolve().parents[2] / "protocol.schema.json"
 VIOLATIONS: list[str] = []
+CHECKED = [0]  # frames checked so far (reported at the end of the run)
 _lock = threading.Lock()
 # Handled by the JSON-RPC layer itself, not declared as methods.
 _BUILTIN = {"$/cancelRequest": {"type": "object", "required": ["id"]}}
@@ -112,6 +113,8 @@ class Connection:
 
     def check(self) -> None:
         frames, self.frames = self.frames, []
+        with _lock:
+            CHECKED[0] += len(frames)
         for by_client, message in frames:
             if by_client:
                 self._client_sent(message)

@@ -5,7 +5,8 @@ import signal
 import subprocess
 import time
 
-from client import clean_env, daemon_cmd, text, write_script
+from client import clean_env, text, write_script
+from pi_daemon.client import daemon_command
 
 
 def slow(tmp_path, n=400, delay_ms=5, replies=None):
@@ -16,7 +17,7 @@ def slow(tmp_path, n=400, delay_ms=5, replies=None):
 
 def test_printf_pipe_just_works(tmp_path):
     lines = b'{"jsonrpc":"2.0","id":1,"method":"prompt","params":{"text":"piped"}}\n'
-    out = subprocess.run(daemon_cmd("--model", "faux/echo"), env=clean_env(), input=lines, capture_output=True,
+    out = subprocess.run(daemon_command("--model", "faux/echo"), env=clean_env(), input=lines, capture_output=True,
                          cwd=tmp_path, timeout=20)
     assert out.returncode == 0, out.stderr
     assert b"Traceback" not in out.stderr, out.stderr
@@ -100,7 +101,7 @@ def rss_kb(pid: int) -> int:
 def test_a_client_that_stops_reading_slows_the_agent_not_memory(tmp_path):
     # 400,000 deltas are ~55 MB of notifications; unread, they must not pile up in memory.
     script = write_script(tmp_path / "big.json", [text("x" * 400_000)], modelId="big", chunkSize=1)
-    proc = subprocess.Popen(daemon_cmd("--faux-script", str(script), "--model", "faux/big"), env=clean_env(),
+    proc = subprocess.Popen(daemon_command("--faux-script", str(script), "--model", "faux/big"), env=clean_env(),
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=tmp_path)
     try:
         proc.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"getState"}\n')
@@ -134,7 +135,7 @@ def test_a_client_that_stops_reading_slows_the_agent_not_memory(tmp_path):
 
 
 def test_vanished_client_aborts_the_run_and_exits(tmp_path):
-    proc = subprocess.Popen(daemon_cmd(*slow(tmp_path, n=100_000, delay_ms=1)), env=clean_env(), stdin=subprocess.PIPE,
+    proc = subprocess.Popen(daemon_command(*slow(tmp_path, n=100_000, delay_ms=1)), env=clean_env(), stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
     proc.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"prompt","params":{"text":"go"}}\n')
     proc.stdin.flush()
@@ -147,7 +148,7 @@ def test_vanished_client_aborts_the_run_and_exits(tmp_path):
 
 def test_vanished_client_is_noticed_while_the_run_is_quiet(tmp_path):
     # Three seconds between chunks: nothing is written, yet the daemon notices the client left.
-    proc = subprocess.Popen(daemon_cmd(*slow(tmp_path, n=3, delay_ms=3000)), env=clean_env(), stdin=subprocess.PIPE,
+    proc = subprocess.Popen(daemon_command(*slow(tmp_path, n=3, delay_ms=3000)), env=clean_env(), stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
     proc.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"prompt","params":{"text":"go"}}\n')
     proc.stdin.flush()

@@ -215,9 +215,10 @@ def test_unread_replies_keep_memory_bounded(tmp_path, framing):
     import subprocess
     import threading
 
-    from client import clean_env, daemon_cmd
+    from client import clean_env
+    from pi_daemon.client import daemon_command
 
-    proc = subprocess.Popen(daemon_cmd("--model", "faux/echo"), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    proc = subprocess.Popen(daemon_command("--model", "faux/echo"), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, cwd=str(tmp_path), env=clean_env())
 
     def frame(body: bytes) -> bytes:

@@ -154,10 +154,11 @@ def test_listing_without_keys_says_why(spawn, tmp_path):
 
 def test_invalid_models_json_stops_the_daemon_with_a_clear_message(tmp_path):
     import subprocess
-    from client import clean_env, daemon_cmd
+    from client import clean_env
+    from pi_daemon.client import daemon_command
     (tmp_path / ".pi").mkdir()
     (tmp_path / ".pi" / "models.json").write_text('{"providers": {"x": {"models": [{"contextWindow": 5}]}},')
-    out = subprocess.run(daemon_cmd(), cwd=tmp_path, env=clean_env(), capture_output=True, text=True,
+    out = subprocess.run(daemon_command(), cwd=tmp_path, env=clean_env(), capture_output=True, text=True,
                          stdin=subprocess.DEVNULL, timeout=20)
     assert out.returncode == 2
     assert "models.json: is not valid JSON" in out.stderr

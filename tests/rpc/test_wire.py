@@ -3,7 +3,8 @@
 import json
 import sys
 
-from client import Daemon, clean_env, daemon_cmd
+from client import Daemon, clean_env
+from pi_daemon.client import daemon_command
 
 
 def test_ndjson_client_gets_ndjson(spawn):
@@ -75,11 +76,11 @@ def test_stdout_carries_protocol_bytes_only(tmp_path):
 
 def test_version_and_help():
     import subprocess
-    out = subprocess.run(daemon_cmd("--version"), env=clean_env(), capture_output=True, text=True)
+    out = subprocess.run(daemon_command("--version"), env=clean_env(), capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout.startswith("pi-daemon ")
-    out = subprocess.run(daemon_cmd("--help"), env=clean_env(), capture_output=True, text=True)
+    out = subprocess.run(daemon_command("--help"), env=clean_env(), capture_output=True, text=True)
     assert out.returncode == 0 and "--model" in out.stdout and "--workspace" in out.stdout
-    out = subprocess.run(daemon_cmd("--model", "nope/never"), env=clean_env(), capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    out = subprocess.run(daemon_command("--model", "nope/never"), env=clean_env(), capture_output=True, text=True, stdin=subprocess.DEVNULL)
     assert out.returncode == 2 and "unknown model nope/never" in out.stderr
-    out = subprocess.run(daemon_cmd("--workspace", "/does/not/exist"), env=clean_env(), capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    out = subprocess.run(daemon_command("--workspace", "/does/not/exist"), env=clean_env(), capture_output=True, text=True, stdin=subprocess.DEVNULL)
     assert out.returncode == 2 and "not a directory" in out.stderr
