@@ -17,9 +17,9 @@ import time
 
 from common import precompile
 
-DAEMON = [sys.executable, "-m", "pi_daemon"]
-INIT = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}\n'
-
+from pi_daemon.client import Client
+from pi_daemon.events import AgentSettled, MessageUpdate, TextDeltaEvent
+from pi_daemon.rpc.types import InitializeParams, PromptParams
 
 def rss_mb(pid: int) -> float:
     with open(f"/proc/{pid}/status") as f:
@@ -29,49 +29,31 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
-def start_and_initialize(args: list[str], cwd: str) -> tuple[subprocess.Popen, float]:
+def start_and_initialize(args: list[str], cwd: str) -> tuple[Client, float]:
     started = time.perf_counter()
-    proc = subprocess.Popen(DAEMON + args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, cwd=cwd)
-    proc.stdin.write(INIT)
-    proc.stdin.flush()
-    line = proc.stdout.readline()
-    elapsed = time.perf_counter() - started
-    assert json.loads(line)["id"] == 1, line
-    return proc, elapsed
-
-
-def request(proc: subprocess.Popen, rid: int, method: str, params: dict | None = None) -> None:
-    proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params or {}}).encode() + b"\n")
-    proc.stdin.flush()
+    client = Client(*args, cwd=cwd, stderr=subprocess.DEVNULL)
+    client.request("initialize", InitializeParams(protocol_version=1))
+    return client, time.perf_counter() - started
 
 
 def one_run(cwd: str, script: str, deltas: int) -> dict[str, float]:
-    proc, init_s = start_and_initialize(["--faux-script", script, "--model", "faux/bench"], cwd)
-    try:
-        request(proc, 2, "getState")  # everything is loaded once this is answered
-        while json.loads(proc.stdout.readline()).get("id") != 2:
-            pass
+    client, init_s = start_and_initialize(["--faux-script", script, "--model", "faux/bench"], cwd)
+    with client:
+        client.request("getState")  # everything is loaded once this is answered
         time.sleep(0.3)
-        idle = rss_mb(proc.pid)
+        idle = rss_mb(client.proc.pid)
         started = time.perf_counter()
-        request(proc, 3, "prompt", {"text": "go"})
+        client.request_future("prompt", PromptParams(text="go"))
         seen = 0
-        while True:
-            message = json.loads(proc.stdout.readline())
-            event = message.get("params", {}).get("event")
-            if event is None:
-                continue
-            if event["type"] == "message_update" and event["assistantMessageEvent"]["type"] == "text_delta":
-                seen += len(event["assistantMessageEvent"]["delta"])
-            if event["type"] == "agent_settled":
+        for params in client.events():
+            event = params.event
+            if isinstance(event, MessageUpdate) and isinstance(event.assistant_message_event, TextDeltaEvent):
+                seen += len(event.assistant_message_event.delta)
+            if isinstance(event, AgentSettled):
                 break
         settled = time.perf_counter() - started
         assert seen == deltas, seen
         return {"init": init_s, "rss": idle, "stream": settled}
-    finally:
-        proc.stdin.close()
-        proc.wait(10)
 
 
 def run_bench(one_run, rss_label: str, stream_label: str) -> None:

@@ -31,13 +31,14 @@ import threading
 from concurrent.futures import Future
 from typing import IO, Any, Awaitable, Callable, Iterator, Literal, Mapping
 
-from .converter import from_wire, to_wire
+from .converter import converter, from_wire, to_wire
 from .rpc import methods as _methods  # noqa: F401 (registers every method: results are typed by it)
 from .rpc.errors import CODES, RpcError
 from .rpc.registry import CLIENT_REQUESTS, METHODS
 from .rpc.types import AGENT_EVENT, AgentEventParams
 
 RequestHandler = Callable[[Any], Any]
+_structure_event = converter.get_structure_hook(AgentEventParams)  # looked up once: the hot path
 Framing = Literal["ndjson", "content-length"]
 
 
@@ -55,11 +56,17 @@ def error_from_reply(error: Mapping[str, Any]) -> RpcError:
     return exc
 
 
-def read_frames(stream: IO[bytes], framing: Framing = "ndjson") -> Iterator[tuple[bytes, bytes]]:
-    """(the frame as read, its JSON body) for each frame of ``stream``, until it ends."""
+def read_frames(stream: IO[bytes], framing: Framing = "ndjson") -> Iterator[list[tuple[bytes, bytes]]]:
+    """The frames of ``stream`` as (the frame as read, its JSON body), until it ends, in batches:
+    every frame that had arrived by the time of a read (a fast daemon's events come many at once)."""
     if framing == "ndjson":
-        for line in stream:
-            yield line, line
+        rest = b""
+        while chunk := stream.read1(1 << 16):  # type: ignore[attr-defined]
+            *lines, rest = (rest + chunk).split(b"\n")
+            if lines:
+                yield [(line + b"\n", line) for line in lines]
+        if rest.strip():
+            yield [(rest, rest)]
         return
     while True:
         header = b""
@@ -74,7 +81,7 @@ def read_frames(stream: IO[bytes], framing: Framing = "ndjson") -> Iterator[tupl
         if length is None:
             raise ValueError(f"a frame header without Content-Length: {header!r}")
         body = stream.read(length)
-        yield header + line + body, body
+        yield [(header + line + body, body)]
 
 
 def _params(params: Any) -> Any:
@@ -150,7 +157,7 @@ class _Wire:
     def event(message: dict[str, Any]) -> AgentEventParams | None:
         if message.get("method") != AGENT_EVENT.name:
             return None
-        return from_wire(message.get("params"), AgentEventParams)  # type: ignore[no-any-return]
+        return _structure_event(message.get("params"), AgentEventParams)  # type: ignore[no-any-return]
 
 
 class Client:
@@ -166,7 +173,9 @@ class Client:
                  stderr: int | IO[bytes] | None = None, command: list[str] | None = None) -> None:
         self._wire = _Wire(handlers, framing)
         self._pending: dict[int, tuple[str, Future[Any]]] = {}
-        self._events: queue.Queue[AgentEventParams | None] = queue.Queue()
+        # Batches of events: one hand-over per read, not per event (20,000 deltas are 20,000 events).
+        self._events: queue.Queue[list[AgentEventParams] | None] = queue.Queue()
+        self._batch: list[AgentEventParams] = []
         self._lock = threading.Lock()
         self.proc = subprocess.Popen(command or daemon_command(*args), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=stderr, cwd=cwd, env=None if env is None else dict(env))
@@ -197,9 +206,15 @@ class Client:
         elif "method" in message:
             event = self._wire.event(message)
             if event is not None:
-                self._events.put(event)
+                self._batch.append(event)
         else:
+            self._flush()  # the events before a reply are there once its result is
             _settle(self._pending, message)
+
+    def _flush(self) -> None:
+        if self._batch:
+            self._events.put(self._batch)
+            self._batch = []
 
     def output_ended(self) -> None:
         """Called on the reader thread once the daemon's output has ended."""
@@ -209,8 +224,10 @@ class Client:
     def _read(self) -> None:
         assert self.proc.stdout is not None
         try:
-            for frame, body in read_frames(self.proc.stdout, self._wire.framing):
-                self.received(frame, json.loads(body))
+            for frames in read_frames(self.proc.stdout, self._wire.framing):
+                for frame, body in frames:
+                    self.received(frame, json.loads(body))
+                self._flush()
         finally:
             self.output_ended()
 
@@ -245,11 +262,11 @@ class Client:
     def events(self, timeout: float | None = None) -> Iterator[AgentEventParams]:
         """The events as they come; ends when the daemon's output ends (``queue.Empty`` on timeout)."""
         while True:
-            item = self._events.get(timeout=timeout)
-            if item is None:
+            batch = self._events.get(timeout=timeout)
+            if batch is None:
                 self._events.put(None)
                 return
-            yield item
+            yield from batch
 
     def close(self, timeout: float = 10.0) -> int:
         """Close stdin (the daemon settles its runs and exits) and wait for the exit code."""

@@ -415,12 +415,16 @@ AGENT_EVENT_TYPES: tuple[type, ...] = typing.get_args(AgentEvent)
 def _structure_tagged(members: tuple[type, ...]) -> Callable[[Any, Any], Any]:
     """Structure a union of event classes by its ``type`` tag (a client reading events)."""
     by_tag = {attrs.fields(cls).type.default: cls for cls in members}
+    hooks: dict[str, Callable[[Any, Any], Any]] = {}  # the class's own hook: no dispatch per event
 
     def hook(obj: Any, _type: Any) -> Any:
         cls = by_tag.get(obj.get("type")) if isinstance(obj, dict) else None
         if cls is None:
             raise ValueError(f"unknown event type {obj.get('type') if isinstance(obj, dict) else obj!r}")
-        return converter.structure(obj, cls)
+        found = hooks.get(cls.__name__)
+        if found is None:
+            found = hooks[cls.__name__] = converter.get_structure_hook(cls)
+        return found(obj, cls)
 
     return hook
 

@@ -17,8 +17,6 @@ absolute path.
   plus a ``TextDocumentEdit`` inserting its content. A refusal fails the tool with the
   editor's ``failureReason``; nothing is written. A new file in a folder that does not
   exist yet is written to the disk, with its folders.
-
-lsprotocol is imported here, on the first edit, never at start-up.
 """
 
 from __future__ import annotations
@@ -33,7 +31,21 @@ from ..converter import to_wire
 from ..tools.file_access import DiskFiles, looks_binary
 from ..tools.workspace import EDIT, LIST, READ, WRITE, PathRefused, Workspace
 from .initialize import ClientState
-from .types import APPLY_EDIT, READ_TEXT_FILE, ApplyWorkspaceEditParams, ReadTextFileParams
+from .types import (
+    APPLY_EDIT,
+    READ_TEXT_FILE,
+    ApplyWorkspaceEditParams,
+    CreateFile,
+    CreateFileOptions,
+    DeleteFile,
+    OptionalVersionedTextDocumentIdentifier,
+    Position,
+    Range,
+    ReadTextFileParams,
+    TextDocumentEdit,
+    TextEdit,
+    WorkspaceEdit,
+)
 
 Ask = Callable[[str, dict[str, Any]], Awaitable[Any]]  # (method, params) -> result; raises OSError
 
@@ -48,10 +60,8 @@ def _end(lines: list[str]) -> tuple[int, int]:
     return len(lines) - 1, len(last.encode("utf-16-le")) // 2
 
 
-def text_edits(old: str, new: str) -> list[Any]:
-    """lsprotocol ``TextEdit``\\ s, whole lines each, that turn ``old`` into ``new``."""
-    from lsprotocol.types import Position, Range, TextEdit
-
+def text_edits(old: str, new: str) -> list[TextEdit]:
+    """``TextEdit``\\ s, whole lines each, that turn ``old`` into ``new``."""
     a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
 
     def at(n: int) -> Position:
@@ -103,8 +113,6 @@ class EditorFiles(DiskFiles):
     async def write(self, path: str, data: bytes, purpose: str = WRITE) -> tuple[bool, Path]:
         if not self.client.fs_apply_edit:
             return await super().write(path, data, purpose)
-        from lsprotocol import types as L
-
         place = self.workspace.locate(path, purpose)
         existed = os.path.lexists(place.path)
         new = data.decode("utf-8")
@@ -116,8 +124,8 @@ class EditorFiles(DiskFiles):
                 content, version = await self._buffer(target)
                 base = (disk.decode("utf-8", "replace") if content is None else content, version)
             uri = target.as_uri()
-            edit = L.WorkspaceEdit(document_changes=[L.TextDocumentEdit(
-                text_document=L.OptionalVersionedTextDocumentIdentifier(uri=uri, version=base[1]),
+            edit = WorkspaceEdit(document_changes=[TextDocumentEdit(
+                text_document=OptionalVersionedTextDocumentIdentifier(uri=uri, version=base[1]),
                 edits=text_edits(base[0], new))])
             before: bytes | None = base[0].encode("utf-8")
         else:
@@ -126,10 +134,10 @@ class EditorFiles(DiskFiles):
                 return await super().write(path, data, purpose)
             self.workspace.check(folder, LIST)  # its folder: inside the roots, no symlink on the way
             target, uri = place.path, place.path.as_uri()
-            edit = L.WorkspaceEdit(document_changes=[
-                L.CreateFile(uri=uri, options=L.CreateFileOptions(overwrite=False, ignore_if_exists=False)),
-                L.TextDocumentEdit(text_document=L.OptionalVersionedTextDocumentIdentifier(uri=uri, version=None),
-                                   edits=text_edits("", new)),
+            edit = WorkspaceEdit(document_changes=[
+                CreateFile(uri=uri, options=CreateFileOptions(overwrite=False, ignore_if_exists=False)),
+                TextDocumentEdit(text_document=OptionalVersionedTextDocumentIdentifier(uri=uri, version=None),
+                                 edits=text_edits("", new)),
             ])
             before = None
         await self._apply(f"pi: {'edit' if existed else 'create'} {self.workspace.show(target)}", edit, target)
@@ -139,11 +147,9 @@ class EditorFiles(DiskFiles):
     async def delete(self, path: str) -> Path:
         if not self.client.fs_apply_edit:
             return await super().delete(path)
-        from lsprotocol import types as L
-
         with self.workspace.open_file(path, EDIT) as file:
             target, before = file.place.path, file.read()
-        edit = L.WorkspaceEdit(document_changes=[L.DeleteFile(uri=target.as_uri())])
+        edit = WorkspaceEdit(document_changes=[DeleteFile(uri=target.as_uri())])
         await self._apply(f"pi: delete {self.workspace.show(target)}", edit, target)
         self.note_write(target, lambda: before, None)
         return target
@@ -163,11 +169,8 @@ class EditorFiles(DiskFiles):
                 found[self.workspace.show(target)] = data.decode("utf-8", "replace")
         return found
 
-    async def _apply(self, label: str, edit: Any, target: Path) -> None:
-        from lsprotocol import converters
-
-        wire = converters.get_converter().unstructure(edit)
-        result = await self.ask(APPLY_EDIT.name, to_wire(ApplyWorkspaceEditParams(label=label, edit=wire)))
+    async def _apply(self, label: str, edit: WorkspaceEdit, target: Path) -> None:
+        result = await self.ask(APPLY_EDIT.name, to_wire(ApplyWorkspaceEditParams(label=label, edit=edit)))
         if not isinstance(result, dict) or not isinstance(result.get("applied"), bool):
             raise OSError(errno.EIO, "the editor's workspace/applyEdit answer has no applied flag")
         if not result["applied"]:

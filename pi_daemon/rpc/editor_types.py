@@ -2,15 +2,18 @@
 ``changes/*`` and the editor context of a prompt.
 
 Part of :mod:`.types`, which re-exports every name here. Like it, this module needs
-nothing but attrs and the event classes: ``WorkspaceEdit`` travels as the plain JSON LSP defines (it is built
-with lsprotocol's classes where it is made, off the start-up path).
+nothing but attrs and the event classes. ``WorkspaceEdit`` is declared here as the part of LSP's
+``WorkspaceEdit`` the daemon sends (``documentChanges`` of versioned text edits, file
+creations and deletions), field for field as LSP defines it.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, Union
 
 import attrs
+
+from ..converter import converter
 
 from ..events import ChangedFile, ChangedHunk
 
@@ -22,6 +25,13 @@ __all__ = [
     "DidChangeDirtyParams",
     "ReadTextFileParams",
     "ReadTextFileResult",
+    "TextEdit",
+    "OptionalVersionedTextDocumentIdentifier",
+    "TextDocumentEdit",
+    "CreateFileOptions",
+    "CreateFile",
+    "DeleteFile",
+    "WorkspaceEdit",
     "ApplyWorkspaceEditParams",
     "ApplyWorkspaceEditResult",
     "ChangesGetParams",
@@ -86,9 +96,70 @@ class ReadTextFileResult:
 
 
 @attrs.define
+class TextEdit:
+    range: Range
+    new_text: str
+
+
+@attrs.define
+class OptionalVersionedTextDocumentIdentifier:
+    uri: str
+    version: int | None  # null: the file is not open in the editor (its disk content is the base)
+
+
+@attrs.define
+class TextDocumentEdit:
+    text_document: OptionalVersionedTextDocumentIdentifier
+    edits: list[TextEdit]
+
+
+@attrs.define
+class CreateFileOptions:
+    overwrite: bool | None = None
+    ignore_if_exists: bool | None = None
+
+
+@attrs.define
+class CreateFile:
+    uri: str
+    kind: Literal["create"] = "create"
+    options: CreateFileOptions | None = None
+
+
+@attrs.define
+class DeleteFile:
+    uri: str
+    kind: Literal["delete"] = "delete"
+
+
+DocumentChange = Union[TextDocumentEdit, CreateFile, DeleteFile]
+
+
+def _structure_change(obj: Any, _type: Any) -> Any:
+    """A file operation by its ``kind``; a text edit has none (LSP's own rule)."""
+    kind = obj.get("kind") if isinstance(obj, dict) else None
+    if kind is None:
+        return converter.structure(obj, TextDocumentEdit)
+    cls = {"create": CreateFile, "delete": DeleteFile}.get(kind)
+    if cls is None:
+        raise ValueError(f"unknown document change kind {kind!r}")
+    return converter.structure(obj, cls)
+
+
+converter.register_structure_hook(DocumentChange, _structure_change)
+
+
+@attrs.define
+class WorkspaceEdit:
+    """LSP's ``WorkspaceEdit``, as much of it as the daemon sends."""
+
+    document_changes: list[DocumentChange]
+
+
+@attrs.define
 class ApplyWorkspaceEditParams:
     label: str
-    edit: dict[str, Any]
+    edit: WorkspaceEdit
 
 
 @attrs.define

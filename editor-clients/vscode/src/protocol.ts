@@ -35,7 +35,7 @@ export interface AgentStart {
 
 export interface ApplyWorkspaceEditParams {
   label: string;
-  edit: { [key: string]: unknown };
+  edit: WorkspaceEdit;
 }
 
 export interface ApplyWorkspaceEditResult {
@@ -307,6 +307,17 @@ export interface Cost {
   total: number;
 }
 
+export interface CreateFile {
+  uri: string;
+  kind: "create";
+  options?: CreateFileOptions;
+}
+
+export interface CreateFileOptions {
+  overwrite?: boolean;
+  ignoreIfExists?: boolean;
+}
+
 export interface CustomMessage {
   role: "custom";
   customType: string;
@@ -314,6 +325,11 @@ export interface CustomMessage {
   display: boolean;
   details: unknown;
   timestamp: number;
+}
+
+export interface DeleteFile {
+  uri: string;
+  kind: "delete";
 }
 
 export interface DidChangeDirtyParams {
@@ -494,6 +510,11 @@ export interface NavigateResult {
   state: SessionState;
   leafId?: string;
   summaryEntryId?: string;
+}
+
+export interface OptionalVersionedTextDocumentIdentifier {
+  uri: string;
+  version: number | null;
 }
 
 export type PermissionOutcome = "allow_once" | "allow_session" | "allow_always" | "reject_once" | "reject_always" | "cancelled";
@@ -868,6 +889,16 @@ export interface TextDeltaEvent {
   delta: string;
 }
 
+export interface TextDocumentEdit {
+  textDocument: OptionalVersionedTextDocumentIdentifier;
+  edits: TextEdit[];
+}
+
+export interface TextEdit {
+  range: Range;
+  newText: string;
+}
+
 export interface TextEndEvent {
   type: "text_end";
   contentIndex: number;
@@ -1065,6 +1096,11 @@ export interface UserMessage {
 
 export interface WaitForIdleResult {
   aborted: boolean;
+}
+
+/** LSP's ``WorkspaceEdit``, as much of it as the daemon sends. */
+export interface WorkspaceEdit {
+  documentChanges: (TextDocumentEdit | CreateFile | DeleteFile)[];
 }
 
 export interface WorkspaceTrustParams {

@@ -29,7 +29,7 @@
 
 ---@class pi.ApplyWorkspaceEditParams
 ---@field label string
----@field edit table<string, any>
+---@field edit pi.WorkspaceEdit
 
 ---@class pi.ApplyWorkspaceEditResult
 ---@field applied boolean
@@ -258,6 +258,15 @@
 ---@field cacheWrite number
 ---@field total number
 
+---@class pi.CreateFile
+---@field uri string
+---@field kind "create"
+---@field options? pi.CreateFileOptions
+
+---@class pi.CreateFileOptions
+---@field overwrite? boolean
+---@field ignoreIfExists? boolean
+
 ---@class pi.CustomMessage
 ---@field role "custom"
 ---@field customType string
@@ -265,6 +274,10 @@
 ---@field display boolean
 ---@field details any
 ---@field timestamp integer
+
+---@class pi.DeleteFile
+---@field uri string
+---@field kind "delete"
 
 ---@class pi.DidChangeDirtyParams
 ---@field paths string[]
@@ -410,6 +423,10 @@
 ---@field state pi.SessionState
 ---@field leafId? string
 ---@field summaryEntryId? string
+
+---@class pi.OptionalVersionedTextDocumentIdentifier
+---@field uri string
+---@field version integer|nil
 
 ---@alias pi.PermissionOutcome "allow_once"|"allow_session"|"allow_always"|"reject_once"|"reject_always"|"cancelled"
 
@@ -714,6 +731,14 @@
 ---@field contentIndex integer
 ---@field delta string
 
+---@class pi.TextDocumentEdit
+---@field textDocument pi.OptionalVersionedTextDocumentIdentifier
+---@field edits pi.TextEdit[]
+
+---@class pi.TextEdit
+---@field range pi.Range
+---@field newText string
+
 ---@class pi.TextEndEvent
 ---@field type "text_end"
 ---@field contentIndex integer
@@ -882,6 +907,10 @@
 
 ---@class pi.WaitForIdleResult
 ---@field aborted boolean
+
+--- LSP's ``WorkspaceEdit``, as much of it as the daemon sends.
+---@class pi.WorkspaceEdit
+---@field documentChanges (pi.TextDocumentEdit|pi.CreateFile|pi.DeleteFile)[]
 
 ---@class pi.WorkspaceTrustParams
 ---@field workspace string
