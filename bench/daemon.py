@@ -11,7 +11,6 @@ import json
 import os
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 

@@ -19,16 +19,12 @@ import time
 from pathlib import Path
 
 from common import precompile
-from daemon import request, start_and_initialize
+from daemon import start_and_initialize
+
+from pi_daemon.events import AgentSettled, ToolExecutionEnd
+from pi_daemon.rpc.types import PromptParams
 
 DEMO = str(Path(__file__).resolve().parents[1] / "tests" / "rpc" / "mcp_demo_server.py")
-
-
-def answer(proc, rid: int) -> dict:
-    while True:
-        message = json.loads(proc.stdout.readline())
-        if message.get("id") == rid:
-            return message
 
 
 def one_run(home: str, cwd: str, script: str, with_mcp: bool) -> dict[str, float]:
@@ -39,33 +35,27 @@ def one_run(home: str, cwd: str, script: str, with_mcp: bool) -> dict[str, float
     elif os.path.exists(mcp):
         os.unlink(mcp)
     os.environ["PI_DAEMON_HOME"] = home
-    proc, init_s = start_and_initialize(["--faux-script", script, "--model", "faux/bench", "--allow", "mcp"], cwd)
+    pi, init_s = start_and_initialize(["--faux-script", script, "--model", "faux/bench", "--allow", "mcp"], cwd)
     result = {"init": init_s}
-    try:
+    with pi:
         if with_mcp:
-            started, rid = time.perf_counter(), 10
+            started = time.perf_counter()
             while True:
-                rid += 1
-                request(proc, rid, "listTools")
-                servers = answer(proc, rid)["result"]["servers"]
-                if servers and servers[0]["state"] in ("ready", "failed"):
-                    assert servers[0]["state"] == "ready", servers
+                servers = pi.request("listTools").servers
+                if servers and servers[0].state in ("ready", "failed"):
+                    assert servers[0].state == "ready", servers
                     break
                 time.sleep(0.02)
             result["ready"] = time.perf_counter() - started + init_s
             started = time.perf_counter()
-            request(proc, 2, "prompt", {"text": "go"})
-            while True:
-                event = json.loads(proc.stdout.readline()).get("params", {}).get("event", {})
-                if event.get("type") == "tool_execution_end":
-                    assert not event["isError"], event
-                if event.get("type") == "agent_settled":
+            pi.request_future("prompt", PromptParams(text="go"))
+            for params in pi.events():
+                if isinstance(params.event, ToolExecutionEnd):
+                    assert not params.event.is_error, params.event
+                if isinstance(params.event, AgentSettled):
                     break
             result["call"] = time.perf_counter() - started
         return result
-    finally:
-        proc.stdin.close()
-        proc.wait(20)
 
 
 def main() -> None:

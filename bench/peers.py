@@ -32,9 +32,15 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import Future
 from pathlib import Path
 
 from common import precompile
+
+from pi_daemon.client import Client
+from pi_daemon.events import AgentEnd, AgentSettled, MessageUpdate, TextDeltaEvent, TurnEnd
+from pi_daemon.messages import TextContent
+from pi_daemon.rpc.types import InitializeParams, PromptParams, SessionLoadParams
 
 PI_VERSION = "1.6.0"
 PI_PACKAGE = "@earendil-works/pi-coding-agent"
@@ -185,9 +191,90 @@ def peak_rss_mb(pid: int) -> float:
 
 
 class Agent:
-    """A spawned agent; ``run`` sends a prompt and reads its events up to the end of the run."""
+    """A spawned agent; ``run`` sends a prompt and reads its events up to the end of the run and
+    returns the time it was sent, the first text delta's, each turn_end's, the settled time
+    and the last answer's text."""
 
     name = ""
+    spawned = 0.0
+    proc: subprocess.Popen
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+class Daemon(Agent):
+    """pi-daemon, driven through :mod:`pi_daemon.client`."""
+
+    name = "pi-daemon"
+
+    @staticmethod
+    def setup(root: Path, server: ModelServer) -> dict:
+        home = root / "daemon-home"
+        home.mkdir()
+        (home / "models.json").write_text(json.dumps({"providers": {"local": {
+            "baseUrl": server.url, "api": "openai-completions", "apiKey": "none", "models": [{"id": "bench"}]}}}))
+        env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+        env.update(PI_DAEMON_HOME=str(home), HOME=str(root / "home"))
+        return env
+
+    def __init__(self, env: dict, cwd: str) -> None:
+        self.spawned = time.perf_counter()
+        self.client = Client("--model", "local/bench", cwd=cwd, env=env, stderr=subprocess.DEVNULL)
+        self.proc = self.client.proc
+
+    def wait_answer(self, answer: Future) -> object:
+        return answer.result()
+
+    def first_request(self) -> Future:
+        return self.client.request_future("initialize", InitializeParams(protocol_version=1))
+
+    def state_request(self) -> Future:
+        return self.client.request_future("getState")
+
+    def run(self, text: str) -> dict:
+        sent = time.perf_counter()
+        self.client.request_future("prompt", PromptParams(text=text))
+        first = None
+        turns: list[float] = []
+        answer = ""
+        for params in self.client.events():
+            event = params.event
+            if isinstance(event, MessageUpdate):
+                if first is None and isinstance(event.assistant_message_event, TextDeltaEvent):
+                    first = time.perf_counter()
+            elif isinstance(event, TurnEnd):
+                turns.append(time.perf_counter())
+            elif isinstance(event, AgentEnd):
+                last = event.messages[-1]
+                answer = "".join(b.text for b in last.content if isinstance(b, TextContent))
+            elif isinstance(event, AgentSettled):
+                return {"sent": sent, "first": first, "turns": turns, "answer": answer, "settled": time.perf_counter()}
+        raise RuntimeError(f"{self.name} exited (code {self.proc.wait()})")
+
+    def load(self, path: Path, workspace: Path) -> None:
+        sessions = workspace / ".pi" / "sessions"
+        sessions.mkdir(parents=True, exist_ok=True)
+        target = sessions / path.name
+        if not target.exists():
+            shutil.copy(path, target)
+        self.client.request("session/load", SessionLoadParams(file=str(target)))
+
+    def close(self) -> None:
+        try:
+            self.client.close(20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+class Lines(Agent):
+    """An agent spoken to in JSON lines read here (Pi's own RPC mode)."""
 
     def __init__(self, argv: list[str], env: dict, cwd: str) -> None:
         self.spawned = time.perf_counter()
@@ -214,7 +301,6 @@ class Agent:
                     return self.unwrap(record)
 
     def run(self, text: str) -> dict:
-        """Prompt; returns the first text delta's time, each turn_end's time and the last answer's text."""
         sent = time.perf_counter()
         self.prompt(text)
         first = None
@@ -237,63 +323,8 @@ class Agent:
                     return {"sent": sent, "first": first, "turns": turns, "answer": answer,
                             "settled": time.perf_counter()}
 
-    def close(self) -> None:
-        self.proc.stdin.close()
-        try:
-            self.proc.wait(20)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
 
-
-class Daemon(Agent):
-    name = "pi-daemon"
-
-    @staticmethod
-    def setup(root: Path, server: ModelServer) -> dict:
-        home = root / "daemon-home"
-        home.mkdir()
-        (home / "models.json").write_text(json.dumps({"providers": {"local": {
-            "baseUrl": server.url, "api": "openai-completions", "apiKey": "none", "models": [{"id": "bench"}]}}}))
-        env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-        env.update(PI_DAEMON_HOME=str(home), HOME=str(root / "home"))
-        return env
-
-    def __init__(self, env: dict, cwd: str) -> None:
-        super().__init__([sys.executable, "-m", "pi_daemon", "--model", "local/bench"], env, cwd)
-
-    def request(self, method: str, params: dict) -> int:
-        self.next_id += 1
-        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
-        return self.next_id
-
-    def unwrap(self, record: dict) -> dict:
-        if "error" in record:
-            raise RuntimeError(f"pi-daemon: {record['error']}")
-        return record["result"]
-
-    def first_request(self) -> int:
-        return self.request("initialize", {"protocolVersion": 1})
-
-    def state_request(self) -> int:
-        return self.request("getState", {})
-
-    def prompt(self, text: str) -> None:
-        self.request("prompt", {"text": text})
-
-    def event(self, record: dict) -> dict | None:
-        return record.get("params", {}).get("event") if record.get("method") == "agent/event" else None
-
-    def load(self, path: Path, workspace: Path) -> None:
-        sessions = workspace / ".pi" / "sessions"
-        sessions.mkdir(parents=True, exist_ok=True)
-        target = sessions / path.name
-        if not target.exists():
-            shutil.copy(path, target)
-        self.wait_answer(self.request("session/load", {"file": str(target)}))
-
-
-class Pi(Agent):
+class Pi(Lines):
     name = "Pi 1.6.0"
 
     @staticmethod

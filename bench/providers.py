@@ -23,6 +23,10 @@ from pathlib import Path
 
 from common import precompile
 
+from pi_daemon.client import Client
+from pi_daemon.events import AgentSettled, MessageUpdate, TextDeltaEvent
+from pi_daemon.rpc.types import PromptParams
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "llm"))
 from loopback import LoopbackServer, Reply, openai_chunk, openai_sse  # noqa: E402
 
@@ -39,32 +43,21 @@ def answer_body(deltas: int) -> bytes:
 def through_daemon(server: LoopbackServer, body: bytes, workspace: str, deltas: int) -> float:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env["PI_DAEMON_HOME"] = workspace
-    proc = subprocess.Popen([sys.executable, "-m", "pi_daemon", "--model", "local/bench"], cwd=workspace, env=env,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    try:
-        proc.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"getState"}\n')
-        proc.stdin.flush()
-        proc.stdout.readline()
+    with Client("--model", "local/bench", cwd=workspace, env=env, stderr=subprocess.DEVNULL) as pi:
+        pi.request("getState")
         server.script(Reply(body=body, piece=1 << 16))
         started = time.perf_counter()
-        proc.stdin.write(b'{"jsonrpc":"2.0","id":2,"method":"prompt","params":{"text":"go"}}\n')
-        proc.stdin.flush()
+        pi.request_future("prompt", PromptParams(text="go"))
         seen = 0
-        while True:
-            message = json.loads(proc.stdout.readline())
-            event = message.get("params", {}).get("event")
-            if not event:
-                continue
-            if event["type"] == "message_update" and event["assistantMessageEvent"]["type"] == "text_delta":
-                seen += len(event["assistantMessageEvent"]["delta"])  # deltas may be coalesced
-            if event["type"] == "agent_settled":
+        for params in pi.events():
+            event = params.event
+            if isinstance(event, MessageUpdate) and isinstance(event.assistant_message_event, TextDeltaEvent):
+                seen += len(event.assistant_message_event.delta)  # deltas may be coalesced
+            if isinstance(event, AgentSettled):
                 break
         elapsed = time.perf_counter() - started
         assert seen == deltas, seen
         return elapsed
-    finally:
-        proc.stdin.close()
-        proc.wait(10)
 
 
 async def provider_alone(server: LoopbackServer, body: bytes, deltas: int) -> tuple[float, float]:
