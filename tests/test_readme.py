@@ -54,3 +54,17 @@ def test_readme_shell_examples_run(tmp_path):
     assert "You said: Summarise this repository" in out.stdout
     assert '"id":2,"result":{"aborted":false}' in out.stdout
     assert '"sessions":[' in out.stdout
+
+
+def test_readme_python_client_example_runs(tmp_path):
+    """The README's way to script the daemon from Python (pi_daemon.client) works as written."""
+    import os
+    import sys
+    example = re.findall(r"```python\n(.*?)\n```", (ROOT / "README.md").read_text(), re.S)[0]
+    assert "from pi_daemon.client import Client" in example
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env["PI_DAEMON_HOME"] = str(tmp_path / "home")
+    out = subprocess.run([sys.executable, "-c", example], cwd=tmp_path, env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.startswith("You said: hello"), out.stdout
