@@ -20,6 +20,7 @@ import attrs
 
 from .converter import WIRE_ONLY_IN_PROCESS, converter
 from .messages import AgentMessageUnion, AssistantMessage, ToolCall, ToolResult, ToolResultMessage, Usage
+from .wire_json import JsonObject
 
 
 def _tag(value: str) -> Any:
@@ -200,7 +201,7 @@ class ToolExecutionStart:
     type: Literal["tool_execution_start"] = _tag("tool_execution_start")
     tool_call_id: str = ""
     tool_name: str = ""
-    args: dict[str, Any] | None = None
+    args: JsonObject | None = None
 
 
 @attrs.define
@@ -208,7 +209,7 @@ class ToolExecutionUpdate:
     type: Literal["tool_execution_update"] = _tag("tool_execution_update")
     tool_call_id: str = ""
     tool_name: str = ""
-    args: dict[str, Any] | None = None
+    args: JsonObject | None = None
     partial_result: ToolResult | None = None
 
 

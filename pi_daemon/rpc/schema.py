@@ -24,7 +24,7 @@ import sys
 import types
 import typing
 from pathlib import Path
-from typing import Any, Literal, Union
+from typing import Annotated, Any, Literal, Union
 
 import attrs
 
@@ -40,6 +40,7 @@ from ..messages import (
     known_roles,
 )
 from ..tools.details import TOOL_DETAILS
+from ..wire_json import SchemaAlias
 from . import methods  # noqa: F401 (registers every method)
 from .errors import CODES
 from .registry import CLIENT_REQUESTS, METHODS, NOTIFICATIONS, MethodSpec
@@ -110,6 +111,13 @@ class _Builder:
         if attrs.has(tp):
             return self.class_schema(tp)
         origin, args = typing.get_origin(tp), typing.get_args(tp)
+        if origin is Annotated:
+            alias = next((m for m in tp.__metadata__ if isinstance(m, SchemaAlias)), None)
+            if alias is None:
+                return self.type_schema(args[0])
+            if self._claim(alias.name, alias):
+                self.defs[alias.name] = dict(alias.schema)
+            return self.ref(alias.name)
         if origin is Literal:
             return {"const": args[0]} if len(args) == 1 else {"enum": list(args)}
         if origin in (Union, types.UnionType):
@@ -138,7 +146,7 @@ class _Builder:
         name = cls.__name__
         if not self._claim(name, cls):
             return self.ref(name)
-        hints = typing.get_type_hints(cls)
+        hints = typing.get_type_hints(cls, include_extras=True)
         properties: dict[str, Any] = {}
         required: list[str] = []
         for field in attrs.fields(cls):
@@ -220,6 +228,13 @@ def build() -> dict[str, Any]:
         "x-errors": {str(code): cls.meaning for code, cls in sorted(CODES.items(), reverse=True)},
     }
     schema["x-tools"] = tools_schema(b)
+    # A permission request's args passed the tool's argument schema already (a tool call whose
+    # args do not is answered with an error result, never asked about): for a built-in tool
+    # they are checked against it. tool_execution_start/update carry the model's args as sent.
+    b.defs["PermissionRequestParams"]["allOf"] = [
+        {"if": {"properties": {"toolName": {"const": name}}, "required": ["toolName"]},
+         "then": {"properties": {"args": {"$ref": f"#/x-tools/{name}/arguments"}}}}
+        for name in schema["x-tools"]]
     for union, name in NAMED_UNIONS:  # named even where no method mentions them yet
         b.type_schema(union)
     schema["$defs"] = dict(sorted(b.defs.items()))

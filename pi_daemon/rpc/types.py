@@ -16,6 +16,7 @@ from typing import Any, Literal
 import attrs
 
 from ..events import AgentEvent, QueueItem as QueueItem  # re-exported: getState's queue items
+from ..wire_json import JsonObject
 from .editor_types import *  # noqa: F401,F403 (the editor file system's types, re-exported)
 from .editor_types import (
     ApplyWorkspaceEditParams,
@@ -402,7 +403,7 @@ class PermissionRequestParams:
     session_id: str
     tool_call_id: str
     tool_name: str
-    args: dict[str, Any]
+    args: JsonObject
     title: str
     options: list[PermissionOutcome]
     remember: PermissionScope

@@ -72,7 +72,7 @@ _Validator = jsonschema.validators.extend(jsonschema.Draft202012Validator, {"one
 @cache
 def _validator(ref: str) -> Any:
     root = schema()
-    sub = {"$schema": root["$schema"], "$defs": root["$defs"], **json.loads(ref)}
+    sub = {"$schema": root["$schema"], "$defs": root["$defs"], "x-tools": root["x-tools"], **json.loads(ref)}
     return _Validator(sub)
 
 

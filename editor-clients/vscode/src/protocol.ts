@@ -420,6 +420,9 @@ export interface InitializeResult {
   capabilities: ServerCapabilities;
 }
 
+/** a JSON object; a tool call's arguments have the shape of that tool's argument schema */
+export type JsonObject = { [key: string]: unknown };
+
 export interface LabelParams {
   entryId: string;
   label?: string | null;
@@ -523,7 +526,7 @@ export interface PermissionRequestParams {
   sessionId: string;
   toolCallId: string;
   toolName: string;
-  args: { [key: string]: unknown };
+  args: JsonObject;
   title: string;
   options: PermissionOutcome[];
   remember: PermissionScope;
@@ -970,14 +973,14 @@ export interface ToolExecutionStart {
   type: "tool_execution_start";
   toolCallId: string;
   toolName: string;
-  args?: { [key: string]: unknown };
+  args?: JsonObject;
 }
 
 export interface ToolExecutionUpdate {
   type: "tool_execution_update";
   toolCallId: string;
   toolName: string;
-  args?: { [key: string]: unknown };
+  args?: JsonObject;
   partialResult?: ToolResult;
 }
 

@@ -347,6 +347,8 @@
 ---@field serverInfo pi.ServerInfo
 ---@field capabilities pi.ServerCapabilities
 
+---@alias pi.JsonObject table<string, any>
+
 ---@class pi.LabelParams
 ---@field entryId string
 ---@field label? string|nil
@@ -434,7 +436,7 @@
 ---@field sessionId string
 ---@field toolCallId string
 ---@field toolName string
----@field args table<string, any>
+---@field args pi.JsonObject
 ---@field title string
 ---@field options pi.PermissionOutcome[]
 ---@field remember pi.PermissionScope
@@ -800,13 +802,13 @@
 ---@field type "tool_execution_start"
 ---@field toolCallId string
 ---@field toolName string
----@field args? table<string, any>
+---@field args? pi.JsonObject
 
 ---@class pi.ToolExecutionUpdate
 ---@field type "tool_execution_update"
 ---@field toolCallId string
 ---@field toolName string
----@field args? table<string, any>
+---@field args? pi.JsonObject
 ---@field partialResult? pi.ToolResult
 
 ---@class pi.ToolInfo
