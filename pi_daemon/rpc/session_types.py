@@ -1,16 +1,22 @@
 """Protocol types of the session methods (``session/*``, ``compact``, ``setAutoCompaction``).
 
 Part of :mod:`.types`, which re-exports every name here; kept apart only to keep that
-module readable. Like it, this module needs nothing but attrs.
+module readable. Like it, this module needs nothing but attrs (and the converter, for the
+structure hook of the MCP server union).
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, Union
 
 import attrs
 
+from ..converter import converter
+
 __all__ = [
+    "NameValue",
+    "McpServerStdio",
+    "McpServerHttp",
     "SessionNewParams",
     "SessionNewResult",
     "SessionRef",
@@ -44,11 +50,55 @@ __all__ = [
 
 
 @attrs.define
+class NameValue:
+    """An environment variable of a stdio MCP server, or a header of an http one (ACP's shape)."""
+
+    name: str
+    value: str
+
+
+@attrs.define
+class McpServerStdio:
+    """An MCP server run as a process, spoken to over its stdio (ACP's ``McpServerStdio``)."""
+
+    name: str
+    command: str
+    args: list[str] = attrs.field(factory=list)
+    env: list[NameValue] = attrs.field(factory=list)
+    type: Literal["stdio"] = "stdio"
+
+
+@attrs.define
+class McpServerHttp:
+    """An MCP server reached over streamable HTTP (ACP's ``McpServerHttp``)."""
+
+    type: Literal["http"]
+    name: str
+    url: str
+    headers: list[NameValue] = attrs.field(factory=list)
+
+
+McpServer = Union[McpServerStdio, McpServerHttp]
+
+
+def _structure_mcp_server(obj: Any, _type: Any) -> Any:
+    """By ``type``: ``http``, or ``stdio`` (also when absent, as ACP sends it)."""
+    kind = obj.get("type", "stdio") if isinstance(obj, dict) else None
+    cls = {"stdio": McpServerStdio, "http": McpServerHttp}.get(kind) if isinstance(kind, str) else None
+    if cls is None:
+        raise ValueError("needs a command (stdio) or type 'http' with an http(s) url")
+    return converter.structure(obj, cls)
+
+
+converter.register_structure_hook(McpServer, _structure_mcp_server)
+
+
+@attrs.define
 class SessionNewParams:
     cwd: str | None = None
     name: str | None = None
     model: str | None = None
-    mcp_servers: list[dict[str, Any]] | None = None  # ACP's shape: MCP servers of this session only
+    mcp_servers: list[McpServer] | None = None  # ACP's shape: MCP servers of this session only
 
 
 @attrs.define

@@ -446,6 +446,14 @@ export interface ListToolsResult {
   problems: string[];
 }
 
+/** An MCP server reached over streamable HTTP (ACP's ``McpServerHttp``). */
+export interface McpServerHttp {
+  type: "http";
+  name: string;
+  url: string;
+  headers?: NameValue[];
+}
+
 export interface McpServerInfo {
   name: string;
   source: string;
@@ -454,6 +462,15 @@ export interface McpServerInfo {
   toolCount: number;
   tools: string[];
   error?: string;
+}
+
+/** An MCP server run as a process, spoken to over its stdio (ACP's ``McpServerStdio``). */
+export interface McpServerStdio {
+  name: string;
+  command: string;
+  args?: string[];
+  env?: NameValue[];
+  type?: "stdio";
 }
 
 export interface MessageEnd {
@@ -499,6 +516,12 @@ export interface ModelRates {
   output: number;
   cacheRead: number;
   cacheWrite: number;
+}
+
+/** An environment variable of a stdio MCP server, or a header of an http one (ACP's shape). */
+export interface NameValue {
+  name: string;
+  value: string;
 }
 
 export interface NavigateParams {
@@ -732,7 +755,7 @@ export interface SessionNewParams {
   cwd?: string | null;
   name?: string | null;
   model?: string | null;
-  mcpServers?: { [key: string]: unknown }[] | null;
+  mcpServers?: (McpServerStdio | McpServerHttp)[] | null;
   [key: string]: unknown;
 }
 

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...converter import from_wire
+from ...converter import from_wire, to_wire
 from ...messages import user_text
 from .. import types as t
 from ..errors import (
@@ -39,7 +39,7 @@ _WRITE_ERRORS = (SessionNotFoundError, SessionReadOnlyError, SessionWriteFailed)
 async def session_new(daemon: Daemon, p: t.SessionNewParams) -> t.SessionNewResult:
     from ..extensions import mcp_configs
 
-    servers = mcp_configs(p.mcp_servers, p.cwd or daemon.workspace)
+    servers = mcp_configs(to_wire(p.mcp_servers), p.cwd or daemon.workspace)
     session = daemon.sessions.create(cwd=p.cwd, name=p.name, model=p.model, mcp_servers=servers)
     return t.SessionNewResult(session_id=session.id, file=session.file)
 

@@ -367,6 +367,13 @@
 ---@field servers pi.McpServerInfo[]
 ---@field problems string[]
 
+--- An MCP server reached over streamable HTTP (ACP's ``McpServerHttp``).
+---@class pi.McpServerHttp
+---@field type "http"
+---@field name string
+---@field url string
+---@field headers? pi.NameValue[]
+
 ---@class pi.McpServerInfo
 ---@field name string
 ---@field source string
@@ -375,6 +382,14 @@
 ---@field toolCount integer
 ---@field tools string[]
 ---@field error? string
+
+--- An MCP server run as a process, spoken to over its stdio (ACP's ``McpServerStdio``).
+---@class pi.McpServerStdio
+---@field name string
+---@field command string
+---@field args? string[]
+---@field env? pi.NameValue[]
+---@field type? "stdio"
 
 ---@class pi.MessageEnd
 ---@field type "message_end"
@@ -414,6 +429,11 @@
 ---@field output number
 ---@field cacheRead number
 ---@field cacheWrite number
+
+--- An environment variable of a stdio MCP server, or a header of an http one (ACP's shape).
+---@class pi.NameValue
+---@field name string
+---@field value string
 
 ---@class pi.NavigateParams
 ---@field entryId string
@@ -603,7 +623,7 @@
 ---@field cwd? string|nil
 ---@field name? string|nil
 ---@field model? string|nil
----@field mcpServers? table<string, any>[]|nil
+---@field mcpServers? (pi.McpServerStdio|pi.McpServerHttp)[]|nil
 
 ---@class pi.SessionNewResult
 ---@field sessionId string
