@@ -15,6 +15,7 @@ from typing import Any, Callable, Literal, Union
 import attrs
 
 from .converter import converter, from_wire, to_wire
+from .wire_json import JsonObject
 
 StopReason = Literal["stop", "length", "toolUse", "error", "aborted", "pending"]
 
@@ -57,7 +58,7 @@ class ToolCall:
     type: Literal["toolCall"] = _tag("toolCall")
     id: str = ""
     name: str = ""
-    arguments: dict[str, Any] = attrs.field(factory=dict)
+    arguments: JsonObject = attrs.field(factory=dict)
     thought_signature: str | None = None  # provider-specific (Gemini's), sent back with the call
     # The arguments text as streamed, when it was not whole JSON (cut off at the output
     # limit): the model is shown what it sent. In-process only.

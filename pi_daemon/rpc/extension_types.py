@@ -1,4 +1,4 @@
-"""Protocol types of the extension methods (``listTools``, ``getCommands``) and slash commands.
+"""Protocol types of the extension methods (``listTools``, ``getCommands``).
 
 Part of :mod:`.types`, which re-exports every name here. Like it, this module needs
 nothing but attrs and the event classes.
@@ -18,7 +18,6 @@ __all__ = [
     "ListToolsResult",
     "CommandInfo",
     "GetCommandsResult",
-    "CommandOutcome",
 ]
 
 
@@ -53,10 +52,3 @@ class GetCommandsResult:
     commands: list[CommandInfo]
     problems: list[str]
 
-
-@attrs.define
-class CommandOutcome:
-    """What a built-in slash command did (``prompt`` with ``disposition: "command"``)."""
-
-    name: str
-    result: Any = None

@@ -15,7 +15,6 @@ import logging
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from ..commands.catalog import Catalog, Invocation
-from ..converter import to_wire
 from ..events import CommandsUpdate
 from ..mcp.config import from_acp
 from ..messages import SlashCommandUse
@@ -78,28 +77,28 @@ async def run_builtin(daemon: "Daemon", session: "AgentSession", invocation: Inv
         result = await session.compact(args or None)
         if result is None:
             raise InvalidState("/compact did not compact (the compaction_end event says why)")
-        return t.CommandOutcome(name=name, result=to_wire(result))
+        return t.CommandOutcome(name=name, result=result)
     if name == "new":
         created = daemon.sessions.create()
-        return t.CommandOutcome(name=name, result={"sessionId": created.id, "file": created.file})
+        return t.CommandOutcome(name=name, result=t.SessionNewResult(session_id=created.id, file=created.file))
     if name == "model":
         provider, _, model_id = args.partition("/")
         if not args or not model_id:
             raise InvalidParams("/model needs provider/id, e.g. /model anthropic/claude-sonnet-4-5")
         changed = await set_model(daemon, t.SetModelParams(provider=provider, model_id=model_id,
                                                             session_id=session.id))
-        return t.CommandOutcome(name=name, result=to_wire(changed))
+        return t.CommandOutcome(name=name, result=changed)
     if name == "thinking":
         if args not in ("off", "minimal", "low", "medium", "high", "xhigh"):
             raise InvalidParams("/thinking needs a level: off, minimal, low, medium, high or xhigh")
         level = await set_thinking_level(daemon, t.SetThinkingLevelParams(level=cast(t.ThinkingLevelName, args), session_id=session.id))
-        return t.CommandOutcome(name=name, result=to_wire(level))
+        return t.CommandOutcome(name=name, result=level)
     if name == "export":
         fmt = args or "html"
         if fmt not in ("html", "markdown"):
             raise InvalidParams("/export takes html or markdown")
         exported = await session_export(daemon, t.ExportParams(format=cast(Literal["html", "markdown"], fmt), session_id=session.id))
-        return t.CommandOutcome(name=name, result=to_wire(exported))
+        return t.CommandOutcome(name=name, result=exported)
     raise InvalidParams(f"/{name} is not a built-in command")
 
 

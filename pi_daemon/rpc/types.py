@@ -11,11 +11,13 @@ of the daemon has loaded.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, Union
 
 import attrs
 
-from ..events import AgentEvent, QueueItem as QueueItem  # re-exported: getState's queue items
+from ..converter import converter
+from ..events import AgentEvent, CompactionOutcome, QueueItem as QueueItem  # re-exported: getState's queue items
+from ..messages import AgentMessageUnion
 from ..wire_json import JsonObject
 from .editor_types import *  # noqa: F401,F403 (the editor file system's types, re-exported)
 from .editor_types import (
@@ -27,9 +29,10 @@ from .editor_types import (
     ReadTextFileResult,
 )
 from .extension_types import *  # noqa: F401,F403 (the extension methods' types, re-exported)
-from .extension_types import CommandOutcome, McpServerInfo
+from .extension_types import McpServerInfo
 from .registry import client_request, notification
 from .session_types import *  # noqa: F401,F403 (the session methods' types, re-exported)
+from .session_types import ExportResult, SessionNewResult
 
 PROTOCOL_VERSION = 1
 
@@ -317,7 +320,7 @@ class NavigateResult:
 
 @attrs.define
 class GetMessagesResult:
-    messages: list[Any]
+    messages: list[AgentMessageUnion]
 
 
 @attrs.define
@@ -362,6 +365,31 @@ class SetThinkingLevelParams:
 @attrs.define
 class SetThinkingLevelResult:
     level: str
+
+
+CommandResult = Union[CompactionOutcome, SessionNewResult, SetModelResult, SetThinkingLevelResult, ExportResult]
+COMMAND_RESULTS: dict[str, type] = {"compact": CompactionOutcome, "new": SessionNewResult, "model": SetModelResult,
+                                    "thinking": SetThinkingLevelResult, "export": ExportResult}
+
+
+@attrs.define
+class CommandOutcome:
+    """What a built-in slash command did (``prompt`` with ``disposition: "command"``)."""
+
+    name: str
+    result: CommandResult | None = None  # the result of the method the command stands for
+
+
+def _structure_command_outcome(obj: Any, _type: Any) -> CommandOutcome:
+    """The result's class is the one of the command ``name`` names."""
+    name = obj.get("name") if isinstance(obj, dict) else None
+    if not isinstance(name, str) or name not in COMMAND_RESULTS:
+        raise ValueError(f"unknown built-in command {name!r}")
+    result = obj.get("result")
+    return CommandOutcome(name, None if result is None else converter.structure(result, COMMAND_RESULTS[name]))
+
+
+converter.register_structure_hook(CommandOutcome, _structure_command_outcome)
 
 
 @attrs.define

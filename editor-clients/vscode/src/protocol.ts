@@ -228,7 +228,7 @@ export interface CommandInfo {
 /** What a built-in slash command did (``prompt`` with ``disposition: "command"``). */
 export interface CommandOutcome {
   name: string;
-  result: unknown;
+  result?: CompactionOutcome | SessionNewResult | SetModelResult | SetThinkingLevelResult | ExportResult;
 }
 
 /** The slash commands changed (a template or skill file was added, edited or removed). */
@@ -391,7 +391,7 @@ export interface GetCommandsResult {
 }
 
 export interface GetMessagesResult {
-  messages: unknown[];
+  messages: AgentMessage[];
 }
 
 export interface Image {
@@ -979,7 +979,7 @@ export interface ToolCall {
   type: "toolCall";
   id: string;
   name: string;
-  arguments: { [key: string]: unknown };
+  arguments: JsonObject;
   thoughtSignature?: string;
 }
 

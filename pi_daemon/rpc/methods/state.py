@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...converter import to_wire
 from .. import types as t
 from ..errors import AgentBusy, InvalidState, SessionNotFoundError
 from ..params import not_negative
@@ -25,7 +24,7 @@ async def get_state(daemon: Daemon, p: t.SessionRef) -> t.SessionState:
         summary="messages of the context")
 async def get_messages(daemon: Daemon, p: t.SessionRef) -> t.GetMessagesResult:
     session = daemon.sessions.get(p.session_id, create=True)
-    return t.GetMessagesResult(messages=[to_wire(m) for m in session.messages])
+    return t.GetMessagesResult(messages=list(session.messages))
 
 
 @method("setQueueModes", params=t.SetQueueModesParams, result=t.SetQueueModesResult,

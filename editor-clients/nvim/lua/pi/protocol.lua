@@ -192,7 +192,7 @@
 --- What a built-in slash command did (``prompt`` with ``disposition: "command"``).
 ---@class pi.CommandOutcome
 ---@field name string
----@field result any
+---@field result? pi.CompactionOutcome|pi.SessionNewResult|pi.SetModelResult|pi.SetThinkingLevelResult|pi.ExportResult
 
 --- The slash commands changed (a template or skill file was added, edited or removed).
 ---@class pi.CommandsUpdate
@@ -324,7 +324,7 @@
 ---@field problems string[]
 
 ---@class pi.GetMessagesResult
----@field messages any[]
+---@field messages pi.AgentMessage[]
 
 ---@class pi.Image
 ---@field data string
@@ -807,7 +807,7 @@
 ---@field type "toolCall"
 ---@field id string
 ---@field name string
----@field arguments table<string, any>
+---@field arguments pi.JsonObject
 ---@field thoughtSignature? string
 
 ---@class pi.ToolExecutionEnd
