@@ -25,11 +25,14 @@ from __future__ import annotations
 import asyncio
 import json
 import queue
+import re
 import subprocess
 import sys
 import threading
 from concurrent.futures import Future
 from typing import IO, Any, Awaitable, Callable, Iterator, Literal, Mapping
+
+import orjson
 
 from .converter import converter, from_wire, to_wire
 from .rpc import methods as _methods  # noqa: F401 (registers every method: results are typed by it)
@@ -82,6 +85,20 @@ def read_frames(stream: IO[bytes], framing: Framing = "ndjson") -> Iterator[list
             raise ValueError(f"a frame header without Content-Length: {header!r}")
         body = stream.read(length)
         yield [(header + line + body, body)]
+
+
+_LONG_NUMBER = re.compile(rb"\d{19}")  # may not fit 64 bits: orjson would read it as a float
+
+
+def loads(body: bytes) -> Any:
+    """A frame's JSON, exactly as the json module reads it; orjson's faster parse where it
+    gives the same value (not for a lone surrogate escape or an integer beyond 64 bits)."""
+    if _LONG_NUMBER.search(body) is None:
+        try:
+            return orjson.loads(body)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(body)
 
 
 def _params(params: Any) -> Any:
@@ -226,7 +243,7 @@ class Client:
         try:
             for frames in read_frames(self.proc.stdout, self._wire.framing):
                 for frame, body in frames:
-                    self.received(frame, json.loads(body))
+                    self.received(frame, loads(body))
                 self._flush()
         finally:
             self.output_ended()
@@ -331,7 +348,7 @@ class AsyncClient:
         assert self.proc.stdout is not None
         try:
             while line := await self.proc.stdout.readline():
-                message = json.loads(line)
+                message = loads(line)
                 if "method" in message and "id" in message:
                     asyncio.ensure_future(self._answer(message))
                 elif "method" in message:
