@@ -81,3 +81,27 @@ def test_async_client(tmp_path):
         return text
 
     assert asyncio.run(main()).startswith("You said: async hello")
+
+
+def test_streamed_deltas_are_read_exactly_as_the_converter_reads_them():
+    from pi_daemon.client import loads, structure_event
+    from pi_daemon.converter import from_wire
+    from pi_daemon.rpc.types import AgentEventParams
+
+    frames = [
+        '{"sessionId":"s","seq":7,"event":{"type":"message_update","assistantMessageEvent":'
+        f'{{"type":"{kind}","contentIndex":1,"delta":"a\\u00e9\\n"}}}}}}'
+        for kind in ("text_delta", "thinking_delta", "toolcall_delta")
+    ] + [
+        '{"sessionId":"s","seq":8,"replay":true,"event":{"type":"message_update","assistantMessageEvent":'
+        '{"type":"text_delta","contentIndex":0,"delta":"x"}}}',
+        '{"sessionId":"s","seq":9,"event":{"type":"message_update","assistantMessageEvent":'
+        '{"type":"text_start","contentIndex":0}}}',
+        '{"sessionId":"s","seq":10,"event":{"type":"agent_settled","runId":"r","aborted":false}}',
+    ]
+    for frame in frames:
+        params = loads(frame.encode())
+        assert structure_event(params) == from_wire(params, AgentEventParams), frame
+    with pytest.raises(Exception):
+        structure_event(loads(b'{"sessionId":"s","seq":"1","event":{"type":"message_update",'
+                              b'"assistantMessageEvent":{"type":"text_delta","contentIndex":0,"delta":"x"}}}'))
