@@ -48,7 +48,7 @@ class Daemon(Client):
         self.framing = framing
         self.responses: dict[Any, dict] = {}
         self.response_counts: dict[Any, int] = {}
-        self.events: list[dict] = []
+        self.events: list[dict] = []  # agent/event params as received (the tests read this list, not events())
         self.other: list[dict] = []
         self.raw_stdout = bytearray()
         self.server_requests: list[dict] = []
