@@ -42,12 +42,38 @@ def test_a_dirty_buffer_is_what_read_returns_and_what_the_model_sees(spawn, tmp_
     assert "print('unsaved')" in tool_text(results(d)[0])
     assert any("print('unsaved')" in m for m in sent_tool_messages(server, 1))
     assert editor.reads[0]["path"] == str(tmp_path / "app.py") and editor.reads[0]["sessionId"]
+    assert "line" not in editor.reads[0] and "limit" not in editor.reads[0]  # the whole buffer
     # a file the editor does not have open is read from the disk
     server.script(calls(("r2", "read", {"path": "other.txt"})), Reply(body=openai_text("ok")))
     (tmp_path / "other.txt").write_text("disk text\n")
     d.call("prompt", {"text": "and other.txt?"})
     d.wait_event("agent_settled", count=2, timeout=30)
     assert "disk text" in tool_text(results(d)[0])
+
+
+def test_a_read_of_a_window_asks_the_editor_for_those_lines_only(spawn, tmp_path, server):
+    (tmp_path / "long.py").write_text("".join(f"disk {n}\n" for n in range(1, 101)))
+    server.script(calls(("r", "read", {"path": "long.py", "offset": 40, "limit": 3})),
+                  calls(("r2", "read", {"path": "long.py", "offset": 99})),
+                  calls(("r3", "read", {"path": "long.py", "offset": 500, "limit": 2})),
+                  calls(("r4", "read", {"path": "disk.py", "offset": 2, "limit": 1})),
+                  Reply(body=openai_text("ok")))
+    (tmp_path / "disk.py").write_text("one\ntwo\nthree\n")
+    d = spawn("--model", "local/coder", "--yes", cwd=project(tmp_path, server))
+    editor = Editor(d)
+    editor.open(tmp_path / "long.py", "".join(f"buffer {n}\n" for n in range(1, 101)))
+    d.call("prompt", {"text": "read a part of long.py"})
+    d.wait_event("agent_settled", timeout=30)
+    window, tail, past, disk = (tool_text(r) for r in results(d, 4))
+    # one line more than shown is asked for: it tells the model whether the file goes on
+    assert {k: editor.reads[0][k] for k in ("line", "limit")} == {"line": 40, "limit": 4}
+    assert window.splitlines() == ["    40\tbuffer 40", "    41\tbuffer 41", "    42\tbuffer 42",
+                                   "[Showing lines 40-42. Use offset=43 to read on.]"]
+    assert editor.reads[1]["line"] == 99 and tail.splitlines() == ["    99\tbuffer 99", "   100\tbuffer 100"]
+    assert past == "[offset 500 is past the end of the file]"
+    # not open in the editor: the disk, paged by the daemon as without an editor
+    assert editor.reads[3]["line"] == 2
+    assert disk.splitlines() == ["     2\ttwo", "[Showing lines 2-2 of 3. Use offset=3 to read on.]"]
 
 
 def test_an_edit_is_one_workspace_apply_edit_against_the_buffer(spawn, tmp_path, server):
