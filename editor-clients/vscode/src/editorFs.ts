@@ -28,11 +28,21 @@ export function uriPath(uri: string): string {
   return decodeURIComponent(new URL(uri).pathname);
 }
 
+// Lines `line` (1-based; default 1) to `line + limit - 1` (default: to the end) of a text, each
+// with its line end, as fs/readTextFile asks for a window.
+export function lineWindow(text: string, line?: number, limit?: number): string {
+  if (line === undefined && limit === undefined) return text;
+  const lines = text.match(/[^\n]*\n|[^\n]+$/g) ?? [];
+  const start = Math.max((line ?? 1) - 1, 0);
+  return lines.slice(start, limit === undefined ? undefined : start + limit).join("");
+}
+
 export function fsHandlers(host: FsHost): FsHandlers {
   return {
     readTextFile(params) {
       const document = host.document(params.path);
-      return document ? { content: document.content, version: document.version } : { content: null };
+      if (!document) return { content: null };
+      return { content: lineWindow(document.content, params.line, params.limit), version: document.version };
     },
     async applyEdit(params) {
       const changes: Json[] = params.edit?.documentChanges ?? [];
