@@ -126,6 +126,15 @@ export class Review {
     return changes;
   }
 
+  // The session's runs that changed files, newest first, with how many files each changed.
+  async runs(): Promise<{ runId: string; files: number }[]> {
+    const { runs } = await this.client.request<Changes>("changes/get", {});
+    const out = [];
+    for (const runId of [...(runs ?? [])].reverse())
+      out.push({ runId, files: (await this.client.request<Changes>("changes/get", { runId })).files.length });
+    return out;
+  }
+
   // The whole texts before and after the run, for a side-by-side diff.
   async contents(path: string, runId = this.current?.runId): Promise<{ before: string; after: string }> {
     const { files } = await this.client.request<Changes>("changes/get", { runId, path, withContent: true });

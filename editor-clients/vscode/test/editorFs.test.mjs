@@ -168,3 +168,24 @@ test("dirty documents are reported and grep searches them", async () => {
   assert.equal(resultText(results(events)[0]), "n.txt:1:a needle, unsaved");
   await c.stop();
 });
+
+test("review: the session's runs, newest first; an earlier run's changes load into the view", async () => {
+  const { c, settled } = start([
+    call("w1", "write", { path: "first.txt", content: "one\n" }), text("ok"),
+    call("w2", "write", { path: "second.txt", content: "two\n" }), text("ok"),
+  ]);
+  const review = new Review(c);
+  await c.start();
+  await c.prompt("make the first file");
+  await settled();
+  await c.prompt("make the second file");
+  await settled(2);
+  const runs = await review.runs();
+  assert.equal(runs.length, 2);
+  assert.deepEqual(runs.map((r) => r.files), [1, 1]);
+  assert.deepEqual((await review.load()).files.map((f) => f.path), ["second.txt"]); // the latest
+  const earlier = await review.load(runs[1].runId);
+  assert.deepEqual(earlier.files.map((f) => f.path), ["first.txt"]);
+  assert.equal(review.current.runId, runs[1].runId);
+  await c.stop();
+});
