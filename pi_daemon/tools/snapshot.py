@@ -55,6 +55,7 @@ class GitSnapshot:
         self.env = env
         self.top = top  # the work tree's top folder; git names paths relative to it
         self.base = ""
+        self.spec: tuple[str, ...] = ("--", ".", ":(exclude).pi")  # the files beneath root, but .pi/
         self.seen: dict[bytes, tuple[int, ...] | None] = {}  # name -> stat data when last reported
 
     @classmethod
@@ -68,6 +69,11 @@ class GitSnapshot:
         os.close(fd)
         env = {**os.environ, "GIT_INDEX_FILE": index, "GIT_OPTIONAL_LOCKS": "0"}
         snap = cls(root, index, env, top)
+        try:  # .pi/ ignored already: naming it in the pathspec would make `git add` fail
+            _git(root, "check-ignore", "-q", ".pi")
+            snap.spec = ("--", ".")
+        except subprocess.CalledProcessError:
+            pass
         try:
             shutil.copyfile(user_index, index)
         except OSError:
@@ -84,7 +90,7 @@ class GitSnapshot:
         return snap
 
     def _write_tree(self) -> str:
-        _git(self.root, "add", "-A", "--", ".", ":(exclude).pi", env=self.env)
+        _git(self.root, "add", "-A", *self.spec, env=self.env)
         return _git(self.root, "write-tree", env=self.env).decode().strip()
 
     def changes(self) -> list[tuple[str, object]]:
@@ -96,10 +102,9 @@ class GitSnapshot:
         hashing or storing anything (adding 200 changed files to the index costs a second, most
         of it compressing objects nobody reads). Of those, the ones whose stat data moved since
         the last call are the changes; a file that is back to its snapshot stat is one too."""
-        spec = ("--", ".", ":(exclude).pi")
         try:
-            listed = _git(self.root, "diff-files", "-z", "--name-only", *spec, env=self.env) + \
-                _git(self.root, "ls-files", "-z", "--others", "--exclude-standard", "--full-name", *spec,
+            listed = _git(self.root, "diff-files", "-z", "--name-only", *self.spec, env=self.env) + \
+                _git(self.root, "ls-files", "-z", "--others", "--exclude-standard", "--full-name", *self.spec,
                      env=self.env)
         except subprocess.CalledProcessError:
             return []

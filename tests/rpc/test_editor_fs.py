@@ -169,6 +169,28 @@ def test_a_bash_rewrite_shows_up_in_turn_diff(spawn, tmp_path, server, with_git)
         assert status == ""
 
 
+def test_bash_changes_over_batches_in_git_follow_the_files_content(spawn, tmp_path, server):
+    (tmp_path / "data.txt").write_text("alpha\nbeta\n")
+    (tmp_path / ".gitignore").write_text("/.pi/\n*.log\n")
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "commit", "-qm", "start")
+    index_before = (tmp_path / ".git" / "index").read_bytes()
+    server.script(calls(("b1", "bash", {"command": "echo gamma >> data.txt && echo x > made.txt && echo y > build.log"})),
+                  calls(("b2", "bash", {"command": "printf 'alpha\\nbeta\\n' > data.txt && echo z >> made.txt"})),
+                  Reply(body=openai_text("ok")))
+    d = spawn("--model", "local/coder", "--yes", cwd=project(tmp_path, server))
+    d.call("prompt", {"text": "change and change back"})
+    d.wait_event("agent_settled", timeout=30)
+    first, second = ({f["path"]: f for f in event["files"]} for event in turn_diffs(d)[:2])
+    # an ignored file is no change; a new one is added
+    assert set(first) == {"data.txt", "made.txt"} and "+gamma\n" in first["data.txt"]["diff"]
+    # put back as it was: no change any more; a file changed again shows both batches
+    assert set(second) == {"made.txt"}
+    assert second["made.txt"]["status"] == "added" and "+x\n+z\n" in second["made.txt"]["diff"]
+    assert (tmp_path / ".git" / "index").read_bytes() == index_before
+
+
 THREE = "".join(f"line {n}\n" for n in range(1, 31))
 
 
