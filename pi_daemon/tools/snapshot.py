@@ -131,14 +131,14 @@ class GitSnapshot:
             at = 0
             for name in plain:
                 end = out.index(b"\n", at)
-                header = out[at:end].split(b" ")
+                header = out[at:end].split(b" ")  # "<oid> <type> <size>", or "<name> missing"
                 at = end + 1
-                if len(header) == 3 and header[1] == b"blob":
+                found[name] = None  # missing, or not a file (a folder, a submodule)
+                if len(header) == 3 and header[2].isdigit():
                     size = int(header[2])
-                    found[name] = out[at:at + size]
+                    if header[1] == b"blob":
+                        found[name] = out[at:at + size]
                     at += size + 1  # the content, then a newline
-                else:  # "<name> missing", or not a blob (a submodule, a folder)
-                    found[name] = None
         for name in names:
             if name not in found:
                 try:
