@@ -8,6 +8,7 @@ import subprocess
 import pytest
 
 from editor import Editor, apply_text_edits
+from helpers import git_repo
 from loopback import LoopbackServer, Reply, openai_text
 from test_tools_e2e import calls, project, results
 
@@ -138,22 +139,13 @@ def test_a_stale_edit_names_the_file_and_applies_nothing(spawn, tmp_path, server
     assert not editor.edits and editor.text(tmp_path / "m.py") == "one\nTWO (typed by the user)\n"
 
 
-def git(cwd, *args):
-    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
-                   env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-                        "GIT_COMMITTER_EMAIL": "t@t"})
-
-
 @pytest.mark.parametrize("with_git", [True, False], ids=["git", "no-git"])
 def test_a_bash_rewrite_shows_up_in_turn_diff(spawn, tmp_path, server, with_git):
     (tmp_path / "data.txt").write_text("alpha\nbeta\n")
     (tmp_path / "gone.txt").write_text("bye\n")
     if with_git:
         (tmp_path / ".gitignore").write_text("/.pi/\n")
-        git(tmp_path, "init", "-q")
-        git(tmp_path, "add", "-A")
-        git(tmp_path, "commit", "-qm", "start")
-        index_before = (tmp_path / ".git" / "index").read_bytes()
+        index_before = git_repo(tmp_path)
     server.script(calls(("b", "bash", {"command": "sed -i s/beta/BETA/ data.txt && rm gone.txt && echo hi > new.txt"})),
                   Reply(body=openai_text("ok")))
     d = spawn("--model", "local/coder", "--yes", cwd=project(tmp_path, server))
@@ -172,10 +164,7 @@ def test_a_bash_rewrite_shows_up_in_turn_diff(spawn, tmp_path, server, with_git)
 def test_bash_changes_over_batches_in_git_follow_the_files_content(spawn, tmp_path, server):
     (tmp_path / "data.txt").write_text("alpha\nbeta\n")
     (tmp_path / ".gitignore").write_text("/.pi/\n*.log\n")
-    git(tmp_path, "init", "-q")
-    git(tmp_path, "add", "-A")
-    git(tmp_path, "commit", "-qm", "start")
-    index_before = (tmp_path / ".git" / "index").read_bytes()
+    index_before = git_repo(tmp_path)
     server.script(calls(("b1", "bash", {"command": "echo gamma >> data.txt && echo x > made.txt && echo y > build.log"})),
                   calls(("b2", "bash", {"command": "printf 'alpha\\nbeta\\n' > data.txt && echo z >> made.txt"})),
                   Reply(body=openai_text("ok")))

@@ -2,15 +2,9 @@
 ``cat-file --batch``, whatever the names ask for, and the user's index is never touched."""
 
 import os
-import subprocess
 
+from helpers import git_repo
 from pi_daemon.tools.snapshot import GitSnapshot
-
-
-def git(cwd, *args):
-    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
-                   env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-                        "GIT_COMMITTER_EMAIL": "t@t"})
 
 
 def test_before_contents_of_files_folders_and_missing_names_in_one_batch(tmp_path):
@@ -19,10 +13,7 @@ def test_before_contents_of_files_folders_and_missing_names_in_one_batch(tmp_pat
     (tmp_path / "dir" / "b.txt").write_text("b\n" * 1000)
     (tmp_path / "c d.txt").write_text("spaced\n")
     (tmp_path / "x 5").write_text("five\n")
-    git(tmp_path, "init", "-q")
-    git(tmp_path, "add", "-A")
-    git(tmp_path, "commit", "-qm", "start")
-    index = (tmp_path / ".git" / "index").read_bytes()
+    index = git_repo(tmp_path)
     snap = GitSnapshot.take(str(tmp_path))
     assert snap is not None
     try:
@@ -37,9 +28,7 @@ def test_changes_since_the_last_call_follow_each_file(tmp_path):
     (tmp_path / ".gitignore").write_text("/.pi/\n*.log\n")
     (tmp_path / ".pi").mkdir()
     (tmp_path / "kept.txt").write_text("one\n")
-    git(tmp_path, "init", "-q")
-    git(tmp_path, "add", "-A")
-    git(tmp_path, "commit", "-qm", "start")
+    git_repo(tmp_path)
     snap = GitSnapshot.take(str(tmp_path))
     assert snap is not None
     try:
