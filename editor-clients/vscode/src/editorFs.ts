@@ -101,6 +101,8 @@ export interface Changes {
 
 export type RevertResult = ChangesRevertResult;
 
+const MAX_RUNS_LISTED = 30; // a changes/get each
+
 export class Review {
   current?: Changes;
   private listeners: ((changes: Changes | undefined) => void)[] = [];
@@ -126,11 +128,11 @@ export class Review {
     return changes;
   }
 
-  // The session's runs that changed files, newest first, with how many files each changed.
+  // The session's latest runs that changed files, newest first, with how many files each changed.
   async runs(): Promise<{ runId: string; files: number }[]> {
     const { runs } = await this.client.request<Changes>("changes/get", {});
     const out = [];
-    for (const runId of [...(runs ?? [])].reverse())
+    for (const runId of [...(runs ?? [])].reverse().slice(0, MAX_RUNS_LISTED))
       out.push({ runId, files: (await this.client.request<Changes>("changes/get", { runId })).files.length });
     return out;
   }
