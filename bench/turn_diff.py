@@ -10,24 +10,33 @@ and the event serialised to JSON as it goes on the wire.
   * ``per event``: each later batch edits ``--touch`` of the 200 files (default 3),
     and the event lists all 200 again.
 
-Each figure is the median over ``--events`` events, in milliseconds: wall-clock and the
-process's CPU time (the one to read on a shared, loaded machine).
+With ``--bash`` the files are changed on disk behind the tools' back, as a command would,
+in a git work tree (the 200 files committed first): the run snapshots the worktree before
+its first command and each event starts with the scan that finds what changed.
 
-Run: .venv/bin/python bench/turn_diff.py [--files 200] [--lines 2000] [--touch 3] [--events 30]
+Each figure is the median over ``--runs`` runs (the first event) or all their later events,
+in milliseconds: wall-clock and CPU time of the process and its git children (the one to
+read on a shared, loaded machine).
+
+Run: .venv/bin/python bench/turn_diff.py [--bash] [--files 200] [--lines 2000] [--touch 3] [--events 30] [--runs 5]
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
+import os
 import random
+import resource
 import statistics
+import subprocess
 import tempfile
 import time
 from pathlib import Path
 
-from pi_daemon.converter import to_wire
-from pi_daemon.events import TurnDiff
+from pi_daemon.converter import from_wire, to_wire
+from pi_daemon.events import ChangedFile, TurnDiff
 from pi_daemon.session.changes import ChangeLog
 from pi_daemon.session.store import SessionStore
 from pi_daemon.tools.workspace import Workspace
@@ -46,12 +55,64 @@ def edited(data: bytes, rng: random.Random) -> bytes:
     return b"".join(lines)
 
 
-def event(log: ChangeLog) -> tuple[float, float]:
+def cpu_now() -> float:
+    """CPU seconds of this process and of the children it has waited for (git)."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
+
+def event(log: ChangeLog, bash: bool) -> tuple[float, float]:
     """(wall, CPU) milliseconds of one event."""
-    start, cpu = time.perf_counter(), time.process_time()
-    files = log.turn_diff()
-    json.dumps(to_wire(TurnDiff(run_id=log.run_id or "", files=files or [])))
-    return (time.perf_counter() - start) * 1000, (time.process_time() - cpu) * 1000
+    start, cpu = time.perf_counter(), cpu_now()
+    if bash:
+        asyncio.run(log.scan())
+    files = log.turn_diff() or []
+    json.dumps(to_wire(TurnDiff(run_id=log.run_id or "", files=from_wire(files, list[ChangedFile]))))
+    return (time.perf_counter() - start) * 1000, (cpu_now() - cpu) * 1000
+
+
+def one_run(opts: argparse.Namespace, rng: random.Random) -> tuple[tuple[float, float], list[tuple[float, float]]]:
+    """A run in a fresh workspace: (its first event, its later events)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        befores = {root / f"src/f{n}.py": content(n, opts.lines) for n in range(opts.files)}
+        if opts.bash:
+            hour_ago = time.time() - 3600  # as a user's files are: older than the run's snapshot
+            for path, data in befores.items():
+                path.parent.mkdir(exist_ok=True)
+                path.write_bytes(data)
+                os.utime(path, (hour_ago, hour_ago))
+            git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost"]
+            subprocess.run([*git, "init", "-q"], cwd=tmp, check=True)
+            subprocess.run([*git, "add", "-A"], cwd=tmp, check=True)
+            subprocess.run([*git, "commit", "-qm", "base"], cwd=tmp, check=True)
+        store = SessionStore.create(root / ".pi" / "sessions" / "bench.jsonl", "bench", tmp)
+        log = ChangeLog(Workspace(tmp), store, root / ".pi")
+        log.start()
+        if opts.bash:
+            asyncio.run(log.before_bash())
+
+        def change(path: Path, data: bytes) -> None:
+            if opts.bash:
+                path.write_bytes(data)
+                log._bash_ran = True  # as before_bash marks each command of the batch
+            else:
+                log.record(path, lambda: befores[path], data)
+
+        now = {}
+        for path, before in befores.items():
+            now[path] = edited(before, rng)
+            change(path, now[path])
+        first = event(log, opts.bash)
+        times = []
+        for _ in range(opts.events):
+            for path in rng.sample(sorted(now), opts.touch):
+                now[path] = edited(now[path], rng)
+                change(path, now[path])
+            times.append(event(log, opts.bash))
+        log.finish()
+        store.close()
+    return first, times
 
 
 def main() -> None:
@@ -60,32 +121,23 @@ def main() -> None:
     parser.add_argument("--lines", type=int, default=2000)
     parser.add_argument("--touch", type=int, default=3)
     parser.add_argument("--events", type=int, default=30)
+    parser.add_argument("--runs", type=int, default=5, help="runs, each in a fresh workspace")
+    parser.add_argument("--bash", action="store_true", help="changed by a command in a git work tree")
     opts = parser.parse_args()
     rng = random.Random(7)
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        store = SessionStore.create(root / ".pi" / "sessions" / "bench.jsonl", "bench", tmp)
-        log = ChangeLog(Workspace(tmp), store, root / ".pi")
-        log.start()
-        now = {}
-        for n in range(opts.files):
-            path = root / f"src/f{n}.py"
-            before = content(n, opts.lines)
-            now[path] = edited(before, rng)
-            log.record(path, lambda before=before: before, now[path])
-        first = event(log)
-        times = []
-        for _ in range(opts.events):
-            for path in rng.sample(sorted(now), opts.touch):
-                now[path] = edited(now[path], rng)
-                log.record(path, lambda: b"", now[path])
-            times.append(event(log))
-        store.close()
-    wall, cpu = [t[0] for t in times], [t[1] for t in times]
-    print(f"turn_diff, {opts.files} files x {opts.lines} lines, 3 hunks each (wall / CPU ms)")
-    print(f"  first event (all {opts.files} files diffed): {first[0]:8.1f} / {first[1]:8.1f}")
-    print(f"  per event, {opts.touch} files touched since the last: {statistics.median(wall):8.1f} / "
-          f"{statistics.median(cpu):8.1f} (median of {opts.events}; max {max(wall):.1f} / {max(cpu):.1f})")
+    firsts, times = [], []
+    for _ in range(opts.runs):
+        first, later = one_run(opts, rng)
+        firsts.append(first)
+        times += later
+    how = "changed by a command in a git work tree" if opts.bash else "written by the tools"
+    print(f"turn_diff, {opts.files} files x {opts.lines} lines, 3 hunks each, {how}")
+    print("  wall / CPU ms (CPU: this process and its git children), median over the events (max)")
+    for name, rows in ((f"first event (all {opts.files} files diffed), {opts.runs} runs", firsts),
+                       (f"later events, {opts.touch} files touched since the last, {len(times)} events", times)):
+        wall, cpu = [t[0] for t in rows], [t[1] for t in rows]
+        print(f"  {name}: {statistics.median(wall):8.1f} / {statistics.median(cpu):8.1f}"
+              f"   (max {max(wall):.1f} / {max(cpu):.1f})")
 
 
 if __name__ == "__main__":

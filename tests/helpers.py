@@ -55,3 +55,21 @@ def sleeper(name: str = "sleep", *, sequential: bool = False, log: list | None =
         return f"done {args['n']}"
 
     return FunctionTool(name, "Sleeps, then answers.", INT_SCHEMA, run, sequential=sequential)
+
+
+def git(cwd, *args: str) -> None:
+    """Run git in ``cwd`` as a test user (no global identity needed)."""
+    import os
+    import subprocess
+
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
+                   env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+                        "GIT_COMMITTER_EMAIL": "t@t"})
+
+
+def git_repo(path) -> bytes:
+    """Make ``path`` a git work tree with everything in it committed; its index's bytes."""
+    git(path, "init", "-q")
+    git(path, "add", "-A")
+    git(path, "commit", "-qm", "start")
+    return (path / ".git" / "index").read_bytes()

@@ -89,11 +89,12 @@ class EditorFiles(DiskFiles):
         self.client = client
         self.seen: dict[str, tuple[str, int | None]] = {}  # path -> (text, version) the last read gave
 
-    async def _buffer(self, target: Path) -> tuple[str | None, int | None]:
+    async def _buffer(self, target: Path, line: int | None = None,
+                      limit: int | None = None) -> tuple[str | None, int | None]:
         if not self.client.fs_read:
             return None, None
-        result = await self.ask(READ_TEXT_FILE.name,
-                                to_wire(ReadTextFileParams(session_id=self.session_id, path=str(target))))
+        result = await self.ask(READ_TEXT_FILE.name, to_wire(ReadTextFileParams(
+            session_id=self.session_id, path=str(target), line=line, limit=limit)))
         if not isinstance(result, dict) or not isinstance(result.get("content"), (str, type(None))):
             raise OSError(errno.EIO, "the editor's fs/readTextFile answer has no content string or null")
         version = result.get("version")
@@ -109,6 +110,15 @@ class EditorFiles(DiskFiles):
             return data, target
         self.seen[str(target)] = (content, version)
         return content.encode("utf-8"), target
+
+    async def read_lines(self, path: str, line: int, limit: int) -> tuple[bytes, Path, bool]:
+        data, target = await super().read(path, READ)  # confined, and the disk's bytes
+        if looks_binary(data) or not self.client.fs_read:
+            return data, target, False
+        content, _ = await self._buffer(target, line, limit)  # a window is not an edit's base: not kept
+        if content is None:
+            return data, target, False
+        return content.encode("utf-8"), target, True
 
     async def write(self, path: str, data: bytes, purpose: str = WRITE) -> tuple[bool, Path]:
         if not self.client.fs_apply_edit:

@@ -22,6 +22,7 @@ import asyncio
 import hashlib
 import os
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable
 
@@ -32,6 +33,7 @@ from ..tools.snapshot import UNKNOWN, take_async
 from ..tools.workspace import READ, PathRefused, Workspace
 from .store import SessionStore
 
+_WRITER = ThreadPoolExecutor(1, thread_name_prefix="pi-blobs")
 UNKNOWN_BLOB = "?"  # a before-content that was not kept (outside git, a large file)
 
 
@@ -52,12 +54,15 @@ class Blobs:
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
+        self._made: set[str] = set()  # subfolders known to exist (a mkdir per blob is not free)
 
     def put(self, data: bytes) -> str:
         digest = hashlib.sha256(data).hexdigest()
         path = self.folder / digest[:2] / digest
         if not path.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
+            if digest[:2] not in self._made:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                self._made.add(digest[:2])
             tmp = path.with_name(f".{digest}.{uuid.uuid4().hex[:8]}")
             tmp.write_bytes(data)
             os.replace(tmp, path)
@@ -163,21 +168,30 @@ class ChangeLog:
         last call; None when nothing was touched since (unless ``always`` and the run has files)."""
         if self.run_id is None or not (self._unsaved or (always and self.files)):
             return None
-        out, stored = [], []
+        # The contents are stored by a worker thread while this one diffs (file writes release
+        # the GIL): a batch that touched 200 files costs the larger of the two, not their sum.
+        touched = [(path, tracked) for path, tracked in self.files.items() if tracked.blobs is None]
+        saving = _WRITER.submit(self._store, touched) if touched else None
+        out = []
         for path, tracked in self.files.items():
             if tracked.diff is None:
                 tracked.diff = _diff(self.workspace.show(Path(path)), tracked.before, tracked.after)
-            if tracked.blobs is None:
-                before = UNKNOWN_BLOB if tracked.before is UNKNOWN else (
-                    None if tracked.before is None else self.blobs.put(tracked.before))
-                tracked.blobs = (before, None if tracked.after is None else self.blobs.put(tracked.after))
-                stored.append({"path": path, "before": tracked.blobs[0], "after": tracked.blobs[1]})
             if tracked.diff.diff:
                 out.append(wire(tracked.diff))
+        stored = saving.result() if saving is not None else []
         if stored and self.store.read_only is None:
             self.store.append("turn_changes", runId=self.run_id, files=stored)
         self._unsaved = False
         return out
+
+    def _store(self, touched: list[tuple[str, Tracked]]) -> list[dict[str, Any]]:
+        stored = []
+        for path, tracked in touched:
+            before = UNKNOWN_BLOB if tracked.before is UNKNOWN else (
+                None if tracked.before is None else self.blobs.put(tracked.before))
+            tracked.blobs = (before, None if tracked.after is None else self.blobs.put(tracked.after))
+            stored.append({"path": path, "before": tracked.blobs[0], "after": tracked.blobs[1]})
+        return stored
 
     async def on_event(self, event: Any, emit: Callable[[Any], Any]) -> None:
         """Follow the run: start, snapshot before a command, ``turn_diff`` after a batch / at the end."""

@@ -17,8 +17,10 @@ from __future__ import annotations
 import bisect
 import difflib
 import hashlib
+import operator
 from collections import Counter
 from dataclasses import dataclass, field
+from itertools import compress, repeat
 
 CONTEXT = 3
 
@@ -57,8 +59,11 @@ def _anchors(old: list[str], new: list[str]) -> list[tuple[int, int]]:
     Built from C-level pieces (Counter, dict, sorted): this is the hot path of a long file."""
     in_old, in_new = Counter(old), Counter(new)
     where_old = dict(zip(old, range(len(old))))
-    pairs = [(where_old[line], j) for j, line in enumerate(new) if in_new[line] == 1 and in_old.get(line) == 1]
-    olds = [i for i, _ in pairs]
+    # the lines unique to both, in new's order; each step iterates in C, not in a Python loop
+    both = list(map(operator.and_, map(operator.eq, map(in_new.__getitem__, new), repeat(1)),
+                    map(operator.eq, map(in_old.get, new), repeat(1))))
+    olds = list(map(where_old.__getitem__, compress(new, both)))
+    pairs = list(zip(olds, compress(range(len(new)), both)))
     if olds == sorted(olds):  # the usual case: nothing moved
         return pairs
     tails: list[int] = []  # longest increasing subsequence of old positions (pairs are in new order)
@@ -95,8 +100,11 @@ def opcodes(old: list[str], new: list[str]) -> difflib.SequenceMatcher:
         ops.extend((tag, x1 + a1, x2 + a1, y1 + b1, y2 + b1) for tag, x1, x2, y1, y2 in part.get_opcodes())
 
     pairs = _anchors(old, new)
-    starts = [0] + [n for n in range(1, len(pairs)) if pairs[n][0] != pairs[n - 1][0] + 1
-                    or pairs[n][1] != pairs[n - 1][1] + 1]
+    # where a run of consecutive anchors breaks (either side jumps), again iterated in C
+    olds, news = list(map(operator.itemgetter(0), pairs)), list(map(operator.itemgetter(1), pairs))
+    jumps = map(operator.or_, map(operator.ne, map(operator.sub, olds[1:], olds), repeat(1)),
+                map(operator.ne, map(operator.sub, news[1:], news), repeat(1)))
+    starts = [0, *compress(range(1, len(pairs)), jumps)]
     a = b = 0
     for first, last in zip(starts, [*starts[1:], len(pairs)]):
         if first == last:

@@ -41,6 +41,13 @@ class FileAccess:
     async def write(self, path: str, data: bytes, purpose: str = WRITE) -> tuple[bool, Path]:
         raise NotImplementedError
 
+    async def read_lines(self, path: str, line: int, limit: int) -> tuple[bytes, Path, bool]:
+        """The file for a reader that wants lines ``line`` (1-based) to ``line + limit - 1``:
+        (bytes, resolved path, whether the bytes are only those lines). The disk gives the whole
+        file (the reader pages it, and can count its lines); an editor may give the window."""
+        data, target = await self.read(path, READ)
+        return data, target, False
+
     async def current(self, path: str) -> tuple[bytes | None, Path]:
         """The file as the user sees it now (None: it does not exist), for review and revert."""
         place = self.workspace.locate(path, READ)

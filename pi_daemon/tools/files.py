@@ -36,8 +36,14 @@ class ReadTool(WorkspaceTool):
     }
 
     async def run(self, args, cancel, on_update):
+        offset, limit = args.get("offset", 1), args.get("limit")
+        window = False
         try:
-            data, target = await self.files.read(args["path"], READ)
+            if "offset" in args or "limit" in args:  # one more line than shown tells whether more follows
+                data, target, window = await self.files.read_lines(args["path"], offset,
+                                                                   min(limit or MAX_LINES, MAX_LINES) + 1)
+            else:
+                data, target = await self.files.read(args["path"], READ)
         except OSError as exc:
             return failure(f"cannot read {args['path']!r}: {exc.strerror}")
         mime = IMAGE_TYPES.get(target.suffix.lower()) or next(
@@ -49,18 +55,23 @@ class ReadTool(WorkspaceTool):
                                        ImageContent(data=base64.b64encode(data).decode(), mime_type=mime)])
         if looks_binary(data):
             return failure(f"{args['path']!r} is a binary file ({len(data)} bytes); it cannot be read as text")
-        return ToolResult.text(self._page(data.decode("utf-8", "replace"), args.get("offset", 1), args.get("limit")))
+        return ToolResult.text(self._page(data.decode("utf-8", "replace"), offset, limit, window))
 
     @staticmethod
-    def _page(text: str, offset: int, limit: int | None) -> str:
+    def _page(text: str, offset: int, limit: int | None, window: bool = False) -> str:
+        """Lines ``offset``.. of ``text``: the whole file, or (``window``) only the lines from
+        ``offset`` on, as an editor gave them (then the file's length is not known)."""
         lines = text.splitlines()
-        total = len(lines)
+        skip = offset - 1 if window else 0  # the file's line index of lines[0]
+        total = skip + len(lines)
+        if window and not lines and offset > 1:
+            return f"[offset {offset} is past the end of the file]"
         if total and offset > total:
             return f"[offset {offset} is past the end: the file has {total} lines]"
         wanted = min(limit or MAX_LINES, MAX_LINES)
         out, size, n = [], 0, offset - 1
         while n < total and len(out) < wanted:
-            line = lines[n]
+            line = lines[n - skip]
             if len(line) > MAX_BYTES:
                 line = line[:MAX_BYTES] + " … [line cut]"
             if size + len(line) > MAX_BYTES and out:
@@ -69,7 +80,8 @@ class ReadTool(WorkspaceTool):
             size += len(line) + 1
             n += 1
         if n < total:
-            out.append(f"[Showing lines {offset}-{n} of {total}. Use offset={n + 1} to read on.]")
+            of = "" if window else f" of {total}"
+            out.append(f"[Showing lines {offset}-{n}{of}. Use offset={n + 1} to read on.]")
         return "\n".join(out) if out else "(empty file)"
 
 

@@ -35,6 +35,17 @@ def _git(root: str, *args: str, env: dict | None = None, data: bytes | None = No
     return done.stdout
 
 
+CLEAN = (-1,)  # a file listed before that is back to its snapshot state
+
+
+def _stat(path: str) -> tuple[int, ...] | None:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None  # deleted
+    return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
+
+
 class GitSnapshot:
     """The worktree (beneath ``root``) as a tree object; :meth:`changes` compares it with now."""
 
@@ -44,7 +55,8 @@ class GitSnapshot:
         self.env = env
         self.top = top  # the work tree's top folder; git names paths relative to it
         self.base = ""
-        self.last = ""
+        self.spec: tuple[str, ...] = ("--", ".", ":(exclude).pi")  # the files beneath root, but .pi/
+        self.seen: dict[bytes, tuple[int, ...] | None] = {}  # name -> stat data when last reported
 
     @classmethod
     def take(cls, root: str) -> "GitSnapshot | None":
@@ -57,44 +69,84 @@ class GitSnapshot:
         os.close(fd)
         env = {**os.environ, "GIT_INDEX_FILE": index, "GIT_OPTIONAL_LOCKS": "0"}
         snap = cls(root, index, env, top)
+        try:  # .pi/ ignored already: naming it in the pathspec would make `git add` fail
+            _git(root, "check-ignore", "-q", ".pi")
+            snap.spec = ("--", ".")
+        except subprocess.CalledProcessError:
+            pass
         try:
             shutil.copyfile(user_index, index)
         except OSError:
             os.unlink(index)
         try:
-            snap.base = snap.last = snap._write_tree()
+            snap.base = snap._write_tree()
         except subprocess.CalledProcessError:  # an index git cannot write a tree of (a merge conflict)
             try:
                 os.unlink(index)
-                snap.base = snap.last = snap._write_tree()
+                snap.base = snap._write_tree()
             except (OSError, subprocess.CalledProcessError):
                 snap.close()
                 return None
         return snap
 
     def _write_tree(self) -> str:
-        _git(self.root, "add", "-A", "--", ".", ":(exclude).pi", env=self.env)
+        _git(self.root, "add", "-A", *self.spec, env=self.env)
         return _git(self.root, "write-tree", env=self.env).decode().strip()
 
     def changes(self) -> list[tuple[str, object]]:
         """Files changed since the last call (absolute paths), each with its content at the snapshot
-        (bytes, or None when it did not exist then)."""
-        try:
-            tree = self._write_tree()
-        except subprocess.CalledProcessError:
-            return []
-        if tree == self.last:
-            return []
-        out = _git(self.root, "diff-tree", "-r", "--no-renames", "--name-only", "-z", self.last, tree)
-        self.last = tree
-        names = [n.decode("utf-8", "surrogateescape") for n in out.split(b"\0") if n]
-        return [(os.path.join(self.top, name), self.before(name)) for name in names]
+        (bytes, or None when it did not exist then).
 
-    def before(self, name: str) -> bytes | None:
+        The temporary index still holds the snapshot, with each file's stat data: ``diff-files``
+        names the files that differ from it and ``ls-files --others`` the new ones, without
+        hashing or storing anything (adding 200 changed files to the index costs a second, most
+        of it compressing objects nobody reads). Of those, the ones whose stat data moved since
+        the last call are the changes; a file that is back to its snapshot stat is one too."""
         try:
-            return _git(self.root, "cat-file", "blob", f"{self.base}:{name}")
+            listed = _git(self.root, "diff-files", "-z", "--name-only", *self.spec, env=self.env) + \
+                _git(self.root, "ls-files", "-z", "--others", "--exclude-standard", "--full-name", *self.spec,
+                     env=self.env)
         except subprocess.CalledProcessError:
-            return None
+            return []
+        now = {name: _stat(os.path.join(self.top, name.decode("utf-8", "surrogateescape")))
+               for name in listed.split(b"\0") if name}
+        now.update({name: CLEAN for name in self.seen.keys() - now.keys()})
+        names = sorted(name for name, key in now.items() if name not in self.seen or self.seen[name] != key)
+        self.seen = {name: key for name, key in now.items() if key is not CLEAN}
+        return [(os.path.join(self.top, name.decode("utf-8", "surrogateescape")), data)
+                for name, data in zip(names, self.before(names))]
+
+    def before(self, names: list[bytes]) -> list[bytes | None]:
+        """Each file's content at the snapshot (None: not in it), read by one ``cat-file --batch``
+        (a process per file costs more than all the diffs together)."""
+        if not names:
+            return []
+        # One request per line: a name with a newline cannot be asked for this way (nor is it
+        # likely); it is asked for alone. The tree path is relative to the work tree's top.
+        plain = [n for n in names if b"\n" not in n]
+        found: dict[bytes, bytes | None] = {}
+        if plain:
+            out = _git(self.root, "cat-file", "--batch",
+                       data=b"".join(self.base.encode() + b":" + n + b"\n" for n in plain))
+            at = 0
+            for name in plain:
+                end = out.index(b"\n", at)
+                header = out[at:end].split(b" ")  # "<oid> <type> <size>", or "<name> missing"
+                at = end + 1
+                found[name] = None  # missing, or not a file (a folder, a submodule)
+                if len(header) == 3 and header[2].isdigit():
+                    size = int(header[2])
+                    if header[1] == b"blob":
+                        found[name] = out[at:at + size]
+                    at += size + 1  # the content, then a newline
+        for name in names:
+            if name not in found:
+                try:
+                    found[name] = _git(self.root, "cat-file", "blob",
+                                       f"{self.base}:{name.decode('utf-8', 'surrogateescape')}")
+                except subprocess.CalledProcessError:
+                    found[name] = None
+        return [found[n] for n in names]
 
     def close(self) -> None:
         try:

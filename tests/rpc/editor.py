@@ -24,6 +24,13 @@ def apply_text_edits(text: str, edits: list[dict]) -> str:
     return text
 
 
+def window(text: str, params: dict) -> str:
+    """The lines an ``fs/readTextFile`` asks for: from ``line`` (1-based), ``limit`` of them."""
+    lines = text.splitlines(keepends=True)
+    start = params.get("line", 1) - 1
+    return "".join(lines[start:start + params["limit"] if "limit" in params else None])
+
+
 def path_of(uri: str) -> str:
     return unquote(urlparse(uri).path)
 
@@ -59,7 +66,7 @@ class Editor:
         with self.lock:
             self.reads.append(params)
             buf = self.buffers.get(params["path"])
-            answer = {"content": None} if buf is None else {"content": buf[0], "version": buf[1]}
+            answer = {"content": None} if buf is None else {"content": window(buf[0], params), "version": buf[1]}
             if self.after_read is not None:
                 self.after_read(params["path"])
             return answer

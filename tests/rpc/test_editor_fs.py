@@ -8,6 +8,7 @@ import subprocess
 import pytest
 
 from editor import Editor, apply_text_edits
+from helpers import git_repo
 from loopback import LoopbackServer, Reply, openai_text
 from test_tools_e2e import calls, project, results
 
@@ -42,12 +43,38 @@ def test_a_dirty_buffer_is_what_read_returns_and_what_the_model_sees(spawn, tmp_
     assert "print('unsaved')" in tool_text(results(d)[0])
     assert any("print('unsaved')" in m for m in sent_tool_messages(server, 1))
     assert editor.reads[0]["path"] == str(tmp_path / "app.py") and editor.reads[0]["sessionId"]
+    assert "line" not in editor.reads[0] and "limit" not in editor.reads[0]  # the whole buffer
     # a file the editor does not have open is read from the disk
     server.script(calls(("r2", "read", {"path": "other.txt"})), Reply(body=openai_text("ok")))
     (tmp_path / "other.txt").write_text("disk text\n")
     d.call("prompt", {"text": "and other.txt?"})
     d.wait_event("agent_settled", count=2, timeout=30)
     assert "disk text" in tool_text(results(d)[0])
+
+
+def test_a_read_of_a_window_asks_the_editor_for_those_lines_only(spawn, tmp_path, server):
+    (tmp_path / "long.py").write_text("".join(f"disk {n}\n" for n in range(1, 101)))
+    server.script(calls(("r", "read", {"path": "long.py", "offset": 40, "limit": 3})),
+                  calls(("r2", "read", {"path": "long.py", "offset": 99})),
+                  calls(("r3", "read", {"path": "long.py", "offset": 500, "limit": 2})),
+                  calls(("r4", "read", {"path": "disk.py", "offset": 2, "limit": 1})),
+                  Reply(body=openai_text("ok")))
+    (tmp_path / "disk.py").write_text("one\ntwo\nthree\n")
+    d = spawn("--model", "local/coder", "--yes", cwd=project(tmp_path, server))
+    editor = Editor(d)
+    editor.open(tmp_path / "long.py", "".join(f"buffer {n}\n" for n in range(1, 101)))
+    d.call("prompt", {"text": "read a part of long.py"})
+    d.wait_event("agent_settled", timeout=30)
+    window, tail, past, disk = (tool_text(r) for r in results(d, 4))
+    # one line more than shown is asked for: it tells the model whether the file goes on
+    assert {k: editor.reads[0][k] for k in ("line", "limit")} == {"line": 40, "limit": 4}
+    assert window.splitlines() == ["    40\tbuffer 40", "    41\tbuffer 41", "    42\tbuffer 42",
+                                   "[Showing lines 40-42. Use offset=43 to read on.]"]
+    assert editor.reads[1]["line"] == 99 and tail.splitlines() == ["    99\tbuffer 99", "   100\tbuffer 100"]
+    assert past == "[offset 500 is past the end of the file]"
+    # not open in the editor: the disk, paged by the daemon as without an editor
+    assert editor.reads[3]["line"] == 2
+    assert disk.splitlines() == ["     2\ttwo", "[Showing lines 2-2 of 3. Use offset=3 to read on.]"]
 
 
 def test_an_edit_is_one_workspace_apply_edit_against_the_buffer(spawn, tmp_path, server):
@@ -112,22 +139,13 @@ def test_a_stale_edit_names_the_file_and_applies_nothing(spawn, tmp_path, server
     assert not editor.edits and editor.text(tmp_path / "m.py") == "one\nTWO (typed by the user)\n"
 
 
-def git(cwd, *args):
-    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
-                   env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-                        "GIT_COMMITTER_EMAIL": "t@t"})
-
-
 @pytest.mark.parametrize("with_git", [True, False], ids=["git", "no-git"])
 def test_a_bash_rewrite_shows_up_in_turn_diff(spawn, tmp_path, server, with_git):
     (tmp_path / "data.txt").write_text("alpha\nbeta\n")
     (tmp_path / "gone.txt").write_text("bye\n")
     if with_git:
         (tmp_path / ".gitignore").write_text("/.pi/\n")
-        git(tmp_path, "init", "-q")
-        git(tmp_path, "add", "-A")
-        git(tmp_path, "commit", "-qm", "start")
-        index_before = (tmp_path / ".git" / "index").read_bytes()
+        index_before = git_repo(tmp_path)
     server.script(calls(("b", "bash", {"command": "sed -i s/beta/BETA/ data.txt && rm gone.txt && echo hi > new.txt"})),
                   Reply(body=openai_text("ok")))
     d = spawn("--model", "local/coder", "--yes", cwd=project(tmp_path, server))
@@ -141,6 +159,25 @@ def test_a_bash_rewrite_shows_up_in_turn_diff(spawn, tmp_path, server, with_git)
         assert (tmp_path / ".git" / "index").read_bytes() == index_before
         status = subprocess.run(["git", "stash", "list"], cwd=tmp_path, capture_output=True, text=True).stdout
         assert status == ""
+
+
+def test_bash_changes_over_batches_in_git_follow_the_files_content(spawn, tmp_path, server):
+    (tmp_path / "data.txt").write_text("alpha\nbeta\n")
+    (tmp_path / ".gitignore").write_text("/.pi/\n*.log\n")
+    index_before = git_repo(tmp_path)
+    server.script(calls(("b1", "bash", {"command": "echo gamma >> data.txt && echo x > made.txt && echo y > build.log"})),
+                  calls(("b2", "bash", {"command": "printf 'alpha\\nbeta\\n' > data.txt && echo z >> made.txt"})),
+                  Reply(body=openai_text("ok")))
+    d = spawn("--model", "local/coder", "--yes", cwd=project(tmp_path, server))
+    d.call("prompt", {"text": "change and change back"})
+    d.wait_event("agent_settled", timeout=30)
+    first, second = ({f["path"]: f for f in event["files"]} for event in turn_diffs(d)[:2])
+    # an ignored file is no change; a new one is added
+    assert set(first) == {"data.txt", "made.txt"} and "+gamma\n" in first["data.txt"]["diff"]
+    # put back as it was: no change any more; a file changed again shows both batches
+    assert set(second) == {"made.txt"}
+    assert second["made.txt"]["status"] == "added" and "+x\n+z\n" in second["made.txt"]["diff"]
+    assert (tmp_path / ".git" / "index").read_bytes() == index_before
 
 
 THREE = "".join(f"line {n}\n" for n in range(1, 31))

@@ -24,6 +24,27 @@ return function(t)
     assert(vim.fn.readfile(dir .. "/a.txt")[1] == "on disk")
   end)
 
+  test("a read of a window is answered with those lines of the buffer only", function()
+    local dir = workspace({ call("read", { path = "w.txt", offset = 4, limit = 2 }), text("read part") })
+    local disk, typed = {}, {}
+    for n = 1, 10 do disk[n], typed[n] = "disk " .. n, "buf " .. n end
+    vim.fn.writefile(disk, dir .. "/w.txt")
+    local pi = start(dir)
+    local buf = open(dir .. "/w.txt", typed)
+    vim.cmd("Pi lines 4 and 5 of w.txt?")
+    wait("settled", function() return pi.status().settled >= 1 end)
+    assert(chat():find("buf 4", 1, true) and chat():find("buf 5", 1, true), chat())
+    assert(chat():find("Use offset=6", 1, true), chat())
+    assert(not chat():find("disk 4", 1, true), chat())
+    local editfs = require("pi.editfs")
+    local path = dir .. "/w.txt"
+    assert(editfs.read_text_file({ path = path, line = 4, limit = 3 }).content == "buf 4\nbuf 5\nbuf 6\n")
+    vim.bo[buf].eol, vim.bo[buf].fixeol = false, false
+    assert(editfs.read_text_file({ path = path, line = 9, limit = 5 }).content == "buf 9\nbuf 10")
+    assert(editfs.read_text_file({ path = path, line = 11, limit = 5 }).content == "")
+    assert(editfs.read_text_file({ path = path }).content == table.concat(typed, "\n"))
+  end)
+
   test("an agent edit lands in the buffer, unsaved, and u undoes it", function()
     local dir = workspace({ call("edit", { path = "b.txt", edits = { { oldText = "two", newText = "TWO" } } }), text("edited") })
     vim.fn.writefile({ "one", "two" }, dir .. "/b.txt")

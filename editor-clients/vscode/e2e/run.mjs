@@ -1,6 +1,6 @@
 // The extension in a real VS Code (code-server) in headless Chromium, driven as a user with
 // the offline faux model: open the chat, prompt and watch it stream, steer and follow up while
-// it works, click a queued item away, stop, answer a permission modal, resume a session and
+// it works, click a queued item away, stop, mention a file with @, answer a permission modal, resume a session and
 // see its tool outputs, change a setting, switch the model. A screenshot is kept after each step (and of a
 // failure) in the output folder.
 //
@@ -38,6 +38,7 @@ const script = {
     { content: [{ type: "text", text: "Steered answer." }] },
     { content: [{ type: "text", text: "Follow-up answer." }] },
     { content: [{ type: "text", text: "x".repeat(3000) }] },
+    { content: [{ type: "text", text: "It is a project's readme." }] },
     { content: [{ type: "toolCall", id: "w1", name: "write", arguments: { path: "made.txt", content: "made by pi\n" } }],
       stopReason: "toolUse" },
     { content: [{ type: "text", text: "The file is written." }] },
@@ -167,6 +168,24 @@ try {
     await chat().locator(".assistant .note", { hasText: "stopped" }).waitFor({ timeout: T });
     assert.equal(await chat().locator(".error").count(), 0);
     assert.equal(await page.locator(".notifications-toasts .notification-toast", { hasText: "abort" }).count(), 0);
+  });
+
+  await run("mention a file with @", async () => {
+    const input = chat().locator("#input");
+    await input.click();
+    await page.keyboard.type("what is in @");
+    await chat().locator("#suggest li", { hasText: "@README.md" }).waitFor({ timeout: T });
+    await page.keyboard.type("READ");
+    await shot("the files offered after @");
+    await page.keyboard.press("Enter");
+    assert.equal(await input.inputValue(), "what is in @README.md ");
+    await page.keyboard.type("?");
+    await page.keyboard.press("Enter");
+    await chat().locator(".assistant", { hasText: "It is a project's readme." }).waitFor({ timeout: T });
+    const context = chat().locator(".user details.context").last();
+    assert.equal(await context.locator("summary").textContent(), "context: README.md");
+    // the daemon read the file into the stored message: what it sent back shows its text
+    assert.match(await context.locator("pre").textContent(), /^README\.md line 1:\n\s+1\t# a project/);
   });
 
   await run("answer a permission modal", async () => {

@@ -90,6 +90,9 @@ function workspaceFile(path: string): vscode.Uri {
 export function registerReview(context: vscode.ExtensionContext, client: PiClient): Review {
   const review = new Review(client);
   const before = new Map<string, string>();
+  // The view shows one run at a time (the latest, or one picked): its id is the view's description.
+  const changesView = vscode.window.createTreeView("pi.changes", { treeDataProvider: new ChangesTree(review) });
+  review.onChange((changes) => { changesView.description = changes ? `run ${changes.runId}` : undefined; });
   const shown = async (result: Json) => {
     for (const c of result?.conflicts ?? []) vscode.window.showWarningMessage(`pi: not reverted, ${c.path}: ${c.reason}`);
   };
@@ -98,11 +101,18 @@ export function registerReview(context: vscode.ExtensionContext, client: PiClien
     return shown(await run(item.path, item.kind === "hunk" ? [item.hunk.id] : undefined));
   };
   context.subscriptions.push(
-    vscode.window.registerTreeDataProvider("pi.changes", new ChangesTree(review)),
+    changesView,
     vscode.workspace.registerTextDocumentContentProvider(BEFORE, {
       provideTextDocumentContent: (uri) => before.get(uri.toString()) ?? "",
     }),
     vscode.commands.registerCommand("pi.changes.refresh", () => review.load()),
+    vscode.commands.registerCommand("pi.changes.pickRun", async () => {
+      const runs = await review.runs();
+      const pick = await vscode.window.showQuickPick(
+        runs.map((run, n) => ({ label: `run ${run.runId}`, description: `${run.files} file${run.files === 1 ? "" : "s"}${n === 0 ? " · latest" : ""}`, runId: run.runId })),
+        { placeHolder: "Whose changes should the Changes view show?" });
+      if (pick) await review.load(pick.runId);
+    }),
     vscode.commands.registerCommand("pi.changes.openDiff", async (item: Item) => {
       const runId = review.current?.runId ?? "";
       const { before: text } = await review.contents(item.path, runId);

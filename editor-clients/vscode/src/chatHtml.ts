@@ -34,11 +34,11 @@ pre{background:var(--vscode-textCodeBlock-background);padding:4px;overflow:auto;
 #queue{padding-left:16px;margin:0 0 4px}#queue li{cursor:pointer;opacity:.8}#queue li:hover{text-decoration:line-through}
 #bar{position:sticky;bottom:0;background:var(--vscode-sideBar-background);padding:6px 0}
 textarea{width:100%;min-height:3em;box-sizing:border-box}
-#suggest{list-style:none;margin:0;padding:0}#suggest li{cursor:pointer;padding:1px 4px}
+#suggest{list-style:none;margin:0;padding:0;max-height:40vh;overflow:auto}details.context summary{opacity:.8;font-size:90%}#suggest li{cursor:pointer;padding:1px 4px}
 #suggest li.sel{background:var(--vscode-list-activeSelectionBackground)}#suggest .d{opacity:.7;margin-left:6px}
 </style></head><body>
 <div id="log"></div>
-<div id="bar"><ul id="queue"></ul><ul id="suggest"></ul><textarea id="input" placeholder="Ask pi… (Enter sends, Shift+Enter new line, / for commands)"></textarea>
+<div id="bar"><ul id="queue"></ul><ul id="suggest"></ul><textarea id="input" placeholder="Ask pi… (Enter sends, Shift+Enter new line, / for commands, @ for files)"></textarea>
 <button id="stop" disabled>Stop</button></div>
 <script nonce="${nonce}" src="${scriptUri}"></script>
 </body></html>`;

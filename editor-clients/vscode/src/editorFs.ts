@@ -28,11 +28,21 @@ export function uriPath(uri: string): string {
   return decodeURIComponent(new URL(uri).pathname);
 }
 
+// Lines `line` (1-based; default 1) to `line + limit - 1` (default: to the end) of a text, each
+// with its line end, as fs/readTextFile asks for a window.
+export function lineWindow(text: string, line?: number, limit?: number): string {
+  if (line === undefined && limit === undefined) return text;
+  const lines = text.match(/[^\n]*\n|[^\n]+$/g) ?? [];
+  const start = Math.max((line ?? 1) - 1, 0);
+  return lines.slice(start, limit === undefined ? undefined : start + limit).join("");
+}
+
 export function fsHandlers(host: FsHost): FsHandlers {
   return {
     readTextFile(params) {
       const document = host.document(params.path);
-      return document ? { content: document.content, version: document.version } : { content: null };
+      if (!document) return { content: null };
+      return { content: lineWindow(document.content, params.line, params.limit), version: document.version };
     },
     async applyEdit(params) {
       const changes: Json[] = params.edit?.documentChanges ?? [];
@@ -91,6 +101,8 @@ export interface Changes {
 
 export type RevertResult = ChangesRevertResult;
 
+const MAX_RUNS_LISTED = 30; // a changes/get each
+
 export class Review {
   current?: Changes;
   private listeners: ((changes: Changes | undefined) => void)[] = [];
@@ -114,6 +126,15 @@ export class Review {
     const changes = await this.client.request<Changes>("changes/get", { runId });
     this.set(changes);
     return changes;
+  }
+
+  // The session's latest runs that changed files, newest first, with how many files each changed.
+  async runs(): Promise<{ runId: string; files: number }[]> {
+    const { runs } = await this.client.request<Changes>("changes/get", {});
+    const out = [];
+    for (const runId of [...(runs ?? [])].reverse().slice(0, MAX_RUNS_LISTED))
+      out.push({ runId, files: (await this.client.request<Changes>("changes/get", { runId })).files.length });
+    return out;
   }
 
   // The whole texts before and after the run, for a side-by-side diff.

@@ -8,6 +8,8 @@ import { chatHtml, newNonce } from "./chatHtml";
 import { statusText } from "./status";
 import { registerReview, reportDirty, vscodeFiles } from "./changesView";
 import { fsHandlers } from "./editorFs";
+import { workspaceFiles } from "./workspaceFiles";
+import type { ContextItem } from "./protocol";
 
 let client: PiClient | undefined;
 let starting: Promise<PiClient> | undefined;
@@ -171,11 +173,11 @@ async function showDiff(toolCallId: string): Promise<void> {
   await vscode.window.showTextDocument(document, { preview: true });
 }
 
-async function send(text: string): Promise<void> {
+async function send(text: string, context?: ContextItem[]): Promise<void> {
   if (!text.trim()) return;
   const client = await ensureClient();
   if (!conversation.busy) {
-    const result = await client.prompt(text);
+    const result = await client.prompt(text, undefined, undefined, context);
     const command = result.command;
     if (result.disposition === "command" && command) {
       if (command.name === "new") resetView();
@@ -192,7 +194,7 @@ async function send(text: string): Promise<void> {
      { label: "Follow up", description: "when the agent is done", value: "followUp" }],
     { placeHolder: "The agent is working. Send this as…" });
   if (!pick) return;
-  await client.prompt(text, pick.value as "steer" | "followUp");
+  await client.prompt(text, pick.value as "steer" | "followUp", undefined, context);
   post({ type: "queue", items: queueItems() });
 }
 
@@ -329,7 +331,8 @@ class ChatView implements vscode.WebviewViewProvider {
     webviewView.onDidDispose(() => { if (view === webviewView) view = undefined; });
     webviewView.webview.onDidReceiveMessage(async (message) => {
       try {
-        if (message.type === "send") await send(message.text);
+        if (message.type === "send") await send(message.text, message.context);
+        else if (message.type === "files") post({ type: "files", files: await workspaceFiles(await workspaceFolder()) });
         else if (message.type === "abort") await commands["pi.abort"]();
         else if (message.type === "removeQueued") await (await ensureClient()).request("removeQueued", { queueId: message.queueId });
         else if (message.type === "diff") await showDiff(message.toolCallId);

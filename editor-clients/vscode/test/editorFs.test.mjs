@@ -34,7 +34,7 @@ class Documents {
   }
 }
 
-function start(replies) {
+function start(replies, answers = []) {
   const dir = mkdtempSync(join(tmpdir(), "pi-vscode-fs-"));
   writeFileSync(join(dir, "script.json"), JSON.stringify({ modelId: "script", replies }));
   const env = { ...process.env, PI_DAEMON_HOME: dir };
@@ -42,12 +42,18 @@ function start(replies) {
   const docs = new Documents();
   const c = new PiClient({
     command: PYTHON, args: ["-m", "pi_daemon", "--faux-script", join(dir, "script.json"), "--model", "faux/script", "--yes"],
-    cwd: dir, env, restart: false, fs: fsHandlers(docs),
+    cwd: dir, env, restart: false, fs: recorded(fsHandlers(docs), answers),
   });
   const events = [];
   c.onEvent((_s, event) => events.push(event));
   const settled = (n = 1) => waitFor(() => events.filter((e) => e.type === "agent_settled").length >= n);
   return { dir, docs, c, events, settled };
+}
+
+// The handlers, keeping each fs/readTextFile request with its answer.
+function recorded(handlers, answers) {
+  const read = handlers.readTextFile;
+  return { ...handlers, readTextFile: (params) => { const a = read(params); answers.push([params, a]); return a; } };
 }
 
 async function waitFor(predicate, timeout = 20000) {
@@ -82,6 +88,30 @@ test("the agent reads the dirty document and edits through applyEdit", async () 
   const diff = events.filter((e) => e.type === "turn_diff").pop();
   assert.ok(diff.files[0].diff.includes("-x = 2\n+x = 3\n"), diff.files[0].diff);
   await c.stop();
+});
+
+test("a read of a window gets only those lines of the dirty document", async () => {
+  const answers = [];
+  const { dir, docs, c, events, settled } = start([
+    call("r", "read", { path: "long.py", offset: 3, limit: 2 }),
+    text("done"),
+  ], answers);
+  const lines = (word) => Array.from({ length: 10 }, (_, n) => `${word} ${n + 1}\r\n`).join("");
+  writeFileSync(join(dir, "long.py"), lines("disk"));
+  docs.open(join(dir, "long.py"), lines("buffer"));
+  await c.start();
+  await c.prompt("read lines 3 and 4");
+  await settled();
+  const [params, answer] = answers[0];
+  assert.equal(params.line, 3);
+  assert.equal(params.limit, 3); // one more than shown: does the file go on?
+  assert.equal(answer.content, "buffer 3\r\nbuffer 4\r\nbuffer 5\r\n");
+  const shown = resultText(results(events)[0]);
+  assert.match(shown, /3\tbuffer 3\n\s+4\tbuffer 4\n\[Showing lines 3-4\. Use offset=5 to read on\.\]/);
+  await c.stop();
+  const handlers = fsHandlers(docs);
+  assert.equal(handlers.readTextFile({ path: join(dir, "long.py"), line: 10, limit: 5 }).content, "buffer 10\r\n");
+  assert.equal(handlers.readTextFile({ path: join(dir, "long.py"), line: 11 }).content, "");
 });
 
 test("an edit made from an older document version is refused", async () => {
@@ -136,5 +166,26 @@ test("dirty documents are reported and grep searches them", async () => {
   await c.prompt("find the needle");
   await settled();
   assert.equal(resultText(results(events)[0]), "n.txt:1:a needle, unsaved");
+  await c.stop();
+});
+
+test("review: the session's runs, newest first; an earlier run's changes load into the view", async () => {
+  const { c, settled } = start([
+    call("w1", "write", { path: "first.txt", content: "one\n" }), text("ok"),
+    call("w2", "write", { path: "second.txt", content: "two\n" }), text("ok"),
+  ]);
+  const review = new Review(c);
+  await c.start();
+  await c.prompt("make the first file");
+  await settled();
+  await c.prompt("make the second file");
+  await settled(2);
+  const runs = await review.runs();
+  assert.equal(runs.length, 2);
+  assert.deepEqual(runs.map((r) => r.files), [1, 1]);
+  assert.deepEqual((await review.load()).files.map((f) => f.path), ["second.txt"]); // the latest
+  const earlier = await review.load(runs[1].runId);
+  assert.deepEqual(earlier.files.map((f) => f.path), ["first.txt"]);
+  assert.equal(review.current.runId, runs[1].runId);
   await c.stop();
 });

@@ -2,7 +2,7 @@
 // events of the real daemon as the extension forwards them.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -190,5 +190,54 @@ test("typing / offers the slash commands; Tab completes; a path is no command", 
   await page.keyboard.type("/usr/bin/x");
   assert.equal(await page.locator("#suggest li").count(), 0);
   assert.ok(!(await page.evaluate(() => window.posted.some((m) => m.type === "send"))), "nothing was sent while completing");
+  await page.close();
+});
+
+test("typing @ offers the workspace's files, filtered as typed; the chosen one is sent as context and shown", async () => {
+  const dir = workspace([text("seen it")]);
+  mkdirSync(join(dir, "src"));
+  writeFileSync(join(dir, "src", "main.py"), "print('main')\n");
+  writeFileSync(join(dir, "src", "util.py"), "def util(): pass\n");
+  writeFileSync(join(dir, "README.md"), "# readme\n");
+  const page = await openView();
+  const c = await daemon(dir, page);
+  await page.click("#input");
+  await page.keyboard.type("explain @");
+  await page.waitForFunction(() => window.posted.some((m) => m.type === "files"));
+  // the extension host answers with the workspace's files
+  await page.evaluate(() => window.postMessage({ type: "files", files: ["README.md", "src/main.py", "src/util.py", "src/maintenance.txt"] }, "*"));
+  await page.waitForFunction(() => document.querySelectorAll("#suggest li").length === 4);
+  await page.keyboard.type("ma");
+  await page.waitForFunction(() => document.querySelectorAll("#suggest li").length === 2);
+  assert.deepEqual(await page.$$eval("#suggest li", (items) => items.map((li) => li.firstChild.textContent)),
+                   ["@src/main.py", "@src/maintenance.txt"]); // the file name starts with it; shorter first
+  await page.keyboard.press("ArrowDown");
+  await page.keyboard.press("ArrowUp");
+  await page.keyboard.press("Enter"); // inserts, does not send
+  assert.equal(await page.inputValue("#input"), "explain @src/main.py ");
+  assert.equal(await page.locator("#suggest li").count(), 0);
+  await page.keyboard.type("and @ut");
+  await page.waitForFunction(() => document.querySelectorAll("#suggest li").length === 1);
+  await page.keyboard.press("Escape"); // closes the list; the text stays
+  assert.equal(await page.locator("#suggest li").count(), 0);
+  assert.equal(await page.inputValue("#input"), "explain @src/main.py and @ut");
+  await page.keyboard.press("Backspace");
+  await page.keyboard.type("t");
+  await page.waitForFunction(() => document.querySelectorAll("#suggest li").length === 1);
+  await page.keyboard.press("Tab");
+  await page.keyboard.type("please");
+  await page.keyboard.press("Enter");
+  const sent = (await posted(page)).find((m) => m.type === "send");
+  assert.equal(sent.text, "explain @src/main.py and @src/util.py please");
+  assert.deepEqual(sent.context, [{ path: "src/main.py" }, { path: "src/util.py" }]);
+  // as the extension forwards it: the daemon reads the files into the user message
+  await c.prompt(sent.text, undefined, undefined, sent.context);
+  await c.settled();
+  const user = c.events.find((e) => e.type === "message_start" && e.message.role === "user").message;
+  const stored = typeof user.content === "string" ? user.content : user.content.map((b) => b.text).join("");
+  assert.ok(stored.includes("[editor context]\nsrc/main.py line 1:\n     1\tprint('main')"), stored);
+  assert.equal(await page.textContent(".user details.context summary"), "context: src/main.py, src/util.py");
+  assert.match(await page.textContent(".user"), /^explain @src\/main\.py and @src\/util\.py please/);
+  await c.stop();
   await page.close();
 });

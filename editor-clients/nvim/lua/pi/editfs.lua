@@ -26,10 +26,25 @@ local function buffer_text(buf)
   return text
 end
 
+-- Lines `first` (1-based) to `first + limit - 1` of a buffer, each with its line end (the
+-- buffer's last line has one only when the file ends with one): a window fs/readTextFile asks for.
+local function buffer_window(buf, first, limit)
+  local count = vim.api.nvim_buf_line_count(buf)
+  local from = math.max(first - 1, 0)
+  local to = limit and math.min(from + limit, count) or count
+  if from >= count then return "" end
+  local text = table.concat(vim.api.nvim_buf_get_lines(buf, from, to, false), "\n")
+  if to < count or vim.bo[buf].eol or vim.bo[buf].fixeol then text = text .. "\n" end
+  return text
+end
+
 function M.read_text_file(params)
   local buf = buffer_of(params.path)
   if not buf then return { content = vim.NIL } end
-  return { content = buffer_text(buf), version = vim.b[buf].changedtick }
+  local line = params.line ~= vim.NIL and params.line or nil
+  local limit = params.limit ~= vim.NIL and params.limit or nil
+  local content = (line or limit) and buffer_window(buf, line or 1, limit) or buffer_text(buf)
+  return { content = content, version = vim.b[buf].changedtick }
 end
 
 -- LSP's workspace/applyEdit. A TextDocumentEdit made from an older buffer (its version is

@@ -7,6 +7,7 @@
 import MarkdownIt from "markdown-it";
 import { describeCall } from "../describe";
 import { CommandInfo, completeCommand } from "../commands";
+import { insertMention, mentionAt, mentionContext, rankFiles } from "../mentions";
 
 type Json = any;
 declare function acquireVsCodeApi(): { postMessage(message: unknown): void };
@@ -139,9 +140,29 @@ function reconcile(message: Message, content: Json[]): void {
 
 // --- events -------------------------------------------------------------------------------
 
+const CONTEXT_MARK = "\n\n[editor context]\n"; // how the daemon renders prompt context after the text
+
+// A user message; the editor context the daemon rendered after it (files, selections) is
+// folded under the names of its items.
+function userMessage(text: string): HTMLElement {
+  const node = element("div", "m user");
+  const at = text.indexOf(CONTEXT_MARK);
+  if (at < 0) {
+    node.textContent = text;
+    return node;
+  }
+  const block = text.slice(at + CONTEXT_MARK.length);
+  const names = block.split("\n").map((line) => /^(\S.*?)(?: lines? \d+(?:-\d+)?)?:$/.exec(line)?.[1])
+    .filter((name): name is string => Boolean(name));
+  const details = element("details", "context");
+  details.append(element("summary", "", `context: ${names.join(", ")}`), element("pre", "", block));
+  node.append(element("div", "", text.slice(0, at)), details);
+  return node;
+}
+
 function messageStart(m: Json): void {
   if (m.role === "user") {
-    log.append(element("div", "m user", textOf(m.content)));
+    log.append(userMessage(textOf(m.content)));
   } else if (m.role === "assistant") {
     current = { node: element("div", "m assistant"), blocks: [] };
     log.append(current.node);
@@ -229,31 +250,72 @@ log.addEventListener("click", (e) => {
   setTimeout(() => (button.textContent = "Copy"), 1500);
 });
 
-// --- completion after "/" ---------------------------------------------------------------
+// --- completion: "/" commands, "@" files ------------------------------------------------------
 
 let commands: CommandInfo[] = [];
-let shown: CommandInfo[] = [];
+let files: string[] | undefined; // the workspace's files, from the extension host
+let filesAsked = 0; // when they were last asked for
+const chosen = new Set<string>(); // files picked with "@" for the message being written
+let shown: { label: string; detail: string; accept: () => void }[] = [];
 let selected = 0;
+let dismissed: string | undefined; // the input as it was when Escape closed the list
 
-function showSuggestions(): void {
-  shown = completeCommand(commands, input.value);
-  selected = Math.min(selected, Math.max(shown.length - 1, 0));
-  suggest.replaceChildren(...shown.map((c, i) => {
-    const item = element("li", i === selected ? "sel" : "", `/${c.name}${c.argumentHint ? " " + c.argumentHint : ""}`);
-    item.append(element("span", "d", `${c.description} · ${c.source}`));
-    item.dataset.index = String(i);
-    return item;
+function askFiles(): void {
+  if (Date.now() - filesAsked < 10_000) return; // fresh enough: new files show at the next "@"
+  filesAsked = Date.now();
+  vscode.postMessage({ type: "files" });
+}
+
+function suggestions(): typeof shown {
+  const caret = input.selectionStart ?? input.value.length;
+  const mention = mentionAt(input.value, caret);
+  if (mention) {
+    if (mention.query === "") askFiles();
+    return rankFiles(files ?? [], mention.query).map((path) => ({
+      label: `@${path}`, detail: "file",
+      accept: () => {
+        const done = insertMention(input.value, input.selectionStart ?? input.value.length, path);
+        input.value = done.text;
+        input.setSelectionRange(done.caret, done.caret);
+        chosen.add(path);
+      },
+    }));
+  }
+  return completeCommand(commands, input.value).map((c) => ({
+    label: `/${c.name}${c.argumentHint ? " " + c.argumentHint : ""}`, detail: `${c.description} · ${c.source}`,
+    accept: () => { input.value = `/${c.name} `; },
   }));
 }
 
-function complete(index: number): void {
-  input.value = `/${shown[index].name} `;
+function showSuggestions(): void {
+  shown = input.value === dismissed ? [] : suggestions();
+  selected = Math.min(selected, Math.max(shown.length - 1, 0));
+  suggest.replaceChildren(...shown.map((s, i) => {
+    const item = element("li", i === selected ? "sel" : "", s.label);
+    item.append(element("span", "d", s.detail));
+    item.dataset.index = String(i);
+    return item;
+  }));
+  suggest.querySelector("li.sel")?.scrollIntoView({ block: "nearest" });
+}
+
+function closeSuggestions(): void {
   shown = [];
+  selected = 0;
   suggest.replaceChildren();
+}
+
+function complete(index: number): void {
+  shown[index].accept();
+  closeSuggestions();
   input.focus();
 }
 
-input.addEventListener("input", showSuggestions);
+input.addEventListener("input", () => {
+  dismissed = undefined;
+  selected = 0;
+  showSuggestions();
+});
 suggest.addEventListener("click", (e) => {
   const item = (e.target as HTMLElement).closest("li");
   if (item?.dataset.index) complete(Number(item.dataset.index));
@@ -271,10 +333,18 @@ input.addEventListener("keydown", (e) => {
     showSuggestions();
     return;
   }
+  if (shown.length && e.key === "Escape") {
+    e.preventDefault();
+    dismissed = input.value;
+    closeSuggestions();
+    return;
+  }
   if (e.key === "Enter" && !e.shiftKey) {
     e.preventDefault();
-    vscode.postMessage({ type: "send", text: input.value });
+    const context = mentionContext(input.value, chosen);
+    vscode.postMessage({ type: "send", text: input.value, ...(context.length ? { context } : {}) });
     input.value = "";
+    chosen.clear();
   }
 });
 stop.addEventListener("click", () => vscode.postMessage({ type: "abort" }));
@@ -287,6 +357,9 @@ window.addEventListener("message", ({ data }) => {
   else if (data.type === "commands") {
     commands = data.commands ?? [];
     showSuggestions();
+  } else if (data.type === "files") {
+    files = data.files ?? [];
+    if (document.activeElement === input) showSuggestions();
   }
   else if (data.type === "reset") {
     log.replaceChildren();
