@@ -22,6 +22,7 @@ from run_events import events, final_message
 
 pytestmark = pytest.mark.llama_server
 FIXTURES = Path(__file__).resolve().parents[1] / "llm" / "fixtures" / "llama_server"
+MODEL_ALIAS = "smollm2-135m"  # the recorded fixtures name the model by it, not by a local path
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +33,8 @@ def llama(tmp_path_factory):
     log = tmp_path_factory.mktemp("llama") / "server.log"
     with open(log, "wb") as out:
         proc = subprocess.Popen([find_llama_server(), "-m", find_gguf(), "--host", "127.0.0.1", "--port", str(port),
-                                 "-c", "4096", "--jinja", "-t", "2", "-np", "1"], stdout=out, stderr=out)
+                                 "-c", "4096", "--jinja", "-t", "2", "-np", "1",
+                                 "--alias", MODEL_ALIAS], stdout=out, stderr=out)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
@@ -51,8 +53,12 @@ def llama(tmp_path_factory):
     proc.wait(10)
 
 
-def record(name: str, data: bytes) -> None:
+def record(name: str, data: bytes, weights: str | None = None) -> None:
+    """Keep what the server sent, byte for byte; only the weights' local path, where the
+    server names it (``/props``), becomes the file's name."""
     if os.environ.get("RECORD_LLAMA_FIXTURES") == "1":
+        if weights:
+            data = data.replace(json.dumps(weights)[1:-1].encode(), Path(weights).name.encode())
         FIXTURES.mkdir(parents=True, exist_ok=True)
         (FIXTURES / name).write_bytes(data)
 
@@ -68,7 +74,7 @@ def test_record_what_llama_server_sends(llama):
     props = httpx.get(llama + "/props", timeout=10)
     assert models.status_code == 200 and props.status_code == 200
     record("v1_models.json", models.content)
-    record("props.json", props.content)
+    record("props.json", props.content, weights=find_gguf())
     chat = raw_stream(llama, {"model": "smol", "stream": True, "stream_options": {"include_usage": True},
                               "max_tokens": 24, "temperature": 0, "seed": 1,
                               "messages": [{"role": "user", "content": "Say hello in three words."}]})
@@ -91,6 +97,7 @@ def test_the_daemon_discovers_and_talks_to_a_real_llama_server(spawn, tmp_path, 
     (pi_dir / "models.json").write_text(json.dumps({"providers": {"llama": {
         "baseUrl": llama + "/v1", "api": "openai-completions", "models": []}}}))
     model_id = httpx.get(llama + "/v1/models", timeout=10).json()["data"][0]["id"]
+    assert model_id == MODEL_ALIAS
     d = spawn("--model", f"llama/{model_id}", env={"PI_CODING_AGENT_DIR": str(pi_dir)})
     listed = next(m for m in d.call("listModels")["models"] if m["provider"] == "llama")
     assert listed["contextWindow"] == 4096  # as started with -c, read from /props
@@ -103,3 +110,7 @@ def test_the_daemon_discovers_and_talks_to_a_real_llama_server(spawn, tmp_path, 
     # The second request went over the connection llama-server had closed: resent, never retried.
     assert events(d, "auto_retry_start") == []
     assert all(m.get("stopReason") != "error" for m in d.call("getMessages")["messages"])
+    # SmolLM2's built-in template renders no tools, even with --jinja: said once, with the fix.
+    stderr = d.stderr.decode()
+    assert stderr.count(f"the model server at {llama}/v1 reports that its chat template has no tool support") == 1
+    assert "--chat-template-file" in stderr
