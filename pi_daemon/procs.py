@@ -37,7 +37,8 @@ _token = f"{os.getpid()}.{os.urandom(4).hex()}"
 _jobs = itertools.count(1)
 _live: set[int] = set()  # pids of running commands (the daemon waits on those itself)
 
-_prctl: Callable[..., int] | Literal[False] | None = None  # libc's prctl, loaded (ctypes costs start-up time) before the first command
+# libc's prctl (False: there is none), loaded (ctypes costs start-up time) before the first command
+_prctl: Callable[..., int] | Literal[False] | None = None
 
 
 def _load_prctl() -> Callable[..., int] | Literal[False]:

@@ -41,7 +41,8 @@ ABORT_GRACE_S = 0.05
 
 def _finished_answer(messages: list[Any]) -> bool:
     last = messages[-1] if messages else None
-    return last is not None and getattr(last, "role", None) == "assistant" and last.stop_reason not in ("error", "aborted", "toolUse")
+    return last is not None and getattr(last, "role", None) == "assistant" \
+        and last.stop_reason not in ("error", "aborted", "toolUse")
 
 
 class Run:

@@ -24,7 +24,8 @@ class SseRun:
     def __init__(self) -> None:
         self.failed: tuple[str, ErrorReason, ProviderErrorDetail | None] | None = None  # (text, reason, detail)
 
-    async def events(self, source: AsyncIterator[ServerSentEvent], handle: Callable[[JsonValue], Sequence[AssistantMessageEvent]],
+    async def events(self, source: AsyncIterator[ServerSentEvent],
+                     handle: Callable[[JsonValue], Sequence[AssistantMessageEvent]],
                      finished: Callable[[], bool] = lambda: False) -> AsyncIterator[AssistantMessageEvent]:
         """``handle(data)`` for each non-empty event's JSON data until ``finished()``; an abort or
         a failure ends the iteration and is kept in :attr:`failed`."""

@@ -173,7 +173,8 @@ class McpConnection:
         await session.initialize()
         tools, cursor = [], None
         while True:
-            page: PaginatedRequestParams | None = _sdk["types"].PaginatedRequestParams(cursor=cursor) if cursor else None
+            page: PaginatedRequestParams | None = \
+                _sdk["types"].PaginatedRequestParams(cursor=cursor) if cursor else None
             listed = await session.list_tools(params=page)
             tools += [RemoteTool(t.name, t.description or "", t.input_schema or {"type": "object"}) for t in listed.tools]
             cursor = getattr(listed, "next_cursor", None)

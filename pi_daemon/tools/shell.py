@@ -128,7 +128,8 @@ def clean_spill(folder: Path, max_age_s: float = SPILL_MAX_AGE_S, max_bytes: int
                 pass
 
 
-def _spawn(command: str, cwd: str, sandbox: Sandbox | None, writable: list[Path]) -> tuple[subprocess.Popen[bytes], str]:
+def _spawn(command: str, cwd: str, sandbox: Sandbox | None,
+           writable: list[Path]) -> tuple[subprocess.Popen[bytes], str]:
     job, env = procs.new_job()
     argv = ["bash", "-c", command]
     if sandbox is not None:
