@@ -7,7 +7,9 @@ Cancelling is idempotent. Work that awaits something long races it against
 from __future__ import annotations
 
 import asyncio
-from typing import Callable
+from typing import Awaitable, Callable, TypeVar
+
+T = TypeVar("T")
 
 
 class Cancelled(Exception):
@@ -17,7 +19,7 @@ class Cancelled(Exception):
 class CancelToken:
     def __init__(self) -> None:
         self._event = asyncio.Event()
-        self._callbacks: list[Callable[[], None]] = []
+        self._callbacks: list[Callable[[], object]] = []  # what a callback returns is ignored
         self.reason: str | None = None
 
     @property
@@ -33,7 +35,7 @@ class CancelToken:
         for callback in callbacks:
             callback()
 
-    def on_cancel(self, callback: Callable[[], None]) -> Callable[[], None]:
+    def on_cancel(self, callback: Callable[[], object]) -> Callable[[], None]:
         """Call ``callback`` on cancellation (now, if already cancelled); returns an unsubscribe."""
         if self._event.is_set():
             callback()
@@ -54,7 +56,7 @@ class CancelToken:
             raise Cancelled(self.reason or "aborted")
 
 
-async def race(awaitable, cancel: CancelToken):
+async def race(awaitable: Awaitable[T], cancel: CancelToken) -> T:
     """Await ``awaitable`` unless ``cancel`` fires first; then cancel it and raise Cancelled."""
     task = asyncio.ensure_future(awaitable)
     if cancel.cancelled:

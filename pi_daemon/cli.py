@@ -14,8 +14,16 @@ import json
 import logging
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from . import __version__
+from .json_types import JsonObject
+
+if TYPE_CHECKING:
+    from .acp.initialize import AcpClient
+    from .llm.registry import ModelRegistry
+    from .rpc.initialize import ClientState
+    from .rpc.transport import FrameReader, FrameWriter
 
 DEFAULT_MAX_FRAME = 64 * 1024 * 1024
 
@@ -95,7 +103,7 @@ def setup_logging(level: str, log_file: str | None) -> None:
     logging.getLogger("pygls").setLevel(logging.WARNING if level == "debug" else logging.CRITICAL)
 
 
-def _leading_initialize(items: list) -> dict | None:
+def _leading_initialize(items: list[object]) -> JsonObject | None:
     """The first frame read, when it is a well-formed ``initialize`` request; else None
     (the server then answers it, errors included)."""
     from .rpc.incoming import Refused, message_object, valid_id
@@ -114,7 +122,8 @@ def _leading_initialize(items: list) -> dict | None:
     return data
 
 
-def _fast_initialize(items: list, writer, reader, client, max_frame: int) -> list:
+def _fast_initialize(items: list[object], writer: FrameWriter, reader: FrameReader, client: ClientState,
+                     max_frame: int) -> list[object]:
     """Answer a leading ``initialize`` now; returns the items still to be dispatched."""
     from .rpc.framing import encode
 
@@ -138,13 +147,14 @@ def _fast_initialize(items: list, writer, reader, client, max_frame: int) -> lis
     return items[1:]
 
 
-def _fast_acp_initialize(items: list, writer, reader, client, registry) -> list:
+def _fast_acp_initialize(items: list[object], writer: FrameWriter, reader: FrameReader, client: AcpClient,
+                         registry: ModelRegistry) -> list[object]:
     """ACP's ``initialize``, answered before the rest of the ACP face is imported."""
     from .rpc.framing import encode
 
     data = _leading_initialize(items)
     params = data.get("params") if data is not None else None
-    if not isinstance(params, dict):  # the connection gives the error reply
+    if data is None or not isinstance(params, dict):  # the connection gives the error reply
         return items
     from .acp.initialize import InitError, initialize
 

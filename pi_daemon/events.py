@@ -23,10 +23,6 @@ from .messages import AgentMessageUnion, AssistantMessage, ToolCall, ToolResult,
 from .wire_json import JsonObject
 
 
-def _tag(value: str) -> Any:
-    return attrs.field(default=value, init=False)
-
-
 def _partial() -> Any:
     return attrs.field(default=None, metadata=WIRE_ONLY_IN_PROCESS, repr=False, eq=False)
 
@@ -36,20 +32,20 @@ def _partial() -> Any:
 
 @attrs.define
 class StartEvent:
-    type: Literal["start"] = _tag("start")
+    type: Literal["start"] = attrs.field(default="start", init=False)
     partial: AssistantMessage | None = _partial()
 
 
 @attrs.define
 class TextStartEvent:
-    type: Literal["text_start"] = _tag("text_start")
+    type: Literal["text_start"] = attrs.field(default="text_start", init=False)
     content_index: int = 0
     partial: AssistantMessage | None = _partial()
 
 
 @attrs.define
 class TextDeltaEvent:
-    type: Literal["text_delta"] = _tag("text_delta")
+    type: Literal["text_delta"] = attrs.field(default="text_delta", init=False)
     content_index: int = 0
     delta: str = ""
     partial: AssistantMessage | None = _partial()
@@ -57,7 +53,7 @@ class TextDeltaEvent:
 
 @attrs.define
 class TextEndEvent:
-    type: Literal["text_end"] = _tag("text_end")
+    type: Literal["text_end"] = attrs.field(default="text_end", init=False)
     content_index: int = 0
     content: str = ""
     partial: AssistantMessage | None = _partial()
@@ -65,14 +61,14 @@ class TextEndEvent:
 
 @attrs.define
 class ThinkingStartEvent:
-    type: Literal["thinking_start"] = _tag("thinking_start")
+    type: Literal["thinking_start"] = attrs.field(default="thinking_start", init=False)
     content_index: int = 0
     partial: AssistantMessage | None = _partial()
 
 
 @attrs.define
 class ThinkingDeltaEvent:
-    type: Literal["thinking_delta"] = _tag("thinking_delta")
+    type: Literal["thinking_delta"] = attrs.field(default="thinking_delta", init=False)
     content_index: int = 0
     delta: str = ""
     partial: AssistantMessage | None = _partial()
@@ -80,7 +76,7 @@ class ThinkingDeltaEvent:
 
 @attrs.define
 class ThinkingEndEvent:
-    type: Literal["thinking_end"] = _tag("thinking_end")
+    type: Literal["thinking_end"] = attrs.field(default="thinking_end", init=False)
     content_index: int = 0
     content: str = ""
     partial: AssistantMessage | None = _partial()
@@ -88,7 +84,7 @@ class ThinkingEndEvent:
 
 @attrs.define
 class ToolcallStartEvent:
-    type: Literal["toolcall_start"] = _tag("toolcall_start")
+    type: Literal["toolcall_start"] = attrs.field(default="toolcall_start", init=False)
     content_index: int = 0
     id: str = ""
     tool_name: str = ""
@@ -97,7 +93,7 @@ class ToolcallStartEvent:
 
 @attrs.define
 class ToolcallDeltaEvent:
-    type: Literal["toolcall_delta"] = _tag("toolcall_delta")
+    type: Literal["toolcall_delta"] = attrs.field(default="toolcall_delta", init=False)
     content_index: int = 0
     delta: str = ""
     partial: AssistantMessage | None = _partial()
@@ -105,7 +101,7 @@ class ToolcallDeltaEvent:
 
 @attrs.define
 class ToolcallEndEvent:
-    type: Literal["toolcall_end"] = _tag("toolcall_end")
+    type: Literal["toolcall_end"] = attrs.field(default="toolcall_end", init=False)
     content_index: int = 0
     tool_call: ToolCall = attrs.field(factory=ToolCall)
     partial: AssistantMessage | None = _partial()
@@ -113,14 +109,14 @@ class ToolcallEndEvent:
 
 @attrs.define
 class DoneEvent:
-    type: Literal["done"] = _tag("done")
+    type: Literal["done"] = attrs.field(default="done", init=False)
     reason: str = "stop"
     message: AssistantMessage = attrs.field(factory=AssistantMessage)
 
 
 @attrs.define
 class ErrorEvent:
-    type: Literal["error"] = _tag("error")
+    type: Literal["error"] = attrs.field(default="error", init=False)
     reason: Literal["error", "aborted"] = "error"
     error: AssistantMessage = attrs.field(factory=AssistantMessage)
 
@@ -147,43 +143,43 @@ AssistantMessageEvent = Union[StartEvent, AssistantMessageDelta, DoneEvent, Erro
 
 @attrs.define
 class AgentStart:
-    type: Literal["agent_start"] = _tag("agent_start")
+    type: Literal["agent_start"] = attrs.field(default="agent_start", init=False)
 
 
 @attrs.define
 class AgentEnd:
-    type: Literal["agent_end"] = _tag("agent_end")
+    type: Literal["agent_end"] = attrs.field(default="agent_end", init=False)
     messages: list[AgentMessageUnion] = attrs.field(factory=list)
     will_retry: bool = False
 
 
 @attrs.define
 class AgentSettled:
-    type: Literal["agent_settled"] = _tag("agent_settled")
+    type: Literal["agent_settled"] = attrs.field(default="agent_settled", init=False)
     aborted: bool = False
 
 
 @attrs.define
 class TurnStart:
-    type: Literal["turn_start"] = _tag("turn_start")
+    type: Literal["turn_start"] = attrs.field(default="turn_start", init=False)
 
 
 @attrs.define
 class TurnEnd:
-    type: Literal["turn_end"] = _tag("turn_end")
+    type: Literal["turn_end"] = attrs.field(default="turn_end", init=False)
     message: AssistantMessage = attrs.field(kw_only=True)
     tool_results: list[ToolResultMessage] = attrs.field(factory=list)
 
 
 @attrs.define
 class MessageStart:
-    type: Literal["message_start"] = _tag("message_start")
+    type: Literal["message_start"] = attrs.field(default="message_start", init=False)
     message: AgentMessageUnion = attrs.field(kw_only=True)
 
 
 @attrs.define
 class MessageUpdate:
-    type: Literal["message_update"] = _tag("message_update")
+    type: Literal["message_update"] = attrs.field(default="message_update", init=False)
     assistant_message_event: AssistantMessageDelta = attrs.field(kw_only=True)
     usage: Usage | None = None
     message: AssistantMessage | None = _partial()
@@ -191,14 +187,14 @@ class MessageUpdate:
 
 @attrs.define
 class MessageEnd:
-    type: Literal["message_end"] = _tag("message_end")
+    type: Literal["message_end"] = attrs.field(default="message_end", init=False)
     message: AgentMessageUnion = attrs.field(kw_only=True)
     entry_id: str | None = None  # the session entry that stores the message, once written
 
 
 @attrs.define
 class ToolExecutionStart:
-    type: Literal["tool_execution_start"] = _tag("tool_execution_start")
+    type: Literal["tool_execution_start"] = attrs.field(default="tool_execution_start", init=False)
     tool_call_id: str = ""
     tool_name: str = ""
     args: JsonObject | None = None
@@ -206,7 +202,7 @@ class ToolExecutionStart:
 
 @attrs.define
 class ToolExecutionUpdate:
-    type: Literal["tool_execution_update"] = _tag("tool_execution_update")
+    type: Literal["tool_execution_update"] = attrs.field(default="tool_execution_update", init=False)
     tool_call_id: str = ""
     tool_name: str = ""
     args: JsonObject | None = None
@@ -215,7 +211,7 @@ class ToolExecutionUpdate:
 
 @attrs.define
 class ToolExecutionEnd:
-    type: Literal["tool_execution_end"] = _tag("tool_execution_end")
+    type: Literal["tool_execution_end"] = attrs.field(default="tool_execution_end", init=False)
     tool_call_id: str = ""
     tool_name: str = ""
     result: ToolResult = attrs.field(factory=ToolResult)
@@ -234,7 +230,7 @@ class QueueItem:
 
 @attrs.define
 class QueueUpdate:
-    type: Literal["queue_update"] = _tag("queue_update")
+    type: Literal["queue_update"] = attrs.field(default="queue_update", init=False)
     steering: list[str] = attrs.field(factory=list)
     follow_up: list[str] = attrs.field(factory=list)
     items: list[QueueItem] = attrs.field(factory=list)
@@ -242,7 +238,7 @@ class QueueUpdate:
 
 @attrs.define
 class CompactionStart:
-    type: Literal["compaction_start"] = _tag("compaction_start")
+    type: Literal["compaction_start"] = attrs.field(default="compaction_start", init=False)
     reason: str = "manual"
 
 
@@ -268,7 +264,7 @@ class CompactionDetails:
 
 @attrs.define
 class CompactionEnd:
-    type: Literal["compaction_end"] = _tag("compaction_end")
+    type: Literal["compaction_end"] = attrs.field(default="compaction_end", init=False)
     reason: str = "manual"
     result: CompactionOutcome | None = None
     aborted: bool = False
@@ -278,7 +274,7 @@ class CompactionEnd:
 
 @attrs.define
 class AutoRetryStart:
-    type: Literal["auto_retry_start"] = _tag("auto_retry_start")
+    type: Literal["auto_retry_start"] = attrs.field(default="auto_retry_start", init=False)
     attempt: int = 1
     max_attempts: int = 3
     delay_ms: int = 0
@@ -287,7 +283,7 @@ class AutoRetryStart:
 
 @attrs.define
 class AutoRetryEnd:
-    type: Literal["auto_retry_end"] = _tag("auto_retry_end")
+    type: Literal["auto_retry_end"] = attrs.field(default="auto_retry_end", init=False)
     success: bool = True
     attempt: int = 1
     final_error: str | None = None
@@ -295,14 +291,14 @@ class AutoRetryEnd:
 
 @attrs.define
 class BashExecutionUpdate:
-    type: Literal["bash_execution_update"] = _tag("bash_execution_update")
+    type: Literal["bash_execution_update"] = attrs.field(default="bash_execution_update", init=False)
     request_id: str | int | None = None
     delta: str = ""
 
 
 @attrs.define
 class SessionInfoChanged:
-    type: Literal["session_info_changed"] = _tag("session_info_changed")
+    type: Literal["session_info_changed"] = attrs.field(default="session_info_changed", init=False)
     name: str | None = None
 
 
@@ -310,7 +306,7 @@ class SessionInfoChanged:
 class SessionWriteFailed:
     """An entry could not be written to the session file (disk full, I/O error)."""
 
-    type: Literal["session_write_failed"] = _tag("session_write_failed")
+    type: Literal["session_write_failed"] = attrs.field(default="session_write_failed", init=False)
     error: str = ""
     errno: str = ""
     file: str = ""
@@ -318,20 +314,20 @@ class SessionWriteFailed:
 
 @attrs.define
 class ModelChanged:
-    type: Literal["model_changed"] = _tag("model_changed")
+    type: Literal["model_changed"] = attrs.field(default="model_changed", init=False)
     provider: str = ""
     model_id: str = ""
 
 
 @attrs.define
 class ThinkingLevelChanged:
-    type: Literal["thinking_level_changed"] = _tag("thinking_level_changed")
+    type: Literal["thinking_level_changed"] = attrs.field(default="thinking_level_changed", init=False)
     level: str = "off"
 
 
 @attrs.define
 class PermissionTimeout:
-    type: Literal["permission_timeout"] = _tag("permission_timeout")
+    type: Literal["permission_timeout"] = attrs.field(default="permission_timeout", init=False)
     tool_call_id: str = ""
     tool_name: str = ""
     timeout_seconds: float = 0
@@ -352,13 +348,13 @@ class CommandInfo:
 class CommandsUpdate:
     """The slash commands changed (a template or skill file was added, edited or removed)."""
 
-    type: Literal["commands_update"] = _tag("commands_update")
+    type: Literal["commands_update"] = attrs.field(default="commands_update", init=False)
     commands: list[CommandInfo] = attrs.field(factory=list)
 
 
 @attrs.define
 class ReplayEnd:
-    type: Literal["replay_end"] = _tag("replay_end")
+    type: Literal["replay_end"] = attrs.field(default="replay_end", init=False)
     message_count: int = 0
 
 
@@ -397,7 +393,7 @@ class ChangedFile:
 class TurnDiff:
     """What the run has changed so far: every file with its diff against the run's start."""
 
-    type: Literal["turn_diff"] = _tag("turn_diff")
+    type: Literal["turn_diff"] = attrs.field(default="turn_diff", init=False)
     run_id: str = ""
     files: list[ChangedFile] = attrs.field(factory=list)
 

@@ -24,30 +24,26 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def _tag(value: str) -> Any:
-    return attrs.field(default=value, init=False)
-
-
 # --- content blocks --------------------------------------------------------------
 
 
 @attrs.define
 class TextContent:
-    type: Literal["text"] = _tag("text")
+    type: Literal["text"] = attrs.field(default="text", init=False)
     text: str = ""
     text_signature: str | None = None
 
 
 @attrs.define
 class ImageContent:
-    type: Literal["image"] = _tag("image")
+    type: Literal["image"] = attrs.field(default="image", init=False)
     data: str = ""
     mime_type: str = "image/png"
 
 
 @attrs.define
 class ThinkingContent:
-    type: Literal["thinking"] = _tag("thinking")
+    type: Literal["thinking"] = attrs.field(default="thinking", init=False)
     thinking: str = ""
     thinking_signature: str | None = None
     redacted: bool | None = None
@@ -55,7 +51,7 @@ class ThinkingContent:
 
 @attrs.define
 class ToolCall:
-    type: Literal["toolCall"] = _tag("toolCall")
+    type: Literal["toolCall"] = attrs.field(default="toolCall", init=False)
     id: str = ""
     name: str = ""
     arguments: JsonObject = attrs.field(factory=dict)
@@ -144,7 +140,7 @@ class SlashCommandUse:
 
 @attrs.define
 class UserMessage:
-    role: Literal["user"] = _tag("user")
+    role: Literal["user"] = attrs.field(default="user", init=False)
     content: str | list[UserContent] = ""
     timestamp: int = attrs.field(factory=now_ms)
     # The slash command the user typed; ``content`` is what it expanded to.
@@ -153,7 +149,7 @@ class UserMessage:
 
 @attrs.define
 class AssistantMessage:
-    role: Literal["assistant"] = _tag("assistant")
+    role: Literal["assistant"] = attrs.field(default="assistant", init=False)
     content: list[AssistantContent] = attrs.field(factory=list)
     api: str = ""
     provider: str = ""
@@ -174,7 +170,7 @@ class AssistantMessage:
 
 @attrs.define
 class ToolResultMessage:
-    role: Literal["toolResult"] = _tag("toolResult")
+    role: Literal["toolResult"] = attrs.field(default="toolResult", init=False)
     tool_call_id: str = ""
     tool_name: str = ""
     content: list[UserContent] = attrs.field(factory=list)
@@ -191,7 +187,7 @@ LlmMessage = Union[UserMessage, AssistantMessage, ToolResultMessage]
 
 @attrs.define
 class BashExecutionMessage:
-    role: Literal["bashExecution"] = _tag("bashExecution")
+    role: Literal["bashExecution"] = attrs.field(default="bashExecution", init=False)
     command: str = ""
     output: str = ""
     exit_code: int | None = None
@@ -204,7 +200,7 @@ class BashExecutionMessage:
 
 @attrs.define
 class CustomMessage:
-    role: Literal["custom"] = _tag("custom")
+    role: Literal["custom"] = attrs.field(default="custom", init=False)
     custom_type: str = ""
     content: str | list[UserContent] = ""
     display: bool = True
@@ -214,7 +210,7 @@ class CustomMessage:
 
 @attrs.define
 class CompactionSummaryMessage:
-    role: Literal["compactionSummary"] = _tag("compactionSummary")
+    role: Literal["compactionSummary"] = attrs.field(default="compactionSummary", init=False)
     summary: str = ""
     tokens_before: int = 0
     timestamp: int = attrs.field(factory=now_ms)
@@ -222,7 +218,7 @@ class CompactionSummaryMessage:
 
 @attrs.define
 class BranchSummaryMessage:
-    role: Literal["branchSummary"] = _tag("branchSummary")
+    role: Literal["branchSummary"] = attrs.field(default="branchSummary", init=False)
     summary: str = ""
     from_id: str | None = None
     timestamp: int = attrs.field(factory=now_ms)

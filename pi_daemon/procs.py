@@ -26,6 +26,7 @@ from __future__ import annotations
 import itertools
 import os
 import signal
+from typing import Callable, Iterable, Literal
 import time
 
 ENV = "PI_DAEMON_JOBS"
@@ -36,17 +37,19 @@ _token = f"{os.getpid()}.{os.urandom(4).hex()}"
 _jobs = itertools.count(1)
 _live: set[int] = set()  # pids of running commands (the daemon waits on those itself)
 
-_prctl = None  # libc's prctl, loaded (ctypes costs start-up time) before the first command
+# libc's prctl (False: there is none), loaded (ctypes costs start-up time) before the first command
+_prctl: Callable[..., int] | Literal[False] | None = None
 
 
-def _load_prctl():
+def _load_prctl() -> Callable[..., int] | Literal[False]:
     global _prctl
     if _prctl is None:
         import ctypes
 
         try:
-            _prctl = ctypes.CDLL(None, use_errno=True).prctl
-            _prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+            prctl = ctypes.CDLL(None, use_errno=True).prctl
+            prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+            _prctl = prctl
         except (OSError, AttributeError):
             _prctl = False
     return _prctl
@@ -133,7 +136,7 @@ def _reap(pid: int) -> None:
         pass
 
 
-def _kill_until_gone(owned, rounds: int = 20) -> None:
+def _kill_until_gone(owned: Callable[[Iterable[str]], bool], rounds: int = 20) -> None:
     """SIGKILL every live process whose job marks satisfy ``owned``, until none is left
     (one forking while it is killed leaves marked children behind)."""
     for _ in range(rounds):
@@ -188,7 +191,7 @@ def kill_all() -> None:
     _kill_until_gone(_ours)
 
 
-def _ours(marks) -> bool:
+def _ours(marks: Iterable[str]) -> bool:
     return any(m.startswith(_token + "/") for m in marks)
 
 

@@ -14,6 +14,7 @@ import os
 import time
 from pathlib import Path
 
+from .json_types import JsonObject
 from .settings import home_dir
 
 log = logging.getLogger(__name__)
@@ -27,7 +28,7 @@ def _key(workspace: str | Path) -> str:
     return str(Path(workspace).resolve())
 
 
-def _load() -> dict[str, dict]:
+def _load() -> dict[str, JsonObject]:
     try:
         data = json.loads(trust_file().read_text(encoding="utf-8"))
     except FileNotFoundError:

@@ -101,7 +101,7 @@ class Agent:
         self.observers = Observers()
         self.subscribe = self.observers.subscribe
         self.emit = self.observers.emit
-        self._run_task: asyncio.Task | None = None
+        self._run_task: asyncio.Task[None] | None = None
         self._cancel: CancelToken | None = None
         self._idle = asyncio.Event()
         self._idle.set()
@@ -115,7 +115,7 @@ class Agent:
 
     def prompt(
         self, input: str | Any | list[Any], images: Sequence[ImageContent] | None = None
-    ) -> asyncio.Task:
+    ) -> asyncio.Task[None]:
         """Start a run with ``input``; returns the run's task (await it to wait for the end).
 
         Refused with AgentBusy while a run is active: use steer or follow_up then.
@@ -133,7 +133,7 @@ class Agent:
             messages = [input]
         return self._start(messages)
 
-    def continue_(self) -> asyncio.Task:
+    def continue_(self) -> asyncio.Task[None]:
         """Resume from the transcript: answer its last user message or tool result, or
         ask again after an assistant message that failed, was aborted, or whose tool
         calls never got results (the missing ones are answered as interrupted).
@@ -166,7 +166,8 @@ class Agent:
         """Queue a message for delivery when the agent would otherwise stop."""
         return await self._enqueue(self.follow_ups, input, images, queue_id)
 
-    async def _enqueue(self, queue: MessageQueue, input, images, queue_id) -> QueuedMessage:
+    async def _enqueue(self, queue: MessageQueue, input: str | Any, images: Sequence[ImageContent] | None,
+                       queue_id: str | None) -> QueuedMessage:
         message = make_user_message(input, images) if isinstance(input, str) else input
         item = queue.push(message, queue_id)
         await self.emit_queue_update()
@@ -188,7 +189,7 @@ class Agent:
         items = [QueueItem(queue_id=q.id, kind=q.kind, text=q.text) for q in (*self.steering, *self.follow_ups)]
         await self.emit(QueueUpdate(steering=self.steering.texts(), follow_up=self.follow_ups.texts(), items=items))
 
-    def set_queue_modes(self, steering: QueueMode | None = None, follow_up: QueueMode | None = None):
+    def set_queue_modes(self, steering: QueueMode | None = None, follow_up: QueueMode | None = None) -> None:
         if steering is not None:
             self.steering.mode = steering
         if follow_up is not None:
@@ -223,7 +224,7 @@ class Agent:
 
     # --- runs -------------------------------------------------------------------------
 
-    def _start(self, messages: list[Any]) -> asyncio.Task:
+    def _start(self, messages: list[Any]) -> asyncio.Task[None]:
         cancel = CancelToken()
         self._cancel = cancel
         self._idle.clear()

@@ -8,7 +8,7 @@ and no steering remain, deliver follow-ups; when none remain, ``agent_end``.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 import attrs
 
@@ -41,7 +41,8 @@ ABORT_GRACE_S = 0.05
 
 def _finished_answer(messages: list[Any]) -> bool:
     last = messages[-1] if messages else None
-    return getattr(last, "role", None) == "assistant" and last.stop_reason not in ("error", "aborted", "toolUse")
+    return last is not None and getattr(last, "role", None) == "assistant" \
+        and last.stop_reason not in ("error", "aborted", "toolUse")
 
 
 class Run:
@@ -138,7 +139,7 @@ class Run:
 
         def new_usage() -> Usage | None:
             """The partial's usage when the provider reported (more of) it since the last update."""
-            usage = getattr(holder.get("partial"), "usage", None)
+            usage: Usage | None = getattr(holder.get("partial"), "usage", None)
             if usage is None:
                 return None
             now = (usage.input, usage.output, usage.cache_read, usage.cache_write)
@@ -153,6 +154,7 @@ class Run:
                 events = guarded(events, model, self.cancel)
             async for event in events:
                 if isinstance(event, StartEvent):
+                    assert event.partial is not None  # in-process, a stream's start carries its message
                     holder["partial"] = event.partial
                     self.state.streaming_message = event.partial
                     await self.emit(MessageStart(message=event.partial))
@@ -188,7 +190,7 @@ class Run:
         await self.emit(MessageEnd(message=final))
         return final
 
-    async def _consume_until_cancelled(self, consume) -> None:
+    async def _consume_until_cancelled(self, consume: Callable[[], Awaitable[None]]) -> None:
         task = asyncio.ensure_future(consume())
         cancelled = asyncio.ensure_future(self.cancel.wait())
         try:

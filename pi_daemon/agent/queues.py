@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import uuid
 from collections import deque
-from typing import Any, Literal
+from typing import Any, Iterator, Literal
 
 import attrs
 
@@ -45,7 +45,7 @@ class MessageQueue:
     def __len__(self) -> int:
         return len(self._items)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[QueuedMessage]:
         return iter(self._items)
 
     def push(self, message: Any, queue_id: str | None = None) -> QueuedMessage:

@@ -66,7 +66,7 @@ class UnknownCommand(Exception):
 class Catalog:
     def __init__(self, workspace: str | Path) -> None:
         self.workspace = Path(workspace)
-        self._signature: tuple = ()
+        self._signature: tuple[tuple[str, int, int], ...] = ()
         self.templates: list[T.Template] = []
         self.skills: list[S.Skill] = []
         self.problems: list[str] = []
@@ -81,7 +81,7 @@ class Catalog:
                 (self.workspace / ".pi" / "skills", "workspace", self.workspace),
                 (self.workspace / ".claude" / "skills", "workspace", self.workspace)]
 
-    def signature(self) -> tuple:
+    def signature(self) -> tuple[tuple[str, int, int], ...]:
         """Changes whenever a command file is added, removed or edited (cheap: a few stats)."""
         stamps = []
         for folder, _, _ in self._template_folders() + self._skill_folders():

@@ -15,27 +15,30 @@ from typing import Any, AsyncIterator
 import attrs
 
 from ..cancel import CancelToken, Cancelled
-from ..events import AssistantMessageEvent
+from ..events import AssistantMessageDelta, AssistantMessageEvent
+from ..json_types import JsonObject
 from ..messages import (
     AssistantMessage,
     ImageContent,
+    StopReason,
     TextContent,
     ThinkingContent,
     ToolCall,
     ToolResultMessage,
     Usage,
+    UserContent,
     UserMessage,
 )
 from .cost import apply_cost
-from .errors import classify
+from .errors import ProviderErrorDetail, classify
 from .http import failure, sse_stream
 from .model import Context, Model, StreamOptions
-from .stream import StreamBuilder, register_api
+from .stream import BlockStartEvent, ErrorReason, StreamBuilder, register_api
 
 API = "anthropic-messages"
 VERSION = "2023-06-01"
 
-STOP_REASONS = {
+STOP_REASONS: dict[str, StopReason] = {
     "end_turn": "stop",
     "stop_sequence": "stop",
     "pause_turn": "stop",
@@ -53,10 +56,10 @@ def _tool_id(call_id: str) -> str:
     return re.sub(r"[^a-zA-Z0-9_-]", "_", call_id)[:64] or "tool"
 
 
-def _blocks(content, model: Model) -> list[dict]:
+def _blocks(content: str | list[UserContent], model: Model) -> list[JsonObject]:
     if isinstance(content, str):
         return [{"type": "text", "text": content}] if content else []
-    out = []
+    out: list[JsonObject] = []
     for block in content:
         if isinstance(block, TextContent) and block.text:
             out.append({"type": "text", "text": block.text})
@@ -69,9 +72,9 @@ def _blocks(content, model: Model) -> list[dict]:
     return out
 
 
-def _assistant_blocks(message: AssistantMessage) -> list[dict]:
+def _assistant_blocks(message: AssistantMessage) -> list[JsonObject]:
     own = message.api == API
-    out: list[dict] = []
+    out: list[JsonObject] = []
     for block in message.content:
         if isinstance(block, ThinkingContent):
             if own and block.redacted and block.thinking_signature:
@@ -86,10 +89,10 @@ def _assistant_blocks(message: AssistantMessage) -> list[dict]:
     return out
 
 
-def convert_messages(model: Model, context: Context) -> list[dict]:
-    turns: list[dict] = []
+def convert_messages(model: Model, context: Context) -> list[JsonObject]:
+    turns: list[JsonObject] = []
 
-    def add(role: str, blocks: list[dict]) -> None:
+    def add(role: str, blocks: list[JsonObject]) -> None:
         if not blocks:
             return
         if turns and turns[-1]["role"] == role:  # one turn per role, alternating
@@ -156,12 +159,12 @@ class _EventReader:
         self.error: str | None = None
         self.finished = False
 
-    def close_all(self) -> list:
+    def close_all(self) -> list[AssistantMessageDelta]:
         out = [self._end(i) for i in sorted(self.blocks)]
         self.blocks.clear()
         return [e for e in out if e is not None]
 
-    def _end(self, stream_index: int):
+    def _end(self, stream_index: int) -> AssistantMessageDelta:
         kind, index = self.blocks[stream_index]
         if kind == "text":
             return self.b.text_end(index)
@@ -169,7 +172,7 @@ class _EventReader:
             return self.b.thinking_end(index)
         return self.b.toolcall_end(index)
 
-    def event(self, data: dict) -> list:
+    def event(self, data: JsonObject) -> list[AssistantMessageDelta]:
         kind = data.get("type")
         if kind == "message_start":
             usage = (data.get("message") or {}).get("usage") or {}
@@ -204,12 +207,13 @@ class _EventReader:
             self.error = f"{error.get('type', 'error')}: {error.get('message', 'unknown error')}"
         return []
 
-    def _start(self, stream_index: int, block: dict) -> list:
+    def _start(self, stream_index: int, block: JsonObject) -> list[AssistantMessageDelta]:
         kind = block.get("type")
+        start: BlockStartEvent
         if kind == "text":
             start = self.b.text_start()
             self.blocks[stream_index] = ("text", start.content_index)
-            out = [start]
+            out: list[AssistantMessageDelta] = [start]
             if block.get("text"):
                 out.append(self.b.text_delta(start.content_index, block["text"]))
             return out
@@ -225,7 +229,7 @@ class _EventReader:
             return [start]
         return []
 
-    def _delta(self, stream_index: int, delta: dict) -> list:
+    def _delta(self, stream_index: int, delta: JsonObject) -> list[AssistantMessageDelta]:
         if stream_index not in self.blocks:
             return []
         _, index = self.blocks[stream_index]
@@ -248,6 +252,9 @@ async def stream_anthropic_messages(
     reader = _EventReader(model, builder)
     yield builder.start()
     url = model.base_url.rstrip("/") + "/v1/messages"
+    text: str | None
+    detail: ProviderErrorDetail | None
+    reason: ErrorReason
     try:
         async for sse in sse_stream(model, url, headers_for(model, options), build_body(model, context, options), cancel):
             if not sse.data.strip():

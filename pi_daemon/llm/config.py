@@ -27,6 +27,7 @@ from typing import Any
 
 import attrs
 
+from ..json_types import JsonObject
 from ..settings import Ignored, home_dir
 from .config_values import env_references, is_command
 from .model import Model, ModelCost
@@ -87,7 +88,7 @@ def config_files(workspace: str) -> list[Path]:
     return [pi_agent_dir() / "models.json", home_dir() / "models.json", Path(workspace) / ".pi" / "models.json"]
 
 
-def _shape_errors(schema: dict, data: Any) -> list[str]:
+def _shape_errors(schema: JsonObject, data: Any) -> list[str]:
     import jsonschema
 
     errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(data), key=lambda e: list(e.absolute_path))

@@ -23,6 +23,7 @@ import asyncio
 import os
 import re
 import signal
+from typing import TypeGuard
 
 COMMAND_TIMEOUT_S = 10.0
 
@@ -30,7 +31,7 @@ _REFERENCE = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-
 _BARE_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
 
 
-def is_command(spec: str | None) -> bool:
+def is_command(spec: str | None) -> TypeGuard[str]:
     return isinstance(spec, str) and spec.startswith("!")
 
 
@@ -63,7 +64,7 @@ def expand(spec: str | None) -> str | None:
         prefix, spec = "!", spec[2:]
     missing = False
 
-    def value(match: re.Match) -> str:
+    def value(match: re.Match[str]) -> str:
         nonlocal missing
         name = match.group(1) or match.group(2)
         if name is None:
@@ -81,7 +82,7 @@ class _Commands:
     """Each command's outcome, run at most once per daemon."""
 
     def __init__(self) -> None:
-        self._runs: dict[str, asyncio.Future] = {}
+        self._runs: dict[str, asyncio.Future[tuple[str | None, str | None]]] = {}
         self.outcomes: dict[str, tuple[str | None, str | None]] = {}  # command -> (value, why not)
 
     async def resolve(self, command: str) -> tuple[str | None, str | None]:

@@ -26,14 +26,16 @@ def discoverable(config: dict[str, Any]) -> bool:
 
 def _window(entry: dict[str, Any], running_ctx: int | None) -> int | None:
     for key in ("max_model_len", "context_length", "context_window", "max_context_length"):
-        if isinstance(entry.get(key), int) and entry[key] > 0:
-            return entry[key]
+        value = entry.get(key)
+        if isinstance(value, int) and value > 0:
+            return value
     meta = entry.get("meta")
     if isinstance(meta, dict):
         if running_ctx:
             return running_ctx
-        if isinstance(meta.get("n_ctx_train"), int) and meta["n_ctx_train"] > 0:
-            return meta["n_ctx_train"]
+        trained = meta.get("n_ctx_train")
+        if isinstance(trained, int) and trained > 0:
+            return trained
     return None
 
 

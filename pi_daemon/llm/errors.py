@@ -96,7 +96,7 @@ def is_context_overflow(message: Any, context_window: int | None = None) -> bool
 def is_retryable(message: Any) -> bool:
     if getattr(message, "stop_reason", None) != "error":
         return False
-    detail = getattr(message, "error_detail", None)
+    detail: ProviderErrorDetail | None = getattr(message, "error_detail", None)
     if detail is not None:
         return detail.retryable
     return classify(None, getattr(message, "error_message", "") or "").retryable

@@ -18,7 +18,9 @@ from typing import AsyncIterator, Callable, Iterable, Union
 
 from ..cancel import CancelToken, race
 from ..events import AssistantMessageEvent
+from ..json_types import JsonObject
 from ..messages import (
+    AssistantContent,
     AssistantMessage,
     TextContent,
     ThinkingContent,
@@ -28,7 +30,7 @@ from ..messages import (
 )
 from .cost import apply_cost
 from .model import Context, Model, StreamOptions
-from .stream import StreamBuilder, register_api
+from .stream import BlockStartEvent, StreamBuilder, register_api
 
 FAUX_API = "faux"
 Reply = Union[AssistantMessage, Callable[[Context], AssistantMessage]]
@@ -37,14 +39,14 @@ _PROVIDERS: dict[str, "FauxProvider"] = {}
 
 
 def text_reply(text: str, *, thinking: str | None = None) -> AssistantMessage:
-    content = [ThinkingContent(thinking=thinking)] if thinking else []
+    content: list[AssistantContent] = [ThinkingContent(thinking=thinking)] if thinking else []
     content.append(TextContent(text=text))
     return AssistantMessage(content=content, stop_reason="stop")
 
 
-def tool_reply(*calls: tuple[str, dict] | tuple[str, dict, str], text: str = "") -> AssistantMessage:
+def tool_reply(*calls: tuple[str, JsonObject] | tuple[str, JsonObject, str], text: str = "") -> AssistantMessage:
     """An assistant message calling tools: each call is ``(name, args)`` or ``(name, args, id)``."""
-    content: list = [TextContent(text=text)] if text else []
+    content: list[AssistantContent] = [TextContent(text=text)] if text else []
     for n, call in enumerate(calls):
         name, args, *rest = call
         content.append(ToolCall(id=rest[0] if rest else f"call_{n}", name=name, arguments=args))
@@ -151,7 +153,9 @@ class FauxProvider:
         size = self.chunk_size
         return [text[i : i + size] for i in range(0, len(text), size)] or [""]
 
-    async def _stream_block(self, builder: StreamBuilder, block, cancel: CancelToken):
+    async def _stream_block(self, builder: StreamBuilder, block: AssistantContent,
+                            cancel: CancelToken) -> AsyncIterator[AssistantMessageEvent]:
+        start: BlockStartEvent
         if isinstance(block, TextContent):
             start = builder.text_start()
             yield start
@@ -215,7 +219,8 @@ def load_script(path: str) -> FauxProvider:
     )
 
 
-async def _dispatch(model: Model, context: Context, options: StreamOptions, cancel: CancelToken):
+async def _dispatch(model: Model, context: Context, options: StreamOptions,
+                    cancel: CancelToken) -> AsyncIterator[AssistantMessageEvent]:
     provider = _PROVIDERS.get(model.id)
     if provider is None:
         builder = StreamBuilder(model)

@@ -18,20 +18,21 @@ import json
 from typing import Any, AsyncIterator
 
 from ..cancel import CancelToken
-from ..events import AssistantMessageEvent
-from ..messages import AssistantMessage, ImageContent, TextContent, ThinkingContent, ToolCall, ToolResultMessage, \
-    Usage, UserMessage
+from ..events import AssistantMessageDelta, AssistantMessageEvent
+from ..json_types import JsonObject
+from ..messages import AssistantMessage, ImageContent, StopReason, TextContent, ThinkingContent, ToolCall, \
+    ToolResultMessage, Usage, UserContent, UserMessage
 from .cost import apply_cost
 from .errors import ProviderErrorDetail, classify
 from .http import sse_stream
 from .model import Context, Model, StreamOptions
 from .sse_run import SseRun
-from .stream import StreamBuilder, register_api
+from .stream import BlockStartEvent, ErrorReason, StreamBuilder, register_api
 
 API = "google-generative-ai"
 BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384, "xhigh": 24576}
 LEVELS = {"minimal": "low", "low": "low", "medium": "high", "high": "high", "xhigh": "high"}
-FINISHED = {"STOP": "stop", "MAX_TOKENS": "length", "FINISH_REASON_UNSPECIFIED": "stop"}
+FINISHED: dict[str, StopReason] = {"STOP": "stop", "MAX_TOKENS": "length", "FINISH_REASON_UNSPECIFIED": "stop"}
 GENERATED_ID = "gemini-call-"  # a call id the daemon made up (Gemini sent none): not sent back
 _ids = itertools.count(1)
 
@@ -41,10 +42,10 @@ def _budgeted(model: Model) -> bool:
     return model.id.startswith(("gemini-2", "gemini-1"))
 
 
-def _user_parts(content) -> list[dict]:
+def _user_parts(content: str | list[UserContent]) -> list[JsonObject]:
     if isinstance(content, str):
         return [{"text": content}]
-    parts = []
+    parts: list[JsonObject] = []
     for block in content:
         if isinstance(block, TextContent):
             parts.append({"text": block.text})
@@ -53,9 +54,9 @@ def _user_parts(content) -> list[dict]:
     return parts
 
 
-def _model_parts(message: AssistantMessage, model: Model) -> list[dict]:
+def _model_parts(message: AssistantMessage, model: Model) -> list[JsonObject]:
     own = message.api == API and message.provider == model.provider
-    parts: list[dict] = []
+    parts: list[JsonObject] = []
     for block in message.content:
         if isinstance(block, ThinkingContent):
             if own and block.thinking_signature:
@@ -77,10 +78,10 @@ def _model_parts(message: AssistantMessage, model: Model) -> list[dict]:
     return parts
 
 
-def convert_contents(model: Model, context: Context) -> list[dict]:
-    contents: list[dict] = []
+def convert_contents(model: Model, context: Context) -> list[JsonObject]:
+    contents: list[JsonObject] = []
 
-    def add(role: str, parts: list[dict]) -> None:
+    def add(role: str, parts: list[JsonObject]) -> None:
         if not parts:
             return
         if contents and contents[-1]["role"] == role and role == "user" and any(
@@ -141,7 +142,7 @@ def headers_for(model: Model, options: StreamOptions) -> dict[str, str]:
     return headers
 
 
-def _usage(model: Model, raw: dict | None) -> Usage:
+def _usage(model: Model, raw: JsonObject | None) -> Usage:
     if not raw:
         return Usage()
     cached = raw.get("cachedContentTokenCount") or 0
@@ -157,10 +158,10 @@ class _ChunkReader:
         self.open: tuple[str, int] | None = None  # ("text" | "thinking", content index)
         self.finish: str | None = None
         self.blocked: str | None = None
-        self.usage: dict | None = None
-        self.error: tuple[str, str, ProviderErrorDetail] | None = None
+        self.usage: JsonObject | None = None
+        self.error: tuple[str, ErrorReason, ProviderErrorDetail] | None = None
 
-    def close(self) -> list:
+    def close(self) -> list[AssistantMessageDelta]:
         if self.open is None:
             return []
         kind, index = self.open
@@ -178,26 +179,25 @@ class _ChunkReader:
                 block.thought_signature = signature
             return
 
-    def _text(self, kind: str, text: str, signature: str | None) -> list:
-        out = []
+    def _text(self, kind: str, text: str, signature: str | None) -> list[AssistantMessageDelta]:
+        out: list[AssistantMessageDelta] = []
         if self.open is None or self.open[0] != kind:
             out += self.close()
-            start = self.b.thinking_start() if kind == "thinking" else self.b.text_start()
+            start: BlockStartEvent = self.b.thinking_start() if kind == "thinking" else self.b.text_start()
             out.append(start)
             self.open = (kind, start.content_index)
         index = self.open[1]
         if text:
             out.append(self.b.thinking_delta(index, text) if kind == "thinking" else self.b.text_delta(index, text))
         if signature:
-            block = self.b.output.content[index]
             if kind == "thinking":
-                block.thinking_signature = signature
+                self.b.block(index, ThinkingContent).thinking_signature = signature
             else:
-                block.text_signature = signature
+                self.b.block(index, TextContent).text_signature = signature
         return out
 
-    def chunk(self, data: dict) -> list:
-        out: list = []
+    def chunk(self, data: JsonObject) -> list[AssistantMessageDelta]:
+        out: list[AssistantMessageDelta] = []
         if isinstance(data.get("error"), dict):  # an error after the 200
             error = data["error"]
             text = f"{error.get('code', '')} {error.get('message') or error.get('status') or 'error'}".strip()
@@ -246,8 +246,9 @@ async def stream_google(
     for event in reader.close():
         yield event
     builder.output.usage = _usage(model, reader.usage)
-    if run.failed or reader.error:
-        yield builder.error(*(run.failed or reader.error))
+    failed = run.failed or reader.error
+    if failed:
+        yield builder.error(*failed)
     elif reader.blocked:
         yield builder.error(f"the provider blocked the prompt: {reader.blocked}")
     elif reader.finish is None:

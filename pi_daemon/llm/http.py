@@ -144,12 +144,12 @@ async def sse_stream(
     """The events of a streamed answer; raises ProviderHTTPError, httpx errors, Cancelled, or
     CredentialRefused before anything is sent when a header carries a key ``url`` may not get."""
     check_request(url, headers)
-    items: deque = deque()
-    wake: list[asyncio.Future] = []
+    items: deque[ServerSentEvent | BaseException | object] = deque()  # object: _END
+    wake: list[asyncio.Future[None]] = []
     client = client_for(model)
     request_headers = {"accept": "text/event-stream", "content-type": "application/json", **headers}
 
-    def put(item: Any) -> None:
+    def put(item: ServerSentEvent | BaseException | object) -> None:
         items.append(item)
         if wake and not wake[0].done():
             wake[0].set_result(None)
@@ -209,6 +209,7 @@ async def sse_stream(
                 return
             if isinstance(item, BaseException):
                 raise item
+            assert isinstance(item, ServerSentEvent)
             yield item
     finally:
         remove()

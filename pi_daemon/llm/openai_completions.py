@@ -12,13 +12,17 @@ import weakref
 from typing import Any, AsyncIterator
 
 from ..cancel import CancelToken
-from ..events import AssistantMessageEvent
+from ..events import AssistantMessageDelta, AssistantMessageEvent
+from ..json_types import JsonObject, JsonValue
 from ..messages import (
     AssistantMessage,
     ImageContent,
+    StopReason,
     TextContent,
+    ToolCall,
     ToolResultMessage,
     Usage,
+    UserContent,
     UserMessage,
 )
 from .cost import apply_cost
@@ -28,11 +32,11 @@ from .local_server import check_tool_support
 from .model import Context, Model, StreamOptions
 from .sse_run import SseRun
 from .tool_images import images_after_tool_results
-from .stream import StreamBuilder, register_api
+from .stream import BlockStartEvent, ErrorReason, StreamBuilder, register_api
 
 API = "openai-completions"
 
-FINISH_REASONS = {
+FINISH_REASONS: dict[str, StopReason] = {
     "stop": "stop",
     "end_turn": "stop",
     "length": "length",
@@ -61,10 +65,10 @@ def compat(model: Model, key: str) -> Any:
     return defaults.get(key)
 
 
-def _user_content(content, model: Model) -> str | list[dict]:
+def _user_content(content: str | list[UserContent], model: Model) -> str | list[JsonObject]:
     if isinstance(content, str):
         return content
-    parts: list[dict] = []
+    parts: list[JsonObject] = []
     for block in content:
         if isinstance(block, TextContent):
             parts.append({"type": "text", "text": block.text})
@@ -77,7 +81,7 @@ def _user_content(content, model: Model) -> str | list[dict]:
     return parts
 
 
-def _convert_one(message: Any, model: Model) -> dict | None:
+def _convert_one(message: Any, model: Model) -> JsonObject | None:
     """The wire form of one message (None: nothing to send)."""
     if isinstance(message, UserMessage):
         return {"role": "user", "content": _user_content(message.content, model)}
@@ -114,7 +118,7 @@ def _shape(model: Model) -> tuple[Any, ...]:
 # Messages already sent, encoded once: a long session's request then costs a copy of each
 # message's bytes, not a conversion and encoding of the whole history on every turn. Messages
 # are not changed once they are in the context; an entry lives as long as its message.
-_encoded: dict[int, tuple[weakref.ref, tuple[Any, ...], Encoded | None]] = {}
+_encoded: dict[int, tuple[weakref.ref[Any], tuple[Any, ...], Encoded | None]] = {}
 
 
 def _encode_one(message: Any, model: Model, shape: tuple[Any, ...]) -> Encoded | None:
@@ -126,7 +130,7 @@ def _encode_one(message: Any, model: Model, shape: tuple[Any, ...]) -> Encoded |
     encoded = None if converted is None else Encoded(bytes(memoryview(encode_json(converted))))
     key = id(message)
     try:
-        ref = weakref.ref(message, lambda _ref, key=key: _encoded.pop(key, None))
+        ref = weakref.ref(message, lambda _ref: _encoded.pop(key, None))
     except TypeError:  # not weakly referenceable: not kept
         return encoded
     _encoded[key] = (ref, shape, encoded)
@@ -216,15 +220,16 @@ class _ChunkReader:
         self.calls: dict[int, int] = {}  # stream index -> content index
         self.ids: dict[int, str | None] = {}  # stream index -> the call id the server gave
         self.finish: str | None = None
-        self.usage: dict | None = None
-        self.timings: dict | None = None
-        self.error: tuple[str, str, ProviderErrorDetail] | None = None  # an error event in the stream
+        self.usage: JsonObject | None = None
+        self.timings: JsonObject | None = None
+        self.error: tuple[str, ErrorReason, ProviderErrorDetail] | None = None  # an error event in the stream
 
-    def _position(self, call: dict) -> int:
+    def _position(self, call: JsonObject) -> int:
         """The call a delta belongs to: its ``index``; without one (some servers), the call
         with its ``id``, a new call for a new id, else the latest call."""
-        if isinstance(call.get("index"), int):
-            return call["index"]
+        index = call.get("index")
+        if isinstance(index, int):
+            return index
         if call.get("id"):
             for position, known in self.ids.items():
                 if known == call["id"]:
@@ -232,18 +237,18 @@ class _ChunkReader:
             return max(self.calls, default=-1) + 1
         return max(self.calls, default=0)
 
-    def _close_text(self, out: list) -> None:
+    def _close_text(self, out: list[AssistantMessageDelta]) -> None:
         if self.text_index is not None:
             out.append(self.b.text_end(self.text_index))
             self.text_index = None
 
-    def _close_thinking(self, out: list) -> None:
+    def _close_thinking(self, out: list[AssistantMessageDelta]) -> None:
         if self.thinking_index is not None:
             out.append(self.b.thinking_end(self.thinking_index))
             self.thinking_index = None
 
-    def close_all(self) -> list:
-        out: list = []
+    def close_all(self) -> list[AssistantMessageDelta]:
+        out: list[AssistantMessageDelta] = []
         self._close_thinking(out)
         self._close_text(out)
         for index in sorted(self.calls.values()):
@@ -251,8 +256,9 @@ class _ChunkReader:
         self.calls.clear()
         return out
 
-    def chunk(self, data: dict) -> list:
-        out: list = []
+    def chunk(self, data: JsonValue) -> list[AssistantMessageDelta]:
+        out: list[AssistantMessageDelta] = []
+        start: BlockStartEvent
         if isinstance(data, dict) and data.get("error"):
             error = data["error"]  # an error after the 200: the server's own status in it
             text = error.get("message", str(error)) if isinstance(error, dict) else str(error)
@@ -291,7 +297,7 @@ class _ChunkReader:
                     self.calls[position] = start.content_index
                     self.ids[position] = call.get("id")
                 index = self.calls[position]
-                block = self.b.output.content[index]
+                block = self.b.block(index, ToolCall)
                 if call.get("id") and not self.ids.get(position):  # the id came after the first delta
                     block.id = self.ids[position] = call["id"]
                 if function.get("name") and not block.name:
@@ -303,7 +309,7 @@ class _ChunkReader:
         return out
 
 
-def _usage(model: Model, raw: dict | None, timings: dict | None = None) -> Usage:
+def _usage(model: Model, raw: JsonObject | None, timings: JsonObject | None = None) -> Usage:
     if not raw and timings:  # llama.cpp without usage in the stream
         return apply_cost(model, Usage(input=timings.get("prompt_n") or 0, output=timings.get("predicted_n") or 0,
                                        cache_read=timings.get("cache_n") or 0))
@@ -331,8 +337,9 @@ async def stream_openai_completions(
     for event in reader.close_all():
         yield event
     builder.output.usage = _usage(model, reader.usage, reader.timings)
-    if run.failed or reader.error:
-        text, reason, detail = run.failed or reader.error
+    failed = run.failed or reader.error
+    if failed:
+        text, reason, detail = failed
         yield builder.error(text, reason, detail)
         return
     if reader.finish is None and compat(model, "supportsFinishReason") is False:

@@ -16,19 +16,20 @@ a message's text signature is its item id.
 from __future__ import annotations
 
 import json
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Callable, Literal
 
 from ..cancel import CancelToken
-from ..events import AssistantMessageEvent
-from ..messages import AssistantMessage, ImageContent, TextContent, ThinkingContent, ToolCall, ToolResultMessage, \
-    Usage, UserMessage
+from ..events import AssistantMessageDelta, AssistantMessageEvent
+from ..json_types import JsonObject
+from ..messages import AssistantMessage, ImageContent, StopReason, TextContent, ThinkingContent, ToolCall, \
+    ToolResultMessage, Usage, UserContent, UserMessage
 from .cost import apply_cost
 from .errors import ProviderErrorDetail, classify, overflow_text
 from .http import sse_stream
 from .model import Context, Model, StreamOptions
 from .sse_run import SseRun
 from .tool_images import images_after_tool_results
-from .stream import StreamBuilder, register_api
+from .stream import BlockStartEvent, StreamBuilder, register_api
 
 API = "openai-responses"
 EFFORT = {"minimal": "minimal", "low": "low", "medium": "medium", "high": "high", "xhigh": "high"}
@@ -40,10 +41,10 @@ def _compat(model: Model, key: str, default: Any) -> Any:
     return (model.compat or {}).get(key, default)
 
 
-def _user_content(content, model: Model) -> list[dict]:
+def _user_content(content: str | list[UserContent], model: Model) -> list[JsonObject]:
     if isinstance(content, str):
         return [{"type": "input_text", "text": content}]
-    parts = []
+    parts: list[JsonObject] = []
     for block in content:
         if isinstance(block, TextContent):
             parts.append({"type": "input_text", "text": block.text})
@@ -56,9 +57,9 @@ def _user_content(content, model: Model) -> list[dict]:
     return parts
 
 
-def _assistant_items(message: AssistantMessage, model: Model) -> list[dict]:
+def _assistant_items(message: AssistantMessage, model: Model) -> list[JsonObject]:
     own = message.api == API and message.provider == model.provider
-    items: list[dict] = []
+    items: list[JsonObject] = []
     for block in message.content:
         if isinstance(block, ThinkingContent):
             if own and block.thinking_signature:
@@ -67,7 +68,7 @@ def _assistant_items(message: AssistantMessage, model: Model) -> list[dict]:
                 except ValueError:
                     pass
         elif isinstance(block, TextContent) and block.text:
-            item = {"type": "message", "role": "assistant", "status": "completed",
+            item: JsonObject = {"type": "message", "role": "assistant", "status": "completed",
                     "content": [{"type": "output_text", "text": block.text, "annotations": []}]}
             if own and block.text_signature:
                 item["id"] = block.text_signature
@@ -82,8 +83,8 @@ def _assistant_items(message: AssistantMessage, model: Model) -> list[dict]:
     return items
 
 
-def convert_input(model: Model, context: Context) -> list[dict]:
-    items: list[dict] = []
+def convert_input(model: Model, context: Context) -> list[JsonObject]:
+    items: list[JsonObject] = []
     if context.system_prompt:
         role = "developer" if model.reasoning and _compat(model, "supportsDeveloperRole", True) else "system"
         items.append({"role": role, "content": context.system_prompt})
@@ -125,7 +126,7 @@ def headers_for(model: Model, options: StreamOptions) -> dict[str, str]:
     return headers
 
 
-def _usage(model: Model, raw: dict | None) -> Usage:
+def _usage(model: Model, raw: JsonObject | None) -> Usage:
     if not raw:
         return Usage()
     cached = (raw.get("input_tokens_details") or {}).get("cached_tokens") or 0
@@ -151,24 +152,29 @@ class _EventReader:
         self.blocks: dict[int, tuple[str, int]] = {}  # output_index -> (item type, content index)
         self.args_seen: set[int] = set()
         self.summary_parts: dict[int, int] = {}
-        self.outcome: tuple[str, Any] | None = None  # ("done", stop) or ("error", (text, detail))
-        self.usage: dict | None = None
+        # ("done", stop) or ("error", (text, detail))
+        self.outcome: tuple[Literal["done"], StopReason] | tuple[Literal["error"], tuple[str, ProviderErrorDetail]] \
+            | None = None
+        self.usage: JsonObject | None = None
 
-    def close_all(self) -> list:
-        out = []
+    def close_all(self) -> list[AssistantMessageDelta]:
+        out: list[AssistantMessageDelta] = []
+        ends: dict[str, Callable[[int], AssistantMessageDelta]] = {
+            "reasoning": self.b.thinking_end, "message": self.b.text_end, "function_call": self.b.toolcall_end}
         for kind, index in self.blocks.values():
-            out.append({"reasoning": self.b.thinking_end, "message": self.b.text_end,
-                        "function_call": self.b.toolcall_end}[kind](index))
+            out.append(ends[kind](index))
         self.blocks.clear()
         return out
 
-    def event(self, data: dict) -> list:
+    def event(self, data: JsonObject) -> list[AssistantMessageDelta]:
         kind = data.get("type", "")
-        handler = getattr(self, "_" + kind.replace(".", "_"), None)
+        handler: Callable[[JsonObject], list[AssistantMessageDelta]] | None = \
+            getattr(self, "_" + kind.replace(".", "_"), None)
         return handler(data) if handler else []
 
-    def _response_output_item_added(self, data: dict) -> list:
+    def _response_output_item_added(self, data: JsonObject) -> list[AssistantMessageDelta]:
         item, position = data.get("item") or {}, data.get("output_index", len(self.blocks))
+        start: BlockStartEvent
         if item.get("type") == "reasoning":
             start = self.b.thinking_start()
         elif item.get("type") == "message":
@@ -180,11 +186,11 @@ class _EventReader:
         self.blocks[position] = (item["type"], start.content_index)
         return [start]
 
-    def _block(self, data: dict, kind: str) -> int | None:
+    def _block(self, data: JsonObject, kind: str) -> int | None:
         found = self.blocks.get(data.get("output_index", -1))
         return found[1] if found and found[0] == kind else None
 
-    def _response_reasoning_summary_part_added(self, data: dict) -> list:
+    def _response_reasoning_summary_part_added(self, data: JsonObject) -> list[AssistantMessageDelta]:
         index = self._block(data, "reasoning")
         if index is None:
             return []
@@ -192,24 +198,24 @@ class _EventReader:
         self.summary_parts[index] = count + 1
         return [self.b.thinking_delta(index, "\n\n")] if count else []
 
-    def _response_reasoning_summary_text_delta(self, data: dict) -> list:
+    def _response_reasoning_summary_text_delta(self, data: JsonObject) -> list[AssistantMessageDelta]:
         index = self._block(data, "reasoning")
         return [] if index is None or not data.get("delta") else [self.b.thinking_delta(index, data["delta"])]
 
-    def _response_output_text_delta(self, data: dict) -> list:
+    def _response_output_text_delta(self, data: JsonObject) -> list[AssistantMessageDelta]:
         index = self._block(data, "message")
         return [] if index is None or not data.get("delta") else [self.b.text_delta(index, data["delta"])]
 
     _response_refusal_delta = _response_output_text_delta
 
-    def _response_function_call_arguments_delta(self, data: dict) -> list:
+    def _response_function_call_arguments_delta(self, data: JsonObject) -> list[AssistantMessageDelta]:
         index = self._block(data, "function_call")
         if index is None or not data.get("delta"):
             return []
         self.args_seen.add(index)
         return [self.b.toolcall_delta(index, data["delta"])]
 
-    def _response_output_item_done(self, data: dict) -> list:
+    def _response_output_item_done(self, data: JsonObject) -> list[AssistantMessageDelta]:
         item, position = data.get("item") or {}, data.get("output_index", -1)
         found = self.blocks.pop(position, None)
         if found is None:
@@ -221,19 +227,19 @@ class _EventReader:
             return [self.b.thinking_end(index)]
         if kind == "message":
             return [self.b.text_end(index, signature=item.get("id"))]
-        out = []
+        out: list[AssistantMessageDelta] = []
         if index not in self.args_seen and item.get("arguments"):
             out.append(self.b.toolcall_delta(index, item["arguments"]))
         out.append(self.b.toolcall_end(index))
         return out
 
-    def _response_completed(self, data: dict) -> list:
+    def _response_completed(self, data: JsonObject) -> list[AssistantMessageDelta]:
         response = data.get("response") or {}
         self.usage = response.get("usage")
         self.outcome = ("done", "toolUse" if self.b.output.tool_calls() else "stop")
         return []
 
-    def _response_incomplete(self, data: dict) -> list:
+    def _response_incomplete(self, data: JsonObject) -> list[AssistantMessageDelta]:
         response = data.get("response") or {}
         self.usage = response.get("usage")
         reason = (response.get("incomplete_details") or {}).get("reason")
@@ -244,7 +250,7 @@ class _EventReader:
             self.outcome = ("error", (text, ProviderErrorDetail()))
         return []
 
-    def _response_failed(self, data: dict) -> list:
+    def _response_failed(self, data: JsonObject) -> list[AssistantMessageDelta]:
         response = data.get("response") or {}
         self.usage = response.get("usage")
         error = response.get("error") or {}
@@ -254,8 +260,9 @@ class _EventReader:
         self.outcome = ("error", (text, _error_detail(error.get("code"), text)))
         return []
 
-    def _error(self, data: dict) -> list:
-        error = data.get("error") if isinstance(data.get("error"), dict) else data
+    def _error(self, data: JsonObject) -> list[AssistantMessageDelta]:
+        found = data.get("error")
+        error: JsonObject = found if isinstance(found, dict) else data
         text = error.get("message") or "the provider sent an error"
         if error.get("code"):
             text = f"{error['code']}: {text}"

@@ -16,6 +16,7 @@ import os
 import attrs
 
 from .. import trust
+from ..json_types import JsonObject
 from ..settings import Ignored
 from .catalog import PROVIDERS, builtin_models
 from .config import Providers, merged_providers, model_from_config
@@ -81,14 +82,14 @@ def _resolve_headers(model: Model, destinations: Destinations) -> tuple[Model, s
     return attrs.evolve(model, headers=resolved or None), refused and f"header of {model.spec}: {refused}"
 
 
-def _bases(name: str, config: dict) -> list[str]:
+def _bases(name: str, config: JsonObject) -> list[str]:
     """Every base URL a provider config sends requests to."""
     default = config.get("baseUrl") or (PROVIDERS[name][1] if name in PROVIDERS else "")
     entries = [*config.get("models", []), *(config.get("modelOverrides") or {}).values()]
     return [default, *(e["baseUrl"] for e in entries if e.get("baseUrl"))]
 
 
-def _names(name: str, config: dict) -> set[str]:
+def _names(name: str, config: JsonObject) -> set[str]:
     """Every environment variable a provider config reads."""
     names = env_names(config)
     for entry in [*config.get("models", []), *(config.get("modelOverrides") or {}).values()]:

@@ -8,21 +8,25 @@ one of them the same way, which :class:`SseRun` keeps in one place.
 from __future__ import annotations
 
 import json
-from typing import Any, AsyncIterator, Callable
+from typing import AsyncIterator, Callable, Sequence
 
 from httpx_sse import ServerSentEvent
 
 from ..cancel import Cancelled
+from ..events import AssistantMessageEvent
+from ..json_types import JsonValue
 from .errors import ProviderErrorDetail
 from .http import failure
+from .stream import ErrorReason
 
 
 class SseRun:
     def __init__(self) -> None:
-        self.failed: tuple[str, str, ProviderErrorDetail | None] | None = None  # (text, reason, detail)
+        self.failed: tuple[str, ErrorReason, ProviderErrorDetail | None] | None = None  # (text, reason, detail)
 
-    async def events(self, source: AsyncIterator[ServerSentEvent], handle: Callable[[Any], list],
-                     finished: Callable[[], bool] = lambda: False) -> AsyncIterator[Any]:
+    async def events(self, source: AsyncIterator[ServerSentEvent],
+                     handle: Callable[[JsonValue], Sequence[AssistantMessageEvent]],
+                     finished: Callable[[], bool] = lambda: False) -> AsyncIterator[AssistantMessageEvent]:
         """``handle(data)`` for each non-empty event's JSON data until ``finished()``; an abort or
         a failure ends the iteration and is kept in :attr:`failed`."""
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from typing import AsyncIterator, Callable
+from typing import AsyncIterator, Callable, Literal, TypeVar
 
 import attrs
 
@@ -34,11 +34,18 @@ from ..events import (
     ToolcallEndEvent,
     ToolcallStartEvent,
 )
-from ..messages import AssistantMessage, TextContent, ThinkingContent, ToolCall
+from ..json_types import JsonObject, JsonValue
+from ..messages import AssistantContent, AssistantMessage, StopReason, TextContent, ThinkingContent, ToolCall
 from .config_values import is_command, resolve
+from .errors import ProviderErrorDetail
 from .model import Context, Model, StreamOptions
 
 log = logging.getLogger(__name__)
+
+_Block = TypeVar("_Block", TextContent, ThinkingContent, ToolCall)
+ErrorReason = Literal["error", "aborted"]
+BlockStartEvent = TextStartEvent | ThinkingStartEvent | ToolcallStartEvent
+"""What opens a content block; its ``content_index`` is the block's index."""
 
 StreamFn = Callable[[Model, Context, StreamOptions, CancelToken], AsyncIterator[AssistantMessageEvent]]
 
@@ -86,11 +93,11 @@ def stream(
 async def _with_command_headers(fn: StreamFn, model: Model, context: Context, options: StreamOptions,
                                 cancel: CancelToken) -> AsyncIterator[AssistantMessageEvent]:
     """The stream with each ``!command`` header replaced by the command's output (run once)."""
-    headers = {}
+    headers: dict[str, str] = {}
     for name, spec in (model.headers or {}).items():
         value, failed = await resolve(spec)
-        if failed:
-            async for event in _single_error(model, f"header {name} of {model.spec}: {failed}"):
+        if failed or value is None:
+            async for event in _single_error(model, f"header {name} of {model.spec}: {failed or 'no value'}"):
                 yield event
             return
         headers[name] = value
@@ -115,6 +122,7 @@ async def guarded(
     inner: AsyncIterator[AssistantMessageEvent], model: Model, cancel: CancelToken
 ) -> AsyncIterator[AssistantMessageEvent]:
     partial: AssistantMessage | None = None
+    reason: ErrorReason
     try:
         async for event in inner:
             if isinstance(event, (DoneEvent, ErrorEvent)):
@@ -145,7 +153,7 @@ async def guarded(
     yield ErrorEvent(reason=reason, error=message)
 
 
-def parse_tool_arguments(text: str) -> dict:
+def parse_tool_arguments(text: str) -> JsonObject:
     """Arguments JSON of a tool call; tolerant of a stream cut short inside it."""
     if not text.strip():
         return {}
@@ -164,8 +172,9 @@ def _whole_json(text: str) -> bool:
     return True
 
 
-def _close_partial_json(text: str):
-    stack, in_string, escaped = [], False, False
+def _close_partial_json(text: str) -> JsonValue:
+    stack: list[str] = []
+    in_string, escaped = False, False
     for ch in text:
         if in_string:
             if escaped:
@@ -197,19 +206,25 @@ class StreamBuilder:
     def start(self) -> StartEvent:
         return StartEvent(partial=self.output)
 
-    def _append(self, block) -> int:
+    def _append(self, block: AssistantContent) -> int:
         self.output.content.append(block)
         return len(self.output.content) - 1
+
+    def block(self, index: int, kind: type[_Block]) -> _Block:
+        """The content block at ``index``, which must be a ``kind``."""
+        block = self.output.content[index]
+        assert isinstance(block, kind), f"content {index} is {block.type}, not {kind.__name__}"
+        return block
 
     def text_start(self) -> TextStartEvent:
         return TextStartEvent(self._append(TextContent()), self.output)
 
     def text_delta(self, index: int, delta: str) -> TextDeltaEvent:
-        self.output.content[index].text += delta
+        self.block(index, TextContent).text += delta
         return TextDeltaEvent(index, delta, self.output)
 
     def text_end(self, index: int, signature: str | None = None) -> TextEndEvent:
-        block = self.output.content[index]
+        block = self.block(index, TextContent)
         if signature:
             block.text_signature = signature
         return TextEndEvent(index, block.text, self.output)
@@ -218,15 +233,15 @@ class StreamBuilder:
         return ThinkingStartEvent(self._append(ThinkingContent(redacted=redacted)), self.output)
 
     def thinking_delta(self, index: int, delta: str) -> ThinkingDeltaEvent:
-        self.output.content[index].thinking += delta
+        self.block(index, ThinkingContent).thinking += delta
         return ThinkingDeltaEvent(index, delta, self.output)
 
     def thinking_signature(self, index: int, signature: str) -> None:
-        block = self.output.content[index]
+        block = self.block(index, ThinkingContent)
         block.thinking_signature = (block.thinking_signature or "") + signature
 
     def thinking_end(self, index: int) -> ThinkingEndEvent:
-        return ThinkingEndEvent(index, self.output.content[index].thinking, self.output)
+        return ThinkingEndEvent(index, self.block(index, ThinkingContent).thinking, self.output)
 
     def toolcall_start(self, call_id: str, name: str) -> ToolcallStartEvent:
         index = self._append(ToolCall(id=call_id, name=name))
@@ -238,18 +253,18 @@ class StreamBuilder:
         return ToolcallDeltaEvent(index, delta, self.output)
 
     def toolcall_end(self, index: int) -> ToolcallEndEvent:
-        call = self.output.content[index]
+        call = self.block(index, ToolCall)
         text = "".join(self._args.pop(index, []))
         call.arguments = parse_tool_arguments(text)
         if text.strip() and not _whole_json(text):
             call.received_arguments = text
         return ToolcallEndEvent(index, call, self.output)
 
-    def done(self, stop_reason: str) -> DoneEvent:
+    def done(self, stop_reason: StopReason) -> DoneEvent:
         self.output.stop_reason = stop_reason
         return DoneEvent(reason=stop_reason, message=self.output)
 
-    def error(self, text: str, reason: str = "error", detail=None) -> ErrorEvent:
+    def error(self, text: str, reason: ErrorReason = "error", detail: ProviderErrorDetail | None = None) -> ErrorEvent:
         self.output.stop_reason = reason
         self.output.error_message = text
         self.output.error_detail = detail

@@ -18,13 +18,16 @@ import contextlib
 import importlib
 import logging
 import tempfile
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import attrs
 
 from .. import procs
 from ..cancel import CancelToken, race
 from .config import ServerConfig
+
+if TYPE_CHECKING:
+    from mcp.types import PaginatedRequestParams
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +83,7 @@ class McpConnection:
         self.start_timeout = max(config.timeout, 30.0)
         self._on_change = on_change
         self._session: Any = None
-        self._task: asyncio.Task | None = None
+        self._task: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()
         self._ready = asyncio.Event()
         self._stderr: Any = None
@@ -170,7 +173,8 @@ class McpConnection:
         await session.initialize()
         tools, cursor = [], None
         while True:
-            page = _sdk["types"].PaginatedRequestParams(cursor=cursor) if cursor else None
+            page: PaginatedRequestParams | None = \
+                _sdk["types"].PaginatedRequestParams(cursor=cursor) if cursor else None
             listed = await session.list_tools(params=page)
             tools += [RemoteTool(t.name, t.description or "", t.input_schema or {"type": "object"}) for t in listed.tools]
             cursor = getattr(listed, "next_cursor", None)

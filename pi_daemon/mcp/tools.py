@@ -63,7 +63,8 @@ class McpTool(Tool):
         schema.setdefault("properties", {})
         self.parameters = schema
 
-    async def execute(self, call_id: str, args: dict[str, Any], cancel: CancelToken, on_update: ToolUpdate):
+    async def execute(self, call_id: str, args: dict[str, Any], cancel: CancelToken,
+                      on_update: ToolUpdate) -> ToolResult | str:
         try:
             result = await self.connection.call(self.remote.name, args, cancel)
         except CallFailed as exc:

@@ -28,7 +28,7 @@ from ..events import (
     CompactionOutcome, CompactionStart, MessageEnd, MessageStart, MessageUpdate, ModelChanged, Observers, Replayed,
     ReplayEnd, SessionInfoChanged, SessionWriteFailed, ThinkingLevelChanged,
 )
-from ..llm.errors import is_context_overflow, is_retryable
+from ..llm.errors import ProviderErrorDetail, is_context_overflow, is_retryable
 from ..llm.model import THINKING_LEVELS, Model
 from ..llm.registry import ModelRegistry, ModelUnavailable
 from ..messages import BashExecutionMessage, ImageContent, SlashCommandUse
@@ -100,8 +100,8 @@ class AgentSession:
         self.compacting = False  # between compaction_start and compaction_end
         self.navigation: CancelToken | None = None  # a navigation summarising the branch it leaves
         self._stop = asyncio.Event()  # abort requested: ends a retry wait too
-        self._settle_task: asyncio.Task | None = None
-        self._delivered: dict[int, asyncio.Future] = {}
+        self._settle_task: asyncio.Task[None] | None = None
+        self._delivered: dict[int, asyncio.Future[None]] = {}
         self._bash_cancel: CancelToken | None = None
         self._bash_untimed = False
         self.input_closed = False  # the client can send nothing more (stdin EOF)
@@ -165,7 +165,7 @@ class AgentSession:
         self.check_model()
         message = make_user_message(text, images)
         message.command = command
-        delivered = asyncio.get_running_loop().create_future()
+        delivered: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._delivered[id(message)] = delivered
         self._accept(self.agent.prompt(message))
         try:
@@ -198,7 +198,7 @@ class AgentSession:
         except AgentError as exc:
             raise SessionError("state", str(exc)) from None
 
-    def _accept(self, run: asyncio.Task) -> asyncio.Task:
+    def _accept(self, run: asyncio.Task[None]) -> asyncio.Task[None]:
         self._stop.clear()
         self._write_error = None
         self._retry_attempt = 0
@@ -258,12 +258,13 @@ class AgentSession:
                 and getattr(last, "stop_reason", None) == "error" and is_context_overflow(last))
 
     def _retry_delay_ms(self) -> int:
-        detail = getattr(self._last_message(), "error_detail", None)
+        detail: ProviderErrorDetail | None = getattr(self._last_message(), "error_detail", None)
         if detail is not None and detail.retry_after_s is not None:
             return int(min(detail.retry_after_s * 1000, self.retry.max_delay_ms))
-        return min(self.retry.base_delay_ms * 2 ** (self._retry_attempt - 1), self.retry.max_delay_ms)
+        backoff: int = self.retry.base_delay_ms * 2 ** (self._retry_attempt - 1)  # attempts count from 1
+        return min(backoff, self.retry.max_delay_ms)
 
-    async def _settle(self, run: asyncio.Task) -> None:
+    async def _settle(self, run: asyncio.Task[None]) -> None:
         while True:
             try:
                 await run
@@ -519,14 +520,15 @@ class AgentSession:
         self._keep_settings(queueModes={"steering": self.agent.steering.mode, "followUp": self.agent.follow_ups.mode})
 
     def set_auto_retry(self, enabled: bool | None, max_attempts: int | None, base_delay_ms: int | None) -> RetrySettings:
-        changed = {"enabled": enabled, "max_attempts": max_attempts, "base_delay_ms": base_delay_ms}
+        changed: dict[str, Any] = {"enabled": enabled, "max_attempts": max_attempts, "base_delay_ms": base_delay_ms}
         self.retry = attrs.evolve(self.retry, **{k: v for k, v in changed.items() if v is not None})
         self._keep_settings(autoRetry=to_wire(self.retry))
         return self.retry
 
     def set_auto_compaction(self, enabled: bool | None, reserve_tokens: int | None,
                             keep_recent_tokens: int | None) -> C.CompactionSettings:
-        changed = {"enabled": enabled, "reserve_tokens": reserve_tokens, "keep_recent_tokens": keep_recent_tokens}
+        changed: dict[str, Any] = {"enabled": enabled, "reserve_tokens": reserve_tokens,
+                                   "keep_recent_tokens": keep_recent_tokens}
         self.compaction = attrs.evolve(self.compaction, **{k: v for k, v in changed.items() if v is not None})
         self._keep_settings(autoCompaction=to_wire(self.compaction))
         return self.compaction

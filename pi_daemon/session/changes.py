@@ -24,7 +24,7 @@ import os
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable
+from typing import AbstractSet, Any, Callable, overload
 
 from ..converter import from_wire
 from ..events import AgentEnd, AgentStart, ChangedFile, ToolExecutionStart, TurnDiff, TurnEnd
@@ -45,7 +45,11 @@ class ChangeError(Exception):
         self.field = field
 
 
-def _text(data: Any) -> str | None:
+@overload
+def _text(data: bytes) -> str: ...
+@overload
+def _text(data: None) -> None: ...
+def _text(data: bytes | None) -> str | None:
     return None if data is None else data.decode("utf-8", "surrogateescape")
 
 
@@ -103,7 +107,7 @@ def _diff(shown: str, before: Any, after: bytes | None) -> FileDiff:
     return file_diff(shown, _text(before), _text(after))
 
 
-def wire(diff: FileDiff, accepted: set[str] = frozenset()) -> dict[str, Any]:
+def wire(diff: FileDiff, accepted: AbstractSet[str] = frozenset()) -> dict[str, Any]:
     return {"path": diff.path, "status": diff.status, "diff": diff.diff,
             "hunks": [{"id": h.id, "oldStart": h.old_start, "oldLines": h.old_lines, "newStart": h.new_start,
                        "newLines": h.new_lines, "header": h.header, "accepted": h.id in accepted}
@@ -129,7 +133,7 @@ class ChangeLog:
         self._unsaved = False
         return self.run_id
 
-    def record(self, target: Path, before: Callable[[], bytes | None], after: bytes | None) -> None:
+    def record(self, target: Path, before: Callable[[], object], after: bytes | None) -> None:
         if self.run_id is None:
             return  # a write outside a run (a revert): not part of any run
         tracked = self.files.get(str(target))
@@ -161,7 +165,7 @@ class ChangeLog:
                         after = file.read()
                 except (PathRefused, OSError):
                     continue
-            self.record(Path(path), lambda before=before: before, after)
+            self.record(Path(path), lambda: before, after)  # record calls it at once
 
     def turn_diff(self, always: bool = False) -> list[dict[str, Any]] | None:
         """The run's files as ``turn_diff`` shows them, after storing the files touched since the
@@ -271,12 +275,13 @@ class ChangeLog:
             out.append(item)
         return run_id, out
 
-    def _chosen(self, run_id: str | None, files: list[dict] | None):
+    def _chosen(self, run_id: str | None, files: list[dict[str, Any]] | None
+                ) -> tuple[str, list[tuple[tuple[str, FileDiff, Any, Any], set[str] | None]]]:
         run_id, diffs = self.diffs(run_id)
         by_shown = {diff.path: item for item in diffs for diff in [item[1]]}
         if files is None:
             return run_id, [(item, None) for item in diffs]
-        chosen = []
+        chosen: list[tuple[tuple[str, FileDiff, Any, Any], set[str] | None]] = []
         for n, f in enumerate(files):
             item = by_shown.get(f["path"]) or by_shown.get(self.workspace.show(self.workspace.resolve(f["path"])))
             if item is None:
@@ -291,7 +296,7 @@ class ChangeLog:
             chosen.append((item, ids))
         return run_id, chosen
 
-    def accept(self, run_id: str | None, files: list[dict] | None) -> tuple[str, int]:
+    def accept(self, run_id: str | None, files: list[dict[str, Any]] | None) -> tuple[str, int]:
         run_id, chosen = self._chosen(run_id, files)
         count = 0
         for (path, diff, _, _), ids in chosen:
@@ -301,7 +306,7 @@ class ChangeLog:
         self.store.sync()
         return run_id, count
 
-    async def revert(self, run_id: str | None, files: list[dict] | None, access: Any) -> dict[str, Any]:
+    async def revert(self, run_id: str | None, files: list[dict[str, Any]] | None, access: Any) -> dict[str, Any]:
         """Take the chosen hunks back out of the files' current content (through ``access``)."""
         run_id, chosen = self._chosen(run_id, files)
         reverted, conflicts, stored = [], [], []

@@ -135,7 +135,7 @@ def plan(store: SessionStore, keep_recent_tokens: int) -> Plan | None:
     n = latest_compaction(path)
     previous = path[n] if n is not None else None
     start = 0
-    if previous is not None:
+    if previous is not None and n is not None:
         kept = previous.get("firstKeptEntryId")
         start = next((i for i in range(n) if path[i].get("id") == kept), n + 1)
     candidates = [e for e in path[start:] if e.get("type") in CONTEXT_TYPES and e.get("type") != "compaction"
@@ -235,6 +235,6 @@ async def ask(model: Model, api_key: str | None, prompt: str, cancel: CancelToke
                 raise CompactionError("aborted")
             raise CompactionError(f"the summary request failed: {event.error.error_message}")
     text = final.text().strip() if final is not None else ""
-    if not text:
+    if not text or final is None:  # no final message: no text either
         raise CompactionError("the model returned an empty summary")
     return text, final.usage

@@ -13,6 +13,7 @@ import attrs
 
 from ..agent.queues import QUEUE_MODES
 from ..converter import camel
+from ..json_types import JsonValue
 
 if TYPE_CHECKING:
     from .agent_session import AgentSession
@@ -27,7 +28,7 @@ def restore(session: "AgentSession") -> None:
             continue
         modes = entry.get("queueModes")
         if isinstance(modes, dict):
-            session.agent.set_queue_modes(*(m if m in QUEUE_MODES else None  # type: ignore[arg-type]
+            session.agent.set_queue_modes(*(m if m in QUEUE_MODES else None
                                             for m in (modes.get("steering"), modes.get("followUp"))))
         session.retry = merged(session.retry, entry.get("autoRetry"))
         session.compaction = merged(session.compaction, entry.get("autoCompaction"))
@@ -39,7 +40,7 @@ def merged(settings: Any, stored: Any) -> Any:
         return settings
     values = {}
     for field in attrs.fields(type(settings)):
-        value = stored.get(camel(field.name))
+        value: JsonValue = stored.get(camel(field.name))  # checked against the field's type below
         if type(value) is type(getattr(settings, field.name)) and (type(value) is bool or value >= 0):
             values[field.name] = value
     return attrs.evolve(settings, **values)

@@ -12,7 +12,7 @@ import logging
 import os
 import uuid
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import attrs
 
@@ -99,8 +99,8 @@ class SessionManager:
             raise OutsidePath("cwd", str(exc)) from None
 
     def _open(self, store: SessionStore, *, model: Model | None, thinking_level: str = "off",
-              messages: list[Any] = (), name: str | None = None,
-              mcp_servers: list[ServerConfig] = ()) -> AgentSession:
+              messages: Sequence[Any] = (), name: str | None = None,
+              mcp_servers: Sequence[ServerConfig] = ()) -> AgentSession:
         cwd = store.header.get("cwd") or self.workspace
         try:
             view = self.working_folder(cwd)
@@ -112,7 +112,7 @@ class SessionManager:
         tools = default_tools(view, files)
         skills = list(self.commands.skills) if self.commands is not None else []
         if skills:
-            tools.append(SkillTool(lambda: self.commands.skills))
+            tools.append(SkillTool(lambda: self.commands.skills if self.commands is not None else []))
         session = AgentSession(self.registry, store, cwd=str(view.cwd), model=model,
                                thinking_level=thinking_level, messages=messages, name=name,
                                compaction=attrs.evolve(self.compaction), tools=tools,
@@ -136,13 +136,13 @@ class SessionManager:
         log.info("session %s opened (%s)", session.id, store.path)
         return session
 
-    def _new_store(self, cwd: str, parent: str | None = None, entries: list[dict[str, Any]] = ()) -> SessionStore:
+    def _new_store(self, cwd: str, parent: str | None = None, entries: Sequence[dict[str, Any]] = ()) -> SessionStore:
         session_id = str(uuid.uuid4())
         path = self.sessions_dir / f"{file_stamp()}_{session_id}.jsonl"
         return SessionStore.create(path, session_id, cwd, parent=parent, entries=list(entries))
 
     def create(self, cwd: str | None = None, name: str | None = None, model: str | None = None,
-               mcp_servers: list[ServerConfig] = ()) -> AgentSession:
+               mcp_servers: Sequence[ServerConfig] = ()) -> AgentSession:
         """A new session; ``mcp_servers`` are MCP servers of its own (ACP's ``session/new{mcpServers}``)."""
         chosen = self.default_model
         if model:
@@ -276,13 +276,14 @@ class SessionManager:
     def refresh_models(self) -> None:
         """After the registry was reloaded: the default and every open session use the new
         definition of their model."""
-        def current(model: Model | None) -> Model | None:
+        def current(model: Model) -> Model:
             try:
-                return model and self.registry.find(model.provider, model.id)
+                return self.registry.find(model.provider, model.id)
             except ModelUnavailable:
                 return model
 
-        self.default_model = current(self.default_model)
+        if self.default_model is not None:
+            self.default_model = current(self.default_model)
         for session in self.sessions.values():
             if session.model is not None:
                 session.model = session.agent.state.model = current(session.model)

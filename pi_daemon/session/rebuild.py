@@ -150,7 +150,7 @@ def stats(entries: list[dict[str, Any]], context: list[Any], context_tokens: int
     """Counts and totals over the whole file; context usage of the active branch."""
     counts = {"user": 0, "assistant": 0, "toolResult": 0}
     calls = 0
-    tokens = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
+    tokens: dict[str, int | float] = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
     cost = 0.0
     for entry in entries:
         message = entry.get("message")
@@ -165,7 +165,8 @@ def stats(entries: list[dict[str, Any]], context: list[Any], context_tokens: int
             for key in tokens:
                 value = usage.get(key)
                 tokens[key] += value if isinstance(value, (int, float)) else 0
-            total = usage.get("cost").get("total") if isinstance(usage.get("cost"), dict) else None
+            priced = usage.get("cost")
+            total = priced.get("total") if isinstance(priced, dict) else None
             cost += total if isinstance(total, (int, float)) else 0
     return {
         "userMessages": counts["user"], "assistantMessages": counts["assistant"],

@@ -25,7 +25,7 @@ import json
 import os
 import secrets
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 import orjson
 
@@ -98,7 +98,7 @@ class SessionStore:
         self.has_file = True
         self.torn_file: Path | None = None
         self.skipped: list[dict[str, Any]] = skipped or []  # {line, reason}, in file order
-        self._lines = lines or []  # line number of each entry read from the file
+        self._lines: Sequence[int | None] = lines or []  # line number of each entry read from the file
         self._moved: dict[str, str | None] = {}  # set-aside id -> where its children hang now
         for entry in entries:
             self._index(entry)
@@ -107,7 +107,7 @@ class SessionStore:
 
     @classmethod
     def create(cls, path: Path, session_id: str, cwd: str, parent: str | None = None,
-               entries: list[dict[str, Any]] = ()) -> "SessionStore":
+               entries: Sequence[dict[str, Any]] = ()) -> "SessionStore":
         header: dict[str, Any] = {"type": "session", "version": VERSION, "id": session_id,
                                   "timestamp": iso_now(), "cwd": cwd}
         if parent:
@@ -404,7 +404,7 @@ def _parse(path: Path, data: bytes) -> Parsed:
                     continue
                 if parent is not None and parent not in ids:
                     entry = {**entry, "parentId": last_tree}
-            ids.add(entry_id)
+            ids.add(entry_id)  # type: ignore[arg-type]  # a str: the quick check or _entry_problem said so
             last_tree = entry_id
         elif type(entry) is not dict:
             skipped.append({"line": line_no, "reason": "not a JSON object"})

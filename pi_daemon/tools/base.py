@@ -53,5 +53,7 @@ class FunctionTool(Tool):
         self.sequential = sequential
         self._fn = fn
 
-    async def execute(self, call_id, args, cancel, on_update):
+    async def execute(
+        self, call_id: str, args: dict[str, Any], cancel: CancelToken, on_update: ToolUpdate
+    ) -> ToolResult | str:
         return await self._fn(args, cancel=cancel, on_update=on_update, call_id=call_id)

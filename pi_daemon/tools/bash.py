@@ -9,9 +9,12 @@ see :mod:`.shell`). The sandbox (:mod:`.sandbox`) is read from settings at each 
 from __future__ import annotations
 
 import time
+from typing import Any
 
+from ..cancel import CancelToken
 from ..messages import ToolResult
 from . import sandbox
+from .base import ToolUpdate
 from .shell import run_shell
 from .workspace import WorkspaceTool, failure
 
@@ -38,7 +41,7 @@ class BashTool(WorkspaceTool):
         "additionalProperties": False,
     }
 
-    async def run(self, args, cancel, on_update):
+    async def run(self, args: dict[str, Any], cancel: CancelToken, on_update: ToolUpdate) -> ToolResult:
         window = ""
         last = 0.0
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 import fnmatch
 import re
 
+from ..json_types import JsonObject
+
 
 def _wanted(shown: str, glob: str | None) -> bool:
     if not glob:
@@ -22,7 +24,7 @@ def _wanted(shown: str, glob: str | None) -> bool:
     return hit != negate
 
 
-def buffer_lines(shown: str, text: str, args: dict) -> list[str]:
+def buffer_lines(shown: str, text: str, args: JsonObject) -> list[str]:
     """``path:N:text`` lines (``path-N-text`` for context, ``--`` between groups) of one buffer."""
     pattern = re.escape(args["pattern"]) if args.get("literal") else args["pattern"]
     try:
@@ -47,7 +49,7 @@ def buffer_lines(shown: str, text: str, args: dict) -> list[str]:
     return out
 
 
-def with_buffers(lines: list[str], buffers: dict[str, str], args: dict) -> list[str]:
+def with_buffers(lines: list[str], buffers: dict[str, str], args: JsonObject) -> list[str]:
     """rg's ``lines`` with the buffered files' lines replaced by matches in their text."""
     names = tuple(f"{shown}{sep}" for shown in buffers for sep in (":", "-"))
     out = [line for line in lines if not line.startswith(names)]

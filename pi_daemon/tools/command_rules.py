@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Iterable
+from typing import Any, Iterable, TypeAlias
 
 import attrs
 
@@ -92,7 +92,10 @@ def parse(command: str) -> ParsedCommand:
     return ParsedCommand(text, tuple(found))
 
 
-def _check_gaps(text: str, trees: list) -> None:
+_Node: TypeAlias = Any  # a bashlex.ast.node: bashlex ships no types
+
+
+def _check_gaps(text: str, trees: list[_Node]) -> None:
     """Text the parser left out may only be blanks and comments (else it misread something)."""
     end = 0
     for tree in [*trees, None]:
@@ -105,7 +108,7 @@ def _check_gaps(text: str, trees: list) -> None:
             end = tree.pos[1]
 
 
-def _walk(node, text: str, found: list[SimpleCommand]) -> None:
+def _walk(node: _Node, text: str, found: list[SimpleCommand]) -> None:
     kind = node.kind
     if kind in ("list", "pipeline"):
         for part in node.parts:
@@ -119,7 +122,7 @@ def _walk(node, text: str, found: list[SimpleCommand]) -> None:
         raise _NotUnderstood(f"it uses a {kind} construct")
 
 
-def _simple(node, text: str, found: list[SimpleCommand]) -> SimpleCommand:
+def _simple(node: _Node, text: str, found: list[SimpleCommand]) -> SimpleCommand:
     words: list[str | None] = []
     redirects = False
     for part in node.parts:
@@ -134,7 +137,7 @@ def _simple(node, text: str, found: list[SimpleCommand]) -> SimpleCommand:
     return SimpleCommand(tuple(words), redirects)
 
 
-def _word(node, text: str, found: list[SimpleCommand]) -> str | None:
+def _word(node: _Node, text: str, found: list[SimpleCommand]) -> str | None:
     """The word bash would pass, or None when it expands; substitutions join ``found``."""
     for part in getattr(node, "parts", ()):
         if part.kind in ("commandsubstitution", "processsubstitution"):
@@ -147,10 +150,11 @@ def _word(node, text: str, found: list[SimpleCommand]) -> str | None:
     source = text[node.pos[0]:node.pos[1]]
     if getattr(node, "parts", None) or _NOT_LITERAL.search(source):
         return None
-    return node.word
+    word: str = node.word
+    return word
 
 
-def _redirect(node, text: str, found: list[SimpleCommand]) -> bool:
+def _redirect(node: _Node, text: str, found: list[SimpleCommand]) -> bool:
     """True when the redirection reads or writes a file (duplicating a descriptor does not)."""
     if getattr(node, "heredoc", None) is not None:
         return True

@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import os
 import stat
+from pathlib import Path
+from typing import Any
 
+from ..cancel import CancelToken
 from ..messages import ToolResult
+from .base import ToolUpdate
 from .buffer_search import with_buffers
 from .search import checked_files, checked_matches, rg_binary, run_rg, where
 from .workspace import O_PATH, READ, PathRefused, Place, Workspace, WorkspaceTool, failure
@@ -46,7 +50,7 @@ class GrepTool(WorkspaceTool):
         "additionalProperties": False,
     }
 
-    async def run(self, args, cancel, on_update):
+    async def run(self, args: dict[str, Any], cancel: CancelToken, on_update: ToolUpdate) -> ToolResult:
         target = self._target(args.get("path"))
         flags = ["--null", "--line-number", "--with-filename", "--no-heading", "--color=never", "--no-require-git"]
         if args.get("ignoreCase"):
@@ -71,7 +75,7 @@ class GrepTool(WorkspaceTool):
         note = f"\n[stopped at {limit} lines; narrow the search or raise limit]" if more else ""
         return ToolResult.text("\n".join(lines) + note + left_out)
 
-    def _target(self, path: str | None):
+    def _target(self, path: str | None) -> Path:
         """The folder or file to search, checked as read would check it (a file: its links too)."""
         fd, place = _open_target(self.workspace, path, os.O_RDONLY | os.O_NONBLOCK)
         try:
@@ -79,6 +83,7 @@ class GrepTool(WorkspaceTool):
         finally:
             os.close(fd)
         if not folder:
+            assert path is not None  # no path is the workspace itself, a folder
             with self.workspace.open_file(path, READ):
                 pass
         return place.path
@@ -98,7 +103,7 @@ class FindTool(WorkspaceTool):
         "additionalProperties": False,
     }
 
-    async def run(self, args, cancel, on_update):
+    async def run(self, args: dict[str, Any], cancel: CancelToken, on_update: ToolUpdate) -> ToolResult:
         fd, place = _open_target(self.workspace, args.get("path"), O_PATH)
         os.close(fd)
         target = place.path
@@ -125,7 +130,7 @@ class LsTool(WorkspaceTool):
         "additionalProperties": False,
     }
 
-    async def run(self, args, cancel, on_update):
+    async def run(self, args: dict[str, Any], cancel: CancelToken, on_update: ToolUpdate) -> ToolResult:
         try:
             with self.workspace.open_folder(args.get("path")) as (fd, _):
                 names = sorted(e.name + ("/" if e.is_dir() else "") for e in os.scandir(fd))

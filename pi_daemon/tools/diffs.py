@@ -22,6 +22,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from itertools import compress, repeat
 
+_Opcode = tuple[str, int, int, int, int]  # (tag, i1, i2, j1, j2), as SequenceMatcher.get_opcodes
+
 CONTEXT = 3
 
 
@@ -84,11 +86,11 @@ def _anchors(old: list[str], new: list[str]) -> list[tuple[int, int]]:
     return chain[::-1]
 
 
-def opcodes(old: list[str], new: list[str]) -> difflib.SequenceMatcher:
+def opcodes(old: list[str], new: list[str]) -> difflib.SequenceMatcher[str]:
     """A matcher of ``old`` to ``new`` whose opcodes are already known. Lines unique to both
     anchor the match (patience diff); difflib only runs on the short gaps between anchors,
     so a few edits in a long file cost little."""
-    ops: list[tuple] = []
+    ops: list[_Opcode] = []
 
     def gap(a1: int, a2: int, b1: int, b2: int) -> None:
         if a1 == a2 and b1 == b2:
@@ -114,14 +116,15 @@ def opcodes(old: list[str], new: list[str]) -> difflib.SequenceMatcher:
         ops.append(("equal", i, i2 + 1, j, j2 + 1))
         a, b = i2 + 1, j2 + 1
     gap(a, len(old), b, len(new))
-    merged: list[tuple] = []
+    merged: list[_Opcode] = []
     for op in ops:
         if merged and op[0] == "equal" == merged[-1][0]:
             merged[-1] = ("equal", merged[-1][1], op[2], merged[-1][3], op[4])
         elif op[1] != op[2] or op[3] != op[4]:
             merged.append(op)
-    matcher = difflib.SequenceMatcher(None, (), (), autojunk=False)  # only a holder of the opcodes
-    matcher.opcodes = merged or [("equal", 0, 0, 0, 0)]  # what get_grouped_opcodes reads
+    matcher: difflib.SequenceMatcher[str] = difflib.SequenceMatcher(None, (), (), autojunk=False)  # only a holder
+    # get_opcodes returns its cached private attribute when set; the stubs do not declare it
+    matcher.opcodes = merged or [("equal", 0, 0, 0, 0)]  # type: ignore[attr-defined]
     return matcher
 
 

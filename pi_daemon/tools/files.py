@@ -5,8 +5,11 @@ from __future__ import annotations
 import base64
 import difflib
 import re
+from typing import Any
 
+from ..cancel import CancelToken
 from ..messages import ImageContent, TextContent, ToolResult
+from .base import ToolUpdate
 from .file_access import looks_binary
 from .workspace import EDIT, READ, WRITE, WorkspaceTool, failure
 
@@ -35,7 +38,7 @@ class ReadTool(WorkspaceTool):
         "additionalProperties": False,
     }
 
-    async def run(self, args, cancel, on_update):
+    async def run(self, args: dict[str, Any], cancel: CancelToken, on_update: ToolUpdate) -> ToolResult:
         offset, limit = args.get("offset", 1), args.get("limit")
         window = False
         try:
@@ -69,7 +72,8 @@ class ReadTool(WorkspaceTool):
         if total and offset > total:
             return f"[offset {offset} is past the end: the file has {total} lines]"
         wanted = min(limit or MAX_LINES, MAX_LINES)
-        out, size, n = [], 0, offset - 1
+        out: list[str] = []
+        size, n = 0, offset - 1
         while n < total and len(out) < wanted:
             line = lines[n - skip]
             if len(line) > MAX_BYTES:
@@ -98,7 +102,7 @@ class WriteTool(WorkspaceTool):
         "additionalProperties": False,
     }
 
-    async def run(self, args, cancel, on_update):
+    async def run(self, args: dict[str, Any], cancel: CancelToken, on_update: ToolUpdate) -> ToolResult:
         try:
             target = self.workspace.locate(args["path"], WRITE).path
             async with self.workspace.lock(target):
@@ -169,7 +173,7 @@ class EditTool(WorkspaceTool):
         "additionalProperties": False,
     }
 
-    async def run(self, args, cancel, on_update):
+    async def run(self, args: dict[str, Any], cancel: CancelToken, on_update: ToolUpdate) -> ToolResult:
         try:
             target = self.workspace.locate(args["path"], EDIT).path
             async with self.workspace.lock(target):
@@ -191,7 +195,7 @@ class EditTool(WorkspaceTool):
                                details={"path": str(target), "diff": diff})
 
     @staticmethod
-    def _apply(original: str, edits: list[dict], shown: str = "the file") -> str | ToolResult:
+    def _apply(original: str, edits: list[dict[str, Any]], shown: str = "the file") -> str | ToolResult:
         spans = []
         for n, edit in enumerate(edits, 1):
             found = _find(original, edit["oldText"])

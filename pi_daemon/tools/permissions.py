@@ -35,7 +35,7 @@ TIMED_OUT = "timeout"  # what an asker returns when nobody answered in time (nev
 
 # (session id, tool call id, tool name, args, title, options, rule "always" would remember)
 #   -> an outcome, TIMED_OUT, or None: nobody to ask
-Asker = Callable[[str, str, str, dict, str, list[str], Rule], Awaitable[str | None]]
+Asker = Callable[[str, str, str, dict[str, Any], str, list[str], Rule], Awaitable[str | None]]
 
 
 def title_for(tool: str, args: dict[str, Any]) -> str:

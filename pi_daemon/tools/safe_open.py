@@ -17,7 +17,7 @@ import errno
 import os
 import stat
 import sys
-from typing import Sequence
+from typing import Callable, Sequence
 
 O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 O_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | O_CLOEXEC | getattr(os, "O_PATH", 0)
@@ -31,7 +31,7 @@ class _OpenHow(ctypes.Structure):
     _fields_ = [("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64), ("resolve", ctypes.c_uint64)]
 
 
-def _load_openat2():
+def _load_openat2() -> Callable[..., int] | None:
     if not sys.platform.startswith("linux"):
         return None
     try:
@@ -48,6 +48,7 @@ _syscall = _load_openat2()
 
 
 def _openat2(dir_fd: int, path: bytes, flags: int, mode: int) -> int:
+    assert _syscall is not None  # reached only where HAVE_OPENAT2 (or its probe) found it
     how = _OpenHow(flags, mode if flags & os.O_CREAT else 0, _RESOLVE)
     fd = _syscall(_SYS_OPENAT2, dir_fd, path, ctypes.addressof(how), ctypes.sizeof(how))
     if fd < 0:
@@ -76,7 +77,7 @@ def _probe() -> bool:
 HAVE_OPENAT2 = _probe()
 
 
-def open_root(root: str | os.PathLike) -> int:
+def open_root(root: str | os.PathLike[str]) -> int:
     """A descriptor of a confinement root (the root itself is the user's choice: followed)."""
     return os.open(root, os.O_RDONLY | os.O_DIRECTORY | O_CLOEXEC)
 

@@ -129,10 +129,13 @@ def configured(workspace: str | Path) -> Sandbox | None:
                    hide_env=[str(h) for h in hide_env] if isinstance(hide_env, list) else list(DEFAULT_HIDE_ENV))
 
 
-def _stamp(workspace: str | Path) -> tuple:
+_Stamp = tuple[str | tuple[int, int, int] | None, ...]
+
+
+def _stamp(workspace: str | Path) -> _Stamp:
     """Changes when either settings file or the trust answers do (getState asks often; reading
     them is slower)."""
-    stamps = []
+    stamps: list[tuple[int, int, int] | None] = []
     for path in (settings.home_dir() / "settings.json", Path(workspace) / ".pi" / "settings.json",
                  settings.home_dir() / "trust.json"):
         try:
@@ -143,14 +146,14 @@ def _stamp(workspace: str | Path) -> tuple:
     return (str(workspace), *stamps)
 
 
-_last_status: list = [None, None]  # [stamp, status]
+_last_status: list[tuple[_Stamp, SandboxStatus]] = []  # [(stamp, status)] once asked
 
 
 def status(workspace: str | Path) -> SandboxStatus:
     stamp = _stamp(workspace)
-    if _last_status[0] != stamp:
-        _last_status[:] = [stamp, _status(workspace)]
-    return _last_status[1]
+    if not _last_status or _last_status[0][0] != stamp:
+        _last_status[:] = [(stamp, _status(workspace))]
+    return _last_status[0][1]
 
 
 def _status(workspace: str | Path) -> SandboxStatus:

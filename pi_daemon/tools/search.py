@@ -135,8 +135,9 @@ def checked_matches(workspace: Workspace, records: list[bytes]) -> tuple[list[st
             wanted.setdefault(path, set()).add(n)
         elif not nul and _BINARY in record:
             binary.append(record)
-            parsed.append((record.rsplit(_BINARY, 1)[0], 0, b"", record))
-            wanted.setdefault(parsed[-1][0], set())
+            entry = (record.rsplit(_BINARY, 1)[0], 0, b"", record)
+            parsed.append(entry)
+            wanted.setdefault(entry[0], set())
         else:
             parsed.append(None)  # a "--" between context groups
     check = Checked(workspace)

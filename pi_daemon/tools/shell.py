@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import io
 import os
 import signal
 import subprocess
@@ -24,7 +25,7 @@ import threading
 import time
 from collections import deque
 from pathlib import Path
-from typing import Awaitable, Callable
+from typing import Any, Awaitable, Callable
 
 import attrs
 
@@ -73,7 +74,7 @@ class OutputBuffer:
         self.head: list[bytes] = []  # all of it, while it is small
         self.recent: deque[bytes] = deque()
         self.recent_size = 0
-        self.spill = None
+        self.spill: io.BufferedWriter | None = None
         self.spill_path: Path | None = None
 
     def add(self, chunk: bytes) -> None:
@@ -91,7 +92,7 @@ class OutputBuffer:
         else:
             self.head.append(chunk)
 
-    def _open_spill(self):
+    def _open_spill(self) -> io.BufferedWriter:
         self.spill_dir.mkdir(parents=True, exist_ok=True)
         self.spill_path = self.spill_dir / f"bash-{time.strftime('%Y%m%d-%H%M%S')}-{self.name}.log"
         return open(self.spill_path, "wb")
@@ -127,7 +128,8 @@ def clean_spill(folder: Path, max_age_s: float = SPILL_MAX_AGE_S, max_bytes: int
                 pass
 
 
-def _spawn(command: str, cwd: str, sandbox: Sandbox | None, writable: list[Path]) -> tuple[subprocess.Popen, str]:
+def _spawn(command: str, cwd: str, sandbox: Sandbox | None,
+           writable: list[Path]) -> tuple[subprocess.Popen[bytes], str]:
     job, env = procs.new_job()
     argv = ["bash", "-c", command]
     if sandbox is not None:
@@ -138,14 +140,18 @@ def _spawn(command: str, cwd: str, sandbox: Sandbox | None, writable: list[Path]
     return proc, job
 
 
-def _exit_future(proc: subprocess.Popen) -> asyncio.Future:
+def _exit_future(proc: subprocess.Popen[bytes]) -> asyncio.Future[int]:
     """Resolves when the shell itself exits (its pipe may stay open in its children)."""
     loop = asyncio.get_running_loop()
-    future = loop.create_future()
+    future: asyncio.Future[int] = loop.create_future()
+
+    def resolve() -> None:
+        if not future.done():
+            future.set_result(proc.returncode)
 
     def wait() -> None:
         proc.wait()
-        loop.call_soon_threadsafe(lambda: future.done() or future.set_result(proc.returncode))
+        loop.call_soon_threadsafe(resolve)
 
     threading.Thread(target=wait, name=f"wait-{proc.pid}", daemon=True).start()
     return future
@@ -157,8 +163,13 @@ async def _read(fd: int) -> bytes:
         try:
             return os.read(fd, 65536)
         except BlockingIOError:
-            ready = loop.create_future()
-            loop.add_reader(fd, lambda: ready.done() or ready.set_result(None))
+            ready: asyncio.Future[None] = loop.create_future()
+
+            def wake() -> None:
+                if not ready.done():
+                    ready.set_result(None)
+
+            loop.add_reader(fd, wake)
             try:
                 await ready
             finally:
@@ -189,7 +200,8 @@ async def run_shell(
     exited = _exit_future(proc)
     stopped = asyncio.ensure_future(cancel.wait())
     try:
-        done, _ = await asyncio.wait({exited, stopped}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        either: set[asyncio.Future[Any]] = {exited, stopped}
+        done, _ = await asyncio.wait(either, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
         cancelled, timed_out = stopped in done and exited not in done, not done
         if exited not in done:
             try:

@@ -28,7 +28,7 @@ SKIP_DIRS = {".git", ".pi", "node_modules", "__pycache__", ".venv", ".hg", ".svn
 UNKNOWN = object()  # a before-content that was not kept
 
 
-def _git(root: str, *args: str, env: dict | None = None, data: bytes | None = None) -> bytes:
+def _git(root: str, *args: str, env: dict[str, str] | None = None, data: bytes | None = None) -> bytes:
     done = subprocess.run(["git", "-c", "core.fsmonitor=false", *args], cwd=root, input=data,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, check=True,
                           stdin=None if data is not None else subprocess.DEVNULL)
@@ -49,7 +49,7 @@ def _stat(path: str) -> tuple[int, ...] | None:
 class GitSnapshot:
     """The worktree (beneath ``root``) as a tree object; :meth:`changes` compares it with now."""
 
-    def __init__(self, root: str, index: str, env: dict, top: str) -> None:
+    def __init__(self, root: str, index: str, env: dict[str, str], top: str) -> None:
         self.root = root
         self.index = index
         self.env = env

@@ -10,16 +10,21 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-_validators: dict[int, Any] = {}
+from ..json_types import JsonObject
+
+if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
+
+_validators: dict[int, tuple[JsonObject, Validator]] = {}
 
 
 class ToolArgumentError(ValueError):
     pass
 
 
-def _types(schema: dict) -> list[str]:
+def _types(schema: JsonObject) -> list[str]:
     t = schema.get("type")
     if isinstance(t, str):
         return [t]
@@ -73,7 +78,7 @@ def _coerce(value: Any, schema: Any) -> Any:
     return value
 
 
-def _validator(schema: dict):
+def _validator(schema: JsonObject) -> Validator:
     key = id(schema)
     entry = _validators.get(key)
     if entry is None or entry[0] is not schema:
@@ -85,11 +90,11 @@ def _validator(schema: dict):
     return entry[1]
 
 
-def validate_arguments(schema: dict, args: Any) -> dict:
+def validate_arguments(schema: JsonObject, args: Any) -> JsonObject:
     """Coerced copy of ``args`` valid under ``schema``; raises ToolArgumentError otherwise."""
     if not isinstance(args, dict):
         raise ToolArgumentError(f"arguments must be a JSON object, got {type(args).__name__}")
-    value = _coerce(copy.deepcopy(args), schema)
+    value: JsonObject = _coerce(copy.deepcopy(args), schema)
     errors = sorted(_validator(schema).iter_errors(value), key=lambda e: list(e.absolute_path))
     if errors:
         lines = []

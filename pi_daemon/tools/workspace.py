@@ -340,7 +340,9 @@ class WorkspaceTool(Tool):
         self.workspace = workspace
         self.files = files or DiskFiles(workspace)
 
-    async def execute(self, call_id, args, cancel, on_update):
+    async def execute(
+        self, call_id: str, args: dict[str, Any], cancel: CancelToken, on_update: ToolUpdate
+    ) -> ToolResult | str:
         try:
             return await self.run(args, cancel, on_update)
         except PathRefused as exc:
