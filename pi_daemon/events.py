@@ -20,7 +20,7 @@ import attrs
 
 from .converter import WIRE_ONLY_IN_PROCESS, converter
 from .messages import AgentMessageUnion, AssistantMessage, ToolCall, ToolResult, ToolResultMessage, Usage
-from .wire_json import JsonObject
+from .json_types import JsonObject
 
 
 def _partial() -> Any:

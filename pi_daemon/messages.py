@@ -15,7 +15,7 @@ from typing import Any, Callable, Literal, Union
 import attrs
 
 from .converter import converter, from_wire, to_wire
-from .wire_json import JsonObject
+from .json_types import JsonObject
 
 StopReason = Literal["stop", "length", "toolUse", "error", "aborted", "pending"]
 

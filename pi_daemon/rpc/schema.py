@@ -40,7 +40,7 @@ from ..messages import (
     known_roles,
 )
 from ..tools.details import TOOL_DETAILS
-from ..wire_json import SchemaAlias
+from ..json_types import SchemaAlias
 from . import methods  # noqa: F401 (registers every method)
 from .errors import CODES
 from .registry import CLIENT_REQUESTS, METHODS, NOTIFICATIONS, MethodSpec

@@ -18,7 +18,7 @@ import attrs
 from ..converter import converter
 from ..events import AgentEvent, CompactionOutcome, QueueItem as QueueItem  # re-exported: getState's queue items
 from ..messages import AgentMessageUnion
-from ..wire_json import JsonObject
+from ..json_types import JsonObject
 from .editor_types import *  # noqa: F401,F403 (the editor file system's types, re-exported)
 from .editor_types import (
     ApplyWorkspaceEditParams,
