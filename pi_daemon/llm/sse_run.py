@@ -7,14 +7,13 @@ one of them the same way, which :class:`SseRun` keeps in one place.
 
 from __future__ import annotations
 
-import json
 from typing import Any, AsyncIterator, Callable
 
 from httpx_sse import ServerSentEvent
 
 from ..cancel import Cancelled
 from .errors import ProviderErrorDetail
-from .http import failure
+from .http import decode_json, failure
 
 
 class SseRun:
@@ -33,7 +32,7 @@ class SseRun:
                     if data:
                         break
                     continue
-                for event in handle(json.loads(data)):
+                for event in handle(decode_json(data)):
                     yield event
                 if finished():
                     break
