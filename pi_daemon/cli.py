@@ -2,9 +2,10 @@
 
 Start-up is ordered for a fast first answer: the protocol's file descriptors are taken
 and the reader started at once; if the client's first message is ``initialize`` it is
-answered before the JSON-RPC machinery (pygls, whose imports dominate start-up) is
-loaded. Everything else waits for that load; the default model's provider (httpx) is
-loaded next, before the first prompt arrives rather than after it.
+answered before the models are read and before the JSON-RPC machinery (pygls, whose
+imports dominate start-up) is loaded. Everything else waits for that load; the default
+model's provider (httpx) is loaded next, before the first prompt arrives rather than
+after it.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import json
 import logging
 import os
 import sys
+from typing import Any
 
 from . import __version__
 
@@ -156,6 +158,20 @@ def _fast_acp_initialize(items: list, writer, reader, client, registry) -> list:
     return items[1:]
 
 
+def _load_models(workspace: str, args: argparse.Namespace) -> tuple[Any, Any] | None:
+    """The model registry and the default model; None (and the reason logged) when the
+    configuration or ``--model`` cannot be used."""
+    from .llm.registry import ModelRegistry, ModelUnavailable
+
+    try:
+        registry = ModelRegistry.load(workspace, faux_script=args.faux_script)
+        default_model = registry.resolve(args.model) if args.model else registry.first_usable()
+    except (ModelUnavailable, OSError, ValueError) as exc:
+        logging.getLogger("pi_daemon").error("pi-daemon: %s", exc)
+        return None
+    return registry, default_model
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     from . import procs
@@ -185,16 +201,11 @@ def main(argv: list[str] | None = None) -> int:
     reader = FrameReader(in_fd, args.max_frame_bytes, writer)
     reader.start()
 
-    from .llm.registry import ModelRegistry, ModelUnavailable
-
-    try:
-        registry = ModelRegistry.load(workspace, faux_script=args.faux_script)
-        default_model = registry.resolve(args.model) if args.model else registry.first_usable()
-    except (ModelUnavailable, OSError, ValueError) as exc:
-        log.error("pi-daemon: %s", exc)
-        return 2
-
     if args.acp:
+        loaded = _load_models(workspace, args)
+        if loaded is None:
+            return 2
+        registry, default_model = loaded
         from .acp.initialize import AcpClient
 
         acp_client = AcpClient()
@@ -213,6 +224,13 @@ def main(argv: list[str] | None = None) -> int:
 
     client = ClientState()
     pending = _fast_initialize(reader.next_items(), writer, reader, client, args.max_frame_bytes)
+    # The models are read once initialize is answered: the catalog, models.json's shape
+    # check (jsonschema) and httpx are not needed for that answer.
+    loaded = _load_models(workspace, args)
+    if loaded is None:
+        writer.flush()
+        os._exit(2)
+    registry, default_model = loaded
 
     from .rpc.server import serve
 
