@@ -76,6 +76,7 @@ def _decoded(value: Any) -> Any:
         return json.loads(value.raw)
     raise TypeError(f"{type(value).__name__} is not JSON")
 
+
 def _plain(model: Model) -> bool:
     return model.base_url[:7].lower() == "http://"
 
