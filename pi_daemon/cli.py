@@ -201,11 +201,15 @@ def main(argv: list[str] | None = None) -> int:
     reader = FrameReader(in_fd, args.max_frame_bytes, writer)
     reader.start()
 
-    if args.acp:
-        loaded = _load_models(workspace, args)
-        if loaded is None:
+    early = None
+    if args.acp or os.isatty(in_fd):  # at a terminal nobody waits for initialize: a bad configuration is said at once
+        early = _load_models(workspace, args)
+        if early is None:
             return 2
-        registry, default_model = loaded
+
+    if args.acp:
+        assert early is not None
+        registry, default_model = early
         from .acp.initialize import AcpClient
 
         acp_client = AcpClient()
@@ -226,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
     pending = _fast_initialize(reader.next_items(), writer, reader, client, args.max_frame_bytes)
     # The models are read once initialize is answered: the catalog, models.json's shape
     # check (jsonschema) and httpx are not needed for that answer.
-    loaded = _load_models(workspace, args)
+    loaded = early or _load_models(workspace, args)
     if loaded is None:
         writer.flush()
         os._exit(2)
