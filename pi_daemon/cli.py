@@ -2,9 +2,10 @@
 
 Start-up is ordered for a fast first answer: the protocol's file descriptors are taken
 and the reader started at once; if the client's first message is ``initialize`` it is
-answered before the JSON-RPC machinery (pygls, whose imports dominate start-up) is
-loaded. Everything else waits for that load; the default model's provider (httpx) is
-loaded next, before the first prompt arrives rather than after it.
+answered before the models are read and before the JSON-RPC machinery (pygls, whose
+imports dominate start-up) is loaded. Everything else waits for that load; the default
+model's provider (httpx) is loaded next, before the first prompt arrives rather than
+after it.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import json
 import logging
 import os
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from .json_types import JsonObject
@@ -166,6 +167,20 @@ def _fast_acp_initialize(items: list[object], writer: FrameWriter, reader: Frame
     return items[1:]
 
 
+def _load_models(workspace: str, args: argparse.Namespace) -> tuple[Any, Any] | None:
+    """The model registry and the default model; None (and the reason logged) when the
+    configuration or ``--model`` cannot be used."""
+    from .llm.registry import ModelRegistry, ModelUnavailable
+
+    try:
+        registry = ModelRegistry.load(workspace, faux_script=args.faux_script)
+        default_model = registry.resolve(args.model) if args.model else registry.first_usable()
+    except (ModelUnavailable, OSError, ValueError) as exc:
+        logging.getLogger("pi_daemon").error("pi-daemon: %s", exc)
+        return None
+    return registry, default_model
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     from . import procs
@@ -195,16 +210,15 @@ def main(argv: list[str] | None = None) -> int:
     reader = FrameReader(in_fd, args.max_frame_bytes, writer)
     reader.start()
 
-    from .llm.registry import ModelRegistry, ModelUnavailable
-
-    try:
-        registry = ModelRegistry.load(workspace, faux_script=args.faux_script)
-        default_model = registry.resolve(args.model) if args.model else registry.first_usable()
-    except (ModelUnavailable, OSError, ValueError) as exc:
-        log.error("pi-daemon: %s", exc)
-        return 2
+    early = None
+    if args.acp or os.isatty(in_fd):  # at a terminal nobody waits for initialize: a bad configuration is said at once
+        early = _load_models(workspace, args)
+        if early is None:
+            return 2
 
     if args.acp:
+        assert early is not None
+        registry, default_model = early
         from .acp.initialize import AcpClient
 
         acp_client = AcpClient()
@@ -223,6 +237,13 @@ def main(argv: list[str] | None = None) -> int:
 
     client = ClientState()
     pending = _fast_initialize(reader.next_items(), writer, reader, client, args.max_frame_bytes)
+    # The models are read once initialize is answered: the catalog, models.json's shape
+    # check (jsonschema) and httpx are not needed for that answer.
+    loaded = early or _load_models(workspace, args)
+    if loaded is None:
+        writer.flush()
+        os._exit(2)
+    registry, default_model = loaded
 
     from .rpc.server import serve
 

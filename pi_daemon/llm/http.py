@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import ssl
 from collections import deque
 from typing import Any, AsyncIterator
 
@@ -22,7 +23,7 @@ from .credentials import check_request
 from .errors import ProviderErrorDetail, classify, parse_retry_after
 from .model import Model
 
-_clients: dict[tuple[int, float, float], httpx.AsyncClient] = {}
+_clients: dict[tuple[int, float, float, bool], httpx.AsyncClient] = {}
 _END = object()  # the stream ended normally
 # The connection died before the server sent anything back: a kept-alive connection the
 # server had already closed (llama-server closes after every answer although it says
@@ -55,6 +56,15 @@ def encode_json(value: Any) -> bytes:
         return json.dumps(value, separators=(",", ":"), default=_decoded).encode("ascii")
 
 
+def decode_json(text: str | bytes) -> Any:
+    """JSON from a provider: orjson, and the standard parser for what orjson refuses (NaN,
+    a lone surrogate, an int beyond 64 bits) so that it is read, or refused, as before."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
+
+
 def _fragment(value: Any) -> Any:
     if isinstance(value, Encoded):
         return orjson.Fragment(value.raw)
@@ -66,12 +76,28 @@ def _decoded(value: Any) -> Any:
         return json.loads(value.raw)
     raise TypeError(f"{type(value).__name__} is not JSON")
 
+
+def _plain(model: Model) -> bool:
+    return model.base_url[:7].lower() == "http://"
+
+
+def _tls(model: Model) -> ssl.SSLContext | bool:
+    """What the client verifies TLS with. Loading the certificate store costs tens of
+    milliseconds at the first prompt; a plain ``http://`` server (a local one) never needs it,
+    so its client gets a context that trusts no certificate: it cannot speak TLS to anyone
+    (redirects are not followed), and verification stays on."""
+    if _plain(model):
+        return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    return True
+
+
 def client_for(model: Model) -> httpx.AsyncClient:
-    key = (id(asyncio.get_running_loop()), model.connect_timeout, model.read_timeout)
+    key = (id(asyncio.get_running_loop()), model.connect_timeout, model.read_timeout, _plain(model))
     client = _clients.get(key)
     if client is None or client.is_closed:
         timeout = httpx.Timeout(model.read_timeout, connect=model.connect_timeout)
-        client = httpx.AsyncClient(timeout=timeout, limits=httpx.Limits(max_keepalive_connections=8))
+        client = httpx.AsyncClient(timeout=timeout, limits=httpx.Limits(max_keepalive_connections=8),
+                                   verify=_tls(model))
         _clients[key] = client
     return client
 
@@ -79,7 +105,7 @@ def client_for(model: Model) -> httpx.AsyncClient:
 def fresh_client(model: Model) -> httpx.AsyncClient:
     """A client of its own that keeps no connection: for the one request it is used for."""
     timeout = httpx.Timeout(model.read_timeout, connect=model.connect_timeout)
-    return httpx.AsyncClient(timeout=timeout, limits=httpx.Limits(max_keepalive_connections=0))
+    return httpx.AsyncClient(timeout=timeout, limits=httpx.Limits(max_keepalive_connections=0), verify=_tls(model))
 
 
 def error_text(status: int, body: bytes) -> str:

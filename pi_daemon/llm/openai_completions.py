@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import weakref
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Sequence
 
 from ..cancel import CancelToken
 from ..events import AssistantMessageDelta, AssistantMessageEvent
@@ -30,6 +30,7 @@ from .errors import ProviderErrorDetail, classify
 from .http import Encoded, client_for, encode_json, sse_stream
 from .local_server import check_tool_support
 from .model import Context, Model, StreamOptions
+from .sent_prefix import encode_history
 from .sse_run import SseRun
 from .tool_images import images_after_tool_results
 from .stream import BlockStartEvent, ErrorReason, StreamBuilder, register_api
@@ -137,29 +138,37 @@ def _encode_one(message: Any, model: Model, shape: tuple[Any, ...]) -> Encoded |
     return encoded
 
 
-def convert_messages(model: Model, context: Context, *, encoded: bool = False) -> list[Any]:
-    """The request's ``messages``; with ``encoded``, each already JSON (:class:`Encoded`)."""
-    messages: list[Any] = []
-    if context.system_prompt:
-        role = "developer" if model.reasoning and compat(model, "supportsDeveloperRole") else "system"
-        messages.append({"role": role, "content": context.system_prompt})
+def _system(model: Model, context: Context) -> list[dict[str, Any]]:
+    if not context.system_prompt:
+        return []
+    role = "developer" if model.reasoning and compat(model, "supportsDeveloperRole") else "system"
+    return [{"role": role, "content": context.system_prompt}]
+
+
+def convert_messages(model: Model, context: Context) -> list[Any]:
+    """The request's ``messages``."""
+    converted = (_convert_one(m, model) for m in images_after_tool_results(context.messages))
+    return _system(model, context) + [m for m in converted if m is not None]
+
+
+def _encoded_messages(model: Model, context: Context) -> Encoded:
+    """The request's ``messages`` as one JSON array: the history sent before is a copy of
+    bytes (:mod:`.sent_prefix`), each new message is encoded once (:func:`_encode_one`)."""
     shape = _shape(model)
-    for message in images_after_tool_results(context.messages):
-        out = _encode_one(message, model, shape) if encoded else _convert_one(message, model)
-        if out is not None:
-            messages.append(out)
-    return messages
 
+    def encode(messages: Sequence[Any]) -> bytes:
+        parts = (_encode_one(m, model, shape) for m in images_after_tool_results(list(messages)))
+        return b",".join(p.raw for p in parts if p is not None)
 
-def _joined(items: list[Any]) -> Encoded:
-    """One JSON array of already-encoded parts: a copy of bytes, whatever the history's length."""
-    return Encoded(b"[" + b",".join(i.raw if isinstance(i, Encoded) else encode_json(i) for i in items) + b"]")
+    history = encode_history(context.messages, shape, encode)
+    parts = [encode_json(m) for m in _system(model, context)] + ([history] if history else [])
+    return Encoded(b"[" + b",".join(parts) + b"]")
 
 
 def build_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
     body: dict[str, Any] = {
         "model": model.id,
-        "messages": _joined(convert_messages(model, context, encoded=True)),
+        "messages": _encoded_messages(model, context),
         "stream": True,
     }
     if compat(model, "supportsUsageInStreaming"):

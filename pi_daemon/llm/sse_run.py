@@ -7,7 +7,6 @@ one of them the same way, which :class:`SseRun` keeps in one place.
 
 from __future__ import annotations
 
-import json
 from typing import AsyncIterator, Callable, Sequence
 
 from httpx_sse import ServerSentEvent
@@ -16,7 +15,7 @@ from ..cancel import Cancelled
 from ..events import AssistantMessageEvent
 from ..json_types import JsonValue
 from .errors import ProviderErrorDetail
-from .http import failure
+from .http import decode_json, failure
 from .stream import ErrorReason
 
 
@@ -37,7 +36,7 @@ class SseRun:
                     if data:
                         break
                     continue
-                for event in handle(json.loads(data)):
+                for event in handle(decode_json(data)):
                     yield event
                 if finished():
                     break

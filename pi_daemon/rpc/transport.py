@@ -170,9 +170,11 @@ class FrameWriter:
         if self.broken:
             return
         with self._cond:
+            idle = not self._chunks  # the writer thread waits only on an empty queue
             self._chunks.append(data)
             self._buffered += len(data)
-            self._cond.notify()
+            if idle:
+                self._cond.notify()
         if self._space is not None and self._buffered > self.high_water:
             self._space.clear()
 

@@ -219,3 +219,15 @@ async def test_text_only_model_gets_no_images(server):
     await run(model(server, input=["text"]), context)
     content = server.requests[0].body["messages"][0]["content"]
     assert all(part["type"] == "text" for part in content) and "omitted" in content[1]["text"]
+
+
+async def test_a_lone_surrogate_and_an_invalid_chunk_in_the_stream(server):
+    # The fast JSON parser refuses a lone surrogate escape; the answer is still read as sent.
+    body = (b'data: {"choices":[{"index":0,"delta":{"content":"half \\ud83d of a pair"}}]}\n\n'
+            b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n')
+    server.script(Reply(body=body))
+    final = (await run(model(server)))[-1].message
+    assert final.text() == "half \ud83d of a pair" and final.stop_reason == "stop"
+    server.script(Reply(body=b'data: {"choices": [\n\n'))
+    final = (await run(model(server)))[-1].error
+    assert final.stop_reason == "error" and final.error_message.startswith("the provider sent invalid JSON in its stream")

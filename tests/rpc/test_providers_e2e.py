@@ -162,3 +162,33 @@ def test_invalid_models_json_stops_the_daemon_with_a_clear_message(tmp_path):
                          stdin=subprocess.DEVNULL, timeout=20)
     assert out.returncode == 2
     assert "models.json: is not valid JSON" in out.stderr
+
+
+def test_invalid_models_json_at_a_terminal_is_said_without_waiting_for_input(tmp_path):
+    import os
+    import pty
+    import subprocess
+    from client import clean_env, daemon_cmd
+    (tmp_path / ".pi").mkdir()
+    (tmp_path / ".pi" / "models.json").write_text('{"providers": 5}')
+    leader, follower = pty.openpty()
+    try:
+        out = subprocess.run(daemon_cmd(), cwd=tmp_path, env=clean_env(), capture_output=True, text=True,
+                             stdin=follower, timeout=60)
+    finally:
+        os.close(leader)
+        os.close(follower)
+    assert out.returncode == 2 and "models.json" in out.stderr
+
+
+def test_a_client_gets_its_initialize_answer_before_an_invalid_models_json_stops_the_daemon(tmp_path):
+    import subprocess
+    from client import clean_env, daemon_cmd
+    (tmp_path / ".pi").mkdir()
+    (tmp_path / ".pi" / "models.json").write_text('{"providers": 5}')
+    init = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}\n'
+    proc = subprocess.Popen(daemon_cmd(), cwd=tmp_path, env=clean_env(), stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = proc.communicate(init, timeout=60)  # stdin stays open until this frame is written
+    assert proc.returncode == 2 and b"models.json" in err
+    assert json.loads(out.splitlines()[0])["result"]["serverInfo"]["name"] == "pi-daemon"
