@@ -168,12 +168,13 @@ def test_invalid_models_json_at_a_terminal_is_said_without_waiting_for_input(tmp
     import os
     import pty
     import subprocess
-    from client import clean_env, daemon_cmd
+    from client import clean_env
+    from pi_daemon.client import daemon_command
     (tmp_path / ".pi").mkdir()
     (tmp_path / ".pi" / "models.json").write_text('{"providers": 5}')
     leader, follower = pty.openpty()
     try:
-        out = subprocess.run(daemon_cmd(), cwd=tmp_path, env=clean_env(), capture_output=True, text=True,
+        out = subprocess.run(daemon_command(), cwd=tmp_path, env=clean_env(), capture_output=True, text=True,
                              stdin=follower, timeout=60)
     finally:
         os.close(leader)
@@ -183,11 +184,12 @@ def test_invalid_models_json_at_a_terminal_is_said_without_waiting_for_input(tmp
 
 def test_a_client_gets_its_initialize_answer_before_an_invalid_models_json_stops_the_daemon(tmp_path):
     import subprocess
-    from client import clean_env, daemon_cmd
+    from client import clean_env
+    from pi_daemon.client import daemon_command
     (tmp_path / ".pi").mkdir()
     (tmp_path / ".pi" / "models.json").write_text('{"providers": 5}')
     init = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}\n'
-    proc = subprocess.Popen(daemon_cmd(), cwd=tmp_path, env=clean_env(), stdin=subprocess.PIPE,
+    proc = subprocess.Popen(daemon_command(), cwd=tmp_path, env=clean_env(), stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     out, err = proc.communicate(init, timeout=60)  # stdin stays open until this frame is written
     assert proc.returncode == 2 and b"models.json" in err
