@@ -39,8 +39,18 @@ from ..messages import (
     UserContent,
     known_roles,
 )
-from ..tools.details import TOOL_DETAILS
 from ..json_types import SchemaAlias
+from ..session.entry_types import (
+    ENTRY_CLASSES,
+    FilesTouched,
+    SessionEntry,
+    SessionHeader,
+    ShapedAs,
+    StoredFileChange,
+    UnknownEntry,
+    known_entry_types,
+)
+from ..tools.details import TOOL_DETAILS
 from . import methods  # noqa: F401 (registers every method)
 from .errors import CODES
 from .registry import CLIENT_REQUESTS, METHODS, NOTIFICATIONS, MethodSpec
@@ -62,6 +72,7 @@ NAMED_UNIONS: list[tuple[Any, str]] = [
     (QueueModeName, "QueueMode"),
     (StreamingBehavior, "StreamingBehavior"),
     (ThinkingLevelName, "ThinkingLevel"),
+    (SessionEntry, "SessionEntry"),
 ]
 
 _SCALARS: dict[Any, dict[str, Any]] = {
@@ -80,6 +91,10 @@ class _Builder:
         self.input_classes: set[type] = set()
         for tp in sent_by_client:
             _reachable(tp, self.input_classes)
+        # A session file's lines are read like params: fields may be missing, others may be there.
+        stored = {*ENTRY_CLASSES, SessionHeader, FilesTouched, StoredFileChange}
+        self.input_classes |= stored
+        self.open_classes |= stored
 
     def ref(self, name: str) -> dict[str, Any]:
         return {"$ref": f"#/$defs/{name}"}
@@ -107,11 +122,18 @@ class _Builder:
                                        {"oneOf": [self.type_schema(a) for a in typing.get_args(union)]})
                 return self.ref(name)
         if tp is UnknownMessage:
-            return self.unknown_message()
+            return self.unknown("UnknownMessage", tp, "role", known_roles(),
+                                "a message of a role this daemon does not know, kept exactly as read")
+        if tp is UnknownEntry:
+            return self.unknown("UnknownEntry", tp, "type", known_entry_types(),
+                                "an entry of a type this daemon does not know, kept exactly as read")
         if attrs.has(tp):
             return self.class_schema(tp)
         origin, args = typing.get_origin(tp), typing.get_args(tp)
         if origin is Annotated:
+            shaped = next((m for m in tp.__metadata__ if isinstance(m, ShapedAs)), None)
+            if shaped is not None:  # passed through as read, with the shape of shaped.tp
+                return self.type_schema(shaped.tp)
             alias = next((m for m in tp.__metadata__ if isinstance(m, SchemaAlias)), None)
             if alias is None:
                 return self.type_schema(args[0])
@@ -132,13 +154,12 @@ class _Builder:
             return {"type": "object", "additionalProperties": self.type_schema(args[1]) if args else {}}
         raise TypeError(f"no JSON Schema for {tp!r}")
 
-    def unknown_message(self) -> dict[str, Any]:
-        name = "UnknownMessage"
-        if self._claim(name, UnknownMessage):
+    def unknown(self, name: str, owner: type, tag: str, known: list[str], description: str) -> dict[str, Any]:
+        """An object whose ``tag`` is none of the ``known`` ones, kept as it is."""
+        if self._claim(name, owner):
             self.defs[name] = {
-                "description": "a message of a role this daemon does not know, kept exactly as read",
-                "type": "object", "required": ["role"],
-                "properties": {"role": {"type": "string", "not": {"enum": sorted(known_roles())}}},
+                "description": description, "type": "object", "required": [tag],
+                "properties": {tag: {"type": "string", "not": {"enum": sorted(known)}}},
             }
         return self.ref(name)
 

@@ -12,6 +12,7 @@ from typing import Any, Literal, Union
 import attrs
 
 from ..converter import converter
+from ..session.entry_types import StoredEntry, StoredHeader
 
 __all__ = [
     "NameValue",
@@ -205,8 +206,8 @@ class EntriesParams:
 
 @attrs.define
 class EntriesResult:
-    header: dict[str, Any]
-    entries: list[dict[str, Any]]
+    header: StoredHeader
+    entries: list[StoredEntry]
     more: bool
     cursor: str | None = None
 

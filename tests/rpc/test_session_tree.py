@@ -5,9 +5,12 @@ import signal
 import time
 from pathlib import Path
 
+import attrs
+import jsonschema
 import pytest
 
 from client import text, write_script
+from pi_daemon.session.entry_types import ENTRY_CLASSES, known_entry_types
 from loopback import LoopbackServer, Reply, openai_text
 
 
@@ -153,3 +156,25 @@ def test_export_holds_the_history_after_compaction_and_the_whole_tree(spawn, tmp
     tree = Path(d.call("session/export", {"format": "html", "path": "t.html", "scope": "tree"})["file"]).read_text()
     assert "alpha question" in tree and "beta question" in tree and "delta question" in tree
     assert "Branch 1 of 2" in tree and "Branch 2 of 2" in tree and tree.index("(current)") > tree.index("Branch 2")
+
+
+def test_every_entry_the_daemon_writes_has_its_declared_type(spawn):
+    d = spawn("--model", "faux/echo")
+    d.call("session/new", {"name": "typed"})
+    _, a1 = ask(d, "alpha question", 1)
+    ask(d, "beta question", 2)
+    d.call("session/label", {"entryId": a1, "label": "start"})
+    d.call("session/label", {"entryId": a1})  # the label removed: stored as null
+    d.call("setThinkingLevel", {"level": "high"})
+    d.call("setAutoCompaction", {"keepRecentTokens": 10})
+    assert d.call("compact")["summary"]
+    d.call("session/navigate", {"entryId": a1})
+    entries = d.call("session/entries", {"scope": "file"})["entries"]
+    written = {e["type"] for e in entries}
+    assert {"message", "model_change", "thinking_level_change", "session_info", "label", "session_settings",
+            "compaction", "leaf"} <= written
+    assert written <= set(known_entry_types())  # none of them passes only as an unknown entry
+    defs = json.loads((Path(__file__).resolve().parents[2] / "protocol.schema.json").read_text())["$defs"]
+    for entry in entries:  # each against its own type's declaration, not just the union
+        name = next(c.__name__ for c in ENTRY_CLASSES if attrs.fields_dict(c)["type"].default == entry["type"])
+        jsonschema.validate(entry, {"$defs": defs, "$ref": f"#/$defs/{name}"})

@@ -129,6 +129,19 @@ export interface BashResult {
   fullOutputPath?: string;
 }
 
+/** Written under the new position by ``session/navigate{summarize}``; ``fromId`` is the leaf left. */
+export interface BranchSummaryEntry {
+  id: string;
+  timestamp?: string | null;
+  parentId?: string | null;
+  summary: string;
+  details?: FilesTouched | null;
+  usage?: Usage | null;
+  type: "branch_summary";
+  fromId?: string | null;
+  [key: string]: unknown;
+}
+
 export interface BranchSummaryMessage {
   role: "branchSummary";
   summary: string;
@@ -265,6 +278,20 @@ export interface CompactionEnd {
   errorMessage?: string;
 }
 
+/** The context before ``firstKeptEntryId`` is replaced by ``summary``. */
+export interface CompactionEntry {
+  id: string;
+  timestamp?: string | null;
+  parentId?: string | null;
+  summary: string;
+  details?: FilesTouched | null;
+  usage?: Usage | null;
+  type: "compaction";
+  firstKeptEntryId?: string | null;
+  tokensBefore?: number | null;
+  [key: string]: unknown;
+}
+
 /** What a compaction did (``compaction_end.result``, and the ``compact`` method's answer). */
 export interface CompactionOutcome {
   summary: string;
@@ -318,6 +345,17 @@ export interface CreateFileOptions {
   ignoreIfExists?: boolean;
 }
 
+/** An extension's own data, in Pi's format; not part of the model's context. */
+export interface CustomEntry {
+  id: string;
+  timestamp?: string | null;
+  parentId?: string | null;
+  customType: string;
+  type: "custom";
+  data?: unknown;
+  [key: string]: unknown;
+}
+
 export interface CustomMessage {
   role: "custom";
   customType: string;
@@ -325,6 +363,19 @@ export interface CustomMessage {
   display: boolean;
   details: unknown;
   timestamp: number;
+}
+
+/** An extension's message to the model, in Pi's format: ``content`` is text or content blocks. */
+export interface CustomMessageEntry {
+  id: string;
+  timestamp?: string | null;
+  parentId?: string | null;
+  customType: string;
+  content: unknown;
+  type: "custom_message";
+  display?: boolean | null;
+  details?: unknown;
+  [key: string]: unknown;
 }
 
 export interface DeleteFile {
@@ -356,8 +407,8 @@ export interface EntriesParams {
 }
 
 export interface EntriesResult {
-  header: { [key: string]: unknown };
-  entries: { [key: string]: unknown }[];
+  header: SessionHeader;
+  entries: SessionEntry[];
   more: boolean;
   cursor?: string;
 }
@@ -378,6 +429,13 @@ export interface ExportResult {
 export interface FileChoice {
   path: string;
   hunkIds?: string[] | null;
+}
+
+/** What a summarised stretch of the conversation read and modified. */
+export interface FilesTouched {
+  readFiles?: string[] | null;
+  modifiedFiles?: string[] | null;
+  [key: string]: unknown;
 }
 
 export interface FsCapabilities {
@@ -423,6 +481,16 @@ export interface InitializeResult {
 /** a JSON object; a tool call's arguments have the shape of that tool's argument schema */
 export type JsonObject = { [key: string]: unknown };
 
+/** A label on ``targetId`` (none: the label is removed); outside the tree. */
+export interface LabelEntry {
+  id: string;
+  timestamp?: string | null;
+  targetId: string;
+  type: "label";
+  label?: string | null;
+  [key: string]: unknown;
+}
+
 export interface LabelParams {
   entryId: string;
   label?: string | null;
@@ -433,6 +501,15 @@ export interface LabelParams {
 export interface LabelResult {
   entryId: string;
   label?: string;
+}
+
+/** ``session/navigate`` moved the current position to ``targetId``; outside the tree. */
+export interface LeafEntry {
+  id: string;
+  timestamp?: string | null;
+  targetId: string;
+  type: "leaf";
+  [key: string]: unknown;
 }
 
 export interface ListModelsResult {
@@ -479,6 +556,17 @@ export interface MessageEnd {
   entryId?: string;
 }
 
+/** A message at its ``message_end``; ``queueId`` when it was delivered from the queue. */
+export interface MessageEntry {
+  id: string;
+  timestamp?: string | null;
+  parentId?: string | null;
+  message: AgentMessage;
+  type: "message";
+  queueId?: string | null;
+  [key: string]: unknown;
+}
+
 export interface MessageStart {
   type: "message_start";
   message: AgentMessage;
@@ -488,6 +576,16 @@ export interface MessageUpdate {
   type: "message_update";
   assistantMessageEvent: AssistantMessageDelta;
   usage?: Usage;
+}
+
+export interface ModelChangeEntry {
+  id: string;
+  timestamp?: string | null;
+  parentId?: string | null;
+  provider: string;
+  modelId: string;
+  type: "model_change";
+  [key: string]: unknown;
 }
 
 export interface ModelChanged {
@@ -591,6 +689,27 @@ export interface PromptResult {
   disposition: "started" | "queued" | "command";
   queueId?: string;
   command?: CommandOutcome;
+}
+
+/** A steering or follow-up message accepted into the queue; outside the tree. */
+export interface QueueAddEntry {
+  id: string;
+  timestamp?: string | null;
+  queueId: string;
+  kind: StreamingBehavior;
+  message: AgentMessage;
+  type: "queue_add";
+  [key: string]: unknown;
+}
+
+/** A queued message taken out without being delivered; outside the tree. */
+export interface QueueDoneEntry {
+  id: string;
+  timestamp?: string | null;
+  queueId: string;
+  type: "queue_done";
+  reason?: string | null;
+  [key: string]: unknown;
 }
 
 /** A queued message (``queue_update.items``, ``getState.queue.items``). */
@@ -707,6 +826,8 @@ export interface SessionDeleteResult {
   file: string;
 }
 
+export type SessionEntry = MessageEntry | ModelChangeEntry | ThinkingLevelChangeEntry | SessionInfoEntry | CompactionEntry | BranchSummaryEntry | LabelEntry | CustomEntry | CustomMessageEntry | QueueAddEntry | QueueDoneEntry | LeafEntry | SessionSettingsEntry | TurnChangesEntry | TurnReviewEntry | UnknownEntry;
+
 export interface SessionForkParams {
   entryId: string;
   sessionId?: string | null;
@@ -719,9 +840,29 @@ export interface SessionForkResult {
   text: string;
 }
 
+/** Line 1 of a session file. */
+export interface SessionHeader {
+  version: number;
+  id: string;
+  type: "session";
+  timestamp?: string | null;
+  cwd?: string | null;
+  parentSession?: string | null;
+  [key: string]: unknown;
+}
+
 export interface SessionInfoChanged {
   type: "session_info_changed";
   name?: string;
+}
+
+export interface SessionInfoEntry {
+  id: string;
+  timestamp?: string | null;
+  parentId?: string | null;
+  type: "session_info";
+  name?: string | null;
+  [key: string]: unknown;
 }
 
 export interface SessionListParams {
@@ -766,6 +907,17 @@ export interface SessionNewResult {
 
 export interface SessionRef {
   sessionId?: string | null;
+  [key: string]: unknown;
+}
+
+/** The settings group that changed (the names and values of ``setQueueModes``, ``setAutoRetry``, ``setAutoCompaction``); outside the tree. */
+export interface SessionSettingsEntry {
+  id: string;
+  timestamp?: string | null;
+  type: "session_settings";
+  queueModes?: JsonObject | null;
+  autoRetry?: JsonObject | null;
+  autoCompaction?: JsonObject | null;
   [key: string]: unknown;
 }
 
@@ -901,6 +1053,14 @@ export interface StatsResult {
 
 export type StopReason = "stop" | "length" | "toolUse" | "error" | "aborted" | "pending";
 
+/** A file a run touched (absolute path), its content before the run and now: a SHA-256 naming a blob in ``.pi/blobs`` (none: the file does not exist; ``"?"``: not kept). */
+export interface StoredFileChange {
+  path: string;
+  before?: string | null;
+  after?: string | null;
+  [key: string]: unknown;
+}
+
 export type StreamingBehavior = "steer" | "followUp";
 
 export interface TextContent {
@@ -956,6 +1116,15 @@ export interface ThinkingEndEvent {
 }
 
 export type ThinkingLevel = "off" | "minimal" | "low" | "medium" | "high" | "xhigh";
+
+export interface ThinkingLevelChangeEntry {
+  id: string;
+  timestamp?: string | null;
+  parentId?: string | null;
+  thinkingLevel: string;
+  type: "thinking_level_change";
+  [key: string]: unknown;
+}
 
 export interface ThinkingLevelChanged {
   type: "thinking_level_changed";
@@ -1073,6 +1242,17 @@ export interface TrustReason {
   effect: string;
 }
 
+/** The files a run touched since its last such entry; outside the tree. */
+export interface TurnChangesEntry {
+  id: string;
+  timestamp?: string | null;
+  runId: string;
+  files: StoredFileChange[];
+  type: "turn_changes";
+  reverted?: boolean | null;
+  [key: string]: unknown;
+}
+
 /** What the run has changed so far: every file with its diff against the run's start. */
 export interface TurnDiff {
   type: "turn_diff";
@@ -1086,6 +1266,18 @@ export interface TurnEnd {
   toolResults: ToolResultMessage[];
 }
 
+/** Hunks marked reviewed by ``changes/accept``; outside the tree. */
+export interface TurnReviewEntry {
+  id: string;
+  timestamp?: string | null;
+  runId: string;
+  path: string;
+  hunkIds: string[];
+  state: "accepted";
+  type: "turn_review";
+  [key: string]: unknown;
+}
+
 export interface TurnStart {
   type: "turn_start";
 }
@@ -1094,6 +1286,12 @@ export interface UnavailableModels {
   provider: string;
   reason: string;
   models: string[];
+}
+
+/** an entry of a type this daemon does not know, kept exactly as read */
+export interface UnknownEntry {
+  type: string;
+  [key: string]: unknown;
 }
 
 /** a message of a role this daemon does not know, kept exactly as read */

@@ -110,6 +110,17 @@
 ---@field exitCode? integer
 ---@field fullOutputPath? string
 
+--- Written under the new position by ``session/navigate{summarize}``; ``fromId`` is the leaf left.
+---@class pi.BranchSummaryEntry
+---@field id string
+---@field timestamp? string|nil
+---@field parentId? string|nil
+---@field summary string
+---@field details? pi.FilesTouched|nil
+---@field usage? pi.Usage|nil
+---@field type "branch_summary"
+---@field fromId? string|nil
+
 ---@class pi.BranchSummaryMessage
 ---@field role "branchSummary"
 ---@field summary string
@@ -222,6 +233,18 @@
 ---@field willRetry boolean
 ---@field errorMessage? string
 
+--- The context before ``firstKeptEntryId`` is replaced by ``summary``.
+---@class pi.CompactionEntry
+---@field id string
+---@field timestamp? string|nil
+---@field parentId? string|nil
+---@field summary string
+---@field details? pi.FilesTouched|nil
+---@field usage? pi.Usage|nil
+---@field type "compaction"
+---@field firstKeptEntryId? string|nil
+---@field tokensBefore? integer|nil
+
 --- What a compaction did (``compaction_end.result``, and the ``compact`` method's answer).
 ---@class pi.CompactionOutcome
 ---@field summary string
@@ -267,6 +290,15 @@
 ---@field overwrite? boolean
 ---@field ignoreIfExists? boolean
 
+--- An extension's own data, in Pi's format; not part of the model's context.
+---@class pi.CustomEntry
+---@field id string
+---@field timestamp? string|nil
+---@field parentId? string|nil
+---@field customType string
+---@field type "custom"
+---@field data? any
+
 ---@class pi.CustomMessage
 ---@field role "custom"
 ---@field customType string
@@ -274,6 +306,17 @@
 ---@field display boolean
 ---@field details any
 ---@field timestamp integer
+
+--- An extension's message to the model, in Pi's format: ``content`` is text or content blocks.
+---@class pi.CustomMessageEntry
+---@field id string
+---@field timestamp? string|nil
+---@field parentId? string|nil
+---@field customType string
+---@field content any
+---@field type "custom_message"
+---@field display? boolean|nil
+---@field details? any
 
 ---@class pi.DeleteFile
 ---@field uri string
@@ -296,8 +339,8 @@
 ---@field sessionId? string|nil
 
 ---@class pi.EntriesResult
----@field header table<string, any>
----@field entries table<string, any>[]
+---@field header pi.SessionHeader
+---@field entries pi.SessionEntry[]
 ---@field more boolean
 ---@field cursor? string
 
@@ -314,6 +357,11 @@
 ---@class pi.FileChoice
 ---@field path string
 ---@field hunkIds? string[]|nil
+
+--- What a summarised stretch of the conversation read and modified.
+---@class pi.FilesTouched
+---@field readFiles? string[]|nil
+---@field modifiedFiles? string[]|nil
 
 ---@class pi.FsCapabilities
 ---@field readTextFile? boolean
@@ -349,6 +397,14 @@
 
 ---@alias pi.JsonObject table<string, any>
 
+--- A label on ``targetId`` (none: the label is removed); outside the tree.
+---@class pi.LabelEntry
+---@field id string
+---@field timestamp? string|nil
+---@field targetId string
+---@field type "label"
+---@field label? string|nil
+
 ---@class pi.LabelParams
 ---@field entryId string
 ---@field label? string|nil
@@ -357,6 +413,13 @@
 ---@class pi.LabelResult
 ---@field entryId string
 ---@field label? string
+
+--- ``session/navigate`` moved the current position to ``targetId``; outside the tree.
+---@class pi.LeafEntry
+---@field id string
+---@field timestamp? string|nil
+---@field targetId string
+---@field type "leaf"
 
 ---@class pi.ListModelsResult
 ---@field models pi.ModelInfo[]
@@ -396,6 +459,15 @@
 ---@field message pi.AgentMessage
 ---@field entryId? string
 
+--- A message at its ``message_end``; ``queueId`` when it was delivered from the queue.
+---@class pi.MessageEntry
+---@field id string
+---@field timestamp? string|nil
+---@field parentId? string|nil
+---@field message pi.AgentMessage
+---@field type "message"
+---@field queueId? string|nil
+
 ---@class pi.MessageStart
 ---@field type "message_start"
 ---@field message pi.AgentMessage
@@ -404,6 +476,14 @@
 ---@field type "message_update"
 ---@field assistantMessageEvent pi.AssistantMessageDelta
 ---@field usage? pi.Usage
+
+---@class pi.ModelChangeEntry
+---@field id string
+---@field timestamp? string|nil
+---@field parentId? string|nil
+---@field provider string
+---@field modelId string
+---@field type "model_change"
 
 ---@class pi.ModelChanged
 ---@field type "model_changed"
@@ -491,6 +571,23 @@
 ---@field disposition "started"|"queued"|"command"
 ---@field queueId? string
 ---@field command? pi.CommandOutcome
+
+--- A steering or follow-up message accepted into the queue; outside the tree.
+---@class pi.QueueAddEntry
+---@field id string
+---@field timestamp? string|nil
+---@field queueId string
+---@field kind pi.StreamingBehavior
+---@field message pi.AgentMessage
+---@field type "queue_add"
+
+--- A queued message taken out without being delivered; outside the tree.
+---@class pi.QueueDoneEntry
+---@field id string
+---@field timestamp? string|nil
+---@field queueId string
+---@field type "queue_done"
+---@field reason? string|nil
 
 --- A queued message (``queue_update.items``, ``getState.queue.items``).
 ---@class pi.QueueItem
@@ -585,6 +682,8 @@
 ---@class pi.SessionDeleteResult
 ---@field file string
 
+---@alias pi.SessionEntry pi.MessageEntry|pi.ModelChangeEntry|pi.ThinkingLevelChangeEntry|pi.SessionInfoEntry|pi.CompactionEntry|pi.BranchSummaryEntry|pi.LabelEntry|pi.CustomEntry|pi.CustomMessageEntry|pi.QueueAddEntry|pi.QueueDoneEntry|pi.LeafEntry|pi.SessionSettingsEntry|pi.TurnChangesEntry|pi.TurnReviewEntry|pi.UnknownEntry
+
 ---@class pi.SessionForkParams
 ---@field entryId string
 ---@field sessionId? string|nil
@@ -594,9 +693,25 @@
 ---@field file string
 ---@field text string
 
+--- Line 1 of a session file.
+---@class pi.SessionHeader
+---@field version integer
+---@field id string
+---@field type "session"
+---@field timestamp? string|nil
+---@field cwd? string|nil
+---@field parentSession? string|nil
+
 ---@class pi.SessionInfoChanged
 ---@field type "session_info_changed"
 ---@field name? string
+
+---@class pi.SessionInfoEntry
+---@field id string
+---@field timestamp? string|nil
+---@field parentId? string|nil
+---@field type "session_info"
+---@field name? string|nil
 
 ---@class pi.SessionListParams
 ---@field cwd? string|nil
@@ -631,6 +746,15 @@
 
 ---@class pi.SessionRef
 ---@field sessionId? string|nil
+
+--- The settings group that changed (the names and values of ``setQueueModes``, ``setAutoRetry``, ``setAutoCompaction``); outside the tree.
+---@class pi.SessionSettingsEntry
+---@field id string
+---@field timestamp? string|nil
+---@field type "session_settings"
+---@field queueModes? pi.JsonObject|nil
+---@field autoRetry? pi.JsonObject|nil
+---@field autoCompaction? pi.JsonObject|nil
 
 ---@class pi.SessionSettingsState
 ---@field autoRetry pi.AutoRetrySettings
@@ -741,6 +865,12 @@
 
 ---@alias pi.StopReason "stop"|"length"|"toolUse"|"error"|"aborted"|"pending"
 
+--- A file a run touched (absolute path), its content before the run and now: a SHA-256 naming a blob in ``.pi/blobs`` (none: the file does not exist; ``"?"``: not kept).
+---@class pi.StoredFileChange
+---@field path string
+---@field before? string|nil
+---@field after? string|nil
+
 ---@alias pi.StreamingBehavior "steer"|"followUp"
 
 ---@class pi.TextContent
@@ -787,6 +917,13 @@
 ---@field content string
 
 ---@alias pi.ThinkingLevel "off"|"minimal"|"low"|"medium"|"high"|"xhigh"
+
+---@class pi.ThinkingLevelChangeEntry
+---@field id string
+---@field timestamp? string|nil
+---@field parentId? string|nil
+---@field thinkingLevel string
+---@field type "thinking_level_change"
 
 ---@class pi.ThinkingLevelChanged
 ---@field type "thinking_level_changed"
@@ -888,6 +1025,15 @@
 ---@field field string
 ---@field effect string
 
+--- The files a run touched since its last such entry; outside the tree.
+---@class pi.TurnChangesEntry
+---@field id string
+---@field timestamp? string|nil
+---@field runId string
+---@field files pi.StoredFileChange[]
+---@field type "turn_changes"
+---@field reverted? boolean|nil
+
 --- What the run has changed so far: every file with its diff against the run's start.
 ---@class pi.TurnDiff
 ---@field type "turn_diff"
@@ -899,6 +1045,16 @@
 ---@field message pi.AssistantMessage
 ---@field toolResults pi.ToolResultMessage[]
 
+--- Hunks marked reviewed by ``changes/accept``; outside the tree.
+---@class pi.TurnReviewEntry
+---@field id string
+---@field timestamp? string|nil
+---@field runId string
+---@field path string
+---@field hunkIds string[]
+---@field state "accepted"
+---@field type "turn_review"
+
 ---@class pi.TurnStart
 ---@field type "turn_start"
 
@@ -906,6 +1062,10 @@
 ---@field provider string
 ---@field reason string
 ---@field models string[]
+
+--- an entry of a type this daemon does not know, kept exactly as read
+---@class pi.UnknownEntry
+---@field type string
 
 --- a message of a role this daemon does not know, kept exactly as read
 ---@class pi.UnknownMessage
