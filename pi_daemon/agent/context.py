@@ -49,7 +49,7 @@ class RepairMemo:
     def __init__(self) -> None:
         self.seen: list[LlmMessage] = []
         self.kept: list[LlmMessage] = []  # before the trailing open calls were closed
-        self.open_calls: dict[str, str] = {}
+        self.open_calls: dict[str, tuple[str, int]] = {}
         self.answered: set[str] = set()
 
 
@@ -62,7 +62,7 @@ def repair_for_provider(messages: Sequence[LlmMessage], memo: RepairMemo | None 
     """
     start = 0
     kept: list[LlmMessage] = []
-    open_calls: dict[str, str] = {}  # call id -> tool name, for the latest assistant turn
+    open_calls: dict[str, tuple[str, int]] = {}  # call id -> tool name and turn time, for the latest turn
     answered: set[str] = set()
     # The prefix check compares by identity first (list equality does), so it is cheap.
     if memo is not None and memo.seen and len(messages) >= len(memo.seen) \
@@ -71,7 +71,7 @@ def repair_for_provider(messages: Sequence[LlmMessage], memo: RepairMemo | None 
         kept, open_calls, answered = list(memo.kept), dict(memo.open_calls), set(memo.answered)
 
     def close_open_calls() -> None:
-        for call_id, name in open_calls.items():
+        for call_id, (name, at) in open_calls.items():
             if call_id not in answered:
                 kept.append(
                     ToolResultMessage(
@@ -79,6 +79,7 @@ def repair_for_provider(messages: Sequence[LlmMessage], memo: RepairMemo | None 
                         tool_name=name,
                         content=[TextContent(text=MISSING_RESULT_TEXT)],
                         is_error=True,
+                        timestamp=at,
                     )
                 )
         open_calls.clear()
@@ -95,7 +96,7 @@ def repair_for_provider(messages: Sequence[LlmMessage], memo: RepairMemo | None 
             if message.stop_reason in ("error", "aborted"):
                 continue
             for call in message.tool_calls():
-                open_calls[call.id] = call.name
+                open_calls[call.id] = (call.name, message.timestamp)
         kept.append(message)
     if memo is not None:
         memo.seen, memo.kept = list(messages), list(kept)
