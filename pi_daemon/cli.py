@@ -15,13 +15,14 @@ import json
 import logging
 import os
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from . import __version__
 from .json_types import JsonObject
 
 if TYPE_CHECKING:
     from .acp.initialize import AcpClient
+    from .llm.model import Model
     from .llm.registry import ModelRegistry
     from .rpc.initialize import ClientState
     from .rpc.transport import FrameReader, FrameWriter
@@ -167,7 +168,7 @@ def _fast_acp_initialize(items: list[object], writer: FrameWriter, reader: Frame
     return items[1:]
 
 
-def _load_models(workspace: str, args: argparse.Namespace) -> tuple[Any, Any] | None:
+def _load_models(workspace: str, args: argparse.Namespace) -> tuple[ModelRegistry, Model | None] | None:
     """The model registry and the default model; None (and the reason logged) when the
     configuration or ``--model`` cannot be used."""
     from .llm.registry import ModelRegistry, ModelUnavailable
