@@ -33,13 +33,13 @@ import typing
 from typing import IO, Any, Awaitable, Callable, Iterator, Literal, Mapping
 
 import attrs
-import orjson
 
 from .converter import converter, from_wire, to_wire
 from .rpc import methods as _methods  # noqa: F401 (registers every method: results are typed by it)
 from .rpc.errors import CODES, RpcError
 from .rpc.registry import CLIENT_REQUESTS, METHODS
 from .events import AssistantMessageDelta, MessageUpdate
+from .json_read import loads
 from .rpc.types import AGENT_EVENT, AgentEventParams
 
 RequestHandler = Callable[[Any], Any]
@@ -89,19 +89,6 @@ def read_frames(stream: IO[bytes], framing: Framing = "ndjson") -> Iterator[list
         yield [(header + line + body, body)]
 
 
-_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
-_LONG_NUMBER = b"0" * 20  # 20 digits in a row: may not fit 64 bits, and orjson reads such a number as a float
-
-
-def loads(body: bytes) -> Any:
-    """A frame's JSON, exactly as the json module reads it; orjson's faster parse where it
-    gives the same value (not for a lone surrogate escape or an integer beyond 64 bits)."""
-    if _LONG_NUMBER not in body.translate(_DIGITS_AS_ZERO):
-        try:
-            return orjson.loads(body)
-        except orjson.JSONDecodeError:
-            pass
-    return json.loads(body)
 
 
 # The streamed deltas ({type, contentIndex, delta}): most frames of an answer are one of them

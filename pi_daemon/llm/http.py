@@ -56,15 +56,6 @@ def encode_json(value: Any) -> bytes:
         return json.dumps(value, separators=(",", ":"), default=_decoded).encode("ascii")
 
 
-def decode_json(text: str | bytes) -> Any:
-    """JSON from a provider: orjson, and the standard parser for what orjson refuses (NaN,
-    a lone surrogate, an int beyond 64 bits) so that it is read, or refused, as before."""
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return json.loads(text)
-
-
 def _fragment(value: Any) -> Any:
     if isinstance(value, Encoded):
         return orjson.Fragment(value.raw)

@@ -15,7 +15,8 @@ from ..cancel import Cancelled
 from ..events import AssistantMessageEvent
 from ..json_types import JsonValue
 from .errors import ProviderErrorDetail
-from .http import decode_json, failure
+from ..json_read import loads
+from .http import failure
 from .stream import ErrorReason
 
 
@@ -36,7 +37,7 @@ class SseRun:
                     if data:
                         break
                     continue
-                for event in handle(decode_json(data)):
+                for event in handle(loads(data)):
                     yield event
                 if finished():
                     break

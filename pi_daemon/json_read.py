@@ -1,0 +1,31 @@
+"""JSON read exactly as the ``json`` module reads it, at orjson's speed where the two agree.
+
+orjson reads an integer of 20 or more digits as a float (silently losing digits) and
+refuses a lone surrogate escape and ``NaN``; for those the ``json`` module reads the text,
+so a frame or a provider's event means what it says whatever parser read it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import orjson
+
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_DIGITS_AS_ZERO_STR = str.maketrans("123456789", "000000000")
+_LONG_NUMBER = "0" * 20  # 20 digits in a row: may not fit 64 bits
+
+
+def loads(text: str | bytes) -> Any:
+    """The JSON value of ``text``; raises ``ValueError`` (``json.JSONDecodeError``) when it is not JSON."""
+    if isinstance(text, bytes):
+        long_number = _LONG_NUMBER.encode() in text.translate(_DIGITS_AS_ZERO)
+    else:
+        long_number = _LONG_NUMBER in text.translate(_DIGITS_AS_ZERO_STR)
+    if not long_number:
+        try:
+            return orjson.loads(text)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(text)
