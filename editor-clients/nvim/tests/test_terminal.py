@@ -93,7 +93,9 @@ class Terminal:
     def evaluate(self, expression: str) -> str:
         """The value of a Vim expression, as echoed on the command line."""
         marker = uuid.uuid4().hex[:6]
-        self.command(f"echo '{marker}=' . ({expression})")
+        # The typed command line must not contain "marker=" itself: a screen captured before
+        # Enter is handled would otherwise read the command as its own answer.
+        self.command(f"echo '{marker}' . '=' . ({expression})")
         screen = self.wait_for(f"{marker}=")
         return screen.split(f"{marker}=", 1)[1].split()[0]
 
