@@ -14,6 +14,10 @@ With ``--bash`` the files are changed on disk behind the tools' back, as a comma
 in a git work tree (the 200 files committed first): the run snapshots the worktree before
 its first command and each event starts with the scan that finds what changed.
 
+A file the tools write is stored and diffed when it is written (``ChangeLog.record``, in
+the tool's own time), so the event only gathers; that cost is shown too, per batch, as
+``recording``. A command's changes are found, stored and diffed by the event's scan.
+
 Each figure is the median over ``--runs`` runs (the first event) or all their later events,
 in milliseconds: wall-clock and CPU time of the process and its git children (the one to
 read on a shared, loaded machine).
@@ -25,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import random
 import resource
@@ -37,6 +40,7 @@ from pathlib import Path
 
 from pi_daemon.converter import from_wire, to_wire
 from pi_daemon.events import ChangedFile, TurnDiff
+from pi_daemon.rpc.protocol import dumps
 from pi_daemon.session.changes import ChangeLog
 from pi_daemon.session.store import SessionStore
 from pi_daemon.tools.workspace import Workspace
@@ -67,12 +71,31 @@ def event(log: ChangeLog, bash: bool) -> tuple[float, float]:
     if bash:
         asyncio.run(log.scan())
     files = log.turn_diff() or []
-    json.dumps(to_wire(TurnDiff(run_id=log.run_id or "", files=from_wire(files, list[ChangedFile]))))
+    event = to_wire(TurnDiff(run_id=log.run_id or "", files=from_wire(files, list[ChangedFile])))
+    dumps({"jsonrpc": "2.0", "method": "agent/event", "params": {"sessionId": "bench", "seq": 1, "event": event}})
     return (time.perf_counter() - start) * 1000, (cpu_now() - cpu) * 1000
 
 
-def one_run(opts: argparse.Namespace, rng: random.Random) -> tuple[tuple[float, float], list[tuple[float, float]]]:
-    """A run in a fresh workspace: (its first event, its later events)."""
+class Clock:
+    """Wall and CPU milliseconds of what runs inside ``with`` blocks, added up."""
+
+    def __init__(self) -> None:
+        self.wall = self.cpu = 0.0
+
+    def __enter__(self) -> None:
+        self._start = time.perf_counter(), cpu_now()
+
+    def __exit__(self, *exc: object) -> None:
+        self.wall += (time.perf_counter() - self._start[0]) * 1000
+        self.cpu += (cpu_now() - self._start[1]) * 1000
+
+
+Times = list[tuple[float, float]]
+
+
+def one_run(opts: argparse.Namespace, rng: random.Random) -> tuple[Times, Times, Times, Times]:
+    """A run in a fresh workspace: its first event, its later events, and the recording of the
+    first batch and of the later ones (the tools' writes as the change log sees them)."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         befores = {root / f"src/f{n}.py": content(n, opts.lines) for n in range(opts.files)}
@@ -92,27 +115,31 @@ def one_run(opts: argparse.Namespace, rng: random.Random) -> tuple[tuple[float, 
         if opts.bash:
             asyncio.run(log.before_bash())
 
-        def change(path: Path, data: bytes) -> None:
+        def change(path: Path, data: bytes, clock: Clock) -> None:
             if opts.bash:
                 path.write_bytes(data)
                 log._bash_ran = True  # as before_bash marks each command of the batch
             else:
-                log.record(path, lambda: befores[path], data)
+                with clock:
+                    log.record(path, lambda: befores[path], data)
 
         now = {}
+        clock = Clock()
         for path, before in befores.items():
             now[path] = edited(before, rng)
-            change(path, now[path])
-        first = event(log, opts.bash)
-        times = []
+            change(path, now[path], clock)
+        first, recorded = [event(log, opts.bash)], [(clock.wall, clock.cpu)]
+        times, recordings = [], []
         for _ in range(opts.events):
+            clock = Clock()
             for path in rng.sample(sorted(now), opts.touch):
                 now[path] = edited(now[path], rng)
-                change(path, now[path])
+                change(path, now[path], clock)
             times.append(event(log, opts.bash))
+            recordings.append((clock.wall, clock.cpu))
         log.finish()
         store.close()
-    return first, times
+    return first, times, recorded, recordings
 
 
 def main() -> None:
@@ -125,16 +152,23 @@ def main() -> None:
     parser.add_argument("--bash", action="store_true", help="changed by a command in a git work tree")
     opts = parser.parse_args()
     rng = random.Random(7)
-    firsts, times = [], []
+    firsts: Times = []
+    times: Times = []
+    recorded: Times = []
+    recordings: Times = []
     for _ in range(opts.runs):
-        first, later = one_run(opts, rng)
-        firsts.append(first)
-        times += later
+        run = one_run(opts, rng)
+        for into, rows in zip((firsts, times, recorded, recordings), run):
+            into += rows
     how = "changed by a command in a git work tree" if opts.bash else "written by the tools"
     print(f"turn_diff, {opts.files} files x {opts.lines} lines, 3 hunks each, {how}")
     print("  wall / CPU ms (CPU: this process and its git children), median over the events (max)")
-    for name, rows in ((f"first event (all {opts.files} files diffed), {opts.runs} runs", firsts),
-                       (f"later events, {opts.touch} files touched since the last, {len(times)} events", times)):
+    table = [(f"first event (all {opts.files} files changed), {opts.runs} runs", firsts),
+             (f"later events, {opts.touch} files touched since the last, {len(times)} events", times)]
+    if not opts.bash:
+        table += [(f"recording the first batch ({opts.files} writes)", recorded),
+                  (f"recording a later batch ({opts.touch} writes)", recordings)]
+    for name, rows in table:
         wall, cpu = [t[0] for t in rows], [t[1] for t in rows]
         print(f"  {name}: {statistics.median(wall):8.1f} / {statistics.median(cpu):8.1f}"
               f"   (max {max(wall):.1f} / {max(cpu):.1f})")

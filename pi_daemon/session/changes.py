@@ -11,9 +11,10 @@ the session emits ``turn_diff``; before it is told, the files touched since the 
 are appended to the session file as a ``turn_changes`` entry (for a file, a later entry
 of the run replaces an earlier one), with the contents stored once each under
 ``.pi/blobs/<sha256>`` (the JSONL lines stay small; the tools cannot write under ``.pi/``).
-``turn_review`` entries record hunks the user accepted. Diffs are computed per file and
-cached until the file is touched again, so an event costs the files touched since the
-last one.
+``turn_review`` entries record hunks the user accepted. A file's contents are stored and
+its diff computed when it is recorded (for ``write``/``edit``, in the tool's own time; for
+``bash``, by the scan after the batch) and kept until the file is touched again, so an
+event only gathers: it writes the entry and lists what is ready.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ import asyncio
 import hashlib
 import os
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import AbstractSet, Any, Callable, overload
 
@@ -33,7 +33,6 @@ from ..tools.snapshot import UNKNOWN, take_async
 from ..tools.workspace import READ, PathRefused, Workspace
 from .store import SessionStore
 
-_WRITER = ThreadPoolExecutor(1, thread_name_prefix="pi-blobs")
 UNKNOWN_BLOB = "?"  # a before-content that was not kept (outside git, a large file)
 
 
@@ -88,13 +87,16 @@ class Blobs:
 class Tracked:
     """One file of the live run."""
 
-    __slots__ = ("before", "after", "diff", "blobs")
+    __slots__ = ("before", "after", "diff", "blobs", "before_blob", "wire", "unsaved")
 
     def __init__(self, before: Any, after: bytes | None) -> None:
         self.before = before
         self.after = after
         self.diff: FileDiff | None = None  # None: touched since it was last computed
-        self.blobs: tuple[str | None, str | None] | None = None  # None: not yet stored
+        self.blobs: tuple[str | None, str | None] | None = None  # None: ``after`` not yet stored
+        self.before_blob: tuple[str | None] | None = None  # None: ``before`` not yet stored
+        self.wire: dict[str, Any] | None = None  # the diff as turn_diff lists it
+        self.unsaved = True  # touched since the run's last turn_changes entry
 
 
 def _diff(shown: str, before: Any, after: bytes | None) -> FileDiff:
@@ -134,14 +136,22 @@ class ChangeLog:
         return self.run_id
 
     def record(self, target: Path, before: Callable[[], object], after: bytes | None) -> None:
+        """A tool changed ``target``: its contents are stored and its diff computed now, in the
+        tool's own time, so the next ``turn_diff`` only gathers what is ready."""
         if self.run_id is None:
             return  # a write outside a run (a revert): not part of any run
         tracked = self.files.get(str(target))
         if tracked is None:
-            self.files[str(target)] = Tracked(before(), after)
+            tracked = self.files[str(target)] = Tracked(before(), after)
         else:
-            tracked.after, tracked.diff, tracked.blobs = after, None, None
+            tracked.after, tracked.diff, tracked.blobs, tracked.wire = after, None, None, None
+        tracked.unsaved = True
         self._unsaved = True
+        try:
+            self._store_one(tracked)
+        except OSError:
+            pass  # stored (or the failure reported) by the next turn_diff
+        self._wire(str(target), tracked)
 
     async def before_bash(self) -> None:
         """A command is about to run: snapshot the workspace first (once per run)."""
@@ -172,30 +182,37 @@ class ChangeLog:
         last call; None when nothing was touched since (unless ``always`` and the run has files)."""
         if self.run_id is None or not (self._unsaved or (always and self.files)):
             return None
-        # The contents are stored by a worker thread while this one diffs (file writes release
-        # the GIL): a batch that touched 200 files costs the larger of the two, not their sum.
-        touched = [(path, tracked) for path, tracked in self.files.items() if tracked.blobs is None]
-        saving = _WRITER.submit(self._store, touched) if touched else None
+        stored = []
         out = []
         for path, tracked in self.files.items():
-            if tracked.diff is None:
-                tracked.diff = _diff(self.workspace.show(Path(path)), tracked.before, tracked.after)
-            if tracked.diff.diff:
-                out.append(wire(tracked.diff))
-        stored = saving.result() if saving is not None else []
+            if tracked.unsaved:
+                self._store_one(tracked)  # already done when the file was recorded, unless that failed
+                assert tracked.blobs is not None
+                stored.append({"path": path, "before": tracked.blobs[0], "after": tracked.blobs[1]})
+            wired = self._wire(path, tracked)
+            if wired is not None:
+                out.append(wired)
         if stored and self.store.read_only is None:
             self.store.append("turn_changes", runId=self.run_id, files=stored)
+        for tracked in self.files.values():
+            tracked.unsaved = False
         self._unsaved = False
         return out
 
-    def _store(self, touched: list[tuple[str, Tracked]]) -> list[dict[str, Any]]:
-        stored = []
-        for path, tracked in touched:
-            before = UNKNOWN_BLOB if tracked.before is UNKNOWN else (
-                None if tracked.before is None else self.blobs.put(tracked.before))
-            tracked.blobs = (before, None if tracked.after is None else self.blobs.put(tracked.after))
-            stored.append({"path": path, "before": tracked.blobs[0], "after": tracked.blobs[1]})
-        return stored
+    def _wire(self, path: str, tracked: Tracked) -> dict[str, Any] | None:
+        """The file's entry in turn_diff (None: no change to show), computed once per change."""
+        if tracked.diff is None:
+            tracked.diff = _diff(self.workspace.show(Path(path)), tracked.before, tracked.after)
+            tracked.wire = wire(tracked.diff) if tracked.diff.diff else None
+        return tracked.wire
+
+    def _store_one(self, tracked: Tracked) -> None:
+        if tracked.blobs is not None:
+            return
+        if tracked.before_blob is None:  # the same for the whole run: stored once
+            tracked.before_blob = (UNKNOWN_BLOB if tracked.before is UNKNOWN else (
+                None if tracked.before is None else self.blobs.put(tracked.before)),)
+        tracked.blobs = (tracked.before_blob[0], None if tracked.after is None else self.blobs.put(tracked.after))
 
     async def on_event(self, event: Any, emit: Callable[[Any], Any]) -> None:
         """Follow the run: start, snapshot before a command, ``turn_diff`` after a batch / at the end."""
