@@ -23,6 +23,7 @@ import asyncio
 import hashlib
 import os
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import AbstractSet, Any, Callable, overload
 
@@ -33,6 +34,7 @@ from ..tools.snapshot import UNKNOWN, take_async
 from ..tools.workspace import READ, PathRefused, Workspace
 from .store import SessionStore
 
+_WRITER = ThreadPoolExecutor(1, thread_name_prefix="pi-blobs")
 UNKNOWN_BLOB = "?"  # a before-content that was not kept (outside git, a large file)
 
 
@@ -135,11 +137,12 @@ class ChangeLog:
         self._unsaved = False
         return self.run_id
 
-    def record(self, target: Path, before: Callable[[], object], after: bytes | None) -> None:
-        """A tool changed ``target``: its contents are stored and its diff computed now, in the
-        tool's own time, so the next ``turn_diff`` only gathers what is ready."""
+    def record(self, target: Path, before: Callable[[], object], after: bytes | None,
+               prepare: bool = True) -> Tracked | None:
+        """A tool changed ``target``: its contents are stored and its diff computed now (unless
+        not ``prepare``), in the tool's own time, so the next ``turn_diff`` only gathers."""
         if self.run_id is None:
-            return  # a write outside a run (a revert): not part of any run
+            return None  # a write outside a run (a revert): not part of any run
         tracked = self.files.get(str(target))
         if tracked is None:
             tracked = self.files[str(target)] = Tracked(before(), after)
@@ -147,11 +150,10 @@ class ChangeLog:
             tracked.after, tracked.diff, tracked.blobs, tracked.wire = after, None, None, None
         tracked.unsaved = True
         self._unsaved = True
-        try:
-            self._store_one(tracked)
-        except OSError:
-            pass  # stored (or the failure reported) by the next turn_diff
-        self._wire(str(target), tracked)
+        if prepare:
+            self._try_store(tracked)
+            self._wire(str(target), tracked)
+        return tracked
 
     async def before_bash(self) -> None:
         """A command is about to run: snapshot the workspace first (once per run)."""
@@ -164,8 +166,17 @@ class ChangeLog:
         if self.snapshot is None or not self._bash_ran:
             return
         self._bash_ran = False
-        changed = await asyncio.to_thread(self.snapshot.changes)
-        for path, before in changed:
+        touched = []
+        for path, before, after in await asyncio.to_thread(self._changed, self.snapshot):
+            tracked = self.record(Path(path), lambda: before, after, prepare=False)  # called at once
+            if tracked is not None:
+                touched.append((path, tracked))
+        await asyncio.to_thread(self._prepare_all, touched)
+
+    def _changed(self, snapshot: Any) -> list[tuple[str, object, bytes | None]]:
+        """What changed since the last scan: (path, content before the run, content now)."""
+        out = []
+        for path, before in snapshot.changes():
             if self.workspace.show(Path(path)).split(os.sep)[0] == ".pi":
                 continue
             after = None
@@ -175,7 +186,20 @@ class ChangeLog:
                         after = file.read()
                 except (PathRefused, OSError):
                     continue
-            self.record(Path(path), lambda: before, after)  # record calls it at once
+            out.append((path, before, after))
+        return out
+
+    def _prepare_all(self, touched: list[tuple[str, Tracked]]) -> None:
+        """Many files at once (a command's): a second thread stores them while this one diffs
+        (hashing and file writes release the GIL), so the batch costs the larger of the two."""
+        def store() -> None:
+            for _, tracked in touched:
+                self._try_store(tracked)
+
+        storing = _WRITER.submit(store)
+        for path, tracked in touched:
+            self._wire(path, tracked)
+        storing.result()
 
     def turn_diff(self, always: bool = False) -> list[dict[str, Any]] | None:
         """The run's files as ``turn_diff`` shows them, after storing the files touched since the
@@ -205,6 +229,12 @@ class ChangeLog:
             tracked.diff = _diff(self.workspace.show(Path(path)), tracked.before, tracked.after)
             tracked.wire = wire(tracked.diff) if tracked.diff.diff else None
         return tracked.wire
+
+    def _try_store(self, tracked: Tracked) -> None:
+        try:
+            self._store_one(tracked)
+        except OSError:
+            pass  # stored (or the failure reported) by the next turn_diff
 
     def _store_one(self, tracked: Tracked) -> None:
         if tracked.blobs is not None:

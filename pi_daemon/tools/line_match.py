@@ -39,7 +39,7 @@ Opcode = tuple[str, int, int, int, int]  # (tag, i1, i2, j1, j2), as SequenceMat
 
 _BREAKS = "\r\x0b\x0c\x1c\x1d\x1e"  # the line breaks of str.splitlines besides "\n" ...
 _WIDE_BREAKS = "\x85\u2028\u2029"  # ... and those beyond ASCII
-_WINDOW = 4096  # characters read ahead to find where a changed region ends
+_WINDOWS = (1024, 8192)  # characters read ahead to find where a changed region ends
 
 
 def _anchors(old: list[str], new: list[str]) -> list[tuple[int, int]]:
@@ -189,24 +189,25 @@ def _resync(a: str, ia: int, b: str, ib: int) -> tuple[int, int]:
     """Where a changed region starting at (``ia``, ``ib``) may end: line starts past it in
     both texts where a line of one meets the same line of the other. Any answer is correct
     (the regions are widened and matched by the reference's steps); a close one is cheap."""
-    ahead_a, ahead_b = a[ia:ia + _WINDOW].splitlines(True), b[ib:ib + _WINDOW].splitlines(True)
-    if ia + _WINDOW < len(a):
-        ahead_a.pop()  # maybe a part of a line
-    if ib + _WINDOW < len(b):
-        ahead_b.pop()
-    first_b: dict[str, int] = {}
-    for y, line in enumerate(ahead_b):
-        first_b.setdefault(line, y)
-    best: tuple[int, int, int] | None = None  # (lines skipped, x, y)
-    for x, line in enumerate(ahead_a):
-        y = first_b.get(line, -1)
-        if y >= 0 and (x, y) != (0, 0) and (best is None or x + y < best[0]):
-            best = (x + y, x, y)
-        if best is not None and x >= best[0]:
-            break
-    if best is not None:
-        _, x, y = best
-        return ia + sum(map(len, ahead_a[:x])), ib + sum(map(len, ahead_b[:y]))
+    for window in _WINDOWS:
+        ahead_a, ahead_b = a[ia:ia + window].splitlines(True), b[ib:ib + window].splitlines(True)
+        if ia + window < len(a):
+            ahead_a.pop()  # maybe a part of a line
+        if ib + window < len(b):
+            ahead_b.pop()
+        first_b: dict[str, int] = {}
+        for y, line in enumerate(ahead_b):
+            first_b.setdefault(line, y)
+        best: tuple[int, int, int] | None = None  # (lines skipped, x, y)
+        for x, line in enumerate(ahead_a):
+            y = first_b.get(line, -1)
+            if y >= 0 and (x, y) != (0, 0) and (best is None or x + y < best[0]):
+                best = (x + y, x, y)
+            if best is not None and x >= best[0]:
+                break
+        if best is not None:
+            _, x, y = best
+            return ia + sum(map(len, ahead_a[:x])), ib + sum(map(len, ahead_b[:y]))
     # farther than the window: a long insertion or deletion; look for the region's first lines
     found: list[tuple[int, int]] = []
     for line, pos in zip(ahead_a[:3], accumulate(map(len, ahead_a), initial=ia)):
