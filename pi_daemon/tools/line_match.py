@@ -40,6 +40,11 @@ Opcode = tuple[str, int, int, int, int]  # (tag, i1, i2, j1, j2), as SequenceMat
 _BREAKS = "\r\x0b\x0c\x1c\x1d\x1e"  # the line breaks of str.splitlines besides "\n" ...
 _WIDE_BREAKS = "\x85\u2028\u2029"  # ... and those beyond ASCII
 _WINDOWS = (1024, 8192)  # characters read ahead to find where a changed region ends
+# Each region, and each common line looked at while widening one, costs a search of the whole
+# text: past these many (a file rewritten throughout, or of a few repeated lines) the
+# reference, which counts every line once, is the cheaper way.
+MAX_REGIONS = 64
+MAX_LOOKS = 256
 
 
 def _anchors(old: list[str], new: list[str]) -> list[tuple[int, int]]:
@@ -223,9 +228,10 @@ def _resync(a: str, ia: int, b: str, ib: int) -> tuple[int, int]:
     return len(a), len(b)
 
 
-def _regions(a: str, b: str) -> list[tuple[int, int, int, int]]:
+def _regions(a: str, b: str) -> list[tuple[int, int, int, int]] | None:
     """Changed regions ``(ia, ja, ib, jb)``: ``a[ia:ja]`` became ``b[ib:jb]``, all at line
-    starts; between two regions (and before the first, after the last) the texts are equal."""
+    starts; between two regions (and before the first, after the last) the texts are equal.
+    None: more than :data:`MAX_REGIONS`."""
     out: list[tuple[int, int, int, int]] = []
     pa = pb = 0
     while True:
@@ -237,6 +243,8 @@ def _regions(a: str, b: str) -> list[tuple[int, int, int, int]]:
         ib = pb + (ia - pa)
         ja, jb = _resync(a, ia, b, ib)
         out.append((ia, ja, ib, jb))
+        if len(out) > MAX_REGIONS:
+            return None
         if ja == len(a) and jb == len(b):
             return out
         pa, pb = ja, jb
@@ -254,11 +262,20 @@ class _Span:
         self.new: list[str] = []
 
 
+class _TooFar(Exception):
+    """Widening the regions looked at more than :data:`MAX_LOOKS` lines."""
+
+
 def _spans(a: str, b: str, regions: list[tuple[int, int, int, int]],
            changed_new: set[str]) -> list[_Span]:
     """The regions, each widened to the anchors around it (merged when they meet)."""
+    looks = 0
 
     def anchor(pos: int) -> bool:  # the common line at ``pos`` of ``a``
+        nonlocal looks
+        looks += 1
+        if looks > MAX_LOOKS:
+            raise _TooFar
         line = a[pos:_line_end(a, pos)]
         return line not in changed_new and not _elsewhere(a, line, pos)
 
@@ -293,12 +310,17 @@ def opcodes_of_texts(a: str, b: str) -> tuple[list[Opcode], Callable[[int, int],
     if not (_plain(a) and _plain(b)):
         return None
     regions = _regions(a, b)
+    if regions is None:
+        return None
     changed_old: Counter[str] = Counter()
     changed_new: Counter[str] = Counter()
     for ia, ja, ib, jb in regions:
         changed_old.update(a[ia:ja].splitlines(True))
         changed_new.update(b[ib:jb].splitlines(True))
-    spans = _spans(a, b, regions, set(changed_new))
+    try:
+        spans = _spans(a, b, regions, set(changed_new))
+    except _TooFar:
+        return None
     ops: list[Opcode] = []
     pos = line = 0  # a line count of ``a`` up to ``pos``
     old_at = new_at = 0  # where the last span ended, in lines
@@ -329,6 +351,8 @@ def _span_anchors(a: str, b: str, span: _Span, changed_old: Counter[str],
     maybe = {line for line in changed_new if line in changed_old}
     if not maybe:
         return []
+    if len(maybe) > MAX_LOOKS:
+        return None
     in_old, in_new = Counter(span.old), Counter(span.new)
     starts_old = [span.sa, *accumulate(map(len, span.old), initial=span.sa)][1:]
     starts_new = [span.sb, *accumulate(map(len, span.new), initial=span.sb)][1:]

@@ -71,3 +71,18 @@ def test_declines_other_line_breaks_and_file_diff_still_matches():
     assert opcodes_of_texts("a\r\nb\r\n", "a\r\nc\r\n") is None
     assert opcodes_of_texts("a\u2028b\n", "a\n") is None
     assert file_diff("f", "a\r\nb\r\n", "a\r\nc\r\n").diff == "--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\r\n-b\r\n+c\r\n"
+
+
+def test_a_file_changed_throughout_or_of_repeated_lines_takes_the_reference():
+    lines = [f"line {n}\n" for n in range(400)]
+    throughout = [line.upper() if n % 2 else line for n, line in enumerate(lines)]
+    assert opcodes_of_texts("".join(lines), "".join(throughout)) is None  # a search per region
+    same = ["x = 1\n"] * 600
+    edited = same[:300] + ["y = 2\n"] + same[300:]
+    assert opcodes_of_texts("".join(same), "".join(edited)) is None  # no anchor near the edit
+    for old, new in ((lines, throughout), (same, edited)):  # the reference's hunks rebuild the new text
+        rebuilt = list(old)
+        for hunk in reversed(file_diff("f", "".join(old), "".join(new)).hunks):
+            b1, b2, a1, a2 = hunk.changed
+            rebuilt[b1:b2] = new[a1:a2]
+        assert rebuilt == new
