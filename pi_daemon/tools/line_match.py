@@ -21,9 +21,10 @@ once: long stretches are identical):
    reference matches as equal: so outside the widened regions all is equal, as here.
 
 It returns None, and the caller uses the reference, when the texts break lines on anything
-but "\\n" (``str.splitlines`` knows ten line breaks) or when the anchors of a region would
+but "\\n" (``str.splitlines`` knows ten line breaks), when the anchors of a region would
 not come in order (a line moved: the reference then picks a longest increasing subsequence
-over the whole file). ``tests/tools/test_line_match.py`` compares both on random edits.
+over the whole file), or when the searches would cost more than counting every line (see
+:data:`MAX_REGIONS`). ``tests/tools/test_line_match.py`` compares both on random edits.
 """
 
 from __future__ import annotations

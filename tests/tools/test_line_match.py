@@ -2,6 +2,7 @@
 
 import random
 
+from pi_daemon.tools import diffs
 from pi_daemon.tools.diffs import file_diff
 from pi_daemon.tools.line_match import opcodes, opcodes_of_texts
 
@@ -86,3 +87,16 @@ def test_a_file_changed_throughout_or_of_repeated_lines_takes_the_reference():
             b1, b2, a1, a2 = hunk.changed
             rebuilt[b1:b2] = new[a1:a2]
         assert rebuilt == new
+
+
+def test_file_diffs_have_the_reference_hunk_ids(monkeypatch):
+    """What a stored run is read back with: hunks, ids and text as the reference gives them."""
+    rng = random.Random(9)
+    pairs = []
+    for n in range(60):
+        lines = [rng.choice(["\n", "    }\n", f"    item_{k} = compute({k})\n"]) for k in range(rng.randrange(50, 1500))]
+        pairs.append(("".join(lines), "".join(edit(rng, lines, ["    }\n", "\n", "changed\n"]))))
+    fast = [file_diff(f"f{n}.py", a, b) for n, (a, b) in enumerate(pairs)]
+    monkeypatch.setattr(diffs, "opcodes_of_texts", lambda a, b: None)
+    assert fast == [file_diff(f"f{n}.py", a, b) for n, (a, b) in enumerate(pairs)]
+    assert sum(len(d.hunks) for d in fast) > 100
