@@ -1,12 +1,12 @@
 """Cost of one ``turn_diff`` event for a run that has touched 200 files of 2,000 lines.
 
 In process, through the session's change log (:mod:`pi_daemon.session.changes`) the way a
-run drives it: ``write``/``edit`` record each file at the file-access seam, and after a
-tool batch the event is built — per-file diffs (cached until the file is touched again),
-the contents stored as blobs, the ``turn_changes`` entry appended to a real session file,
-and the event serialised to JSON as it goes on the wire.
+run drives it: ``write``/``edit`` record each file at the file-access seam (its contents
+stored as blobs, its diff computed and cached until the file is touched again), and after
+a tool batch the event is built — the ``turn_changes`` entry appended to a real session
+file, the files listed, and the event encoded as the daemon sends it.
 
-  * ``first``: the batch that touched all 200 files at once (every diff computed);
+  * ``first``: the batch that touched all 200 files at once;
   * ``per event``: each later batch edits ``--touch`` of the 200 files (default 3),
     and the event lists all 200 again.
 
