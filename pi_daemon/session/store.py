@@ -379,13 +379,12 @@ def _parse(path: Path, data: bytes) -> Parsed:
     skipped: list[dict[str, Any]] = []
     ids: set[str] = set()
     last_tree: str | None = None
-    good_end = first_nl + 1
     raw = data.split(b"\n")
     del raw[0]  # the header
     torn = raw.pop()  # after the last line end: nothing, or a torn last line (cut off)
+    good_end = len(data) - len(torn)
     last = len(raw) + 1 if not torn else -1  # the last line, when nothing follows it
     for line_no, line in enumerate(raw, 2):
-        good_end += len(line) + 1
         if not line or line.isspace():
             continue
         try:
