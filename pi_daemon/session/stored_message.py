@@ -103,7 +103,7 @@ def _cost(value: dict[str, Any]) -> Cost | None:
         elif kind is not float:
             return None
         amounts.append(amount)
-    return Cost(*amounts)
+    return Cost(*amounts)  # in the class's field order, as is Usage below (the tests compare with the converter)
 
 
 def _usage(value: Any) -> Usage | None:
