@@ -17,13 +17,17 @@ _DIGITS_AS_ZERO_STR = str.maketrans("123456789", "000000000")
 _LONG_NUMBER = "0" * 20  # 20 digits in a row: may not fit 64 bits
 
 
+def long_number(text: str | bytes) -> bool:
+    """``text`` has 20 digits in a row, which orjson may not read exactly (else it reads any
+    JSON in ``text`` exactly, or refuses it)."""
+    if isinstance(text, bytes):
+        return _LONG_NUMBER.encode() in text.translate(_DIGITS_AS_ZERO)
+    return _LONG_NUMBER in text.translate(_DIGITS_AS_ZERO_STR)
+
+
 def loads(text: str | bytes) -> Any:
     """The JSON value of ``text``; raises ``ValueError`` (``json.JSONDecodeError``) when it is not JSON."""
-    if isinstance(text, bytes):
-        long_number = _LONG_NUMBER.encode() in text.translate(_DIGITS_AS_ZERO)
-    else:
-        long_number = _LONG_NUMBER in text.translate(_DIGITS_AS_ZERO_STR)
-    if not long_number:
+    if not long_number(text):
         try:
             return orjson.loads(text)
         except orjson.JSONDecodeError:

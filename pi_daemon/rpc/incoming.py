@@ -3,15 +3,21 @@
 One place for the checks both the fast ``initialize`` path and the server make: JSON
 parsing (nesting is bounded by orjson at 1024 levels), lone surrogates, batch arrays,
 and which ids are ids. Imports nothing heavy: it runs before pygls is loaded.
+
+A frame is read by orjson unless it holds a number of 20 or more digits, which orjson
+would read as a float (:mod:`..json_read`); such a frame is read by the json module, so
+the integer is exactly the one sent, with the same refusals as orjson's (``NaN``, an
+infinite number, a lone surrogate).
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, NoReturn
 
 import orjson
 
+from .. import json_read
 from .errors import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, shorten
 
 # Integers beyond this are not exact in JavaScript (every editor's client): refused as ids.
@@ -39,7 +45,7 @@ def valid_id(value: Any) -> bool:
 def message_object(frame: bytes) -> dict[str, Any]:
     """The frame's JSON object; raises :class:`Refused` for anything that is not one."""
     try:
-        data = orjson.loads(frame)
+        data = orjson.loads(frame) if not json_read.long_number(frame) else _exactly(frame)
     except orjson.JSONDecodeError as exc:
         data = _with_surrogates(frame, exc)
     if isinstance(data, list):
@@ -62,21 +68,57 @@ def _with_surrogates(frame: bytes, exc: orjson.JSONDecodeError) -> Any:
         raise Refused(None, PARSE_ERROR, f"parse error: {shorten(text)}") from None
     if not isinstance(data, dict):
         raise Refused(None, INVALID_REQUEST, "a message must be a JSON object with valid Unicode strings")
+    _refuse_surrogate(data)
+
+
+def _refuse_surrogate(data: dict[str, Any]) -> NoReturn:
+    """Refuse a message holding a lone surrogate, answering its id."""
     request_id = data.get("id") if valid_id(data.get("id")) else None
     reply = "id" in data and "result" not in data and "error" not in data
-    where = _surrogate_path(data)
+    where = _surrogate_path(data) or "the message"
     problem = "contains a lone surrogate, which is not valid Unicode (send a \\ud8xx\\udcxx pair)"
     if where.startswith("params") and "method" in data:
         raise Refused(request_id, INVALID_PARAMS, f"invalid params: {where}: {problem}", reply=reply)
     raise Refused(request_id, INVALID_REQUEST, f"{where} {problem}", reply=reply)
 
 
+def _exactly(frame: bytes) -> Any:
+    """A frame with a long number, read exactly; what orjson refuses is refused the same way."""
+    try:
+        data = json.loads(frame.decode("utf-8"), parse_constant=_no_constant)
+    except (ValueError, RecursionError) as exc:
+        reason = "JSON nested deeper than 1024 levels" if isinstance(exc, RecursionError) else str(exc)
+        raise Refused(None, PARSE_ERROR, f"parse error: {shorten(reason)}") from None
+    if _infinite(data):
+        raise Refused(None, PARSE_ERROR, "parse error: a number is too large to be a double")
+    if isinstance(data, dict) and _surrogate_path(data) is not None:
+        _refuse_surrogate(data)
+    return data
+
+
+def _infinite(data: Any) -> bool:
+    stack = [data]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, float):
+            if value in (_INF, -_INF):
+                return True
+        elif isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    return False
+
+
+_INF = float("inf")
+
+
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def _surrogate_path(data: dict[str, Any]) -> str:
-    """The path (``params.text``, ``id``, ``params.items[2]``) of the first lone surrogate."""
+def _surrogate_path(data: dict[str, Any]) -> str | None:
+    """The path (``params.text``, ``id``, ``params.items[2]``) of the first lone surrogate, if any."""
     stack: list[tuple[str, Any]] = [(str(k), v) for k, v in reversed(data.items())]
     while stack:
         path, value = stack.pop()
@@ -93,7 +135,7 @@ def _surrogate_path(data: dict[str, Any]) -> str:
     for key in data:
         if _lone(key):
             return "a key"
-    return "the message"
+    return None
 
 
 def _lone(text: str) -> bool:

@@ -20,6 +20,7 @@ from ..messages import (
     ToolResultMessage,
     message_from_wire,
 )
+from . import stored_message
 from .store import SessionStore
 
 CONTEXT_TYPES = ("message", "custom_message", "branch_summary", "compaction")
@@ -47,7 +48,9 @@ def context_entries(path: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def entry_message(entry: dict[str, Any]) -> Any:
     kind = entry.get("type")
     if kind == "message":
-        return message_from_wire(entry.get("message") or {})
+        data = entry.get("message") or {}
+        message = stored_message.read(data)
+        return message if message is not None else message_from_wire(data)
     if kind == "compaction":
         return CompactionSummaryMessage(summary=entry.get("summary", ""), tokens_before=entry.get("tokensBefore", 0),
                                         timestamp=_ms(entry))
@@ -86,12 +89,16 @@ def readable_message(entry: dict[str, Any]) -> tuple[Any, str | None]:
 def context_messages(store: SessionStore, branch: list[dict[str, Any]] | None = None) -> list[Any]:
     """The messages of the branch; entries whose message cannot be read are set aside."""
     messages, bad = [], []
+    read = stored_message.read
     for entry in context_entries(branch if branch is not None else store.branch()):
-        message, reason = readable_message(entry)
-        if reason is None:
-            messages.append(message)
-        else:
-            bad.append((entry, reason))
+        # The usual message entry, read without the converter; any other through readable_message.
+        message = read(entry.get("message")) if entry.get("type") == "message" else None
+        if message is None:
+            message, reason = readable_message(entry)
+            if reason is not None:
+                bad.append((entry, reason))
+                continue
+        messages.append(message)
     if bad:
         store.set_aside(bad)
     return messages
@@ -118,10 +125,12 @@ def session_name(store: SessionStore) -> str | None:
 
 def pending_queue(store: SessionStore) -> list[dict[str, Any]]:
     """``queue_add`` entries neither delivered (a message entry names them) nor cleared."""
+    added = [e for e in store.entries if e.get("type") == "queue_add"]
+    if not added:
+        return []
     delivered = {e.get("queueId") for e in store.entries if e.get("type") == "message" and e.get("queueId")}
     done = {e.get("queueId") for e in store.entries if e.get("type") == "queue_done"}
-    return [e for e in store.entries if e.get("type") == "queue_add"
-            and e.get("queueId") not in delivered and e.get("queueId") not in done]
+    return [e for e in added if e.get("queueId") not in delivered and e.get("queueId") not in done]
 
 
 def interrupted(messages: list[Any]) -> bool:

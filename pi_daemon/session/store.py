@@ -29,6 +29,8 @@ from typing import Any, Iterator, Sequence
 
 import orjson
 
+from .. import json_read
+
 VERSION = 3
 
 # Entries that are not part of the conversation tree: they never move the leaf.
@@ -342,8 +344,8 @@ def _write_all(fd: int, data: bytes) -> None:
 
 def _check_header(path: Path, data: bytes, first_nl: int) -> dict[str, Any]:
     try:
-        header = orjson.loads(data[: first_nl if first_nl >= 0 else len(data)])
-    except ValueError:
+        header = json_read.loads(data[: first_nl if first_nl >= 0 else len(data)])
+    except (ValueError, RecursionError):
         header = None
     if not isinstance(header, dict) or header.get("type") != "session" or first_nl < 0:
         raise SessionFileError(f"{path} is not a pi-daemon session file (no session header on line 1)")
@@ -369,31 +371,33 @@ def _parse(path: Path, data: bytes) -> Parsed:
     """
     first_nl = data.find(b"\n")
     header = _check_header(path, data, first_nl)
+    # orjson reads a line as the json module would unless the file holds a 20-digit number
+    # (checked once, for the whole file) or orjson refuses the line (a lone surrogate, NaN).
+    read = orjson.loads if not json_read.long_number(data) else json_read.loads
     entries: list[dict[str, Any]] = []
     lines: list[int] = []
     skipped: list[dict[str, Any]] = []
     ids: set[str] = set()
     last_tree: str | None = None
-    pos, good_end, line_no = first_nl + 1, first_nl + 1, 1
-    while pos < len(data):
-        nl = data.find(b"\n", pos)
-        if nl < 0:
-            break  # a torn last line: cut off
-        line = data[pos:nl]
-        pos = nl + 1
-        line_no += 1
-        if not line.strip():
-            good_end = pos
+    raw = data.split(b"\n")
+    del raw[0]  # the header
+    torn = raw.pop()  # after the last line end: nothing, or a torn last line (cut off)
+    good_end = len(data) - len(torn)
+    last = len(raw) + 1 if not torn else -1  # the last line, when nothing follows it
+    for line_no, line in enumerate(raw, 2):
+        if not line or line.isspace():
             continue
         try:
-            entry = orjson.loads(line)
+            entry = read(line)
         except ValueError:
-            if pos >= len(data):
-                break  # a garbled last line: cut off
-            skipped.append({"line": line_no, "reason": "not valid JSON"})
-            good_end = pos
-            continue
-        good_end = pos
+            try:
+                entry = json_read.loads(line)
+            except (ValueError, RecursionError):
+                if line_no == last:
+                    good_end -= len(line) + 1
+                    break  # a garbled last line: cut off
+                skipped.append({"line": line_no, "reason": "not valid JSON"})
+                continue
         if type(entry) is dict and entry.get("type") not in SIDE_ENTRIES:
             entry_id, parent = entry.get("id"), entry.get("parentId")
             if not (type(entry_id) is str and entry_id not in ids and (parent is None or parent in ids)

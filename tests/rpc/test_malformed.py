@@ -170,6 +170,24 @@ def test_a_lone_surrogate_is_refused_with_the_requests_id(spawn, framing):
     assert d.call("getState")["messageCount"] == 0
 
 
+@pytest.mark.parametrize("framing", FRAMINGS)
+def test_a_long_integer_is_read_exactly_with_the_same_refusals(spawn, framing):
+    d = spawn("--model", "faux/echo", framing=framing)
+    d.call("session/new")
+    big = b"123456789012345678901"  # 21 digits: no 64-bit integer, and a double would round it
+    d.send_raw(d.frame(b'{"jsonrpc":"2.0","id":9,"method":"session/entries","params":{"limit":' + big + b"}}")
+               + d.frame(b'{"jsonrpc":"2.0","id":10,"method":"prompt","params":{"text":"a\\ud800","n":' + big + b"}}")
+               + d.frame(b'{"jsonrpc":"2.0","id":11,"method":"getState","params":{"a":NaN,"n":' + big + b"}}")
+               + d.frame(b'{"jsonrpc":"2.0","id":12,"method":"getState","params":{"a":1e400,"n":' + big + b"}}")
+               + follow_ups(d, 100))
+    assert_answered(d, 100)
+    assert len(d.wait_response(9)["result"]["entries"]) == 2  # the limit is the integer sent, not a float
+    error = d.wait_response(10)["error"]
+    assert error["code"] == -32602 and "params.text" in error["message"] and "lone surrogate" in error["message"]
+    assert [e["error"]["code"] for e in wait_null_errors(d, 2)] == [-32700, -32700]
+    assert 11 not in d.responses and 12 not in d.responses
+
+
 # --- 5. one validation of ids on both paths ------------------------------------------
 
 BAD_IDS = [b"true", b"false", b"123456789012345678901234567890", b"1.5", b"[1]", b"{}", b"9007199254740993"]

@@ -86,6 +86,25 @@ def test_a_wrongly_typed_message_is_set_aside_and_its_children_move_up(spawn, tm
     assert file.read_bytes() == before
 
 
+def test_a_long_integer_in_a_stored_message_is_loaded_exactly(spawn, tmp_path):
+    ws, sid, file = conversation(tmp_path)
+    entries = [json.loads(x) for x in file.read_bytes().splitlines()]
+    n = next(i for i, e in enumerate(entries) if is_user("second")(e)) + 1  # the answer to "second"
+    answer = entries[n]
+    big = 123456789012345678901234567890  # more digits than a 64-bit integer or a double holds
+    answer["message"]["content"].append({"type": "toolCall", "id": "c1", "name": "read",
+                                         "arguments": {"path": "a.py", "offset": big, "limit": -big}})
+    answer["message"]["timestamp"] = 98765432109876543210
+    replace_line(file, lambda e: e.get("id") == answer["id"], json.dumps(answer).encode())
+    d = spawn("--model", "faux/echo", cwd=str(ws))
+    assert "skipped" not in d.call("session/load", {"sessionId": sid})
+    stored = next(e for e in d.call("session/entries", {"scope": "file"})["entries"] if e["id"] == answer["id"])
+    assert stored == answer and stored["message"]["timestamp"] == 98765432109876543210
+    message = d.call("getMessages")["messages"][3]
+    assert message["timestamp"] == 98765432109876543210
+    assert message["content"][-1]["arguments"] == {"path": "a.py", "offset": big, "limit": -big}
+
+
 def test_the_header_version_is_checked(spawn, tmp_path):
     ws, sid, file = conversation(tmp_path, prompts=("only",))
     lines = file.read_bytes().split(b"\n")
