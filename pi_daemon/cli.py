@@ -184,13 +184,17 @@ def _load_models(workspace: str, args: argparse.Namespace) -> tuple[ModelRegistr
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    from . import procs
+    from . import attrs_cache, procs
 
     procs.start_keeper()  # first, before any thread: whatever the daemon starts dies with it
+    attrs_cache.install()  # before any attrs class is defined
     if argv[:1] == ["ask"]:
         from .ask import main as ask
 
-        return ask(argv[1:])
+        try:
+            return ask(argv[1:])
+        finally:
+            attrs_cache.save()
     args = parse_args(argv)
     from .rpc.transport import FrameReader, FrameWriter, take_over_stdio
 
@@ -231,6 +235,7 @@ def main(argv: list[str] | None = None) -> int:
                          permission_timeout=args.permission_timeout, workspace_given=args.workspace is not None,
                          faux_script=args.faux_script, model=args.model, trust_workspace=args.trust_workspace)
         writer.flush()
+        attrs_cache.save()
         logging.shutdown()
         os._exit(code)
 
@@ -257,6 +262,7 @@ def main(argv: list[str] | None = None) -> int:
                  max_frame_bytes=args.max_frame_bytes, client=client, pending=pending,
                  allowed_tools=allowed_tools(args), permission_timeout=args.permission_timeout)
     writer.flush()
+    attrs_cache.save()
     logging.shutdown()
     # The reader thread may still be blocked in read(); a normal interpreter exit would abort.
     os._exit(code)
