@@ -12,7 +12,8 @@ regardless (``pip install`` writes ``.pyc`` files the same way).
 
 An entry is the generated source with its code object, keyed by the name attrs gives it
 (``<attrs generated methods module.Class>``): a class whose source changed simply misses
-and is compiled as before. The methods of a class with a generated ``__hash__`` are never
+and is compiled as before. Entries are grouped by top-level package, each group decoded
+when its first class is defined. The methods of a class with a generated ``__hash__`` are never
 stored: their source embeds a ``hash()`` of a string, which differs in every process.
 
 Relies on ``attr._make._compile_and_eval`` (attrs is pinned; ``tests/test_attrs_cache.py``
@@ -25,14 +26,14 @@ import logging
 import marshal
 import os
 import sys
-import tempfile
 from types import CodeType
 from typing import Any, Mapping
 
 log = logging.getLogger(__name__)
 
 _UNSTABLE = "def __hash__(self"  # its source holds hash(<a string>), salted per process
-_cache: dict[str, tuple[str, CodeType]] = {}
+Entry = tuple[str, CodeType]  # (the source attrs generated, its code)
+_groups: dict[str, bytes | dict[str, Entry]] = {}  # by top-level package; decoded on first use
 _used: dict[str, tuple[str, CodeType]] = {}
 _missed = 0
 _installed = False
@@ -45,10 +46,32 @@ def cache_path() -> str:
     return os.path.join(folder, f"attrs-methods.{sys.implementation.cache_tag}.attrs-{attr.__version__}.marshal")
 
 
+def _package(filename: str) -> str:
+    """``lsprotocol`` for ``<attrs generated methods lsprotocol.types.Range>``."""
+    return filename.rpartition(" ")[2].partition(".")[0]
+
+
+def _group(package: str) -> dict[str, Entry]:
+    group = _groups.get(package)
+    if isinstance(group, bytes):
+        # Decoded when its first class is defined: lsprotocol's ~700 classes only once pygls loads.
+        try:
+            decoded = marshal.loads(group)
+        except (EOFError, ValueError, TypeError):
+            decoded = None
+        group = _groups[package] = decoded if isinstance(decoded, dict) else {}
+    return group or {}
+
+
+def lookup(filename: str) -> Entry | None:
+    """The cached entry attrs's ``filename`` names, if any."""
+    return _group(_package(filename)).get(filename)
+
+
 def _compile_and_eval(script: str, globs: dict[str, Any] | None, locs: Mapping[str, object] | None = None,
                       filename: str = "") -> None:
     global _missed
-    entry = _cache.get(filename)
+    entry = lookup(filename)
     if entry is None or entry[0] != script:
         entry = (script, compile(script, filename, "exec"))
         if _UNSTABLE not in script:
@@ -69,9 +92,9 @@ def install() -> None:
 
     try:
         with open(cache_path(), "rb") as f:
-            data = marshal.load(f)
+            data = marshal.loads(f.read())  # load(f) would read object by object
         if isinstance(data, dict):
-            _cache.update(data)
+            _groups.update({k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, bytes)})
     except (OSError, EOFError, ValueError, TypeError) as exc:
         if not isinstance(exc, FileNotFoundError):
             log.debug("attrs method cache unreadable (%s); compiling", exc)
@@ -84,15 +107,20 @@ def save(*, force: bool = False) -> bool:
     Entries read but not used stay (another start may load other modules)."""
     if not _installed or not _missed or (sys.dont_write_bytecode and not force):
         return False
-    entries = {name: entry for name, entry in _cache.items() if _UNSTABLE not in entry[0]}
-    entries.update(_used)
+    import tempfile  # not at start-up: it imports random, shutil, ...
+
+    groups = {package: dict(_group(package)) for package in list(_groups)}
+    for name, entry in _used.items():
+        groups.setdefault(_package(name), {})[name] = entry
+    encoded = {package: marshal.dumps({name: entry for name, entry in group.items() if _UNSTABLE not in entry[0]})
+               for package, group in groups.items()}
     path = cache_path()
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".attrs-methods.")
         try:
             with os.fdopen(fd, "wb") as f:
-                marshal.dump(entries, f)
+                marshal.dump(encoded, f)
             os.chmod(tmp, 0o644)  # mkstemp makes it private; bytecode is world-readable
             os.replace(tmp, path)  # atomic: a daemon starting now reads the old or the new file
         except BaseException:
