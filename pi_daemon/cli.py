@@ -2,10 +2,11 @@
 
 Start-up is ordered for a fast first answer: the protocol's file descriptors are taken
 and the reader started at once; if the client's first message is ``initialize`` it is
-answered before the models are read and before the JSON-RPC machinery (pygls, whose
-imports dominate start-up) is loaded. Everything else waits for that load; the default
-model's provider (httpx) is loaded next, before the first prompt arrives rather than
-after it.
+answered before the models are read and before the rest of the daemon is loaded. The
+default model's provider (httpx) is loaded next, before the first prompt arrives rather
+than after it. pygls, whose import is the largest of all, is not on this path at all: it
+is loaded in the background once the daemon is idle (see :mod:`.rpc.early`). The
+methods attrs generates for each class come from a cache (:mod:`.attrs_cache`).
 """
 
 from __future__ import annotations

@@ -32,6 +32,9 @@ REQUEST_ID: contextvars.ContextVar[Any] = contextvars.ContextVar("pi_daemon_earl
 
 
 class EarlyDispatcher:
+    """Runs checked requests and notifications as tasks and writes their replies with ``send``;
+    ``handlers`` gives a method's coroutine (:func:`.dispatch.feature`)."""
+
     def __init__(self, send: Callable[[bytes], None],
                  handlers: Callable[[str], Callable[[Any], Coroutine[Any, Any, Any]] | None]) -> None:
         self._send = send
@@ -68,9 +71,7 @@ class EarlyDispatcher:
 
     def notification(self, method: str, params: Any) -> None:
         handler = self._handler(method)
-        if handler is None:
-            log.warning("Ignoring notification for unknown method %r", method)
-            return
+        assert handler is not None, method  # the frame check drops unknown notifications
         task: asyncio.Task[Any] = asyncio.get_running_loop().create_task(handler(params))
         task.add_done_callback(_log_failure)
 

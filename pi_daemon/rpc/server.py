@@ -314,7 +314,7 @@ class Daemon:
                               "without an id (as a notification); it was not run", reply=False)
             if method == CANCEL_REQUEST or method in METHODS:
                 return "notification", None, method, params
-            log.warning("Ignoring notification for unknown method %r", shorten(method))
+            log.debug("ignored a notification of unknown method %s", shorten(method))
             return None
         if method not in METHODS:
             raise Refused(request_id, E.METHOD_NOT_FOUND, f"unknown method: {shorten(method)}")
