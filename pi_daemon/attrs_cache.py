@@ -40,10 +40,10 @@ _installed = False
 
 
 def cache_path() -> str:
-    import attr
-
+    # Not keyed by attrs's version: an entry is served only for the very source it was
+    # compiled from (and attr.__version__ would cost an importlib.metadata search).
     folder = os.path.join(os.path.dirname(__file__), "__pycache__")
-    return os.path.join(folder, f"attrs-methods.{sys.implementation.cache_tag}.attrs-{attr.__version__}.marshal")
+    return os.path.join(folder, f"attrs-methods.{sys.implementation.cache_tag}.marshal")
 
 
 def _package(filename: str) -> str:
