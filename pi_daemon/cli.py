@@ -12,6 +12,7 @@ methods attrs generates for each class come from a cache (:mod:`.attrs_cache`).
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import logging
 import os
@@ -183,8 +184,17 @@ def _load_models(workspace: str, args: argparse.Namespace) -> tuple[ModelRegistr
     return registry, default_model
 
 
+def settle_heap() -> None:
+    """Start-up's objects (classes, modules, the catalog) live as long as the process: moved
+    out of the collector's reach, a full collection no longer walks them all, and the first
+    one no longer falls on the first prompt. Collection was off while they were built."""
+    gc.freeze()
+    gc.enable()
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    gc.disable()  # start-up builds long-lived objects only; see settle_heap
     from . import attrs_cache, procs
 
     procs.start_keeper()  # first, before any thread: whatever the daemon starts dies with it
@@ -192,6 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["ask"]:
         from .ask import main as ask
 
+        gc.enable()
         try:
             return ask(argv[1:])
         finally:
@@ -231,6 +242,7 @@ def main(argv: list[str] | None = None) -> int:
         pending = _fast_acp_initialize(reader.next_items(), writer, reader, acp_client, registry)
         from .acp.server import serve as serve_acp
 
+        settle_heap()
         code = serve_acp(reader, writer, workspace=workspace, registry=registry, default_model=default_model,
                          client=acp_client, pending=pending, allowed_tools=allowed_tools(args),
                          permission_timeout=args.permission_timeout, workspace_given=args.workspace is not None,
@@ -259,6 +271,7 @@ def main(argv: list[str] | None = None) -> int:
         from .llm.stream import load_provider
 
         load_provider(default_model.api)
+    settle_heap()
     code = serve(reader, writer, workspace=workspace, registry=registry, default_model=default_model,
                  max_frame_bytes=args.max_frame_bytes, client=client, pending=pending,
                  allowed_tools=allowed_tools(args), permission_timeout=args.permission_timeout)

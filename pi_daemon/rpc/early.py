@@ -92,9 +92,12 @@ def _log_failure(task: asyncio.Task[Any]) -> None:
 class IdleLoad:
     """Imports pygls in a background thread once the daemon has been idle for ``quiet_s``
     (no frame read or written), then calls ``ready`` on the loop. The check is a timer that
-    runs only until the import has started: an idle daemon does not keep waking up."""
+    runs only until the import has started: an idle daemon does not keep waking up.
 
-    def __init__(self, activity: Callable[[], int], ready: Callable[[], None], quiet_s: float = 0.05) -> None:
+    A second, not less: the import holds the GIL for a few hundred milliseconds on a busy
+    host, and a prompt typed right after the client's first requests should not meet it."""
+
+    def __init__(self, activity: Callable[[], int], ready: Callable[[], None], quiet_s: float = 1.0) -> None:
         self._activity = activity
         self._ready = ready
         self._quiet_s = quiet_s

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import gc
 import logging
 import os
 import signal
@@ -113,6 +114,7 @@ class Daemon:
 
             self._protocol = engine.build(self, self._features)
             self.engine_load.cancel()
+            gc.freeze()  # lsprotocol's classes live as long as the process (see cli.settle_heap)
             log.debug("pygls loaded")
         return self._protocol
 
