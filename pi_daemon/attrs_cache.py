@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 _UNSTABLE = "def __hash__(self"  # its source holds hash(<a string>), salted per process
 Entry = tuple[str, CodeType]  # (the source attrs generated, its code)
 _groups: dict[str, bytes | dict[str, Entry]] = {}  # by top-level package; decoded on first use
-_used: dict[str, tuple[str, CodeType]] = {}
+_used: dict[str, Entry] = {}
 _missed = 0
 _installed = False
 
