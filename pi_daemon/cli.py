@@ -2,15 +2,17 @@
 
 Start-up is ordered for a fast first answer: the protocol's file descriptors are taken
 and the reader started at once; if the client's first message is ``initialize`` it is
-answered before the models are read and before the JSON-RPC machinery (pygls, whose
-imports dominate start-up) is loaded. Everything else waits for that load; the default
-model's provider (httpx) is loaded next, before the first prompt arrives rather than
-after it.
+answered before the models are read and before the rest of the daemon is loaded. The
+default model's provider (httpx) is loaded next, before the first prompt arrives rather
+than after it. pygls, whose import is the largest of all, is not on this path at all: it
+is loaded in the background once the daemon is idle (see :mod:`.rpc.early`). The
+methods attrs generates for each class come from a cache (:mod:`.attrs_cache`).
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import logging
 import os
@@ -182,15 +184,29 @@ def _load_models(workspace: str, args: argparse.Namespace) -> tuple[ModelRegistr
     return registry, default_model
 
 
+def settle_heap() -> None:
+    """Start-up's objects (classes, modules, the catalog) live as long as the process: moved
+    out of the collector's reach, a full collection no longer walks them all, and the first
+    one no longer falls on the first prompt. Collection was off while they were built."""
+    gc.freeze()
+    gc.enable()
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    from . import procs
+    gc.disable()  # start-up builds long-lived objects only; see settle_heap
+    from . import attrs_cache, procs
 
     procs.start_keeper()  # first, before any thread: whatever the daemon starts dies with it
+    attrs_cache.install()  # before any attrs class is defined
     if argv[:1] == ["ask"]:
         from .ask import main as ask
 
-        return ask(argv[1:])
+        gc.enable()
+        try:
+            return ask(argv[1:])
+        finally:
+            attrs_cache.save()
     args = parse_args(argv)
     from .rpc.transport import FrameReader, FrameWriter, take_over_stdio
 
@@ -226,11 +242,13 @@ def main(argv: list[str] | None = None) -> int:
         pending = _fast_acp_initialize(reader.next_items(), writer, reader, acp_client, registry)
         from .acp.server import serve as serve_acp
 
+        settle_heap()
         code = serve_acp(reader, writer, workspace=workspace, registry=registry, default_model=default_model,
                          client=acp_client, pending=pending, allowed_tools=allowed_tools(args),
                          permission_timeout=args.permission_timeout, workspace_given=args.workspace is not None,
                          faux_script=args.faux_script, model=args.model, trust_workspace=args.trust_workspace)
         writer.flush()
+        attrs_cache.save()
         logging.shutdown()
         os._exit(code)
 
@@ -253,10 +271,12 @@ def main(argv: list[str] | None = None) -> int:
         from .llm.stream import load_provider
 
         load_provider(default_model.api)
+    settle_heap()
     code = serve(reader, writer, workspace=workspace, registry=registry, default_model=default_model,
                  max_frame_bytes=args.max_frame_bytes, client=client, pending=pending,
                  allowed_tools=allowed_tools(args), permission_timeout=args.permission_timeout)
     writer.flush()
+    attrs_cache.save()
     logging.shutdown()
     # The reader thread may still be blocked in read(); a normal interpreter exit would abort.
     os._exit(code)

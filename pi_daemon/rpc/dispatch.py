@@ -1,4 +1,6 @@
-"""From a registered method to a pygls feature: params structured, errors translated, result to JSON.
+"""From a registered method to the coroutine that serves it: params structured, errors translated,
+result to JSON. The same coroutine runs under pygls (:mod:`.engine`) and, before pygls is
+loaded, under the early dispatcher (:mod:`.early`).
 
 :func:`as_rpc_error` is the one place an exception becomes a JSON-RPC error: the
 protocol's own errors carry their code; the lower layers' errors (which know nothing of
@@ -10,9 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
-
-from pygls.exceptions import JsonRpcException
+from typing import TYPE_CHECKING, Any, Callable, Coroutine
 
 from ..commands.catalog import UnknownCommand
 from ..converter import to_wire
@@ -78,8 +78,9 @@ def as_rpc_error(exc: Exception) -> RpcError | None:
     return None
 
 
-def feature(daemon: Daemon, spec: MethodSpec[Any, Any]) -> Callable[[Any], Awaitable[Any]]:
-    """The pygls feature that serves ``spec``: its handler between the wire and the daemon."""
+def feature(daemon: Daemon, spec: MethodSpec[Any, Any]) -> Callable[[Any], Coroutine[Any, Any, Any]]:
+    """The coroutine that serves ``spec``: its handler between the wire and the daemon.
+    Returns the JSON-ready result; every failure is raised as an :class:`RpcError`."""
     handler = spec.handler
     assert handler is not None, spec.name
 
@@ -90,14 +91,14 @@ def feature(daemon: Daemon, spec: MethodSpec[Any, Any]) -> Callable[[Any], Await
             params = structure_params(raw_params, spec.params)
             result = await handler(daemon, params)
             return to_wire(result) if result is not None else None
-        except (JsonRpcException, asyncio.CancelledError):
+        except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - the reply stays clean; the log has it all
             error = as_rpc_error(exc)
             if error is None:
                 log.exception("%s failed", spec.name)
                 error = InternalError(f"{spec.name} failed: {type(exc).__name__}: {exc}")
-            raise JsonRpcException(error.message, error.code, error.data) from None
+            raise error from None
         finally:
             daemon.untrack_request(task)
 

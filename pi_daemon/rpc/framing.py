@@ -12,7 +12,11 @@ runs before the rest of the daemon is loaded.
 
 from __future__ import annotations
 
+import json
 import re
+from typing import Any
+
+import orjson
 
 NDJSON = "ndjson"
 CONTENT_LENGTH = "content-length"
@@ -41,6 +45,14 @@ def encode(body: bytes, framing: str | None) -> bytes:
     if framing == CONTENT_LENGTH:
         return b"Content-Length: %d\r\n\r\n" % len(body) + body
     return body + b"\n"
+
+
+def dumps(message: Any) -> bytes:
+    """Compact UTF-8 JSON; never a raw newline, so it fits both framings."""
+    try:
+        return orjson.dumps(message)
+    except TypeError:  # a lone surrogate or an int beyond 64 bits: escape rather than fail
+        return json.dumps(message, separators=(",", ":")).encode("ascii")
 
 
 def _too_big(size: int | str, limit: int) -> FrameError:

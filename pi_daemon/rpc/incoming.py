@@ -13,13 +13,17 @@ infinite number, a lone surrogate).
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any, NoReturn
 
 import orjson
 
 from .. import json_read
-from .errors import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, shorten
+from .errors import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, preview, shorten
 
+log = logging.getLogger(__name__)
+
+CANCEL_REQUEST = "$/cancelRequest"
 # Integers beyond this are not exact in JavaScript (every editor's client): refused as ids.
 MAX_ID = 2**53 - 1
 ID_RULE = "id must be a string, an integer within ±(2^53-1), or null"
@@ -40,6 +44,16 @@ def valid_id(value: Any) -> bool:
     if value is None or isinstance(value, str):
         return True
     return type(value) is int and -MAX_ID <= value <= MAX_ID
+
+
+def cancel_target(params: Any) -> tuple[bool, Any]:
+    """``(True, id)`` for the request a ``$/cancelRequest`` names; ``(False, None)``, and a
+    warning logged, when its params name none."""
+    request_id = params.get("id") if isinstance(params, dict) else None
+    if not valid_id(request_id):
+        log.warning("$/cancelRequest needs {\"id\": <request id>}; ignored: %s", preview(params))
+        return False, None
+    return True, request_id
 
 
 def message_object(frame: bytes) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 from ..converter import to_wire
 from ..events import MessageUpdate, Replayed, TextDeltaEvent, ThinkingDeltaEvent, ToolcallDeltaEvent
-from .protocol import dumps
+from .framing import dumps
 from .transport import FrameWriter
 from .types import AGENT_EVENT
 

@@ -13,11 +13,8 @@ when an upgrade changes what is overridden or reached into here.
 from __future__ import annotations
 
 import asyncio
-import json
 import typing
 import logging
-
-import orjson
 from typing import Any, Callable
 
 from lsprotocol.types import ResponseErrorMessage
@@ -28,20 +25,11 @@ from pygls.protocol.json_rpc import (
     JsonRPCResponseMessage,
 )
 
-from .errors import preview, shorten
-from .incoming import valid_id
+from .errors import shorten
+from .framing import dumps
+from .incoming import CANCEL_REQUEST, cancel_target
 
 log = logging.getLogger(__name__)
-
-CANCEL_REQUEST = "$/cancelRequest"
-
-
-def dumps(message: Any) -> bytes:
-    """Compact UTF-8 JSON; never a raw newline, so it fits both framings."""
-    try:
-        return orjson.dumps(message)
-    except TypeError:  # a lone surrogate or an int beyond 64 bits: escape rather than fail
-        return json.dumps(message, separators=(",", ":")).encode("ascii")
 
 
 def _as_dict(data: Any) -> dict[str, Any]:
@@ -71,9 +59,8 @@ class DaemonProtocol(JsonRPCProtocol):
 
     def _handle_notification(self, method_name: str, params: Any) -> None:
         if method_name == CANCEL_REQUEST:
-            request_id = params.get("id") if isinstance(params, dict) else None
-            if not valid_id(request_id):
-                log.warning("$/cancelRequest needs {\"id\": <request id>}; ignored: %s", preview(params))
+            named, request_id = cancel_target(params)
+            if not named:
                 return
             future = self._request_futures.get(typing.cast(str | int, request_id))
             if future is None:

@@ -1,5 +1,8 @@
 """The daemon: frames in, checked JSON-RPC messages to pygls, replies and events out.
 
+pygls is loaded after start-up, not before it: frames that arrive earlier are served by
+:mod:`.early` (see there), so the first prompt does not wait for the import.
+
 Lifecycle:
 
 * stdin EOF — no more input can come: requests in flight get their answers, active
@@ -17,22 +20,13 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import gc
 import logging
 import os
 import signal
 import typing
 import uuid
-from typing import Any
-
-import cattrs
-from lsprotocol.types import ResponseError, ResponseErrorMessage
-from pygls.exceptions import JsonRpcException
-from pygls.protocol.json_rpc import (
-    JsonRPCNotification,
-    JsonRPCRequestMessage,
-    JsonRPCResponseMessage,
-)
-from pygls.server import JsonRPCServer
+from typing import TYPE_CHECKING, Any
 
 from .. import procs
 from ..converter import to_wire
@@ -45,24 +39,31 @@ from ..tools.permission_rules import Rule, describe
 from ..tools.permissions import OUTCOMES, TIMED_OUT, PermissionGate
 from ..tools.workspace import Workspace
 from . import errors as E
-from .errors import preview, shorten
+from .early import REQUEST_ID, EarlyDispatcher, IdleLoad
+from .errors import shorten
 from .extensions import Background
-from .framing import FrameError, encode
-from .incoming import ID_RULE, Refused, message_object, valid_id
+from .framing import FrameError, dumps, encode
+from .incoming import CANCEL_REQUEST, ID_RULE, cancel_target, Refused, message_object, valid_id
 from .initialize import ClientState
 from . import methods  # noqa: F401 (registers every method)
 from .app import App
 from .dispatch import feature
 from .notify import EventSender
-from .protocol import DaemonProtocol, dumps
 from .transport import EOF, FrameReader, FrameWriter
 from .registry import METHODS
 from .types import PERMISSION_REQUEST, PermissionOutcome, PermissionRequestParams, PermissionScope, Scope
 from .workspace_trust import WorkspaceTrust
 
+if TYPE_CHECKING:
+    from .protocol import DaemonProtocol
+
 log = logging.getLogger(__name__)
 
 EDITOR_TIMEOUT_S = 60.0
+
+
+class ClientRequestFailed(Exception):
+    """The client answered a daemon request with an error."""
 
 
 class Daemon:
@@ -87,9 +88,11 @@ class Daemon:
     ) -> None:
         self.reader = reader
         self.writer = writer
-        self.server = JsonRPCServer(DaemonProtocol, cattrs.Converter)
-        self.protocol: DaemonProtocol = self.server.protocol  # type: ignore[assignment]
-        self.protocol.send_frame = self.send_frame
+        self._protocol: DaemonProtocol | None = None  # pygls, once loaded (see protocol)
+        self._features = {name: feature(self, spec) for name, spec in METHODS.items()}
+        self.early = EarlyDispatcher(self.send_frame, self._features.get)
+        self._frames_in = 0
+        self.engine_load = IdleLoad(lambda: self._frames_in + self.writer.frames, self._engine_ready)
         self.app = App(workspace=workspace, registry=registry, default_model=default_model,
                        max_frame_bytes=max_frame_bytes, client=client or ClientState(), allowed_tools=allowed_tools,
                        permission_timeout=permission_timeout, asker=self.ask_permission, on_open=self._watch,
@@ -102,8 +105,27 @@ class Daemon:
         self._signals = 0
         self._done = asyncio.Event()
         self._client_requests: set[Any] = set()
-        for name, spec in METHODS.items():
-            self.server.feature(name)(feature(self, spec))
+
+    @property
+    def protocol(self) -> DaemonProtocol:
+        """pygls's protocol; imports pygls here if the background load has not yet."""
+        if self._protocol is None:
+            from . import engine
+
+            self._protocol = engine.build(self, self._features)
+            self.engine_load.cancel()
+            gc.freeze()  # lsprotocol's classes live as long as the process (see cli.settle_heap)
+            log.debug("pygls loaded")
+        return self._protocol
+
+    def _engine_ready(self) -> None:
+        self.protocol  # noqa: B018 (builds it, on the loop)
+
+    @property
+    def request_id(self) -> Any:
+        """The id of the request being handled."""
+        early = REQUEST_ID.get()
+        return early if early is not None else self.protocol.msg_id
 
     # --- the composition root, as the handlers see it --------------------------------
 
@@ -186,7 +208,7 @@ class Daemon:
                 await session.observers.emit(PermissionTimeout(
                     tool_call_id=call_id, tool_name=tool, timeout_seconds=self.permission_timeout))
             return TIMED_OUT
-        except JsonRpcException as exc:
+        except ClientRequestFailed as exc:
             log.warning("permission/request %s failed: %s", msg_id, exc)
             return "cancelled"
         outcome = result.get("outcome") if isinstance(result, dict) else None
@@ -194,7 +216,9 @@ class Daemon:
 
     async def request_client(self, method: str, params: Any, msg_id: str, timeout: float) -> Any:
         """Send a request to the client and wait for its result; a timeout or cancellation
-        withdraws it (``$/cancelRequest``). Raises TimeoutError or JsonRpcException."""
+        withdraws it (``$/cancelRequest``). Raises TimeoutError or ClientRequestFailed."""
+        from .engine import JsonRpcException
+
         future = asyncio.wrap_future(self.protocol.send_request(method, params, msg_id=msg_id))
         try:
             return await asyncio.wait_for(future, timeout)
@@ -203,6 +227,8 @@ class Daemon:
             if not self._eof:
                 self.protocol.notify("$/cancelRequest", {"id": msg_id})
             raise
+        except JsonRpcException as exc:
+            raise ClientRequestFailed(str(exc)) from None
 
     async def ask_editor(self, method: str, params: dict[str, Any]) -> Any:
         """An ``fs/*`` or ``workspace/applyEdit`` request; every failure is an OSError for the tool."""
@@ -213,12 +239,13 @@ class Daemon:
         except TimeoutError:
             raise OSError(errno.ETIMEDOUT,
                           f"the editor did not answer {method} within {EDITOR_TIMEOUT_S:g} s") from None
-        except JsonRpcException as exc:
+        except ClientRequestFailed as exc:
             raise OSError(errno.EIO, f"the editor answered {method} with an error: {exc}") from None
 
     # --- input -----------------------------------------------------------------------
 
     def on_items(self, items: list[Any]) -> None:
+        self._frames_in += len(items)
         for item in items:
             try:
                 if item is EOF:
@@ -239,10 +266,34 @@ class Daemon:
             else:
                 log.warning("%s", exc.message)
             return
-        if message is not None:
-            self.protocol.handle_message(message)
+        if message is None:
+            return
+        kind, request_id, method, params = message
+        if kind == "notification" and method == CANCEL_REQUEST:
+            named, target = cancel_target(params)
+            if not named or self.early.cancel(target):
+                return  # nothing to cancel, or a request still running on the early path
+            if self._protocol is None:
+                log.debug("$/cancelRequest for unknown or finished request %r", target)
+                return
+        if self._protocol is None and kind != "response":
+            if kind == "request":
+                self.early.request(request_id, method, params)
+            else:
+                self.early.notification(method, params)
+            return
+        from . import engine
 
-    def _checked(self, data: dict[str, Any]) -> Any:
+        if kind == "request":
+            self.protocol.handle_message(engine.request(request_id, method, params))
+        elif kind == "notification":
+            self.protocol.handle_message(engine.notification(method, params))
+        else:
+            self.protocol.handle_message(engine.response(params))
+
+    def _checked(self, data: dict[str, Any]) -> tuple[str, Any, str, Any] | None:
+        """``(kind, id, method, params)`` of a valid message (for a response: ``params`` is
+        the whole message); raises Refused for an invalid one."""
         has_id = "id" in data
         request_id = data.get("id")
         if not valid_id(request_id):
@@ -252,7 +303,7 @@ class Daemon:
         method = data.get("method")
         if method is None:
             if has_id and ("result" in data or "error" in data):
-                return self._response(data)
+                return "response", request_id, "", data
             raise Refused(request_id, E.INVALID_REQUEST, "a request needs a method")
         if not isinstance(method, str):
             raise Refused(request_id, E.INVALID_REQUEST, "method must be a string")
@@ -263,23 +314,15 @@ class Daemon:
                 # JSON-RPC forbids answering a notification, so the log is the only place to say so.
                 raise Refused(None, E.INVALID_REQUEST, f"{shorten(method)} is a request and was sent "
                               "without an id (as a notification); it was not run", reply=False)
-            return JsonRPCNotification(method=method, jsonrpc="2.0", params=params)
+            if method == CANCEL_REQUEST or method in METHODS:
+                return "notification", None, method, params
+            log.debug("ignored a notification of unknown method %s", shorten(method))
+            return None
         if method not in METHODS:
             raise Refused(request_id, E.METHOD_NOT_FOUND, f"unknown method: {shorten(method)}")
         if self._shutting_down and method not in ("exit", "shutdown"):
             raise Refused(request_id, E.INVALID_STATE, "the daemon is shutting down")
-        return JsonRPCRequestMessage(id=typing.cast(str | int, request_id), method=method, jsonrpc="2.0", params=params)
-
-    def _response(self, data: dict[str, Any]) -> Any:
-        if "error" not in data:
-            return JsonRPCResponseMessage(id=data["id"], jsonrpc="2.0", result=data.get("result"))
-        error = data["error"]
-        if isinstance(error, dict) and type(error.get("code")) is int and isinstance(error.get("message", ""), str):
-            reply = ResponseError(code=error["code"], message=error.get("message", ""), data=error.get("data"))
-        else:  # still an answer: the daemon's request fails rather than waiting forever
-            log.warning("malformed error reply from the client to %s: %s", data["id"], preview(error))
-            reply = ResponseError(code=E.INTERNAL_ERROR, message="the client sent a malformed error reply")
-        return ResponseErrorMessage(id=data["id"], error=reply)
+        return "request", request_id, method, params
 
     def track_request(self, task: Any) -> None:
         self._client_requests.add(task)
@@ -332,7 +375,8 @@ class Daemon:
 
     async def _drain_requests(self) -> None:
         # Daemon -> client requests can never be answered once stdin is closed.
-        for msg_id, future in list(self.protocol._request_futures.items()):
+        pending = self._protocol._request_futures if self._protocol is not None else {}
+        for msg_id, future in list(pending.items()):
             if future not in self._client_requests and self._eof:
                 future.cancel()
         while self._client_requests:
@@ -347,6 +391,7 @@ class Daemon:
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             loop.add_signal_handler(sig, self.on_signal)
         self.reader.attach(loop, self.on_items)
+        self.engine_load.start()
         default = self.sessions.default_model
         log.info("serving workspace %s; default model %s", self.workspace,
                  default.spec if default else "none")

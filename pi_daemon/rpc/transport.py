@@ -149,6 +149,7 @@ class FrameWriter:
         self.high_water = high_water
         self.low_water = high_water // 4
         self.broken = False
+        self.frames = 0  # written so far (a measure of activity)
         self.on_broken: Callable[[], None] | None = None
         self._chunks: deque[bytes] = deque()
         self._buffered = 0
@@ -169,6 +170,7 @@ class FrameWriter:
     def write(self, data: bytes) -> None:
         if self.broken:
             return
+        self.frames += 1
         with self._cond:
             idle = not self._chunks  # the writer thread waits only on an empty queue
             self._chunks.append(data)

@@ -114,7 +114,7 @@ async def wait_for_idle(daemon: Daemon, p: t.SessionRef) -> t.WaitForIdleResult:
         summary="run a shell command for the user")
 async def bash(daemon: Daemon, p: t.BashParams) -> t.BashResult:
     session = daemon.sessions.get(p.session_id, create=True)
-    message = await session.run_bash(p.command, p.exclude_from_context, daemon.protocol.msg_id, p.timeout)
+    message = await session.run_bash(p.command, p.exclude_from_context, daemon.request_id, p.timeout)
     return t.BashResult(output=message.output, cancelled=message.cancelled, truncated=message.truncated,
                         exit_code=message.exit_code, full_output_path=message.full_output_path)
 

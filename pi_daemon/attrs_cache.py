@@ -1,0 +1,157 @@
+"""A bytecode cache for the methods attrs generates, so start-up does not compile them again.
+
+attrs writes the source of each class's ``__init__``, ``__repr__``, ``__eq__``, ... and
+compiles it when the class is defined. lsprotocol (which pygls imports) defines about
+700 classes and the daemon's own protocol types about 150 more: compiling their methods
+was about a third of the CPU a daemon spends from spawn to its first prompt's answer.
+Python caches a module's bytecode in ``__pycache__``; this does the same for those
+generated methods, next to the package's own bytecode, following the same rules: the
+cache is used when present, written when bytecode may be written
+(``sys.dont_write_bytecode`` unset), and ``python -m pi_daemon.attrs_cache`` writes it
+regardless (``pip install`` writes ``.pyc`` files the same way).
+
+An entry is the generated source with its code object, keyed by the name attrs gives it
+(``<attrs generated methods module.Class>``): a class whose source changed simply misses
+and is compiled as before. Entries are grouped by top-level package, each group decoded
+when its first class is defined. The methods of a class with a generated ``__hash__`` are never
+stored: their source embeds a ``hash()`` of a string, which differs in every process.
+
+Relies on ``attr._make._compile_and_eval`` (attrs is pinned; ``tests/test_attrs_cache.py``
+fails if that seam moves).
+"""
+
+from __future__ import annotations
+
+import logging
+import marshal
+import os
+import sys
+from types import CodeType
+from typing import Any, Mapping
+
+log = logging.getLogger(__name__)
+
+_UNSTABLE = "def __hash__(self"  # its source holds hash(<a string>), salted per process
+Entry = tuple[str, CodeType]  # (the source attrs generated, its code)
+_groups: dict[str, bytes | dict[str, Entry]] = {}  # by top-level package; decoded on first use
+_used: dict[str, Entry] = {}
+_missed = 0
+_installed = False
+
+
+def cache_path() -> str:
+    # Not keyed by attrs's version: an entry is served only for the very source it was
+    # compiled from (and attr.__version__ would cost an importlib.metadata search).
+    folder = os.path.join(os.path.dirname(__file__), "__pycache__")
+    return os.path.join(folder, f"attrs-methods.{sys.implementation.cache_tag}.marshal")
+
+
+def _package(filename: str) -> str:
+    """``lsprotocol`` for ``<attrs generated methods lsprotocol.types.Range>``."""
+    return filename.rpartition(" ")[2].partition(".")[0]
+
+
+def _group(package: str) -> dict[str, Entry]:
+    group = _groups.get(package)
+    if isinstance(group, bytes):
+        # Decoded when its first class is defined: lsprotocol's ~700 classes only once pygls loads.
+        try:
+            decoded = marshal.loads(group)
+        except (EOFError, ValueError, TypeError):
+            decoded = None
+        group = _groups[package] = decoded if isinstance(decoded, dict) else {}
+    return group or {}
+
+
+def lookup(filename: str) -> Entry | None:
+    """The cached entry attrs's ``filename`` names, if any."""
+    return _group(_package(filename)).get(filename)
+
+
+def _compile_and_eval(script: str, globs: dict[str, Any] | None, locs: Mapping[str, object] | None = None,
+                      filename: str = "") -> None:
+    global _missed
+    entry = lookup(filename)
+    if entry is None or entry[0] != script:
+        entry = (script, compile(script, filename, "exec"))
+        if _UNSTABLE not in script:
+            _missed += 1
+            _used[filename] = entry
+    else:
+        _used[filename] = entry
+    eval(entry[1], globs, locs)  # noqa: S307 - the code attrs generated, as attrs itself runs it
+
+
+def install() -> None:
+    """Read the cache (if any) and serve attrs's compilations from it; call before the
+    classes are defined. Idempotent."""
+    global _installed
+    if _installed:
+        return
+    import attr._make
+
+    try:
+        with open(cache_path(), "rb") as f:
+            data = marshal.loads(f.read())  # load(f) would read object by object
+        if isinstance(data, dict):
+            _groups.update({k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, bytes)})
+    except (OSError, EOFError, ValueError, TypeError) as exc:
+        if not isinstance(exc, FileNotFoundError):
+            log.debug("attrs method cache unreadable (%s); compiling", exc)
+    attr._make._compile_and_eval = _compile_and_eval
+    _installed = True
+
+
+def save(*, force: bool = False) -> bool:
+    """Write the cache when this process compiled something it lacked; True if written.
+    Entries read but not used stay (another start may load other modules)."""
+    if not _installed or not _missed or (sys.dont_write_bytecode and not force):
+        return False
+    import tempfile  # not at start-up: it imports random, shutil, ...
+
+    groups = {package: dict(_group(package)) for package in list(_groups)}
+    for name, entry in _used.items():
+        groups.setdefault(_package(name), {})[name] = entry
+    encoded = {package: marshal.dumps({name: entry for name, entry in group.items() if _UNSTABLE not in entry[0]})
+               for package, group in groups.items()}
+    path = cache_path()
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".attrs-methods.")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                marshal.dump(encoded, f)
+            os.chmod(tmp, 0o644)  # mkstemp makes it private; bytecode is world-readable
+            os.replace(tmp, path)  # atomic: a daemon starting now reads the old or the new file
+        except BaseException:
+            os.unlink(tmp)
+            raise
+    except OSError as exc:  # a read-only install: as with bytecode, nothing is cached
+        log.debug("attrs method cache not written: %s", exc)
+        return False
+    return True
+
+
+def prime() -> int:
+    """Import every module of the package (as a daemon would, over its life) and write the cache."""
+    import importlib
+    import pkgutil
+
+    install()
+    import pi_daemon
+
+    for info in pkgutil.walk_packages(pi_daemon.__path__, "pi_daemon."):
+        if info.name.endswith("__main__"):
+            continue
+        try:
+            importlib.import_module(info.name)
+        except ImportError as exc:  # an optional dependency that is not installed
+            log.debug("not imported: %s (%s)", info.name, exc)
+    save(force=True)
+    return len(_used)
+
+
+if __name__ == "__main__":
+    from pi_daemon import attrs_cache  # the package's copy of this module, the one the daemon uses
+
+    print(f"{attrs_cache.prime()} attrs classes cached in {attrs_cache.cache_path()}")
