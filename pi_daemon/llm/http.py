@@ -68,6 +68,25 @@ def _decoded(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not JSON")
 
 
+class _NoCookies(httpx.Cookies):
+    """A jar that keeps nothing. httpx hands every response to the client's jar, which wraps
+    it in urllib and email objects to look for Set-Cookie (about a tenth of a tool turn's
+    HTTP time); a model API is stateless and the reference keeps no cookies either."""
+
+    def extract_cookies(self, response: httpx.Response) -> None:
+        pass
+
+
+class _Client(httpx.AsyncClient):
+    """httpx's client without a cookie jar."""
+
+    _jar = _NoCookies()
+
+    @property  # type: ignore[misc]  # read-only: nothing may set a jar
+    def cookies(self) -> httpx.Cookies:
+        return self._jar
+
+
 def _plain(model: Model) -> bool:
     return model.base_url[:7].lower() == "http://"
 
@@ -87,8 +106,7 @@ def client_for(model: Model) -> httpx.AsyncClient:
     client = _clients.get(key)
     if client is None or client.is_closed:
         timeout = httpx.Timeout(model.read_timeout, connect=model.connect_timeout)
-        client = httpx.AsyncClient(timeout=timeout, limits=httpx.Limits(max_keepalive_connections=8),
-                                   verify=_tls(model))
+        client = _Client(timeout=timeout, limits=httpx.Limits(max_keepalive_connections=8), verify=_tls(model))
         _clients[key] = client
     return client
 
@@ -96,7 +114,7 @@ def client_for(model: Model) -> httpx.AsyncClient:
 def fresh_client(model: Model) -> httpx.AsyncClient:
     """A client of its own that keeps no connection: for the one request it is used for."""
     timeout = httpx.Timeout(model.read_timeout, connect=model.connect_timeout)
-    return httpx.AsyncClient(timeout=timeout, limits=httpx.Limits(max_keepalive_connections=0), verify=_tls(model))
+    return _Client(timeout=timeout, limits=httpx.Limits(max_keepalive_connections=0), verify=_tls(model))
 
 
 def error_text(status: int, body: bytes) -> str:
