@@ -9,6 +9,7 @@ closes the connection immediately, whatever the provider code is waiting for.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import ssl
 from collections import deque
@@ -85,6 +86,13 @@ class _Client(httpx.AsyncClient):
     @property  # type: ignore[misc]  # read-only: nothing may set a jar
     def cookies(self) -> httpx.Cookies:
         return self._jar
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed_url(url: str) -> httpx.URL:
+    """``url`` parsed once: httpx parses a text URL again at every request (a model's is
+    the same every turn)."""
+    return httpx.URL(url)
 
 
 def _plain(model: Model) -> bool:
@@ -193,7 +201,7 @@ async def sse_stream(
 
     async def exchange(through: httpx.AsyncClient) -> None:
         nonlocal answered
-        async with through.stream("POST", url, headers=request_headers, content=encode_json(body)) as response:
+        async with through.stream("POST", _parsed_url(url), headers=request_headers, content=encode_json(body)) as response:
             answered = True
             if response.status_code >= 300:
                 raw = await response.aread()
