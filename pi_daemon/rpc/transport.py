@@ -232,6 +232,8 @@ class FrameWriter:
                 data = frames[0] if len(frames) == 1 else b"".join(frames)
                 written = self._write_now(data)
                 if written == size:
+                    if self._space is not None and self.backlog <= self.low_water:
+                        self._space.set()  # a producer waiting in drain() for these frames goes on
                     return
                 frames, size = [data[written:]], size - written
             idle = not self._chunks  # the writer thread waits only on an empty queue

@@ -45,3 +45,20 @@ async def test_frames_keep_their_order_and_a_full_pipe_never_blocks_the_loop():
     os.close(read_fd)
     assert not rescued.is_set()
     assert b"".join(chunks) == b"".join(expected)
+
+
+async def test_a_producer_waiting_for_room_goes_on_once_its_frames_are_written():
+    read_fd, write_fd = os.pipe()
+    writer = FrameWriter(write_fd, high_water=1024)  # one small frame is over the mark
+    writer.attach(asyncio.get_running_loop())
+
+    async def produce() -> None:
+        writer.write(b"x" * 2000 + b"\n")
+        assert writer.backlog > writer.high_water
+        await writer.drain()
+
+    await asyncio.wait_for(produce(), 10)  # nobody reads the pipe yet, but it has room
+    writer.flush()
+    os.close(write_fd)
+    assert os.read(read_fd, 65536) == b"x" * 2000 + b"\n"
+    os.close(read_fd)
