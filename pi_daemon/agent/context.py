@@ -27,11 +27,20 @@ LLM_TYPES = (UserMessage, AssistantMessage, ToolResultMessage)
 MISSING_RESULT_TEXT = "No result was recorded for this tool call (the run was interrupted)."
 
 
+def per_message(convert: ConvertToLlm) -> ConvertToLlm:
+    """Mark ``convert`` as converting each message by itself (so a grown history's old part
+    converts as it did before, and :class:`ConvertMemo` may convert only the new part)."""
+    convert.per_message = True  # type: ignore[attr-defined]
+    return convert
+
+
+@per_message
 def default_convert_to_llm(messages: Sequence[Any]) -> list[LlmMessage]:
     """Keep the three LLM roles; leave application roles out."""
     return [m for m in messages if isinstance(m, LLM_TYPES)]
 
 
+@per_message
 def convert_with_roles(messages: Sequence[Any]) -> list[LlmMessage]:
     """Keep the LLM roles and translate application roles by their registered conversion."""
     result = []
@@ -40,6 +49,29 @@ def convert_with_roles(messages: Sequence[Any]) -> list[LlmMessage]:
         if converted is not None:
             result.append(converted)
     return result
+
+
+class ConvertMemo:
+    """The last conversion of a run's history: a history that only grew since converts its
+    new messages only, so a turn's cost does not grow with the length of the session (a
+    1,000-turn tool loop converted 2,000 messages in Python on its last turns). The old
+    part keeps the very objects it converted to, which the checks after it compare by
+    identity."""
+
+    def __init__(self) -> None:
+        self.seen: list[Any] = []
+        self.converted: list[LlmMessage] = []
+
+    def convert(self, convert: ConvertToLlm, messages: list[Any]) -> list[LlmMessage]:
+        if not getattr(convert, "per_message", False):
+            return convert(messages)
+        n = len(self.seen)
+        if n and len(messages) >= n and messages[n - 1] is self.seen[-1] and messages[:n] == self.seen:
+            converted = self.converted + convert(messages[n:])
+        else:
+            converted = convert(messages)
+        self.seen, self.converted = list(messages), converted
+        return list(converted)
 
 
 class RepairMemo:

@@ -28,7 +28,7 @@ from ..events import (
 from ..llm.model import Context, StreamOptions
 from ..llm.stream import empty_message, guarded, stream
 from ..messages import AssistantMessage, Usage
-from .context import RepairMemo, repair_for_provider
+from .context import ConvertMemo, RepairMemo, repair_for_provider
 from .queues import QueuedMessage
 from .tool_exec import ToolBatch
 
@@ -53,6 +53,7 @@ class Run:
         self.emit = agent.emit
         self.new_messages: list[Any] = []
         self.repair_memo = RepairMemo()
+        self.convert_memo = ConvertMemo()
 
     async def deliver(self, message: Any, queued: QueuedMessage | None = None) -> None:
         await self.emit(MessageStart(message=message))
@@ -119,7 +120,7 @@ class Run:
         messages = list(self.state.messages)
         if agent.transform_context is not None:
             messages = await agent.transform_context(messages, self.cancel)
-        llm_messages = repair_for_provider(agent.convert_to_llm(messages), self.repair_memo)
+        llm_messages = repair_for_provider(self.convert_memo.convert(agent.convert_to_llm, messages), self.repair_memo)
         return Context(
             system_prompt=self.state.system_prompt,
             messages=llm_messages,

@@ -9,6 +9,7 @@ closes the connection immediately, whatever the provider code is waiting for.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import ssl
 from collections import deque
@@ -68,6 +69,32 @@ def _decoded(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not JSON")
 
 
+class _NoCookies(httpx.Cookies):
+    """A jar that keeps nothing. httpx hands every response to the client's jar, which wraps
+    it in urllib and email objects to look for Set-Cookie (about a tenth of a tool turn's
+    HTTP time); a model API is stateless and the reference keeps no cookies either."""
+
+    def extract_cookies(self, response: httpx.Response) -> None:
+        pass
+
+
+class _Client(httpx.AsyncClient):
+    """httpx's client without a cookie jar."""
+
+    _jar = _NoCookies()
+
+    @property  # type: ignore[misc]  # read-only: nothing may set a jar
+    def cookies(self) -> httpx.Cookies:
+        return self._jar
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed_url(url: str) -> httpx.URL:
+    """``url`` parsed once: httpx parses a text URL again at every request (a model's is
+    the same every turn)."""
+    return httpx.URL(url)
+
+
 def _plain(model: Model) -> bool:
     return model.base_url[:7].lower() == "http://"
 
@@ -87,8 +114,7 @@ def client_for(model: Model) -> httpx.AsyncClient:
     client = _clients.get(key)
     if client is None or client.is_closed:
         timeout = httpx.Timeout(model.read_timeout, connect=model.connect_timeout)
-        client = httpx.AsyncClient(timeout=timeout, limits=httpx.Limits(max_keepalive_connections=8),
-                                   verify=_tls(model))
+        client = _Client(timeout=timeout, limits=httpx.Limits(max_keepalive_connections=8), verify=_tls(model))
         _clients[key] = client
     return client
 
@@ -96,7 +122,7 @@ def client_for(model: Model) -> httpx.AsyncClient:
 def fresh_client(model: Model) -> httpx.AsyncClient:
     """A client of its own that keeps no connection: for the one request it is used for."""
     timeout = httpx.Timeout(model.read_timeout, connect=model.connect_timeout)
-    return httpx.AsyncClient(timeout=timeout, limits=httpx.Limits(max_keepalive_connections=0), verify=_tls(model))
+    return _Client(timeout=timeout, limits=httpx.Limits(max_keepalive_connections=0), verify=_tls(model))
 
 
 def error_text(status: int, body: bytes) -> str:
@@ -175,7 +201,7 @@ async def sse_stream(
 
     async def exchange(through: httpx.AsyncClient) -> None:
         nonlocal answered
-        async with through.stream("POST", url, headers=request_headers, content=encode_json(body)) as response:
+        async with through.stream("POST", _parsed_url(url), headers=request_headers, content=encode_json(body)) as response:
             answered = True
             if response.status_code >= 300:
                 raw = await response.aread()

@@ -160,9 +160,15 @@ def _encoded_messages(model: Model, context: Context) -> Encoded:
         parts = (_encode_one(m, model, shape) for m in images_after_tool_results(list(messages)))
         return b",".join(p.raw for p in parts if p is not None)
 
-    history = encode_history(context.messages, shape, encode)
-    parts = [encode_json(m) for m in _system(model, context)] + ([history] if history else [])
-    return Encoded(b"[" + b",".join(parts) + b"]")
+    parts = [encode_json(m) for m in _system(model, context)] + encode_history(context.messages, shape, encode)
+    # One join, one copy of the history: the whole array, commas and brackets included.
+    pieces: list[bytes | bytearray] = [b"["]
+    for part in parts:
+        pieces += (part, b",")
+    if parts:
+        pieces.pop()
+    pieces.append(b"]")
+    return Encoded(b"".join(pieces))
 
 
 def build_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:

@@ -31,12 +31,14 @@ class SentPrefix:
         self.shape = shape
         self.ids: list[int] = []
         self.refs: list[weakref.ref[Any]] = []
-        self.joined = b""
+        # Grown in place: a long session's history is hundreds of kilobytes, and a new
+        # bytes object every turn would copy it all again.
+        self.joined = bytearray()
         self.valid = True
 
     def _drop(self, _ref: Any) -> None:
         self.valid = False
-        self.ids, self.refs, self.joined = [], [], b""
+        self.ids, self.refs, self.joined = [], [], bytearray()
 
     def matches(self, messages: Sequence[Any], shape: tuple[Any, ...]) -> bool:
         n = len(self.ids)
@@ -58,15 +60,19 @@ class SentPrefix:
             return False
         self.ids += map(id, messages)
         self.refs += refs
-        self.joined = _join(self.joined, encoded)
+        if encoded:
+            if self.joined:
+                self.joined += b","
+            self.joined += encoded
         return True
 
 
 _prefix: SentPrefix | None = None  # the last request's (one conversation at a time is the common case)
 
 
-def encode_history(messages: Sequence[Any], shape: tuple[Any, ...], encode: Encode) -> bytes:
-    """The comma-joined JSON of ``messages``' wire forms, reusing the last request's prefix."""
+def encode_history(messages: Sequence[Any], shape: tuple[Any, ...], encode: Encode) -> list[bytes | bytearray]:
+    """The JSON of ``messages``' wire forms, reusing the last request's prefix: non-empty
+    parts to be joined with commas (joined once, into the request, by the caller)."""
     global _prefix
     prefix = _prefix
     if prefix is None or not prefix.matches(messages, shape):
@@ -75,16 +81,11 @@ def encode_history(messages: Sequence[Any], shape: tuple[Any, ...], encode: Enco
     stable = len(messages)
     while stable > start and isinstance(messages[stable - 1], ToolResultMessage):
         stable -= 1
-    head = prefix.joined
+    parts: list[bytes | bytearray] = [prefix.joined]
     if stable > start:
         middle = encode(messages[start:stable])
-        if prefix.extend(messages[start:stable], middle):
-            head = prefix.joined
-        else:
+        if not prefix.extend(messages[start:stable], middle):
             _prefix = None
-            head = _join(head, middle)
-    return _join(head, encode(messages[stable:]))
-
-
-def _join(*parts: bytes) -> bytes:
-    return b",".join(p for p in parts if p)
+            parts.append(middle)
+    parts.append(encode(messages[stable:]))
+    return [p for p in parts if p]

@@ -8,6 +8,11 @@ One dedicated reader thread reads stdin and decodes frames; before the event loo
 exists (the ``initialize`` fast path) frames are taken with :meth:`next_items`, after
 it they are handed to the loop. The writer thread writes queued frames in batches; its
 buffer is bounded, and :meth:`FrameWriter.drain` makes producers wait while it is full.
+Frames written on the loop's thread are gathered over one pass of the loop, then written
+by the loop itself when that cannot block (stdout is a pipe or a file that has room for them,
+nothing is queued, at most ``PIPE_BUF`` bytes), else handed to the writer thread in one go:
+waking the thread, and the switches of the GIL that follow, cost far more than writing a
+small frame (a tool turn sends a dozen events, a streamed answer one per delta).
 
 Replies are bounded the same way from the input side: the reader stops reading stdin
 while the writer is over its high-water mark (until it is back under the low one) and
@@ -24,6 +29,7 @@ import logging
 import os
 import queue
 import select
+import stat
 import sys
 import threading
 from collections import deque
@@ -158,32 +164,90 @@ class FrameWriter:
         self._room = threading.Condition(lock)  # the reader thread waits here for room
         self._closing = False
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread: int | None = None
         self._space: asyncio.Event | None = None
+        # Frames the loop's thread wrote in this pass of the loop (touched by that thread only).
+        self._pending: list[bytes] = []
+        self._pending_bytes = 0
+        self._writing = False  # the writer thread holds a batch it is writing
+        self._direct: select.poll | None = None  # set when the loop may write itself
         self._thread = threading.Thread(target=self._run, name="pi-daemon-writer", daemon=True)
         self._thread.start()
 
     def attach(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
+        self._loop_thread = threading.get_ident()
         self._space = asyncio.Event()
         self._space.set()
+        try:
+            mode = os.fstat(self.fd).st_mode
+        except OSError:
+            return
+        # A pipe with room for PIPE_BUF bytes takes them at once; a file always does. A
+        # terminal or a socket may block on a small write: the thread writes to those.
+        if stat.S_ISFIFO(mode) or stat.S_ISREG(mode):
+            self._direct = select.poll()
+            self._direct.register(self.fd, select.POLLOUT)
 
     def write(self, data: bytes) -> None:
         if self.broken:
             return
         self.frames += 1
+        loop = self._loop
+        if loop is not None and threading.get_ident() == self._loop_thread and not loop.is_closed():
+            if not self._pending:
+                loop.call_soon(self._hand_over)
+            self._pending.append(data)
+            self._pending_bytes += len(data)
+        else:
+            self._queue([data], len(data))
+        if self._space is not None and self.backlog > self.high_water:
+            self._space.clear()
+
+    def _hand_over(self) -> None:
+        """The frames of this pass of the loop: written now when that cannot block, else
+        to the writer thread in one go."""
+        if self._pending:
+            frames, size = self._pending, self._pending_bytes
+            self._pending, self._pending_bytes = [], 0
+            self._queue(frames, size, direct=True)
+
+    def _write_now(self, data: bytes) -> int:
+        """Bytes of ``data`` written without blocking (0: leave it to the writer thread,
+        which also meets and reports any error)."""
+        assert self._direct is not None
+        try:
+            ready = self._direct.poll(0)
+            if not ready or ready[0][1] != select.POLLOUT:
+                return 0
+            return os.write(self.fd, data)
+        except OSError:
+            return 0
+
+    def _queue(self, frames: list[bytes], size: int, direct: bool = False) -> None:
         with self._cond:
+            if self.broken:
+                return
+            # Under the lock and with nothing queued or being written: the order holds.
+            if direct and self._direct is not None and size <= select.PIPE_BUF \
+                    and not self._chunks and not self._writing:
+                data = frames[0] if len(frames) == 1 else b"".join(frames)
+                written = self._write_now(data)
+                if written == size:
+                    if self._space is not None and self.backlog <= self.low_water:
+                        self._space.set()  # a producer waiting in drain() for these frames goes on
+                    return
+                frames, size = [data[written:]], size - written
             idle = not self._chunks  # the writer thread waits only on an empty queue
-            self._chunks.append(data)
-            self._buffered += len(data)
+            self._chunks.extend(frames)
+            self._buffered += size
             if idle:
                 self._cond.notify()
-        if self._space is not None and self._buffered > self.high_water:
-            self._space.clear()
 
     @property
     def backlog(self) -> int:
         """Bytes queued but not yet written."""
-        return self._buffered
+        return self._buffered + self._pending_bytes
 
     def wait_for_room(self) -> None:
         """Blocking, for the reader thread: over the high-water mark, wait for the low one."""
@@ -195,7 +259,7 @@ class FrameWriter:
 
     async def drain(self) -> None:
         """Wait while the buffer is over the high-water mark (the client is not reading)."""
-        if self._space is not None and self._buffered > self.high_water and not self.broken:
+        if self._space is not None and self.backlog > self.high_water and not self.broken:
             await self._space.wait()
 
     def _run(self) -> None:
@@ -213,6 +277,7 @@ class FrameWriter:
                     return
                 batch = b"".join(self._chunks)
                 self._chunks.clear()
+                self._writing = True
             try:
                 view = memoryview(batch)
                 while view:
@@ -222,6 +287,7 @@ class FrameWriter:
                 self._fail(exc)
                 return
             with self._cond:
+                self._writing = False
                 self._buffered -= len(batch)
                 low = self._buffered <= self.low_water
                 self._room.notify_all()
@@ -262,6 +328,7 @@ class FrameWriter:
     def flush(self, timeout: float = 5.0) -> None:
         """Block until everything queued is written (or the pipe broke), then stop."""
         self._loop = None
+        self._hand_over()
         with self._cond:
             self._closing = True
             self._cond.notify_all()

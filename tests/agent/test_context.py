@@ -1,6 +1,7 @@
 """Converters run before every request; history is never modified; repairs are applied."""
 
 from pi_daemon.agent import Agent, convert_with_roles, repair_for_provider
+from pi_daemon.agent.context import per_message
 from pi_daemon.llm.faux import FauxProvider, text_reply, tool_reply
 from pi_daemon.messages import (
     AssistantMessage,
@@ -102,3 +103,28 @@ def test_repair_with_a_memo_gives_the_same_result_as_repairing_from_scratch():
     rewritten = [UserMessage(content="summary"), *history[6:]]
     assert repair_for_provider(rewritten, memo) == repair_for_provider(rewritten)
     assert [m.role for m in repair_for_provider(rewritten, memo)] == ["user", "user", "assistant"]
+
+
+async def test_a_per_message_converter_converts_each_message_of_a_run_once():
+    """A tool loop's later requests convert only what was added, and send the same as a full conversion."""
+    converted = []
+
+    @per_message
+    def convert(messages):
+        converted.extend(messages)
+        return convert_with_roles(messages)
+
+    faux = FauxProvider([tool_reply(("sleep", {"n": 1})), tool_reply(("sleep", {"n": 1})), text_reply("done")])
+    history = [UserMessage(content="a"), CustomMessage(custom_type="hint", content="use tabs")]
+    agent = Agent(faux.model(), tools=[sleeper()], messages=history, convert_to_llm=convert)
+    await agent.prompt("go")
+    assert len(faux.requests) == 3
+    assert len(converted) == len({id(m) for m in converted}) == 7  # 3 before the first request, 2 per tool turn
+    whole = [repair_for_provider(convert_with_roles(agent.state.messages[:n])) for n in (3, 5, 7)]
+    assert [request.messages for request in faux.requests] == whole
+    # A converter not marked per_message sees the whole history before every request.
+    seen = []
+    faux = FauxProvider([tool_reply(("sleep", {"n": 1})), text_reply("done")])
+    agent = Agent(faux.model(), tools=[sleeper()], convert_to_llm=lambda m: seen.append(len(m)) or convert_with_roles(m))
+    await agent.prompt("go")
+    assert seen == [1, 3]

@@ -231,3 +231,13 @@ async def test_a_lone_surrogate_and_an_invalid_chunk_in_the_stream(server):
     server.script(Reply(body=b'data: {"choices": [\n\n'))
     final = (await run(model(server)))[-1].error
     assert final.stop_reason == "error" and final.error_message.startswith("the provider sent invalid JSON in its stream")
+
+
+async def test_a_cookie_the_server_sets_is_not_sent_back(server):
+    """Model requests are stateless: a Set-Cookie (a load balancer's, say) is not kept."""
+    server.script(Reply(body=openai_text("one"), headers={"set-cookie": "affinity=abc; Path=/"}),
+                  Reply(body=openai_text("two")))
+    m = model(server)
+    assert (await run(m))[-1].message.text() == "one"
+    assert (await run(m))[-1].message.text() == "two"
+    assert [r.headers.get("cookie") for r in server.requests] == [None, None]
