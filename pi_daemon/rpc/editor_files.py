@@ -7,7 +7,8 @@ absolute path.
 
 * Reading (``readTextFile``): the editor answers with the buffer's text and its version,
   or ``content: null`` when it does not have the file open (the disk is read then).
-  Binary files are read from the disk.
+  Binary files are read from the disk. A ``read`` of a window asks for only those lines
+  when the file ends its lines as editors do (LF or CRLF), so the editor's lines are the tool's.
 * ``grep`` searches the buffers the client listed in its last ``fs/didChangeDirty``
   notification (open with unsaved changes) instead of their files on the disk.
 * Writing (``applyEdit``): a ``WorkspaceEdit`` exactly as LSP defines it. An existing
@@ -28,7 +29,7 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable
 
 from ..converter import to_wire
-from ..tools.file_access import DiskFiles, looks_binary
+from ..tools.file_access import DiskFiles, lines_as_editors_count, looks_binary
 from ..tools.workspace import EDIT, LIST, READ, WRITE, PathRefused, Workspace
 from .initialize import ClientState
 from .types import (
@@ -115,10 +116,15 @@ class EditorFiles(DiskFiles):
         data, target = await super().read(path, READ)  # confined, and the disk's bytes
         if looks_binary(data) or not self.client.fs_read:
             return data, target, False
+        if not lines_as_editors_count(data):
+            return (*await self.read(path, READ), False)
         content, _ = await self._buffer(target, line, limit)  # a window is not an edit's base: not kept
         if content is None:
             return data, target, False
-        return content.encode("utf-8"), target, True
+        window = content.encode("utf-8")
+        if not lines_as_editors_count(window):
+            return (*await self.read(path, READ), False)
+        return window, target, True
 
     async def write(self, path: str, data: bytes, purpose: str = WRITE) -> tuple[bool, Path]:
         if not self.client.fs_apply_edit:

@@ -58,14 +58,17 @@ def test_a_read_of_a_window_asks_the_editor_for_those_lines_only(spawn, tmp_path
                   calls(("r2", "read", {"path": "long.py", "offset": 99})),
                   calls(("r3", "read", {"path": "long.py", "offset": 500, "limit": 2})),
                   calls(("r4", "read", {"path": "disk.py", "offset": 2, "limit": 1})),
+                  calls(("r5", "read", {"path": "paged.txt", "offset": 2, "limit": 1})),
                   Reply(body=openai_text("ok")))
     (tmp_path / "disk.py").write_text("one\ntwo\nthree\n")
+    (tmp_path / "paged.txt").write_text("one\n\x0ctwo\nthree\n")
     d = spawn("--model", "local/coder", "--yes", cwd=project(tmp_path, server))
     editor = Editor(d)
     editor.open(tmp_path / "long.py", "".join(f"buffer {n}\n" for n in range(1, 101)))
+    editor.open(tmp_path / "paged.txt", "ONE\n\x0ctwo\nthree\n")
     d.call("prompt", {"text": "read a part of long.py"})
     d.wait_event("agent_settled", timeout=30)
-    window, tail, past, disk = (tool_text(r) for r in results(d, 4))
+    window, tail, past, disk, paged = (tool_text(r) for r in results(d, 5))
     # one line more than shown is asked for: it tells the model whether the file goes on
     assert {k: editor.reads[0][k] for k in ("line", "limit")} == {"line": 40, "limit": 4}
     assert window.splitlines() == ["    40\tbuffer 40", "    41\tbuffer 41", "    42\tbuffer 42",
@@ -75,6 +78,9 @@ def test_a_read_of_a_window_asks_the_editor_for_those_lines_only(spawn, tmp_path
     # not open in the editor: the disk, paged by the daemon as without an editor
     assert editor.reads[3]["line"] == 2
     assert disk.splitlines() == ["     2\ttwo", "[Showing lines 2-2 of 3. Use offset=3 to read on.]"]
+    # a form feed ends a line for the tool (str.splitlines), not for an editor: the whole buffer is read
+    assert "line" not in editor.reads[-1] and "limit" not in editor.reads[-1]
+    assert paged.splitlines() == ["     2\t", "[Showing lines 2-2 of 4. Use offset=3 to read on.]"]
 
 
 def test_an_edit_is_one_workspace_apply_edit_against_the_buffer(spawn, tmp_path, server):
