@@ -82,11 +82,6 @@ class ChangesTree implements vscode.TreeDataProvider<Item> {
   }
 }
 
-function workspaceFile(path: string): vscode.Uri {
-  const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
-  return path.startsWith("/") || !folder ? vscode.Uri.file(path) : vscode.Uri.joinPath(folder, path);
-}
-
 export function registerReview(context: vscode.ExtensionContext, client: PiClient): Review {
   const review = new Review(client);
   const before = new Map<string, string>();
@@ -118,7 +113,8 @@ export function registerReview(context: vscode.ExtensionContext, client: PiClien
       const { before: text } = await review.contents(item.path, runId);
       const left = vscode.Uri.from({ scheme: BEFORE, path: "/" + item.path, query: `run=${runId}` });
       before.set(left.toString(), text);
-      await vscode.commands.executeCommand("vscode.diff", left, workspaceFile(item.path), `${item.path} (before pi run ${runId})`);
+      const right = vscode.Uri.file(review.absolutePath(item.path));
+      await vscode.commands.executeCommand("vscode.diff", left, right, `${item.path} (before pi run ${runId})`);
       if (item.kind === "hunk") {
         const line = Math.max(item.hunk.newStart - 1, 0);
         vscode.window.activeTextEditor?.revealRange(new vscode.Range(line, 0, line, 0), vscode.TextEditorRevealType.InCenter);

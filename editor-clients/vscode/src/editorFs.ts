@@ -4,8 +4,11 @@
 //   * workspace/applyEdit refuses edits made from an older document version, then lets the
 //     host apply the LSP WorkspaceEdit (extension.ts: vscode.workspace.applyEdit);
 //   * fs/didChangeDirty reports the documents with unsaved changes when that set changes;
-//   * Review keeps a run's files and hunks and accepts / reverts files or single hunks.
+//   * Review keeps a run's files and hunks and accepts / reverts files or single hunks; a
+//     changed file's path is relative to the daemon's workspace, not to the first VS Code
+//     workspace folder (in a multi-root window the daemon works in the one picked).
 
+import * as nodePath from "path";
 import type { ChangedFile, ChangedHunk, ChangesRevertResult } from "./protocol";
 import type { Json, PiClient } from "./rpcClient";
 
@@ -141,6 +144,12 @@ export class Review {
   async contents(path: string, runId = this.current?.runId): Promise<{ before: string; after: string }> {
     const { files } = await this.client.request<Changes>("changes/get", { runId, path, withContent: true });
     return { before: files[0]?.before ?? "", after: files[0]?.after ?? "" };
+  }
+
+  // The file a changed path names: the daemon's paths are relative to its workspace (absolute
+  // outside it), whichever VS Code workspace folder comes first.
+  absolutePath(path: string): string {
+    return nodePath.resolve(this.client.workspace, path);
   }
 
   // The hunk of `path` whose lines (after the run) include `line` (1-based).

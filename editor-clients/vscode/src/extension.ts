@@ -143,6 +143,7 @@ const lazyClient = {
   request: async (method: string, params?: Json) => (await ensureClient()).request(method, params),
   prompt: async (...args: Parameters<PiClient["prompt"]>) => (await ensureClient()).prompt(...args),
   notify: (method: string, params?: Json) => client?.notify(method, params),
+  get workspace() { return client?.workspace ?? ""; },
   onEvent: (listener: (sessionId: string, event: Json) => void) => { eventListeners.push(listener); },
 } as unknown as PiClient;
 

@@ -3,6 +3,7 @@
 // No `vscode` import: node --test drives this module against the real daemon.
 
 import { ChildProcess, spawn } from "child_process";
+import { resolve as resolvePath } from "path";
 import {
   createMessageConnection,
   MessageConnection,
@@ -94,6 +95,15 @@ export class PiClient {
 
   get pid(): number | undefined {
     return this.child?.pid;
+  }
+
+  // The daemon's workspace, which the paths it reports (changes, turn_diff) are relative to:
+  // its --workspace when given, else the folder it is started in.
+  get workspace(): string {
+    const args = this.options.args ?? [];
+    const at = args.lastIndexOf("--workspace");
+    const given = at >= 0 ? args[at + 1] : args.filter((a) => a.startsWith("--workspace=")).pop()?.slice("--workspace=".length);
+    return given ? resolvePath(this.options.cwd, given) : this.options.cwd;
   }
 
   // The daemon asks once whether the workspace's own configuration may apply. An answer is
