@@ -1,7 +1,8 @@
 // VS Code as the agent's file system and review surface (the protocol side is editorFs.ts):
 // open documents answer fs/readTextFile, agent edits go through workspace.applyEdit (undoable,
 // unsaved), the Changes view lists a run's files and hunks with Accept / Revert, a file opens
-// in the native diff editor against its text before the run, and "Send selection to pi"
+// in the native diff editor against its text before the run (whose title bar accepts or
+// reverts the hunk at the cursor, as does a changed file's own editor), and "Send selection to pi"
 // sends the selection as editor context.
 
 import * as vscode from "vscode";
@@ -95,6 +96,23 @@ export function registerReview(context: vscode.ExtensionContext, client: PiClien
     if (!item) return shown(await run());
     return shown(await run(item.path, item.kind === "hunk" ? [item.hunk.id] : undefined));
   };
+  // From the editor (the diff editor's file side, or the file itself): the hunk at the cursor.
+  const actHere = (run: (path?: string, hunkIds?: string[]) => Promise<Json>) => async () => {
+    const editor = vscode.window.activeTextEditor;
+    if (!editor) return;
+    const line = editor.selection.active.line + 1;
+    const found = review.at(editor.document.uri.fsPath, line);
+    if (!found) return vscode.window.showWarningMessage(`pi: run ${review.current?.runId ?? "?"} did not change this file`);
+    if (!found.hunk) return vscode.window.showWarningMessage(`pi: line ${line} is in no hunk of run ${review.current?.runId}`);
+    return shown(await run(found.path, [found.hunk.id]));
+  };
+  // Editor title actions show on a file the shown run changed.
+  const markEditor = () => {
+    const editor = vscode.window.activeTextEditor;
+    const changed = !!editor && editor.document.uri.scheme === "file" && !!review.at(editor.document.uri.fsPath, 0);
+    vscode.commands.executeCommand("setContext", "pi.changedFile", changed);
+  };
+  review.onChange(markEditor);
   context.subscriptions.push(
     changesView,
     vscode.workspace.registerTextDocumentContentProvider(BEFORE, {
@@ -122,6 +140,9 @@ export function registerReview(context: vscode.ExtensionContext, client: PiClien
     }),
     vscode.commands.registerCommand("pi.changes.accept", act((path, ids) => review.accept(path, ids))),
     vscode.commands.registerCommand("pi.changes.revert", act((path, ids) => review.revert(path, ids))),
+    vscode.commands.registerCommand("pi.changes.acceptHere", actHere((path, ids) => review.accept(path, ids))),
+    vscode.commands.registerCommand("pi.changes.revertHere", actHere((path, ids) => review.revert(path, ids))),
+    vscode.window.onDidChangeActiveTextEditor(markEditor),
     vscode.commands.registerCommand("pi.sendSelection", async () => {
       const editor = vscode.window.activeTextEditor;
       if (!editor) return;

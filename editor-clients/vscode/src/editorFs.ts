@@ -158,6 +158,13 @@ export class Review {
     return file?.hunks.find((h) => line >= h.newStart && line < h.newStart + Math.max(h.newLines, 1));
   }
 
+  // What an editor showing the file at `absolute` (a changed file, or its side of the diff)
+  // has at `line` (1-based): the run's path for it and the hunk there, if any.
+  at(absolute: string, line: number): { path: string; hunk?: Hunk } | undefined {
+    const file = this.current?.files.find((f) => this.absolutePath(f.path) === absolute);
+    return file && { path: file.path, hunk: this.hunkAt(file.path, line) };
+  }
+
   private choice(path?: string, hunkIds?: string[]) {
     return path === undefined ? undefined : [{ path, hunkIds }];
   }

@@ -141,6 +141,8 @@ test("review: a turn's hunks, revert one through the editor, accept another, the
   assert.equal(review.current.files[0].hunks.length, 3); // from the turn_diff event
   const hunks = (await review.load()).files[0].hunks;
   assert.equal(review.hunkAt("f.txt", 15).id, hunks[1].id);
+  assert.equal(review.at(join(dir, "f.txt"), 15).hunk.id, hunks[1].id);
+  assert.deepEqual(review.at(join(dir, "f.txt"), 9), { path: "f.txt", hunk: undefined }); // between hunks
   const reverted = await review.revert("f.txt", [hunks[1].id]);
   assert.deepEqual(reverted.reverted, [{ path: "f.txt", hunkIds: [hunks[1].id] }]);
   const now = docs.document(join(dir, "f.txt")).content;
@@ -175,6 +177,10 @@ test("review in a multi-root window: a changed path is the file in the daemon's 
   assert.equal(file, join(second, "src", "app.py"));
   assert.equal(docs.document(file).content, "x = 2\n"); // the file the agent changed
   assert.equal(readFileSync(join(first, "src", "app.py"), "utf8"), "x = 1\n");
+  // the editor title's Accept / Revert: the file open in an editor, the hunk at the cursor's line
+  const hunk = review.current.files[0].hunks[0];
+  assert.deepEqual(review.at(file, 1), { path: "src/app.py", hunk });
+  assert.equal(review.at(join(first, "src", "app.py"), 1), undefined); // the other root's file: not the run's
   assert.equal((await review.load()).files[0].path, "src/app.py");
   assert.equal(review.absolutePath("src/app.py"), file); // loaded with changes/get: the same file
   // A session working in a subfolder reports paths relative to the daemon's workspace too.
