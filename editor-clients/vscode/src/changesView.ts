@@ -2,11 +2,12 @@
 // open documents answer fs/readTextFile, agent edits go through workspace.applyEdit (undoable,
 // unsaved), the Changes view lists a run's files and hunks with Accept / Revert, a file opens
 // in the native diff editor against its text before the run (whose title bar accepts or
-// reverts the hunk at the cursor, as does a changed file's own editor), and "Send selection to pi"
-// sends the selection as editor context.
+// reverts the hunk at the cursor, as does a changed file's own editor); selectionContext is
+// what "Send selection to pi" sends as editor context.
 
 import * as vscode from "vscode";
 import { DirtyReporter, FsHost, Hunk, Review, uriPath } from "./editorFs";
+import type { ContextItem } from "./protocol";
 import type { Json, PiClient } from "./rpcClient";
 
 const BEFORE = "pi-before";
@@ -83,6 +84,15 @@ class ChangesTree implements vscode.TreeDataProvider<Item> {
   }
 }
 
+// The active editor's selection (the whole document when nothing is selected) as a ContextItem.
+export function selectionContext(editor: vscode.TextEditor): ContextItem {
+  const s = editor.selection;
+  const range = s.isEmpty ? undefined : { start: { line: s.start.line, character: s.start.character },
+                                           end: { line: s.end.line, character: s.end.character } };
+  const path = editor.document.uri.scheme === "file" ? editor.document.uri.fsPath : uriPath(editor.document.uri.toString());
+  return { path, range, text: range ? editor.document.getText(s) : undefined };
+}
+
 export function registerReview(context: vscode.ExtensionContext, client: PiClient): Review {
   const review = new Review(client);
   const before = new Map<string, string>();
@@ -143,17 +153,6 @@ export function registerReview(context: vscode.ExtensionContext, client: PiClien
     vscode.commands.registerCommand("pi.changes.acceptHere", actHere((path, ids) => review.accept(path, ids))),
     vscode.commands.registerCommand("pi.changes.revertHere", actHere((path, ids) => review.revert(path, ids))),
     vscode.window.onDidChangeActiveTextEditor(markEditor),
-    vscode.commands.registerCommand("pi.sendSelection", async () => {
-      const editor = vscode.window.activeTextEditor;
-      if (!editor) return;
-      const text = await vscode.window.showInputBox({ prompt: "Ask pi about the selection" });
-      if (!text) return;
-      const s = editor.selection;
-      const range = s.isEmpty ? undefined : { start: { line: s.start.line, character: s.start.character },
-                                               end: { line: s.end.line, character: s.end.character } };
-      const path = editor.document.uri.scheme === "file" ? editor.document.uri.fsPath : uriPath(editor.document.uri.toString());
-      await client.prompt(text, undefined, undefined, [{ path, range, text: range ? editor.document.getText(s) : undefined }]);
-    }),
   );
   return review;
 }

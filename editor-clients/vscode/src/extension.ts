@@ -6,7 +6,7 @@ import * as os from "os";
 import { Commands, Conversation, Json, Outcome, PiClient, PermissionRequest, TreeItem, WorkspaceTrustRequest, permissionPrompt } from "./rpcClient";
 import { chatHtml, newNonce } from "./chatHtml";
 import { statusText } from "./status";
-import { registerReview, reportDirty, vscodeFiles } from "./changesView";
+import { registerReview, reportDirty, selectionContext, vscodeFiles } from "./changesView";
 import { fsHandlers } from "./editorFs";
 import { workspaceFiles } from "./workspaceFiles";
 import type { ContextItem } from "./protocol";
@@ -315,6 +315,13 @@ const commands: Record<string, () => Promise<void>> = {
     else await ensureClient();
   },
   "pi.refreshTree": async () => tree.refresh(),
+  // Like a message typed in the chat: while pi works it is sent as steering or a follow-up.
+  "pi.sendSelection": async () => {
+    const editor = vscode.window.activeTextEditor;
+    if (!editor) return;
+    const text = await vscode.window.showInputBox({ prompt: "Ask pi about the selection" });
+    if (text) await send(text, [selectionContext(editor)]);
+  },
 };
 
 class ChatView implements vscode.WebviewViewProvider {
