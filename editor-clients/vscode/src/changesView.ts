@@ -38,12 +38,14 @@ export const vscodeFiles: FsHost = {
     const applied = await vscode.workspace.applyEdit(toWorkspaceEdit(edit));
     return applied ? { applied } : { applied, failureReason: "VS Code did not apply the edit" };
   },
+  dirty() {
+    return vscode.workspace.textDocuments.filter((d) => d.uri.scheme === "file" && d.isDirty).map((d) => d.uri.fsPath);
+  },
 };
 
 export function reportDirty(client: PiClient): vscode.Disposable {
   const reporter = new DirtyReporter((paths) => client.notify("fs/didChangeDirty", { paths }));
-  const update = () => reporter.update(vscode.workspace.textDocuments
-    .filter((d) => d.uri.scheme === "file" && d.isDirty).map((d) => d.uri.fsPath));
+  const update = () => reporter.update(vscodeFiles.dirty());
   return vscode.Disposable.from(
     vscode.workspace.onDidChangeTextDocument(update),
     vscode.workspace.onDidSaveTextDocument(update),

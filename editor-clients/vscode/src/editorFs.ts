@@ -3,7 +3,8 @@
 //   * fs/readTextFile answers from open documents (dirty or not), with their version;
 //   * workspace/applyEdit refuses edits made from an older document version, then lets the
 //     host apply the LSP WorkspaceEdit (extension.ts: vscode.workspace.applyEdit);
-//   * fs/didChangeDirty reports the documents with unsaved changes when that set changes;
+//   * fs/didChangeDirty reports the documents with unsaved changes when that set changes, and
+//     the whole set each time a daemon starts (rpcClient.ts), so a buffer left unsaved earlier counts;
 //   * Review keeps a run's files and hunks and accepts / reverts files or single hunks; a
 //     changed file's path is relative to the daemon's workspace, not to the first VS Code
 //     workspace folder (in a multi-root window the daemon works in the one picked).
@@ -20,11 +21,13 @@ export interface OpenDocument {
 export interface FsHost {
   document(path: string): OpenDocument | undefined; // an open document, by absolute path
   applyEdit(label: string, edit: Json): Promise<{ applied: boolean; failureReason?: string }>;
+  dirty(): string[]; // the absolute paths of the documents with unsaved changes
 }
 
 export interface FsHandlers {
   readTextFile(params: Json): Json;
   applyEdit(params: Json): Promise<Json>;
+  dirtyPaths(): string[]; // sent as fs/didChangeDirty whenever a daemon starts
 }
 
 export function uriPath(uri: string): string {
@@ -42,6 +45,7 @@ export function lineWindow(text: string, line?: number, limit?: number): string 
 
 export function fsHandlers(host: FsHost): FsHandlers {
   return {
+    dirtyPaths: () => host.dirty(),
     readTextFile(params) {
       const document = host.document(params.path);
       if (!document) return { content: null };

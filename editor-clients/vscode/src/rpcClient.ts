@@ -164,7 +164,7 @@ export class PiClient {
         }, delay);
       }
     });
-    return this.request("initialize", {
+    const initialized = await this.request("initialize", {
       protocolVersion: 1,
       clientInfo: { name: "pi-daemon-vscode", version: "0.1.0" },
       capabilities: {
@@ -173,6 +173,9 @@ export class PiClient {
         ...(fs ? { fs: { readTextFile: true, applyEdit: true } } : {}),
       },
     });
+    // A new daemon knows no unsaved documents: those left unsaved before it started count too.
+    if (fs) this.notify("fs/didChangeDirty", { paths: fs.dirtyPaths() });
+    return initialized;
   }
 
   // A declared method: params and result typed by protocol.ts.

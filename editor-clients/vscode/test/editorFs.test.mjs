@@ -19,6 +19,7 @@ class Documents {
   constructor() { this.docs = new Map(); this.edits = []; }
   open(path, content) { this.docs.set(path, { content, version: 1 }); }
   document(path) { return this.docs.get(path); }
+  dirty() { return [...this.docs.keys()]; } // every open document here holds unsaved text
   async applyEdit(label, edit) {
     this.edits.push({ label, edit });
     for (const change of edit.documentChanges) {
@@ -222,6 +223,26 @@ test("dirty documents are reported and grep searches them", async () => {
   await c.prompt("find the needle");
   await settled();
   assert.equal(resultText(results(events)[0]), "n.txt:1:a needle, unsaved");
+  await c.stop();
+});
+
+test("documents left unsaved before the daemon started are searched by grep, and after it restarts", async () => {
+  const { dir, docs, c, events, settled } = start([
+    call("g", "grep", { pattern: "needle", glob: "*.txt" }), text("ok"),
+    call("g2", "grep", { pattern: "needle", glob: "*.txt" }), text("ok"),
+  ]);
+  writeFileSync(join(dir, "n.txt"), "nothing\n");
+  docs.open(join(dir, "n.txt"), "a needle, typed before pi started\n"); // no change event after the start
+  await c.start();
+  await c.prompt("find the needle");
+  await settled();
+  assert.equal(resultText(results(events)[0]), "n.txt:1:a needle, typed before pi started");
+  // a new daemon (a crash and restart, another folder) is told again
+  await c.stop();
+  await c.start();
+  await c.prompt("find it again");
+  await settled(2);
+  assert.equal(resultText(results(events)[1]), "n.txt:1:a needle, typed before pi started");
   await c.stop();
 });
 
