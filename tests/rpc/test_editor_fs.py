@@ -362,3 +362,24 @@ def test_a_bash_link_out_of_the_workspace_is_not_read_into_the_diff(spawn, tmp_p
     d.wait_event("agent_settled", timeout=30)
     files = {f["path"]: f for f in turn_diffs(d)[-1]["files"]}
     assert "plain.txt" in files and "TOP SECRET" not in json.dumps(turn_diffs(d))
+
+
+def test_steer_and_follow_up_carry_editor_context_too(spawn, tmp_path):
+    from client import text
+    from test_runs import slow_script
+
+    (tmp_path / "sel.py").write_text("a = 1\nb = 2\nc = 3\n")
+    d = spawn("--faux-script", slow_script(tmp_path, [text("x" * 200), text("steered"), text("followed")]),
+              "--model", "faux/slow", cwd=str(tmp_path))
+    editor = Editor(d)
+    editor.open(tmp_path / "sel.py", "a = 1\nb = 20\nc = 3\n")  # unsaved: b = 20
+    d.call("prompt", {"text": "first"})
+    d.wait_event("message_update", 3)
+    line = {"start": {"line": 1, "character": 0}, "end": {"line": 2, "character": 0}}
+    d.call("steer", {"text": "look here", "context": [{"path": "sel.py", "range": line}]})
+    d.call("followUp", {"text": "and this", "context": [{"path": "sel.py", "range": line, "text": "b = 2000"}]})
+    d.wait_event("agent_settled", timeout=30)
+    users = [m["content"] for m in d.call("getMessages")["messages"] if m["role"] == "user"]
+    assert users == ["first",
+                     "look here\n\n[editor context]\nsel.py line 2:\n     2\tb = 20",
+                     "and this\n\n[editor context]\nsel.py line 2:\n     2\tb = 2000"]
