@@ -10,7 +10,9 @@ absolute path.
   Binary files are read from the disk. A ``read`` of a window asks for only those lines
   when the file ends its lines as editors do (LF or CRLF), so the editor's lines are the tool's.
 * ``grep`` searches the buffers the client listed in its last ``fs/didChangeDirty``
-  notification (open with unsaved changes) instead of their files on the disk.
+  notification (open with unsaved changes) instead of their files on the disk, and a
+  ``bash`` result names them (the command saw them as last saved). A file the daemon has
+  just edited through the editor counts as unsaved until the client's next notification.
 * Writing (``applyEdit``): a ``WorkspaceEdit`` exactly as LSP defines it. An existing
   file gets one ``TextDocumentEdit`` whose ``TextEdit``\\ s turn the text the tool last
   read into the new text, versioned with the version the editor reported with that text
@@ -166,7 +168,7 @@ class EditorFiles(DiskFiles):
         with self.workspace.open_file(path, EDIT) as file:
             target, before = file.place.path, file.read()
         edit = WorkspaceEdit(document_changes=[DeleteFile(uri=target.as_uri())])
-        await self._apply(f"pi: delete {self.workspace.show(target)}", edit, target)
+        await self._apply(f"pi: delete {self.workspace.show(target)}", edit, target, unsaved=False)
         self.note_write(target, lambda: before, None)
         return target
 
@@ -185,7 +187,16 @@ class EditorFiles(DiskFiles):
                 found[self.workspace.show(target)] = data.decode("utf-8", "replace")
         return found
 
-    async def _apply(self, label: str, edit: WorkspaceEdit, target: Path) -> None:
+    def unsaved(self) -> list[str]:
+        shown = []
+        for path in list(self.client.dirty_buffers):
+            try:
+                shown.append(self.workspace.show(self.workspace.locate(path, READ).path))
+            except PathRefused:
+                continue
+        return sorted(set(shown))
+
+    async def _apply(self, label: str, edit: WorkspaceEdit, target: Path, unsaved: bool = True) -> None:
         result = await self.ask(APPLY_EDIT.name, to_wire(ApplyWorkspaceEditParams(label=label, edit=edit)))
         if not isinstance(result, dict) or not isinstance(result.get("applied"), bool):
             raise OSError(errno.EIO, "the editor's workspace/applyEdit answer has no applied flag")
@@ -193,3 +204,8 @@ class EditorFiles(DiskFiles):
             reason = result.get("failureReason") or "no reason given"
             raise OSError(errno.EPERM, f"the editor did not apply the edit to {self.workspace.show(target)} "
                                        f"({reason}); nothing was written")
+        # Unsaved now: a command run before the client's next fs/didChangeDirty must know it too.
+        if unsaved and str(target) not in self.client.dirty_buffers:
+            self.client.dirty_buffers.append(str(target))
+        elif not unsaved and str(target) in self.client.dirty_buffers:
+            self.client.dirty_buffers.remove(str(target))

@@ -65,6 +65,11 @@ class FileAccess:
         The disk has none."""
         return {}
 
+    def unsaved(self) -> list[str]:
+        """Workspace files the editor holds with unsaved changes (shown paths): a command reads
+        the disk, so it sees them as last saved. The disk has none."""
+        return []
+
     def note_write(self, target: Path, before: Callable[[], bytes | None], after: bytes | None) -> None:
         """Tell the change log; ``before`` is only called when the log needs it."""
         if self.changes is not None:

@@ -383,3 +383,24 @@ def test_steer_and_follow_up_carry_editor_context_too(spawn, tmp_path):
     assert users == ["first",
                      "look here\n\n[editor context]\nsel.py line 2:\n     2\tb = 20",
                      "and this\n\n[editor context]\nsel.py line 2:\n     2\tb = 2000"]
+
+
+def test_a_bash_result_names_the_files_unsaved_in_the_editor(spawn, tmp_path, server):
+    (tmp_path / "m.py").write_text("x = 1\n")
+    (tmp_path / "typed.py").write_text("saved\n")
+    server.script(calls(("e", "edit", {"path": "m.py", "edits": [{"oldText": "x = 1", "newText": "x = 2"}]})),
+                  calls(("b", "bash", {"command": "cat m.py"})),
+                  Reply(body=openai_text("ok")))
+    d = spawn("--model", "local/coder", "--yes", cwd=project(tmp_path, server))
+    editor = Editor(d)
+    editor.open(tmp_path / "typed.py", "typed, not saved\n")
+    d.notify("fs/didChangeDirty", {"paths": ["typed.py", str(tmp_path.parent / "elsewhere.py")]})
+    d.call("prompt", {"text": "bump x and show it"})
+    d.wait_event("agent_settled", timeout=30)
+    edit, bash = results(d, 2)
+    assert not edit["isError"] and editor.text(tmp_path / "m.py") == "x = 2\n"
+    # the agent's edit is unsaved (the client has not said so yet): the command read the disk, and is told
+    assert tool_text(bash) == ("x = 1\n\n[unsaved in the editor, so this command read them as last saved on the disk: "
+                               "m.py, typed.py]")
+    # what the model read says so too
+    assert "m.py, typed.py]" in sent_tool_messages(server, 2)[-1]
