@@ -75,7 +75,15 @@ return function(t)
     wait("the diff", function() return #editfs.state().marks == 3 end)
     local diff_win = vim.fn.win_findbuf(editfs.state().buf)[1]
     vim.api.nvim_set_current_win(diff_win)
-    vim.api.nvim_win_set_cursor(diff_win, { editfs.state().marks[2].line + 2, 0 })
+    -- ]h / [h move between the hunks
+    local marks = editfs.state().marks
+    vim.api.nvim_win_set_cursor(diff_win, { 1, 0 })
+    local keys = function(k) vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(k, true, false, true), "x", false) end
+    keys("]h]h")
+    assert(vim.api.nvim_win_get_cursor(diff_win)[1] == marks[2].line, vim.inspect(vim.api.nvim_win_get_cursor(diff_win)))
+    keys("]h[h")
+    assert(vim.api.nvim_win_get_cursor(diff_win)[1] == marks[2].line, vim.inspect(vim.api.nvim_win_get_cursor(diff_win)))
+    vim.api.nvim_win_set_cursor(diff_win, { marks[2].line + 2, 0 })
     vim.cmd("PiRevert")
     wait("the hunk reverted", function() return lines(buf)[15] == "line 15" end)
     assert(lines(buf)[2] == "line two" and lines(buf)[28] == "line twenty-eight", vim.inspect(lines(buf)))
