@@ -141,7 +141,9 @@ export function registerReview(context: vscode.ExtensionContext, client: PiClien
     vscode.commands.registerCommand("pi.changes.openDiff", async (item: Item) => {
       const runId = review.current?.runId ?? "";
       const { before: text } = await review.contents(item.path, runId);
-      const left = vscode.Uri.from({ scheme: BEFORE, path: "/" + item.path, query: `run=${runId}` });
+      // an absolute path (a file outside the workspace) must not become "//…": that would be an authority
+      const left = vscode.Uri.from({ scheme: BEFORE, path: item.path.startsWith("/") ? item.path : "/" + item.path,
+                                     query: `run=${runId}` });
       before.set(left.toString(), text);
       const right = vscode.Uri.file(review.absolutePath(item.path));
       await vscode.commands.executeCommand("vscode.diff", left, right, `${item.path} (before pi run ${runId})`);
