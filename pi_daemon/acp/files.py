@@ -62,8 +62,10 @@ class EditorFiles(DiskFiles):
         if lines_as_editors_count(data):
             window = (await self._text(target, line=line, limit=limit)).encode("utf-8")
             if lines_as_editors_count(window):
-                # more lines than asked for: a client that ignores line/limit sent the whole file
-                return window, target, len(window.splitlines()) <= limit
+                # A client that ignores line/limit sends the whole file: more lines than asked for,
+                # or (a short file) the saved text itself, which no window from line 2 on can be.
+                whole = len(window.splitlines()) > limit or (line > 1 and window == data and bool(data))
+                return window, target, not whole
         return (await self._text(target)).encode("utf-8"), target, False
 
     async def write(self, path: str, data: bytes, purpose: str = WRITE) -> tuple[bool, Path]:

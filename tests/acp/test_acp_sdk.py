@@ -117,15 +117,18 @@ async def test_a_read_of_a_window_asks_the_editor_for_those_lines_only(workspace
 
 async def test_a_client_that_ignores_the_window_still_gets_the_lines_asked_for(workspace, tmp_path):
     (workspace / "long.py").write_text("".join(f"line {n}\n" for n in range(1, 101)))
+    (workspace / "short.py").write_text("one\ntwo\nthree\n")
     faux = script(tmp_path / "s.json", [tool("read", {"path": "long.py", "offset": 50, "limit": 2}, "r1"),
+                                        tool("read", {"path": "short.py", "offset": 2, "limit": 5}, "r2"),
                                         text("Done.")])
     async with agent(workspace, faux, fs=True) as (conn, rec):
         rec.honours_windows = False
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
         await asyncio.wait_for(conn.prompt(session_id=session.session_id, prompt=[text_block("read")]), 30)
-    assert rec.windows == [(50, 3)]
+    assert rec.windows == [(50, 3), (2, 6)]
     assert _texts(rec)["r1"].splitlines() == ["    50\tline 50", "    51\tline 51",
                                                "[Showing lines 50-51 of 100. Use offset=52 to read on.]"]
+    assert _texts(rec)["r2"].splitlines() == ["     2\ttwo", "     3\tthree"]  # not "2 one"
 
 
 async def test_always_answers_are_remembered(workspace, tmp_path):
