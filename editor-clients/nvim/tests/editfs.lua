@@ -58,16 +58,22 @@ return function(t)
     assert(vim.deep_equal(lines(buf), { "one", "two" }), vim.inspect(lines(buf)))
   end)
 
-  test(":PiRevert takes back the hunk under the cursor", function()
+  -- A run that rewrites lines 2, 15 and 28 of a 30-line file `name`, open in a buffer (returned).
+  local function three_hunk_run(name)
     local before, after = {}, {}
     for n = 1, 30 do before[n] = "line " .. n after[n] = before[n] end
     after[2], after[15], after[28] = "line two", "line fifteen", "line twenty-eight"
-    local dir = workspace({ call("write", { path = "c.txt", content = table.concat(after, "\n") .. "\n" }), text("done") })
-    vim.fn.writefile(before, dir .. "/c.txt")
+    local dir = workspace({ call("write", { path = name, content = table.concat(after, "\n") .. "\n" }), text("done") })
+    vim.fn.writefile(before, dir .. "/" .. name)
     local pi = start(dir, false, { "--yes" })
-    local buf = open(dir .. "/c.txt")
+    local buf = open(dir .. "/" .. name)
     vim.cmd("Pi rename three lines")
     wait("settled", function() return pi.status().settled >= 1 end)
+    return buf
+  end
+
+  test(":PiRevert takes back the hunk under the cursor", function()
+    local buf = three_hunk_run("c.txt")
     assert(lines(buf)[15] == "line fifteen", vim.inspect(lines(buf)))
     local editfs = require("pi.editfs")
     editfs.state().marks = {}
@@ -91,15 +97,7 @@ return function(t)
   end)
 
   test(":PiRevert / :PiAccept in the changed file's own buffer act on the hunk under the cursor there", function()
-    local before, after = {}, {}
-    for n = 1, 30 do before[n] = "line " .. n after[n] = before[n] end
-    after[2], after[15], after[28] = "line two", "line fifteen", "line twenty-eight"
-    local dir = workspace({ call("write", { path = "d.txt", content = table.concat(after, "\n") .. "\n" }), text("done") })
-    vim.fn.writefile(before, dir .. "/d.txt")
-    local pi = start(dir, false, { "--yes" })
-    local buf = open(dir .. "/d.txt")
-    vim.cmd("Pi rename three lines")
-    wait("settled", function() return pi.status().settled >= 1 end)
+    local buf = three_hunk_run("d.txt")
     local win = vim.fn.win_findbuf(buf)[1]
     vim.api.nvim_set_current_win(win)
     vim.api.nvim_win_set_cursor(win, { 15, 0 })
