@@ -4,7 +4,9 @@ Every path is first confined exactly as for the disk (:mod:`pi_daemon.tools.work
 roots, ``.pi/``, symlinks, hard links); only then is the editor asked, with the
 resolved absolute path. Reads come from the editor's buffer (unsaved changes
 included) for text; binary files (images) are read from the disk, which is where the
-editor would read them too. Writes go through the editor so they land in its buffers
+editor would read them too. A ``read`` of a window asks for only those lines (ACP's
+``line`` / ``limit``) when the editor's lines are the tool's (LF or CRLF line ends); edits
+match against the whole file. Writes go through the editor so they land in its buffers
 and undo history. A file the editor is asked to create must not exist on disk yet,
 and its folder must be inside the roots (a file in a new folder is created on the disk).
 """
@@ -16,7 +18,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..tools.file_access import DiskFiles, looks_binary
+from ..tools.file_access import DiskFiles, lines_as_editors_count, looks_binary
 from ..tools.workspace import EDIT, LIST, READ, WRITE, Workspace
 from .connection import ClientError, Connection
 
@@ -40,15 +42,31 @@ class EditorFiles(DiskFiles):
             raise OSError(errno.ETIMEDOUT, f"the editor did not answer {method} within {FS_TIMEOUT_S:g} s") from None
         return result if isinstance(result, dict) else {}
 
+    async def _text(self, target: Path, **window: int) -> str:
+        result = await self._ask("fs/read_text_file", {"path": str(target), **window})
+        content = result.get("content")
+        if not isinstance(content, str):
+            raise OSError(errno.EIO, "the editor's fs/read_text_file answer has no content string")
+        return content
+
     async def read(self, path: str, purpose: str = READ) -> tuple[bytes, Path]:
         data, target = await super().read(path, purpose)  # confined, and the disk's bytes
         if not self.via_read or looks_binary(data):
             return data, target
-        result = await self._ask("fs/read_text_file", {"path": str(target)})
-        content = result.get("content")
-        if not isinstance(content, str):
-            raise OSError(errno.EIO, "the editor's fs/read_text_file answer has no content string")
-        return content.encode("utf-8"), target
+        return (await self._text(target)).encode("utf-8"), target
+
+    async def read_lines(self, path: str, line: int, limit: int) -> tuple[bytes, Path, bool]:
+        data, target = await super().read(path, READ)  # confined, and the disk's bytes
+        if not self.via_read or looks_binary(data):
+            return data, target, False
+        if lines_as_editors_count(data):
+            window = (await self._text(target, line=line, limit=limit)).encode("utf-8")
+            if lines_as_editors_count(window):
+                # A client that ignores line/limit sends the whole file: more lines than asked for,
+                # or (a short file) the saved text itself, which no window from line 2 on can be.
+                whole = len(window.splitlines()) > limit or (line > 1 and window == data and bool(data))
+                return window, target, not whole
+        return (await self._text(target)).encode("utf-8"), target, False
 
     async def write(self, path: str, data: bytes, purpose: str = WRITE) -> tuple[bool, Path]:
         if not self.via_write:

@@ -7,9 +7,12 @@ absolute path.
 
 * Reading (``readTextFile``): the editor answers with the buffer's text and its version,
   or ``content: null`` when it does not have the file open (the disk is read then).
-  Binary files are read from the disk.
+  Binary files are read from the disk. A ``read`` of a window asks for only those lines
+  when the file ends its lines as editors do (LF or CRLF), so the editor's lines are the tool's.
 * ``grep`` searches the buffers the client listed in its last ``fs/didChangeDirty``
-  notification (open with unsaved changes) instead of their files on the disk.
+  notification (open with unsaved changes) instead of their files on the disk, and a
+  ``bash`` result names them (the command saw them as last saved). A file the daemon has
+  just edited through the editor counts as unsaved until the client's next notification.
 * Writing (``applyEdit``): a ``WorkspaceEdit`` exactly as LSP defines it. An existing
   file gets one ``TextDocumentEdit`` whose ``TextEdit``\\ s turn the text the tool last
   read into the new text, versioned with the version the editor reported with that text
@@ -28,7 +31,7 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable
 
 from ..converter import to_wire
-from ..tools.file_access import DiskFiles, looks_binary
+from ..tools.file_access import DiskFiles, lines_as_editors_count, looks_binary
 from ..tools.workspace import EDIT, LIST, READ, WRITE, PathRefused, Workspace
 from .initialize import ClientState
 from .types import (
@@ -115,10 +118,15 @@ class EditorFiles(DiskFiles):
         data, target = await super().read(path, READ)  # confined, and the disk's bytes
         if looks_binary(data) or not self.client.fs_read:
             return data, target, False
+        if not lines_as_editors_count(data):
+            return (*await self.read(path, READ), False)
         content, _ = await self._buffer(target, line, limit)  # a window is not an edit's base: not kept
         if content is None:
             return data, target, False
-        return content.encode("utf-8"), target, True
+        window = content.encode("utf-8")
+        if not lines_as_editors_count(window):
+            return (*await self.read(path, READ), False)
+        return window, target, True
 
     async def write(self, path: str, data: bytes, purpose: str = WRITE) -> tuple[bool, Path]:
         if not self.client.fs_apply_edit:
@@ -160,7 +168,7 @@ class EditorFiles(DiskFiles):
         with self.workspace.open_file(path, EDIT) as file:
             target, before = file.place.path, file.read()
         edit = WorkspaceEdit(document_changes=[DeleteFile(uri=target.as_uri())])
-        await self._apply(f"pi: delete {self.workspace.show(target)}", edit, target)
+        await self._apply(f"pi: delete {self.workspace.show(target)}", edit, target, unsaved=False)
         self.note_write(target, lambda: before, None)
         return target
 
@@ -179,7 +187,16 @@ class EditorFiles(DiskFiles):
                 found[self.workspace.show(target)] = data.decode("utf-8", "replace")
         return found
 
-    async def _apply(self, label: str, edit: WorkspaceEdit, target: Path) -> None:
+    def unsaved(self) -> list[str]:
+        shown = []
+        for path in list(self.client.dirty_buffers):
+            try:
+                shown.append(self.workspace.show(self.workspace.locate(path, READ).path))
+            except PathRefused:
+                continue
+        return sorted(set(shown))
+
+    async def _apply(self, label: str, edit: WorkspaceEdit, target: Path, unsaved: bool = True) -> None:
         result = await self.ask(APPLY_EDIT.name, to_wire(ApplyWorkspaceEditParams(label=label, edit=edit)))
         if not isinstance(result, dict) or not isinstance(result.get("applied"), bool):
             raise OSError(errno.EIO, "the editor's workspace/applyEdit answer has no applied flag")
@@ -187,3 +204,8 @@ class EditorFiles(DiskFiles):
             reason = result.get("failureReason") or "no reason given"
             raise OSError(errno.EPERM, f"the editor did not apply the edit to {self.workspace.show(target)} "
                                        f"({reason}); nothing was written")
+        # Unsaved now: a command run before the client's next fs/didChangeDirty must know it too.
+        if unsaved and str(target) not in self.client.dirty_buffers:
+            self.client.dirty_buffers.append(str(target))
+        elif not unsaved and str(target) in self.client.dirty_buffers:
+            self.client.dirty_buffers.remove(str(target))

@@ -53,6 +53,7 @@ class BashTool(WorkspaceTool):
                 last = now
                 await on_update(ToolResult.text(window))
 
+        unsaved = self.files.unsaved()  # as the command starts: it reads these as last saved
         box = sandbox.configured(self.workspace.root)
         result = await run_shell(args["command"], str(self.workspace.cwd), cancel=cancel,
                                  timeout=args.get("timeout", 300), on_output=output,
@@ -61,6 +62,9 @@ class BashTool(WorkspaceTool):
         text = result.output or "(no output)"
         if result.truncated and result.full_output_path:
             text = f"[output cut to its last lines; the full output is in {result.full_output_path}]\n{text}"
+        if unsaved:
+            text += ("\n[unsaved in the editor, so this command read them as last saved on the disk: "
+                     f"{', '.join(unsaved)}]")
         details = {"exitCode": result.exit_code, "truncated": result.truncated,
                    "fullOutputPath": result.full_output_path, "sandboxed": box is not None}
         if result.timed_out:

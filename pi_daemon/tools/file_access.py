@@ -16,6 +16,7 @@ the turn diff records what ``write`` and ``edit`` did, exactly.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any, Callable
 
@@ -64,6 +65,11 @@ class FileAccess:
         The disk has none."""
         return {}
 
+    def unsaved(self) -> list[str]:
+        """Workspace files the editor holds with unsaved changes (shown paths): a command reads
+        the disk, so it sees them as last saved. The disk has none."""
+        return []
+
     def note_write(self, target: Path, before: Callable[[], bytes | None], after: bytes | None) -> None:
         """Tell the change log; ``before`` is only called when the log needs it."""
         if self.changes is not None:
@@ -103,3 +109,16 @@ class DiskFiles(FileAccess):
 def looks_binary(data: bytes) -> bool:
     """Content no editor buffer holds as text (a NUL near the start)."""
     return b"\x00" in data[:8192]
+
+
+# What ``str.splitlines`` ends a line at besides LF and CRLF, in UTF-8: VT, FF, FS, GS, RS,
+# NEL, LS, PS and a lone CR. Editors do not agree with it (nor with each other) on these.
+_OTHER_LINE_ENDS = re.compile(rb"[\x0b\x0c\x1c-\x1e]|\xc2\x85|\xe2\x80[\xa8\xa9]|\r(?!\n)")
+
+
+def lines_as_editors_count(data: bytes) -> bool:
+    """Whether ``data`` ends its lines only with LF or CRLF, where every editor ends them too.
+
+    Only then is a window an editor gives (its lines ``line`` to ``line + limit - 1``) the
+    same lines that the ``read`` tool numbers (``str.splitlines``) in the whole file."""
+    return _OTHER_LINE_ENDS.search(data) is None

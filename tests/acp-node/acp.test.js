@@ -19,6 +19,15 @@ function tool(name, args, id) {
 }
 const text = (t) => ({ content: [{ type: "text", text: t }] });
 
+// Lines `line` (1-based) to `line + limit - 1` of a text, each with its line end, as an editor
+// answers a windowed fs/read_text_file.
+function lineWindow(text, line, limit) {
+  if (line == null && limit == null) return text;
+  const lines = text.match(/[^\n]*\n|[^\n]+$/g) ?? [];
+  const start = (line ?? 1) - 1;
+  return lines.slice(start, limit == null ? undefined : start + limit).join("");
+}
+
 // A started daemon with a connected client app that records what it hears.
 function start(workspace, replies, { fs = false, options = {} } = {}) {
   const args = ["-m", "pi_daemon", "--acp"];
@@ -34,7 +43,7 @@ function start(workspace, replies, { fs = false, options = {} } = {}) {
   const child = spawn(PYTHON, args, { cwd: workspace, env, stdio: ["pipe", "pipe", "pipe"] });
   let stderr = "";
   child.stderr.on("data", (d) => (stderr += d));
-  const seen = { updates: [], permissions: [], reads: [], writes: [], buffers: new Map(), answer: "allow_once" };
+  const seen = { updates: [], permissions: [], reads: [], windows: [], writes: [], buffers: new Map(), answer: "allow_once" };
   const app = acp
     .client()
     .onNotification("session/update", ({ params }) => {
@@ -47,7 +56,9 @@ function start(workspace, replies, { fs = false, options = {} } = {}) {
     })
     .onRequest("fs/read_text_file", ({ params }) => {
       seen.reads.push(params.path);
-      return { content: seen.buffers.get(params.path) ?? readFileSync(params.path, "utf8") };
+      seen.windows.push([params.line ?? null, params.limit ?? null]);
+      const content = seen.buffers.get(params.path) ?? readFileSync(params.path, "utf8");
+      return { content: lineWindow(content, params.line, params.limit) };
     })
     .onRequest("fs/write_text_file", ({ params }) => {
       seen.writes.push([params.path, params.content]);
@@ -119,6 +130,30 @@ test("a write asks permission and goes through the editor's fs", async () => {
   assert.match(finals.find((u) => u.toolCallId === "r1").content[0].content.text, /unsaved editor text/);
   assert.deepEqual(finals.find((u) => u.toolCallId === "w1").content[0],
     { type: "diff", path: path.join(ws, "a.txt"), oldText: null, newText: "from the agent\n" });
+  await d.stop();
+});
+
+test("a read of a window asks the editor for those lines only; an edit reads the whole buffer", async () => {
+  const ws = workspace();
+  const file = path.join(ws, "long.py");
+  const numbered = (word) => Array.from({ length: 100 }, (_, n) => `${word} ${n + 1}\n`).join("");
+  writeFileSync(file, numbered("disk"));
+  const d = start(ws, [
+    tool("read", { path: "long.py", offset: 40, limit: 3 }, "r1"),
+    tool("edit", { path: "long.py", edits: [{ oldText: "buffer 90\n", newText: "ninety\n" }] }, "e1"),
+    text("done"),
+  ], { fs: true });
+  await d.init;
+  d.seen.buffers.set(file, numbered("buffer"));
+  const { sessionId } = await d.agent.request("session/new", { cwd: ws, mcpServers: [] });
+  const reply = await d.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "go" }] });
+  assert.equal(reply.stopReason, "end_turn");
+  assert.deepEqual(d.seen.windows[0], [40, 4]); // one line more than shown: does the file go on?
+  assert.ok(d.seen.windows.slice(1).length > 0 && d.seen.windows.slice(1).every((w) => w[0] === null && w[1] === null));
+  const read = of(d.seen, "tool_call_update").find((u) => u.toolCallId === "r1" && u.status === "completed");
+  assert.deepEqual(read.content[0].content.text.split("\n"), ["    40\tbuffer 40", "    41\tbuffer 41",
+    "    42\tbuffer 42", "[Showing lines 40-42. Use offset=43 to read on.]"]);
+  assert.match(d.seen.buffers.get(file), /buffer 89\nninety\nbuffer 91\n/);
   await d.stop();
 });
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any, AsyncIterator
@@ -29,6 +30,8 @@ class Recorder:
         self.answer: str | None = "allow_once"  # None: never answer (until cancelled)
         self.buffers: dict[str, str] = {}  # path -> unsaved editor text
         self.reads: list[str] = []
+        self.windows: list[tuple[int | None, int | None]] = []  # (line, limit) of each read
+        self.honours_windows = True  # False: answers every read with the whole file, as an older client
         self.writes: list[tuple[str, str]] = []
         self.got_update = asyncio.Event()
         self.asked = asyncio.Event()
@@ -48,9 +51,13 @@ class Recorder:
     async def read_text_file(self, path: str, session_id: str, line: int | None = None, limit: int | None = None,
                              **kwargs: Any) -> ReadTextFileResponse:
         self.reads.append(path)
-        if path in self.buffers:
-            return ReadTextFileResponse(content=self.buffers[path])
-        return ReadTextFileResponse(content=Path(path).read_text())
+        self.windows.append((line, limit))
+        text = self.buffers[path] if path in self.buffers else Path(path).read_bytes().decode()
+        if self.honours_windows and (line is not None or limit is not None):
+            lines = re.findall(r"[^\n]*\n|[^\n]+$", text)  # an editor's lines, each with its line end
+            start = (line or 1) - 1
+            text = "".join(lines[start:None if limit is None else start + limit])
+        return ReadTextFileResponse(content=text)
 
     async def write_text_file(self, content: str, path: str, session_id: str, **kwargs: Any) -> WriteTextFileResponse:
         self.writes.append((path, content))

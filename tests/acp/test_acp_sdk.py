@@ -79,6 +79,58 @@ async def test_edit_asks_permission_and_goes_through_the_editor(workspace, tmp_p
                     "newText": "edited buffer"}
 
 
+def _texts(rec: Recorder) -> dict[str, str]:
+    """The text each finished tool call answered with (not an edit's diff), by id."""
+    return {u["toolCallId"]: u["content"][0]["content"]["text"] for u in rec.of("tool_call_update")
+            if u.get("status") in ("completed", "failed") and u["content"][0]["type"] == "content"}
+
+
+async def test_a_read_of_a_window_asks_the_editor_for_those_lines_only(workspace, tmp_path):
+    long = workspace / "long.py"
+    long.write_text("".join(f"disk {n}\n" for n in range(1, 101)))
+    (workspace / "paged.txt").write_text("one\n\x0ctwo\nthree\n")  # a form feed: str.splitlines breaks there
+    faux = script(tmp_path / "s.json", [
+        tool("read", {"path": "long.py", "offset": 40, "limit": 3}, "r1"),
+        tool("read", {"path": "long.py", "offset": 99}, "r2"),
+        tool("edit", {"path": "long.py", "edits": [{"oldText": "buffer 90\n", "newText": "ninety\n"}]}, "e1"),
+        tool("read", {"path": "paged.txt", "offset": 2, "limit": 1}, "r3"),
+        text("Done."),
+    ])
+    async with agent(workspace, faux, "--allow", "edit", fs=True) as (conn, rec):
+        rec.buffers[str(long)] = "".join(f"buffer {n}\n" for n in range(1, 101))
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        reply = await asyncio.wait_for(conn.prompt(session_id=session.session_id, prompt=[text_block("read")]), 30)
+        assert reply.stop_reason == "end_turn"
+    # a window asks for its lines and one more (does the file go on?); the edit's match reads it all
+    asked = list(zip(rec.reads, rec.windows))
+    assert asked[:2] == [(str(long), (40, 4)), (str(long), (99, 2001))]
+    assert asked[2:] and all(window == (None, None) for _, window in asked[2:])
+    assert asked[-1][0] == str(workspace / "paged.txt")
+    finals = _texts(rec)
+    assert finals["r1"].splitlines() == ["    40\tbuffer 40", "    41\tbuffer 41", "    42\tbuffer 42",
+                                         "[Showing lines 40-42. Use offset=43 to read on.]"]
+    assert finals["r2"].splitlines() == ["    99\tbuffer 99", "   100\tbuffer 100"]
+    assert "ninety\n" in rec.buffers[str(long)] and "buffer 89\nninety\nbuffer 91\n" in rec.buffers[str(long)]
+    # editors do not count a form feed as a line end: the whole file is read and numbered by the tool
+    assert finals["r3"].splitlines() == ["     2\t", "[Showing lines 2-2 of 4. Use offset=3 to read on.]"]
+
+
+async def test_a_client_that_ignores_the_window_still_gets_the_lines_asked_for(workspace, tmp_path):
+    (workspace / "long.py").write_text("".join(f"line {n}\n" for n in range(1, 101)))
+    (workspace / "short.py").write_text("one\ntwo\nthree\n")
+    faux = script(tmp_path / "s.json", [tool("read", {"path": "long.py", "offset": 50, "limit": 2}, "r1"),
+                                        tool("read", {"path": "short.py", "offset": 2, "limit": 5}, "r2"),
+                                        text("Done.")])
+    async with agent(workspace, faux, fs=True) as (conn, rec):
+        rec.honours_windows = False
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        await asyncio.wait_for(conn.prompt(session_id=session.session_id, prompt=[text_block("read")]), 30)
+    assert rec.windows == [(50, 3), (2, 6)]
+    assert _texts(rec)["r1"].splitlines() == ["    50\tline 50", "    51\tline 51",
+                                               "[Showing lines 50-51 of 100. Use offset=52 to read on.]"]
+    assert _texts(rec)["r2"].splitlines() == ["     2\ttwo", "     3\tthree"]  # not "2 one"
+
+
 async def test_always_answers_are_remembered(workspace, tmp_path):
     home = tempfile.mkdtemp(prefix="pi-home-")
     faux = script(tmp_path / "s.json", [

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import re
 import threading
 from urllib.parse import unquote, urlparse
 
@@ -25,8 +26,9 @@ def apply_text_edits(text: str, edits: list[dict]) -> str:
 
 
 def window(text: str, params: dict) -> str:
-    """The lines an ``fs/readTextFile`` asks for: from ``line`` (1-based), ``limit`` of them."""
-    lines = text.splitlines(keepends=True)
+    """The lines an ``fs/readTextFile`` asks for: from ``line`` (1-based), ``limit`` of them;
+    lines end at LF, as in an editor."""
+    lines = re.findall(r"[^\n]*\n|[^\n]+$", text)
     start = params.get("line", 1) - 1
     return "".join(lines[start:start + params["limit"] if "limit" in params else None])
 

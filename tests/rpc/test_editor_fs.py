@@ -58,14 +58,17 @@ def test_a_read_of_a_window_asks_the_editor_for_those_lines_only(spawn, tmp_path
                   calls(("r2", "read", {"path": "long.py", "offset": 99})),
                   calls(("r3", "read", {"path": "long.py", "offset": 500, "limit": 2})),
                   calls(("r4", "read", {"path": "disk.py", "offset": 2, "limit": 1})),
+                  calls(("r5", "read", {"path": "paged.txt", "offset": 2, "limit": 1})),
                   Reply(body=openai_text("ok")))
     (tmp_path / "disk.py").write_text("one\ntwo\nthree\n")
+    (tmp_path / "paged.txt").write_text("one\n\x0ctwo\nthree\n")
     d = spawn("--model", "local/coder", "--yes", cwd=project(tmp_path, server))
     editor = Editor(d)
     editor.open(tmp_path / "long.py", "".join(f"buffer {n}\n" for n in range(1, 101)))
+    editor.open(tmp_path / "paged.txt", "ONE\n\x0ctwo\nthree\n")
     d.call("prompt", {"text": "read a part of long.py"})
     d.wait_event("agent_settled", timeout=30)
-    window, tail, past, disk = (tool_text(r) for r in results(d, 4))
+    window, tail, past, disk, paged = (tool_text(r) for r in results(d, 5))
     # one line more than shown is asked for: it tells the model whether the file goes on
     assert {k: editor.reads[0][k] for k in ("line", "limit")} == {"line": 40, "limit": 4}
     assert window.splitlines() == ["    40\tbuffer 40", "    41\tbuffer 41", "    42\tbuffer 42",
@@ -75,6 +78,9 @@ def test_a_read_of_a_window_asks_the_editor_for_those_lines_only(spawn, tmp_path
     # not open in the editor: the disk, paged by the daemon as without an editor
     assert editor.reads[3]["line"] == 2
     assert disk.splitlines() == ["     2\ttwo", "[Showing lines 2-2 of 3. Use offset=3 to read on.]"]
+    # a form feed ends a line for the tool (str.splitlines), not for an editor: the whole buffer is read
+    assert "line" not in editor.reads[-1] and "limit" not in editor.reads[-1]
+    assert paged.splitlines() == ["     2\t", "[Showing lines 2-2 of 4. Use offset=3 to read on.]"]
 
 
 def test_an_edit_is_one_workspace_apply_edit_against_the_buffer(spawn, tmp_path, server):
@@ -356,3 +362,45 @@ def test_a_bash_link_out_of_the_workspace_is_not_read_into_the_diff(spawn, tmp_p
     d.wait_event("agent_settled", timeout=30)
     files = {f["path"]: f for f in turn_diffs(d)[-1]["files"]}
     assert "plain.txt" in files and "TOP SECRET" not in json.dumps(turn_diffs(d))
+
+
+def test_steer_and_follow_up_carry_editor_context_too(spawn, tmp_path):
+    from client import text
+    from test_runs import slow_script
+
+    (tmp_path / "sel.py").write_text("a = 1\nb = 2\nc = 3\n")
+    d = spawn("--faux-script", slow_script(tmp_path, [text("x" * 200), text("steered"), text("followed")]),
+              "--model", "faux/slow", cwd=str(tmp_path))
+    editor = Editor(d)
+    editor.open(tmp_path / "sel.py", "a = 1\nb = 20\nc = 3\n")  # unsaved: b = 20
+    d.call("prompt", {"text": "first"})
+    d.wait_event("message_update", 3)
+    line = {"start": {"line": 1, "character": 0}, "end": {"line": 2, "character": 0}}
+    d.call("steer", {"text": "look here", "context": [{"path": "sel.py", "range": line}]})
+    d.call("followUp", {"text": "and this", "context": [{"path": "sel.py", "range": line, "text": "b = 2000"}]})
+    d.wait_event("agent_settled", timeout=30)
+    users = [m["content"] for m in d.call("getMessages")["messages"] if m["role"] == "user"]
+    assert users == ["first",
+                     "look here\n\n[editor context]\nsel.py line 2:\n     2\tb = 20",
+                     "and this\n\n[editor context]\nsel.py line 2:\n     2\tb = 2000"]
+
+
+def test_a_bash_result_names_the_files_unsaved_in_the_editor(spawn, tmp_path, server):
+    (tmp_path / "m.py").write_text("x = 1\n")
+    (tmp_path / "typed.py").write_text("saved\n")
+    server.script(calls(("e", "edit", {"path": "m.py", "edits": [{"oldText": "x = 1", "newText": "x = 2"}]})),
+                  calls(("b", "bash", {"command": "cat m.py"})),
+                  Reply(body=openai_text("ok")))
+    d = spawn("--model", "local/coder", "--yes", cwd=project(tmp_path, server))
+    editor = Editor(d)
+    editor.open(tmp_path / "typed.py", "typed, not saved\n")
+    d.notify("fs/didChangeDirty", {"paths": ["typed.py", str(tmp_path.parent / "elsewhere.py")]})
+    d.call("prompt", {"text": "bump x and show it"})
+    d.wait_event("agent_settled", timeout=30)
+    edit, bash = results(d, 2)
+    assert not edit["isError"] and editor.text(tmp_path / "m.py") == "x = 2\n"
+    # the agent's edit is unsaved (the client has not said so yet): the command read the disk, and is told
+    assert tool_text(bash) == ("x = 1\n\n[unsaved in the editor, so this command read them as last saved on the disk: "
+                               "m.py, typed.py]")
+    # what the model read says so too
+    assert "m.py, typed.py]" in sent_tool_messages(server, 2)[-1]

@@ -4,8 +4,8 @@ vim.g.loaded_pi = true
 local pi = function() return require("pi") end
 local command = vim.api.nvim_create_user_command
 command("Pi", function(o)
-  if o.args == "" and o.range == 0 then pi().ask() return end
   local context = o.range > 0 and { require("pi.editfs").selection(o.line1, o.line2) } or nil
+  if o.args == "" then pi().ask(context) return end
   pi().send(o.args, context)
 end, { nargs = "*", range = true,
        desc = "Ask pi (steer / follow-up while it works); a range goes along as context; no text opens a prompt window",

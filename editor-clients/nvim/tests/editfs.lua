@@ -58,16 +58,22 @@ return function(t)
     assert(vim.deep_equal(lines(buf), { "one", "two" }), vim.inspect(lines(buf)))
   end)
 
-  test(":PiRevert takes back the hunk under the cursor", function()
+  -- A run that rewrites lines 2, 15 and 28 of a 30-line file `name`, open in a buffer (returned).
+  local function three_hunk_run(name)
     local before, after = {}, {}
     for n = 1, 30 do before[n] = "line " .. n after[n] = before[n] end
     after[2], after[15], after[28] = "line two", "line fifteen", "line twenty-eight"
-    local dir = workspace({ call("write", { path = "c.txt", content = table.concat(after, "\n") .. "\n" }), text("done") })
-    vim.fn.writefile(before, dir .. "/c.txt")
+    local dir = workspace({ call("write", { path = name, content = table.concat(after, "\n") .. "\n" }), text("done") })
+    vim.fn.writefile(before, dir .. "/" .. name)
     local pi = start(dir, false, { "--yes" })
-    local buf = open(dir .. "/c.txt")
+    local buf = open(dir .. "/" .. name)
     vim.cmd("Pi rename three lines")
     wait("settled", function() return pi.status().settled >= 1 end)
+    return buf
+  end
+
+  test(":PiRevert takes back the hunk under the cursor", function()
+    local buf = three_hunk_run("c.txt")
     assert(lines(buf)[15] == "line fifteen", vim.inspect(lines(buf)))
     local editfs = require("pi.editfs")
     editfs.state().marks = {}
@@ -75,11 +81,63 @@ return function(t)
     wait("the diff", function() return #editfs.state().marks == 3 end)
     local diff_win = vim.fn.win_findbuf(editfs.state().buf)[1]
     vim.api.nvim_set_current_win(diff_win)
-    vim.api.nvim_win_set_cursor(diff_win, { editfs.state().marks[2].line + 2, 0 })
+    -- ]h / [h move between the hunks
+    local marks = editfs.state().marks
+    vim.api.nvim_win_set_cursor(diff_win, { 1, 0 })
+    local keys = function(k) vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(k, true, false, true), "x", false) end
+    keys("]h]h")
+    assert(vim.api.nvim_win_get_cursor(diff_win)[1] == marks[2].line, vim.inspect(vim.api.nvim_win_get_cursor(diff_win)))
+    keys("]h[h")
+    assert(vim.api.nvim_win_get_cursor(diff_win)[1] == marks[2].line, vim.inspect(vim.api.nvim_win_get_cursor(diff_win)))
+    vim.api.nvim_win_set_cursor(diff_win, { marks[2].line + 2, 0 })
     vim.cmd("PiRevert")
     wait("the hunk reverted", function() return lines(buf)[15] == "line 15" end)
     assert(lines(buf)[2] == "line two" and lines(buf)[28] == "line twenty-eight", vim.inspect(lines(buf)))
     wait("the diff redrawn", function() return #editfs.state().marks == 2 end)
+  end)
+
+  test(":PiRevert / :PiAccept in the changed file's own buffer act on the hunk under the cursor there", function()
+    local buf = three_hunk_run("d.txt")
+    local win = vim.fn.win_findbuf(buf)[1]
+    vim.api.nvim_set_current_win(win)
+    vim.api.nvim_win_set_cursor(win, { 15, 0 })
+    vim.cmd("PiRevert")
+    wait("the hunk reverted", function() return lines(buf)[15] == "line 15" end)
+    assert(lines(buf)[2] == "line two" and lines(buf)[28] == "line twenty-eight", vim.inspect(lines(buf)))
+    local editfs = require("pi.editfs")
+    vim.api.nvim_set_current_win(win)
+    vim.api.nvim_win_set_cursor(win, { 2, 0 })
+    vim.cmd("PiAccept")
+    wait("the hunk accepted", function()
+      local files = editfs.state().files
+      return #files == 1 and #files[1].hunks == 2 and files[1].hunks[1].accepted == true
+    end)
+    assert(editfs.state().files[1].hunks[2].accepted == false)
+    -- a line in no hunk: said so, nothing reverted
+    vim.api.nvim_set_current_win(win)
+    vim.api.nvim_win_set_cursor(win, { 20, 0 })
+    local shown, original = {}, vim.notify
+    vim.notify = function(msg) table.insert(shown, msg) end
+    vim.cmd("PiRevert")
+    wait("the refusal", function() return #shown > 0 end)
+    vim.notify = original
+    assert(shown[1]:find("line 20 is in no hunk", 1, true), vim.inspect(shown))
+    assert(lines(buf)[28] == "line twenty-eight", vim.inspect(lines(buf)))
+  end)
+
+  test(":'<,'>Pi without text opens the prompt window; what is written goes with the selection", function()
+    local dir = workspace({ text("seen") })
+    local pi = start(dir)
+    local buf = open(dir .. "/ask.py", { "def g():", "    return 7" })
+    vim.cmd("1,2Pi")
+    local win = vim.api.nvim_get_current_win()
+    assert(vim.api.nvim_win_get_config(win).relative == "editor", "a floating window")
+    vim.api.nvim_buf_set_lines(vim.api.nvim_win_get_buf(win), 0, -1, false, { "what does g return?" })
+    vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes("<Esc><C-s>", true, false, true), "x", false)
+    wait("settled", function() return pi.status().settled >= 1 end)
+    assert(chat():find("what does g return?", 1, true), chat())
+    assert(chat():find("[editor context]", 1, true) and chat():find("     2\t    return 7", 1, true), chat())
+    vim.api.nvim_buf_delete(buf, { force = true })
   end)
 
   test(":'<,'>Pi sends the selection as context", function()

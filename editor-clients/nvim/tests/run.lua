@@ -303,7 +303,9 @@ test("the live view equals the replayed one: text after thinking on its own line
   local expected = { "", "", "## you", "think and write", "", "## pi", "", "thinking {{{", "quietly", "}}}",
                      "Writing it.", "→ write", "  content:", "    one", "    two", "  path: a.txt",
                      "write output {{{", "Created a.txt (7 bytes)", "}}}",
-                     "", "## pi", "", "→ bash", "  command: echo tool-done", "bash output {{{", "tool-done", "", "}}}",
+                     "", "## pi", "", "→ bash", "  command: echo tool-done", "bash output {{{", "tool-done", "",
+                     -- the write went through the editor: a.txt is a new buffer, not saved yet
+                     "[unsaved in the editor, so this command read them as last saved on the disk: a.txt]", "}}}",
                      "", "## pi", "", "thinking {{{", "done?", "}}}", "All done." }
   assert(vim.deep_equal(live, expected), vim.inspect(live))
   pi = start(dir)

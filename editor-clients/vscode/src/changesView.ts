@@ -1,11 +1,13 @@
 // VS Code as the agent's file system and review surface (the protocol side is editorFs.ts):
 // open documents answer fs/readTextFile, agent edits go through workspace.applyEdit (undoable,
 // unsaved), the Changes view lists a run's files and hunks with Accept / Revert, a file opens
-// in the native diff editor against its text before the run, and "Send selection to pi"
-// sends the selection as editor context.
+// in the native diff editor against its text before the run (whose title bar accepts or
+// reverts the hunk at the cursor, as does a changed file's own editor); selectionContext is
+// what "Send selection to pi" sends as editor context.
 
 import * as vscode from "vscode";
 import { DirtyReporter, FsHost, Hunk, Review, uriPath } from "./editorFs";
+import type { ContextItem } from "./protocol";
 import type { Json, PiClient } from "./rpcClient";
 
 const BEFORE = "pi-before";
@@ -36,12 +38,14 @@ export const vscodeFiles: FsHost = {
     const applied = await vscode.workspace.applyEdit(toWorkspaceEdit(edit));
     return applied ? { applied } : { applied, failureReason: "VS Code did not apply the edit" };
   },
+  dirty() {
+    return vscode.workspace.textDocuments.filter((d) => d.uri.scheme === "file" && d.isDirty).map((d) => d.uri.fsPath);
+  },
 };
 
 export function reportDirty(client: PiClient): vscode.Disposable {
   const reporter = new DirtyReporter((paths) => client.notify("fs/didChangeDirty", { paths }));
-  const update = () => reporter.update(vscode.workspace.textDocuments
-    .filter((d) => d.uri.scheme === "file" && d.isDirty).map((d) => d.uri.fsPath));
+  const update = () => reporter.update(vscodeFiles.dirty());
   return vscode.Disposable.from(
     vscode.workspace.onDidChangeTextDocument(update),
     vscode.workspace.onDidSaveTextDocument(update),
@@ -82,9 +86,13 @@ class ChangesTree implements vscode.TreeDataProvider<Item> {
   }
 }
 
-function workspaceFile(path: string): vscode.Uri {
-  const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
-  return path.startsWith("/") || !folder ? vscode.Uri.file(path) : vscode.Uri.joinPath(folder, path);
+// The active editor's selection (the whole document when nothing is selected) as a ContextItem.
+export function selectionContext(editor: vscode.TextEditor): ContextItem {
+  const s = editor.selection;
+  const range = s.isEmpty ? undefined : { start: { line: s.start.line, character: s.start.character },
+                                           end: { line: s.end.line, character: s.end.character } };
+  const path = editor.document.uri.scheme === "file" ? editor.document.uri.fsPath : uriPath(editor.document.uri.toString());
+  return { path, range, text: range ? editor.document.getText(s) : undefined };
 }
 
 export function registerReview(context: vscode.ExtensionContext, client: PiClient): Review {
@@ -100,6 +108,23 @@ export function registerReview(context: vscode.ExtensionContext, client: PiClien
     if (!item) return shown(await run());
     return shown(await run(item.path, item.kind === "hunk" ? [item.hunk.id] : undefined));
   };
+  // From the editor (the diff editor's file side, or the file itself): the hunk at the cursor.
+  const actHere = (run: (path?: string, hunkIds?: string[]) => Promise<Json>) => async () => {
+    const editor = vscode.window.activeTextEditor;
+    if (!editor) return;
+    const line = editor.selection.active.line + 1;
+    const found = review.at(editor.document.uri.fsPath, line);
+    if (!found) return vscode.window.showWarningMessage(`pi: run ${review.current?.runId ?? "?"} did not change this file`);
+    if (!found.hunk) return vscode.window.showWarningMessage(`pi: line ${line} is in no hunk of run ${review.current?.runId}`);
+    return shown(await run(found.path, [found.hunk.id]));
+  };
+  // Editor title actions show on a file the shown run changed.
+  const markEditor = () => {
+    const editor = vscode.window.activeTextEditor;
+    const changed = !!editor && editor.document.uri.scheme === "file" && !!review.at(editor.document.uri.fsPath, 0);
+    vscode.commands.executeCommand("setContext", "pi.changedFile", changed);
+  };
+  review.onChange(markEditor);
   context.subscriptions.push(
     changesView,
     vscode.workspace.registerTextDocumentContentProvider(BEFORE, {
@@ -116,9 +141,12 @@ export function registerReview(context: vscode.ExtensionContext, client: PiClien
     vscode.commands.registerCommand("pi.changes.openDiff", async (item: Item) => {
       const runId = review.current?.runId ?? "";
       const { before: text } = await review.contents(item.path, runId);
-      const left = vscode.Uri.from({ scheme: BEFORE, path: "/" + item.path, query: `run=${runId}` });
+      // an absolute path (a file outside the workspace) must not become "//…": that would be an authority
+      const left = vscode.Uri.from({ scheme: BEFORE, path: item.path.startsWith("/") ? item.path : "/" + item.path,
+                                     query: `run=${runId}` });
       before.set(left.toString(), text);
-      await vscode.commands.executeCommand("vscode.diff", left, workspaceFile(item.path), `${item.path} (before pi run ${runId})`);
+      const right = vscode.Uri.file(review.absolutePath(item.path));
+      await vscode.commands.executeCommand("vscode.diff", left, right, `${item.path} (before pi run ${runId})`);
       if (item.kind === "hunk") {
         const line = Math.max(item.hunk.newStart - 1, 0);
         vscode.window.activeTextEditor?.revealRange(new vscode.Range(line, 0, line, 0), vscode.TextEditorRevealType.InCenter);
@@ -126,17 +154,9 @@ export function registerReview(context: vscode.ExtensionContext, client: PiClien
     }),
     vscode.commands.registerCommand("pi.changes.accept", act((path, ids) => review.accept(path, ids))),
     vscode.commands.registerCommand("pi.changes.revert", act((path, ids) => review.revert(path, ids))),
-    vscode.commands.registerCommand("pi.sendSelection", async () => {
-      const editor = vscode.window.activeTextEditor;
-      if (!editor) return;
-      const text = await vscode.window.showInputBox({ prompt: "Ask pi about the selection" });
-      if (!text) return;
-      const s = editor.selection;
-      const range = s.isEmpty ? undefined : { start: { line: s.start.line, character: s.start.character },
-                                               end: { line: s.end.line, character: s.end.character } };
-      const path = editor.document.uri.scheme === "file" ? editor.document.uri.fsPath : uriPath(editor.document.uri.toString());
-      await client.prompt(text, undefined, undefined, [{ path, range, text: range ? editor.document.getText(s) : undefined }]);
-    }),
+    vscode.commands.registerCommand("pi.changes.acceptHere", actHere((path, ids) => review.accept(path, ids))),
+    vscode.commands.registerCommand("pi.changes.revertHere", actHere((path, ids) => review.revert(path, ids))),
+    vscode.window.onDidChangeActiveTextEditor(markEditor),
   );
   return review;
 }

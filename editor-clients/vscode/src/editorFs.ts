@@ -3,9 +3,13 @@
 //   * fs/readTextFile answers from open documents (dirty or not), with their version;
 //   * workspace/applyEdit refuses edits made from an older document version, then lets the
 //     host apply the LSP WorkspaceEdit (extension.ts: vscode.workspace.applyEdit);
-//   * fs/didChangeDirty reports the documents with unsaved changes when that set changes;
-//   * Review keeps a run's files and hunks and accepts / reverts files or single hunks.
+//   * fs/didChangeDirty reports the documents with unsaved changes when that set changes, and
+//     the whole set each time a daemon starts (rpcClient.ts), so a buffer left unsaved earlier counts;
+//   * Review keeps a run's files and hunks and accepts / reverts files or single hunks; a
+//     changed file's path is relative to the daemon's workspace, not to the first VS Code
+//     workspace folder (in a multi-root window the daemon works in the one picked).
 
+import * as nodePath from "path";
 import type { ChangedFile, ChangedHunk, ChangesRevertResult } from "./protocol";
 import type { Json, PiClient } from "./rpcClient";
 
@@ -17,11 +21,13 @@ export interface OpenDocument {
 export interface FsHost {
   document(path: string): OpenDocument | undefined; // an open document, by absolute path
   applyEdit(label: string, edit: Json): Promise<{ applied: boolean; failureReason?: string }>;
+  dirty(): string[]; // the absolute paths of the documents with unsaved changes
 }
 
 export interface FsHandlers {
   readTextFile(params: Json): Json;
   applyEdit(params: Json): Promise<Json>;
+  dirtyPaths(): string[]; // sent as fs/didChangeDirty whenever a daemon starts
 }
 
 export function uriPath(uri: string): string {
@@ -39,6 +45,7 @@ export function lineWindow(text: string, line?: number, limit?: number): string 
 
 export function fsHandlers(host: FsHost): FsHandlers {
   return {
+    dirtyPaths: () => host.dirty(),
     readTextFile(params) {
       const document = host.document(params.path);
       if (!document) return { content: null };
@@ -143,10 +150,23 @@ export class Review {
     return { before: files[0]?.before ?? "", after: files[0]?.after ?? "" };
   }
 
+  // The file a changed path names: the daemon's paths are relative to its workspace (absolute
+  // outside it), whichever VS Code workspace folder comes first.
+  absolutePath(path: string): string {
+    return nodePath.resolve(this.client.workspace, path);
+  }
+
   // The hunk of `path` whose lines (after the run) include `line` (1-based).
   hunkAt(path: string, line: number): Hunk | undefined {
     const file = this.current?.files.find((f) => f.path === path);
     return file?.hunks.find((h) => line >= h.newStart && line < h.newStart + Math.max(h.newLines, 1));
+  }
+
+  // What an editor showing the file at `absolute` (a changed file, or its side of the diff)
+  // has at `line` (1-based): the run's path for it and the hunk there, if any.
+  at(absolute: string, line: number): { path: string; hunk?: Hunk } | undefined {
+    const file = this.current?.files.find((f) => this.absolutePath(f.path) === absolute);
+    return file && { path: file.path, hunk: this.hunkAt(file.path, line) };
   }
 
   private choice(path?: string, hunkIds?: string[]) {

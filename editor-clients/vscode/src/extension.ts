@@ -6,7 +6,7 @@ import * as os from "os";
 import { Commands, Conversation, Json, Outcome, PiClient, PermissionRequest, TreeItem, WorkspaceTrustRequest, permissionPrompt } from "./rpcClient";
 import { chatHtml, newNonce } from "./chatHtml";
 import { statusText } from "./status";
-import { registerReview, reportDirty, vscodeFiles } from "./changesView";
+import { registerReview, reportDirty, selectionContext, vscodeFiles } from "./changesView";
 import { fsHandlers } from "./editorFs";
 import { workspaceFiles } from "./workspaceFiles";
 import type { ContextItem } from "./protocol";
@@ -143,6 +143,7 @@ const lazyClient = {
   request: async (method: string, params?: Json) => (await ensureClient()).request(method, params),
   prompt: async (...args: Parameters<PiClient["prompt"]>) => (await ensureClient()).prompt(...args),
   notify: (method: string, params?: Json) => client?.notify(method, params),
+  get workspace() { return client?.workspace ?? ""; },
   onEvent: (listener: (sessionId: string, event: Json) => void) => { eventListeners.push(listener); },
 } as unknown as PiClient;
 
@@ -314,6 +315,13 @@ const commands: Record<string, () => Promise<void>> = {
     else await ensureClient();
   },
   "pi.refreshTree": async () => tree.refresh(),
+  // Like a message typed in the chat: while pi works it is sent as steering or a follow-up.
+  "pi.sendSelection": async () => {
+    const editor = vscode.window.activeTextEditor;
+    if (!editor) return;
+    const text = await vscode.window.showInputBox({ prompt: "Ask pi about the selection" });
+    if (text) await send(text, [selectionContext(editor)]);
+  },
 };
 
 class ChatView implements vscode.WebviewViewProvider {

@@ -3,6 +3,7 @@
 // No `vscode` import: node --test drives this module against the real daemon.
 
 import { ChildProcess, spawn } from "child_process";
+import { resolve as resolvePath } from "path";
 import {
   createMessageConnection,
   MessageConnection,
@@ -96,6 +97,15 @@ export class PiClient {
     return this.child?.pid;
   }
 
+  // The daemon's workspace, which the paths it reports (changes, turn_diff) are relative to:
+  // its --workspace when given, else the folder it is started in.
+  get workspace(): string {
+    const args = this.options.args ?? [];
+    const at = args.lastIndexOf("--workspace");
+    const given = at >= 0 ? args[at + 1] : args.filter((a) => a.startsWith("--workspace=")).pop()?.slice("--workspace=".length);
+    return given ? resolvePath(this.options.cwd, given) : this.options.cwd;
+  }
+
   // The daemon asks once whether the workspace's own configuration may apply. An answer is
   // remembered by the daemon; no answer (an error reply) leaves it untrusted for this run only.
   private async answerWorkspaceTrust(params: WorkspaceTrustRequest): Promise<{ trusted: boolean }> {
@@ -154,7 +164,7 @@ export class PiClient {
         }, delay);
       }
     });
-    return this.request("initialize", {
+    const initialized = await this.request("initialize", {
       protocolVersion: 1,
       clientInfo: { name: "pi-daemon-vscode", version: "0.1.0" },
       capabilities: {
@@ -163,6 +173,9 @@ export class PiClient {
         ...(fs ? { fs: { readTextFile: true, applyEdit: true } } : {}),
       },
     });
+    // A new daemon knows no unsaved documents: those left unsaved before it started count too.
+    if (fs) this.notify("fs/didChangeDirty", { paths: fs.dirtyPaths() });
+    return initialized;
   }
 
   // A declared method: params and result typed by protocol.ts.

@@ -1,7 +1,7 @@
 // The editor file system and the review logic against the real daemon (scripted model).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync, readFileSync, unlinkSync } from "node:fs";
+import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, unlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createRequire } from "node:module";
@@ -19,6 +19,7 @@ class Documents {
   constructor() { this.docs = new Map(); this.edits = []; }
   open(path, content) { this.docs.set(path, { content, version: 1 }); }
   document(path) { return this.docs.get(path); }
+  dirty() { return [...this.docs.keys()]; } // every open document here holds unsaved text
   async applyEdit(label, edit) {
     this.edits.push({ label, edit });
     for (const change of edit.documentChanges) {
@@ -34,8 +35,9 @@ class Documents {
   }
 }
 
-function start(replies, answers = []) {
-  const dir = mkdtempSync(join(tmpdir(), "pi-vscode-fs-"));
+// `folder` (default: a new temporary folder): where the daemon is started, i.e. its workspace.
+function start(replies, answers = [], folder = undefined) {
+  const dir = folder ?? mkdtempSync(join(tmpdir(), "pi-vscode-fs-"));
   writeFileSync(join(dir, "script.json"), JSON.stringify({ modelId: "script", replies }));
   const env = { ...process.env, PI_DAEMON_HOME: dir };
   for (const key of Object.keys(env)) if (key.endsWith("_API_KEY")) delete env[key];
@@ -140,6 +142,8 @@ test("review: a turn's hunks, revert one through the editor, accept another, the
   assert.equal(review.current.files[0].hunks.length, 3); // from the turn_diff event
   const hunks = (await review.load()).files[0].hunks;
   assert.equal(review.hunkAt("f.txt", 15).id, hunks[1].id);
+  assert.equal(review.at(join(dir, "f.txt"), 15).hunk.id, hunks[1].id);
+  assert.deepEqual(review.at(join(dir, "f.txt"), 9), { path: "f.txt", hunk: undefined }); // between hunks
   const reverted = await review.revert("f.txt", [hunks[1].id]);
   assert.deepEqual(reverted.reverted, [{ path: "f.txt", hunkIds: [hunks[1].id] }]);
   const now = docs.document(join(dir, "f.txt")).content;
@@ -151,6 +155,59 @@ test("review: a turn's hunks, revert one through the editor, accept another, the
   assert.equal(before, lines.join(""));
   assert.ok(after.includes("line twenty-eight\n") && !after.includes("line fifteen"));
   await c.stop();
+});
+
+test("review in a multi-root window: a changed path is the file in the daemon's folder, not the first root's", async () => {
+  // Two workspace folders with the same relative file; the daemon was started in the second.
+  const window = mkdtempSync(join(tmpdir(), "pi-vscode-roots-"));
+  const [first, second] = [join(window, "first"), join(window, "second")];
+  for (const root of [first, second]) {
+    mkdirSync(join(root, "src", "deep"), { recursive: true });
+    writeFileSync(join(root, "src", "app.py"), "x = 1\n");
+  }
+  const { docs, c, settled } = start([
+    call("e", "edit", { path: "src/app.py", edits: [{ oldText: "x = 1", newText: "x = 2" }] }), text("ok"),
+    call("w", "write", { path: "notes.txt", content: "n\n" }), text("ok"),
+  ], [], second);
+  const review = new Review(c);
+  await c.start();
+  await c.prompt("bump x");
+  await settled();
+  assert.equal(review.current.files[0].path, "src/app.py"); // relative, as the daemon shows it
+  const file = review.absolutePath("src/app.py");
+  assert.equal(file, join(second, "src", "app.py"));
+  assert.equal(docs.document(file).content, "x = 2\n"); // the file the agent changed
+  assert.equal(readFileSync(join(first, "src", "app.py"), "utf8"), "x = 1\n");
+  // the editor title's Accept / Revert: the file open in an editor, the hunk at the cursor's line
+  const hunk = review.current.files[0].hunks[0];
+  assert.deepEqual(review.at(file, 1), { path: "src/app.py", hunk });
+  assert.equal(review.at(join(first, "src", "app.py"), 1), undefined); // the other root's file: not the run's
+  assert.equal((await review.load()).files[0].path, "src/app.py");
+  assert.equal(review.absolutePath("src/app.py"), file); // loaded with changes/get: the same file
+  // A session working in a subfolder reports paths relative to the daemon's workspace too.
+  await c.request("session/new", { cwd: join(second, "src", "deep") });
+  await c.prompt("write notes");
+  await settled(2);
+  assert.equal(review.current.files[0].path, join("src", "deep", "notes.txt"));
+  assert.equal(docs.document(review.absolutePath(review.current.files[0].path)).content, "n\n");
+  assert.equal(review.absolutePath("/elsewhere/x.txt"), "/elsewhere/x.txt");
+  await c.stop();
+  // --workspace puts the daemon's workspace elsewhere than the folder it starts in
+  writeFileSync(join(window, "script.json"), JSON.stringify({ modelId: "script", replies: [
+    call("w", "write", { path: "src/app.py", content: "x = 3\n" }), text("ok")] }));
+  const env = { ...process.env, PI_DAEMON_HOME: window };
+  for (const key of Object.keys(env)) if (key.endsWith("_API_KEY")) delete env[key];
+  const moved = new PiClient({ command: PYTHON, cwd: window, restart: false, env,
+    args: ["-m", "pi_daemon", "--workspace", "second", "--faux-script", join(window, "script.json"), "--model", "faux/script", "--yes"] });
+  const elsewhere = new Review(moved);
+  let done = false;
+  moved.onEvent((_s, event) => { if (event.type === "agent_settled") done = true; });
+  await moved.start();
+  await moved.prompt("write x = 3");
+  await waitFor(() => done);
+  assert.equal(elsewhere.current.files[0].path, join("src", "app.py"));
+  assert.equal(readFileSync(elsewhere.absolutePath(elsewhere.current.files[0].path), "utf8"), "x = 3\n");
+  await moved.stop();
 });
 
 test("dirty documents are reported and grep searches them", async () => {
@@ -166,6 +223,26 @@ test("dirty documents are reported and grep searches them", async () => {
   await c.prompt("find the needle");
   await settled();
   assert.equal(resultText(results(events)[0]), "n.txt:1:a needle, unsaved");
+  await c.stop();
+});
+
+test("documents left unsaved before the daemon started are searched by grep, and after it restarts", async () => {
+  const { dir, docs, c, events, settled } = start([
+    call("g", "grep", { pattern: "needle", glob: "*.txt" }), text("ok"),
+    call("g2", "grep", { pattern: "needle", glob: "*.txt" }), text("ok"),
+  ]);
+  writeFileSync(join(dir, "n.txt"), "nothing\n");
+  docs.open(join(dir, "n.txt"), "a needle, typed before pi started\n"); // no change event after the start
+  await c.start();
+  await c.prompt("find the needle");
+  await settled();
+  assert.equal(resultText(results(events)[0]), "n.txt:1:a needle, typed before pi started");
+  // a new daemon (a crash and restart, another folder) is told again
+  await c.stop();
+  await c.start();
+  await c.prompt("find it again");
+  await settled(2);
+  assert.equal(resultText(results(events)[1]), "n.txt:1:a needle, typed before pi started");
   await c.stop();
 });
 

@@ -3,7 +3,8 @@
 --   * workspace/applyEdit goes through vim.lsp.util.apply_workspace_edit (undo with `u`);
 --   * fs/didChangeDirty tells the daemon which buffers have unsaved changes;
 --   * :PiDiff shows a run's changes in a scratch buffer (]h / [h between hunks),
---     :PiAccept / :PiRevert [hunk|file|run] act on the hunk under the cursor, its file or the run;
+--     :PiAccept / :PiRevert [hunk|file|run] act on the hunk under the cursor (in that buffer, or
+--     the latest run's hunk in a changed file's own buffer), its file or the run;
 --   * :'<,'>Pi {text} sends the selection as editor context.
 local M = {}
 
@@ -113,7 +114,8 @@ end
 
 -- --- review: :PiDiff, :PiAccept, :PiRevert ------------------------------------------------
 
-local diff_state = { buf = nil, run = nil, marks = {} } -- marks: { {line, path, hunk} } in line order
+-- marks: { {line, path, hunk} } in line order; files: the run's ChangedFile list
+local diff_state = { buf = nil, run = nil, marks = {}, files = {} }
 
 local function diff_buffer()
   if diff_state.buf and vim.api.nvim_buf_is_valid(diff_state.buf) then return diff_state.buf end
@@ -160,8 +162,14 @@ function M.show_changes(result)
   vim.bo[buf].modifiable = true
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   vim.bo[buf].modifiable = false
-  diff_state.run, diff_state.marks = result.runId, marks
+  diff_state.marks = marks
+  M.keep(result)
   return buf
+end
+
+-- Keep a changes/get result as the run :PiAccept / :PiRevert act on.
+function M.keep(result)
+  diff_state.run, diff_state.files = result.runId, result.files
 end
 
 -- The hunk the cursor is in (the last hunk header at or above it).
@@ -173,12 +181,37 @@ function M.hunk_at(row)
   return found
 end
 
--- params.files for :PiAccept / :PiRevert: "hunk" (default), "file" or "run".
-function M.choice(scope, row)
+-- In a file's buffer: {path, hunk?} of the kept run's file it holds, with the hunk whose lines
+-- (after the run) include `row`. `root`: the daemon's workspace, which changed paths are relative to.
+function M.file_hunk_at(buf, row, root)
+  local name = full(vim.api.nvim_buf_get_name(buf))
+  for _, file in ipairs(diff_state.files) do
+    local path = file.path:sub(1, 1) == "/" and file.path or root .. "/" .. file.path
+    if full(path) == name then
+      for _, hunk in ipairs(file.hunks) do
+        if row >= hunk.newStart and row < hunk.newStart + math.max(hunk.newLines, 1) then
+          return { path = file.path, hunk = hunk.id }
+        end
+      end
+      return { path = file.path }
+    end
+  end
+end
+
+-- params.files for :PiAccept / :PiRevert: "hunk" (default), "file" or "run", for the cursor at
+-- `row` of `buf`: the :PiDiff buffer, or a file the run changed.
+function M.choice(scope, row, buf, root)
   if scope == "run" then return nil end
-  local mark = M.hunk_at(row)
-  if not mark then error("pi: the cursor is not in a hunk") end
+  local mark
+  if buf == nil or buf == diff_state.buf then
+    mark = M.hunk_at(row)
+    if not mark then error("pi: the cursor is not in a hunk", 0) end
+  else
+    mark = M.file_hunk_at(buf, row, root)
+    if not mark then error(("pi: run %s did not change %s"):format(diff_state.run, vim.api.nvim_buf_get_name(buf)), 0) end
+  end
   if scope == "file" then return { { path = mark.path } } end
+  if not mark.hunk then error(("pi: line %d is in no hunk of run %s"):format(row, diff_state.run), 0) end
   return { { path = mark.path, hunkIds = { mark.hunk } } }
 end
 

@@ -263,6 +263,7 @@ function M.start(opts)
     end,
   }, { cwd = M.config.cwd or vim.fn.getcwd(), env = M.config.env })
   state.rpc = rpc
+  state.workspace = vim.fs.normalize(vim.fn.fnamemodify(M.config.cwd or vim.fn.getcwd(), ":p"))
   M.request("initialize", { protocolVersion = protocol.PROTOCOL_VERSION, clientInfo = { name = "pi.nvim" },
                             capabilities = { permissions = M.config.permissions, workspaceTrust = true,
                                              fs = { readTextFile = M.config.editor_fs, applyEdit = M.config.editor_fs } } },
@@ -340,21 +341,23 @@ function M.send(text, context)
 end
 
 -- A floating prompt: write (several lines if needed), <C-s> or <CR> in normal mode sends, q cancels.
-function M.ask()
+-- `context`: editor context items sent with what is written (:'<,'>Pi without text).
+function M.ask(context)
   local buf = vim.api.nvim_create_buf(false, true)
   vim.bo[buf].filetype = "markdown"
   local width = math.max(40, math.floor(vim.o.columns * 0.6))
   local win = vim.api.nvim_open_win(buf, true, {
     relative = "editor", width = width, height = 5, row = math.floor((vim.o.lines - 7) / 2),
     col = math.floor((vim.o.columns - width) / 2), style = "minimal", border = "rounded",
-    title = state.busy and " pi is working: steer or follow up " or " Ask pi ", title_pos = "center",
+    title = (state.busy and " pi is working: steer or follow up" or " Ask pi")
+      .. (context and " about the selection " or " "), title_pos = "center",
     footer = " <C-s> send · q cancel ", footer_pos = "center",
   })
   local function submit()
     local text = vim.trim(table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n"))
     vim.api.nvim_win_close(win, true)
     vim.cmd.stopinsert()
-    if text ~= "" then M.send(text) end
+    if text ~= "" then M.send(text, context) end
   end
   vim.keymap.set({ "n", "i" }, "<C-s>", submit, { buffer = buf, desc = "pi: send" })
   vim.keymap.set("n", "<CR>", submit, { buffer = buf, desc = "pi: send" })
@@ -378,13 +381,24 @@ function M.diff(run_id, callback)
   end)
 end
 
+-- In the :PiDiff buffer the hunk under the cursor is the one drawn there; in a file's buffer it
+-- is the hunk of the latest run whose lines hold the cursor.
 local function review(method, scope)
-  local files = editfs.choice(scope ~= "" and scope or "hunk", vim.api.nvim_win_get_cursor(0)[1])
-  M.request(method, { runId = editfs.state().run, files = files }, function(result)
-    for _, conflict in ipairs(result.conflicts or {}) do
-      vim.notify(("pi: not reverted, %s: %s"):format(conflict.path, conflict.reason), vim.log.levels.WARN)
-    end
-    M.diff(editfs.state().run)
+  local buf, row = vim.api.nvim_get_current_buf(), vim.api.nvim_win_get_cursor(0)[1]
+  local function act()
+    local ok, files = pcall(editfs.choice, scope ~= "" and scope or "hunk", row, buf, state.workspace)
+    if not ok then vim.notify(files, vim.log.levels.ERROR) return end
+    M.request(method, { runId = editfs.state().run, files = files }, function(result)
+      for _, conflict in ipairs(result.conflicts or {}) do
+        vim.notify(("pi: not reverted, %s: %s"):format(conflict.path, conflict.reason), vim.log.levels.WARN)
+      end
+      M.diff(editfs.state().run)
+    end)
+  end
+  if buf == editfs.state().buf then return act() end
+  M.request("changes/get", { runId = state.run }, function(result)
+    editfs.keep(result)
+    act()
   end)
 end
 
