@@ -24,7 +24,6 @@ nothing is being written (a quiet tool, a slow model).
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import queue
@@ -33,9 +32,12 @@ import stat
 import sys
 import threading
 from collections import deque
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from .framing import FrameDecoder, FrameError
+
+if TYPE_CHECKING:
+    import asyncio  # imported by attach: a leading initialize is answered before the loop exists
 
 log = logging.getLogger(__name__)
 
@@ -177,6 +179,8 @@ class FrameWriter:
     def attach(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
         self._loop_thread = threading.get_ident()
+        import asyncio
+
         self._space = asyncio.Event()
         self._space.set()
         try:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING
 
 from .. import types as t
@@ -19,6 +18,8 @@ if TYPE_CHECKING:
 async def initialize_(daemon: Daemon, p: t.InitializeParams) -> t.InitializeResult:
     result = initialize(p, daemon.client, daemon.max_frame_bytes)
     daemon.tools_workspace.allow(daemon.client.allowed_roots)
+    import asyncio  # here: the initialize answer does not wait for asyncio's import
+
     loop = asyncio.get_running_loop()
     # Two turns of the loop: pygls sends this reply first, then the daemon may ask.
     loop.call_soon(loop.call_soon, daemon.trust.maybe_ask)

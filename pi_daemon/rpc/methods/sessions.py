@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -49,6 +48,8 @@ async def session_new(daemon: Daemon, p: t.SessionNewParams) -> t.SessionNewResu
 async def session_load(daemon: Daemon, p: t.SessionLoadParams) -> t.SessionLoadResult:
     session, interrupted = daemon.sessions.load(p.session_id, p.file, allow_outside=p.allow_outside)
     if p.replay:
+        import asyncio  # here: the initialize answer does not wait for asyncio's import
+
         asyncio.ensure_future(session.replay())
     store = session.store
     skipped = [t.SkippedLine(line=s["line"] or 0, reason=s["reason"]) for s in store.skipped] or None
