@@ -135,11 +135,10 @@ def _fast_initialize(items: list[object], writer: FrameWriter, reader: FrameRead
     if data is None:
         return items
     from .converter import to_wire
-    from .rpc import methods  # noqa: F401 (registers every method: initialize lists them)
     from .rpc.errors import RpcError
     from .rpc.initialize import initialize
+    from .rpc.initialize_types import InitializeParams
     from .rpc.params import structure_params
-    from .rpc.types import InitializeParams
 
     try:
         params = structure_params(data.get("params"), InitializeParams)

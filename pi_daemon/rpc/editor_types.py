@@ -16,6 +16,7 @@ import attrs
 from ..converter import converter
 
 from ..events import ChangedFile, ChangedHunk
+from .initialize_types import FsCapabilities  # re-exported: initialize negotiates it
 
 __all__ = [
     "FsCapabilities",
@@ -46,12 +47,6 @@ __all__ = [
     "ChangesAcceptParams",
     "ChangesAcceptResult",
 ]
-
-
-@attrs.define
-class FsCapabilities:
-    read_text_file: bool = False
-    apply_edit: bool = False
 
 
 @attrs.define

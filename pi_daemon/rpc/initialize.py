@@ -1,9 +1,11 @@
 """``initialize``: version and capability negotiation.
 
-Kept light (attrs, cattrs and the event classes only) so the daemon can answer it
-before the JSON-RPC machinery has been imported: start-up time is import time. The
-method list comes from the registry, filled by importing :mod:`.methods` (done by the
-caller: the methods import this module).
+Kept light (attrs and :mod:`.initialize_types` only) so the daemon can answer it before
+the rest of the daemon has been imported: start-up time is import time. So the names the
+answer lists (methods, notifications, events, thinking levels) are written out here
+rather than read from the event classes, the model module and a registry filled by
+importing every handler module, which would import all of them;
+``tests/rpc/test_initialize_names.py`` keeps them identical.
 """
 
 from __future__ import annotations
@@ -11,18 +13,37 @@ from __future__ import annotations
 import attrs
 
 from .. import __version__
-from ..events import AGENT_EVENT_TYPES
-from ..llm.model import THINKING_LEVELS
 from .errors import InvalidRequest
 from .framing import CONTENT_LENGTH, NDJSON
-from .registry import METHODS
-from .types import (
+from .initialize_types import (
     PROTOCOL_VERSION,
     InitializeParams,
     InitializeResult,
     ServerCapabilities,
     ServerInfo,
 )
+from .registry import METHODS
+
+# The client -> daemon requests and notifications of :data:`.registry.METHODS`, sorted; the
+# answer adds any other method registered by then (one declared outside :mod:`.methods`).
+REQUEST_NAMES = (
+    "abort", "abortBash", "bash", "changes/accept", "changes/get", "changes/revert", "clearQueue", "compact",
+    "continue", "followUp", "getCommands", "getMessages", "getState", "initialize", "listModels", "listTools",
+    "prompt", "removeQueued", "session/clone", "session/close", "session/delete", "session/entries",
+    "session/export", "session/fork", "session/label", "session/list", "session/load", "session/navigate",
+    "session/new", "session/setName", "session/stats", "session/tree", "setAutoCompaction", "setAutoRetry",
+    "setModel", "setQueueModes", "setThinkingLevel", "shutdown", "steer", "waitForIdle",
+)
+NOTIFICATION_NAMES = ("$/cancelRequest", "exit", "fs/didChangeDirty")
+# The ``type`` of each :data:`..events.AGENT_EVENT_TYPES` class, in that order.
+EVENT_NAMES = (
+    "agent_start", "agent_end", "agent_settled", "turn_start", "turn_end", "message_start", "message_update",
+    "message_end", "tool_execution_start", "tool_execution_update", "tool_execution_end", "queue_update",
+    "compaction_start", "compaction_end", "auto_retry_start", "auto_retry_end", "bash_execution_update",
+    "session_info_changed", "model_changed", "thinking_level_changed", "permission_timeout",
+    "session_write_failed", "commands_update", "replay_end", "turn_diff",
+)
+THINKING_LEVEL_NAMES = ("off", "minimal", "low", "medium", "high", "xhigh")  # :data:`..llm.model.THINKING_LEVELS`
 
 
 @attrs.define
@@ -59,14 +80,14 @@ def initialize(params: InitializeParams, state: ClientState, max_frame_bytes: in
         protocol_version=PROTOCOL_VERSION,
         server_info=ServerInfo(name="pi-daemon", version=__version__),
         capabilities=ServerCapabilities(
-            methods=sorted(m for m, spec in METHODS.items() if spec.is_request),
-            notifications=sorted([m for m, spec in METHODS.items() if not spec.is_request] + ["$/cancelRequest"]),
-            events=[attrs.fields(cls).type.default for cls in AGENT_EVENT_TYPES],
+            methods=sorted(set(REQUEST_NAMES).union(m for m, spec in METHODS.items() if spec.is_request)),
+            notifications=sorted(set(NOTIFICATION_NAMES).union(m for m, spec in METHODS.items() if not spec.is_request)),
+            events=list(EVENT_NAMES),
             framings=[NDJSON, CONTENT_LENGTH],
             max_frame_bytes=max_frame_bytes,
             streaming_behaviors=["steer", "followUp"],
             queue_modes=["one-at-a-time", "all"],
-            thinking_levels=list(THINKING_LEVELS),
+            thinking_levels=list(THINKING_LEVEL_NAMES),
             image_input=True,
             permissions=state.permissions,
             workspace_trust=state.workspace_trust,

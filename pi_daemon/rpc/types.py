@@ -28,13 +28,20 @@ from .editor_types import (
     ReadTextFileParams,
     ReadTextFileResult,
 )
+from .initialize_types import (  # re-exported: answered before this module is loaded
+    PROTOCOL_VERSION as PROTOCOL_VERSION,
+    ClientCapabilities as ClientCapabilities,
+    ClientInfo as ClientInfo,
+    InitializeParams as InitializeParams,
+    InitializeResult as InitializeResult,
+    ServerCapabilities as ServerCapabilities,
+    ServerInfo as ServerInfo,
+)
 from .extension_types import *  # noqa: F401,F403 (the extension methods' types, re-exported)
 from .extension_types import McpServerInfo
 from .registry import client_request, notification
 from .session_types import *  # noqa: F401,F403 (the session methods' types, re-exported)
 from .session_types import ExportResult, SessionNewResult
-
-PROTOCOL_VERSION = 1
 
 StreamingBehavior = Literal["steer", "followUp"]
 QueueModeName = Literal["one-at-a-time", "all"]
@@ -51,57 +58,7 @@ class Image:
     type: str = "image"
 
 
-# --- lifecycle ---------------------------------------------------------------------------
-
-
-@attrs.define
-class ClientInfo:
-    name: str = ""
-    version: str | None = None
-
-
-@attrs.define
-class ClientCapabilities:
-    permissions: bool = False
-    workspace_trust: bool = False
-    fs: FsCapabilities | None = None
-
-
-@attrs.define
-class InitializeParams:
-    protocol_version: int = PROTOCOL_VERSION
-    client_info: ClientInfo | None = None
-    capabilities: ClientCapabilities = attrs.field(factory=ClientCapabilities)
-    allowed_roots: list[str] | None = None
-
-
-@attrs.define
-class ServerInfo:
-    name: str
-    version: str
-
-
-@attrs.define
-class ServerCapabilities:
-    methods: list[str]
-    notifications: list[str]
-    events: list[str]
-    framings: list[str]
-    max_frame_bytes: int
-    streaming_behaviors: list[str]
-    queue_modes: list[str]
-    thinking_levels: list[str]
-    image_input: bool = True
-    permissions: bool = False
-    workspace_trust: bool = False
-    fs: FsCapabilities | None = None
-
-
-@attrs.define
-class InitializeResult:
-    protocol_version: int
-    server_info: ServerInfo
-    capabilities: ServerCapabilities
+# --- lifecycle: in .initialize_types (re-exported above) ---------------------------------
 
 
 @attrs.define

@@ -1,0 +1,67 @@
+"""The types of ``initialize``: what a client says it is and can do, and the daemon's answer.
+
+Apart from :mod:`.types` (which re-exports them) so that a leading ``initialize`` is
+answered with attrs and cattrs loaded, before the event, message and session types.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+PROTOCOL_VERSION = 1
+
+
+@attrs.define
+class FsCapabilities:
+    read_text_file: bool = False
+    apply_edit: bool = False
+
+
+@attrs.define
+class ClientInfo:
+    name: str = ""
+    version: str | None = None
+
+
+@attrs.define
+class ClientCapabilities:
+    permissions: bool = False
+    workspace_trust: bool = False
+    fs: FsCapabilities | None = None
+
+
+@attrs.define
+class InitializeParams:
+    protocol_version: int = PROTOCOL_VERSION
+    client_info: ClientInfo | None = None
+    capabilities: ClientCapabilities = attrs.field(factory=ClientCapabilities)
+    allowed_roots: list[str] | None = None
+
+
+@attrs.define
+class ServerInfo:
+    name: str
+    version: str
+
+
+@attrs.define
+class ServerCapabilities:
+    methods: list[str]
+    notifications: list[str]
+    events: list[str]
+    framings: list[str]
+    max_frame_bytes: int
+    streaming_behaviors: list[str]
+    queue_modes: list[str]
+    thinking_levels: list[str]
+    image_input: bool = True
+    permissions: bool = False
+    workspace_trust: bool = False
+    fs: FsCapabilities | None = None
+
+
+@attrs.define
+class InitializeResult:
+    protocol_version: int
+    server_info: ServerInfo
+    capabilities: ServerCapabilities
