@@ -4,8 +4,9 @@ Kept light (attrs and :mod:`.initialize_types` only) so the daemon can answer it
 the rest of the daemon has been imported: start-up time is import time. So the names the
 answer lists (methods, notifications, events, thinking levels) are written out here
 rather than read from the event classes, the model module and a registry filled by
-importing every handler module, which would import all of them;
-``tests/rpc/test_initialize_names.py`` keeps them identical.
+importing every handler module, which would import all of them: they are generated from
+those declarations into :mod:`.initialize_names` by ``python -m pi_daemon.rpc.schema
+--write``, with the schema and the client types, and checked for drift the same way.
 """
 
 from __future__ import annotations
@@ -22,28 +23,9 @@ from .initialize_types import (
     ServerCapabilities,
     ServerInfo,
 )
+from .initialize_names import EVENT_NAMES, NOTIFICATION_NAMES, REQUEST_NAMES, THINKING_LEVEL_NAMES
 from .registry import METHODS
 
-# The client -> daemon requests and notifications of :data:`.registry.METHODS`, sorted; the
-# answer adds any other method registered by then (one declared outside :mod:`.methods`).
-REQUEST_NAMES = (
-    "abort", "abortBash", "bash", "changes/accept", "changes/get", "changes/revert", "clearQueue", "compact",
-    "continue", "followUp", "getCommands", "getMessages", "getState", "initialize", "listModels", "listTools",
-    "prompt", "removeQueued", "session/clone", "session/close", "session/delete", "session/entries",
-    "session/export", "session/fork", "session/label", "session/list", "session/load", "session/navigate",
-    "session/new", "session/setName", "session/stats", "session/tree", "setAutoCompaction", "setAutoRetry",
-    "setModel", "setQueueModes", "setThinkingLevel", "shutdown", "steer", "waitForIdle",
-)
-NOTIFICATION_NAMES = ("$/cancelRequest", "exit", "fs/didChangeDirty")
-# The ``type`` of each :data:`..events.AGENT_EVENT_TYPES` class, in that order.
-EVENT_NAMES = (
-    "agent_start", "agent_end", "agent_settled", "turn_start", "turn_end", "message_start", "message_update",
-    "message_end", "tool_execution_start", "tool_execution_update", "tool_execution_end", "queue_update",
-    "compaction_start", "compaction_end", "auto_retry_start", "auto_retry_end", "bash_execution_update",
-    "session_info_changed", "model_changed", "thinking_level_changed", "permission_timeout",
-    "session_write_failed", "commands_update", "replay_end", "turn_diff",
-)
-THINKING_LEVEL_NAMES = ("off", "minimal", "low", "medium", "high", "xhigh")  # :data:`..llm.model.THINKING_LEVELS`
 
 
 @attrs.define

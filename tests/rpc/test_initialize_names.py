@@ -1,5 +1,5 @@
-"""The names ``initialize`` lists are written out in :mod:`pi_daemon.rpc.initialize` (so the
-answer does not import every handler and event class); they must stay the real ones."""
+"""The names ``initialize`` lists are generated into :mod:`pi_daemon.rpc.initialize_names` (so
+the answer does not import every handler and event class); they must stay the real ones."""
 
 import attrs
 
