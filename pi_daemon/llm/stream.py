@@ -220,7 +220,12 @@ class StreamBuilder:
         return TextStartEvent(self._append(TextContent()), self.output)
 
     def text_delta(self, index: int, delta: str) -> TextDeltaEvent:
-        self.block(index, TextContent).text += delta
+        block = self.block(index, TextContent)
+        # Detached first, so the only reference is the local and CPython grows the string in
+        # place: ``block.text += delta`` copies the whole text for each delta (quadratic).
+        text, block.text = block.text, ""
+        text += delta
+        block.text = text
         return TextDeltaEvent(index, delta, self.output)
 
     def text_end(self, index: int, signature: str | None = None) -> TextEndEvent:
@@ -233,7 +238,10 @@ class StreamBuilder:
         return ThinkingStartEvent(self._append(ThinkingContent(redacted=redacted)), self.output)
 
     def thinking_delta(self, index: int, delta: str) -> ThinkingDeltaEvent:
-        self.block(index, ThinkingContent).thinking += delta
+        block = self.block(index, ThinkingContent)
+        thinking, block.thinking = block.thinking, ""  # grown in place, as in text_delta
+        thinking += delta
+        block.thinking = thinking
         return ThinkingDeltaEvent(index, delta, self.output)
 
     def thinking_signature(self, index: int, signature: str) -> None:
