@@ -2,10 +2,10 @@
 
 Kept light (attrs and :mod:`.initialize_types` only) so the daemon can answer it before
 the rest of the daemon has been imported: start-up time is import time. So the names the
-answer lists (methods, notifications, events, thinking levels) are written out here
-rather than read from the event classes, the model module and a registry filled by
-importing every handler module, which would import all of them: they are generated from
-those declarations into :mod:`.initialize_names` by ``python -m pi_daemon.rpc.schema
+answer lists (methods, notifications, events, thinking levels) are not read from the
+event classes, the model module and a registry filled by importing every handler module,
+which would import all of them: they are generated from those declarations into
+:mod:`.initialize_names` by ``python -m pi_daemon.rpc.schema
 --write``, with the schema and the client types, and checked for drift the same way.
 """
 
@@ -16,6 +16,7 @@ import attrs
 from .. import __version__
 from .errors import InvalidRequest
 from .framing import CONTENT_LENGTH, NDJSON
+from .initialize_names import EVENT_NAMES, NOTIFICATION_NAMES, REQUEST_NAMES, THINKING_LEVEL_NAMES
 from .initialize_types import (
     PROTOCOL_VERSION,
     InitializeParams,
@@ -23,9 +24,7 @@ from .initialize_types import (
     ServerCapabilities,
     ServerInfo,
 )
-from .initialize_names import EVENT_NAMES, NOTIFICATION_NAMES, REQUEST_NAMES, THINKING_LEVEL_NAMES
 from .registry import METHODS
-
 
 
 @attrs.define
