@@ -127,7 +127,7 @@ def _leading_initialize(items: list[object]) -> JsonObject | None:
 
 
 def _fast_initialize(items: list[object], writer: FrameWriter, reader: FrameReader, client: ClientState,
-                     max_frame: int) -> list[object]:
+                     max_frame: int, workspace: str) -> list[object]:
     """Answer a leading ``initialize`` now; returns the items still to be dispatched."""
     from .rpc.framing import encode
 
@@ -143,7 +143,7 @@ def _fast_initialize(items: list[object], writer: FrameWriter, reader: FrameRead
     try:
         params = structure_params(data.get("params"), InitializeParams)
         reply = {"jsonrpc": "2.0", "id": data["id"],
-                 "result": to_wire(initialize(params, client, max_frame))}
+                 "result": to_wire(initialize(params, client, max_frame, workspace))}
     except RpcError as exc:
         reply = {"jsonrpc": "2.0", "id": data["id"], "error": {"code": exc.code, "message": exc.message}}
     writer.write(encode(json.dumps(reply, separators=(",", ":")).encode(), reader.framing))
@@ -254,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
     from .rpc.initialize import ClientState
 
     client = ClientState()
-    pending = _fast_initialize(reader.next_items(), writer, reader, client, args.max_frame_bytes)
+    pending = _fast_initialize(reader.next_items(), writer, reader, client, args.max_frame_bytes, workspace)
     # The models are read once initialize is answered: the catalog, models.json's shape
     # check (jsonschema) and httpx are not needed for that answer.
     loaded = early or _load_models(workspace, args)

@@ -40,7 +40,8 @@ class ClientState:
     dirty_buffers: list[str] = attrs.field(factory=list)  # absolute paths, from fs/didChangeDirty
 
 
-def initialize(params: InitializeParams, state: ClientState, max_frame_bytes: int) -> InitializeResult:
+def initialize(params: InitializeParams, state: ClientState, max_frame_bytes: int,
+               workspace: str) -> InitializeResult:
     if state.initialized:
         raise InvalidRequest("initialize was already received on this connection")
     if params.protocol_version > PROTOCOL_VERSION or params.protocol_version < 1:
@@ -74,5 +75,6 @@ def initialize(params: InitializeParams, state: ClientState, max_frame_bytes: in
             workspace_trust=state.workspace_trust,
             fs=params.capabilities.fs,
         ),
+        workspace=workspace,
     )
 

@@ -65,3 +65,4 @@ class InitializeResult:
     protocol_version: int
     server_info: ServerInfo
     capabilities: ServerCapabilities
+    workspace: str  # the workspace root, absolute: the base of the relative paths the daemon sends

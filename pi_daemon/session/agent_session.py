@@ -24,9 +24,9 @@ from ..agent.queues import new_queue_id
 from ..cancel import CancelToken
 from ..converter import from_wire, to_wire
 from ..events import (
-    AgentEnd, AgentSettled, AutoRetryEnd, AutoRetryStart, BashExecutionUpdate, CompactionDetails, CompactionEnd,
-    CompactionOutcome, CompactionStart, MessageEnd, MessageStart, MessageUpdate, ModelChanged, Observers, Replayed,
-    ReplayEnd, SessionInfoChanged, SessionWriteFailed, ThinkingLevelChanged,
+    AgentEnd, AgentSettled, AgentStart, AutoRetryEnd, AutoRetryStart, BashExecutionUpdate, CompactionDetails,
+    CompactionEnd, CompactionOutcome, CompactionStart, MessageEnd, MessageStart, MessageUpdate, ModelChanged,
+    Observers, Replayed, ReplayEnd, SessionInfoChanged, SessionWriteFailed, ThinkingLevelChanged,
 )
 from ..llm.errors import ProviderErrorDetail, is_context_overflow, is_retryable
 from ..llm.model import THINKING_LEVELS, Model
@@ -224,7 +224,11 @@ class AgentSession:
             return
         if self.changes is not None:
             try:
-                await self.changes.on_event(event, self._emit)
+                if isinstance(event, AgentStart):  # the run begins recording after a revert being written
+                    async with self.changes.reverting:
+                        await self.changes.on_event(event, self._emit)
+                else:
+                    await self.changes.on_event(event, self._emit)
             except SessionWriteError:
                 return  # reported, and the run is stopping
         if isinstance(event, MessageEnd):

@@ -20,6 +20,7 @@ event only gathers: it writes the entry and lists what is ready.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import os
 import uuid
@@ -353,8 +354,18 @@ class ChangeLog:
         self.store.sync()
         return run_id, count
 
+    @functools.cached_property
+    def reverting(self) -> asyncio.Lock:
+        """Held while a revert writes: a run that starts meanwhile begins recording once it is
+        done, or the revert's writes would be recorded as the run's own changes."""
+        return asyncio.Lock()
+
     async def revert(self, run_id: str | None, files: list[dict[str, Any]] | None, access: Any) -> dict[str, Any]:
         """Take the chosen hunks back out of the files' current content (through ``access``)."""
+        async with self.reverting:
+            return await self._revert(run_id, files, access)
+
+    async def _revert(self, run_id: str | None, files: list[dict[str, Any]] | None, access: Any) -> dict[str, Any]:
         run_id, chosen = self._chosen(run_id, files)
         reverted, conflicts, stored = [], [], []
         for (path, diff, before, after), ids in chosen:

@@ -476,6 +476,7 @@ export interface InitializeResult {
   protocolVersion: number;
   serverInfo: ServerInfo;
   capabilities: ServerCapabilities;
+  workspace: string;
 }
 
 /** a JSON object; a tool call's arguments have the shape of that tool's argument schema */

@@ -61,11 +61,15 @@ async def changes_revert(daemon: Daemon, p: t.ChangesRevertParams) -> t.ChangesR
 
 
 @method("changes/accept", params=t.ChangesAcceptParams, result=t.ChangesAcceptResult,
-        errors=(SessionNotFoundError, InvalidParams), summary="mark a run's hunks reviewed")
+        errors=(SessionNotFoundError, AgentBusy, InvalidParams), summary="mark a run's hunks reviewed")
 async def changes_accept(daemon: Daemon, p: t.ChangesAcceptParams) -> t.ChangesAcceptResult:
     from ...session.changes import ChangeError
 
     session = daemon.sessions.get(p.session_id)
+    live = session.changes.run_id
+    if live is not None and (p.run_id or next(reversed(session.changes.runs()), None)) == live:
+        # Its hunks still move (a later edit replaces, merges or renumbers them): a mark would not hold.
+        raise AgentBusy(f"run {live} is still active: accept its changes once it has settled (or abort it)")
     try:
         run_id, count = session.changes.accept(p.run_id, _choices(p.files))
     except ChangeError as exc:

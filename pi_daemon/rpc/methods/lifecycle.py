@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 @method("initialize", params=t.InitializeParams, result=t.InitializeResult, errors=(InvalidRequest,),
         summary="negotiate version and capabilities")
 async def initialize_(daemon: Daemon, p: t.InitializeParams) -> t.InitializeResult:
-    result = initialize(p, daemon.client, daemon.max_frame_bytes)
+    result = initialize(p, daemon.client, daemon.max_frame_bytes, daemon.workspace)
     daemon.tools_workspace.allow(daemon.client.allowed_roots)
     import asyncio  # here: the initialize answer does not wait for asyncio's import
 

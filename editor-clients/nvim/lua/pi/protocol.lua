@@ -394,6 +394,7 @@
 ---@field protocolVersion integer
 ---@field serverInfo pi.ServerInfo
 ---@field capabilities pi.ServerCapabilities
+---@field workspace string
 
 ---@alias pi.JsonObject table<string, any>
 
