@@ -58,18 +58,24 @@ return function(t)
     assert(vim.deep_equal(lines(buf), { "one", "two" }), vim.inspect(lines(buf)))
   end)
 
-  -- A run that rewrites lines 2, 15 and 28 of a 30-line file `name`, open in a buffer (returned).
-  local function three_hunk_run(name)
+  -- A run that rewrites lines 2, 15 and 28 of a 30-line file `name`, open in a buffer (returned,
+  -- with the workspace). `elsewhere`: the daemon is started in another folder, given --workspace.
+  local function three_hunk_run(name, elsewhere)
     local before, after = {}, {}
     for n = 1, 30 do before[n] = "line " .. n after[n] = before[n] end
     after[2], after[15], after[28] = "line two", "line fifteen", "line twenty-eight"
     local dir = workspace({ call("write", { path = name, content = table.concat(after, "\n") .. "\n" }), text("done") })
     vim.fn.writefile(before, dir .. "/" .. name)
-    local pi = start(dir, false, { "--yes" })
+    local cwd
+    if elsewhere then
+      cwd = dir .. "/elsewhere"
+      vim.fn.mkdir(cwd, "p")
+    end
+    local pi = start(dir, false, { "--yes", "--workspace", dir }, cwd)
     local buf = open(dir .. "/" .. name)
     vim.cmd("Pi rename three lines")
     wait("settled", function() return pi.status().settled >= 1 end)
-    return buf
+    return buf, dir
   end
 
   test(":PiRevert takes back the hunk under the cursor", function()
@@ -123,6 +129,50 @@ return function(t)
     vim.notify = original
     assert(shown[1]:find("line 20 is in no hunk", 1, true), vim.inspect(shown))
     assert(lines(buf)[28] == "line twenty-eight", vim.inspect(lines(buf)))
+  end)
+
+  test("changed paths are the daemon's workspace's, not the folder it was started in", function()
+    local buf, dir = three_hunk_run("e.txt", true)
+    local pi = require("pi")
+    assert(pi.status().workspace == vim.fs.normalize(dir), vim.inspect(pi.status().workspace))
+    local editfs = require("pi.editfs")
+    assert(editfs.changed_file("e.txt", pi.status().workspace) == vim.fs.normalize(dir .. "/e.txt"))
+    assert(editfs.changed_file("/abs/f.txt", pi.status().workspace) == "/abs/f.txt")
+    local win = vim.fn.win_findbuf(buf)[1]
+    vim.api.nvim_set_current_win(win)
+    vim.api.nvim_win_set_cursor(win, { 28, 0 })
+    editfs.state().marks = {}
+    vim.cmd("PiRevert")
+    wait("the hunk reverted", function() return lines(buf)[28] == "line 28" end)
+    assert(lines(buf)[2] == "line two" and lines(buf)[15] == "line fifteen", vim.inspect(lines(buf)))
+    wait("the diff redrawn", function() return #editfs.state().marks == 2 end)
+  end)
+
+  test("<CR> in :PiDiff opens the changed file at the hunk's line", function()
+    local buf, dir = three_hunk_run("g.txt", true)
+    local editfs = require("pi.editfs")
+    editfs.state().marks = {}
+    vim.cmd("PiDiff")
+    wait("the diff", function() return #editfs.state().marks == 3 end)
+    local marks = editfs.state().marks
+    local diff_win = vim.fn.win_findbuf(editfs.state().buf)[1]
+    local function enter(row)
+      vim.api.nvim_set_current_win(diff_win)
+      vim.api.nvim_win_set_cursor(diff_win, { row, 0 })
+      vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes("<CR>", true, false, true), "x", false)
+      return vim.api.nvim_get_current_buf(), vim.api.nvim_win_get_cursor(0)[1]
+    end
+    local opened, row = enter(marks[2].line) -- the hunk's header: its first line
+    assert(opened == buf and row == 12, vim.inspect({ vim.api.nvim_buf_get_name(opened), row }))
+    assert(vim.api.nvim_get_current_win() ~= diff_win)
+    local diff_lines = vim.api.nvim_buf_get_lines(editfs.state().buf, 0, -1, false)
+    local added
+    for n = marks[2].line, #diff_lines do if diff_lines[n] == "+line fifteen" then added = n break end end
+    opened, row = enter(added) -- a line the run wrote: that line of the file
+    assert(opened == buf and row == 15 and lines(buf)[row] == "line fifteen", vim.inspect({ row, added }))
+    assert(vim.fs.normalize(vim.api.nvim_buf_get_name(opened)) == vim.fs.normalize(dir .. "/g.txt"))
+    opened, row = enter(marks[3].line + 2) -- the second line of the last hunk (@@ -25,6 +25,6 @@)
+    assert(opened == buf and row == 26, row)
   end)
 
   test(":'<,'>Pi without text opens the prompt window; what is written goes with the selection", function()

@@ -47,7 +47,8 @@ local function workspace(replies, opts)
   return dir
 end
 
-local function start(dir, permissions, args)
+-- `cwd`: the folder Neovim starts the daemon in (default: `dir`, the workspace)
+local function start(dir, permissions, args, cwd)
   local pi = require("pi")
   pi.stop()
   vim.wait(200)
@@ -55,7 +56,7 @@ local function start(dir, permissions, args)
   local cmd = vim.list_extend({ python, "-m", "pi_daemon", "--faux-script", dir .. "/script.json", "--model", "faux/script" },
                               args or {})
   pi.start({ cmd = cmd,
-             cwd = dir, env = env, permissions = permissions or false })
+             cwd = cwd or dir, env = env, permissions = permissions or false })
   local buf = pi.status().buf
   if buf then vim.api.nvim_buf_set_lines(buf, 0, -1, false, {}) end
   return pi

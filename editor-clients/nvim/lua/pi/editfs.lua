@@ -2,7 +2,8 @@
 --   * fs/readTextFile answers from loaded buffers (modified or not), with b:changedtick as version;
 --   * workspace/applyEdit goes through vim.lsp.util.apply_workspace_edit (undo with `u`);
 --   * fs/didChangeDirty tells the daemon which buffers have unsaved changes;
---   * :PiDiff shows a run's changes in a scratch buffer (]h / [h between hunks),
+--   * :PiDiff shows a run's changes in a scratch buffer (]h / [h between hunks, <CR> opens the
+--     file at the line under the cursor),
 --     :PiAccept / :PiRevert [hunk|file|run] act on the hunk under the cursor (in that buffer, or
 --     the latest run's hunk in a changed file's own buffer), its file or the run;
 --   * :'<,'>Pi {text} sends the selection as editor context.
@@ -114,8 +115,16 @@ end
 
 -- --- review: :PiDiff, :PiAccept, :PiRevert ------------------------------------------------
 
--- marks: { {line, path, hunk} } in line order; files: the run's ChangedFile list
-local diff_state = { buf = nil, run = nil, marks = {}, files = {} }
+-- marks: { {line, path, hunk, new_start} } in line order; files: the run's ChangedFile list;
+-- root: the daemon's workspace, which the changed paths are relative to
+local diff_state = { buf = nil, run = nil, marks = {}, files = {}, root = nil }
+
+-- The absolute path of a changed file: the daemon sends paths relative to its workspace
+-- (initialize's `workspace`), which need not be Neovim's current directory.
+function M.changed_file(path, root)
+  if path:sub(1, 1) == "/" or not root then return full(path) end
+  return full(root .. "/" .. path)
+end
 
 local function diff_buffer()
   if diff_state.buf and vim.api.nvim_buf_is_valid(diff_state.buf) then return diff_state.buf end
@@ -136,12 +145,17 @@ local function diff_buffer()
   end
   vim.keymap.set("n", "]h", jump(true), { buffer = buf, desc = "next pi hunk" })
   vim.keymap.set("n", "[h", jump(false), { buffer = buf, desc = "previous pi hunk" })
+  vim.keymap.set("n", "<CR>", function()
+    local ok, err = pcall(M.open_hunk, vim.api.nvim_win_get_cursor(0)[1])
+    if not ok then vim.notify(err, vim.log.levels.ERROR) end
+  end, { buffer = buf, desc = "pi: open the file at this line" })
   diff_state.buf = buf
   return buf
 end
 
 -- Draw a changes/get result: a header per run, each file's diff, one mark per hunk header.
-function M.show_changes(result)
+-- `root`: the daemon's workspace.
+function M.show_changes(result, root)
   local buf = diff_buffer()
   local lines, marks = { "# pi changes, run " .. result.runId .. "  (]h/[h: hunks, :PiAccept, :PiRevert)" }, {}
   for _, file in ipairs(result.files) do
@@ -153,7 +167,7 @@ function M.show_changes(result)
       if text:sub(1, 2) == "@@" then
         n = n + 1
         local hunk = file.hunks[n]
-        table.insert(marks, { line = #lines + 1, path = file.path, hunk = hunk.id })
+        table.insert(marks, { line = #lines + 1, path = file.path, hunk = hunk.id, new_start = hunk.newStart })
         if hunk.accepted then text = text .. "  [accepted]" end
       end
       table.insert(lines, text)
@@ -163,8 +177,37 @@ function M.show_changes(result)
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   vim.bo[buf].modifiable = false
   diff_state.marks = marks
+  diff_state.root = root
   M.keep(result)
   return buf
+end
+
+-- <CR> in the :PiDiff buffer: the changed file, in a window that shows it, else the window the
+-- diff was opened from (else a new split), at the line the cursor's diff line stands for (a
+-- removed line: where it was).
+function M.open_hunk(row)
+  local mark = M.hunk_at(row)
+  if not mark then error("pi: the cursor is not in a hunk", 0) end
+  local line = mark.new_start
+  if row > mark.line then
+    for _, text in ipairs(vim.api.nvim_buf_get_lines(diff_state.buf, mark.line, row - 1, false)) do
+      local kind = text:sub(1, 1)
+      if kind == " " or kind == "+" then line = line + 1 end
+    end
+  end
+  local path = M.changed_file(mark.path, diff_state.root)
+  local shown = buffer_of(path)
+  local win = shown and vim.fn.win_findbuf(shown)[1]
+  if win then
+    vim.api.nvim_set_current_win(win)
+  else
+    local diff_win = vim.api.nvim_get_current_win()
+    vim.cmd("wincmd p")
+    if vim.api.nvim_get_current_win() == diff_win then vim.cmd("split") end
+    vim.cmd("hide edit " .. vim.fn.fnameescape(path)) -- the buffer it replaces stays loaded, unsaved edits too
+  end
+  line = math.min(math.max(line, 1), vim.api.nvim_buf_line_count(0))
+  vim.api.nvim_win_set_cursor(0, { line, 0 })
 end
 
 -- Keep a changes/get result as the run :PiAccept / :PiRevert act on.
@@ -186,8 +229,7 @@ end
 function M.file_hunk_at(buf, row, root)
   local name = full(vim.api.nvim_buf_get_name(buf))
   for _, file in ipairs(diff_state.files) do
-    local path = file.path:sub(1, 1) == "/" and file.path or root .. "/" .. file.path
-    if full(path) == name then
+    if M.changed_file(file.path, root) == name then
       for _, hunk in ipairs(file.hunks) do
         if row >= hunk.newStart and row < hunk.newStart + math.max(hunk.newLines, 1) then
           return { path = file.path, hunk = hunk.id }

@@ -263,11 +263,16 @@ function M.start(opts)
     end,
   }, { cwd = M.config.cwd or vim.fn.getcwd(), env = M.config.env })
   state.rpc = rpc
+  -- until initialize answers: the folder the daemon was started in (its default workspace)
   state.workspace = vim.fs.normalize(vim.fn.fnamemodify(M.config.cwd or vim.fn.getcwd(), ":p"))
   M.request("initialize", { protocolVersion = protocol.PROTOCOL_VERSION, clientInfo = { name = "pi.nvim" },
                             capabilities = { permissions = M.config.permissions, workspaceTrust = true,
                                              fs = { readTextFile = M.config.editor_fs, applyEdit = M.config.editor_fs } } },
-            function() M.refresh_status() end)
+            function(result)
+              -- the daemon's workspace (--workspace in `cmd`) is what changed paths are relative to
+              if type(result.workspace) == "string" then state.workspace = vim.fs.normalize(result.workspace) end
+              M.refresh_status()
+            end)
   if M.config.editor_fs then editfs.watch_dirty(function(method, params) rpc.notify(method, params) end) end
   M.request("getCommands", {}, function(result) state.commands = result.commands end)
 end
@@ -375,7 +380,7 @@ end
 
 function M.diff(run_id, callback)
   M.request("changes/get", { runId = run_id ~= "" and run_id or nil }, function(result)
-    local buf = editfs.show_changes(result)
+    local buf = editfs.show_changes(result, state.workspace)
     if #vim.fn.win_findbuf(buf) == 0 then vim.cmd("split") vim.api.nvim_win_set_buf(0, buf) end
     if callback then callback(result) end
   end)
