@@ -97,9 +97,13 @@ export class PiClient {
     return this.child?.pid;
   }
 
+  private answeredWorkspace?: string; // initialize's `workspace`
+
   // The daemon's workspace, which the paths it reports (changes, turn_diff) are relative to:
-  // its --workspace when given, else the folder it is started in.
+  // as initialize names it; until then (or from a daemon that does not) its --workspace when
+  // given, else the folder it is started in.
   get workspace(): string {
+    if (this.answeredWorkspace) return this.answeredWorkspace;
     const args = this.options.args ?? [];
     const at = args.lastIndexOf("--workspace");
     const given = at >= 0 ? args[at + 1] : args.filter((a) => a.startsWith("--workspace=")).pop()?.slice("--workspace=".length);
@@ -173,6 +177,7 @@ export class PiClient {
         ...(fs ? { fs: { readTextFile: true, applyEdit: true } } : {}),
       },
     });
+    this.answeredWorkspace = typeof initialized.workspace === "string" && initialized.workspace ? initialized.workspace : undefined;
     // A new daemon knows no unsaved documents: those left unsaved before it started count too.
     if (fs) this.notify("fs/didChangeDirty", { paths: fs.dirtyPaths() });
     return initialized;

@@ -276,6 +276,19 @@ function trustEnv(home) {
   return env;
 }
 
+test("workspace: the one initialize names, also when the command hides --workspace", async () => {
+  const dir = workspace([text("hi")]);
+  const elsewhere = mkdtempSync(join(tmpdir(), "pi-vscode-cwd-"));
+  // a wrapper script: the client cannot read --workspace from its arguments
+  const script = `exec "${PYTHON}" -m pi_daemon --faux-script "$0/script.json" --model faux/script --workspace "$0"`;
+  const c = new PiClient({ command: "sh", args: ["-c", script, dir], cwd: elsewhere, env: trustEnv(dir), restart: false });
+  assert.equal(c.workspace, elsewhere); // before initialize: the folder it is started in
+  const init = await c.start();
+  assert.equal(init.workspace, dir);
+  assert.equal(c.workspace, dir);
+  await c.stop();
+});
+
 test("slash commands: listed, completed after /, updated when the files change, run by the daemon", async () => {
   const dir = workspace([text("reviewed")]);
   mkdirSync(join(dir, ".pi", "prompts"), { recursive: true });
