@@ -1,7 +1,8 @@
 // The extension in a real VS Code (code-server) in headless Chromium, driven as a user with
 // the offline faux model: open the chat, prompt and watch it stream, steer and follow up while
-// it works, click a queued item away, stop, mention a file with @, answer a permission modal, resume a session and
-// see its tool outputs, change a setting, switch the model. A screenshot is kept after each step (and of a
+// it works, click a queued item away, stop, mention a file with @, answer a permission modal, revert and accept
+// a run's hunks from the diff editor's title bar, resume a session and see its tool outputs, change a setting,
+// switch the model. A screenshot is kept after each step (and of a
 // failure) in the output folder.
 //
 //   node e2e/run.mjs <cache folder from e2e/install.sh>   (env: PI_DAEMON_PYTHON, PI_E2E_OUT)
@@ -28,6 +29,8 @@ const data = join(root, "data");
 const extensions = join(root, "extensions");
 for (const dir of [work, join(data, "User"), extensions]) mkdirSync(dir, { recursive: true });
 writeFileSync(join(work, "README.md"), "# a project\n");
+const notes = Array.from({ length: 30 }, (_, i) => `line ${i + 1}\n`).join("");
+writeFileSync(join(work, "notes.txt"), notes);
 
 const long = Array.from({ length: 40 }, (_, i) => `Line ${i} of a **long** answer.`).join("\n\n");
 const script = {
@@ -42,6 +45,10 @@ const script = {
     { content: [{ type: "toolCall", id: "w1", name: "write", arguments: { path: "made.txt", content: "made by pi\n" } }],
       stopReason: "toolUse" },
     { content: [{ type: "text", text: "The file is written." }] },
+    { content: [{ type: "toolCall", id: "e1", name: "edit", arguments: { path: "notes.txt", edits: [
+        { oldText: "line 2\n", newText: "line TWO\n" }, { oldText: "line 25\n", newText: "line TWENTY-FIVE\n" }] } }],
+      stopReason: "toolUse" },
+    { content: [{ type: "text", text: "Two lines changed." }] },
   ],
 };
 writeFileSync(join(root, "script.json"), JSON.stringify(script));
@@ -210,6 +217,41 @@ try {
     await command("File: Save");
     for (let i = 0; i < 100 && onDisk() !== "made by pi\n"; i++) await new Promise((r) => setTimeout(r, 100));
     assert.equal(onDisk(), "made by pi\n"); // saved when the user chose to
+  });
+
+  await run("revert and accept a run's hunks from the diff editor's title bar", async () => {
+    await send("change two lines");
+    const dialog = page.locator(".monaco-dialog-box");
+    await dialog.waitFor({ timeout: T });
+    await dialog.locator(".monaco-button", { hasText: "Allow once" }).click();
+    await chat().locator(".assistant", { hasText: "Two lines changed." }).waitFor({ timeout: T });
+    await command("pi: Focus on Changes View");
+    const changes = page.locator(".pane", { has: page.locator(".pane-header", { hasText: "Changes" }) });
+    const hunks = changes.locator(".monaco-list-row", { hasText: "@@" });
+    await hunks.nth(1).waitFor({ timeout: T });
+    assert.equal(await hunks.count(), 2);
+    const titleAction = (label) => page.locator(`.editor-actions .action-label[aria-label^='${label}']`).first();
+
+    await changes.locator(".monaco-list-row", { hasText: "@@ -1,5 +1,5 @@" }).click();
+    await page.locator(".monaco-diff-editor").waitFor({ timeout: T });
+    await shot("the run's diff, the cursor at its first hunk");
+    await titleAction("pi: Revert the Hunk at the Cursor").click({ timeout: T });
+    await changes.locator(".monaco-list-row", { hasText: "@@ -1,5 +1,5 @@" }).waitFor({ state: "detached", timeout: T });
+    assert.equal(await hunks.count(), 1);
+    // the revert went through VS Code: the document holds it; saved, the file has the other hunk only
+    await command("File: Save");
+    const expected = notes.replace("line 25\n", "line TWENTY-FIVE\n");
+    const onDisk = () => readFileSync(join(work, "notes.txt"), "utf8");
+    for (let i = 0; i < 100 && onDisk() !== expected; i++) await new Promise((r) => setTimeout(r, 100));
+    assert.equal(onDisk(), expected);
+
+    const left = changes.locator(".monaco-list-row", { hasText: "@@ -22,7 +22,7 @@" });
+    assert.ok(!(await left.innerText()).includes("accepted"));
+    await left.click();
+    await titleAction("pi: Accept the Hunk at the Cursor").click({ timeout: T });
+    await changes.locator(".monaco-list-row", { hasText: "accepted" }).waitFor({ timeout: T });
+    assert.match(await left.innerText(), /accepted/);
+    assert.equal(onDisk(), expected); // accepting changes no file
   });
 
   await run("resume the session and see its tool outputs", async () => {

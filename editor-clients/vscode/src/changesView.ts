@@ -147,9 +147,12 @@ export function registerReview(context: vscode.ExtensionContext, client: PiClien
       before.set(left.toString(), text);
       const right = vscode.Uri.file(review.absolutePath(item.path));
       await vscode.commands.executeCommand("vscode.diff", left, right, `${item.path} (before pi run ${runId})`);
-      if (item.kind === "hunk") {
+      const editor = vscode.window.activeTextEditor;
+      if (item.kind === "hunk" && editor) {
+        // the cursor at the hunk: the title bar's Accept / Revert act on the hunk at the cursor
         const line = Math.max(item.hunk.newStart - 1, 0);
-        vscode.window.activeTextEditor?.revealRange(new vscode.Range(line, 0, line, 0), vscode.TextEditorRevealType.InCenter);
+        editor.selection = new vscode.Selection(line, 0, line, 0);
+        editor.revealRange(new vscode.Range(line, 0, line, 0), vscode.TextEditorRevealType.InCenter);
       }
     }),
     vscode.commands.registerCommand("pi.changes.accept", act((path, ids) => review.accept(path, ids))),
