@@ -1,0 +1,144 @@
+"""The file contents a session's change log refers to, under ``<workspace>/.pi/blobs``.
+
+A content is named in three ways (the ``before``/``after`` of a ``turn_changes`` entry):
+
+* ``<sha256>``: a file of its own, ``<first 2 hex>/<sha256>`` (what the tools' writes use,
+  one at a time);
+* ``<sha256>@<pack>:<offset>:<size>``: ``size`` bytes at ``offset`` of ``packs/<pack>``, a
+  file written once per scan of what a command changed (one file for hundreds of contents
+  costs a fraction of a file each);
+* ``git:<blob id>``: a content the workspace's git repository already holds as a committed
+  blob (a file's before-content, unchanged since its last commit) is not copied at all. If
+  the history that held it is rewritten and the object collected (``git gc``), the content
+  reads as not kept, as a missing blob does.
+
+A content that does not hash to its name (SHA-256, or git's blob id) was changed behind the
+daemon's back and is not trusted: it reads as not kept. A pack is complete under its name
+before any name in it is handed out (written aside, then renamed), so a session file never
+names a content that a crash cut short.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import uuid
+from pathlib import Path
+from typing import Any, BinaryIO, Iterable
+
+from ..tools.snapshot import UNKNOWN, read_git_blobs
+
+UNKNOWN_BLOB = "?"  # a before-content that was not kept (outside git, a large file)
+GIT_PREFIX = "git:"
+_PACKED = re.compile(r"([0-9a-f]{64})@([0-9a-f]{1,64}):(\d+):(\d+)")
+_GIT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
+def git_blob_id(data: bytes, like: str) -> str:
+    """``data``'s git blob id, with the hash of the repository that named ``like``."""
+    digest = hashlib.sha1() if len(like) == 40 else hashlib.sha256()
+    digest.update(b"blob %d\0" % len(data))
+    digest.update(data)
+    return digest.hexdigest()
+
+
+class Pack:
+    """Contents written into one new pack file; :meth:`close` puts it in place, and only then
+    are the names :meth:`add` gave valid."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.id = uuid.uuid4().hex[:16]
+        self._file: BinaryIO | None = None
+        self._tmp = folder / f".{self.id}.tmp"
+        self._offset = 0
+        self._names: dict[str, str] = {}
+
+    def add(self, data: bytes) -> str:
+        digest = hashlib.sha256(data).hexdigest()
+        name = self._names.get(digest)
+        if name is None:
+            if self._file is None:
+                self.folder.mkdir(parents=True, exist_ok=True)
+                self._file = open(self._tmp, "wb")
+            self._file.write(data)
+            name = self._names[digest] = f"{digest}@{self.id}:{self._offset}:{len(data)}"
+            self._offset += len(data)
+        return name
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            os.replace(self._tmp, self.folder / self.id)
+
+    def discard(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            try:
+                os.unlink(self._tmp)
+            except OSError:
+                pass
+
+
+class Blobs:
+    """The contents under ``folder`` (``.pi/blobs``), and those git holds in ``git_root``."""
+
+    def __init__(self, folder: Path, git_root: str | None = None) -> None:
+        self.folder = folder
+        self.git_root = git_root
+        self._made: set[str] = set()  # subfolders known to exist (a mkdir per blob is not free)
+
+    def put(self, data: bytes) -> str:
+        digest = hashlib.sha256(data).hexdigest()
+        path = self.folder / digest[:2] / digest
+        if not path.exists():
+            if digest[:2] not in self._made:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                self._made.add(digest[:2])
+            tmp = path.with_name(f".{digest}.{uuid.uuid4().hex[:8]}")
+            tmp.write_bytes(data)
+            os.replace(tmp, path)
+        return digest
+
+    def pack(self) -> Pack:
+        return Pack(self.folder / "packs")
+
+    def get(self, name: str | None) -> Any:
+        return self.get_many([name])[0]
+
+    def get_many(self, names: Iterable[str | None]) -> list[Any]:
+        """Each name's content (bytes), None for None, :data:`UNKNOWN` when not kept; the git
+        blobs among them read by one ``git cat-file --batch``."""
+        names = list(names)
+        wanted = [n[len(GIT_PREFIX):] for n in names if isinstance(n, str) and n.startswith(GIT_PREFIX)
+                  and _GIT_ID.fullmatch(n[len(GIT_PREFIX):])]
+        from_git = read_git_blobs(self.git_root, wanted) if wanted and self.git_root else {}
+        out: list[Any] = []
+        for name in names:
+            if name is None:
+                out.append(None)
+            elif name.startswith(GIT_PREFIX):
+                oid = name[len(GIT_PREFIX):]
+                data = from_git.get(oid)
+                out.append(data if data is not None and git_blob_id(data, oid) == oid else UNKNOWN)
+            else:
+                out.append(self._stored(name))
+        return out
+
+    def _stored(self, name: str) -> Any:
+        if name == UNKNOWN_BLOB:
+            return UNKNOWN
+        packed = _PACKED.fullmatch(name)
+        try:
+            if packed is not None:
+                digest, pack, offset, size = packed.groups()
+                with open(self.folder / "packs" / pack, "rb") as file:
+                    file.seek(int(offset))
+                    data = file.read(int(size))
+            else:
+                digest = name
+                data = (self.folder / digest[:2] / digest).read_bytes()
+        except (OSError, ValueError):
+            return UNKNOWN
+        return data if hashlib.sha256(data).hexdigest() == digest else UNKNOWN
