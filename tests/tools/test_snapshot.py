@@ -52,9 +52,8 @@ def test_changes_since_the_last_call_follow_each_file(tmp_path):
 
 
 def test_only_a_committed_before_content_is_named_by_its_blob_id(tmp_path):
-    for name in ("committed", "staged", "dirty", "untracked", "gone"):
+    for name in ("committed", "staged", "dirty", "gone"):
         (tmp_path / f"{name}.txt").write_text(f"{name}\n")
-    os.unlink(tmp_path / "untracked.txt")
     git_repo(tmp_path)
     (tmp_path / "staged.txt").write_text("staged, not committed\n")
     git(tmp_path, "add", "staged.txt")
