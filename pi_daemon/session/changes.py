@@ -176,7 +176,11 @@ class ChangeLog:
                     if tracked.blobs is None:
                         before = tracked.before_blob[0] if tracked.before_blob is not None else \
                             self._before_name(tracked, pack.add)
-                        named.append((tracked, before, None if tracked.after is None else pack.add(tracked.after)))
+                        after = None
+                        if tracked.after is not None:  # as a delta against the before-content, when smaller
+                            base = (tracked.before, before) if isinstance(tracked.before, bytes) and before else None
+                            after = pack.add(tracked.after, base)
+                        named.append((tracked, before, after))
                 pack.close()
             except OSError:
                 pack.discard()

@@ -11,7 +11,7 @@ from helpers import git_repo
 from loopback import LoopbackServer, Reply, openai_text
 from test_tools_e2e import calls, project
 
-LINES = "".join(f"line {n}\n" for n in range(1, 31))
+LINES = "".join(f"line {n}\n" for n in range(1, 101))
 THREE_HUNKS = ("sed -i -e 's/^line 2$/line two/' -e 's/^line 15$/line fifteen/' -e 's/^line 28$/line twenty-eight/'"
                " f.txt")
 
@@ -71,6 +71,7 @@ def test_a_commands_changes_survive_sigkill_and_revert_from_gits_blob(spawn, tmp
     stored = stored_changes(tmp_path)
     # the committed before-content is git's blob, not a copy; the uncommitted one and the afters are one pack
     assert stored["f.txt"]["before"] == "git:" + blob_id(tmp_path, "f.txt")
+    assert stored["f.txt"]["after"].endswith("+" + stored["f.txt"]["before"])  # three lines stored, not the file
     packs = list((tmp_path / ".pi" / "blobs" / "packs").iterdir())
     assert [p.name for p in packs] == [stored["dirty.txt"]["before"].split("@")[1].split(":")[0]]
     assert all(f["after"].split("@")[1].split(":")[0] == packs[0].name for f in stored.values())

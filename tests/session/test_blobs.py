@@ -112,6 +112,7 @@ def test_a_commands_changes_are_stored_at_its_end_one_pack_and_git_references(tm
     assert all(stored[f"f{n}.txt"]["before"].startswith("git:") for n in range(4))
     assert "@" in stored["f4.txt"]["before"] and stored["new.txt"]["before"] is None
     assert all("@" in f["after"] for f in stored.values())
+    assert stored["f0.txt"]["after"].endswith("+" + stored["f0.txt"]["before"])  # a delta against git's blob
     assert not [p for p in (tmp_path / ".pi" / "blobs").iterdir() if p.name != "packs"]  # no loose blobs
     again = ChangeLog(Workspace(str(tmp_path)), SessionStore.open(store_path), tmp_path / ".pi")
     _, diffs = again.diffs(None)
@@ -140,3 +141,23 @@ def test_when_the_pack_cannot_be_written_the_event_stores_the_files_one_by_one(t
     _, diffs = log.diffs(None)
     assert diffs[0][2:] == (b"a\n", b"b\n")
     store.close()
+
+
+def test_a_content_stored_as_a_delta_against_its_base_is_read_back_through_it(tmp_path):
+    blobs = Blobs(tmp_path / "blobs")
+    base = "".join(f"line {k}\n" for k in range(2000)).encode()
+    base_name = blobs.put(base)
+    data = base.replace(b"line 7\n", b"line seven\n").replace(b"line 1500\n", b"") + b"one more\n"
+    pack = blobs.pack()
+    name = pack.add(data, (base, base_name))
+    unrelated = pack.add(b"x\n" * 100, (base, base_name))  # a delta would not be smaller
+    pack.close()
+    assert name.endswith("+" + base_name) and int(name.split("+")[0].split(":")[-1]) < 200
+    assert "+" not in unrelated
+    assert blobs.get_many([name, unrelated, base_name]) == [data, b"x\n" * 100, base]
+    path = tmp_path / "blobs" / base_name[:2] / base_name
+    path.write_bytes(base.replace(b"line 3\n", b"line three\n"))  # the base changed behind its back
+    assert blobs.get(name) is UNKNOWN
+    path.unlink()
+    assert blobs.get(name) is UNKNOWN and blobs.get(unrelated) == b"x\n" * 100
+    assert blobs.get(name.replace("+", "+" + name.split("+")[0] + "+")) is UNKNOWN  # no delta of a delta
