@@ -36,6 +36,7 @@ from ..tools.snapshot import UNKNOWN, read_git_blobs
 UNKNOWN_BLOB = "?"  # a before-content that was not kept (outside git, a large file)
 GIT_PREFIX = "git:"
 _PACKED = re.compile(r"([0-9a-f]{64})@([0-9a-f]{1,64}):(\d+):(\d+)(?:\+([^+]+))?")
+_GIT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _DELTA = b"pi-delta 1\n"  # then "c <offset> <size>\n" (copy from the base) or "i <size>\n<bytes>" (insert)
 
 
@@ -76,7 +77,6 @@ def undelta(base: bytes, ops: bytes) -> bytes:
         else:
             raise ValueError("not a delta")
     return b"".join(out)
-_GIT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 def git_blob_id(data: bytes, like: str) -> str:
@@ -109,7 +109,7 @@ class Pack:
             stored, suffix = data, ""
             if base is not None and "+" not in base[1]:
                 ops = delta(base[0], data)
-                if ops is not None and undelta(base[0], ops) == data:  # not expected to differ; a check costs little
+                if ops is not None and undelta(base[0], ops) == data:  # never expected to differ; cheap to check
                     stored, suffix = ops, f"+{base[1]}"
             if self._file is None:
                 self.folder.mkdir(parents=True, exist_ok=True)
