@@ -87,3 +87,18 @@ def test_before_any_commit_nothing_is_named_by_its_blob_id(tmp_path):
         assert snap.changes() == [(str(tmp_path / "a.txt"), b"a\n", None)]
     finally:
         snap.close()
+
+
+def test_a_workspace_below_the_repositorys_top_names_its_files_from_the_top(tmp_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "a.txt").write_text("a\n")
+    (tmp_path / "b.txt").write_text("outside the workspace\n")
+    git_repo(tmp_path)
+    snap = GitSnapshot.take(str(tmp_path / "sub"))
+    assert snap is not None
+    try:
+        (tmp_path / "sub" / "a.txt").write_text("changed\n")
+        (tmp_path / "b.txt").write_text("changed too\n")
+        assert snap.changes() == [(str(tmp_path / "sub" / "a.txt"), b"a\n", blob_id(tmp_path, "sub/a.txt"))]
+    finally:
+        snap.close()
