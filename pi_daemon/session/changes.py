@@ -37,7 +37,6 @@ from .blobs import GIT_PREFIX, UNKNOWN_BLOB, Blobs
 from .store import SessionStore
 
 _WRITER = ThreadPoolExecutor(1, thread_name_prefix="pi-blobs")
-__all__ = ["UNKNOWN_BLOB", "Blobs", "ChangeError", "ChangeLog"]
 
 
 class ChangeError(Exception):
