@@ -12,11 +12,12 @@ file, the files listed, and the event encoded as the daemon sends it.
 
 With ``--bash`` the files are changed on disk behind the tools' back, as a command would,
 in a git work tree (the 200 files committed first): the run snapshots the worktree before
-its first command and each event starts with the scan that finds what changed.
+its first command, and at the command's end (``tool_execution_end``) the scan finds what
+changed, stores it and diffs it.
 
 A file the tools write is stored and diffed when it is written (``ChangeLog.record``, in
-the tool's own time), so the event only gathers; that cost is shown too, per batch, as
-``recording``. A command's changes are found, stored and diffed by the event's scan.
+the tool's own time), and a command's changes by the scan at its end, so the event only
+gathers; that cost is shown too, per batch, as ``recording`` or ``scan``.
 
 Each figure is the median over ``--runs`` runs (the first event) or all their later events,
 in milliseconds: wall-clock and CPU time of the process and its git children (the one to
@@ -65,11 +66,9 @@ def cpu_now() -> float:
     return time.process_time() + children.ru_utime + children.ru_stime
 
 
-def event(log: ChangeLog, bash: bool) -> tuple[float, float]:
+def event(log: ChangeLog) -> tuple[float, float]:
     """(wall, CPU) milliseconds of one event."""
     start, cpu = time.perf_counter(), cpu_now()
-    if bash:
-        asyncio.run(log.scan())
     files = log.turn_diff() or []
     event = to_wire(TurnDiff(run_id=log.run_id or "", files=from_wire(files, list[ChangedFile])))
     dumps({"jsonrpc": "2.0", "method": "agent/event", "params": {"sessionId": "bench", "seq": 1, "event": event}})
@@ -95,7 +94,8 @@ Times = list[tuple[float, float]]
 
 def one_run(opts: argparse.Namespace, rng: random.Random) -> tuple[Times, Times, Times, Times]:
     """A run in a fresh workspace: its first event, its later events, and the recording of the
-    first batch and of the later ones (the tools' writes as the change log sees them)."""
+    first batch and of the later ones (the tools' writes as the change log sees them, or the
+    scan at the command's end)."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         befores = {root / f"src/f{n}.py": content(n, opts.lines) for n in range(opts.files)}
@@ -118,24 +118,31 @@ def one_run(opts: argparse.Namespace, rng: random.Random) -> tuple[Times, Times,
         def change(path: Path, data: bytes, clock: Clock) -> None:
             if opts.bash:
                 path.write_bytes(data)
-                log._bash_ran = True  # as before_bash marks each command of the batch
             else:
                 with clock:
                     log.record(path, lambda: befores[path], data)
+
+        def command_ends(clock: Clock) -> None:
+            if opts.bash:
+                with clock:  # as at the command's tool_execution_end
+                    log._bash_ran = True
+                    asyncio.run(log.scan())
 
         now = {}
         clock = Clock()
         for path, before in befores.items():
             now[path] = edited(before, rng)
             change(path, now[path], clock)
-        first, recorded = [event(log, opts.bash)], [(clock.wall, clock.cpu)]
+        command_ends(clock)
+        first, recorded = [event(log)], [(clock.wall, clock.cpu)]
         times, recordings = [], []
         for _ in range(opts.events):
             clock = Clock()
             for path in rng.sample(sorted(now), opts.touch):
                 now[path] = edited(now[path], rng)
                 change(path, now[path], clock)
-            times.append(event(log, opts.bash))
+            command_ends(clock)
+            times.append(event(log))
             recordings.append((clock.wall, clock.cpu))
         log.finish()
         store.close()
@@ -165,7 +172,10 @@ def main() -> None:
     print("  wall / CPU ms (CPU: this process and its git children), median over the events (max)")
     table = [(f"first event (all {opts.files} files changed), {opts.runs} runs", firsts),
              (f"later events, {opts.touch} files touched since the last, {len(times)} events", times)]
-    if not opts.bash:
+    if opts.bash:
+        table += [(f"scan at the end of the first command ({opts.files} files changed)", recorded),
+                  (f"scan at the end of a later command ({opts.touch} files changed)", recordings)]
+    else:
         table += [(f"recording the first batch ({opts.files} writes)", recorded),
                   (f"recording a later batch ({opts.touch} writes)", recordings)]
     for name, rows in table:

@@ -4,24 +4,25 @@ A run's changes are, per file, its content before the run's first change and aft
 run's latest one. ``write`` and ``edit`` report both exactly through the file-access seam
 (:meth:`..tools.file_access.FileAccess.note_write`); what ``bash`` changed is found by
 comparing the workspace with a snapshot taken before the run's first command
-(:mod:`..tools.snapshot`), after each tool batch that ran one.
+(:mod:`..tools.snapshot`), at the end of each command (in the command's own time).
 
 After each tool batch that touched a file, and at ``agent_end`` of a run that changed any,
 the session emits ``turn_diff``; before it is told, the files touched since the last one
 are appended to the session file as a ``turn_changes`` entry (for a file, a later entry
-of the run replaces an earlier one), with the contents stored once each under
-``.pi/blobs/<sha256>`` (the JSONL lines stay small; the tools cannot write under ``.pi/``).
-``turn_review`` entries record hunks the user accepted. A file's contents are stored and
-its diff computed when it is recorded (for ``write``/``edit``, in the tool's own time; for
-``bash``, by the scan after the batch) and kept until the file is touched again, so an
-event only gathers: it writes the entry and lists what is ready.
+of the run replaces an earlier one), with the contents stored under ``.pi/blobs``
+(:mod:`.blobs`: the JSONL lines stay small; the tools cannot write under ``.pi/``; a
+command's changes go into one pack per scan, and a committed before-content is a reference
+to git's blob). ``turn_review`` entries record hunks the user accepted. A file's contents
+are stored and its diff computed when it is recorded (for ``write``/``edit``, in the tool's
+own time; for ``bash``, by the scan at the command's ``tool_execution_end``) and kept until
+the file is touched again, so an event only gathers: it writes the entry and lists what is
+ready.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
-import hashlib
 import os
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -29,14 +30,14 @@ from pathlib import Path
 from typing import AbstractSet, Any, Callable, overload
 
 from ..converter import from_wire
-from ..events import AgentEnd, AgentStart, ChangedFile, ToolExecutionStart, TurnDiff, TurnEnd
+from ..events import AgentEnd, AgentStart, ChangedFile, ToolExecutionEnd, ToolExecutionStart, TurnDiff, TurnEnd
 from ..tools.diffs import FileDiff, file_diff, revert_hunks
 from ..tools.snapshot import UNKNOWN, take_async
 from ..tools.workspace import READ, PathRefused, Workspace
+from .blobs import GIT_PREFIX, UNKNOWN_BLOB, Blobs
 from .store import SessionStore
 
 _WRITER = ThreadPoolExecutor(1, thread_name_prefix="pi-blobs")
-UNKNOWN_BLOB = "?"  # a before-content that was not kept (outside git, a large file)
 
 
 class ChangeError(Exception):
@@ -55,45 +56,14 @@ def _text(data: bytes | None) -> str | None:
     return None if data is None else data.decode("utf-8", "surrogateescape")
 
 
-class Blobs:
-    """Content-addressed file contents under ``.pi/blobs``."""
-
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
-        self._made: set[str] = set()  # subfolders known to exist (a mkdir per blob is not free)
-
-    def put(self, data: bytes) -> str:
-        digest = hashlib.sha256(data).hexdigest()
-        path = self.folder / digest[:2] / digest
-        if not path.exists():
-            if digest[:2] not in self._made:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                self._made.add(digest[:2])
-            tmp = path.with_name(f".{digest}.{uuid.uuid4().hex[:8]}")
-            tmp.write_bytes(data)
-            os.replace(tmp, path)
-        return digest
-
-    def get(self, digest: str | None) -> Any:
-        if digest is None:
-            return None
-        if digest == UNKNOWN_BLOB:
-            return UNKNOWN
-        try:
-            data = (self.folder / digest[:2] / digest).read_bytes()
-        except OSError:
-            return UNKNOWN
-        # A blob that does not hash to its name was changed behind the daemon's back: not trusted.
-        return data if hashlib.sha256(data).hexdigest() == digest else UNKNOWN
-
-
 class Tracked:
     """One file of the live run."""
 
-    __slots__ = ("before", "after", "diff", "blobs", "before_blob", "wire", "unsaved")
+    __slots__ = ("before", "ref", "after", "diff", "blobs", "before_blob", "wire", "unsaved")
 
-    def __init__(self, before: Any, after: bytes | None) -> None:
+    def __init__(self, before: Any, after: bytes | None, ref: str | None = None) -> None:
         self.before = before
+        self.ref = ref  # git's blob id of ``before`` when git keeps it (committed): not copied
         self.after = after
         self.diff: FileDiff | None = None  # None: touched since it was last computed
         self.blobs: tuple[str | None, str | None] | None = None  # None: ``after`` not yet stored
@@ -123,12 +93,13 @@ class ChangeLog:
     def __init__(self, workspace: Workspace, store: SessionStore, state_dir: Path) -> None:
         self.workspace = workspace
         self.store = store
-        self.blobs = Blobs(state_dir / "blobs")
+        self.blobs = Blobs(state_dir / "blobs", str(workspace.root))
         self.run_id: str | None = None
         self.files: dict[str, Tracked] = {}
         self.snapshot: Any = None
         self._bash_ran = False
         self._unsaved = False
+        self._scanning = asyncio.Lock()
 
     # --- the live run ----------------------------------------------------------------
 
@@ -139,14 +110,14 @@ class ChangeLog:
         return self.run_id
 
     def record(self, target: Path, before: Callable[[], object], after: bytes | None,
-               prepare: bool = True) -> Tracked | None:
+               prepare: bool = True, ref: str | None = None) -> Tracked | None:
         """A tool changed ``target``: its contents are stored and its diff computed now (unless
         not ``prepare``), in the tool's own time, so the next ``turn_diff`` only gathers."""
         if self.run_id is None:
             return None  # a write outside a run (a revert): not part of any run
         tracked = self.files.get(str(target))
         if tracked is None:
-            tracked = self.files[str(target)] = Tracked(before(), after)
+            tracked = self.files[str(target)] = Tracked(before(), after, ref)
         else:
             tracked.after, tracked.diff, tracked.blobs, tracked.wire = after, None, None, None
         tracked.unsaved = True
@@ -163,21 +134,23 @@ class ChangeLog:
             self.snapshot = await take_async(str(self.workspace.root))
 
     async def scan(self) -> None:
-        """After a batch that ran a command: add what it changed."""
-        if self.snapshot is None or not self._bash_ran:
-            return
-        self._bash_ran = False
-        touched = []
-        for path, before, after in await asyncio.to_thread(self._changed, self.snapshot):
-            tracked = self.record(Path(path), lambda: before, after, prepare=False)  # called at once
-            if tracked is not None:
-                touched.append((path, tracked))
-        await asyncio.to_thread(self._prepare_all, touched)
+        """After a command (and, for one that ended unseen, after its batch): add what it changed."""
+        async with self._scanning:  # commands of a batch may end together
+            if self.snapshot is None or not self._bash_ran:
+                return
+            self._bash_ran = False
+            touched = []
+            for path, before, ref, after in await asyncio.to_thread(self._changed, self.snapshot):
+                tracked = self.record(Path(path), lambda: before, after, prepare=False, ref=ref)  # called at once
+                if tracked is not None:
+                    touched.append((path, tracked))
+            await asyncio.to_thread(self._prepare_all, touched)
 
-    def _changed(self, snapshot: Any) -> list[tuple[str, object, bytes | None]]:
-        """What changed since the last scan: (path, content before the run, content now)."""
+    def _changed(self, snapshot: Any) -> list[tuple[str, object, str | None, bytes | None]]:
+        """What changed since the last scan: (path, content before the run, git's blob id of
+        that content when git keeps it, content now)."""
         out = []
-        for path, before in snapshot.changes():
+        for path, before, ref in snapshot.changes():
             if self.workspace.show(Path(path)).split(os.sep)[0] == ".pi":
                 continue
             after = None
@@ -187,15 +160,34 @@ class ChangeLog:
                         after = file.read()
                 except (PathRefused, OSError):
                     continue
-            out.append((path, before, after))
+            out.append((path, before, ref, after))
         return out
 
     def _prepare_all(self, touched: list[tuple[str, Tracked]]) -> None:
-        """Many files at once (a command's): a second thread stores them while this one diffs
-        (hashing and file writes release the GIL), so the batch costs the larger of the two."""
+        """Many files at once (a command's): a second thread stores them, all in one pack, while
+        this one diffs (hashing and file writes release the GIL), so the batch costs the larger
+        of the two. A file's names are given only once the pack is in place; if writing it
+        fails, the next ``turn_diff`` stores the files one by one (or reports why not)."""
         def store() -> None:
-            for _, tracked in touched:
-                self._try_store(tracked)
+            pack = self.blobs.pack()
+            named = []
+            try:
+                for _, tracked in touched:
+                    if tracked.blobs is None:
+                        before = tracked.before_blob[0] if tracked.before_blob is not None else \
+                            self._before_name(tracked, pack.add)
+                        after = None
+                        if tracked.after is not None:  # as a delta against the before-content, when smaller
+                            base = (tracked.before, before) if isinstance(tracked.before, bytes) and before else None
+                            after = pack.add(tracked.after, base)
+                        named.append((tracked, before, after))
+                pack.close()
+            except OSError:
+                pack.discard()
+                return
+            for tracked, before, after in named:
+                tracked.before_blob = (before,)
+                tracked.blobs = (before, after)
 
         storing = _WRITER.submit(store)
         for path, tracked in touched:
@@ -241,9 +233,17 @@ class ChangeLog:
         if tracked.blobs is not None:
             return
         if tracked.before_blob is None:  # the same for the whole run: stored once
-            tracked.before_blob = (UNKNOWN_BLOB if tracked.before is UNKNOWN else (
-                None if tracked.before is None else self.blobs.put(tracked.before)),)
+            tracked.before_blob = (self._before_name(tracked, self.blobs.put),)
         tracked.blobs = (tracked.before_blob[0], None if tracked.after is None else self.blobs.put(tracked.after))
+
+    @staticmethod
+    def _before_name(tracked: Tracked, store: Callable[[bytes], str]) -> str | None:
+        """The before-content's name: ``store`` keeps it unless git does (or there is none)."""
+        if tracked.before is UNKNOWN:
+            return UNKNOWN_BLOB
+        if tracked.before is None:
+            return None
+        return GIT_PREFIX + tracked.ref if tracked.ref is not None else store(tracked.before)
 
     async def on_event(self, event: Any, emit: Callable[[Any], Any]) -> None:
         """Follow the run: start, snapshot before a command, ``turn_diff`` after a batch / at the end."""
@@ -253,6 +253,10 @@ class ChangeLog:
         elif isinstance(event, ToolExecutionStart):
             if event.tool_name == "bash":
                 await self.before_bash()
+        elif isinstance(event, ToolExecutionEnd):
+            if event.tool_name == "bash" and self.snapshot is not None:
+                self._bash_ran = True  # this one's changes, found in its own time (another may still run)
+                await self.scan()
         elif isinstance(event, AgentEnd) or (isinstance(event, TurnEnd) and event.tool_results):
             await self.scan()
             files = self.turn_diff(always=isinstance(event, AgentEnd))
@@ -298,9 +302,10 @@ class ChangeLog:
     def diffs(self, run_id: str | None) -> tuple[str, list[tuple[str, FileDiff, Any, Any]]]:
         """(run id, [(absolute path, diff, before bytes, after bytes)]) of a stored run."""
         run_id, files = self._run(run_id)
+        contents = iter(self.blobs.get_many(name for pair in files.values() for name in pair))
         out = []
-        for path, (before_blob, after_blob) in files.items():
-            before, after = self.blobs.get(before_blob), self.blobs.get(after_blob)
+        for path in files:
+            before, after = next(contents), next(contents)
             diff = _diff(self.workspace.show(Path(path)), before, after)
             if diff.diff:
                 out.append((path, diff, before, after))

@@ -251,6 +251,12 @@ def _regions(a: str, b: str) -> list[tuple[int, int, int, int]] | None:
         pa, pb = ja, jb
 
 
+def changed_regions(a: str, b: str) -> list[tuple[int, int, int, int]] | None:
+    """Where two texts differ, as :func:`_regions` finds it (for a delta of one against the
+    other): outside the regions they are equal. None: in more than :data:`MAX_REGIONS` places."""
+    return _regions(a, b)
+
+
 class _Span:
     """A widened region: old text ``a[sa:ea]`` (lines from ``la``), new ``b[sb:eb]`` (from ``lb``)."""
 

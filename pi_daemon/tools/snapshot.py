@@ -35,6 +35,31 @@ def _git(root: str, *args: str, env: dict[str, str] | None = None, data: bytes |
     return done.stdout
 
 
+def read_git_blobs(root: str, oids: list[str]) -> dict[str, bytes]:
+    """The content of each blob id that the repository at ``root`` holds (one ``cat-file --batch``
+    for all; a process per blob costs more than all the diffs together)."""
+    if not oids:
+        return {}
+    try:
+        out = _git(root, "cat-file", "--batch", data="".join(f"{oid}\n" for oid in oids).encode())
+    except (OSError, subprocess.CalledProcessError):
+        return {}
+    found: dict[str, bytes] = {}
+    at = 0
+    for oid in oids:
+        end = out.find(b"\n", at)
+        if end < 0:
+            break
+        header = out[at:end].split(b" ")  # "<oid> <type> <size>", or "<oid> missing"
+        at = end + 1
+        if len(header) == 3 and header[2].isdigit():
+            size = int(header[2])
+            if header[1] == b"blob":
+                found[oid] = out[at:at + size]
+            at += size + 1  # the content, then a newline
+    return found
+
+
 CLEAN = (-1,)  # a file listed before that is back to its snapshot state
 
 
@@ -57,6 +82,8 @@ class GitSnapshot:
         self.base = ""
         self.spec: tuple[str, ...] = ("--", ".", ":(exclude).pi")  # the files beneath root, but .pi/
         self.seen: dict[bytes, tuple[int, ...] | None] = {}  # name -> stat data when last reported
+        self.ids: dict[bytes, str | None] = {}  # name -> its blob id in the snapshot (None: not a file)
+        self.uncommitted: tuple[bool, set[bytes]] | None = None
 
     @classmethod
     def take(cls, root: str) -> "GitSnapshot | None":
@@ -93,60 +120,54 @@ class GitSnapshot:
         _git(self.root, "add", "-A", *self.spec, env=self.env)
         return _git(self.root, "write-tree", env=self.env).decode().strip()
 
-    def changes(self) -> list[tuple[str, object]]:
+    def changes(self) -> list[tuple[str, object, str | None]]:
         """Files changed since the last call (absolute paths), each with its content at the snapshot
-        (bytes, or None when it did not exist then).
+        (bytes, or None when it did not exist then) and, when that content is committed (the
+        blob of HEAD's tree), its git blob id.
 
-        The temporary index still holds the snapshot, with each file's stat data: ``diff-files``
-        names the files that differ from it and ``ls-files --others`` the new ones, without
-        hashing or storing anything (adding 200 changed files to the index costs a second, most
-        of it compressing objects nobody reads). Of those, the ones whose stat data moved since
-        the last call are the changes; a file that is back to its snapshot stat is one too."""
+        The temporary index still holds the snapshot, with each file's stat data and blob id:
+        ``diff-files`` names the files that differ from it and ``ls-files --others`` the new
+        ones, without hashing or storing anything (adding 200 changed files to the index costs
+        a second, most of it compressing objects nobody reads). Of those, the ones whose stat
+        data moved since the last call are the changes; a file that is back to its snapshot
+        stat is one too. The before-contents are read by blob id with one ``cat-file --batch``."""
         try:
-            listed = _git(self.root, "diff-files", "-z", "--name-only", *self.spec, env=self.env) + \
-                _git(self.root, "ls-files", "-z", "--others", "--exclude-standard", "--full-name", *self.spec,
-                     env=self.env)
+            raw = _git(self.root, "diff-files", "-z", "--raw", *self.spec, env=self.env)
+            others = _git(self.root, "ls-files", "-z", "--others", "--exclude-standard", "--full-name", *self.spec,
+                          env=self.env)
         except subprocess.CalledProcessError:
             return []
-        now = {name: _stat(os.path.join(self.top, name.decode("utf-8", "surrogateescape")))
-               for name in listed.split(b"\0") if name}
+        fields = raw.split(b"\0")
+        for header, name in zip(fields[0::2], fields[1::2]):  # ":<mode> <mode> <id> <id> <status>", name
+            parts = header.split(b" ")
+            if len(parts) >= 3 and name not in self.ids:  # the index's side is the snapshot: it never moves
+                self.ids[name] = parts[2].decode() if parts[0] not in (b":160000", b":000000") else None
+        listed = [name for name in fields[1::2] if name] + [name for name in others.split(b"\0") if name]
+        now = {name: _stat(os.path.join(self.top, name.decode("utf-8", "surrogateescape"))) for name in listed}
         now.update({name: CLEAN for name in self.seen.keys() - now.keys()})
         names = sorted(name for name, key in now.items() if name not in self.seen or self.seen[name] != key)
         self.seen = {name: key for name, key in now.items() if key is not CLEAN}
-        return [(os.path.join(self.top, name.decode("utf-8", "surrogateescape")), data)
-                for name, data in zip(names, self.before(names))]
+        oids = [self.ids.get(name) for name in names]
+        contents = read_git_blobs(self.root, [oid for oid in oids if oid is not None])
+        has_head, uncommitted = self._committed()
+        out: list[tuple[str, object, str | None]] = []
+        for name, oid in zip(names, oids):
+            before = None if oid is None else contents.get(oid)
+            ref = oid if before is not None and has_head and name not in uncommitted else None
+            out.append((os.path.join(self.top, name.decode("utf-8", "surrogateescape")), before, ref))
+        return out
 
-    def before(self, names: list[bytes]) -> list[bytes | None]:
-        """Each file's content at the snapshot (None: not in it), read by one ``cat-file --batch``
-        (a process per file costs more than all the diffs together)."""
-        if not names:
-            return []
-        # One request per line: a name with a newline cannot be asked for this way (nor is it
-        # likely); it is asked for alone. The tree path is relative to the work tree's top.
-        plain = [n for n in names if b"\n" not in n]
-        found: dict[bytes, bytes | None] = {}
-        if plain:
-            out = _git(self.root, "cat-file", "--batch",
-                       data=b"".join(self.base.encode() + b":" + n + b"\n" for n in plain))
-            at = 0
-            for name in plain:
-                end = out.index(b"\n", at)
-                header = out[at:end].split(b" ")  # "<oid> <type> <size>", or "<name> missing"
-                at = end + 1
-                found[name] = None  # missing, or not a file (a folder, a submodule)
-                if len(header) == 3 and header[2].isdigit():
-                    size = int(header[2])
-                    if header[1] == b"blob":
-                        found[name] = out[at:at + size]
-                    at += size + 1  # the content, then a newline
-        for name in names:
-            if name not in found:
-                try:
-                    found[name] = _git(self.root, "cat-file", "blob",
-                                       f"{self.base}:{name.decode('utf-8', 'surrogateescape')}")
-                except subprocess.CalledProcessError:
-                    found[name] = None
-        return [found[n] for n in names]
+    def _committed(self) -> tuple[bool, set[bytes]]:
+        """(whether HEAD is a commit, the names whose snapshot blob is not HEAD's): a committed
+        blob stays in the repository, the others are loose objects ``git gc`` may drop."""
+        if self.uncommitted is None:
+            try:
+                out = _git(self.root, "diff-index", "--cached", "-z", "--name-only", "--no-renames", "HEAD",
+                           *self.spec, env=self.env)
+                self.uncommitted = (True, {name for name in out.split(b"\0") if name})
+            except subprocess.CalledProcessError:  # no commit yet
+                self.uncommitted = (False, set())
+        return self.uncommitted
 
     def close(self) -> None:
         try:
@@ -186,11 +207,11 @@ class StatSnapshot:
                     return seen
         return seen
 
-    def changes(self) -> list[tuple[str, object]]:
+    def changes(self) -> list[tuple[str, object, str | None]]:
         now = self._scan()
         changed = [p for p in now.keys() | self.last.keys() if now.get(p) != self.last.get(p)]
         self.last = now
-        return [(p, self.kept.get(p, UNKNOWN) if p in self.base else None) for p in sorted(changed)]
+        return [(p, self.kept.get(p, UNKNOWN) if p in self.base else None, None) for p in sorted(changed)]
 
     def close(self) -> None:
         self.kept.clear()

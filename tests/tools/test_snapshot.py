@@ -1,27 +1,29 @@
-"""The git snapshot of a workspace (what ``bash`` changed): its before-contents come from one
-``cat-file --batch``, whatever the names ask for, and the user's index is never touched."""
+"""The git snapshot of a workspace (what ``bash`` changed): its before-contents are read by the
+temporary index's blob ids with one ``cat-file --batch``, a committed one is named by its blob
+id (so it need not be copied), and the user's index is never touched."""
 
 import os
+import subprocess
 
-from helpers import git_repo
-from pi_daemon.tools.snapshot import GitSnapshot
+from helpers import git, git_repo
+from pi_daemon.tools.snapshot import GitSnapshot, read_git_blobs
 
 
-def test_before_contents_of_files_folders_and_missing_names_in_one_batch(tmp_path):
+def blob_id(cwd, path: str) -> str:
+    return subprocess.run(["git", "rev-parse", f"HEAD:{path}"], cwd=cwd, capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def test_blobs_are_read_by_id_in_one_batch_and_unknown_ids_are_left_out(tmp_path):
     (tmp_path / "dir").mkdir()
     (tmp_path / "a.txt").write_text("a\n")
     (tmp_path / "dir" / "b.txt").write_text("b\n" * 1000)
-    (tmp_path / "c d.txt").write_text("spaced\n")
-    (tmp_path / "x 5").write_text("five\n")
-    index = git_repo(tmp_path)
-    snap = GitSnapshot.take(str(tmp_path))
-    assert snap is not None
-    try:
-        names = [b"a.txt", b"dir", b"nope", b"c d.txt", b"dir/b.txt", b"x 5 missing", b"x 5", b"new\nline"]
-        assert snap.before(names) == [b"a\n", None, None, b"spaced\n", b"b\n" * 1000, None, b"five\n", None]
-    finally:
-        snap.close()
-    assert (tmp_path / ".git" / "index").read_bytes() == index
+    git_repo(tmp_path)
+    a, b = blob_id(tmp_path, "a.txt"), blob_id(tmp_path, "dir/b.txt")
+    tree = blob_id(tmp_path, "dir")  # a tree, not a blob
+    found = read_git_blobs(str(tmp_path), [a, tree, "0" * 40, b, a])
+    assert found == {a: b"a\n", b: b"b\n" * 1000}
+    assert read_git_blobs(str(tmp_path / "dir" / "nowhere"), [a]) == {}
 
 
 def test_changes_since_the_last_call_follow_each_file(tmp_path):
@@ -31,15 +33,72 @@ def test_changes_since_the_last_call_follow_each_file(tmp_path):
     git_repo(tmp_path)
     snap = GitSnapshot.take(str(tmp_path))
     assert snap is not None
+    kept = blob_id(tmp_path, "kept.txt")
     try:
         assert snap.changes() == []
         (tmp_path / "kept.txt").write_text("two\n")
         (tmp_path / "new.txt").write_text("new\n")
         (tmp_path / "run.log").write_text("ignored\n")
         (tmp_path / ".pi" / "state").write_text("the daemon's own\n")
-        assert snap.changes() == [(str(tmp_path / "kept.txt"), b"one\n"), (str(tmp_path / "new.txt"), None)]
+        assert snap.changes() == [(str(tmp_path / "kept.txt"), b"one\n", kept), (str(tmp_path / "new.txt"), None, None)]
         assert snap.changes() == []  # nothing since
         os.unlink(tmp_path / "new.txt")
-        assert snap.changes() == [(str(tmp_path / "new.txt"), None)]
+        assert snap.changes() == [(str(tmp_path / "new.txt"), None, None)]
+        (tmp_path / "kept.txt").write_text("one\n")  # back as it was: its before-content is still known
+        os.utime(tmp_path / "kept.txt", ns=(1, 1))
+        assert snap.changes() == [(str(tmp_path / "kept.txt"), b"one\n", kept)]
+    finally:
+        snap.close()
+
+
+def test_only_a_committed_before_content_is_named_by_its_blob_id(tmp_path):
+    for name in ("committed", "staged", "dirty", "gone"):
+        (tmp_path / f"{name}.txt").write_text(f"{name}\n")
+    git_repo(tmp_path)
+    (tmp_path / "staged.txt").write_text("staged, not committed\n")
+    git(tmp_path, "add", "staged.txt")
+    (tmp_path / "dirty.txt").write_text("dirty in the worktree\n")
+    (tmp_path / "untracked.txt").write_text("never added\n")
+    index = (tmp_path / ".git" / "index").read_bytes()
+    snap = GitSnapshot.take(str(tmp_path))
+    assert snap is not None
+    try:
+        for name in ("committed", "staged", "dirty", "untracked", "gone"):
+            (tmp_path / f"{name}.txt").write_text("changed by a command\n")
+        os.unlink(tmp_path / "gone.txt")
+        got = {os.path.basename(path): (before, ref) for path, before, ref in snap.changes()}
+    finally:
+        snap.close()
+    assert got == {"committed.txt": (b"committed\n", blob_id(tmp_path, "committed.txt")),
+                   "staged.txt": (b"staged, not committed\n", None),
+                   "dirty.txt": (b"dirty in the worktree\n", None),
+                   "untracked.txt": (b"never added\n", None),
+                   "gone.txt": (b"gone\n", blob_id(tmp_path, "gone.txt"))}
+    assert (tmp_path / ".git" / "index").read_bytes() == index
+
+
+def test_before_any_commit_nothing_is_named_by_its_blob_id(tmp_path):
+    (tmp_path / "a.txt").write_text("a\n")
+    git(tmp_path, "init", "-q")
+    snap = GitSnapshot.take(str(tmp_path))
+    assert snap is not None
+    try:
+        (tmp_path / "a.txt").write_text("b\n")
+        assert snap.changes() == [(str(tmp_path / "a.txt"), b"a\n", None)]
+    finally:
+        snap.close()
+
+
+def test_a_workspace_below_the_repositorys_top_names_its_files_from_the_top(tmp_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "a.txt").write_text("a\n")
+    (tmp_path / "b.txt").write_text("outside the workspace\n")
+    git_repo(tmp_path)
+    snap = GitSnapshot.take(str(tmp_path / "sub"))
+    assert snap is not None
+    try:
+        (tmp_path / "sub" / "a.txt").write_text("changed\n")
+        (tmp_path / "b.txt").write_text("changed too\n")
+        assert snap.changes() == [(str(tmp_path / "sub" / "a.txt"), b"a\n", blob_id(tmp_path, "sub/a.txt"))]
     finally:
         snap.close()

@@ -1054,7 +1054,7 @@ export interface StatsResult {
 
 export type StopReason = "stop" | "length" | "toolUse" | "error" | "aborted" | "pending";
 
-/** A file a run touched (absolute path), its content before the run and now: a SHA-256 naming a blob in ``.pi/blobs`` (none: the file does not exist; ``"?"``: not kept). */
+/** A file a run touched (absolute path), its content before the run and now, each named as ``.pi/blobs`` stores it: a SHA-256 (a blob file), ``<sha256>@<pack>:<offset>:<size>[+<base>]`` (bytes in a pack, maybe a delta) or ``git:<blob id>`` (committed content read back from git); none: the file does not exist; ``"?"``: not kept. */
 export interface StoredFileChange {
   path: string;
   before?: string | null;

@@ -1,0 +1,203 @@
+"""The file contents a session's change log refers to, under ``<workspace>/.pi/blobs``.
+
+A content is named in three ways (the ``before``/``after`` of a ``turn_changes`` entry):
+
+* ``<sha256>``: a file of its own, ``<first 2 hex>/<sha256>`` (what the tools' writes use,
+  one at a time);
+* ``<sha256>@<pack>:<offset>:<size>``: ``size`` bytes at ``offset`` of ``packs/<pack>``, a
+  file written once per scan of what a command changed (one file for hundreds of contents
+  costs a fraction of a file each); with ``+<name>`` after it, those bytes are a delta
+  against the content ``<name>`` names (a file's content now against its before-content:
+  a few changed lines stored, not the whole file again). A delta's content is kept as long
+  as its base is;
+* ``git:<blob id>``: a content the workspace's git repository already holds as a committed
+  blob (a file's before-content, unchanged since its last commit) is not copied at all. If
+  the history that held it is rewritten and the object collected (``git gc``), the content
+  reads as not kept, as a missing blob does.
+
+A content that does not hash to its name (SHA-256, or git's blob id) was changed behind the
+daemon's back and is not trusted: it reads as not kept. A pack is complete under its name
+before any name in it is handed out (written aside, then renamed), so a session file never
+names a content that a crash cut short.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import uuid
+from pathlib import Path
+from typing import Any, BinaryIO, Iterable
+
+from ..tools.line_match import changed_regions
+from ..tools.snapshot import UNKNOWN, read_git_blobs
+
+UNKNOWN_BLOB = "?"  # a before-content that was not kept (outside git, a large file)
+GIT_PREFIX = "git:"
+_PACKED = re.compile(r"([0-9a-f]{64})@([0-9a-f]{1,64}):(\d+):(\d+)(?:\+([^+]+))?")
+_GIT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+_DELTA = b"pi-delta 1\n"  # then "c <offset> <size>\n" (copy from the base) or "i <size>\n<bytes>" (insert)
+
+
+def delta(base: bytes, data: bytes) -> bytes | None:
+    """``data`` as a delta against ``base`` (None: not worth it). Latin-1 gives one character
+    per byte, so the regions' offsets are the bytes'."""
+    regions = changed_regions(base.decode("latin-1"), data.decode("latin-1"))
+    if regions is None:
+        return None
+    parts = [_DELTA]
+    pa = pb = 0
+    for ia, ja, ib, jb in regions + [(len(base), len(base), len(data), len(data))]:
+        if ia > pa:
+            parts.append(b"c %d %d\n" % (pa, ia - pa))
+        if jb > ib:
+            parts += [b"i %d\n" % (jb - ib), data[ib:jb]]
+        pa, pb = ja, jb
+    out = b"".join(parts)
+    return out if len(out) < len(data) // 2 else None
+
+
+def undelta(base: bytes, ops: bytes) -> bytes:
+    if not ops.startswith(_DELTA):
+        raise ValueError("not a delta")
+    out = []
+    at = len(_DELTA)
+    while at < len(ops):
+        end = ops.index(b"\n", at)
+        kind, *nums = ops[at:end].split(b" ")
+        at = end + 1
+        if kind == b"c" and len(nums) == 2:
+            start, size = int(nums[0]), int(nums[1])
+            out.append(base[start:start + size])
+        elif kind == b"i" and len(nums) == 1:
+            size = int(nums[0])
+            out.append(ops[at:at + size])
+            at += size
+        else:
+            raise ValueError("not a delta")
+    return b"".join(out)
+
+
+def git_blob_id(data: bytes, like: str) -> str:
+    """``data``'s git blob id, with the hash of the repository that named ``like``."""
+    digest = hashlib.sha1() if len(like) == 40 else hashlib.sha256()
+    digest.update(b"blob %d\0" % len(data))
+    digest.update(data)
+    return digest.hexdigest()
+
+
+class Pack:
+    """Contents written into one new pack file; :meth:`close` puts it in place, and only then
+    are the names :meth:`add` gave valid."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.id = uuid.uuid4().hex[:16]
+        self._file: BinaryIO | None = None
+        self._tmp = folder / f".{self.id}.tmp"
+        self._offset = 0
+        self._names: dict[str, str] = {}
+
+    def add(self, data: bytes, base: tuple[bytes, str] | None = None) -> str:
+        """Store ``data`` (as a delta against ``base``'s content, named as given, when that is
+        much smaller); its name."""
+        digest = hashlib.sha256(data).hexdigest()
+        key = digest if base is None else f"{digest}+{base[1]}"
+        name = self._names.get(key)
+        if name is None:
+            stored, suffix = data, ""
+            if base is not None and "+" not in base[1]:
+                ops = delta(base[0], data)
+                if ops is not None and undelta(base[0], ops) == data:  # never expected to differ; cheap to check
+                    stored, suffix = ops, f"+{base[1]}"
+            if self._file is None:
+                self.folder.mkdir(parents=True, exist_ok=True)
+                self._file = open(self._tmp, "wb")
+            self._file.write(stored)
+            name = f"{digest}@{self.id}:{self._offset}:{len(stored)}{suffix}"
+            self._names[key] = name
+            self._offset += len(stored)
+        return name
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            os.replace(self._tmp, self.folder / self.id)
+
+    def discard(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            try:
+                os.unlink(self._tmp)
+            except OSError:
+                pass
+
+
+class Blobs:
+    """The contents under ``folder`` (``.pi/blobs``), and those git holds in ``git_root``."""
+
+    def __init__(self, folder: Path, git_root: str | None = None) -> None:
+        self.folder = folder
+        self.git_root = git_root
+        self._made: set[str] = set()  # subfolders known to exist (a mkdir per blob is not free)
+
+    def put(self, data: bytes) -> str:
+        digest = hashlib.sha256(data).hexdigest()
+        path = self.folder / digest[:2] / digest
+        if not path.exists():
+            if digest[:2] not in self._made:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                self._made.add(digest[:2])
+            tmp = path.with_name(f".{digest}.{uuid.uuid4().hex[:8]}")
+            tmp.write_bytes(data)
+            os.replace(tmp, path)
+        return digest
+
+    def pack(self) -> Pack:
+        return Pack(self.folder / "packs")
+
+    def get(self, name: str | None) -> Any:
+        return self.get_many([name])[0]
+
+    def get_many(self, names: Iterable[str | None]) -> list[Any]:
+        """Each name's content (bytes), None for None, :data:`UNKNOWN` when not kept; the git
+        blobs among them read by one ``git cat-file --batch``."""
+        names = list(names)
+        bases = [m.group(5) for n in names if n is not None for m in [_PACKED.fullmatch(n)] if m and m.group(5)]
+        wanted = [n[len(GIT_PREFIX):] for n in names + bases if isinstance(n, str) and n.startswith(GIT_PREFIX)
+                  and _GIT_ID.fullmatch(n[len(GIT_PREFIX):])]
+        from_git = read_git_blobs(self.git_root, wanted) if wanted and self.git_root else {}
+        out: list[Any] = []
+        for name in names:
+            if name is None:
+                out.append(None)
+            else:
+                out.append(self._read(name, from_git))
+        return out
+
+    def _read(self, name: str, from_git: dict[str, bytes]) -> Any:
+        if name == UNKNOWN_BLOB:
+            return UNKNOWN
+        if name.startswith(GIT_PREFIX):
+            oid = name[len(GIT_PREFIX):]
+            data = from_git.get(oid)
+            return data if data is not None and git_blob_id(data, oid) == oid else UNKNOWN
+        packed = _PACKED.fullmatch(name)
+        try:
+            if packed is not None:
+                digest, pack, offset, size, base = packed.groups()
+                with open(self.folder / "packs" / pack, "rb") as file:
+                    file.seek(int(offset))
+                    data = file.read(int(size))
+                if base is not None:
+                    base_data = self._read(base, from_git)
+                    if base_data is UNKNOWN:
+                        return UNKNOWN
+                    data = undelta(base_data, data)
+            else:
+                digest = name
+                data = (self.folder / digest[:2] / digest).read_bytes()
+        except (OSError, ValueError):
+            return UNKNOWN
+        return data if hashlib.sha256(data).hexdigest() == digest else UNKNOWN

@@ -1,0 +1,163 @@
+"""The change log's content store: loose blobs (what older versions wrote), packs written once
+per scan, and references to git's committed blobs, each read back only when it hashes to its
+name; and a command's changes stored at its end, before the batch's ``turn_diff``."""
+
+import asyncio
+import json
+import subprocess
+
+from helpers import git_repo
+from pi_daemon.events import ToolExecutionEnd, ToolExecutionStart, TurnEnd
+from pi_daemon.messages import AssistantMessage, ToolResultMessage
+from pi_daemon.session.blobs import Blobs, git_blob_id
+from pi_daemon.session.changes import ChangeLog
+from pi_daemon.session.store import SessionStore
+from pi_daemon.tools.snapshot import UNKNOWN
+from pi_daemon.tools.workspace import Workspace
+
+
+def test_a_loose_blob_as_older_versions_wrote_it_is_read_and_checked(tmp_path):
+    blobs = Blobs(tmp_path / "blobs")
+    name = blobs.put(b"old\n")
+    assert (tmp_path / "blobs" / name[:2] / name).read_bytes() == b"old\n"
+    assert blobs.get(name) == b"old\n" and blobs.get(None) is None and blobs.get("?") is UNKNOWN
+    (tmp_path / "blobs" / name[:2] / name).write_bytes(b"changed behind its back\n")
+    assert blobs.get(name) is UNKNOWN
+    assert blobs.get("0" * 64) is UNKNOWN
+
+
+def test_a_pack_holds_many_contents_in_one_file_named_only_once_complete(tmp_path):
+    blobs = Blobs(tmp_path / "blobs")
+    pack = blobs.pack()
+    names = [pack.add(b"one\n"), pack.add(b""), pack.add(b"two\n" * 1000), pack.add(b"one\n")]
+    assert names[0] == names[3]  # the same content once
+    assert list((tmp_path / "blobs" / "packs").iterdir())[0].name.endswith(".tmp")
+    assert blobs.get(names[0]) is UNKNOWN  # not in place yet
+    pack.close()
+    assert [p.name for p in (tmp_path / "blobs" / "packs").iterdir()] == [pack.id]
+    assert blobs.get_many(names) == [b"one\n", b"", b"two\n" * 1000, b"one\n"]
+    digest, where = names[2].split("@")
+    assert where.split(":")[1:] == ["4", "4000"]
+    assert blobs.get(f"{digest}@{pack.id}:4:3999") is UNKNOWN  # a range that does not hash to the name
+    assert blobs.get(f"{digest}@../{pack.id}:4:4000") is UNKNOWN  # not a pack name
+    path = tmp_path / "blobs" / "packs" / pack.id
+    path.write_bytes(path.read_bytes()[:10])  # cut short
+    assert blobs.get(names[2]) is UNKNOWN and blobs.get(names[0]) == b"one\n"
+
+
+def test_a_discarded_or_empty_pack_leaves_nothing(tmp_path):
+    blobs = Blobs(tmp_path / "blobs")
+    pack = blobs.pack()
+    pack.close()
+    pack = blobs.pack()
+    pack.add(b"x")
+    pack.discard()
+    assert list((tmp_path / "blobs" / "packs").iterdir()) == []
+
+
+def test_a_git_reference_is_read_from_the_repository_and_checked_by_its_blob_id(tmp_path):
+    (tmp_path / "a.txt").write_text("committed\n")
+    (tmp_path / "b.txt").write_text("other\n")
+    git_repo(tmp_path)
+    oid, other = (subprocess.run(["git", "rev-parse", f"HEAD:{name}"], cwd=tmp_path, capture_output=True,
+                                 text=True).stdout.strip() for name in ("a.txt", "b.txt"))
+    assert git_blob_id(b"committed\n", oid) == oid
+    blobs = Blobs(tmp_path / ".pi" / "blobs", str(tmp_path))
+    assert blobs.get_many([f"git:{oid}", None, f"git:{other}"]) == [b"committed\n", None, b"other\n"]
+    assert blobs.get("git:" + "1" * 40) is UNKNOWN  # gone (a rewritten history, collected)
+    assert blobs.get("git:HEAD") is UNKNOWN  # only blob ids are asked for
+    assert Blobs(tmp_path / "x", None).get(f"git:{oid}") is UNKNOWN  # no repository
+
+
+def entries(store_path):
+    return [json.loads(line) for line in store_path.read_text().splitlines()]
+
+
+def test_a_commands_changes_are_stored_at_its_end_one_pack_and_git_references(tmp_path):
+    files = {f"f{n}.txt": "".join(f"line {k}\n" for k in range(50)) for n in range(5)}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    (tmp_path / ".gitignore").write_text("/.pi/\n")
+    git_repo(tmp_path)
+    (tmp_path / "f4.txt").write_text("dirty before the run\n")
+    store_path = tmp_path / ".pi" / "sessions" / "s.jsonl"
+    store = SessionStore.create(store_path, "s", str(tmp_path))
+    log = ChangeLog(Workspace(str(tmp_path)), store, tmp_path / ".pi")
+    emitted = []
+
+    async def emit(event):
+        emitted.append(event)
+
+    async def run():
+        log.start()
+        await log.on_event(ToolExecutionStart(tool_call_id="c", tool_name="bash"), emit)
+        for name in files:
+            (tmp_path / name).write_text(files[name].replace("line 7\n", "line seven\n"))
+        (tmp_path / "new.txt").write_text("new\n")
+        await log.on_event(ToolExecutionEnd(tool_call_id="c", tool_name="bash"), emit)
+        # stored and diffed at the command's end: the batch's event only gathers
+        assert all(t.blobs is not None and t.wire is not None for t in log.files.values())
+        assert len(log.files) == 6 and not emitted
+        packs = list((tmp_path / ".pi" / "blobs" / "packs").iterdir())
+        assert len(packs) == 1
+        results = [ToolResultMessage(tool_call_id="c", tool_name="bash")]
+        await log.on_event(TurnEnd(message=AssistantMessage(), tool_results=results), emit)
+
+    asyncio.run(run())
+    log.finish()
+    store.close()
+    assert [e.type for e in emitted] == ["turn_diff"] and len(emitted[0].files) == 6
+    stored = {f["path"].rsplit("/", 1)[1]: f for e in entries(store_path) if e["type"] == "turn_changes"
+              for f in e["files"]}
+    assert all(stored[f"f{n}.txt"]["before"].startswith("git:") for n in range(4))
+    assert "@" in stored["f4.txt"]["before"] and stored["new.txt"]["before"] is None
+    assert all("@" in f["after"] for f in stored.values())
+    assert stored["f0.txt"]["after"].endswith("+" + stored["f0.txt"]["before"])  # a delta against git's blob
+    assert not [p for p in (tmp_path / ".pi" / "blobs").iterdir() if p.name != "packs"]  # no loose blobs
+    again = ChangeLog(Workspace(str(tmp_path)), SessionStore.open(store_path), tmp_path / ".pi")
+    _, diffs = again.diffs(None)
+    assert {d.path: d.diff for _, d, _, _ in diffs} == {f.path: f.diff for f in emitted[0].files}
+
+
+def test_when_the_pack_cannot_be_written_the_event_stores_the_files_one_by_one(tmp_path):
+    (tmp_path / "a.txt").write_text("a\n")
+    git_repo(tmp_path)
+    (tmp_path / ".pi" / "blobs").mkdir(parents=True)
+    (tmp_path / ".pi" / "blobs" / "packs").write_text("not a folder")
+    store = SessionStore.create(tmp_path / ".pi" / "sessions" / "s.jsonl", "s", str(tmp_path))
+    log = ChangeLog(Workspace(str(tmp_path)), store, tmp_path / ".pi")
+
+    async def run():
+        log.start()
+        await log.before_bash()
+        (tmp_path / "a.txt").write_text("b\n")
+        log._bash_ran = True
+        await log.scan()
+
+    asyncio.run(run())
+    assert log.files[str(tmp_path / "a.txt")].blobs is None
+    assert "+b\n" in log.turn_diff()[0]["diff"]
+    log.finish()
+    _, diffs = log.diffs(None)
+    assert diffs[0][2:] == (b"a\n", b"b\n")
+    store.close()
+
+
+def test_a_content_stored_as_a_delta_against_its_base_is_read_back_through_it(tmp_path):
+    blobs = Blobs(tmp_path / "blobs")
+    base = "".join(f"line {k}\n" for k in range(2000)).encode()
+    base_name = blobs.put(base)
+    data = base.replace(b"line 7\n", b"line seven\n").replace(b"line 1500\n", b"") + b"one more\n"
+    pack = blobs.pack()
+    name = pack.add(data, (base, base_name))
+    unrelated = pack.add(b"x\n" * 100, (base, base_name))  # a delta would not be smaller
+    pack.close()
+    assert name.endswith("+" + base_name) and int(name.split("+")[0].split(":")[-1]) < 200
+    assert "+" not in unrelated
+    assert blobs.get_many([name, unrelated, base_name]) == [data, b"x\n" * 100, base]
+    path = tmp_path / "blobs" / base_name[:2] / base_name
+    path.write_bytes(base.replace(b"line 3\n", b"line three\n"))  # the base changed behind its back
+    assert blobs.get(name) is UNKNOWN
+    path.unlink()
+    assert blobs.get(name) is UNKNOWN and blobs.get(unrelated) == b"x\n" * 100
+    assert blobs.get(name.replace("+", "+" + name.split("+")[0] + "+")) is UNKNOWN  # no delta of a delta
