@@ -23,13 +23,15 @@ from httpx_sse._decoders import SSEDecoder, SSELineDecoder  # exact pin: the dec
 from ..cancel import CancelToken, Cancelled
 from .credentials import check_request
 from .errors import ProviderErrorDetail, classify, parse_retry_after
+from .http_transport import Http11Transport, environment_proxied
 from .model import Model
 
-_clients: dict[tuple[int, float, float, bool], httpx.AsyncClient] = {}
+_clients: dict[tuple[int, float, float, bool], _Client] = {}
 _END = object()  # the stream ended normally
 # The connection died before the server sent anything back: a kept-alive connection the
 # server had already closed (llama-server closes after every answer although it says
 # Keep-Alive). The request never reached the model; it is sent again on a new connection.
+# Http11Transport does this itself; httpx's transport (behind a proxy) needs it done here.
 _DEAD_BEFORE_ANSWER = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", "0.0.0.0"}
 
@@ -83,6 +85,7 @@ class _Client(httpx.AsyncClient):
     """httpx's client without a cookie jar."""
 
     _jar = _NoCookies()
+    resends_dead_reused = False  # its transport sends a request again when a reused connection was dead
 
     @property  # type: ignore[misc]  # read-only: nothing may set a jar
     def cookies(self) -> httpx.Cookies:
@@ -100,30 +103,37 @@ def _plain(model: Model) -> bool:
     return model.base_url[:7].lower() == "http://"
 
 
-def _tls(model: Model) -> ssl.SSLContext | bool:
-    """What the client verifies TLS with. Loading the certificate store costs tens of
-    milliseconds at the first prompt; a plain ``http://`` server (a local one) never needs it,
-    so its client gets a context that trusts no certificate: it cannot speak TLS to anyone
-    (redirects are not followed), and verification stays on."""
-    if _plain(model):
+def _tls(plain: bool) -> ssl.SSLContext:
+    """What the client verifies TLS with, made when the first ``https`` connection is opened.
+    Loading the certificate store costs tens of milliseconds; a plain ``http://`` server (a
+    local one) never needs it, so its client gets a context that trusts no certificate: it
+    cannot speak TLS to anyone (redirects are not followed), and verification stays on."""
+    if plain:
         return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    return True
+    return httpx.create_ssl_context()
 
 
-def client_for(model: Model) -> httpx.AsyncClient:
-    key = (id(asyncio.get_running_loop()), model.connect_timeout, model.read_timeout, _plain(model))
-    client = _clients.get(key)
-    if client is None or client.is_closed:
-        timeout = httpx.Timeout(model.read_timeout, connect=model.connect_timeout)
-        client = _Client(timeout=timeout, limits=httpx.Limits(max_keepalive_connections=8), verify=_tls(model))
-        _clients[key] = client
+def _new_client(model: Model, keep: int) -> _Client:
+    timeout = httpx.Timeout(model.read_timeout, connect=model.connect_timeout)
+    plain = _plain(model)
+    if environment_proxied():  # httpx's transport knows proxies (and NO_PROXY)
+        return _Client(timeout=timeout, limits=httpx.Limits(max_keepalive_connections=keep), verify=_tls(plain))
+    client = _Client(timeout=timeout, transport=Http11Transport(functools.partial(_tls, plain), max_idle=keep))
+    client.resends_dead_reused = True
     return client
 
 
-def fresh_client(model: Model) -> httpx.AsyncClient:
+def client_for(model: Model) -> _Client:
+    key = (id(asyncio.get_running_loop()), model.connect_timeout, model.read_timeout, _plain(model))
+    client = _clients.get(key)
+    if client is None or client.is_closed:
+        client = _clients[key] = _new_client(model, 8)
+    return client
+
+
+def fresh_client(model: Model) -> _Client:
     """A client of its own that keeps no connection: for the one request it is used for."""
-    timeout = httpx.Timeout(model.read_timeout, connect=model.connect_timeout)
-    return _Client(timeout=timeout, limits=httpx.Limits(max_keepalive_connections=0), verify=_tls(model))
+    return _new_client(model, 0)
 
 
 def error_text(status: int, body: bytes) -> str:
@@ -235,7 +245,7 @@ async def sse_stream(
             try:
                 await exchange(client)
             except _DEAD_BEFORE_ANSWER:
-                if answered:
+                if answered or client.resends_dead_reused:
                     raise
                 async with fresh_client(model) as fresh:  # a new connection, whatever the pool holds
                     await exchange(fresh)
