@@ -9,6 +9,7 @@ closes the connection immediately, whatever the provider code is waiting for.
 from __future__ import annotations
 
 import asyncio
+import codecs
 import functools
 import json
 import ssl
@@ -195,16 +196,20 @@ def transport_error_text(exc: Exception) -> str:
 async def _read_events(response: httpx.Response, put: Callable[[ServerSentEvent], None]) -> None:
     """``put`` each event of ``response``, decoded as ``EventSource.aiter_sse`` decodes them, but
     a received piece of text at a time: its two nested async generators (lines, then events)
-    cost more than the decoding for a stream of one-token events."""
+    cost more than the decoding for a stream of one-token events. The bytes are decoded as
+    UTF-8, which is what SSE is (whatever charset the header names), by one incremental decoder:
+    a character split between two reads is joined; httpx's text layer would also parse the
+    Content-Type header with the email package at every answer to find a charset."""
     EventSource(response)._check_content_type()
     lines, decoder = SSELineDecoder(), SSEDecoder()
     decode = decoder.decode
-    async for text in response.aiter_text():
-        for line in lines.decode(text):
+    utf8 = codecs.getincrementaldecoder("utf-8")("replace").decode
+    async for data in response.aiter_bytes():
+        for line in lines.decode(utf8(data)):
             event = decode(line)
             if event is not None:
                 put(event)
-    for line in lines.flush():
+    for line in lines.decode(utf8(b"", True)) + lines.flush():
         event = decode(line)
         if event is not None:
             put(event)
