@@ -77,10 +77,13 @@ class _Answer:
             self.framed = True
 
     def on_headers_complete(self) -> None:
-        if self.parser.get_status_code() < 200:  # 1xx: the answer follows on the same parser
+        status = self.parser.get_status_code()
+        if status < 200:  # 1xx: the answer follows on the same parser
             self.headers, self.framed = [], False
             return
         self.headers_done = True
+        if status == 204 or status == 304:  # never a body
+            self.framed = True
         self.keep_alive = self.parser.should_keep_alive()  # llhttp forgets it once the message ends
 
     def on_body(self, body: bytes) -> None:
@@ -131,11 +134,11 @@ class _Exchange:
         except httptools.HttpParserError as exc:
             raise httpx.RemoteProtocolError(f"malformed answer: {exc}", request=self.request) from exc
 
-    async def head(self, write_timeout: float | None) -> None:
+    async def head(self, body: bytes, write_timeout: float | None) -> None:
         """Send the request and read up to the end of the answer's head."""
         conn, request = self.conn, self.request
         try:
-            conn.writer.write(_request_bytes(request, await _body(request)))
+            conn.writer.write(_request_bytes(request, body))
             if conn.writer.transport.get_write_buffer_size():
                 async with asyncio.timeout(write_timeout):
                     await conn.writer.drain()
@@ -294,17 +297,18 @@ class Http11Transport(httpx.AsyncBaseTransport):
         port = url.port or (443 if scheme == b"https" else 80)
         origin = (scheme, url.raw_host, port)
         timeouts = request.extensions.get("timeout") or {}
+        body = await _body(request)  # read once: a retry sends it again
         conn = self._take(origin)
         if conn is None:
             conn = await self._connect(origin, request, timeouts.get("connect"))
         exchange = _Exchange(self, conn, request, origin, timeouts.get("read"))
         try:
-            await exchange.head(timeouts.get("write"))
+            await exchange.head(body, timeouts.get("write"))
         except _Dead:
             conn.close()  # closed by the server while idle: once more, on a new connection
             conn = await self._connect(origin, request, timeouts.get("connect"))
             exchange = _Exchange(self, conn, request, origin, timeouts.get("read"))
-            await self._head_or_close(exchange, timeouts.get("write"))
+            await self._head_or_close(exchange, body, timeouts.get("write"))
         except BaseException:
             conn.close()
             raise
@@ -313,9 +317,9 @@ class Http11Transport(httpx.AsyncBaseTransport):
         return httpx.Response(status, headers=answer.headers, stream=_Stream(exchange),
                               extensions={"http_version": b"HTTP/1.1"})
 
-    async def _head_or_close(self, exchange: _Exchange, write_timeout: float | None) -> None:
+    async def _head_or_close(self, exchange: _Exchange, body: bytes, write_timeout: float | None) -> None:
         try:
-            await exchange.head(write_timeout)
+            await exchange.head(body, write_timeout)
         except _Dead as exc:  # cannot happen on a new connection; kept as the error it is
             exchange.conn.close()
             raise httpx.RemoteProtocolError("Server disconnected without sending a response.",

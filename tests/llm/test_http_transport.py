@@ -122,6 +122,28 @@ async def test_close_delimited_answer_is_read_to_the_close_and_not_reused() -> N
         assert origin.connections == 2
 
 
+async def test_no_content_answer_keeps_the_connection_and_a_streamed_body_goes_as_one_chunk() -> None:
+    received: list[bytes] = []
+
+    async def no_content(_: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            head = await reader.readuntil(b"\r\n\r\n")
+            assert b"transfer-encoding: chunked" in head.lower()
+            received.append(await reader.readuntil(b"0\r\n\r\n"))
+            writer.write(b"HTTP/1.1 204 No Content\r\n\r\n")
+            await writer.drain()
+
+    async def pieces():
+        for piece in (b"ab", b"cd"):
+            yield piece
+
+    async with Origin(no_content) as origin, client() as http:
+        for _ in range(2):
+            response = await http.post(origin.url, content=pieces())
+            assert response.status_code == 204 and response.content == b""
+        assert received == [b"4\r\nabcd\r\n0\r\n\r\n"] * 2 and origin.connections == 1
+
+
 async def test_large_bodies_both_ways() -> None:
     sent = bytes(range(256)) * 40_000  # about 10 MB
 
