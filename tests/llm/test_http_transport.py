@@ -5,8 +5,11 @@ stream end to end."""
 from __future__ import annotations
 
 import asyncio
+import gzip
 import hashlib
+import socket
 import ssl
+import struct
 from typing import Awaitable, Callable
 
 import httpx
@@ -202,6 +205,34 @@ async def test_answer_cut_short_is_a_protocol_error() -> None:
             await http.post(origin.url, content=b"x")
 
 
+async def test_connection_reset_mid_body_is_a_read_error() -> None:
+    async def reset(_: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\npart")
+        await writer.drain()
+        await asyncio.sleep(0.05)
+        writer.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        writer.transport.abort()  # closed with a reset
+
+    async with Origin(reset) as origin, client() as http:
+        async with http.stream("POST", origin.url, content=b"x") as response:
+            with pytest.raises(httpx.ReadError) as caught:
+                await response.aread()
+    assert llm_http.transport_error_text(caught.value).startswith("connection lost mid-stream")
+
+
+async def test_compressed_answer_is_decoded() -> None:
+    text = b"data: {}\n\n" * 100
+
+    async def gzipped(_: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(answer(gzip.compress(text), b"content-encoding: gzip"))
+        await writer.drain()
+
+    async with Origin(gzipped) as origin, client() as http:
+        assert (await http.post(origin.url, content=b"x")).content == text
+
+
 async def test_malformed_answer_is_a_protocol_error() -> None:
     async def garbage(_: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await read_request(reader)
@@ -233,6 +264,28 @@ async def test_silent_server_is_a_read_timeout() -> None:
         with pytest.raises(httpx.ReadTimeout):
             await http.post(origin.url, content=b"x")
         assert 0.15 < asyncio.get_running_loop().time() - started < 2
+
+
+async def test_full_listen_queue_is_a_connect_timeout() -> None:
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)
+    port = listener.getsockname()[1]
+    held = []
+    for _ in range(4):  # fill the accept queue: the kernel then drops further connection attempts
+        held.append(socket.socket())
+        held[-1].setblocking(False)
+        try:
+            held[-1].connect(("127.0.0.1", port))
+        except BlockingIOError:
+            pass
+    try:
+        async with client(timeout=0.2) as http:
+            with pytest.raises(httpx.ConnectTimeout):
+                await http.post(f"http://127.0.0.1:{port}/", content=b"x")
+    finally:
+        for sock in held + [listener]:
+            sock.close()
 
 
 async def test_stalled_body_is_a_read_timeout_after_the_head() -> None:
