@@ -147,6 +147,21 @@ async def test_no_content_answer_keeps_the_connection_and_a_streamed_body_goes_a
         assert received == [b"4\r\nabcd\r\n0\r\n\r\n"] * 2 and origin.connections == 1
 
 
+async def test_informational_answer_before_the_real_one_is_skipped() -> None:
+    async def early_hints(_: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            _, body = await read_request(reader)
+            writer.write(b"HTTP/1.1 103 Early Hints\r\nlink: </x>\r\n\r\n" + answer(body, b"x-real: 1"))
+            await writer.drain()
+
+    async with Origin(early_hints) as origin, client() as http:
+        for n in range(2):
+            response = await http.post(origin.url, content=b"%d" % n)
+            assert (response.status_code, response.content, response.headers.get("link")) == (200, b"%d" % n, None)
+            assert response.headers["x-real"] == "1"
+        assert origin.connections == 1
+
+
 async def test_large_bodies_both_ways() -> None:
     sent = bytes(range(256)) * 40_000  # about 10 MB
 
