@@ -378,6 +378,32 @@ async def test_plain_http_provider_never_makes_a_tls_context(server, monkeypatch
     assert isinstance(transport, Http11Transport) and transport._tls is None
 
 
+async def test_https_provider_verifies_with_the_certificate_store_it_loads_at_the_first_request(
+        tmp_path, monkeypatch) -> None:
+    ca, server_tls = certificate_authority()
+    ca.cert_pem.write_to_path(str(tmp_path / "ca.pem"))
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "ca.pem"))  # httpx's store, read from the environment
+    monkeypatch.setattr(llm_http, "_clients", {})
+
+    async def provider(_: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            await read_request(reader)
+            body = openai_text("over tls")
+            writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: %d\r\n\r\n%s"
+                         % (len(body), body))
+            await writer.drain()
+
+    async with Origin(provider, server_tls) as origin:
+        m = openai_model(origin.url)
+        transport = client_for(m)._transport
+        assert isinstance(transport, Http11Transport) and transport._tls is None
+        for _ in range(2):
+            events = [e async for e in stream(m, Context(messages=[UserMessage(content="hi")]),
+                                              StreamOptions(api_key="k"), CancelToken())]
+            assert events[-1].message.text() == "over tls"
+        assert transport._tls is not None and origin.connections == 1
+
+
 async def test_provider_stream_end_to_end_events_arrive_as_sent() -> None:
     """Each event reaches the provider before the server sends the next: nothing is buffered."""
     received = asyncio.Event()
