@@ -1,0 +1,461 @@
+"""Http11Transport against real servers on 127.0.0.1: plain asyncio servers started in each test
+(the exact bytes on the wire are the test's), TLS with a trustme authority, and a provider's
+stream end to end."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import hashlib
+import socket
+import ssl
+import struct
+from typing import Awaitable, Callable
+
+import httpx
+import pytest
+import trustme
+
+from loopback import Reply, openai_text
+from pi_daemon.cancel import CancelToken
+from pi_daemon.llm import http as llm_http
+from pi_daemon.llm.http import client_for, sse_stream
+from pi_daemon.llm.http_transport import Http11Transport
+from pi_daemon.llm.model import Context, Model, StreamOptions
+from pi_daemon.llm.stream import stream
+from pi_daemon.messages import UserMessage
+
+Handler = Callable[[int, asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+
+
+class Origin:
+    """An HTTP server whose ``handler(connection number, reader, writer)`` writes raw bytes."""
+
+    def __init__(self, handler: Handler, tls: ssl.SSLContext | None = None) -> None:
+        self.handler, self.tls, self.connections = handler, tls, 0
+
+    async def __aenter__(self) -> Origin:
+        self.server = await asyncio.start_server(self._accept, "127.0.0.1", 0, ssl=self.tls)
+        self.port = self.server.sockets[0].getsockname()[1]
+        self.url = f"{'https' if self.tls else 'http'}://{'localhost' if self.tls else '127.0.0.1'}:{self.port}"
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.server.close()
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        try:
+            await self.handler(self.connections, reader, writer)
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            writer.close()
+
+
+async def read_request(reader: asyncio.StreamReader) -> tuple[bytes, bytes]:
+    """The request line and the body (by Content-Length)."""
+    head = await reader.readuntil(b"\r\n\r\n")
+    line, _, rest = head.partition(b"\r\n")
+    length = 0
+    for header in rest.split(b"\r\n"):
+        if header.lower().startswith(b"content-length:"):
+            length = int(header.split(b":", 1)[1])
+    return line, await reader.readexactly(length)
+
+
+def answer(body: bytes, *headers: bytes) -> bytes:
+    return b"HTTP/1.1 200 OK\r\ncontent-length: %d\r\n%s\r\n%s" % (len(body), b"".join(h + b"\r\n" for h in headers), body)
+
+
+def client(timeout: float = 5.0, tls: Callable[[], ssl.SSLContext] | None = None) -> httpx.AsyncClient:
+    return httpx.AsyncClient(transport=Http11Transport(tls or (lambda: ssl.create_default_context())),
+                             timeout=timeout)
+
+
+async def keep_answering(_: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    while True:
+        line, body = await read_request(reader)
+        writer.write(answer(line + b"|" + body))
+        await writer.drain()
+
+
+async def test_kept_alive_connection_is_reused_for_the_next_requests() -> None:
+    async with Origin(keep_answering) as origin, client() as http:
+        for n in range(3):
+            response = await http.post(origin.url + f"/v1/x?n={n}", content=b"body%d" % n)
+            assert response.status_code == 200
+            assert response.content == b"POST /v1/x?n=%d HTTP/1.1|body%d" % (n, n)
+        assert origin.connections == 1
+
+
+async def test_chunked_answer_cut_inside_chunks_arrives_whole() -> None:
+    payload = b"".join(b"data: {\"n\": %d}\n\n" % n for n in range(200))
+
+    async def chunked(_: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        wire = b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n"
+        wire += b"".join(b"%x\r\n%s\r\n" % (len(payload[i:i + 37]), payload[i:i + 37]) for i in range(0, len(payload), 37))
+        wire += b"0\r\n\r\n"
+        for i in range(0, len(wire), 101):  # the wire cut across chunk sizes and CRLFs
+            writer.write(wire[i:i + 101])
+            await writer.drain()
+            await asyncio.sleep(0)
+        await keep_answering(0, reader, writer)
+
+    async with Origin(chunked) as origin, client() as http:
+        response = await http.post(origin.url, content=b"{}")
+        assert response.content == payload
+        assert (await http.post(origin.url, content=b"2")).content.endswith(b"|2")  # same connection after
+        assert origin.connections == 1
+
+
+async def test_close_delimited_answer_is_read_to_the_close_and_not_reused() -> None:
+    async def until_close(_: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\n\r\nno length, ")
+        await writer.drain()
+        await asyncio.sleep(0.05)
+        writer.write(b"ends with the close")
+
+    async with Origin(until_close) as origin, client() as http:
+        for _ in range(2):
+            response = await http.get(origin.url)
+            assert response.text == "no length, ends with the close"
+        assert origin.connections == 2
+
+
+async def test_no_content_answer_keeps_the_connection_and_a_streamed_body_goes_as_one_chunk() -> None:
+    received: list[bytes] = []
+
+    async def no_content(_: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            head = await reader.readuntil(b"\r\n\r\n")
+            assert b"transfer-encoding: chunked" in head.lower()
+            received.append(await reader.readuntil(b"0\r\n\r\n"))
+            writer.write(b"HTTP/1.1 204 No Content\r\n\r\n")
+            await writer.drain()
+
+    async def pieces():
+        for piece in (b"ab", b"cd"):
+            yield piece
+
+    async with Origin(no_content) as origin, client() as http:
+        for _ in range(2):
+            response = await http.post(origin.url, content=pieces())
+            assert response.status_code == 204 and response.content == b""
+        assert received == [b"4\r\nabcd\r\n0\r\n\r\n"] * 2 and origin.connections == 1
+
+
+async def test_informational_answer_before_the_real_one_is_skipped() -> None:
+    async def early_hints(_: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            _, body = await read_request(reader)
+            writer.write(b"HTTP/1.1 103 Early Hints\r\nlink: </x>\r\n\r\n" + answer(body, b"x-real: 1"))
+            await writer.drain()
+
+    async with Origin(early_hints) as origin, client() as http:
+        for n in range(2):
+            response = await http.post(origin.url, content=b"%d" % n)
+            assert (response.status_code, response.content, response.headers.get("link")) == (200, b"%d" % n, None)
+            assert response.headers["x-real"] == "1"
+        assert origin.connections == 1
+
+
+async def test_large_bodies_both_ways() -> None:
+    sent = bytes(range(256)) * 40_000  # about 10 MB
+
+    async def digest(_: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        _, body = await read_request(reader)
+        writer.write(answer(hashlib.sha256(body).hexdigest().encode() + body[::-1]))
+        await writer.drain()
+
+    async with Origin(digest) as origin, client() as http:
+        response = await http.post(origin.url, content=sent)
+        assert response.content[:64] == hashlib.sha256(sent).hexdigest().encode()
+        assert response.content[64:] == sent[::-1]
+
+
+async def test_reused_connection_closed_by_the_server_is_retried_once_on_a_new_one() -> None:
+    async def one_answer_then_hang_up(n: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        line, body = await read_request(reader)
+        writer.write(answer(b"%d:%s" % (n, body)))  # says nothing of closing, as llama-server does
+        await writer.drain()
+        await read_request(reader)  # the next request arrives; the connection is closed unanswered
+
+    async with Origin(one_answer_then_hang_up) as origin, client() as http:
+        assert (await http.post(origin.url, content=b"a")).content == b"1:a"
+        assert (await http.post(origin.url, content=b"b")).content == b"2:b"
+        assert origin.connections == 2
+
+
+async def test_reused_connection_seen_closed_while_idle_is_not_used() -> None:
+    async def answer_and_close(n: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        _, body = await read_request(reader)
+        writer.write(answer(b"%d:%s" % (n, body)))
+
+    async with Origin(answer_and_close) as origin, client() as http:
+        assert (await http.post(origin.url, content=b"a")).content == b"1:a"
+        await asyncio.sleep(0.05)  # the close has arrived
+        assert (await http.post(origin.url, content=b"b")).content == b"2:b"
+
+
+async def test_new_connection_closed_before_an_answer_is_an_error_not_retried() -> None:
+    async def hang_up(_: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+
+    async with Origin(hang_up) as origin, client() as http:
+        with pytest.raises(httpx.RemoteProtocolError, match="without sending a response"):
+            await http.post(origin.url, content=b"x")
+        assert origin.connections == 1
+
+
+async def test_answer_cut_short_is_a_protocol_error() -> None:
+    async def short(_: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\nonly this")
+
+    async with Origin(short) as origin, client() as http:
+        with pytest.raises(httpx.RemoteProtocolError, match="complete message body"):
+            await http.post(origin.url, content=b"x")
+
+
+async def test_connection_reset_mid_body_is_a_read_error() -> None:
+    async def reset(_: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\npart")
+        await writer.drain()
+        await asyncio.sleep(0.05)
+        writer.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        writer.transport.abort()  # closed with a reset
+
+    async with Origin(reset) as origin, client() as http:
+        async with http.stream("POST", origin.url, content=b"x") as response:
+            with pytest.raises(httpx.ReadError) as caught:
+                await response.aread()
+    assert llm_http.transport_error_text(caught.value).startswith("connection lost mid-stream")
+
+
+async def test_compressed_answer_is_decoded() -> None:
+    text = b"data: {}\n\n" * 100
+
+    async def gzipped(_: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(answer(gzip.compress(text), b"content-encoding: gzip"))
+        await writer.drain()
+
+    async with Origin(gzipped) as origin, client() as http:
+        assert (await http.post(origin.url, content=b"x")).content == text
+
+
+async def test_malformed_answer_is_a_protocol_error() -> None:
+    async def garbage(_: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(b"HTTP/1.1 abc nonsense\r\n\r\n")
+        await reader.read()
+
+    async with Origin(garbage) as origin, client() as http:
+        with pytest.raises(httpx.RemoteProtocolError, match="malformed"):
+            await http.post(origin.url, content=b"x")
+
+
+async def test_refused_connection_is_a_connect_error_naming_the_refusal() -> None:
+    async with Origin(keep_answering) as origin:
+        url = origin.url
+    async with client() as http:
+        with pytest.raises(httpx.ConnectError) as caught:
+            await http.post(url, content=b"x")
+    assert llm_http.refused(caught.value)
+    assert "connection refused" in llm_http.transport_error_text(caught.value)
+
+
+async def test_silent_server_is_a_read_timeout() -> None:
+    async def silent(_: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        await reader.read()
+
+    async with Origin(silent) as origin, client(timeout=0.2) as http:
+        started = asyncio.get_running_loop().time()
+        with pytest.raises(httpx.ReadTimeout):
+            await http.post(origin.url, content=b"x")
+        assert 0.15 < asyncio.get_running_loop().time() - started < 2
+
+
+async def test_full_listen_queue_is_a_connect_timeout() -> None:
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)
+    port = listener.getsockname()[1]
+    held = []
+    for _ in range(4):  # fill the accept queue: the kernel then drops further connection attempts
+        held.append(socket.socket())
+        held[-1].setblocking(False)
+        try:
+            held[-1].connect(("127.0.0.1", port))
+        except BlockingIOError:
+            pass
+    try:
+        async with client(timeout=0.2) as http:
+            with pytest.raises(httpx.ConnectTimeout):
+                await http.post(f"http://127.0.0.1:{port}/", content=b"x")
+    finally:
+        for sock in held + [listener]:
+            sock.close()
+
+
+async def test_stalled_body_is_a_read_timeout_after_the_head() -> None:
+    async def stall(_: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nabc")
+        await reader.read()
+
+    async with Origin(stall) as origin, client(timeout=0.2) as http:
+        async with http.stream("POST", origin.url, content=b"x") as response:
+            assert response.status_code == 200
+            with pytest.raises(httpx.ReadTimeout):
+                await response.aread()
+
+
+async def test_unfinished_answer_closed_by_the_client_is_not_reused() -> None:
+    async def long(_: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            await read_request(reader)
+            writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nabc")
+            await writer.drain()
+
+    async with Origin(long) as origin, client() as http:
+        for _ in range(2):
+            async with http.stream("POST", origin.url, content=b"x") as response:
+                async for _piece in response.aiter_raw():
+                    break
+        assert origin.connections == 2
+
+
+def certificate_authority() -> tuple[trustme.CA, ssl.SSLContext]:
+    ca = trustme.CA()
+    server = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert("localhost").configure_cert(server)
+    return ca, server
+
+
+async def test_https_with_a_trusted_authority_and_the_context_made_once_on_first_use() -> None:
+    ca, server_tls = certificate_authority()
+    made: list[ssl.SSLContext] = []
+
+    def tls() -> ssl.SSLContext:
+        context = ssl.create_default_context()
+        ca.configure_trust(context)
+        made.append(context)
+        return context
+
+    transport = Http11Transport(tls)
+    async with Origin(keep_answering, server_tls) as origin, httpx.AsyncClient(transport=transport) as http:
+        assert made == []
+        for n in range(2):
+            assert (await http.post(origin.url, content=b"%d" % n)).content.endswith(b"|%d" % n)
+        assert len(made) == 1 and origin.connections == 1
+
+
+async def test_https_to_an_untrusted_certificate_is_a_connect_error() -> None:
+    _, server_tls = certificate_authority()
+    async with Origin(keep_answering, server_tls) as origin, client() as http:
+        with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
+            await http.post(origin.url, content=b"x")
+
+
+def openai_model(url: str) -> Model:
+    return Model(id="gpt-test", provider="local", api="openai-completions", base_url=url + "/v1")
+
+
+async def test_plain_http_provider_never_makes_a_tls_context(server, monkeypatch) -> None:
+    monkeypatch.setattr(llm_http, "_clients", {})
+    server.script(Reply(body=openai_text("hi")))
+    m = openai_model(server.url)
+    events = [e async for e in stream(m, Context(messages=[UserMessage(content="hi")]),
+                                      StreamOptions(api_key="k"), CancelToken())]
+    assert events[-1].message.text() == "hi"
+    transport = client_for(m)._transport
+    assert isinstance(transport, Http11Transport) and transport._tls is None
+
+
+async def test_https_provider_verifies_with_the_certificate_store_it_loads_at_the_first_request(
+        tmp_path, monkeypatch) -> None:
+    ca, server_tls = certificate_authority()
+    ca.cert_pem.write_to_path(str(tmp_path / "ca.pem"))
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "ca.pem"))  # httpx's store, read from the environment
+    monkeypatch.setattr(llm_http, "_clients", {})
+
+    async def provider(_: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            await read_request(reader)
+            body = openai_text("over tls")
+            writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: %d\r\n\r\n%s"
+                         % (len(body), body))
+            await writer.drain()
+
+    async with Origin(provider, server_tls) as origin:
+        m = openai_model(origin.url)
+        transport = client_for(m)._transport
+        assert isinstance(transport, Http11Transport) and transport._tls is None
+        for _ in range(2):
+            events = [e async for e in stream(m, Context(messages=[UserMessage(content="hi")]),
+                                              StreamOptions(api_key="k"), CancelToken())]
+            assert events[-1].message.text() == "over tls"
+        assert transport._tls is not None and origin.connections == 1
+
+
+async def test_provider_stream_end_to_end_events_arrive_as_sent() -> None:
+    """Each event reaches the provider before the server sends the next: nothing is buffered."""
+    received = asyncio.Event()
+    sent_second = asyncio.Event()
+
+    async def stepwise(_: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n")
+        first = 'data: {"t":"Hé"}\n\ndata: [DONE]\n\n'.encode()
+        cut = first.index("é".encode()) + 1  # the two-byte character arrives in two reads
+        for piece in (first[:cut], first[cut:]):
+            writer.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+            await writer.drain()
+            await asyncio.sleep(0.01)
+        await asyncio.wait_for(received.wait(), 5)
+        sent_second.set()
+        writer.write(b"0\r\n\r\n")
+        await writer.drain()
+        await reader.read()
+
+    async with Origin(stepwise) as origin:
+        m = openai_model(origin.url)
+        source = sse_stream(m, origin.url + "/v1/chat/completions", {}, {"stream": True}, CancelToken())
+        data = []
+        async for event in source:
+            data.append(event.data)
+            if event.data == "[DONE]":
+                assert not sent_second.is_set()
+                received.set()
+        assert sent_second.is_set()
+        assert data == ['{"t":"Hé"}', "[DONE]"]
+
+
+async def test_proxy_in_the_environment_falls_back_to_httpx_which_uses_it(monkeypatch) -> None:
+    seen: list[bytes] = []
+
+    async def proxy(_: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        line, _body = await read_request(reader)
+        seen.append(line)
+        body = openai_text("via proxy")
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: %d\r\n\r\n%s"
+                     % (len(body), body))
+        await writer.drain()
+
+    monkeypatch.setattr(llm_http, "_clients", {})
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "HTTPS_PROXY", "https_proxy", "http_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    async with Origin(proxy) as origin:
+        monkeypatch.setenv("HTTP_PROXY", origin.url)
+        m = openai_model("http://model.invalid")
+        events = [e async for e in stream(m, Context(messages=[UserMessage(content="hi")]),
+                                          StreamOptions(api_key="k"), CancelToken())]
+        assert events[-1].message.text() == "via proxy"
+        assert not isinstance(client_for(m)._transport, Http11Transport)
+        assert seen == [b"POST http://model.invalid/v1/chat/completions HTTP/1.1"]
