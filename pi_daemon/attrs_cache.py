@@ -112,8 +112,6 @@ def install() -> None:
     global _installed
     if _installed:
         return
-    import attr._make
-
     try:
         with open(cache_path(), "rb") as f:
             data = marshal.loads(f.read())  # load(f) would read object by object
@@ -122,8 +120,42 @@ def install() -> None:
     except (OSError, EOFError, ValueError, TypeError) as exc:
         if not isinstance(exc, FileNotFoundError):
             log.debug("attrs method cache unreadable (%s); compiling", exc)
+    if "attr._make" not in sys.modules:
+        # attrs defines classes of its own (validators, converters) as its package loads,
+        # right after attr._make: served from the cache too when the seam is in place by then.
+        sys.meta_path.insert(0, _SeamFinder)
+        try:
+            import attr._make
+        finally:
+            if _SeamFinder in sys.meta_path:
+                sys.meta_path.remove(_SeamFinder)
+    import attr._make
+
     attr._make._compile_and_eval = _compile_and_eval
     _installed = True
+
+
+class _SeamFinder:
+    """Finds nothing itself: wraps the loader of ``attr._make`` so that the seam is replaced
+    as soon as that module has run, before the rest of the ``attr`` package defines its classes."""
+
+    @staticmethod
+    def find_spec(name: str, path: Any = None, target: Any = None) -> Any:
+        if name != "attr._make":
+            return None
+        sys.meta_path.remove(_SeamFinder)
+        from importlib.machinery import PathFinder
+
+        spec = PathFinder.find_spec(name, path, target)
+        loader = getattr(spec, "loader", None)
+        run = getattr(loader, "exec_module", None)
+        if run is not None:
+            def exec_module(module: Any) -> None:
+                run(module)
+                module._compile_and_eval = _compile_and_eval
+
+            loader.exec_module = exec_module  # type: ignore[union-attr]
+        return spec
 
 
 def save(*, force: bool = False) -> bool:
