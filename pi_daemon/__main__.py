@@ -10,7 +10,15 @@ not even ``runpy``'s own imports can be shadowed).
 import os
 import sys
 
-if not sys.flags.safe_path and sys.path and sys.path[0] in ("", os.getcwd()):
+
+def _is_current_directory(entry: str) -> bool:
+    try:
+        return entry == "" or entry == os.getcwd()
+    except OSError:  # the directory is gone: nothing of it can be imported
+        return False
+
+
+if not sys.flags.safe_path and sys.path and _is_current_directory(sys.path[0]):
     del sys.path[0]
 
 from .cli import main  # noqa: E402 - only once the workspace is off the path
