@@ -13,8 +13,10 @@ regardless (``pip install`` writes ``.pyc`` files the same way).
 An entry is the generated source with its code object, keyed by the name attrs gives it
 (``<attrs generated methods module.Class>``): a class whose source changed simply misses
 and is compiled as before. Entries are grouped by top-level package, each group decoded
-when its first class is defined. The methods of a class with a generated ``__hash__`` are never
-stored: their source embeds a ``hash()`` of a string, which differs in every process.
+when its first class is defined. A generated ``__hash__`` (frozen and hashed classes) embeds
+the ``hash()`` of a string, which differs in every process: such an entry is stored with that
+number taken out of its source and the number it was compiled with, and served with this
+process's number put in its code's constants.
 
 Relies on ``attr._make._compile_and_eval`` (attrs is pinned; ``tests/test_attrs_cache.py``
 fails if that seam moves).
@@ -25,14 +27,18 @@ from __future__ import annotations
 import logging
 import marshal
 import os
+import re
 import sys
 from types import CodeType
 from typing import Any, Mapping
 
 log = logging.getLogger(__name__)
 
-_UNSTABLE = "def __hash__(self"  # its source holds hash(<a string>), salted per process
-Entry = tuple[str, CodeType]  # (the source attrs generated, its code)
+# The number attrs puts first in a generated __hash__'s tuple: hash(<a string>), salted per process.
+_TYPE_HASH = re.compile(r"hash\(\(\n *(-?[0-9]+),\n")
+_SEED = "<type hash>"  # stands for it in a stored source
+# (the source attrs generated, with _SEED for its type hash; its code; the type hash it was compiled with)
+Entry = tuple[str, CodeType, int | None]
 _groups: dict[str, bytes | dict[str, Entry]] = {}  # by top-level package; decoded on first use
 _used: dict[str, Entry] = {}
 _missed = 0
@@ -65,21 +71,39 @@ def _group(package: str) -> dict[str, Entry]:
 
 def lookup(filename: str) -> Entry | None:
     """The cached entry attrs's ``filename`` names, if any."""
-    return _group(_package(filename)).get(filename)
+    entry = _group(_package(filename)).get(filename)
+    return entry if type(entry) is tuple and len(entry) == 3 else None
+
+
+def _with_constant(code: CodeType, old: int, new: int) -> CodeType:
+    """``code`` (and the functions it defines) with the constant ``old`` replaced by ``new``."""
+    consts = tuple(new if type(c) is int and c == old else _with_constant(c, old, new) if isinstance(c, CodeType)
+                   else c for c in code.co_consts)
+    return code.replace(co_consts=consts)
 
 
 def _compile_and_eval(script: str, globs: dict[str, Any] | None, locs: Mapping[str, object] | None = None,
                       filename: str = "") -> None:
     global _missed
+    seed = None
+    source = script
+    if "def __hash__(self" in script:
+        found = _TYPE_HASH.search(script)
+        if found is None or _TYPE_HASH.search(script, found.end()) is not None:  # not the shape known: not cached
+            eval(compile(script, filename, "exec"), globs, locs)  # noqa: S307 - as attrs itself runs it
+            return
+        seed = int(found.group(1))
+        source = script[:found.start(1)] + _SEED + script[found.end(1):]
     entry = lookup(filename)
-    if entry is None or entry[0] != script:
-        entry = (script, compile(script, filename, "exec"))
-        if _UNSTABLE not in script:
-            _missed += 1
-            _used[filename] = entry
+    if entry is None or entry[0] != source or (entry[2] is None) != (seed is None):
+        entry = (source, compile(script, filename, "exec"), seed)
+        _missed += 1
+        code = entry[1]
     else:
-        _used[filename] = entry
-    eval(entry[1], globs, locs)  # noqa: S307 - the code attrs generated, as attrs itself runs it
+        stored = entry[2]
+        code = entry[1] if seed is None or stored is None or stored == seed else _with_constant(entry[1], stored, seed)
+    _used[filename] = entry
+    eval(code, globs, locs)  # noqa: S307 - the code attrs generated, as attrs itself runs it
 
 
 def install() -> None:
@@ -88,8 +112,6 @@ def install() -> None:
     global _installed
     if _installed:
         return
-    import attr._make
-
     try:
         with open(cache_path(), "rb") as f:
             data = marshal.loads(f.read())  # load(f) would read object by object
@@ -98,8 +120,42 @@ def install() -> None:
     except (OSError, EOFError, ValueError, TypeError) as exc:
         if not isinstance(exc, FileNotFoundError):
             log.debug("attrs method cache unreadable (%s); compiling", exc)
+    if "attr._make" not in sys.modules:
+        # attrs defines classes of its own (validators, converters) as its package loads,
+        # right after attr._make: served from the cache too when the seam is in place by then.
+        sys.meta_path.insert(0, _SeamFinder)
+        try:
+            import attr._make
+        finally:
+            if _SeamFinder in sys.meta_path:
+                sys.meta_path.remove(_SeamFinder)
+    import attr._make
+
     attr._make._compile_and_eval = _compile_and_eval
     _installed = True
+
+
+class _SeamFinder:
+    """Finds nothing itself: wraps the loader of ``attr._make`` so that the seam is replaced
+    as soon as that module has run, before the rest of the ``attr`` package defines its classes."""
+
+    @staticmethod
+    def find_spec(name: str, path: Any = None, target: Any = None) -> Any:
+        if name != "attr._make":
+            return None
+        sys.meta_path.remove(_SeamFinder)
+        from importlib.machinery import PathFinder
+
+        spec = PathFinder.find_spec(name, path, target)
+        loader = getattr(spec, "loader", None)
+        run = getattr(loader, "exec_module", None)
+        if run is not None:
+            def exec_module(module: Any) -> None:
+                run(module)
+                module._compile_and_eval = _compile_and_eval
+
+            loader.exec_module = exec_module  # type: ignore[union-attr]
+        return spec
 
 
 def save(*, force: bool = False) -> bool:
@@ -112,8 +168,7 @@ def save(*, force: bool = False) -> bool:
     groups = {package: dict(_group(package)) for package in list(_groups)}
     for name, entry in _used.items():
         groups.setdefault(_package(name), {})[name] = entry
-    encoded = {package: marshal.dumps({name: entry for name, entry in group.items() if _UNSTABLE not in entry[0]})
-               for package, group in groups.items()}
+    encoded = {package: marshal.dumps(group) for package, group in groups.items()}
     path = cache_path()
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)

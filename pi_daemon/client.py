@@ -48,8 +48,10 @@ Framing = Literal["ndjson", "content-length"]
 
 
 def daemon_command(*args: str) -> list[str]:
-    """The command that starts this installation's daemon with ``args``."""
-    return [sys.executable, "-m", "pi_daemon", *args]
+    """The command that starts this installation's daemon with ``args``. ``-P``: the daemon's
+    current directory (the workspace, not trusted yet) is not put on ``sys.path``, so none of
+    its files can stand in for a module the interpreter imports at start-up."""
+    return [sys.executable, "-P", "-m", "pi_daemon", *args]
 
 
 def error_from_reply(error: Mapping[str, Any]) -> RpcError:

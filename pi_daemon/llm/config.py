@@ -27,51 +27,10 @@ from typing import Any
 
 import attrs
 
-from ..json_types import JsonObject
 from ..settings import Ignored, home_dir
+from .config_shape import PROVIDER_SCHEMA, SCHEMA, shape_errors
 from .config_values import env_references, is_command
 from .model import Model, ModelCost
-
-MODEL_FIELDS = {
-    "type": "object",
-    "properties": {
-        "id": {"type": "string", "minLength": 1},
-        "name": {"type": "string"},
-        "api": {"type": "string"},
-        "baseUrl": {"type": "string"},
-        "reasoning": {"type": "boolean"},
-        "input": {"type": "array", "items": {"enum": ["text", "image"]}},
-        "cost": {
-            "type": "object",
-            "properties": {k: {"type": "number", "minimum": 0} for k in ("input", "output", "cacheRead", "cacheWrite")},
-        },
-        "contextWindow": {"type": "integer", "minimum": 1},
-        "maxTokens": {"type": "integer", "minimum": 1},
-        "headers": {"type": "object", "additionalProperties": {"type": "string"}},
-        "compat": {"type": "object"},
-        "authHeader": {"type": "boolean"},
-    },
-}
-
-PROVIDER_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "name": {"type": "string"},
-        "baseUrl": {"type": "string"},
-        "api": {"type": "string"},
-        "apiKey": {"type": "string"},
-        "authHeader": {"type": "boolean"},
-        "headers": {"type": "object", "additionalProperties": {"type": "string"}},
-        "compat": {"type": "object"},
-        "connectTimeoutMs": {"type": "number", "exclusiveMinimum": 0},
-        "readTimeoutMs": {"type": "number", "exclusiveMinimum": 0},
-        "models": {"type": "array", "items": {**MODEL_FIELDS, "required": ["id"]}},
-        "modelOverrides": {"type": "object", "additionalProperties": MODEL_FIELDS},
-    },
-}
-
-SCHEMA = {"type": "object", "properties": {"providers": {"type": "object"}}}
-
 
 class ConfigError(ValueError):
     pass
@@ -88,13 +47,6 @@ def config_files(workspace: str) -> list[Path]:
     return [pi_agent_dir() / "models.json", home_dir() / "models.json", Path(workspace) / ".pi" / "models.json"]
 
 
-def _shape_errors(schema: JsonObject, data: Any) -> list[str]:
-    import jsonschema
-
-    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(data), key=lambda e: list(e.absolute_path))
-    return [f"{'.'.join(str(p) for p in e.absolute_path) or '(top level)'}: {e.message}" for e in errors[:5]]
-
-
 def load_file(path: Path, invalid: dict[str, str] | None = None) -> dict[str, Any]:
     """The file's content; a provider entry that does not fit the shape is left out and
     its reason put in ``invalid`` (a file that is no JSON object of providers raises)."""
@@ -104,12 +56,12 @@ def load_file(path: Path, invalid: dict[str, str] | None = None) -> dict[str, An
         raise ConfigError(f"{path}: cannot be read: {exc.strerror}") from None
     except ValueError as exc:
         raise ConfigError(f"{path}: is not valid JSON: {exc}") from None
-    errors = _shape_errors(SCHEMA, data)
+    errors = shape_errors(SCHEMA, data)
     if errors:
         raise ConfigError(f"{path}: does not fit the models.json shape:\n  " + "\n  ".join(errors))
     providers = {}
     for name, config in (data.get("providers") or {}).items():
-        errors = _shape_errors(PROVIDER_SCHEMA, config)
+        errors = shape_errors(PROVIDER_SCHEMA, config)
         if errors:
             if invalid is not None:
                 invalid[name] = f"{path}: providers.{name} does not fit the models.json shape: " + "; ".join(errors)

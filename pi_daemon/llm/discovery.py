@@ -5,16 +5,18 @@ A local server (llama.cpp, Ollama, vLLM, LM Studio) says what it serves at
 server reports where it reports one: vLLM's ``max_model_len``, ``context_length`` /
 ``context_window`` (OpenRouter, LM Studio and others), or llama.cpp's running context
 (``/props`` ``default_generation_settings.n_ctx``, else the model's ``meta.n_ctx_train``).
-Asked once when the configuration is read, with a short time limit.
+Asked once when the configuration is read, with a short time limit. httpx is imported
+only then: reading a configuration that asks for no discovery does not load it.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from .local_server import server_root
+
+if TYPE_CHECKING:
+    import httpx
 
 DISCOVERY_TIMEOUT_S = 3.0
 DISCOVERABLE_APIS = ("openai-completions", "openai-responses")
@@ -41,6 +43,8 @@ def _window(entry: dict[str, Any], running_ctx: int | None) -> int | None:
 
 def _running_ctx(client: httpx.Client, base_url: str) -> int | None:
     """llama.cpp's context size as started (``-c``), which may be below what the model was trained for."""
+    import httpx
+
     try:
         response = client.get(server_root(base_url) + "/props")
         settings = response.json().get("default_generation_settings") if response.status_code == 200 else None
@@ -52,6 +56,8 @@ def _running_ctx(client: httpx.Client, base_url: str) -> int | None:
 
 def discover(config: dict[str, Any], key: str | None = None) -> tuple[list[dict[str, Any]], str | None]:
     """models.json entries for what the server lists, or ``([], why)``."""
+    import httpx
+
     url = config["baseUrl"].rstrip("/") + "/models"
     headers = {"authorization": f"Bearer {key}"} if key else {}
     try:

@@ -4,17 +4,21 @@ llama.cpp's ``llama-server`` drops the ``tools`` of a request without a word whe
 template cannot render them (started without ``--jinja``, or with a template that has no
 tool support even with it); the model then never calls a tool. ``/props`` reports this as
 ``chat_template_caps.supports_tools``: before the first request with tools to a server on
-this machine or the local network, the daemon asks once and logs a warning.
+this machine or the local network, the daemon asks once and logs a warning. httpx is
+imported when a server is asked, not with this module (:mod:`.discovery` imports it to read
+the configuration).
 """
 
 from __future__ import annotations
 
 import ipaddress
 import logging
-
-import httpx
+from typing import TYPE_CHECKING
 
 from .model import Model
+
+if TYPE_CHECKING:
+    import httpx
 
 log = logging.getLogger(__name__)
 
@@ -24,6 +28,8 @@ _probed: set[str] = set()
 
 def is_local(url: str) -> bool:
     """A server on this machine or a private network (where local model servers run)."""
+    import httpx
+
     try:
         host = httpx.URL(url).host
     except (httpx.InvalidURL, TypeError):
@@ -58,6 +64,8 @@ def tools_warning(base_url: str, props: object) -> str | None:
 
 async def check_tool_support(model: Model, client: httpx.AsyncClient) -> None:
     """Ask a local server's ``/props`` once per base URL; log a warning when tools would be dropped."""
+    import httpx
+
     if model.base_url in _probed or not is_local(model.base_url):
         return
     _probed.add(model.base_url)

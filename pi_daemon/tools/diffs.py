@@ -16,15 +16,16 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-from dataclasses import dataclass, field
 from typing import Callable
+
+import attrs
 
 from .line_match import Opcode, opcodes, opcodes_of_texts
 
 CONTEXT = 3
 
 
-@dataclass
+@attrs.define
 class Hunk:
     id: str
     old_start: int  # 1-based, as in a unified diff header
@@ -36,11 +37,11 @@ class Hunk:
     changed: tuple[int, int, int, int] = (0, 0, 0, 0)
 
 
-@dataclass
+@attrs.define
 class FileDiff:
     path: str
     status: str  # added | modified | deleted
-    hunks: list[Hunk] = field(default_factory=list)
+    hunks: list[Hunk] = attrs.field(factory=list)
     diff: str = ""
 
 
@@ -103,7 +104,7 @@ def file_diff(path: str, before: str | None, after: str | None) -> FileDiff:
     return FileDiff(path, status, hunks, "".join(out) if hunks else "")
 
 
-@dataclass
+@attrs.define
 class Reverted:
     text: str
     reverted: list[str]

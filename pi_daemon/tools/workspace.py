@@ -20,9 +20,10 @@ import contextlib
 import errno
 import os
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
+
+import attrs
 
 from ..cancel import CancelToken
 from ..messages import ToolResult
@@ -41,7 +42,7 @@ class PathRefused(Exception):
     """A path outside the allowed roots, or otherwise unusable; the text says why."""
 
 
-@dataclass(frozen=True)
+@attrs.frozen
 class Place:
     """A checked path: its resolved form, the root it is beneath and its components below it."""
     path: Path
@@ -298,7 +299,7 @@ def _single_regular_file(shown: str, st: os.stat_result) -> None:
                           "workspace (copy it to a new file to work on it)")
 
 
-@dataclass
+@attrs.define
 class ConfinedFile:
     """An open file of the workspace: read it whole, or replace its content in place."""
     fd: int

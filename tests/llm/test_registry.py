@@ -131,3 +131,21 @@ def test_timeouts_from_models_json(env):
         "models": [{"id": "m"}]}}})
     model = ModelRegistry.load(str(ws)).resolve("slow/m")
     assert (model.connect_timeout, model.read_timeout) == (1.5, 60.0)
+
+
+def test_reading_a_usual_configuration_loads_neither_httpx_nor_jsonschema(env):
+    """The models are read at start-up, before the first prompt: httpx is the provider's to load
+    (and discovery's, when a provider asks for it), jsonschema only for a file that may not fit."""
+    import subprocess
+    import sys
+
+    home, ws = env
+    write(home / "models.json", {"providers": {"local": {
+        "baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions", "apiKey": "none",
+        "models": [{"id": "m", "contextWindow": 8192, "cost": {"input": 0, "output": 0}}]}}})
+    code = ("import sys; from pi_daemon.llm.registry import ModelRegistry; "
+            f"registry = ModelRegistry.load({str(ws)!r}); model = registry.resolve('local/m'); "
+            "assert model.context_window == 8192 and registry.first_usable() is not None; "
+            "print(sorted(m for m in ('httpx', 'jsonschema') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

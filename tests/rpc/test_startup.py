@@ -1,11 +1,15 @@
 """Start-up: what a client sends at spawn is served before pygls is loaded, exactly as after
 (see pi_daemon/rpc/early.py), and pygls then takes over once the daemon is idle."""
 
+import json
+import subprocess
+import sys
 import time
 
 import pytest
 
-from client import text, write_script
+from client import clean_env, text, write_script
+from pi_daemon.client import daemon_command
 
 
 def _args(tmp_path, *replies, delay_ms=1):
@@ -64,3 +68,25 @@ def test_a_request_served_before_pygls_loads_can_be_cancelled(spawn, tmp_path):
     d.wait_event("agent_settled", timeout=30)
     assert d.response_counts[waiting] == 1
     assert b"$/cancelRequest needs" in d.stderr
+
+
+# Modules the daemon imports at start-up, before it has asked whether the workspace is trusted.
+_SHADOWED = ("json", "attr", "argparse", "logging", "typing", "contextlib", "functools", "re", "enum")
+
+
+@pytest.mark.parametrize("command", [daemon_command(), [sys.executable, "-m", "pi_daemon"]],
+                         ids=["daemon_command", "python -m pi_daemon"])
+def test_modules_in_the_workspace_do_not_run_at_start_up(tmp_path, command):
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    for name in _SHADOWED:
+        (workspace / f"{name}.py").write_text(f"open({str(tmp_path / ('ran-' + name))!r}, 'w').close()\n")
+    lines = (b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}\n'
+             b'{"jsonrpc":"2.0","id":2,"method":"prompt","params":{"text":"hi"}}\n')
+    out = subprocess.run([*command, "--model", "faux/echo"], cwd=workspace, env=clean_env(), input=lines,
+                         capture_output=True, timeout=30)
+    assert sorted(p.name for p in tmp_path.glob("ran-*")) == []
+    assert out.returncode == 0, out.stderr
+    replies = [json.loads(line) for line in out.stdout.splitlines()]
+    assert replies[0]["result"]["protocolVersion"] == 1
+    assert {"jsonrpc": "2.0", "id": 2, "result": {"disposition": "started"}} in replies
