@@ -19,6 +19,12 @@ A content that does not hash to its name (SHA-256, or git's blob id) was changed
 daemon's back and is not trusted: it reads as not kept. A pack is complete under its name
 before any name in it is handed out (written aside, then renamed), so a session file never
 names a content that a crash cut short.
+
+The session files and ``.pi/blobs`` come with the workspace (a cloned repository may hold
+them), so a name is read only when it has one of the forms above exactly, and only from a
+regular file under ``.pi/blobs`` (not a symlink: a FIFO or a device would block or never
+end), within its size; a delta only copies its base's bytes in order, so it never makes
+more than its base and its own bytes.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import stat
 import uuid
 from pathlib import Path
 from typing import Any, BinaryIO, Iterable
@@ -35,7 +42,8 @@ from ..tools.snapshot import UNKNOWN, read_git_blobs
 
 UNKNOWN_BLOB = "?"  # a before-content that was not kept (outside git, a large file)
 GIT_PREFIX = "git:"
-_PACKED = re.compile(r"([0-9a-f]{64})@([0-9a-f]{1,64}):(\d+):(\d+)(?:\+([^+]+))?")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+_PACKED = re.compile(r"([0-9a-f]{64})@([0-9a-f]{1,64}):([0-9]{1,18}):([0-9]{1,18})(?:\+([^+]+))?")
 _GIT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _DELTA = b"pi-delta 1\n"  # then "c <offset> <size>\n" (copy from the base) or "i <size>\n<bytes>" (insert)
 
@@ -59,24 +67,60 @@ def delta(base: bytes, data: bytes) -> bytes | None:
 
 
 def undelta(base: bytes, ops: bytes) -> bytes:
+    """The content ``ops`` (:func:`delta`'s) makes of ``base``. ValueError: not such a delta.
+    Copies go forward through the base and inserts stay within ``ops``, as :func:`delta` writes
+    them, so the result is never longer than both together (a crafted delta cannot inflate)."""
     if not ops.startswith(_DELTA):
         raise ValueError("not a delta")
     out = []
     at = len(_DELTA)
+    copied = 0  # the base's bytes before this are behind every copy so far
     while at < len(ops):
         end = ops.index(b"\n", at)
         kind, *nums = ops[at:end].split(b" ")
         at = end + 1
+        if not all(n.isdigit() and len(n) <= 18 for n in nums):
+            raise ValueError("not a delta")
         if kind == b"c" and len(nums) == 2:
             start, size = int(nums[0]), int(nums[1])
+            if start < copied or start + size > len(base):
+                raise ValueError("not a delta")
             out.append(base[start:start + size])
+            copied = start + size
         elif kind == b"i" and len(nums) == 1:
             size = int(nums[0])
+            if at + size > len(ops):
+                raise ValueError("not a delta")
             out.append(ops[at:at + size])
             at += size
         else:
             raise ValueError("not a delta")
     return b"".join(out)
+
+
+def _read_file(path: Path, offset: int = 0, size: int | None = None) -> bytes:
+    """``size`` bytes (all, for None) at ``offset`` of the regular file ``path``. OSError: not
+    a regular file (a symlink is not followed; a FIFO is not waited on), or shorter than that."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(f"{path} is not a regular file")
+        if size is None:
+            size = info.st_size - offset
+        if offset + size > info.st_size:
+            raise OSError(f"{path} holds no {size} bytes at {offset}")
+        parts = []
+        while size > 0:
+            part = os.pread(fd, min(size, 1 << 24), offset)
+            if not part:
+                raise OSError(f"{path} holds no {size} bytes at {offset}")
+            parts.append(part)
+            offset += len(part)
+            size -= len(part)
+        return b"".join(parts)
+    finally:
+        os.close(fd)
 
 
 def git_blob_id(data: bytes, like: str) -> str:
@@ -164,21 +208,25 @@ class Blobs:
         """Each name's content (bytes), None for None, :data:`UNKNOWN` when not kept; the git
         blobs among them read by one ``git cat-file --batch``."""
         names = list(names)
-        bases = [m.group(5) for n in names if n is not None for m in [_PACKED.fullmatch(n)] if m and m.group(5)]
-        wanted = [n[len(GIT_PREFIX):] for n in names + bases if isinstance(n, str) and n.startswith(GIT_PREFIX)
-                  and _GIT_ID.fullmatch(n[len(GIT_PREFIX):])]
+        strings = [n for n in names if isinstance(n, str)]
+        bases = [m.group(5) for n in strings for m in [_PACKED.fullmatch(n)] if m and m.group(5)]
+        wanted = list(dict.fromkeys(n[len(GIT_PREFIX):] for n in strings + bases if n.startswith(GIT_PREFIX)
+                                    and _GIT_ID.fullmatch(n[len(GIT_PREFIX):])))  # each blob once
         from_git = read_git_blobs(self.git_root, wanted) if wanted and self.git_root else {}
+        read: dict[str, Any] = {}  # a name named again is read (and checked) once
         out: list[Any] = []
         for name in names:
             if name is None:
                 out.append(None)
+            elif not isinstance(name, str):  # a session file's damage
+                out.append(UNKNOWN)
             else:
-                out.append(self._read(name, from_git))
+                if name not in read:
+                    read[name] = self._read(name, from_git, read)
+                out.append(read[name])
         return out
 
-    def _read(self, name: str, from_git: dict[str, bytes]) -> Any:
-        if name == UNKNOWN_BLOB:
-            return UNKNOWN
+    def _read(self, name: str, from_git: dict[str, bytes], read: dict[str, Any], delta: bool = True) -> Any:
         if name.startswith(GIT_PREFIX):
             oid = name[len(GIT_PREFIX):]
             data = from_git.get(oid)
@@ -187,17 +235,20 @@ class Blobs:
         try:
             if packed is not None:
                 digest, pack, offset, size, base = packed.groups()
-                with open(self.folder / "packs" / pack, "rb") as file:
-                    file.seek(int(offset))
-                    data = file.read(int(size))
+                if base is not None and not delta:
+                    return UNKNOWN  # a delta's base is never a delta itself
+                data = _read_file(self.folder / "packs" / pack, int(offset), int(size))
                 if base is not None:
-                    base_data = self._read(base, from_git)
-                    if base_data is UNKNOWN:
+                    if base not in read:
+                        read[base] = self._read(base, from_git, read, delta=False)
+                    if read[base] is UNKNOWN:
                         return UNKNOWN
-                    data = undelta(base_data, data)
-            else:
+                    data = undelta(read[base], data)
+            elif _SHA256.fullmatch(name):
                 digest = name
-                data = (self.folder / digest[:2] / digest).read_bytes()
+                data = _read_file(self.folder / digest[:2] / digest)
+            else:
+                return UNKNOWN  # "?" (not kept), or not a name the store gives
         except (OSError, ValueError):
             return UNKNOWN
         return data if hashlib.sha256(data).hexdigest() == digest else UNKNOWN

@@ -161,3 +161,72 @@ def test_a_content_stored_as_a_delta_against_its_base_is_read_back_through_it(tm
     path.unlink()
     assert blobs.get(name) is UNKNOWN and blobs.get(unrelated) == b"x\n" * 100
     assert blobs.get(name.replace("+", "+" + name.split("+")[0] + "+")) is UNKNOWN  # no delta of a delta
+
+
+def _within(seconds, read):
+    """``read()``'s answer, or a failure when it does not answer in time (a read that blocks)."""
+    import threading
+    answer = []
+    thread = threading.Thread(target=lambda: answer.append(read()), daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert answer, "the read blocked"
+    return answer[0]
+
+
+def test_a_crafted_name_reads_nothing_outside_the_store_and_never_blocks(tmp_path):
+    import hashlib
+    import os
+    outside = tmp_path / "outside.txt"
+    outside.write_bytes(b"a secret\n")
+    digest = hashlib.sha256(outside.read_bytes()).hexdigest()
+    os.mkfifo(tmp_path / "fifo")
+    folder = tmp_path / "blobs"
+    blobs = Blobs(folder)
+    (folder / digest[:2]).mkdir(parents=True)
+    (folder / digest[:2] / digest).symlink_to(outside)  # the right content, but outside the store
+    (folder / "packs").mkdir()
+    os.mkfifo(folder / "packs" / "ab")
+    (folder / "packs" / "cd").symlink_to(tmp_path / "fifo")
+    fifo_digest = "0" * 64
+    (folder / fifo_digest[:2]).mkdir()
+    (folder / fifo_digest[:2] / fifo_digest).symlink_to(tmp_path / "fifo")
+    names = [digest, str(outside), "../" * 8 + str(outside)[1:], str(tmp_path / "fifo"), fifo_digest,
+             f"{digest}@ab:0:9", f"{digest}@cd:0:9", f"{digest}@ab:0:9+{digest}", 7, ["x"], {"a": 1}]
+    assert _within(5, lambda: blobs.get_many(names)) == [UNKNOWN] * len(names)
+
+
+def test_offsets_and_sizes_beyond_a_pack_read_as_not_kept(tmp_path):
+    blobs = Blobs(tmp_path / "blobs")
+    pack = blobs.pack()
+    name = pack.add(b"content\n")
+    pack.close()
+    digest = name.split("@")[0]
+    for where in (f"0:{10 ** 15}", f"0:{10 ** 18 - 1}", f"{10 ** 18 - 1}:8", f"{2 ** 63 - 1}:8", f"0:{10 ** 30}",
+                  f"{10 ** 30}:8", "1:8", "0:٨"):
+        assert blobs.get(f"{digest}@{pack.id}:{where}") is UNKNOWN, where
+    assert blobs.get(name) == b"content\n"
+
+
+def test_a_crafted_delta_cannot_inflate_or_reach_outside_its_base():
+    from pi_daemon.session.blobs import delta, undelta
+    import pytest
+    base = b"".join(b"line %04d\n" % n for n in range(1000))
+    data = base.replace(b"line 0005\n", b"line five\n").replace(b"line 0500\n", b"")
+    ops = delta(base, data)
+    assert ops is not None and undelta(base, ops) == data
+    for bad in (b"c 0 10000\n" * 2,  # the whole base twice: a crafted delta of n copies makes n bases
+                b"c 5 10\nc 0 5\n",  # backwards
+                b"c 9990 11\n",  # past the base's end
+                b"c -5 5\n", b"c 0 +5\n", b"c 0 " + b"9" * 19 + b"\n",
+                b"i 100\nshort",  # an insert longer than what follows
+                b"x 1\n", b"c 1\n", b"c 1 2", b"i 1\n"):
+        with pytest.raises(ValueError):
+            undelta(base, b"pi-delta 1\n" + bad)
+
+
+def test_a_name_named_many_times_is_read_once(tmp_path):
+    blobs = Blobs(tmp_path / "blobs")
+    name = blobs.put(b"x" * 1000)
+    got = blobs.get_many([name] * 100)
+    assert all(g is got[0] for g in got) and got[0] == b"x" * 1000
