@@ -76,6 +76,9 @@ def _diff(shown: str, before: Any, after: bytes | None) -> FileDiff:
     if before is UNKNOWN:
         return FileDiff(shown, "modified", [], f"--- a/{shown}\n+++ b/{shown}\n"
                                                 "(its content before the run was not kept: too large or too many files)\n")
+    if after is UNKNOWN:  # its stored content is gone or damaged (a delta's base collected by git, say)
+        return FileDiff(shown, "modified", [], f"--- a/{shown}\n+++ b/{shown}\n"
+                                                "(its content after the run was not kept)\n")
     if b"\0" in (before or b"")[:8192] or b"\0" in (after or b"")[:8192]:
         status = "added" if before is None else "deleted" if after is None else "modified"
         return FileDiff(shown, status, [], f"Binary file {shown} differs\n")
@@ -278,15 +281,18 @@ class ChangeLog:
         for entry in self.store.entries:
             if entry.get("type") == "turn_changes" and isinstance(entry.get("runId"), str):
                 files = found.setdefault(entry["runId"], {})
-                for f in entry.get("files") or []:
-                    files[f["path"]] = (f.get("before"), f.get("after"))
+                listed = entry.get("files")
+                for f in listed if isinstance(listed, list) else []:  # a damaged record is left out
+                    if isinstance(f, dict) and isinstance(f.get("path"), str) and os.path.isabs(f["path"]):
+                        files[f["path"]] = (f.get("before"), f.get("after"))  # a name not a string: not kept
         return found
 
     def accepted(self, run_id: str) -> dict[str, set[str]]:
         marks: dict[str, set[str]] = {}
         for entry in self.store.entries:
-            if entry.get("type") == "turn_review" and entry.get("runId") == run_id:
-                marks.setdefault(entry["path"], set()).update(entry.get("hunkIds") or [])
+            ids = entry.get("hunkIds")
+            if entry.get("type") == "turn_review" and entry.get("runId") == run_id and isinstance(ids, list):
+                marks.setdefault(str(entry.get("path")), set()).update(i for i in ids if isinstance(i, str))
         return marks
 
     def _run(self, run_id: str | None) -> tuple[str, dict[str, tuple[Any, Any]]]:
@@ -375,14 +381,15 @@ class ChangeLog:
         reverted, conflicts, stored = [], [], []
         for (path, diff, before, after), ids in chosen:
             current, _ = await access.current(path)
-            if before is UNKNOWN:
+            if before is UNKNOWN or after is UNKNOWN:
                 conflicts.append({"path": diff.path, "hunkId": None,
-                                  "reason": "its content before the run was not kept"})
+                                  "reason": f"its content {'before' if before is UNKNOWN else 'after'} the run "
+                                            "was not kept"})
                 continue
             if diff.status == "deleted" or not diff.hunks:  # whole-file: recreate, or binary
-                if current is not None and current != after:
-                    conflicts.append({"path": diff.path, "hunkId": None,
-                                      "reason": "the file was changed after the run"})
+                if current != after:  # deleted since counts: recreating it would undo the user's delete
+                    conflicts.append({"path": diff.path, "hunkId": None, "reason": "the file was changed after the run"
+                                      if current is not None else "the file no longer exists"})
                     continue
                 new = before
             else:

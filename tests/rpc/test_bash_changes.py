@@ -122,3 +122,63 @@ def test_a_before_content_git_no_longer_holds_reads_as_not_kept(spawn, tmp_path,
     reply = again.call("changes/revert", {"runId": run_id, "files": [{"path": "f.txt"}]})
     assert reply["conflicts"] == [{"path": "f.txt", "reason": "its content before the run was not kept"}]
     assert "line two\n" in (tmp_path / "f.txt").read_text()
+
+
+def killed(d) -> str:
+    session_id = d.call("getState", {})["sessionId"]
+    d.proc.kill()  # SIGKILL
+    d.proc.wait()
+    return session_id
+
+
+def test_a_pack_gone_or_a_damaged_session_file_is_reported_and_the_daemon_keeps_serving(spawn, tmp_path, server):
+    import os
+    d = run_command(spawn, tmp_path, server)
+    run_id = d.call("changes/get", {})["runId"]
+    session_id = killed(d)
+    for pack in (tmp_path / ".pi" / "blobs" / "packs").iterdir():
+        pack.unlink()  # the after-contents (and dirty.txt's before) are gone; f.txt's before is git's
+    os.mkfifo(tmp_path / "fifo")
+    session = next((tmp_path / ".pi" / "sessions").glob("*.jsonl"))
+    digest = "0" * 64
+    damaged = [{"files": 5}, {"files": [5, {"path": 5}, {"before": "x"}, {"path": "relative.txt", "after": None}]},
+               {"files": [{"path": str(tmp_path / "g.txt"), "before": [1], "after": {"a": 1}}]},
+               {"files": [{"path": str(tmp_path / "h.txt"), "before": str(tmp_path / "fifo"),
+                           "after": f"{digest}@{'a' * 16}:{10 ** 30}:{10 ** 17}+../../fifo"}]}]
+    with session.open("a") as f:
+        for n, entry in enumerate(damaged):
+            f.write(json.dumps({"type": "turn_changes", "runId": f"bad{n}", **entry}) + "\n")
+        f.write(json.dumps({"type": "turn_review", "runId": run_id, "path": 5, "hunkIds": 7}) + "\n")
+    again = spawn("--model", "local/coder", cwd=str(tmp_path))
+    again.call("session/load", {"sessionId": session_id})
+    got = again.call("changes/get", {"runId": run_id})
+    files = {f["path"]: f for f in got["files"]}
+    assert "(its content after the run was not kept)" in files["f.txt"]["diff"] and not files["f.txt"]["hunks"]
+    assert "before the run was not kept" in files["dirty.txt"]["diff"]
+    assert got["runs"] == [run_id, "bad0", "bad1", "bad2", "bad3"]
+    assert again.call("changes/get", {"runId": "bad1"})["files"] == []
+    assert [f["path"] for f in again.call("changes/get", {"runId": "bad3"})["files"]] == ["h.txt"]
+    reply = again.call("changes/revert", {"runId": run_id, "files": [{"path": "f.txt"}]})
+    assert reply["conflicts"] == [{"path": "f.txt", "reason": "its content after the run was not kept"}]
+    assert "line two\n" in (tmp_path / "f.txt").read_text()  # left as it is
+    assert again.call("changes/accept", {"runId": "bad2"}) == {"runId": "bad2", "accepted": 0}
+
+
+def test_a_binary_file_deleted_after_the_run_is_not_recreated_by_a_revert(spawn, tmp_path, server):
+    (tmp_path / "old.bin").write_bytes(b"\0old")
+    (tmp_path / ".gitignore").write_text("/.pi/\n")
+    git_repo(tmp_path)
+    server.script(calls(("b", "bash", {"command": "printf '\\0new' > old.bin && printf '\\0add' > added.bin"})),
+                  Reply(body=openai_text("ok")))
+    d = spawn("--model", "local/coder", "--yes", cwd=project(tmp_path, server))
+    d.call("prompt", {"text": "change the binaries"})
+    d.wait_event("agent_settled", timeout=30)
+    got = d.call("changes/get", {})
+    assert {f["path"] for f in got["files"]} == {"old.bin", "added.bin"}
+    (tmp_path / "old.bin").unlink()  # the user deleted both since
+    (tmp_path / "added.bin").unlink()
+    reply = d.call("changes/revert", {"runId": got["runId"]})
+    assert sorted(reply["conflicts"], key=lambda c: c["path"]) == [
+        {"path": "added.bin", "reason": "the file no longer exists"},
+        {"path": "old.bin", "reason": "the file no longer exists"}]
+    assert not (tmp_path / "old.bin").exists() and not (tmp_path / "added.bin").exists()
