@@ -18,7 +18,8 @@ A content is named in three ways (the ``before``/``after`` of a ``turn_changes``
 A content that does not hash to its name (SHA-256, or git's blob id) was changed behind the
 daemon's back and is not trusted: it reads as not kept. A pack is complete under its name
 before any name in it is handed out (written aside, then renamed), so a session file never
-names a content that a crash cut short.
+names a content that a crash cut short; what a killed daemon left written aside is removed
+when a later one first writes a pack (:func:`sweep`).
 
 The session files and ``.pi/blobs`` come with the workspace (a cloned repository may hold
 them), so a name is read only when it has one of the forms above exactly, and only from a
@@ -33,6 +34,7 @@ import hashlib
 import os
 import re
 import stat
+import time
 import uuid
 from pathlib import Path
 from typing import Any, BinaryIO, Iterable
@@ -44,6 +46,8 @@ UNKNOWN_BLOB = "?"  # a before-content that was not kept (outside git, a large f
 GIT_PREFIX = "git:"
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _PACKED = re.compile(r"([0-9a-f]{64})@([0-9a-f]{1,64}):([0-9]{1,18}):([0-9]{1,18})(?:\+([^+]+))?")
+_TMP_PACK = re.compile(r"\.[0-9a-f]{16}\.tmp")
+STALE_SECONDS = 30 * 60  # a pack being written is written to all along: this is long dead
 _GIT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _DELTA = b"pi-delta 1\n"  # then "c <offset> <size>\n" (copy from the base) or "i <size>\n<bytes>" (insert)
 
@@ -178,6 +182,27 @@ class Pack:
                 pass
 
 
+def sweep(folder: Path, older: float = STALE_SECONDS) -> int:
+    """Remove the packs a killed daemon left half-written in ``folder`` (``.<id>.tmp``, not
+    written to for ``older`` seconds: another daemon's scan may be writing a newer one); how
+    many. Only regular files of that name are removed."""
+    removed = 0
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return 0
+    limit = time.time() - older
+    for entry in entries:
+        if _TMP_PACK.fullmatch(entry.name):
+            try:
+                if entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_mtime < limit:
+                    os.unlink(entry.path)
+                    removed += 1
+            except OSError:
+                pass
+    return removed
+
+
 class Blobs:
     """The contents under ``folder`` (``.pi/blobs``), and those git holds in ``git_root``."""
 
@@ -185,6 +210,7 @@ class Blobs:
         self.folder = folder
         self.git_root = git_root
         self._made: set[str] = set()  # subfolders known to exist (a mkdir per blob is not free)
+        self._swept = False
 
     def put(self, data: bytes) -> str:
         digest = hashlib.sha256(data).hexdigest()
@@ -199,6 +225,9 @@ class Blobs:
         return digest
 
     def pack(self) -> Pack:
+        if not self._swept:
+            self._swept = True
+            sweep(self.folder / "packs")
         return Pack(self.folder / "packs")
 
     def get(self, name: str | None) -> Any:

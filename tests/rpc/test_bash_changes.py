@@ -182,3 +182,16 @@ def test_a_binary_file_deleted_after_the_run_is_not_recreated_by_a_revert(spawn,
         {"path": "added.bin", "reason": "the file no longer exists"},
         {"path": "old.bin", "reason": "the file no longer exists"}]
     assert not (tmp_path / "old.bin").exists() and not (tmp_path / "added.bin").exists()
+
+
+def test_a_pack_a_killed_daemon_left_half_written_is_removed_by_the_next_scan(spawn, tmp_path, server):
+    import os
+    import time
+    packs = tmp_path / ".pi" / "blobs" / "packs"
+    packs.mkdir(parents=True)
+    (packs / ".0123456789abcdef.tmp").write_bytes(b"cut short by a SIGKILL")
+    hour_ago = time.time() - 3600
+    os.utime(packs / ".0123456789abcdef.tmp", (hour_ago, hour_ago))
+    d = run_command(spawn, tmp_path, server)
+    assert len(d.call("changes/get", {})["files"]) == 3
+    assert [p.name for p in packs.iterdir()] == [stored_changes(tmp_path)["new.txt"]["after"].split("@")[1][:16]]

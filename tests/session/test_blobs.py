@@ -230,3 +230,29 @@ def test_a_name_named_many_times_is_read_once(tmp_path):
     name = blobs.put(b"x" * 1000)
     got = blobs.get_many([name] * 100)
     assert all(g is got[0] for g in got) and got[0] == b"x" * 1000
+
+
+def test_packs_a_killed_daemon_left_half_written_are_removed_when_a_pack_is_next_written(tmp_path):
+    import os
+    import time
+    packs = tmp_path / "blobs" / "packs"
+    packs.mkdir(parents=True)
+    stale, fresh, other = packs / ".0123456789abcdef.tmp", packs / ".fedcba9876543210.tmp", packs / ".notapack.tmp"
+    linked, done = packs / ".aaaaaaaaaaaaaaaa.tmp", packs / "0123456789abcdef"
+    for path in (stale, fresh, other, done, tmp_path / "target"):
+        path.write_bytes(b"x")
+    linked.symlink_to(tmp_path / "target")
+    hour_ago = time.time() - 3600
+    for path in (stale, other, done):
+        os.utime(path, (hour_ago, hour_ago))
+    os.utime(linked, (hour_ago, hour_ago), follow_symlinks=False)
+    blobs = Blobs(tmp_path / "blobs")
+    blobs.get("0" * 64)  # reading removes nothing
+    assert stale.exists()
+    pack = blobs.pack()
+    assert not stale.exists()  # the only one: a fresh one may be another daemon's, being written
+    assert fresh.exists() and other.exists() and done.exists() and linked.is_symlink()
+    assert (tmp_path / "target").exists()
+    pack.add(b"y")
+    pack.close()
+    assert sorted(p.name for p in packs.iterdir()) == sorted([fresh.name, other.name, linked.name, done.name, pack.id])
