@@ -378,9 +378,26 @@ class ChangeLog:
 
     async def _revert(self, run_id: str | None, files: list[dict[str, Any]] | None, access: Any) -> dict[str, Any]:
         run_id, chosen = self._chosen(run_id, files)
-        reverted, conflicts, stored = [], [], []
+        reverted: list[dict[str, Any]] = []
+        conflicts: list[dict[str, Any]] = []
+        stored: list[dict[str, Any]] = []
+        try:
+            await self._revert_files(chosen, access, reverted, conflicts, stored)
+        finally:  # what was written is recorded, even when a later file's write fails
+            if stored:
+                self.store.append("turn_changes", runId=run_id, files=stored, reverted=True)
+                self.store.sync()
+        return {"runId": run_id, "reverted": reverted, "conflicts": conflicts}
+
+    async def _revert_files(self, chosen: list[tuple[tuple[str, FileDiff, Any, Any], set[str] | None]], access: Any,
+                            reverted: list[dict[str, Any]], conflicts: list[dict[str, Any]],
+                            stored: list[dict[str, Any]]) -> None:
         for (path, diff, before, after), ids in chosen:
-            current, _ = await access.current(path)
+            try:
+                current, _ = await access.current(path)
+            except PathRefused as exc:  # a session file naming a path out of the workspace, or in .pi/
+                conflicts.append({"path": diff.path, "hunkId": None, "reason": str(exc)})
+                continue
             if before is UNKNOWN or after is UNKNOWN:
                 conflicts.append({"path": diff.path, "hunkId": None,
                                   "reason": f"its content {'before' if before is UNKNOWN else 'after'} the run "
@@ -413,7 +430,3 @@ class ChangeLog:
             blob = None if new is None else self.blobs.put(new)
             stored.append({"path": path, "before": self.blobs.put(before) if before is not None else None,
                            "after": blob})
-        if stored:
-            self.store.append("turn_changes", runId=run_id, files=stored, reverted=True)
-            self.store.sync()
-        return {"runId": run_id, "reverted": reverted, "conflicts": conflicts}

@@ -195,3 +195,70 @@ def test_a_pack_a_killed_daemon_left_half_written_is_removed_by_the_next_scan(sp
     d = run_command(spawn, tmp_path, server)
     assert len(d.call("changes/get", {})["files"]) == 3
     assert [p.name for p in packs.iterdir()] == [stored_changes(tmp_path)["new.txt"]["after"].split("@")[1][:16]]
+
+
+def _blob(tmp_path, data: bytes) -> str:
+    import hashlib
+    digest = hashlib.sha256(data).hexdigest()
+    (tmp_path / ".pi" / "blobs" / digest[:2]).mkdir(parents=True, exist_ok=True)
+    (tmp_path / ".pi" / "blobs" / digest[:2] / digest).write_bytes(data)
+    return digest
+
+
+def _stored_run(spawn, tmp_path, server, files: list[dict]) -> tuple[object, str]:
+    """A session with one run that changed ``files`` (as its file says), loaded in a new daemon."""
+    server.script(Reply(body=openai_text("ok")))
+    d = spawn("--model", "local/coder", "--yes", cwd=project(tmp_path, server))
+    d.call("prompt", {"text": "hi"})
+    d.wait_event("agent_settled", timeout=30)
+    session_id = killed(d)
+    session = next((tmp_path / ".pi" / "sessions").glob("*.jsonl"))
+    with session.open("a") as f:
+        f.write(json.dumps({"type": "turn_changes", "runId": "r", "files": files}) + "\n")
+    again = spawn("--model", "local/coder", cwd=str(tmp_path))
+    again.call("session/load", {"sessionId": session_id})
+    return again, session_id
+
+
+def test_a_stored_path_out_of_the_workspace_or_in_pi_is_a_conflict_the_others_are_reverted(spawn, tmp_path, server):
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    outside = tmp_path / "outside.txt"
+    outside.write_text("mine\n")
+    (workspace / "a.txt").write_text("after\n")
+    models = workspace / ".pi" / "models.json"
+    project(workspace, server)
+    files = [{"path": str(outside), "before": _blob(workspace, b"planted\n"), "after": _blob(workspace, b"mine\n")},
+             {"path": str(models), "before": _blob(workspace, b"{}\n"), "after": _blob(workspace, models.read_bytes())},
+             {"path": str(workspace / "a.txt"), "before": _blob(workspace, b"before\n"),
+              "after": _blob(workspace, b"after\n")}]
+    d, _ = _stored_run(spawn, workspace, server, files)
+    reply = d.call("changes/revert", {"runId": "r"})
+    assert [f["path"] for f in reply["reverted"]] == ["a.txt"]
+    assert [(c["path"], "outside the workspace" in c["reason"] or ".pi/" in c["reason"]) for c in reply["conflicts"]
+            ] == [(str(outside), True), (".pi/models.json", True)]
+    assert outside.read_text() == "mine\n" and b"providers" in models.read_bytes()
+    assert (workspace / "a.txt").read_text() == "before\n"
+    assert "a.txt" not in [f["path"] for f in d.call("changes/get", {"runId": "r"})["files"]]  # recorded
+
+
+def test_what_a_revert_wrote_before_a_later_file_failed_is_recorded(spawn, tmp_path, server):
+    for name in ("a.txt", "b.txt"):
+        (tmp_path / name).write_text(f"{name} after\n")
+    project(tmp_path, server)
+    files = [{"path": str(tmp_path / name), "before": _blob(tmp_path, f"{name} before\n".encode()),
+              "after": _blob(tmp_path, f"{name} after\n".encode())} for name in ("a.txt", "b.txt")]
+    d, _ = _stored_run(spawn, tmp_path, server, files)
+    answers = iter([{"applied": True}, {"applied": False, "failureReason": "the user said no"}])
+
+    def apply(params):
+        answer = next(answers)
+        if answer["applied"]:
+            (tmp_path / "a.txt").write_text("a.txt before\n")
+        return answer
+
+    d.on_request["workspace/applyEdit"] = apply
+    d.call("initialize", {"capabilities": {"fs": {"readTextFile": False, "applyEdit": True}}})
+    error = d.request("changes/revert", {"runId": "r"})["error"]
+    assert error["code"] == -32003 and "the user said no" in error["message"]
+    assert [f["path"] for f in d.call("changes/get", {"runId": "r"})["files"]] == ["b.txt"]  # a.txt's revert is kept
