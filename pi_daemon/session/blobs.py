@@ -102,6 +102,13 @@ def undelta(base: bytes, ops: bytes) -> bytes:
     return b"".join(out)
 
 
+def _undoes(base: bytes, ops: bytes, data: bytes) -> bool:
+    try:
+        return undelta(base, ops) == data
+    except ValueError:
+        return False
+
+
 def _read_file(path: Path, offset: int = 0, size: int | None = None) -> bytes:
     """``size`` bytes (all, for None) at ``offset`` of the regular file ``path``. OSError: not
     a regular file (a symlink is not followed; a FIFO is not waited on), or shorter than that."""
@@ -157,7 +164,7 @@ class Pack:
             stored, suffix = data, ""
             if base is not None and "+" not in base[1]:
                 ops = delta(base[0], data)
-                if ops is not None and undelta(base[0], ops) == data:  # never expected to differ; cheap to check
+                if ops is not None and _undoes(base[0], ops, data):  # never expected to differ; cheap to check
                     stored, suffix = ops, f"+{base[1]}"
             if self._file is None:
                 self.folder.mkdir(parents=True, exist_ok=True)

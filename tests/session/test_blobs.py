@@ -256,3 +256,25 @@ def test_packs_a_killed_daemon_left_half_written_are_removed_when_a_pack_is_next
     pack.add(b"y")
     pack.close()
     assert sorted(p.name for p in packs.iterdir()) == sorted([fresh.name, other.name, linked.name, done.name, pack.id])
+
+
+def test_every_delta_the_writer_makes_is_one_the_reader_accepts():
+    import random
+    from pi_daemon.session.blobs import delta, undelta
+    rnd = random.Random(7)
+    made = 0
+    for _ in range(400):
+        lines = [rnd.choice([b"a\n", b"b\n", b"\n", b"x" * rnd.randint(0, 40) + b"\n"]) for _ in range(rnd.randint(0, 200))]
+        new = list(lines)
+        for _ in range(rnd.randint(0, 6)):
+            k = rnd.randint(0, len(new))
+            if rnd.random() < 0.5:
+                new.insert(k, rnd.choice([b"new\n", b"a\n", b"zz"]))
+            elif new:
+                del new[min(k, len(new) - 1)]
+        base, data = b"".join(lines), b"".join(new)
+        ops = delta(base, data)
+        if ops is not None:
+            made += 1
+            assert undelta(base, ops) == data
+    assert made > 100
