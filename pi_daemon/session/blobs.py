@@ -23,9 +23,9 @@ when a later one first writes a pack (:func:`sweep`).
 
 The session files and ``.pi/blobs`` come with the workspace (a cloned repository may hold
 them), so a name is read only when it has one of the forms above exactly, and only from a
-regular file under ``.pi/blobs`` (not a symlink: a FIFO or a device would block or never
-end), within its size; a delta only copies its base's bytes in order, so it never makes
-more than its base and its own bytes.
+regular file under ``.pi/blobs``, within its size (:mod:`.blob_files`: no symlink below
+``.pi`` is followed, for reading or writing); a delta only copies its base's bytes in order,
+so it never makes more than its base and its own bytes.
 """
 
 from __future__ import annotations
@@ -33,21 +33,18 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import stat
-import time
 import uuid
 from pathlib import Path
 from typing import Any, BinaryIO, Iterable
 
 from ..tools.line_match import changed_regions
+from .blob_files import create, exists, open_folder, read_file, sweep
 from ..tools.snapshot import UNKNOWN, read_git_blobs
 
 UNKNOWN_BLOB = "?"  # a before-content that was not kept (outside git, a large file)
 GIT_PREFIX = "git:"
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _PACKED = re.compile(r"([0-9a-f]{64})@([0-9a-f]{1,64}):([0-9]{1,18}):([0-9]{1,18})(?:\+([^+]+))?")
-_TMP_PACK = re.compile(r"\.[0-9a-f]{16}\.tmp")
-STALE_SECONDS = 30 * 60  # a pack being written is written to all along: this is long dead
 _GIT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _DELTA = b"pi-delta 1\n"  # then "c <offset> <size>\n" (copy from the base) or "i <size>\n<bytes>" (insert)
 
@@ -109,31 +106,6 @@ def _undoes(base: bytes, ops: bytes, data: bytes) -> bool:
         return False
 
 
-def _read_file(path: Path, offset: int = 0, size: int | None = None) -> bytes:
-    """``size`` bytes (all, for None) at ``offset`` of the regular file ``path``. OSError: not
-    a regular file (a symlink is not followed; a FIFO is not waited on), or shorter than that."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise OSError(f"{path} is not a regular file")
-        if size is None:
-            size = info.st_size - offset
-        if offset + size > info.st_size:
-            raise OSError(f"{path} holds no {size} bytes at {offset}")
-        parts = []
-        while size > 0:
-            part = os.pread(fd, min(size, 1 << 24), offset)
-            if not part:
-                raise OSError(f"{path} holds no {size} bytes at {offset}")
-            parts.append(part)
-            offset += len(part)
-            size -= len(part)
-        return b"".join(parts)
-    finally:
-        os.close(fd)
-
-
 def git_blob_id(data: bytes, like: str) -> str:
     """``data``'s git blob id, with the hash of the repository that named ``like``."""
     digest = hashlib.sha1() if len(like) == 40 else hashlib.sha256()
@@ -146,13 +118,16 @@ class Pack:
     """Contents written into one new pack file; :meth:`close` puts it in place, and only then
     are the names :meth:`add` gave valid."""
 
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
+    def __init__(self, top: Path, parts: tuple[str, ...], sweep_first: bool = False) -> None:
+        self.top = top
+        self.parts = parts  # the packs folder, below ``top``
         self.id = uuid.uuid4().hex[:16]
+        self._folder: int | None = None
         self._file: BinaryIO | None = None
-        self._tmp = folder / f".{self.id}.tmp"
+        self._tmp = f".{self.id}.tmp"
         self._offset = 0
         self._names: dict[str, str] = {}
+        self._sweep = sweep_first
 
     def add(self, data: bytes, base: tuple[bytes, str] | None = None) -> str:
         """Store ``data`` (as a delta against ``base``'s content, named as given, when that is
@@ -167,47 +142,39 @@ class Pack:
                 if ops is not None and _undoes(base[0], ops, data):  # never expected to differ; cheap to check
                     stored, suffix = ops, f"+{base[1]}"
             if self._file is None:
-                self.folder.mkdir(parents=True, exist_ok=True)
-                self._file = open(self._tmp, "wb")
+                self._open()
+            assert self._file is not None
             self._file.write(stored)
             name = f"{digest}@{self.id}:{self._offset}:{len(stored)}{suffix}"
             self._names[key] = name
             self._offset += len(stored)
         return name
 
+    def _open(self) -> None:
+        self._folder = open_folder(self.top, self.parts, make=True)
+        if self._sweep:
+            sweep(self._folder)
+        self._file = os.fdopen(create(self._folder, self._tmp), "wb")
+
     def close(self) -> None:
         if self._file is not None:
             self._file.close()
-            os.replace(self._tmp, self.folder / self.id)
+            os.replace(self._tmp, self.id, src_dir_fd=self._folder, dst_dir_fd=self._folder)
+        self._close_folder()
 
     def discard(self) -> None:
         if self._file is not None:
             self._file.close()
             try:
-                os.unlink(self._tmp)
+                os.unlink(self._tmp, dir_fd=self._folder)
             except OSError:
                 pass
+        self._close_folder()
 
-
-def sweep(folder: Path, older: float = STALE_SECONDS) -> int:
-    """Remove the packs a killed daemon left half-written in ``folder`` (``.<id>.tmp``, not
-    written to for ``older`` seconds: another daemon's scan may be writing a newer one); how
-    many. Only regular files of that name are removed."""
-    removed = 0
-    try:
-        entries = list(os.scandir(folder))
-    except OSError:
-        return 0
-    limit = time.time() - older
-    for entry in entries:
-        if _TMP_PACK.fullmatch(entry.name):
-            try:
-                if entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_mtime < limit:
-                    os.unlink(entry.path)
-                    removed += 1
-            except OSError:
-                pass
-    return removed
+    def _close_folder(self) -> None:
+        if self._folder is not None:
+            os.close(self._folder)
+            self._folder = None
 
 
 class Blobs:
@@ -221,21 +188,26 @@ class Blobs:
 
     def put(self, data: bytes) -> str:
         digest = hashlib.sha256(data).hexdigest()
-        path = self.folder / digest[:2] / digest
-        if not path.exists():
-            if digest[:2] not in self._made:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                self._made.add(digest[:2])
-            tmp = path.with_name(f".{digest}.{uuid.uuid4().hex[:8]}")
-            tmp.write_bytes(data)
-            os.replace(tmp, path)
+        parts = (self.folder.name, digest[:2])
+        try:
+            folder = open_folder(self.folder.parent, parts, make=digest[:2] not in self._made)
+        except FileNotFoundError:  # removed since
+            folder = open_folder(self.folder.parent, parts, make=True)
+        try:
+            self._made.add(digest[:2])
+            if not exists(folder, digest):
+                tmp = f".{digest}.{uuid.uuid4().hex[:8]}"
+                with os.fdopen(create(folder, tmp), "wb") as file:
+                    file.write(data)
+                os.replace(tmp, digest, src_dir_fd=folder, dst_dir_fd=folder)
+        finally:
+            os.close(folder)
         return digest
 
     def pack(self) -> Pack:
-        if not self._swept:
-            self._swept = True
-            sweep(self.folder / "packs")
-        return Pack(self.folder / "packs")
+        """A new pack; the first one a store writes removes what killed daemons left half-written."""
+        sweep_first, self._swept = not self._swept, True
+        return Pack(self.folder.parent, (self.folder.name, "packs"), sweep_first)
 
     def get(self, name: str | None) -> Any:
         return self.get_many([name])[0]
@@ -273,7 +245,7 @@ class Blobs:
                 digest, pack, offset, size, base = packed.groups()
                 if base is not None and not delta:
                     return UNKNOWN  # a delta's base is never a delta itself
-                data = _read_file(self.folder / "packs" / pack, int(offset), int(size))
+                data = read_file(self.folder.parent, (self.folder.name, "packs", pack), int(offset), int(size))
                 if base is not None:
                     if base not in read:
                         read[base] = self._read(base, from_git, read, delta=False)
@@ -282,7 +254,7 @@ class Blobs:
                     data = undelta(read[base], data)
             elif _SHA256.fullmatch(name):
                 digest = name
-                data = _read_file(self.folder / digest[:2] / digest)
+                data = read_file(self.folder.parent, (self.folder.name, digest[:2], digest))
             else:
                 return UNKNOWN  # "?" (not kept), or not a name the store gives
         except (OSError, ValueError):

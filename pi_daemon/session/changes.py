@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 import os
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -38,6 +39,7 @@ from .blobs import GIT_PREFIX, UNKNOWN_BLOB, Blobs
 from .store import SessionStore
 
 _WRITER = ThreadPoolExecutor(1, thread_name_prefix="pi-blobs")
+log = logging.getLogger(__name__)
 
 
 class ChangeError(Exception):
@@ -206,9 +208,16 @@ class ChangeLog:
         out = []
         for path, tracked in self.files.items():
             if tracked.unsaved:
-                self._store_one(tracked)  # already done when the file was recorded, unless that failed
-                assert tracked.blobs is not None
-                stored.append({"path": path, "before": tracked.blobs[0], "after": tracked.blobs[1]})
+                try:
+                    self._store_one(tracked)  # already done when the file was recorded, unless that failed
+                    assert tracked.blobs is not None
+                    names = tracked.blobs
+                except OSError as exc:  # .pi/blobs cannot be written (disk full, a file or symlink in the way)
+                    log.warning("the contents of %s could not be stored, it is recorded as not kept: %s", path, exc)
+                    names = (tracked.before_blob[0] if tracked.before_blob is not None else
+                             self._before_name(tracked, lambda data: UNKNOWN_BLOB),
+                             None if tracked.after is None else UNKNOWN_BLOB)
+                stored.append({"path": path, "before": names[0], "after": names[1]})
             wired = self._wire(path, tracked)
             if wired is not None:
                 out.append(wired)

@@ -262,3 +262,27 @@ def test_what_a_revert_wrote_before_a_later_file_failed_is_recorded(spawn, tmp_p
     error = d.request("changes/revert", {"runId": "r"})["error"]
     assert error["code"] == -32003 and "the user said no" in error["message"]
     assert [f["path"] for f in d.call("changes/get", {"runId": "r"})["files"]] == ["b.txt"]  # a.txt's revert is kept
+
+
+def test_a_symlinked_packs_folder_is_not_written_through_and_blobs_that_cannot_be_written_do_not_stop_the_run(
+        spawn, tmp_path, server):
+    elsewhere = tmp_path.parent / (tmp_path.name + "-elsewhere")
+    elsewhere.mkdir()
+    blobs = tmp_path / ".pi" / "blobs"
+    blobs.mkdir(parents=True)
+    (blobs / "packs").symlink_to(elsewhere)  # as a cloned repository may hold it
+    for n in range(256):
+        (blobs / f"{n:02x}").symlink_to(elsewhere)  # and every blob folder too
+    d = run_command(spawn, tmp_path, server)
+    assert list(elsewhere.iterdir()) == []
+    ended = [e["event"] for e in d.events if e["event"]["type"] == "agent_settled"]
+    assert ended == [{"type": "agent_settled", "aborted": False}]
+    assert [m["role"] for m in d.call("getMessages", {})["messages"]][-1] == "assistant"
+    live = {f["path"]: f for f in turn_diffs(d)[-1]["files"]}
+    assert "+line two\n" in live["f.txt"]["diff"]  # told as it happened
+    stored = stored_changes(tmp_path)
+    assert stored["f.txt"]["before"].startswith("git:") and stored["f.txt"]["after"] == "?"
+    assert stored["new.txt"] == {"path": str(tmp_path / "new.txt"), "before": None, "after": "?"}
+    files = {f["path"]: f for f in d.call("changes/get", {})["files"]}
+    assert "(its content after the run was not kept)" in files["f.txt"]["diff"]
+    assert b"could not be stored" in d.stderr

@@ -250,10 +250,10 @@ def test_packs_a_killed_daemon_left_half_written_are_removed_when_a_pack_is_next
     blobs.get("0" * 64)  # reading removes nothing
     assert stale.exists()
     pack = blobs.pack()
+    pack.add(b"y")
     assert not stale.exists()  # the only one: a fresh one may be another daemon's, being written
     assert fresh.exists() and other.exists() and done.exists() and linked.is_symlink()
     assert (tmp_path / "target").exists()
-    pack.add(b"y")
     pack.close()
     assert sorted(p.name for p in packs.iterdir()) == sorted([fresh.name, other.name, linked.name, done.name, pack.id])
 
@@ -278,3 +278,35 @@ def test_every_delta_the_writer_makes_is_one_the_reader_accepts():
             made += 1
             assert undelta(base, ops) == data
     assert made > 100
+
+
+def test_nothing_is_written_or_read_through_a_symlinked_folder_below_pi(tmp_path):
+    import hashlib
+    import pytest
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    state = tmp_path / ".pi"
+    (state / "blobs").mkdir(parents=True)
+    (state / "blobs" / "packs").symlink_to(elsewhere)  # as a cloned repository may hold it
+    data = b"content\n"
+    digest = hashlib.sha256(data).hexdigest()
+    (state / "blobs" / digest[:2]).symlink_to(elsewhere)
+    blobs = Blobs(state / "blobs")
+    with pytest.raises(OSError):
+        blobs.pack().add(data)
+    with pytest.raises(OSError):
+        blobs.put(data)
+    assert list(elsewhere.iterdir()) == []
+    (elsewhere / digest).write_bytes(data)  # the right content, behind a symlinked folder
+    (elsewhere / "abcd").write_bytes(data)
+    assert blobs.get_many([digest, f"{digest}@abcd:0:8"]) == [UNKNOWN, UNKNOWN]
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    (linked / "blobs").symlink_to(elsewhere)
+    with pytest.raises(OSError):
+        Blobs(linked / "blobs").put(b"other\n")
+    assert Blobs(linked / "blobs").get(digest) is UNKNOWN
+    assert sorted(p.name for p in elsewhere.iterdir()) == sorted(["abcd", digest])
+    (tmp_path / "own").mkdir()
+    (tmp_path / "own-pi").symlink_to(tmp_path / "own")  # .pi itself linked elsewhere, by the user: used
+    assert Blobs(tmp_path / "own-pi" / "blobs").get(Blobs(tmp_path / "own-pi" / "blobs").put(data)) == data
