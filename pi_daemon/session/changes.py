@@ -61,7 +61,7 @@ def _text(data: bytes | None) -> str | None:
 class Tracked:
     """One file of the live run."""
 
-    __slots__ = ("before", "ref", "after", "diff", "blobs", "before_blob", "wire", "unsaved")
+    __slots__ = ("before", "ref", "after", "diff", "blobs", "before_blob", "wire", "unsaved", "stamp")
 
     def __init__(self, before: Any, after: bytes | None, ref: str | None = None) -> None:
         self.before = before
@@ -72,6 +72,7 @@ class Tracked:
         self.before_blob: tuple[str | None] | None = None  # None: ``before`` not yet stored
         self.wire: dict[str, Any] | None = None  # the diff as turn_diff lists it
         self.unsaved = True  # touched since the run's last turn_changes entry
+        self.stamp = 0  # when it was last recorded (ChangeLog's count of records)
 
 
 def _diff(shown: str, before: Any, after: bytes | None) -> FileDiff:
@@ -105,6 +106,7 @@ class ChangeLog:
         self._bash_ran = False
         self._unsaved = False
         self._scanning = asyncio.Lock()
+        self._records = 0
 
     # --- the live run ----------------------------------------------------------------
 
@@ -127,6 +129,8 @@ class ChangeLog:
             tracked.after, tracked.diff, tracked.blobs, tracked.wire = after, None, None, None
         tracked.unsaved = True
         self._unsaved = True
+        self._records += 1
+        tracked.stamp = self._records
         if prepare:
             self._try_store(tracked)
             self._wire(str(target), tracked)
@@ -145,7 +149,16 @@ class ChangeLog:
                 return
             self._bash_ran = False
             touched = []
+            since, had = self._records, set(self.files)
             for path, before, ref, after in await asyncio.to_thread(self._changed, self.snapshot):
+                known = self.files.get(path)
+                if known is not None and known.stamp > since:  # a tool of the batch wrote it while it was read:
+                    # that write is the newer content (its stat moved: a later scan reads it again) ...
+                    if path not in had:  # ... and its before was the command's change: the run's is the snapshot's
+                        known.before, known.ref = before, ref
+                        known.before_blob = known.blobs = known.diff = known.wire = None
+                        touched.append((path, known))
+                    continue
                 tracked = self.record(Path(path), lambda: before, after, prepare=False, ref=ref)  # called at once
                 if tracked is not None:
                     touched.append((path, tracked))

@@ -310,3 +310,41 @@ def test_nothing_is_written_or_read_through_a_symlinked_folder_below_pi(tmp_path
     (tmp_path / "own").mkdir()
     (tmp_path / "own-pi").symlink_to(tmp_path / "own")  # .pi itself linked elsewhere, by the user: used
     assert Blobs(tmp_path / "own-pi" / "blobs").get(Blobs(tmp_path / "own-pi" / "blobs").put(data)) == data
+
+
+def test_a_tools_write_while_a_commands_changes_are_read_is_not_overwritten_by_the_older_read(tmp_path):
+    import threading
+    (tmp_path / "f.txt").write_text("one\n")
+    git_repo(tmp_path)
+    store = SessionStore.create(tmp_path / ".pi" / "sessions" / "s.jsonl", "s", str(tmp_path))
+    log = ChangeLog(Workspace(str(tmp_path)), store, tmp_path / ".pi")
+    read, written = threading.Event(), threading.Event()
+
+    async def run():
+        log.start()
+        await log.on_event(ToolExecutionStart(tool_call_id="b", tool_name="bash"), None)
+        (tmp_path / "f.txt").write_text("two\n")  # the command's change
+        real = log._changed
+
+        def changed(snapshot):  # the scan reads the files; an edit of the same batch writes meanwhile
+            found = real(snapshot)
+            read.set()
+            written.wait(5)
+            return found
+
+        log._changed = changed
+        scan = asyncio.ensure_future(log.on_event(ToolExecutionEnd(tool_call_id="b", tool_name="bash"), None))
+        await asyncio.to_thread(read.wait, 5)
+        (tmp_path / "f.txt").write_text("three\n")
+        log.record(tmp_path / "f.txt", lambda: b"two\n", b"three\n")  # as the edit tool does
+        written.set()
+        await scan
+
+    asyncio.run(run())
+    assert log.files[str(tmp_path / "f.txt")].after == b"three\n"  # what the file holds
+    assert log.files[str(tmp_path / "f.txt")].before == b"one\n"
+    assert "-one\n+three\n" in log.turn_diff()[0]["diff"]
+    log.finish()
+    _, diffs = log.diffs(None)
+    assert diffs[0][2:] == (b"one\n", b"three\n")
+    store.close()
