@@ -343,7 +343,7 @@ class ChangeLog:
             with_content: bool = False) -> tuple[str, list[dict[str, Any]]]:
         run_id, diffs = self.diffs(run_id)
         if path is not None:
-            wanted = self.workspace.show(self.workspace.resolve(path))
+            wanted = self._shown(path, "path")
             diffs = [item for item in diffs if item[1].path in (path, wanted)]
         marks = self.accepted(run_id)
         out = []
@@ -356,6 +356,13 @@ class ChangeLog:
             out.append(item)
         return run_id, out
 
+    def _shown(self, path: str, field: str) -> str:
+        """A path a request names, as the run's files are shown; ChangeError when it is refused."""
+        try:
+            return self.workspace.show(self.workspace.resolve(path))
+        except PathRefused as exc:
+            raise ChangeError(field, str(exc)) from None
+
     def _chosen(self, run_id: str | None, files: list[dict[str, Any]] | None
                 ) -> tuple[str, list[tuple[tuple[str, FileDiff, Any, Any], set[str] | None]]]:
         run_id, diffs = self.diffs(run_id)
@@ -364,7 +371,7 @@ class ChangeLog:
             return run_id, [(item, None) for item in diffs]
         chosen: list[tuple[tuple[str, FileDiff, Any, Any], set[str] | None]] = []
         for n, f in enumerate(files):
-            item = by_shown.get(f["path"]) or by_shown.get(self.workspace.show(self.workspace.resolve(f["path"])))
+            item = by_shown.get(f["path"]) or by_shown.get(self._shown(f["path"], f"files[{n}].path"))
             if item is None:
                 raise ChangeError(f"files[{n}].path", f"run {run_id} did not change {f['path']!r}")
             ids = f.get("hunk_ids")
