@@ -44,9 +44,10 @@ def open_folder(top: Path, parts: Sequence[str], make: bool = False) -> int:
     return fd
 
 
-def read_file(top: Path, parts: Sequence[str], offset: int = 0, size: int | None = None) -> bytes:
+def read_file(top: Path, parts: Sequence[str], offset: int = 0, size: int | None = None,
+              limit: int | None = None) -> bytes:
     """``size`` bytes (all, for None) at ``offset`` of the regular file ``top/parts…``. OSError:
-    there is none, or it is shorter than that."""
+    there is none, it is shorter than that, or that is more than ``limit`` bytes."""
     folder = open_folder(top, parts[:-1])
     try:
         fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=folder)
@@ -60,6 +61,8 @@ def read_file(top: Path, parts: Sequence[str], offset: int = 0, size: int | None
             size = info.st_size - offset
         if offset + size > info.st_size:
             raise OSError(f"{parts[-1]} holds no {size} bytes at {offset}")
+        if limit is not None and size > limit:
+            raise OSError(f"{parts[-1]}: {size} bytes are more than the read may make")
         chunks = []
         while size > 0:
             chunk = os.pread(fd, min(size, 1 << 24), offset)

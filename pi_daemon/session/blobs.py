@@ -45,6 +45,7 @@ UNKNOWN_BLOB = "?"  # a before-content that was not kept (outside git, a large f
 GIT_PREFIX = "git:"
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _PACKED = re.compile(r"([0-9a-f]{64})@([0-9a-f]{1,64}):([0-9]{1,18}):([0-9]{1,18})(?:\+([^+]+))?")
+MAX_READ_BYTES = 1 << 30  # what one get_many may make in all: more than a review can show
 _GIT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _DELTA = b"pi-delta 1\n"  # then "c <offset> <size>\n" (copy from the base) or "i <size>\n<bytes>" (insert)
 
@@ -67,13 +68,15 @@ def delta(base: bytes, data: bytes) -> bytes | None:
     return out if len(out) < len(data) // 2 else None
 
 
-def undelta(base: bytes, ops: bytes) -> bytes:
-    """The content ``ops`` (:func:`delta`'s) makes of ``base``. ValueError: not such a delta.
-    Copies go forward through the base and inserts stay within ``ops``, as :func:`delta` writes
-    them, so the result is never longer than both together (a crafted delta cannot inflate)."""
+def undelta(base: bytes, ops: bytes, limit: int | None = None) -> bytes:
+    """The content ``ops`` (:func:`delta`'s) makes of ``base``. ValueError: not such a delta,
+    or one making more than ``limit`` bytes. Copies go forward through the base and inserts
+    stay within ``ops``, as :func:`delta` writes them, so the result is never longer than both
+    together (a crafted delta cannot inflate)."""
     if not ops.startswith(_DELTA):
         raise ValueError("not a delta")
     out = []
+    made = 0
     at = len(_DELTA)
     copied = 0  # the base's bytes before this are behind every copy so far
     while at < len(ops):
@@ -96,6 +99,9 @@ def undelta(base: bytes, ops: bytes) -> bytes:
             at += size
         else:
             raise ValueError("not a delta")
+        made += len(out[-1])
+        if limit is not None and made > limit:
+            raise ValueError("more than the read may make")
     return b"".join(out)
 
 
@@ -214,14 +220,16 @@ class Blobs:
 
     def get_many(self, names: Iterable[str | None]) -> list[Any]:
         """Each name's content (bytes), None for None, :data:`UNKNOWN` when not kept; the git
-        blobs among them read by one ``git cat-file --batch``."""
+        blobs among them read by one ``git cat-file --batch``. Each name is read once, and all
+        of them make at most :data:`MAX_READ_BYTES` (a session file naming one large content
+        under a thousand names would otherwise keep the daemon hashing for hours); past that
+        a name reads as not kept."""
         names = list(names)
         strings = [n for n in names if isinstance(n, str)]
         bases = [m.group(5) for n in strings for m in [_PACKED.fullmatch(n)] if m and m.group(5)]
         wanted = list(dict.fromkeys(n[len(GIT_PREFIX):] for n in strings + bases if n.startswith(GIT_PREFIX)
                                     and _GIT_ID.fullmatch(n[len(GIT_PREFIX):])))  # each blob once
-        from_git = read_git_blobs(self.git_root, wanted) if wanted and self.git_root else {}
-        read: dict[str, Any] = {}  # a name named again is read (and checked) once
+        reading = _Reading(read_git_blobs(self.git_root, wanted) if wanted and self.git_root else {})
         out: list[Any] = []
         for name in names:
             if name is None:
@@ -229,34 +237,56 @@ class Blobs:
             elif not isinstance(name, str):  # a session file's damage
                 out.append(UNKNOWN)
             else:
-                if name not in read:
-                    read[name] = self._read(name, from_git, read)
-                out.append(read[name])
+                out.append(self._read(name, reading))
         return out
 
-    def _read(self, name: str, from_git: dict[str, bytes], read: dict[str, Any], delta: bool = True) -> Any:
+    def _read(self, name: str, reading: _Reading, delta: bool = True) -> Any:
+        if name not in reading.done:
+            try:
+                reading.done[name] = self._read_new(name, reading, delta)
+            except (OSError, ValueError):
+                reading.done[name] = UNKNOWN
+        return reading.done[name]
+
+    def _read_new(self, name: str, reading: _Reading, delta: bool) -> Any:
         if name.startswith(GIT_PREFIX):
             oid = name[len(GIT_PREFIX):]
-            data = from_git.get(oid)
-            return data if data is not None and git_blob_id(data, oid) == oid else UNKNOWN
+            data = reading.from_git.get(oid)
+            if data is None:
+                return UNKNOWN
+            reading.take(len(data))
+            return data if git_blob_id(data, oid) == oid else UNKNOWN
         packed = _PACKED.fullmatch(name)
-        try:
-            if packed is not None:
-                digest, pack, offset, size, base = packed.groups()
-                if base is not None and not delta:
-                    return UNKNOWN  # a delta's base is never a delta itself
-                data = read_file(self.folder.parent, (self.folder.name, "packs", pack), int(offset), int(size))
-                if base is not None:
-                    if base not in read:
-                        read[base] = self._read(base, from_git, read, delta=False)
-                    if read[base] is UNKNOWN:
-                        return UNKNOWN
-                    data = undelta(read[base], data)
-            elif _SHA256.fullmatch(name):
-                digest = name
-                data = read_file(self.folder.parent, (self.folder.name, digest[:2], digest))
-            else:
-                return UNKNOWN  # "?" (not kept), or not a name the store gives
-        except (OSError, ValueError):
-            return UNKNOWN
+        if packed is not None:
+            digest, pack, offset, size, base = packed.groups()
+            if base is not None and not delta:
+                return UNKNOWN  # a delta's base is never a delta itself
+            reading.take(int(size))
+            data = read_file(self.folder.parent, (self.folder.name, "packs", pack), int(offset), int(size))
+            if base is not None:
+                base_data = self._read(base, reading, delta=False)
+                if base_data is UNKNOWN:
+                    return UNKNOWN
+                data = undelta(base_data, data, reading.left)
+                reading.take(len(data))
+        elif _SHA256.fullmatch(name):
+            digest = name
+            data = read_file(self.folder.parent, (self.folder.name, digest[:2], digest), limit=reading.left)
+            reading.take(len(data))
+        else:
+            return UNKNOWN  # "?" (not kept), or not a name the store gives
         return data if hashlib.sha256(data).hexdigest() == digest else UNKNOWN
+
+
+class _Reading:
+    """One :meth:`Blobs.get_many`: git's blobs, the names read, and the bytes it may still make."""
+
+    def __init__(self, from_git: dict[str, bytes]) -> None:
+        self.from_git = from_git
+        self.done: dict[str, Any] = {}
+        self.left = MAX_READ_BYTES
+
+    def take(self, size: int) -> None:
+        if size > self.left:
+            raise ValueError("past the read's budget")
+        self.left -= size

@@ -348,3 +348,22 @@ def test_a_tools_write_while_a_commands_changes_are_read_is_not_overwritten_by_t
     _, diffs = log.diffs(None)
     assert diffs[0][2:] == (b"one\n", b"three\n")
     store.close()
+
+
+def test_one_read_makes_at_most_its_budget_however_often_a_large_content_is_named(tmp_path, monkeypatch):
+    import hashlib
+    from pi_daemon.session import blobs as blobs_module
+    monkeypatch.setattr(blobs_module, "MAX_READ_BYTES", 3_500_000, raising=False)
+    blobs = Blobs(tmp_path / "blobs")
+    contents = [bytes([n]) * 1_000_000 for n in range(4)]
+    pack = blobs.pack()
+    names = [pack.add(data) for data in contents]
+    base = contents[0]
+    ops = b"pi-delta 1\nc 0 %d\n" % len(base)  # copies the whole base: a million bytes from a line
+    at = len(b"".join(contents))
+    pack._file.write(ops)
+    pack.close()
+    fake = [f"{hashlib.sha256(b'%d' % n).hexdigest()}@{pack.id}:{at}:{len(ops)}+{names[0]}" for n in range(1000)]
+    got = blobs.get_many(names[:3] + fake + names[3:])
+    assert got[:3] == contents[:3] and got[3:] == [UNKNOWN] * 1001  # past 3.5 MB nothing more is made
+    assert blobs.get_many(names[3:]) == contents[3:]  # the budget is one read's
