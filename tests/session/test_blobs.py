@@ -66,6 +66,8 @@ def test_a_git_reference_is_read_from_the_repository_and_checked_by_its_blob_id(
     assert blobs.get_many([f"git:{oid}", None, f"git:{other}"]) == [b"committed\n", None, b"other\n"]
     assert blobs.get("git:" + "1" * 40) is UNKNOWN  # gone (a rewritten history, collected)
     assert blobs.get("git:HEAD") is UNKNOWN  # only blob ids are asked for
+    for name in ("git:--batch-all-objects", "git:-h", f"git:{oid}\n{other}", f"git:{oid} ", f"git:{oid.upper()}"):
+        assert blobs.get(name) is UNKNOWN, name  # nothing option-like, nothing a second line
     assert Blobs(tmp_path / "x", None).get(f"git:{oid}") is UNKNOWN  # no repository
 
 
@@ -161,6 +163,8 @@ def test_a_content_stored_as_a_delta_against_its_base_is_read_back_through_it(tm
     path.unlink()
     assert blobs.get(name) is UNKNOWN and blobs.get(unrelated) == b"x\n" * 100
     assert blobs.get(name.replace("+", "+" + name.split("+")[0] + "+")) is UNKNOWN  # no delta of a delta
+    itself = name.split("+")[0]
+    assert blobs.get(f"{itself}+{itself}") is UNKNOWN  # a base naming its own bytes
 
 
 def _within(seconds, read):
