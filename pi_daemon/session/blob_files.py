@@ -81,12 +81,14 @@ def create(folder: int, name: str) -> int:
     return os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=folder)
 
 
-def exists(folder: int, name: str) -> bool:
+def holds(folder: int, name: str, size: int) -> bool:
+    """Whether ``name`` in ``folder`` is a regular file of ``size`` bytes (anything else in its
+    place, a symlink say, is to be replaced)."""
     try:
-        os.stat(name, dir_fd=folder, follow_symlinks=False)
+        info = os.stat(name, dir_fd=folder, follow_symlinks=False)
     except FileNotFoundError:
         return False
-    return True
+    return stat.S_ISREG(info.st_mode) and info.st_size == size
 
 
 def sweep(folder: int, older: float = STALE_SECONDS) -> int:

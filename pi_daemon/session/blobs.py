@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Iterable
 
 from ..tools.line_match import changed_regions
-from .blob_files import create, exists, open_folder, read_file, sweep
+from .blob_files import create, holds, open_folder, read_file, sweep
 from ..tools.snapshot import UNKNOWN, read_git_blobs
 
 UNKNOWN_BLOB = "?"  # a before-content that was not kept (outside git, a large file)
@@ -201,7 +201,7 @@ class Blobs:
             folder = open_folder(self.folder.parent, parts, make=True)
         try:
             self._made.add(digest[:2])
-            if not exists(folder, digest):
+            if not holds(folder, digest, len(data)):
                 tmp = f".{digest}.{uuid.uuid4().hex[:8]}"
                 with os.fdopen(create(folder, tmp), "wb") as file:
                     file.write(data)

@@ -371,3 +371,21 @@ def test_one_read_makes_at_most_its_budget_however_often_a_large_content_is_name
     got = blobs.get_many(names[:3] + fake + names[3:])
     assert got[:3] == contents[:3] and got[3:] == [UNKNOWN] * 1001  # past 3.5 MB nothing more is made
     assert blobs.get_many(names[3:]) == contents[3:]  # the budget is one read's
+
+
+def test_a_blob_planted_as_a_symlink_or_cut_short_is_replaced_when_the_content_is_stored(tmp_path):
+    import hashlib
+    data = b"the content a run stores\n"
+    digest = hashlib.sha256(data).hexdigest()
+    folder = tmp_path / "blobs" / digest[:2]
+    folder.mkdir(parents=True)
+    (tmp_path / "target").write_bytes(data)
+    (folder / digest).symlink_to(tmp_path / "target")  # a cloned repository's, in the way
+    blobs = Blobs(tmp_path / "blobs")
+    assert blobs.get(blobs.put(data)) == data
+    assert not (folder / digest).is_symlink()
+    other = b"another content\n"
+    name = hashlib.sha256(other).hexdigest()
+    (tmp_path / "blobs" / name[:2]).mkdir(exist_ok=True)
+    (tmp_path / "blobs" / name[:2] / name).write_bytes(other[:3])
+    assert blobs.get(blobs.put(other)) == other
