@@ -19,13 +19,14 @@ A content that does not hash to its name (SHA-256, or git's blob id) was changed
 daemon's back and is not trusted: it reads as not kept. A pack is complete under its name
 before any name in it is handed out (written aside, then renamed), so a session file never
 names a content that a crash cut short; what a killed daemon left written aside is removed
-when a later one first writes a pack (:func:`sweep`).
+when a later one first writes a pack (:func:`.blob_files.sweep`).
 
 The session files and ``.pi/blobs`` come with the workspace (a cloned repository may hold
 them), so a name is read only when it has one of the forms above exactly, and only from a
 regular file under ``.pi/blobs``, within its size (:mod:`.blob_files`: no symlink below
 ``.pi`` is followed, for reading or writing); a delta only copies its base's bytes in order,
-so it never makes more than its base and its own bytes.
+so it never makes more than its base and its own bytes; and one read makes at most
+:data:`MAX_READ_BYTES` in all.
 """
 
 from __future__ import annotations
@@ -38,8 +39,8 @@ from pathlib import Path
 from typing import Any, BinaryIO, Iterable
 
 from ..tools.line_match import changed_regions
-from .blob_files import create, holds, open_folder, read_file, sweep
 from ..tools.snapshot import UNKNOWN, read_git_blobs
+from .blob_files import create, holds, open_folder, read_file, sweep
 
 UNKNOWN_BLOB = "?"  # a before-content that was not kept (outside git, a large file)
 GIT_PREFIX = "git:"
