@@ -268,7 +268,8 @@ def test_every_delta_the_writer_makes_is_one_the_reader_accepts():
     rnd = random.Random(7)
     made = 0
     for _ in range(400):
-        lines = [rnd.choice([b"a\n", b"b\n", b"\n", b"x" * rnd.randint(0, 40) + b"\n"]) for _ in range(rnd.randint(0, 200))]
+        lines = [rnd.choice([b"a\n", b"b\n", b"\n", b"x" * rnd.randint(0, 40) + b"\n"])
+                 for _ in range(rnd.randint(0, 200))]
         new = list(lines)
         for _ in range(rnd.randint(0, 6)):
             k = rnd.randint(0, len(new))
