@@ -23,13 +23,14 @@ _TMP_PACK = re.compile(r"\.[0-9a-f]{16}\.tmp")
 
 
 def open_folder(top: Path, parts: Sequence[str], make: bool = False) -> int:
-    """A descriptor of the folder ``top/parts…``, no part of it a symlink (``make``: the
-    missing ones are created, ``top`` too). OSError: not such a folder."""
+    """A descriptor of the folder ``top/parts…`` (at least one part), no part of it a symlink
+    (``make``: the missing ones are created, ``top`` too). OSError: not such a folder."""
+    first = top / parts[0]
     if make:
-        top.mkdir(parents=True, exist_ok=True)
-    fd = os.open(top, _DIR)
+        first.mkdir(parents=True, exist_ok=True)
+    fd = os.open(first, _DIR | os.O_NOFOLLOW)  # ``top`` as it is; the part in it not a symlink
     try:
-        for part in parts:
+        for part in parts[1:]:
             if make:
                 try:
                     os.mkdir(part, dir_fd=fd)
