@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 import os
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -38,6 +39,7 @@ from .blobs import GIT_PREFIX, UNKNOWN_BLOB, Blobs
 from .store import SessionStore
 
 _WRITER = ThreadPoolExecutor(1, thread_name_prefix="pi-blobs")
+log = logging.getLogger(__name__)
 
 
 class ChangeError(Exception):
@@ -59,7 +61,7 @@ def _text(data: bytes | None) -> str | None:
 class Tracked:
     """One file of the live run."""
 
-    __slots__ = ("before", "ref", "after", "diff", "blobs", "before_blob", "wire", "unsaved")
+    __slots__ = ("before", "ref", "after", "diff", "blobs", "before_blob", "wire", "unsaved", "stamp")
 
     def __init__(self, before: Any, after: bytes | None, ref: str | None = None) -> None:
         self.before = before
@@ -70,12 +72,16 @@ class Tracked:
         self.before_blob: tuple[str | None] | None = None  # None: ``before`` not yet stored
         self.wire: dict[str, Any] | None = None  # the diff as turn_diff lists it
         self.unsaved = True  # touched since the run's last turn_changes entry
+        self.stamp = 0  # when it was last recorded (ChangeLog's count of records)
 
 
 def _diff(shown: str, before: Any, after: bytes | None) -> FileDiff:
     if before is UNKNOWN:
         return FileDiff(shown, "modified", [], f"--- a/{shown}\n+++ b/{shown}\n"
                                                 "(its content before the run was not kept: too large or too many files)\n")
+    if after is UNKNOWN:  # its stored content is gone or damaged (a delta's base collected by git, say)
+        return FileDiff(shown, "modified", [], f"--- a/{shown}\n+++ b/{shown}\n"
+                                                "(its content after the run was not kept)\n")
     if b"\0" in (before or b"")[:8192] or b"\0" in (after or b"")[:8192]:
         status = "added" if before is None else "deleted" if after is None else "modified"
         return FileDiff(shown, status, [], f"Binary file {shown} differs\n")
@@ -100,6 +106,7 @@ class ChangeLog:
         self._bash_ran = False
         self._unsaved = False
         self._scanning = asyncio.Lock()
+        self._records = 0
 
     # --- the live run ----------------------------------------------------------------
 
@@ -122,6 +129,8 @@ class ChangeLog:
             tracked.after, tracked.diff, tracked.blobs, tracked.wire = after, None, None, None
         tracked.unsaved = True
         self._unsaved = True
+        self._records += 1
+        tracked.stamp = self._records
         if prepare:
             self._try_store(tracked)
             self._wire(str(target), tracked)
@@ -140,7 +149,16 @@ class ChangeLog:
                 return
             self._bash_ran = False
             touched = []
+            since, had = self._records, set(self.files)
             for path, before, ref, after in await asyncio.to_thread(self._changed, self.snapshot):
+                known = self.files.get(path)
+                if known is not None and known.stamp > since:  # a tool of the batch wrote it while it was read:
+                    # that write is the newer content (its stat moved: a later scan reads it again) ...
+                    if path not in had:  # ... and its before was the command's change: the run's is the snapshot's
+                        known.before, known.ref = before, ref
+                        known.before_blob = known.blobs = known.diff = known.wire = None
+                        touched.append((path, known))
+                    continue
                 tracked = self.record(Path(path), lambda: before, after, prepare=False, ref=ref)  # called at once
                 if tracked is not None:
                     touched.append((path, tracked))
@@ -203,9 +221,16 @@ class ChangeLog:
         out = []
         for path, tracked in self.files.items():
             if tracked.unsaved:
-                self._store_one(tracked)  # already done when the file was recorded, unless that failed
-                assert tracked.blobs is not None
-                stored.append({"path": path, "before": tracked.blobs[0], "after": tracked.blobs[1]})
+                try:
+                    self._store_one(tracked)  # already done when the file was recorded, unless that failed
+                    assert tracked.blobs is not None
+                    names = tracked.blobs
+                except OSError as exc:  # .pi/blobs cannot be written (disk full, a file or symlink in the way)
+                    log.warning("the contents of %s could not be stored, it is recorded as not kept: %s", path, exc)
+                    names = (tracked.before_blob[0] if tracked.before_blob is not None else
+                             self._before_name(tracked, lambda data: UNKNOWN_BLOB),
+                             None if tracked.after is None else UNKNOWN_BLOB)
+                stored.append({"path": path, "before": names[0], "after": names[1]})
             wired = self._wire(path, tracked)
             if wired is not None:
                 out.append(wired)
@@ -278,15 +303,18 @@ class ChangeLog:
         for entry in self.store.entries:
             if entry.get("type") == "turn_changes" and isinstance(entry.get("runId"), str):
                 files = found.setdefault(entry["runId"], {})
-                for f in entry.get("files") or []:
-                    files[f["path"]] = (f.get("before"), f.get("after"))
+                listed = entry.get("files")
+                for f in listed if isinstance(listed, list) else []:  # a damaged record is left out
+                    if isinstance(f, dict) and isinstance(f.get("path"), str) and os.path.isabs(f["path"]):
+                        files[f["path"]] = (f.get("before"), f.get("after"))  # a name not a string: not kept
         return found
 
     def accepted(self, run_id: str) -> dict[str, set[str]]:
         marks: dict[str, set[str]] = {}
         for entry in self.store.entries:
-            if entry.get("type") == "turn_review" and entry.get("runId") == run_id:
-                marks.setdefault(entry["path"], set()).update(entry.get("hunkIds") or [])
+            ids = entry.get("hunkIds")
+            if entry.get("type") == "turn_review" and entry.get("runId") == run_id and isinstance(ids, list):
+                marks.setdefault(str(entry.get("path")), set()).update(i for i in ids if isinstance(i, str))
         return marks
 
     def _run(self, run_id: str | None) -> tuple[str, dict[str, tuple[Any, Any]]]:
@@ -315,7 +343,7 @@ class ChangeLog:
             with_content: bool = False) -> tuple[str, list[dict[str, Any]]]:
         run_id, diffs = self.diffs(run_id)
         if path is not None:
-            wanted = self.workspace.show(self.workspace.resolve(path))
+            wanted = self._shown(path, "path")
             diffs = [item for item in diffs if item[1].path in (path, wanted)]
         marks = self.accepted(run_id)
         out = []
@@ -328,6 +356,13 @@ class ChangeLog:
             out.append(item)
         return run_id, out
 
+    def _shown(self, path: str, field: str) -> str:
+        """A path a request names, as the run's files are shown; ChangeError when it is refused."""
+        try:
+            return self.workspace.show(self.workspace.resolve(path))
+        except PathRefused as exc:
+            raise ChangeError(field, str(exc)) from None
+
     def _chosen(self, run_id: str | None, files: list[dict[str, Any]] | None
                 ) -> tuple[str, list[tuple[tuple[str, FileDiff, Any, Any], set[str] | None]]]:
         run_id, diffs = self.diffs(run_id)
@@ -336,7 +371,7 @@ class ChangeLog:
             return run_id, [(item, None) for item in diffs]
         chosen: list[tuple[tuple[str, FileDiff, Any, Any], set[str] | None]] = []
         for n, f in enumerate(files):
-            item = by_shown.get(f["path"]) or by_shown.get(self.workspace.show(self.workspace.resolve(f["path"])))
+            item = by_shown.get(f["path"]) or by_shown.get(self._shown(f["path"], f"files[{n}].path"))
             if item is None:
                 raise ChangeError(f"files[{n}].path", f"run {run_id} did not change {f['path']!r}")
             ids = f.get("hunk_ids")
@@ -372,17 +407,35 @@ class ChangeLog:
 
     async def _revert(self, run_id: str | None, files: list[dict[str, Any]] | None, access: Any) -> dict[str, Any]:
         run_id, chosen = self._chosen(run_id, files)
-        reverted, conflicts, stored = [], [], []
+        reverted: list[dict[str, Any]] = []
+        conflicts: list[dict[str, Any]] = []
+        stored: list[dict[str, Any]] = []
+        try:
+            await self._revert_files(chosen, access, reverted, conflicts, stored)
+        finally:  # what was written is recorded, even when a later file's write fails
+            if stored:
+                self.store.append("turn_changes", runId=run_id, files=stored, reverted=True)
+                self.store.sync()
+        return {"runId": run_id, "reverted": reverted, "conflicts": conflicts}
+
+    async def _revert_files(self, chosen: list[tuple[tuple[str, FileDiff, Any, Any], set[str] | None]], access: Any,
+                            reverted: list[dict[str, Any]], conflicts: list[dict[str, Any]],
+                            stored: list[dict[str, Any]]) -> None:
         for (path, diff, before, after), ids in chosen:
-            current, _ = await access.current(path)
-            if before is UNKNOWN:
+            try:
+                current, _ = await access.current(path)
+            except PathRefused as exc:  # a session file naming a path out of the workspace, or in .pi/
+                conflicts.append({"path": diff.path, "hunkId": None, "reason": str(exc)})
+                continue
+            if before is UNKNOWN or after is UNKNOWN:
                 conflicts.append({"path": diff.path, "hunkId": None,
-                                  "reason": "its content before the run was not kept"})
+                                  "reason": f"its content {'before' if before is UNKNOWN else 'after'} the run "
+                                            "was not kept"})
                 continue
             if diff.status == "deleted" or not diff.hunks:  # whole-file: recreate, or binary
-                if current is not None and current != after:
-                    conflicts.append({"path": diff.path, "hunkId": None,
-                                      "reason": "the file was changed after the run"})
+                if current != after:  # deleted since counts: recreating it would undo the user's delete
+                    conflicts.append({"path": diff.path, "hunkId": None, "reason": "the file was changed after the run"
+                                      if current is not None else "the file no longer exists"})
                     continue
                 new = before
             else:
@@ -406,7 +459,3 @@ class ChangeLog:
             blob = None if new is None else self.blobs.put(new)
             stored.append({"path": path, "before": self.blobs.put(before) if before is not None else None,
                            "after": blob})
-        if stored:
-            self.store.append("turn_changes", runId=run_id, files=stored, reverted=True)
-            self.store.sync()
-        return {"runId": run_id, "reverted": reverted, "conflicts": conflicts}

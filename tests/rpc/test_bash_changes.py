@@ -122,3 +122,167 @@ def test_a_before_content_git_no_longer_holds_reads_as_not_kept(spawn, tmp_path,
     reply = again.call("changes/revert", {"runId": run_id, "files": [{"path": "f.txt"}]})
     assert reply["conflicts"] == [{"path": "f.txt", "reason": "its content before the run was not kept"}]
     assert "line two\n" in (tmp_path / "f.txt").read_text()
+
+
+def killed(d) -> str:
+    session_id = d.call("getState", {})["sessionId"]
+    d.proc.kill()  # SIGKILL
+    d.proc.wait()
+    return session_id
+
+
+def test_a_pack_gone_or_a_damaged_session_file_is_reported_and_the_daemon_keeps_serving(spawn, tmp_path, server):
+    import os
+    d = run_command(spawn, tmp_path, server)
+    run_id = d.call("changes/get", {})["runId"]
+    session_id = killed(d)
+    for pack in (tmp_path / ".pi" / "blobs" / "packs").iterdir():
+        pack.unlink()  # the after-contents (and dirty.txt's before) are gone; f.txt's before is git's
+    os.mkfifo(tmp_path / "fifo")
+    session = next((tmp_path / ".pi" / "sessions").glob("*.jsonl"))
+    digest = "0" * 64
+    damaged = [{"files": 5}, {"files": [5, {"path": 5}, {"before": "x"}, {"path": "relative.txt", "after": None}]},
+               {"files": [{"path": str(tmp_path / "g.txt"), "before": [1], "after": {"a": 1}}]},
+               {"files": [{"path": str(tmp_path / "h.txt"), "before": str(tmp_path / "fifo"),
+                           "after": f"{digest}@{'a' * 16}:{10 ** 30}:{10 ** 17}+../../fifo"}]}]
+    with session.open("a") as f:
+        for n, entry in enumerate(damaged):
+            f.write(json.dumps({"type": "turn_changes", "runId": f"bad{n}", **entry}) + "\n")
+        f.write(json.dumps({"type": "turn_review", "runId": run_id, "path": 5, "hunkIds": 7}) + "\n")
+    again = spawn("--model", "local/coder", cwd=str(tmp_path))
+    again.call("session/load", {"sessionId": session_id})
+    got = again.call("changes/get", {"runId": run_id})
+    files = {f["path"]: f for f in got["files"]}
+    assert "(its content after the run was not kept)" in files["f.txt"]["diff"] and not files["f.txt"]["hunks"]
+    assert "before the run was not kept" in files["dirty.txt"]["diff"]
+    assert got["runs"] == [run_id, "bad0", "bad1", "bad2", "bad3"]
+    assert again.call("changes/get", {"runId": "bad1"})["files"] == []
+    assert [f["path"] for f in again.call("changes/get", {"runId": "bad3"})["files"]] == ["h.txt"]
+    reply = again.call("changes/revert", {"runId": run_id, "files": [{"path": "f.txt"}]})
+    assert reply["conflicts"] == [{"path": "f.txt", "reason": "its content after the run was not kept"}]
+    assert "line two\n" in (tmp_path / "f.txt").read_text()  # left as it is
+    assert again.call("changes/accept", {"runId": "bad2"}) == {"runId": "bad2", "accepted": 0}
+
+
+def test_a_binary_file_deleted_after_the_run_is_not_recreated_by_a_revert(spawn, tmp_path, server):
+    (tmp_path / "old.bin").write_bytes(b"\0old")
+    (tmp_path / ".gitignore").write_text("/.pi/\n")
+    git_repo(tmp_path)
+    server.script(calls(("b", "bash", {"command": "printf '\\0new' > old.bin && printf '\\0add' > added.bin"})),
+                  Reply(body=openai_text("ok")))
+    d = spawn("--model", "local/coder", "--yes", cwd=project(tmp_path, server))
+    d.call("prompt", {"text": "change the binaries"})
+    d.wait_event("agent_settled", timeout=30)
+    got = d.call("changes/get", {})
+    assert {f["path"] for f in got["files"]} == {"old.bin", "added.bin"}
+    (tmp_path / "old.bin").unlink()  # the user deleted both since
+    (tmp_path / "added.bin").unlink()
+    reply = d.call("changes/revert", {"runId": got["runId"]})
+    assert sorted(reply["conflicts"], key=lambda c: c["path"]) == [
+        {"path": "added.bin", "reason": "the file no longer exists"},
+        {"path": "old.bin", "reason": "the file no longer exists"}]
+    assert not (tmp_path / "old.bin").exists() and not (tmp_path / "added.bin").exists()
+
+
+def test_a_pack_a_killed_daemon_left_half_written_is_removed_by_the_next_scan(spawn, tmp_path, server):
+    import os
+    import time
+    packs = tmp_path / ".pi" / "blobs" / "packs"
+    packs.mkdir(parents=True)
+    (packs / ".0123456789abcdef.tmp").write_bytes(b"cut short by a SIGKILL")
+    hour_ago = time.time() - 3600
+    os.utime(packs / ".0123456789abcdef.tmp", (hour_ago, hour_ago))
+    d = run_command(spawn, tmp_path, server)
+    assert len(d.call("changes/get", {})["files"]) == 3
+    assert [p.name for p in packs.iterdir()] == [stored_changes(tmp_path)["new.txt"]["after"].split("@")[1][:16]]
+
+
+def _blob(tmp_path, data: bytes) -> str:
+    import hashlib
+    digest = hashlib.sha256(data).hexdigest()
+    (tmp_path / ".pi" / "blobs" / digest[:2]).mkdir(parents=True, exist_ok=True)
+    (tmp_path / ".pi" / "blobs" / digest[:2] / digest).write_bytes(data)
+    return digest
+
+
+def _stored_run(spawn, tmp_path, server, files: list[dict]) -> tuple[object, str]:
+    """A session with one run that changed ``files`` (as its file says), loaded in a new daemon."""
+    server.script(Reply(body=openai_text("ok")))
+    d = spawn("--model", "local/coder", "--yes", cwd=project(tmp_path, server))
+    d.call("prompt", {"text": "hi"})
+    d.wait_event("agent_settled", timeout=30)
+    session_id = killed(d)
+    session = next((tmp_path / ".pi" / "sessions").glob("*.jsonl"))
+    with session.open("a") as f:
+        f.write(json.dumps({"type": "turn_changes", "runId": "r", "files": files}) + "\n")
+    again = spawn("--model", "local/coder", cwd=str(tmp_path))
+    again.call("session/load", {"sessionId": session_id})
+    return again, session_id
+
+
+def test_a_stored_path_out_of_the_workspace_or_in_pi_is_a_conflict_the_others_are_reverted(spawn, tmp_path, server):
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    outside = tmp_path / "outside.txt"
+    outside.write_text("mine\n")
+    (workspace / "a.txt").write_text("after\n")
+    models = workspace / ".pi" / "models.json"
+    project(workspace, server)
+    files = [{"path": str(outside), "before": _blob(workspace, b"planted\n"), "after": _blob(workspace, b"mine\n")},
+             {"path": str(models), "before": _blob(workspace, b"{}\n"), "after": _blob(workspace, models.read_bytes())},
+             {"path": str(workspace / "a.txt"), "before": _blob(workspace, b"before\n"),
+              "after": _blob(workspace, b"after\n")}]
+    d, _ = _stored_run(spawn, workspace, server, files)
+    reply = d.call("changes/revert", {"runId": "r"})
+    assert [f["path"] for f in reply["reverted"]] == ["a.txt"]
+    assert [(c["path"], "outside the workspace" in c["reason"] or ".pi/" in c["reason"]) for c in reply["conflicts"]
+            ] == [(str(outside), True), (".pi/models.json", True)]
+    assert outside.read_text() == "mine\n" and b"providers" in models.read_bytes()
+    assert (workspace / "a.txt").read_text() == "before\n"
+    assert "a.txt" not in [f["path"] for f in d.call("changes/get", {"runId": "r"})["files"]]  # recorded
+
+
+def test_what_a_revert_wrote_before_a_later_file_failed_is_recorded(spawn, tmp_path, server):
+    for name in ("a.txt", "b.txt"):
+        (tmp_path / name).write_text(f"{name} after\n")
+    project(tmp_path, server)
+    files = [{"path": str(tmp_path / name), "before": _blob(tmp_path, f"{name} before\n".encode()),
+              "after": _blob(tmp_path, f"{name} after\n".encode())} for name in ("a.txt", "b.txt")]
+    d, _ = _stored_run(spawn, tmp_path, server, files)
+    answers = iter([{"applied": True}, {"applied": False, "failureReason": "the user said no"}])
+
+    def apply(params):
+        answer = next(answers)
+        if answer["applied"]:
+            (tmp_path / "a.txt").write_text("a.txt before\n")
+        return answer
+
+    d.on_request["workspace/applyEdit"] = apply
+    d.call("initialize", {"capabilities": {"fs": {"readTextFile": False, "applyEdit": True}}})
+    error = d.request("changes/revert", {"runId": "r"})["error"]
+    assert error["code"] == -32003 and "the user said no" in error["message"]
+    assert [f["path"] for f in d.call("changes/get", {"runId": "r"})["files"]] == ["b.txt"]  # a.txt's revert is kept
+
+
+def test_a_symlinked_packs_folder_is_not_written_through_and_blobs_that_cannot_be_written_do_not_stop_the_run(
+        spawn, tmp_path, server):
+    elsewhere = tmp_path.parent / (tmp_path.name + "-elsewhere")
+    elsewhere.mkdir()
+    blobs = tmp_path / ".pi" / "blobs"
+    blobs.mkdir(parents=True)
+    (blobs / "packs").symlink_to(elsewhere)  # as a cloned repository may hold it
+    for n in range(256):
+        (blobs / f"{n:02x}").symlink_to(elsewhere)  # and every blob folder too
+    d = run_command(spawn, tmp_path, server)
+    assert list(elsewhere.iterdir()) == []
+    ended = [e["event"] for e in d.events if e["event"]["type"] == "agent_settled"]
+    assert ended == [{"type": "agent_settled", "aborted": False}]
+    assert [m["role"] for m in d.call("getMessages", {})["messages"]][-1] == "assistant"
+    live = {f["path"]: f for f in turn_diffs(d)[-1]["files"]}
+    assert "+line two\n" in live["f.txt"]["diff"]  # told as it happened
+    stored = stored_changes(tmp_path)
+    assert stored["f.txt"]["before"].startswith("git:") and stored["f.txt"]["after"] == "?"
+    assert stored["new.txt"] == {"path": str(tmp_path / "new.txt"), "before": None, "after": "?"}
+    files = {f["path"]: f for f in d.call("changes/get", {})["files"]}
+    assert "(its content after the run was not kept)" in files["f.txt"]["diff"]
+    assert b"could not be stored" in d.stderr

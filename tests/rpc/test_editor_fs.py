@@ -271,7 +271,15 @@ def test_unknown_runs_and_hunks_are_clear_errors(spawn, tmp_path, server):
     assert error["code"] == -32602 and "params.files[0].hunkIds" in error["message"]
     error = d.request("changes/accept", {"runId": run_id, "files": [{"path": "other.txt"}]})["error"]
     assert "did not change 'other.txt'" in error["message"]
+    for method, params, field in (("changes/get", {"path": "../elsewhere.txt"}, "params.path"),
+                                  ("changes/get", {"path": "/etc/passwd"}, "params.path"),
+                                  ("changes/revert", {"files": [{"path": "/etc/passwd"}]}, "params.files[0].path"),
+                                  ("changes/accept", {"files": [{"path": "f.txt"}, {"path": "a\0b"}]},
+                                   "params.files[1].path")):
+        error = d.request(method, {"runId": run_id, **params})["error"]
+        assert error["code"] == -32602 and error["message"].startswith(f"invalid params: {field}: "), error
     assert (tmp_path / "f.txt").read_text() == three_hunks(THREE)
+    assert not any(h["accepted"] for h in d.call("changes/get", {})["files"][0]["hunks"])
 
 
 def test_editor_context_is_rendered_into_the_stored_user_message(spawn, tmp_path, server):
