@@ -8,8 +8,9 @@ between sending that prompt and ``agent_settled``, divided by the turns, is the 
 
 ``--tree PATH`` (repeatable) measures the daemon from another source tree of the package
 (for example ``git worktree`` or ``git archive`` of a base revision), alternating the trees
-run by run so machine load hits all alike; ``--py-spy FILE`` records the runs of the
-first tree with py-spy (raw folded stacks, ``FILE.<run>``) at 1,000 Hz.
+run by run so machine load hits all alike; ``--py-spy FILE`` (``pip install -e .[profile]``) records the runs of the
+first tree with py-spy (raw folded stacks, ``FILE.<run>``) at 1,000 Hz; ``--attach CMD`` runs
+another such tool (``{pid}`` and ``{run}`` in it are filled in).
 
 Run: .venv/bin/python bench/tool_turns.py [--turns 1000] [--runs 5] [--tree /tmp/base --tree .]
 """
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import statistics
 import subprocess
 import sys
@@ -30,6 +32,8 @@ from peers import Bench, Daemon, ModelServer
 
 from pi_daemon.client import daemon_command
 
+PY_SPY = Path(sys.executable).parent / "py-spy"
+
 
 def cpu_seconds(pid: int) -> float:
     with open(f"/proc/{pid}/stat") as f:
@@ -37,7 +41,7 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def one_run(bench: Bench, tree: str | None, turns: int, py_spy: str | None) -> tuple[float, float]:
+def one_run(bench: Bench, tree: str | None, turns: int, attach: str | None) -> tuple[float, float]:
     env = dict(bench.env["daemon"])
     if tree:
         env["PYTHONPATH"] = tree
@@ -46,9 +50,8 @@ def one_run(bench: Bench, tree: str | None, turns: int, py_spy: str | None) -> t
     bench.server.script({"text": 3})
     agent.run("warm up")
     spy = None
-    if py_spy:
-        spy = subprocess.Popen([str(Path(sys.executable).parent / "py-spy"), "record", "-r", "1000", "--format", "raw",
-                                "-o", py_spy, "-p", str(agent.proc.pid)], stdout=subprocess.DEVNULL,
+    if attach:
+        spy = subprocess.Popen(shlex.split(attach.format(pid=agent.proc.pid)), stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
         time.sleep(1)
     bench.server.script({"reads": turns, "path": "notes.txt"}, {"text": 2})
@@ -69,6 +72,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--tree", action="append", help="a source tree of pi_daemon to measure (default: this one)")
     parser.add_argument("--py-spy", help="record the first tree's runs with py-spy into FILE.<run>")
+    parser.add_argument("--attach", help="a command run on the first tree's runs, e.g. 'strace -c -f -o /tmp/s -p {pid}'")
     args = parser.parse_args()
     precompile()
     trees = args.tree or [None]
@@ -83,7 +87,11 @@ def main() -> None:
             bench = Bench(Path(tmp), server, Path(), Path(), small=False)
             for run in range(args.runs):
                 for tree in trees:
-                    spy = f"{args.py_spy}.{run + 1}" if args.py_spy and tree == trees[0] else None
+                    spy = None
+                    if args.py_spy and tree == trees[0]:
+                        spy = f"{PY_SPY} record -r 1000 --gil --format raw -o {args.py_spy}.{run + 1} -p {{pid}}"
+                    elif args.attach and tree == trees[0]:
+                        spy = args.attach.replace("{run}", str(run + 1))
                     results[tree].append(one_run(bench, tree, args.turns, spy))
                     cpu, wall = results[tree][-1]
                     print(f"run {run + 1} {tree or '.'}: {cpu:.3f} ms CPU, {wall:.3f} ms wall per turn", flush=True)
