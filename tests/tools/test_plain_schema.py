@@ -28,7 +28,7 @@ def test_builtin_schemas_are_plain():
     assert all(is_plain(s) for s in SCHEMAS)
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=1500, deadline=None)
 @given(st.sampled_from(SCHEMAS), arguments)
 def test_never_accepts_what_jsonschema_rejects(schema, value):
     if accepts(schema, value):
