@@ -48,7 +48,12 @@ def _overrides(cls: type) -> dict[str, Any]:
 
 
 def _unstructure_factory(cls: type) -> Callable[[Any], Any]:
-    return make_dict_unstructure_fn(cls, converter, **_overrides(cls))
+    # cattrs asks again for the hook of a class each time it builds one of a class that
+    # holds it (a message in message_start, message_end, turn_end, ...): build it once.
+    hook = _unstructure_hooks.get(cls)
+    if hook is None:
+        hook = _unstructure_hooks[cls] = make_dict_unstructure_fn(cls, converter, **_overrides(cls))
+    return hook
 
 
 def _structure_factory(cls: type) -> Callable[[Any, Any], Any]:
@@ -77,7 +82,25 @@ def _json_type(value: Any) -> str:
     return names.get(type(value), type(value).__name__)
 
 
-converter = cattrs.Converter()
+class _Converter(cattrs.Converter):
+    """Forgets the unstructure hooks built so far when one is registered (as cattrs forgets
+    its cache then): a hook built earlier may hold the hook it replaces."""
+
+    def register_unstructure_hook(self, *args: Any, **kwargs: Any) -> Any:
+        _unstructure_hooks.clear()
+        return super().register_unstructure_hook(*args, **kwargs)
+
+    def register_unstructure_hook_func(self, *args: Any, **kwargs: Any) -> Any:
+        _unstructure_hooks.clear()
+        return super().register_unstructure_hook_func(*args, **kwargs)
+
+    def register_unstructure_hook_factory(self, *args: Any, **kwargs: Any) -> Any:
+        _unstructure_hooks.clear()
+        return super().register_unstructure_hook_factory(*args, **kwargs)
+
+
+_unstructure_hooks: dict[type, Callable[[Any], Any]] = {}
+converter = _Converter()
 # JSON input is checked, not cast: "5" is no int here and 0 is no bool.
 converter.register_structure_hook(str, _strict(str))
 converter.register_structure_hook(int, _strict(int))
