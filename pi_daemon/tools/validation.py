@@ -13,7 +13,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from ..json_types import JsonObject
-from .plain_schema import accepts, is_plain
+from ..schema_fits import fits
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
@@ -96,7 +96,7 @@ def validate_arguments(schema: JsonObject, args: Any) -> JsonObject:
     if not isinstance(args, dict):
         raise ToolArgumentError(f"arguments must be a JSON object, got {type(args).__name__}")
     value: JsonObject = _coerce(copy.deepcopy(args), schema)
-    if is_plain(schema) and accepts(schema, value):
+    if fits(schema, value):  # the usual case, without asking jsonschema
         return value
     errors = sorted(_validator(schema).iter_errors(value), key=lambda e: list(e.absolute_path))
     if errors:

@@ -2,15 +2,13 @@
 refuses, accepts the usual files (so jsonschema is not imported for them), and the
 errors are still jsonschema's."""
 
-import json
 import math
-import subprocess
-import sys
 
 import jsonschema
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from pi_daemon.llm.config_shape import MODEL_FIELDS, PROVIDER_SCHEMA, SCHEMA, fits, shape_errors
+from pi_daemon.llm.config_shape import MODEL_FIELDS, PROVIDER_SCHEMA, SCHEMA, shape_errors
+from pi_daemon.schema_fits import fits
 
 SCHEMAS = {"file": SCHEMA, "provider": PROVIDER_SCHEMA, "model": MODEL_FIELDS}
 KEYS = ["id", "name", "api", "baseUrl", "apiKey", "reasoning", "input", "cost", "contextWindow", "maxTokens",
@@ -96,18 +94,3 @@ def test_what_it_cannot_tell_goes_to_jsonschema():
         "id: '' should be non-empty", "maxTokens: True is not of type 'integer'"]
     assert shape_errors(SCHEMA, []) == ["(top level): [] is not of type 'object'"]
 
-
-def test_a_usual_models_json_is_read_without_importing_jsonschema(tmp_path):
-    path = tmp_path / "models.json"
-    path.write_text(json.dumps({"providers": {"local": {
-        "baseUrl": "http://127.0.0.1:8080/v1", "api": "openai-completions", "apiKey": "none",
-        "headers": {"X-A": "b"}, "compat": {"supportsStore": False},
-        "models": [{"id": "m", "name": "M", "reasoning": False, "input": ["text", "image"], "contextWindow": 128000,
-                    "maxTokens": 4096, "cost": {"input": 0.5, "output": 1, "cacheRead": 0, "cacheWrite": 0}}],
-        "modelOverrides": {"other": {"name": "Other"}}}}}))
-    code = ("import sys; from pathlib import Path; from pi_daemon.llm.config import load_file; "
-            f"invalid = {{}}; data = load_file(Path({str(path)!r}), invalid); "
-            "assert list(data['providers']) == ['local'] and not invalid, (data, invalid); "
-            "print('jsonschema' in sys.modules)")
-    out = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"

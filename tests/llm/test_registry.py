@@ -142,7 +142,10 @@ def test_reading_a_usual_configuration_loads_neither_httpx_nor_jsonschema(env):
     home, ws = env
     write(home / "models.json", {"providers": {"local": {
         "baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions", "apiKey": "none",
-        "models": [{"id": "m", "contextWindow": 8192, "cost": {"input": 0, "output": 0}}]}}})
+        "headers": {"X-A": "b"}, "compat": {"supportsStore": False},
+        "models": [{"id": "m", "name": "M", "reasoning": False, "input": ["text", "image"], "contextWindow": 8192,
+                    "maxTokens": 4096, "cost": {"input": 0.5, "output": 1, "cacheRead": 0, "cacheWrite": 0}}],
+        "modelOverrides": {"other": {"name": "Other"}}}}})
     code = ("import sys; from pi_daemon.llm.registry import ModelRegistry; "
             f"registry = ModelRegistry.load({str(ws)!r}); model = registry.resolve('local/m'); "
             "assert model.context_window == 8192 and registry.first_usable() is not None; "
