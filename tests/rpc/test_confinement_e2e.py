@@ -4,6 +4,7 @@ the daemon's own state folder, each tried the way a hostile repository would."""
 import ctypes
 import json
 import os
+import random
 import threading
 import time
 
@@ -93,12 +94,16 @@ def exchange(a, b) -> None:
 
 
 def swapper(ws, outside, stop: threading.Event) -> threading.Thread:
-    """Flip ws/d between a real folder and a symlink to the outside folder, as fast as it goes."""
+    """Flip ws/d between a real folder and a symlink to the outside folder, as fast as it goes,
+    holding one of the two now and then for 2 ms: on a busy host the flips alone could fall so
+    that every open met the link, and the test would see nothing served."""
     (ws / "d.link").symlink_to(outside)
 
     def loop():
         while not stop.is_set():
             exchange(ws / "d", ws / "d.link")
+            if random.random() < 0.01:
+                time.sleep(0.002)
 
     return threading.Thread(target=loop, daemon=True)
 
