@@ -74,7 +74,9 @@ class Daemon(Client):
 
     def _read_stderr(self) -> None:
         for line in self.proc.stderr:
-            self.stderr += line
+            with self._cond:
+                self.stderr += line
+                self._cond.notify_all()
 
     def output_ended(self) -> None:
         self.frames.finished = True
@@ -121,6 +123,10 @@ class Daemon(Client):
 
     def respond(self, request_id: Any, result: Any) -> None:
         self.send({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+    def wait_stderr(self, text: bytes, timeout: float = 10.0) -> bytes:
+        """Until the daemon's log holds ``text`` (it is read by its own thread, after the replies)."""
+        return self._wait(lambda: text if text in self.stderr else None, timeout, f"{text!r} on stderr")
 
     def wait_server_request(self, method: str, count: int = 1, timeout: float = 10.0) -> dict:
         def found():

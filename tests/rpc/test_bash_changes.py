@@ -285,4 +285,4 @@ def test_a_symlinked_packs_folder_is_not_written_through_and_blobs_that_cannot_b
     assert stored["new.txt"] == {"path": str(tmp_path / "new.txt"), "before": None, "after": "?"}
     files = {f["path"]: f for f in d.call("changes/get", {})["files"]}
     assert "(its content after the run was not kept)" in files["f.txt"]["diff"]
-    assert b"could not be stored" in d.stderr
+    assert d.wait_stderr(b"could not be stored")

@@ -158,7 +158,7 @@ def test_an_entry_the_daemon_cannot_serve_disables_its_provider_only(spawn, tmp_
     assert "unknown api 'bedrock-converse-stream'" in reasons["bedrock-ish"]["reason"]
     assert "providers.broken does not fit the models.json shape: models.0: 'id' is a required property" in \
         reasons["broken"]["reason"]
-    assert b"provider 'bedrock-ish' is disabled" in d.stderr
+    assert d.wait_stderr(b"provider 'bedrock-ish' is disabled")
     server.script(Reply(body=openai_text("still serving")))
     d.call("prompt", {"text": "hi"})
     assert final_message(d)["content"][-1]["text"] == "still serving"

@@ -41,7 +41,7 @@ def test_requests_sent_at_spawn_are_answered_before_pygls_loads_and_the_same_aft
     assert error["code"] == -32602 and "params.text" in error["message"]
     d.wait_event("agent_settled")
     assert "first answer" in d.texts()
-    assert b"prompt 2 served before pygls is loaded" in d.stderr
+    assert d.wait_stderr(b"prompt 2 served before pygls is loaded")
     assert b"pygls loaded" not in d.stderr.split(b"prompt 2 served before pygls")[0]
 
     _wait_log(d, b"pygls loaded")  # once idle, in the background
@@ -67,7 +67,7 @@ def test_a_request_served_before_pygls_loads_can_be_cancelled(spawn, tmp_path):
     assert d.call("getState")["isStreaming"] in (True, False)
     d.wait_event("agent_settled", timeout=30)
     assert d.response_counts[waiting] == 1
-    assert b"$/cancelRequest needs" in d.stderr
+    assert d.wait_stderr(b"$/cancelRequest needs")
 
 
 # Modules the daemon imports at start-up, before it has asked whether the workspace is trusted.

@@ -90,7 +90,7 @@ def test_workspace_cannot_send_the_anthropic_key_elsewhere(spawn, home, ws, evil
     assert {"file": str(ws / ".pi" / "models.json"), "field": "providers.anthropic.baseUrl",
             "effect": "would send the anthropic key and the conversation elsewhere"} in state["workspaceTrust"]["ignored"]
     assert state["workspaceTrust"]["trusted"] is False and state["workspaceTrust"]["decided"] is False
-    assert b"providers.anthropic.baseUrl" in d.stderr
+    assert d.wait_stderr(b"providers.anthropic.baseUrl")
 
 
 def test_even_a_trusted_workspace_cannot_send_a_catalog_key_elsewhere(spawn, home, ws, evil):
@@ -266,4 +266,4 @@ def test_asked_after_the_initialize_reply_when_initialize_is_not_the_first_reque
     assert out.index(b'"workspace/trust"') > out.index(b'"workspaceTrust":true')
     d.respond(request["id"], {"trusted": "yes"})  # not a boolean: nothing is remembered
     assert d.call("getState")["workspaceTrust"]["decided"] is False
-    assert not (home / "trust.json").exists() and b"not {trusted: boolean}" in d.stderr
+    assert d.wait_stderr(b"not {trusted: boolean}") and not (home / "trust.json").exists()
