@@ -429,7 +429,7 @@ async def test_https_provider_verifies_with_the_certificate_store_it_loads_at_th
         tmp_path, monkeypatch) -> None:
     ca, server_tls = certificate_authority()
     ca.cert_pem.write_to_path(str(tmp_path / "ca.pem"))
-    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "ca.pem"))  # httpx's store, read from the environment
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "ca.pem"))  # the store the environment names
     monkeypatch.setattr(llm_http, "_clients", {})
 
     async def provider(_: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
