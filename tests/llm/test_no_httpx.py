@@ -48,3 +48,16 @@ def test_a_streamed_answer_and_the_props_probe_do_not_import_httpx(server) -> No
     result = json.loads(done.stdout)
     assert result == {"text": "hello there", "warned": 1, "loaded": []}
     assert [hit.path for hit in server.route_hits] == ["/props"]
+
+
+def test_retry_after_as_an_http_date_or_seconds() -> None:
+    import email.utils
+    import time
+
+    from pi_daemon.llm.errors import parse_retry_after
+
+    later = email.utils.formatdate(time.time() + 30, usegmt=True)
+    assert 25 < parse_retry_after({"retry-after": later}) <= 31  # type: ignore[operator]
+    assert parse_retry_after({"retry-after": "7"}) == 7.0
+    assert parse_retry_after({"retry-after-ms": "1500"}) == 1.5
+    assert parse_retry_after({"retry-after": "soon"}) is None
