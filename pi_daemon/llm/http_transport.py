@@ -28,8 +28,8 @@ from urllib.parse import quote, urlsplit
 
 import httptools
 
-from .transport_errors import (ConnectError, ConnectTimeout, DecodingError, ReadError, ReadTimeout,
-                               RemoteProtocolError, TransportError, UnsupportedProtocol, WriteError,
+from .transport_errors import (ConnectError, ConnectTimeout, DecodingError, LocalProtocolError, ReadError,
+                               ReadTimeout, RemoteProtocolError, TransportError, UnsupportedProtocol, WriteError,
                                WriteTimeout)
 
 _READ_SIZE = 65536
@@ -319,6 +319,8 @@ class Response:
 def _request_bytes(method: str, target: Target, headers: dict[str, str], body: bytes) -> bytes:
     parts = [method.encode("ascii"), b" ", target.path, b" HTTP/1.1\r\nhost: ", target.host_header, b"\r\n"]
     for name, value in headers.items():
+        if "\n" in value or "\r" in value or "\n" in name or "\r" in name or ":" in name:
+            raise LocalProtocolError(f"Illegal header {name!r}", target.url)  # it would end the head early
         parts += (name.encode("ascii"), b": ", value.encode("utf-8"), b"\r\n")
     if body or method not in ("GET", "HEAD"):
         parts.append(b"content-length: %d\r\n" % len(body))

@@ -506,3 +506,10 @@ async def test_proxy_in_the_environment_falls_back_to_httpx_which_uses_it(monkey
         assert events[-1].message.text() == "via proxy"
         assert client_for(m).direct is None and client_for(m).proxied is not None
         assert seen == [b"POST http://model.invalid/v1/chat/completions HTTP/1.1"]
+
+
+async def test_header_value_with_a_line_break_is_refused_before_sending() -> None:
+    async with Origin(keep_answering) as origin, client() as http:
+        with pytest.raises(errors.LocalProtocolError, match="Illegal header"):
+            await http.transport.request("POST", origin.url, {"x-key": "a\r\nx-other: b"}, b"", http.timeouts)
+        assert origin.connections == 0
