@@ -513,3 +513,21 @@ async def test_header_value_with_a_line_break_is_refused_before_sending() -> Non
         with pytest.raises(errors.LocalProtocolError, match="Illegal header"):
             await http.transport.request("POST", origin.url, {"x-key": "a\r\nx-other: b"}, b"", http.timeouts)
         assert origin.connections == 0
+
+
+async def test_refused_proxy_fails_with_the_text_of_a_refused_direct_request(monkeypatch) -> None:
+    async with Origin(keep_answering) as closed:
+        url = closed.url  # nothing listens there once the block ends
+    monkeypatch.setattr(llm_http, "_clients", {})
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "HTTPS_PROXY", "https_proxy", "http_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    texts = []
+    for proxy in (None, url):
+        if proxy:
+            monkeypatch.setenv("HTTP_PROXY", proxy)
+        m = openai_model(url if proxy is None else "http://model.invalid")
+        events = [e async for e in stream(m, Context(messages=[UserMessage(content="hi")]),
+                                          StreamOptions(api_key="k"), CancelToken())]
+        texts.append(events[-1].error.error_message)  # type: ignore[union-attr]
+    assert texts == [f"connection refused by {url}/v1/chat/completions: is the server running?",
+                     "connection refused by http://model.invalid/v1/chat/completions: is the server running?"]
