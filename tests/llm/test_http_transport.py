@@ -525,6 +525,7 @@ async def test_refused_proxy_fails_with_the_text_of_a_refused_direct_request(mon
     for proxy in (None, url):
         if proxy:
             monkeypatch.setenv("HTTP_PROXY", proxy)
+            llm_http._clients.clear()  # the client is chosen when made
         m = openai_model(url if proxy is None else "http://model.invalid")
         events = [e async for e in stream(m, Context(messages=[UserMessage(content="hi")]),
                                           StreamOptions(api_key="k"), CancelToken())]
