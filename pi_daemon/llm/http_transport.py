@@ -262,25 +262,30 @@ class _Exchange:
             self.conn.close()  # the answer was not read to its end: the connection is unusable
 
 
-def _decompressor(encoding: str) -> Callable[[bytes], bytes] | None:
-    """What undoes one ``Content-Encoding`` (None for ``identity`` and anything unknown, as httpx did)."""
-    if encoding in ("gzip", "x-gzip"):
-        return zlib.decompressobj(zlib.MAX_WBITS | 16).decompress
-    if encoding == "deflate":
-        state: list[zlib._Decompress] = []
+class _Decoder:
+    """Undoes one ``Content-Encoding``: ``gzip``, or ``deflate`` zlib-wrapped as the RFC says
+    or raw as some servers send it (httpx's decoders did the same)."""
 
-        def inflate(data: bytes) -> bytes:  # zlib-wrapped as the RFC says, or raw as some servers send
-            if not state:
-                try:
-                    obj = zlib.decompressobj()
-                    out = obj.decompress(data)
-                    state.append(obj)
-                    return out
-                except zlib.error:
-                    state.append(zlib.decompressobj(-zlib.MAX_WBITS))
-            return state[0].decompress(data)
-        return inflate
-    return None
+    __slots__ = ("zlib", "raw_fallback")
+
+    def __init__(self, encoding: str) -> None:
+        self.raw_fallback = encoding == "deflate"
+        self.zlib = zlib.decompressobj(zlib.MAX_WBITS | 16 if encoding != "deflate" else zlib.MAX_WBITS)
+
+    def decode(self, data: bytes) -> bytes:
+        if self.raw_fallback:
+            self.raw_fallback = False
+            try:
+                return self.zlib.decompress(data)
+            except zlib.error:
+                self.zlib = zlib.decompressobj(-zlib.MAX_WBITS)
+        return self.zlib.decompress(data)
+
+    def flush(self) -> bytes:
+        return self.zlib.flush()
+
+
+_ENCODINGS = ("gzip", "x-gzip", "deflate")  # identity and anything unknown are passed on as they are
 
 
 class Response:
@@ -293,21 +298,30 @@ class Response:
         self.headers = headers  # names in lower case; repeated fields joined with ", "
         self.url = exchange.target.url
         self._exchange = exchange
-        encodings = [e.strip().lower() for e in headers.get("content-encoding", "").split(",") if e.strip()]
-        decoders = [_decompressor(e) for e in reversed(encodings)]
-        self._decoders = [d for d in decoders if d is not None]
+        encodings = [e.strip().lower() for e in headers.get("content-encoding", "").split(",")]
+        self._decoders = [_Decoder(e) for e in reversed(encodings) if e in _ENCODINGS]
 
     async def aiter_bytes(self) -> AsyncIterator[bytes]:
         decoders = self._decoders
         async for data in self._exchange:
             if decoders:
-                try:
-                    for decode in decoders:
-                        data = decode(data)
-                except zlib.error as exc:
-                    raise DecodingError(str(exc)) from exc
+                data = self._decode(data, False)
             if data:
                 yield data
+        if decoders:
+            data = self._decode(b"", True)
+            if data:
+                yield data
+
+    def _decode(self, data: bytes, last: bool) -> bytes:
+        try:
+            for decoder in self._decoders:
+                data = decoder.decode(data)
+                if last:  # what the decoder still holds goes through the decoders after it
+                    data += decoder.flush()
+        except zlib.error as exc:
+            raise DecodingError(str(exc)) from exc
+        return data
 
     async def aread(self) -> bytes:
         return b"".join([data async for data in self.aiter_bytes()])

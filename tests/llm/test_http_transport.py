@@ -295,6 +295,31 @@ async def test_compressed_answer_is_decoded() -> None:
         assert (await http.post(origin.url, content=b"x")).content == text
 
 
+@pytest.mark.parametrize("encoding", ["deflate", "raw deflate", "gzip, deflate"])
+async def test_deflated_answers_are_decoded_whatever_the_wrapping(encoding: str) -> None:
+    import zlib
+
+    text = b"data: {}\n\n" * 1000
+
+    def deflate(data: bytes, wbits: int) -> bytes:
+        packer = zlib.compressobj(wbits=wbits)
+        return packer.compress(data) + packer.flush()
+
+    body = {"deflate": deflate(text, zlib.MAX_WBITS), "raw deflate": deflate(text, -zlib.MAX_WBITS),
+            "gzip, deflate": deflate(gzip.compress(text), zlib.MAX_WBITS)}[encoding]
+
+    async def deflated(_: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        wire = answer(body, b"content-encoding: " + encoding.replace("raw ", "").encode())
+        for i in range(0, len(wire), 50):  # the compressed stream arrives in pieces
+            writer.write(wire[i:i + 50])
+            await writer.drain()
+            await asyncio.sleep(0)
+
+    async with Origin(deflated) as origin, client() as http:
+        assert (await http.post(origin.url, content=b"x")).content == text
+
+
 async def test_malformed_answer_is_a_protocol_error() -> None:
     async def garbage(_: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await read_request(reader)
