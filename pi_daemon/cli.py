@@ -3,7 +3,7 @@
 Start-up is ordered for a fast first answer: the protocol's file descriptors are taken
 and the reader started at once; if the client's first message is ``initialize`` it is
 answered before the models are read and before the rest of the daemon is loaded. The
-default model's provider (httpx) is loaded next, before the first prompt arrives rather
+default model's provider (and its HTTP transport) is loaded next, before the first prompt arrives rather
 than after it. pygls, whose import is the largest of all, is not on this path at all: it
 is loaded in the background once the daemon is idle (see :mod:`.rpc.early`). The
 methods attrs generates for each class come from a cache (:mod:`.attrs_cache`).
@@ -256,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
     client = ClientState()
     pending = _fast_initialize(reader.next_items(), writer, reader, client, args.max_frame_bytes, workspace)
     # The models are read once initialize is answered: the catalog, models.json's shape
-    # check (jsonschema) and httpx are not needed for that answer.
+    # check (jsonschema) and the providers are not needed for that answer.
     loaded = early or _load_models(workspace, args)
     if loaded is None:
         writer.flush()

@@ -7,7 +7,6 @@ layer reads it to retry, and :func:`is_context_overflow` to compact.
 
 from __future__ import annotations
 
-import email.utils
 import re
 import time
 from typing import Any
@@ -70,6 +69,8 @@ def parse_retry_after(headers: Any) -> float | None:
         return max(0.0, float(value))
     except ValueError:
         pass
+    import email.utils  # an HTTP date is rare; the email package is not loaded for every model request
+
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):

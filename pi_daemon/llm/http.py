@@ -1,4 +1,4 @@
-"""HTTP for providers: one shared httpx client, SSE streams that an abort closes at once.
+"""HTTP for providers: one shared client per model setting, SSE streams that an abort closes at once.
 
 :func:`sse_stream` POSTs a JSON body and yields the server-sent events of the answer.
 A non-2xx answer raises :class:`ProviderHTTPError` carrying the provider's own error
@@ -12,28 +12,34 @@ import asyncio
 import codecs
 import functools
 import json
+import os
 import ssl
 from collections import deque
-from typing import Any, AsyncIterator, Callable
+from http import HTTPStatus
+from typing import TYPE_CHECKING, Any, AsyncIterator, Callable
+from urllib.parse import urlsplit
 
-import httpx
 import orjson
-from httpx_sse import EventSource, ServerSentEvent
-from httpx_sse._decoders import SSEDecoder, SSELineDecoder  # exact pin: the decoders aiter_sse uses
 
 from ..cancel import CancelToken, Cancelled
 from .credentials import check_request
 from .errors import ProviderErrorDetail, classify, parse_retry_after
-from .http_transport import Http11Transport, environment_proxied
+from .http_transport import DEFAULT_HEADERS, Http11Transport, Response, Timeouts, environment_proxied
 from .model import Model
+from .sse import EventDecoder, LineDecoder, ServerSentEvent, check_content_type
+from .transport_errors import (ConnectError, ConnectTimeout, ReadError, ReadTimeout, RemoteProtocolError,
+                               TransportError, WriteError)
 
-_clients: dict[tuple[int, float, float, bool], _Client] = {}
+if TYPE_CHECKING:
+    from .http_proxied import ProxiedClient, ProxiedResponse
+
+_clients: dict[tuple[int, float, float, bool], Client] = {}
 _END = object()  # the stream ended normally
 # The connection died before the server sent anything back: a kept-alive connection the
 # server had already closed (llama-server closes after every answer although it says
 # Keep-Alive). The request never reached the model; it is sent again on a new connection.
 # Http11Transport does this itself; httpx's transport (behind a proxy) needs it done here.
-_DEAD_BEFORE_ANSWER = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
+_DEAD_BEFORE_ANSWER = (RemoteProtocolError, ReadError, WriteError)
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", "0.0.0.0"}
 
 
@@ -73,94 +79,93 @@ def _decoded(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not JSON")
 
 
-class _NoCookies(httpx.Cookies):
-    """A jar that keeps nothing. httpx hands every response to the client's jar, which wraps
-    it in urllib and email objects to look for Set-Cookie (about a tenth of a tool turn's
-    HTTP time); a model API is stateless and the reference keeps no cookies either."""
-
-    def extract_cookies(self, response: httpx.Response) -> None:
-        pass
+def _plain(model: Model) -> bool:
+    return model.base_url[:7].lower() == "http://"
 
 
-class _Client(httpx.AsyncClient):
-    """httpx's client without a cookie jar; with :class:`Http11Transport` (no proxy in the
-    environment) its provider requests go straight to the transport (:meth:`open`)."""
+def _tls(plain: bool) -> ssl.SSLContext:
+    """What the client verifies TLS with, made when the first ``https`` connection is opened:
+    the store ``SSL_CERT_FILE`` or ``SSL_CERT_DIR`` names, else certifi's (as httpx chose).
+    Loading the certificate store costs tens of milliseconds; a plain ``http://`` server (a
+    local one) never needs it, so its client gets a context that trusts no certificate: it
+    cannot speak TLS to anyone (redirects are not followed), and verification stays on."""
+    if plain:
+        return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    if os.environ.get("SSL_CERT_FILE"):
+        return ssl.create_default_context(cafile=os.environ["SSL_CERT_FILE"])
+    if os.environ.get("SSL_CERT_DIR"):
+        return ssl.create_default_context(capath=os.environ["SSL_CERT_DIR"])
+    import certifi
 
-    _jar = _NoCookies()
-    direct: Http11Transport | None = None  # the transport, when requests can go straight to it
+    return ssl.create_default_context(cafile=certifi.where())
+
+
+class Client:
+    """The connections of one model's requests: :class:`Http11Transport`, or httpx's client when
+    the environment names a proxy (httpx is imported only then)."""
+
+    def __init__(self, model: Model, keep: int) -> None:
+        plain = _plain(model)
+        self.timeouts = Timeouts(model.connect_timeout, model.read_timeout, model.read_timeout)
+        self.direct: Http11Transport | None = None
+        self.proxied: ProxiedClient | None = None
+        if environment_proxied():
+            from .http_proxied import ProxiedClient
+
+            self.proxied = ProxiedClient(model.connect_timeout, model.read_timeout, keep, _tls(plain))
+        else:
+            self.direct = Http11Transport(functools.partial(_tls, plain), max_idle=keep)
 
     @property
     def resends_dead_reused(self) -> bool:
         """Its transport sends a request again when a reused connection was dead."""
         return self.direct is not None
 
-    async def open(self, url: httpx.URL, headers: dict[str, str], content: bytes) -> httpx.Response:
-        """The answer's head of a POST, its body to be streamed and the response closed by the
-        caller. With :class:`Http11Transport`, the request goes straight to it: the client's own
-        layers (auth, redirects, event hooks, cookies, the merge of its settings into each
-        request, logging) cost about half as much as the transport's own Python code; going
-        past them saved about a quarter of the client's CPU per request to a loopback server."""
+    @property
+    def is_closed(self) -> bool:
+        return self.direct.closed if self.direct is not None else self.proxied is None or self.proxied.is_closed
+
+    async def open(self, url: str, headers: dict[str, str], content: bytes, method: str = "POST",
+                   timeout: float | None = None) -> Response | ProxiedResponse:
+        """The answer's head, its body to be read and the answer closed by the caller."""
         if self.direct is None:
-            return await self.send(self.build_request("POST", url, headers=headers, content=content), stream=True)
-        request = httpx.Request("POST", url, headers={**self._defaults, **headers}, content=content,
-                                extensions=self._extensions)
-        response = await self.direct.handle_async_request(request)
-        response.request = request
-        return response
+            assert self.proxied is not None
+            return await self.proxied.request(method, url, headers, content, timeout)
+        timeouts = self.timeouts if timeout is None else Timeouts(timeout, timeout, timeout)
+        return await self.direct.request(method, url, {**DEFAULT_HEADERS, **headers}, content, timeouts)
 
-    def go_direct(self, transport: Http11Transport) -> None:
-        self.direct = transport
-        self._defaults = dict(self.headers)
-        self._extensions = {"timeout": self.timeout.as_dict()}
+    async def get(self, url: str, timeout: float | None = None) -> tuple[int, bytes]:
+        """The status and the whole body of a GET."""
+        response = await self.open(url, {}, b"", "GET", timeout)
+        try:
+            return response.status_code, await response.aread()
+        finally:
+            await response.aclose()
 
-    @property  # type: ignore[misc]  # read-only: nothing may set a jar
-    def cookies(self) -> httpx.Cookies:
-        return self._jar
+    async def aclose(self) -> None:
+        if self.direct is not None:
+            await self.direct.aclose()
+        elif self.proxied is not None:
+            await self.proxied.aclose()
 
+    async def __aenter__(self) -> Client:
+        return self
 
-@functools.lru_cache(maxsize=64)
-def _parsed_url(url: str) -> httpx.URL:
-    """``url`` parsed once: httpx parses a text URL again at every request (a model's is
-    the same every turn)."""
-    return httpx.URL(url)
-
-
-def _plain(model: Model) -> bool:
-    return model.base_url[:7].lower() == "http://"
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
 
-def _tls(plain: bool) -> ssl.SSLContext:
-    """What the client verifies TLS with, made when the first ``https`` connection is opened.
-    Loading the certificate store costs tens of milliseconds; a plain ``http://`` server (a
-    local one) never needs it, so its client gets a context that trusts no certificate: it
-    cannot speak TLS to anyone (redirects are not followed), and verification stays on."""
-    if plain:
-        return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    return httpx.create_ssl_context()
-
-
-def _new_client(model: Model, keep: int) -> _Client:
-    timeout = httpx.Timeout(model.read_timeout, connect=model.connect_timeout)
-    plain = _plain(model)
-    if environment_proxied():  # httpx's transport knows proxies (and NO_PROXY)
-        return _Client(timeout=timeout, limits=httpx.Limits(max_keepalive_connections=keep), verify=_tls(plain))
-    transport = Http11Transport(functools.partial(_tls, plain), max_idle=keep)
-    client = _Client(timeout=timeout, transport=transport)
-    client.go_direct(transport)
-    return client
-
-
-def client_for(model: Model) -> _Client:
+def client_for(model: Model) -> Client:
     key = (id(asyncio.get_running_loop()), model.connect_timeout, model.read_timeout, _plain(model))
     client = _clients.get(key)
     if client is None or client.is_closed:
-        client = _clients[key] = _new_client(model, 8)
+        client = _clients[key] = Client(model, 8)
     return client
 
 
-def fresh_client(model: Model) -> _Client:
+def fresh_client(model: Model) -> Client:
     """A client of its own that keeps no connection: for the one request it is used for."""
-    return _new_client(model, 0)
+    return Client(model, 0)
 
 
 def error_text(status: int, body: bytes) -> str:
@@ -180,7 +185,14 @@ def error_text(status: int, body: bytes) -> str:
         elif isinstance(error, str):
             message = error
         message = message or data.get("message") or data.get("detail")
-    return f"{status} {message or text or httpx.codes.get_reason_phrase(status)}"
+    return f"{status} {message or text or _reason(status)}"
+
+
+def _reason(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return ""
 
 
 def refused(exc: BaseException) -> bool:
@@ -196,38 +208,33 @@ def refused(exc: BaseException) -> bool:
 
 
 def request_url(exc: BaseException) -> str | None:
-    try:
-        return str(exc.request.url)  # type: ignore[attr-defined]
-    except (AttributeError, RuntimeError):
-        return None
+    url = getattr(exc, "url", None)
+    return url if isinstance(url, str) else None
 
 
 def transport_error_text(exc: Exception) -> str:
-    if isinstance(exc, httpx.ConnectError) and refused(exc):
+    if isinstance(exc, ConnectError) and refused(exc):
         return f"connection refused by {request_url(exc) or 'the server'}: is the server running?"
-    if isinstance(exc, httpx.ConnectTimeout):
+    if isinstance(exc, ConnectTimeout):
         return f"connection timed out ({exc or 'connect timeout'})"
-    if isinstance(exc, httpx.ReadTimeout):
+    if isinstance(exc, ReadTimeout):
         return "the provider stopped sending (idle read timeout)"
-    if isinstance(exc, httpx.ConnectError):
+    if isinstance(exc, ConnectError):
         url = request_url(exc)
         return f"connection to {url} failed: {exc}" if url else f"connection failed: {exc}"
-    if isinstance(exc, httpx.RemoteProtocolError):
+    if isinstance(exc, RemoteProtocolError):
         return f"connection lost mid-stream: {exc}"
-    if isinstance(exc, httpx.ReadError):
+    if isinstance(exc, ReadError):
         return f"connection lost mid-stream: {exc or 'read error'}"
     return f"{type(exc).__name__}: {exc}"
 
 
-async def _read_events(response: httpx.Response, put: Callable[[ServerSentEvent], None]) -> None:
-    """``put`` each event of ``response``, decoded as ``EventSource.aiter_sse`` decodes them, but
-    a received piece of text at a time: its two nested async generators (lines, then events)
-    cost more than the decoding for a stream of one-token events. The bytes are decoded as
-    UTF-8, which is what SSE is (whatever charset the header names), by one incremental decoder:
-    a character split between two reads is joined; httpx's text layer would also parse the
-    Content-Type header with the email package at every answer to find a charset."""
-    EventSource(response)._check_content_type()
-    lines, decoder = SSELineDecoder(), SSEDecoder()
+async def _read_events(response: Response | ProxiedResponse, put: Callable[[ServerSentEvent], None]) -> None:
+    """``put`` each event of ``response``, a received piece of text at a time. The bytes are
+    decoded as UTF-8, which is what SSE is (whatever charset the header names), by one
+    incremental decoder: a character split between two reads is joined."""
+    check_content_type(response.headers.get("content-type", ""), response.url)
+    lines, decoder = LineDecoder(), EventDecoder()
     decode = decoder.decode
     utf8 = codecs.getincrementaldecoder("utf-8")("replace").decode
     async for data in response.aiter_bytes():
@@ -244,7 +251,7 @@ async def _read_events(response: httpx.Response, put: Callable[[ServerSentEvent]
 async def sse_stream(
     model: Model, url: str, headers: dict[str, str], body: dict[str, Any], cancel: CancelToken
 ) -> AsyncIterator[ServerSentEvent]:
-    """The events of a streamed answer; raises ProviderHTTPError, httpx errors, Cancelled, or
+    """The events of a streamed answer; raises ProviderHTTPError, transport errors, Cancelled, or
     CredentialRefused before anything is sent when a header carries a key ``url`` may not get."""
     check_request(url, headers)
     items: deque[ServerSentEvent | BaseException | object] = deque()  # object: _END
@@ -260,9 +267,9 @@ async def sse_stream(
 
     answered = False
 
-    async def exchange(through: _Client) -> None:
+    async def exchange(through: Client) -> None:
         nonlocal answered
-        response = await through.open(_parsed_url(url), request_headers, encode_json(body))
+        response = await through.open(url, request_headers, encode_json(body))
         try:
             answered = True
             if response.status_code >= 300:
@@ -293,7 +300,7 @@ async def sse_stream(
     reader = asyncio.ensure_future(read())
 
     def stop_reading() -> None:
-        # Once only: a second cancel would interrupt httpcore while it closes the connection.
+        # Once only: a second cancel would interrupt the transport while it closes the connection.
         if not reader.done() and not reader.cancelling():
             reader.cancel()
 
@@ -330,13 +337,20 @@ def failure(exc: BaseException) -> tuple[str, ProviderErrorDetail]:
     """Error text and detail for anything a provider stream raised."""
     if isinstance(exc, ProviderHTTPError):
         return str(exc), exc.detail
-    if isinstance(exc, httpx.TransportError):
+    if isinstance(exc, TransportError):
         text = transport_error_text(exc)
         # Nothing listens on a local port: waiting will not start the server, so say it now.
         url = request_url(exc)
-        local = url is not None and httpx.URL(url).host in LOCAL_HOSTS
+        local = url is not None and _host(url) in LOCAL_HOSTS
         return text, ProviderErrorDetail(retryable=not (local and refused(exc)))
     if isinstance(exc, json.JSONDecodeError):
         return f"the provider sent invalid JSON in its stream: {exc}", ProviderErrorDetail()
     text = f"{type(exc).__name__}: {exc}"
     return text, classify(None, text)
+
+
+def _host(url: str) -> str | None:
+    try:
+        return urlsplit(url).hostname
+    except ValueError:
+        return None

@@ -1,37 +1,92 @@
-"""HTTP/1.1 for provider requests: asyncio streams and the llhttp parser (httptools) under httpx.
+"""HTTP/1.1 for provider requests: asyncio streams and the llhttp parser (httptools).
 
 httpx's own transport goes through httpcore, anyio and h11: per request it builds h11 events,
 takes pool locks and checkpoints, and checks a kept-alive connection through anyio's socket
-wrappers, which together were over a third of a tool turn's samples against a loopback server.
-:class:`Http11Transport` does only what a provider request needs: it keeps idle connections per
-origin, writes the request head and body in one write, and hands the answer to httpx as it
-arrives (chunked, ``Content-Length`` or delimited by the close). TLS is set up only for
-``https`` origins, with the context made on first use.
+wrappers, which together were over a third of a tool turn's samples against a loopback server;
+importing httpx (idna, email, urllib.request, http.cookiejar with it) was a sixth of the CPU
+from the daemon's start to its first streamed text. :class:`Http11Transport` does only what a
+provider request needs: it keeps idle connections per origin, writes the request head and body
+in one write, and hands the answer on as it arrives (chunked, ``Content-Length`` or delimited
+by the close), decoding ``gzip`` and ``deflate``. TLS is set up only for ``https`` origins,
+with the context made on first use.
 
 A request that finds a kept-alive connection dead (the server closed it while it was idle; the
 answer had not begun) is sent once more on a new connection: the request never reached the
-server. A new connection failing that way is an error. Failures are raised as the matching
-httpx exceptions, and the request's ``timeout`` extension is honoured.
+server. A new connection failing that way is an error. Failures are raised as the errors of
+:mod:`.transport_errors`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import ssl
-from typing import AsyncIterator, Callable
+import zlib
+from typing import AsyncIterator, Callable, NamedTuple
+from urllib.parse import quote, urlsplit
 
 import httptools
-import httpx
+
+from .transport_errors import (ConnectError, ConnectTimeout, DecodingError, LocalProtocolError, ReadError,
+                               ReadTimeout, RemoteProtocolError, TransportError, UnsupportedProtocol, WriteError,
+                               WriteTimeout)
 
 _READ_SIZE = 65536
 _PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy")
+# The headers httpx's client added to every request, kept so that servers see the same requests.
+DEFAULT_HEADERS = {"accept": "*/*", "accept-encoding": "gzip, deflate", "connection": "keep-alive",
+                   "user-agent": "python-httpx/0.29.0"}
+_PATH_SAFE = "/%!$&'()*+,;=:@-._~"
+_QUERY_SAFE = _PATH_SAFE + "?"
 
 
 def environment_proxied() -> bool:
     """Whether the environment names a proxy (``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY`` in
     either case): httpx's own transport then serves the client, proxies and ``NO_PROXY`` included."""
     return any(value and key.lower() in _PROXY_VARIABLES for key, value in os.environ.items())
+
+
+class Timeouts(NamedTuple):
+    connect: float | None
+    read: float | None
+    write: float | None
+
+
+class Target(NamedTuple):
+    """A request URL in the parts the wire needs."""
+
+    url: str
+    scheme: str
+    host: str  # as connected to (IDNA for a non-ASCII name)
+    port: int
+    host_header: bytes
+    path: bytes  # path and query, as sent in the request line
+
+
+@functools.lru_cache(maxsize=64)
+def parse_url(url: str) -> Target:
+    """``url`` taken apart once (a model's URL is the same every turn)."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        raise UnsupportedProtocol(f"invalid URL {url!r}: {exc}", url) from None
+    scheme = parts.scheme.lower()
+    if scheme not in ("http", "https"):
+        raise UnsupportedProtocol(f"unsupported URL scheme {scheme!r}", url)
+    host = parts.hostname or ""
+    if not host:
+        raise UnsupportedProtocol(f"no host in URL {url!r}", url)
+    if not host.isascii():
+        host = host.encode("idna").decode("ascii")
+    default = 443 if scheme == "https" else 80
+    name = f"[{host}]" if ":" in host else host
+    host_header = name if port is None or port == default else f"{name}:{port}"
+    path = quote(parts.path or "/", safe=_PATH_SAFE)
+    if parts.query:
+        path += "?" + quote(parts.query, safe=_QUERY_SAFE)
+    return Target(url, scheme, host, port or default, host_header.encode("ascii"), path.encode("ascii"))
 
 
 class _Dead(Exception):
@@ -94,22 +149,24 @@ class _Answer:
             self.complete = True
 
 
-def _timeout_error(kind: str, request: httpx.Request) -> httpx.TimeoutException:
-    cls = {"connect": httpx.ConnectTimeout, "read": httpx.ReadTimeout, "write": httpx.WriteTimeout}[kind]
-    return cls(f"{kind} timed out", request=request)
+_TIMEOUTS: dict[str, type[TransportError]] = {"connect": ConnectTimeout, "read": ReadTimeout, "write": WriteTimeout}
+
+
+def _timeout_error(kind: str, url: str) -> TransportError:
+    return _TIMEOUTS[kind](f"{kind} timed out", url)
 
 
 class _Exchange:
     """One request on one connection: sends it, reads the head, then streams the body."""
 
-    __slots__ = ("transport", "conn", "request", "origin", "answer", "read_timeout", "done")
+    __slots__ = ("transport", "conn", "method", "target", "answer", "read_timeout", "done")
 
-    def __init__(self, transport: Http11Transport, conn: _Connection, request: httpx.Request,
-                 origin: tuple[bytes, bytes, int], read_timeout: float | None) -> None:
+    def __init__(self, transport: Http11Transport, conn: _Connection, method: str, target: Target,
+                 read_timeout: float | None) -> None:
         self.transport = transport
         self.conn = conn
-        self.request = request
-        self.origin = origin
+        self.method = method
+        self.target = target
         self.answer = _Answer()
         self.read_timeout = read_timeout
         self.done = False
@@ -122,48 +179,48 @@ class _Exchange:
             async with asyncio.timeout(self.read_timeout):
                 return await reader.read(_READ_SIZE)
         except TimeoutError as exc:
-            raise _timeout_error("read", self.request) from exc
+            raise _timeout_error("read", self.target.url) from exc
         except OSError as exc:
-            raise httpx.ReadError(str(exc) or type(exc).__name__, request=self.request) from exc
+            raise ReadError(str(exc) or type(exc).__name__, self.target.url) from exc
 
     def _feed(self, data: bytes) -> None:
         try:
             self.answer.parser.feed_data(data)
         except httptools.HttpParserUpgrade as exc:
-            raise httpx.RemoteProtocolError("the server switched protocols", request=self.request) from exc
+            raise RemoteProtocolError("the server switched protocols", self.target.url) from exc
         except httptools.HttpParserError as exc:
-            raise httpx.RemoteProtocolError(f"malformed answer: {exc}", request=self.request) from exc
+            raise RemoteProtocolError(f"malformed answer: {exc}", self.target.url) from exc
 
-    async def head(self, body: bytes, write_timeout: float | None) -> None:
+    async def head(self, request: bytes, write_timeout: float | None) -> None:
         """Send the request and read up to the end of the answer's head."""
-        conn, request = self.conn, self.request
+        conn, url = self.conn, self.target.url
         try:
-            conn.writer.write(_request_bytes(request, body))
+            conn.writer.write(request)
             if conn.writer.transport.get_write_buffer_size():
                 async with asyncio.timeout(write_timeout):
                     await conn.writer.drain()
         except TimeoutError as exc:
-            raise _timeout_error("write", request) from exc
+            raise _timeout_error("write", url) from exc
         except OSError as exc:
             if conn.reused:
                 raise _Dead() from exc
-            raise httpx.WriteError(str(exc) or type(exc).__name__, request=request) from exc
+            raise WriteError(str(exc) or type(exc).__name__, url) from exc
         answer = self.answer
         first = True
         while not answer.headers_done:
             try:
                 data = await self._read()
-            except httpx.ReadError:
+            except ReadError:
                 if first and conn.reused:
                     raise _Dead() from None
                 raise
             if not data:
                 if first and conn.reused:
                     raise _Dead()
-                raise httpx.RemoteProtocolError("Server disconnected without sending a response.", request=request)
+                raise RemoteProtocolError("Server disconnected without sending a response.", url)
             first = False
             self._feed(data)
-        if request.method == "HEAD":
+        if self.method == "HEAD":
             answer.complete = True  # no body follows, whatever Content-Length says
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
@@ -179,8 +236,8 @@ class _Exchange:
             data = await self._read()
             if not data:
                 if answer.framed:
-                    raise httpx.RemoteProtocolError(
-                        "peer closed connection without sending complete message body", request=self.request)
+                    raise RemoteProtocolError("peer closed connection without sending complete message body",
+                                              self.target.url)
                 answer.complete = True  # delimited by the close
                 continue
             self._feed(data)
@@ -190,8 +247,8 @@ class _Exchange:
             return
         self.done = True
         conn = self.conn
-        if self.answer.framed and self.answer.keep_alive and self.request.method != "HEAD" and conn.usable():
-            self.transport._release(self.origin, conn)
+        if self.answer.framed and self.answer.keep_alive and self.method != "HEAD" and conn.usable():
+            self.transport._release(self.target, conn)
         else:
             conn.close()
 
@@ -205,44 +262,87 @@ class _Exchange:
             self.conn.close()  # the answer was not read to its end: the connection is unusable
 
 
-class _Stream(httpx.AsyncByteStream):
-    __slots__ = ("exchange",)
+class _Decoder:
+    """Undoes one ``Content-Encoding``: ``gzip``, or ``deflate`` zlib-wrapped as the RFC says
+    or raw as some servers send it (httpx's decoders did the same)."""
 
-    def __init__(self, exchange: _Exchange) -> None:
-        self.exchange = exchange
+    __slots__ = ("zlib", "raw_fallback")
 
-    def __aiter__(self) -> AsyncIterator[bytes]:
-        return self.exchange.__aiter__()
+    def __init__(self, encoding: str) -> None:
+        self.raw_fallback = encoding == "deflate"
+        self.zlib = zlib.decompressobj(zlib.MAX_WBITS | 16 if encoding != "deflate" else zlib.MAX_WBITS)
+
+    def decode(self, data: bytes) -> bytes:
+        if self.raw_fallback:
+            self.raw_fallback = False
+            try:
+                return self.zlib.decompress(data)
+            except zlib.error:
+                self.zlib = zlib.decompressobj(-zlib.MAX_WBITS)
+        return self.zlib.decompress(data)
+
+    def flush(self) -> bytes:
+        return self.zlib.flush()
+
+
+_ENCODINGS = ("gzip", "x-gzip", "deflate")  # identity and anything unknown are passed on as they are
+
+
+class Response:
+    """An answer: its status and head at once, the body streamed (decoded) or read whole."""
+
+    __slots__ = ("status_code", "headers", "url", "_exchange", "_decoders")
+
+    def __init__(self, status: int, headers: dict[str, str], exchange: _Exchange) -> None:
+        self.status_code = status
+        self.headers = headers  # names in lower case; repeated fields joined with ", "
+        self.url = exchange.target.url
+        self._exchange = exchange
+        encodings = [e.strip().lower() for e in headers.get("content-encoding", "").split(",")]
+        self._decoders = [_Decoder(e) for e in reversed(encodings) if e in _ENCODINGS]
+
+    async def aiter_bytes(self) -> AsyncIterator[bytes]:
+        decoders = self._decoders
+        async for data in self._exchange:
+            if decoders:
+                data = self._decode(data, False)
+            if data:
+                yield data
+        if decoders:
+            data = self._decode(b"", True)
+            if data:
+                yield data
+
+    def _decode(self, data: bytes, last: bool) -> bytes:
+        try:
+            for decoder in self._decoders:
+                data = decoder.decode(data)
+                if last:  # what the decoder still holds goes through the decoders after it
+                    data += decoder.flush()
+        except zlib.error as exc:
+            raise DecodingError(str(exc)) from exc
+        return data
+
+    async def aread(self) -> bytes:
+        return b"".join([data async for data in self.aiter_bytes()])
 
     async def aclose(self) -> None:
-        await self.exchange.aclose()
+        await self._exchange.aclose()
 
 
-async def _body(request: httpx.Request) -> bytes:
-    try:
-        return request.content  # already in memory (content=bytes): no iteration
-    except httpx.RequestNotRead:
-        return b"".join([piece async for piece in request.stream])  # type: ignore[union-attr]
-
-
-def _request_bytes(request: httpx.Request, body: bytes) -> bytes:
-    url = request.url
-    target = url.raw_path
-    parts = [request.method.encode("ascii"), b" ", target, b" HTTP/1.1\r\n"]
-    chunked = False
-    for name, value in request.headers.raw:
-        if name.lower() == b"transfer-encoding" and value.lower() == b"chunked":
-            chunked = True
-        parts += (name, b": ", value, b"\r\n")
-    parts.append(b"\r\n")
-    if chunked:  # httpx chose chunked for a streamed body; it is sent whole, as one chunk
-        parts += (b"%x\r\n" % len(body), body, b"\r\n0\r\n\r\n") if body else (b"0\r\n\r\n",)
-    else:
-        parts.append(body)
+def _request_bytes(method: str, target: Target, headers: dict[str, str], body: bytes) -> bytes:
+    parts = [method.encode("ascii"), b" ", target.path, b" HTTP/1.1\r\nhost: ", target.host_header, b"\r\n"]
+    for name, value in headers.items():
+        if "\n" in value or "\r" in value or "\n" in name or "\r" in name or ":" in name:
+            raise LocalProtocolError(f"Illegal header {name!r}", target.url)  # it would end the head early
+        parts += (name.encode("ascii"), b": ", value.encode("utf-8"), b"\r\n")
+    if body or method not in ("GET", "HEAD"):
+        parts.append(b"content-length: %d\r\n" % len(body))
+    parts += (b"\r\n", body)
     return b"".join(parts)
 
 
-class Http11Transport(httpx.AsyncBaseTransport):
+class Http11Transport:
     """HTTP/1.1 with kept-alive connections per origin; ``tls`` makes the TLS context when the
     first ``https`` origin is reached."""
 
@@ -250,19 +350,19 @@ class Http11Transport(httpx.AsyncBaseTransport):
         self._tls_factory = tls
         self._tls: ssl.SSLContext | None = None
         self._max_idle = max_idle
-        self._idle: dict[tuple[bytes, bytes, int], list[_Connection]] = {}
-        self._closed = False
+        self._idle: dict[tuple[str, str, int], list[_Connection]] = {}
+        self.closed = False
 
-    def _release(self, origin: tuple[bytes, bytes, int], conn: _Connection) -> None:
-        idle = self._idle.setdefault(origin, [])
-        if self._closed or len(idle) >= self._max_idle:
+    def _release(self, target: Target, conn: _Connection) -> None:
+        idle = self._idle.setdefault((target.scheme, target.host, target.port), [])
+        if self.closed or len(idle) >= self._max_idle:
             conn.close()
             return
         conn.reused = True
         idle.append(conn)
 
-    def _take(self, origin: tuple[bytes, bytes, int]) -> _Connection | None:
-        idle = self._idle.get(origin)
+    def _take(self, target: Target) -> _Connection | None:
+        idle = self._idle.get((target.scheme, target.host, target.port))
         while idle:
             conn = idle.pop()
             if conn.usable():
@@ -270,66 +370,63 @@ class Http11Transport(httpx.AsyncBaseTransport):
             conn.close()
         return None
 
-    async def _connect(self, origin: tuple[bytes, bytes, int], request: httpx.Request,
-                       timeout: float | None) -> _Connection:
-        scheme, host, port = origin
+    async def _connect(self, target: Target, timeout: float | None) -> _Connection:
         tls = None
-        if scheme == b"https":
+        if target.scheme == "https":
             if self._tls is None:
                 self._tls = self._tls_factory()
             tls = self._tls
-        name = host.decode("ascii")
+        name = target.host
         try:
             async with asyncio.timeout(timeout):
                 reader, writer = await asyncio.open_connection(
-                    name, port, ssl=tls, server_hostname=name if tls else None, limit=_READ_SIZE)
+                    name, target.port, ssl=tls, server_hostname=name if tls else None, limit=_READ_SIZE)
         except TimeoutError as exc:
-            raise _timeout_error("connect", request) from exc
+            raise _timeout_error("connect", target.url) from exc
         except (OSError, ssl.SSLError) as exc:
-            raise httpx.ConnectError(str(exc) or type(exc).__name__, request=request) from exc
+            raise ConnectError(str(exc) or type(exc).__name__, target.url) from exc
         return _Connection(reader, writer)
 
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        url = request.url
-        scheme = url.raw_scheme
-        if scheme not in (b"http", b"https"):
-            raise httpx.UnsupportedProtocol(f"unsupported URL scheme {url.scheme!r}", request=request)
-        port = url.port or (443 if scheme == b"https" else 80)
-        origin = (scheme, url.raw_host, port)
-        timeouts = request.extensions.get("timeout") or {}
-        body = await _body(request)  # read once: a retry sends it again
-        conn = self._take(origin)
+    async def request(self, method: str, url: str, headers: dict[str, str], body: bytes,
+                      timeouts: Timeouts) -> Response:
+        """Send a request (``headers`` with lower-case names, ``host`` and ``content-length`` added
+        here) and return its answer once the head has arrived; the caller reads the body and closes it."""
+        target = parse_url(url)
+        request = _request_bytes(method, target, headers, body)
+        conn = self._take(target)
         if conn is None:
-            conn = await self._connect(origin, request, timeouts.get("connect"))
-        exchange = _Exchange(self, conn, request, origin, timeouts.get("read"))
+            conn = await self._connect(target, timeouts.connect)
+        exchange = _Exchange(self, conn, method, target, timeouts.read)
         try:
-            await exchange.head(body, timeouts.get("write"))
+            await exchange.head(request, timeouts.write)
         except _Dead:
             conn.close()  # closed by the server while idle: once more, on a new connection
-            conn = await self._connect(origin, request, timeouts.get("connect"))
-            exchange = _Exchange(self, conn, request, origin, timeouts.get("read"))
-            await self._head_or_close(exchange, body, timeouts.get("write"))
+            conn = await self._connect(target, timeouts.connect)
+            exchange = _Exchange(self, conn, method, target, timeouts.read)
+            await self._head_or_close(exchange, request, timeouts.write)
         except BaseException:
             conn.close()
             raise
         answer = exchange.answer
-        status = answer.parser.get_status_code()
-        return httpx.Response(status, headers=answer.headers, stream=_Stream(exchange),
-                              extensions={"http_version": b"HTTP/1.1"})
+        fields: dict[str, str] = {}
+        for raw_name, raw_value in answer.headers:
+            name, value = raw_name.decode("latin-1").lower(), raw_value.decode("latin-1")
+            fields[name] = f"{fields[name]}, {value}" if name in fields else value
+        return Response(answer.parser.get_status_code(), fields, exchange)
 
-    async def _head_or_close(self, exchange: _Exchange, body: bytes, write_timeout: float | None) -> None:
+    async def _head_or_close(self, exchange: _Exchange, request: bytes, write_timeout: float | None) -> None:
         try:
-            await exchange.head(body, write_timeout)
+            await exchange.head(request, write_timeout)
         except _Dead as exc:  # cannot happen on a new connection; kept as the error it is
             exchange.conn.close()
-            raise httpx.RemoteProtocolError("Server disconnected without sending a response.",
-                                            request=exchange.request) from exc
+            raise RemoteProtocolError("Server disconnected without sending a response.",
+                                      exchange.target.url) from exc
         except BaseException:
             exchange.conn.close()
             raise
 
     async def aclose(self) -> None:
-        self._closed = True
+        self.closed = True
         for idle in self._idle.values():
             for conn in idle:
                 conn.close()

@@ -4,21 +4,23 @@ llama.cpp's ``llama-server`` drops the ``tools`` of a request without a word whe
 template cannot render them (started without ``--jinja``, or with a template that has no
 tool support even with it); the model then never calls a tool. ``/props`` reports this as
 ``chat_template_caps.supports_tools``: before the first request with tools to a server on
-this machine or the local network, the daemon asks once and logs a warning. httpx is
-imported when a server is asked, not with this module (:mod:`.discovery` imports it to read
-the configuration).
+this machine or the local network, the daemon asks once (through the model's own client)
+and logs a warning.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import json
 import logging
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from .model import Model
+from .transport_errors import HTTPError
 
 if TYPE_CHECKING:
-    import httpx
+    from .http import Client
 
 log = logging.getLogger(__name__)
 
@@ -28,11 +30,9 @@ _probed: set[str] = set()
 
 def is_local(url: str) -> bool:
     """A server on this machine or a private network (where local model servers run)."""
-    import httpx
-
     try:
-        host = httpx.URL(url).host
-    except (httpx.InvalidURL, TypeError):
+        host = urlsplit(url).hostname or ""
+    except (ValueError, TypeError):
         return False
     if host in ("localhost", "") or host.endswith(".local"):
         return True
@@ -62,17 +62,15 @@ def tools_warning(base_url: str, props: object) -> str | None:
             "tools (--chat-template-file, or a model whose built-in template does); see docs/models.md")
 
 
-async def check_tool_support(model: Model, client: httpx.AsyncClient) -> None:
+async def check_tool_support(model: Model, client: Client) -> None:
     """Ask a local server's ``/props`` once per base URL; log a warning when tools would be dropped."""
-    import httpx
-
     if model.base_url in _probed or not is_local(model.base_url):
         return
     _probed.add(model.base_url)
     try:
-        response = await client.get(server_root(model.base_url) + "/props", timeout=PROBE_TIMEOUT_S)
-        props = response.json() if response.status_code == 200 else None
-    except (httpx.HTTPError, ValueError):
+        status, body = await client.get(server_root(model.base_url) + "/props", timeout=PROBE_TIMEOUT_S)
+        props = json.loads(body) if status == 200 else None
+    except (HTTPError, ValueError):
         return  # not llama.cpp, or it does not say: nothing to warn about
     warning = tools_warning(model.base_url, props)
     if warning:

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 from typing import AsyncIterator, Callable, Sequence
 
-from httpx_sse import ServerSentEvent
-
 from ..cancel import Cancelled
 from ..events import AssistantMessageEvent
 from ..json_types import JsonValue
 from .errors import ProviderErrorDetail
 from ..json_read import loads
 from .http import failure
+from .sse import ServerSentEvent
 from .stream import ErrorReason
 
 

@@ -56,7 +56,7 @@ def register_api(api: str, fn: StreamFn) -> None:
     _APIS[api] = fn
 
 
-# Providers over HTTP are imported on first use: httpx is not needed to start the daemon.
+# Providers over HTTP are imported on first use: they are not needed to start the daemon.
 _LAZY_APIS = {
     "openai-completions": "pi_daemon.llm.openai_completions",
     "openai-responses": "pi_daemon.llm.openai_responses",

@@ -10,9 +10,9 @@ import hashlib
 import socket
 import ssl
 import struct
-from typing import Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import AsyncIterator, Awaitable, Callable, NamedTuple
 
-import httpx
 import pytest
 import trustme
 
@@ -20,7 +20,8 @@ from loopback import Reply, openai_text
 from pi_daemon.cancel import CancelToken
 from pi_daemon.llm import http as llm_http
 from pi_daemon.llm.http import client_for, sse_stream
-from pi_daemon.llm.http_transport import Http11Transport
+from pi_daemon.llm import transport_errors as errors
+from pi_daemon.llm.http_transport import Http11Transport, Response, Timeouts
 from pi_daemon.llm.model import Context, Model, StreamOptions
 from pi_daemon.llm.stream import stream
 from pi_daemon.messages import UserMessage
@@ -68,9 +69,42 @@ def answer(body: bytes, *headers: bytes) -> bytes:
     return b"HTTP/1.1 200 OK\r\ncontent-length: %d\r\n%s\r\n%s" % (len(body), b"".join(h + b"\r\n" for h in headers), body)
 
 
-def client(timeout: float = 5.0, tls: Callable[[], ssl.SSLContext] | None = None) -> httpx.AsyncClient:
-    return httpx.AsyncClient(transport=Http11Transport(tls or (lambda: ssl.create_default_context())),
-                             timeout=timeout)
+class Answer(NamedTuple):
+    status_code: int
+    headers: dict[str, str]
+    content: bytes
+
+
+class Client:
+    """Requests through one :class:`Http11Transport`, each read to its end."""
+
+    def __init__(self, transport: Http11Transport, timeout: float) -> None:
+        self.transport, self.timeouts = transport, Timeouts(timeout, timeout, timeout)
+
+    async def post(self, url: str, content: bytes = b"", method: str = "POST") -> Answer:
+        async with self.stream(method, url, content) as response:
+            return Answer(response.status_code, response.headers, await response.aread())
+
+    async def get(self, url: str) -> Answer:
+        return await self.post(url, b"", "GET")
+
+    @asynccontextmanager
+    async def stream(self, method: str, url: str, content: bytes = b"") -> AsyncIterator[Response]:
+        response = await self.transport.request(method, url, {}, content, self.timeouts)
+        try:
+            yield response
+        finally:
+            await response.aclose()
+
+    async def __aenter__(self) -> Client:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.transport.aclose()
+
+
+def client(timeout: float = 5.0, tls: Callable[[], ssl.SSLContext] | None = None) -> Client:
+    return Client(Http11Transport(tls or (lambda: ssl.create_default_context())), timeout)
 
 
 async def keep_answering(_: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -121,30 +155,43 @@ async def test_close_delimited_answer_is_read_to_the_close_and_not_reused() -> N
     async with Origin(until_close) as origin, client() as http:
         for _ in range(2):
             response = await http.get(origin.url)
-            assert response.text == "no length, ends with the close"
+            assert response.content == b"no length, ends with the close"
         assert origin.connections == 2
 
 
-async def test_no_content_answer_keeps_the_connection_and_a_streamed_body_goes_as_one_chunk() -> None:
+async def test_no_content_answer_keeps_the_connection() -> None:
     received: list[bytes] = []
 
     async def no_content(_: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         while True:
-            head = await reader.readuntil(b"\r\n\r\n")
-            assert b"transfer-encoding: chunked" in head.lower()
-            received.append(await reader.readuntil(b"0\r\n\r\n"))
+            received.append((await read_request(reader))[1])
             writer.write(b"HTTP/1.1 204 No Content\r\n\r\n")
             await writer.drain()
 
-    async def pieces():
-        for piece in (b"ab", b"cd"):
-            yield piece
-
     async with Origin(no_content) as origin, client() as http:
         for _ in range(2):
-            response = await http.post(origin.url, content=pieces())
+            response = await http.post(origin.url, content=b"abcd")
             assert response.status_code == 204 and response.content == b""
-        assert received == [b"4\r\nabcd\r\n0\r\n\r\n"] * 2 and origin.connections == 1
+        assert received == [b"abcd"] * 2 and origin.connections == 1
+
+
+async def test_request_head_carries_what_httpx_sent() -> None:
+    heads: list[bytes] = []
+
+    async def record(_: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        heads.append(head)
+        writer.write(answer(b"ok"))
+        await writer.drain()
+
+    async with Origin(record) as origin:
+        m = openai_model(origin.url)
+        assert await llm_http.client_for(m).get(origin.url + "/props?a=b c", timeout=1) == (200, b"ok")
+    line, *fields = heads[0].rstrip(b"\r\n").split(b"\r\n")
+    assert line == b"GET /props?a=b%20c HTTP/1.1"
+    assert dict(f.lower().split(b": ", 1) for f in fields) == {
+        b"host": b"127.0.0.1:%d" % origin.port, b"accept": b"*/*", b"accept-encoding": b"gzip, deflate",
+        b"connection": b"keep-alive", b"user-agent": b"python-httpx/0.29.0"}
 
 
 async def test_informational_answer_before_the_real_one_is_skipped() -> None:
@@ -205,7 +252,7 @@ async def test_new_connection_closed_before_an_answer_is_an_error_not_retried() 
         await read_request(reader)
 
     async with Origin(hang_up) as origin, client() as http:
-        with pytest.raises(httpx.RemoteProtocolError, match="without sending a response"):
+        with pytest.raises(errors.RemoteProtocolError, match="without sending a response"):
             await http.post(origin.url, content=b"x")
         assert origin.connections == 1
 
@@ -216,7 +263,7 @@ async def test_answer_cut_short_is_a_protocol_error() -> None:
         writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\nonly this")
 
     async with Origin(short) as origin, client() as http:
-        with pytest.raises(httpx.RemoteProtocolError, match="complete message body"):
+        with pytest.raises(errors.RemoteProtocolError, match="complete message body"):
             await http.post(origin.url, content=b"x")
 
 
@@ -231,7 +278,7 @@ async def test_connection_reset_mid_body_is_a_read_error() -> None:
 
     async with Origin(reset) as origin, client() as http:
         async with http.stream("POST", origin.url, content=b"x") as response:
-            with pytest.raises(httpx.ReadError) as caught:
+            with pytest.raises(errors.ReadError) as caught:
                 await response.aread()
     assert llm_http.transport_error_text(caught.value).startswith("connection lost mid-stream")
 
@@ -248,6 +295,31 @@ async def test_compressed_answer_is_decoded() -> None:
         assert (await http.post(origin.url, content=b"x")).content == text
 
 
+@pytest.mark.parametrize("encoding", ["deflate", "raw deflate", "gzip, deflate"])
+async def test_deflated_answers_are_decoded_whatever_the_wrapping(encoding: str) -> None:
+    import zlib
+
+    text = b"data: {}\n\n" * 1000
+
+    def deflate(data: bytes, wbits: int) -> bytes:
+        packer = zlib.compressobj(wbits=wbits)
+        return packer.compress(data) + packer.flush()
+
+    body = {"deflate": deflate(text, zlib.MAX_WBITS), "raw deflate": deflate(text, -zlib.MAX_WBITS),
+            "gzip, deflate": deflate(gzip.compress(text), zlib.MAX_WBITS)}[encoding]
+
+    async def deflated(_: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        wire = answer(body, b"content-encoding: " + encoding.replace("raw ", "").encode())
+        for i in range(0, len(wire), 50):  # the compressed stream arrives in pieces
+            writer.write(wire[i:i + 50])
+            await writer.drain()
+            await asyncio.sleep(0)
+
+    async with Origin(deflated) as origin, client() as http:
+        assert (await http.post(origin.url, content=b"x")).content == text
+
+
 async def test_malformed_answer_is_a_protocol_error() -> None:
     async def garbage(_: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await read_request(reader)
@@ -255,7 +327,7 @@ async def test_malformed_answer_is_a_protocol_error() -> None:
         await reader.read()
 
     async with Origin(garbage) as origin, client() as http:
-        with pytest.raises(httpx.RemoteProtocolError, match="malformed"):
+        with pytest.raises(errors.RemoteProtocolError, match="malformed"):
             await http.post(origin.url, content=b"x")
 
 
@@ -263,7 +335,7 @@ async def test_refused_connection_is_a_connect_error_naming_the_refusal() -> Non
     async with Origin(keep_answering) as origin:
         url = origin.url
     async with client() as http:
-        with pytest.raises(httpx.ConnectError) as caught:
+        with pytest.raises(errors.ConnectError) as caught:
             await http.post(url, content=b"x")
     assert llm_http.refused(caught.value)
     assert "connection refused" in llm_http.transport_error_text(caught.value)
@@ -276,7 +348,7 @@ async def test_silent_server_is_a_read_timeout() -> None:
 
     async with Origin(silent) as origin, client(timeout=0.2) as http:
         started = asyncio.get_running_loop().time()
-        with pytest.raises(httpx.ReadTimeout):
+        with pytest.raises(errors.ReadTimeout):
             await http.post(origin.url, content=b"x")
         assert 0.15 < asyncio.get_running_loop().time() - started < 2
 
@@ -296,7 +368,7 @@ async def test_full_listen_queue_is_a_connect_timeout() -> None:
             pass
     try:
         async with client(timeout=0.2) as http:
-            with pytest.raises(httpx.ConnectTimeout):
+            with pytest.raises(errors.ConnectTimeout):
                 await http.post(f"http://127.0.0.1:{port}/", content=b"x")
     finally:
         for sock in held + [listener]:
@@ -312,7 +384,7 @@ async def test_stalled_body_is_a_read_timeout_after_the_head() -> None:
     async with Origin(stall) as origin, client(timeout=0.2) as http:
         async with http.stream("POST", origin.url, content=b"x") as response:
             assert response.status_code == 200
-            with pytest.raises(httpx.ReadTimeout):
+            with pytest.raises(errors.ReadTimeout):
                 await response.aread()
 
 
@@ -326,7 +398,7 @@ async def test_unfinished_answer_closed_by_the_client_is_not_reused() -> None:
     async with Origin(long) as origin, client() as http:
         for _ in range(2):
             async with http.stream("POST", origin.url, content=b"x") as response:
-                async for _piece in response.aiter_raw():
+                async for _piece in response.aiter_bytes():
                     break
         assert origin.connections == 2
 
@@ -349,7 +421,7 @@ async def test_https_with_a_trusted_authority_and_the_context_made_once_on_first
         return context
 
     transport = Http11Transport(tls)
-    async with Origin(keep_answering, server_tls) as origin, httpx.AsyncClient(transport=transport) as http:
+    async with Origin(keep_answering, server_tls) as origin, Client(transport, 5.0) as http:
         assert made == []
         for n in range(2):
             assert (await http.post(origin.url, content=b"%d" % n)).content.endswith(b"|%d" % n)
@@ -359,7 +431,7 @@ async def test_https_with_a_trusted_authority_and_the_context_made_once_on_first
 async def test_https_to_an_untrusted_certificate_is_a_connect_error() -> None:
     _, server_tls = certificate_authority()
     async with Origin(keep_answering, server_tls) as origin, client() as http:
-        with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
+        with pytest.raises(errors.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
             await http.post(origin.url, content=b"x")
 
 
@@ -374,7 +446,7 @@ async def test_plain_http_provider_never_makes_a_tls_context(server, monkeypatch
     events = [e async for e in stream(m, Context(messages=[UserMessage(content="hi")]),
                                       StreamOptions(api_key="k"), CancelToken())]
     assert events[-1].message.text() == "hi"
-    transport = client_for(m)._transport
+    transport = client_for(m).direct
     assert isinstance(transport, Http11Transport) and transport._tls is None
 
 
@@ -382,7 +454,7 @@ async def test_https_provider_verifies_with_the_certificate_store_it_loads_at_th
         tmp_path, monkeypatch) -> None:
     ca, server_tls = certificate_authority()
     ca.cert_pem.write_to_path(str(tmp_path / "ca.pem"))
-    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "ca.pem"))  # httpx's store, read from the environment
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "ca.pem"))  # the store the environment names
     monkeypatch.setattr(llm_http, "_clients", {})
 
     async def provider(_: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -395,7 +467,7 @@ async def test_https_provider_verifies_with_the_certificate_store_it_loads_at_th
 
     async with Origin(provider, server_tls) as origin:
         m = openai_model(origin.url)
-        transport = client_for(m)._transport
+        transport = client_for(m).direct
         assert isinstance(transport, Http11Transport) and transport._tls is None
         for _ in range(2):
             events = [e async for e in stream(m, Context(messages=[UserMessage(content="hi")]),
@@ -457,5 +529,31 @@ async def test_proxy_in_the_environment_falls_back_to_httpx_which_uses_it(monkey
         events = [e async for e in stream(m, Context(messages=[UserMessage(content="hi")]),
                                           StreamOptions(api_key="k"), CancelToken())]
         assert events[-1].message.text() == "via proxy"
-        assert not isinstance(client_for(m)._transport, Http11Transport)
+        assert client_for(m).direct is None and client_for(m).proxied is not None
         assert seen == [b"POST http://model.invalid/v1/chat/completions HTTP/1.1"]
+
+
+async def test_header_value_with_a_line_break_is_refused_before_sending() -> None:
+    async with Origin(keep_answering) as origin, client() as http:
+        with pytest.raises(errors.LocalProtocolError, match="Illegal header"):
+            await http.transport.request("POST", origin.url, {"x-key": "a\r\nx-other: b"}, b"", http.timeouts)
+        assert origin.connections == 0
+
+
+async def test_refused_proxy_fails_with_the_text_of_a_refused_direct_request(monkeypatch) -> None:
+    async with Origin(keep_answering) as closed:
+        url = closed.url  # nothing listens there once the block ends
+    monkeypatch.setattr(llm_http, "_clients", {})
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "HTTPS_PROXY", "https_proxy", "http_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    texts = []
+    for proxy in (None, url):
+        if proxy:
+            monkeypatch.setenv("HTTP_PROXY", proxy)
+            llm_http._clients.clear()  # the client is chosen when made
+        m = openai_model(url if proxy is None else "http://model.invalid")
+        events = [e async for e in stream(m, Context(messages=[UserMessage(content="hi")]),
+                                          StreamOptions(api_key="k"), CancelToken())]
+        texts.append(events[-1].error.error_message)  # type: ignore[union-attr]
+    assert texts == [f"connection refused by {url}/v1/chat/completions: is the server running?",
+                     "connection refused by http://model.invalid/v1/chat/completions: is the server running?"]
