@@ -13,6 +13,7 @@ from typing import AsyncIterator
 
 import httpx
 
+from .http_transport import DEFAULT_HEADERS
 from .transport_errors import converted
 
 
@@ -64,7 +65,8 @@ class ProxiedClient:
     def __init__(self, connect_timeout: float | None, read_timeout: float | None, keep: int,
                  tls: ssl.SSLContext) -> None:
         self._client = _Client(timeout=httpx.Timeout(read_timeout, connect=connect_timeout),
-                               limits=httpx.Limits(max_keepalive_connections=keep), verify=tls)
+                               limits=httpx.Limits(max_keepalive_connections=keep), verify=tls,
+                               headers=DEFAULT_HEADERS)
 
     @property
     def is_closed(self) -> bool:

@@ -28,15 +28,16 @@ from urllib.parse import quote, urlsplit
 
 import httptools
 
+from .. import __version__
 from .transport_errors import (ConnectError, ConnectTimeout, DecodingError, LocalProtocolError, ReadError,
                                ReadTimeout, RemoteProtocolError, TransportError, UnsupportedProtocol, WriteError,
                                WriteTimeout)
 
 _READ_SIZE = 65536
 _PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy")
-# The headers httpx's client added to every request, kept so that servers see the same requests.
+# Sent with every request (a provider's own headers win); what an HTTP client is expected to say.
 DEFAULT_HEADERS = {"accept": "*/*", "accept-encoding": "gzip, deflate", "connection": "keep-alive",
-                   "user-agent": "python-httpx/0.29.0"}
+                   "user-agent": f"pi-daemon/{__version__}"}
 _PATH_SAFE = "/%!$&'()*+,;=:@-._~"
 _QUERY_SAFE = _PATH_SAFE + "?"
 

@@ -191,7 +191,7 @@ async def test_request_head_carries_what_httpx_sent() -> None:
     assert line == b"GET /props?a=b%20c HTTP/1.1"
     assert dict(f.lower().split(b": ", 1) for f in fields) == {
         b"host": b"127.0.0.1:%d" % origin.port, b"accept": b"*/*", b"accept-encoding": b"gzip, deflate",
-        b"connection": b"keep-alive", b"user-agent": b"python-httpx/0.29.0"}
+        b"connection": b"keep-alive", b"user-agent": b"pi-daemon/0.1.0"}
 
 
 async def test_informational_answer_before_the_real_one_is_skipped() -> None:
