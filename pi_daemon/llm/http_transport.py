@@ -34,6 +34,9 @@ from .transport_errors import (ConnectError, ConnectTimeout, DecodingError, Loca
                                WriteTimeout)
 
 _READ_SIZE = 65536
+# An answer whose head has not ended within this many bytes is an error, not kept in memory as
+# it grows (httpx allowed as much).
+MAX_HEAD_SIZE = 100 * 1024
 _PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy")
 # Sent with every request (a provider's own headers win); what an HTTP client is expected to say.
 DEFAULT_HEADERS = {"accept": "*/*", "accept-encoding": "gzip, deflate", "connection": "keep-alive",
@@ -113,9 +116,14 @@ class _Connection:
 
 
 class _Answer:
-    """httptools' callbacks for one response: the head, then body pieces as they are parsed."""
+    """httptools' callbacks for one response: the head, then body pieces as they are parsed.
 
-    __slots__ = ("parser", "headers", "headers_done", "body", "complete", "framed", "keep_alive")
+    Bytes after the end of the answer (more than ``Content-Length`` said, or a second answer)
+    belong to no request: they are dropped, never added to this answer's head or body, and
+    the connection is not kept (``overrun``)."""
+
+    __slots__ = ("parser", "headers", "headers_done", "body", "complete", "framed", "keep_alive", "overrun",
+                 "status")
 
     def __init__(self) -> None:
         self.parser = httptools.HttpResponseParser(self)
@@ -125,25 +133,37 @@ class _Answer:
         self.complete = False
         self.framed = False  # Content-Length or chunked: the end is known without the close
         self.keep_alive = False
+        self.overrun = False
+        self.status = 0
+
+    def on_message_begin(self) -> None:
+        if self.complete:
+            self.overrun = True
 
     def on_header(self, name: bytes, value: bytes) -> None:
+        if self.headers_done:  # a trailer of a chunked body, or the head of an answer nobody asked for
+            return
         self.headers.append((name, value))
         lower = name.lower()
         if lower == b"content-length" or (lower == b"transfer-encoding" and b"chunked" in value.lower()):
             self.framed = True
 
     def on_headers_complete(self) -> None:
+        if self.headers_done:
+            return
         status = self.parser.get_status_code()
         if status < 200:  # 1xx: the answer follows on the same parser
             self.headers, self.framed = [], False
             return
         self.headers_done = True
+        self.status = status
         if status == 204 or status == 304:  # never a body
             self.framed = True
         self.keep_alive = self.parser.should_keep_alive()  # llhttp forgets it once the message ends
 
     def on_body(self, body: bytes) -> None:
-        self.body.append(body)
+        if not self.complete:
+            self.body.append(body)
 
     def on_message_complete(self) -> None:
         if self.headers_done:
@@ -185,11 +205,21 @@ class _Exchange:
             raise ReadError(str(exc) or type(exc).__name__, self.target.url) from exc
 
     def _feed(self, data: bytes) -> None:
+        answer = self.answer
+        if answer.complete:
+            answer.overrun = True
+            return
         try:
-            self.answer.parser.feed_data(data)
+            answer.parser.feed_data(data)
         except httptools.HttpParserUpgrade as exc:
+            if answer.complete:  # an upgrade after the end of the answer: not this request's
+                answer.overrun = True
+                return
             raise RemoteProtocolError("the server switched protocols", self.target.url) from exc
         except httptools.HttpParserError as exc:
+            if answer.complete:  # what follows the end of the answer is not this request's
+                answer.overrun = True
+                return
             raise RemoteProtocolError(f"malformed answer: {exc}", self.target.url) from exc
 
     async def head(self, request: bytes, write_timeout: float | None) -> None:
@@ -208,7 +238,10 @@ class _Exchange:
             raise WriteError(str(exc) or type(exc).__name__, url) from exc
         answer = self.answer
         first = True
+        received = 0
         while not answer.headers_done:
+            if received > MAX_HEAD_SIZE:
+                raise RemoteProtocolError(f"the answer's head is larger than {MAX_HEAD_SIZE} bytes", url)
             try:
                 data = await self._read()
             except ReadError:
@@ -220,6 +253,7 @@ class _Exchange:
                     raise _Dead()
                 raise RemoteProtocolError("Server disconnected without sending a response.", url)
             first = False
+            received += len(data)
             self._feed(data)
         if self.method == "HEAD":
             answer.complete = True  # no body follows, whatever Content-Length says
@@ -248,7 +282,8 @@ class _Exchange:
             return
         self.done = True
         conn = self.conn
-        if self.answer.framed and self.answer.keep_alive and self.method != "HEAD" and conn.usable():
+        answer = self.answer
+        if answer.framed and answer.keep_alive and not answer.overrun and self.method != "HEAD" and conn.usable():
             self.transport._release(self.target, conn)
         else:
             conn.close()
@@ -413,7 +448,7 @@ class Http11Transport:
         for raw_name, raw_value in answer.headers:
             name, value = raw_name.decode("latin-1").lower(), raw_value.decode("latin-1")
             fields[name] = f"{fields[name]}, {value}" if name in fields else value
-        return Response(answer.parser.get_status_code(), fields, exchange)
+        return Response(answer.status, fields, exchange)
 
     async def _head_or_close(self, exchange: _Exchange, request: bytes, write_timeout: float | None) -> None:
         try:
