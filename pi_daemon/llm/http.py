@@ -40,6 +40,7 @@ _END = object()  # the stream ended normally
 # Keep-Alive). The request never reached the model; it is sent again on a new connection.
 # Http11Transport does this itself; httpx's transport (behind a proxy) needs it done here.
 _DEAD_BEFORE_ANSWER = (RemoteProtocolError, ReadError, WriteError)
+ERROR_BODY_LIMIT = 1 << 20
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", "0.0.0.0"}
 
 
@@ -168,6 +169,24 @@ def fresh_client(model: Model) -> Client:
     return Client(model, 0)
 
 
+async def read_error_body(response: Response | ProxiedResponse) -> bytes:
+    """An error answer's body, up to ``ERROR_BODY_LIMIT`` bytes: it is read for the provider's
+    message, and a body that never ends, or a small compressed one that expands enormously,
+    must not fill the memory first. The rest is left unread (the answer is closed)."""
+    pieces: list[bytes] = []
+    size = 0
+    body = response.aiter_bytes()
+    try:
+        async for data in body:
+            pieces.append(data)
+            size += len(data)
+            if size >= ERROR_BODY_LIMIT:
+                break
+    finally:
+        await body.aclose()  # type: ignore[attr-defined]
+    return b"".join(pieces)[:ERROR_BODY_LIMIT]
+
+
 def error_text(status: int, body: bytes) -> str:
     """The provider's own message from an error body, prefixed with the status."""
     text = body.decode("utf-8", "replace").strip()
@@ -273,7 +292,7 @@ async def sse_stream(
         try:
             answered = True
             if response.status_code >= 300:
-                raw = await response.aread()
+                raw = await read_error_body(response)
                 text = error_text(response.status_code, raw)
                 detail = classify(response.status_code, text)
                 detail.retry_after_s = parse_retry_after(response.headers)

@@ -23,7 +23,7 @@ import functools
 import os
 import ssl
 import zlib
-from typing import AsyncIterator, Callable, NamedTuple
+from typing import AsyncIterator, Callable, Iterable, Iterator, NamedTuple
 from urllib.parse import quote, urlsplit
 
 import httptools
@@ -308,20 +308,31 @@ class _Decoder:
         self.raw_fallback = encoding == "deflate"
         self.zlib = zlib.decompressobj(zlib.MAX_WBITS | 16 if encoding != "deflate" else zlib.MAX_WBITS)
 
-    def decode(self, data: bytes) -> bytes:
+    def decode(self, data: bytes) -> Iterator[bytes]:
+        """``data`` undone, at most ``_DECODED_PIECE`` bytes at a time: a few kilobytes of
+        compressed zeros expand a thousandfold, and stacked encodings multiply that."""
         if self.raw_fallback:
             self.raw_fallback = False
             try:
-                return self.zlib.decompress(data)
+                piece = self.zlib.decompress(data, _DECODED_PIECE)
             except zlib.error:
                 self.zlib = zlib.decompressobj(-zlib.MAX_WBITS)
-        return self.zlib.decompress(data)
+                piece = self.zlib.decompress(data, _DECODED_PIECE)
+        else:
+            piece = self.zlib.decompress(data, _DECODED_PIECE)
+        yield piece
+        while self.zlib.unconsumed_tail:
+            yield self.zlib.decompress(self.zlib.unconsumed_tail, _DECODED_PIECE)
 
-    def flush(self) -> bytes:
-        return self.zlib.flush()
+    def through(self, pieces: Iterable[bytes], last: bool) -> Iterator[bytes]:
+        for data in pieces:
+            yield from self.decode(data)
+        if last:  # what the decoder still holds goes through the decoders after it
+            yield self.zlib.flush()
 
 
 _ENCODINGS = ("gzip", "x-gzip", "deflate")  # identity and anything unknown are passed on as they are
+_DECODED_PIECE = 1 << 20
 
 
 class Response:
@@ -338,26 +349,27 @@ class Response:
         self._decoders = [_Decoder(e) for e in reversed(encodings) if e in _ENCODINGS]
 
     async def aiter_bytes(self) -> AsyncIterator[bytes]:
-        decoders = self._decoders
+        if not self._decoders:
+            async for data in self._exchange:
+                if data:
+                    yield data
+            return
         async for data in self._exchange:
-            if decoders:
-                data = self._decode(data, False)
-            if data:
-                yield data
-        if decoders:
-            data = self._decode(b"", True)
-            if data:
-                yield data
+            for piece in self._decode(data, False):
+                yield piece
+        for piece in self._decode(b"", True):
+            yield piece
 
-    def _decode(self, data: bytes, last: bool) -> bytes:
+    def _decode(self, data: bytes, last: bool) -> Iterator[bytes]:
+        pieces: Iterable[bytes] = (data,)
+        for decoder in self._decoders:
+            pieces = decoder.through(pieces, last)
         try:
-            for decoder in self._decoders:
-                data = decoder.decode(data)
-                if last:  # what the decoder still holds goes through the decoders after it
-                    data += decoder.flush()
+            for piece in pieces:
+                if piece:
+                    yield piece
         except zlib.error as exc:
             raise DecodingError(str(exc)) from exc
-        return data
 
     async def aread(self) -> bytes:
         return b"".join([data async for data in self.aiter_bytes()])

@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import os
 
 import pytest
 
+from pi_daemon.cancel import CancelToken, Cancelled
+from pi_daemon.llm import http as llm_http
 from pi_daemon.llm import transport_errors as errors
+from pi_daemon.llm.http import sse_stream
 from pi_daemon.llm.http_transport import MAX_HEAD_SIZE
-from test_http_transport import Origin, client, read_request
+from test_http_transport import Origin, client, openai_model, read_request
 
 
 def answers_each_request_with(raw: bytes):  # type: ignore[no-untyped-def]
@@ -63,3 +67,78 @@ async def test_http10_and_connection_close_answers(head: bytes, kept: bool) -> N
         for _ in range(2):
             assert (await http.post(origin.url, content=b"x")).content == b"abc"
         assert origin.connections == (1 if kept else 2)
+
+
+@pytest.mark.parametrize("encoding", [b"gzip", b"gzip, gzip"])
+async def test_compressed_answer_expanding_enormously_arrives_in_bounded_pieces(encoding: bytes) -> None:
+    size = 64 << 20
+    body = gzip.compress(b"\0" * size)
+    if encoding == b"gzip, gzip":
+        body = gzip.compress(body)
+    raw = b"HTTP/1.1 200 OK\r\ncontent-encoding: %s\r\ncontent-length: %d\r\n\r\n%s" % (encoding, len(body), body)
+    async with Origin(answers_each_request_with(raw)) as origin, client() as http:
+        async with http.stream("POST", origin.url, b"x") as response:
+            pieces = [len(piece) async for piece in response.aiter_bytes()]
+    assert sum(pieces) == size
+    assert max(pieces) <= 1 << 20
+
+
+def open_descriptors() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts descriptors in /proc")
+async def test_many_aborts_mid_answer_and_before_it_leave_no_task_or_socket_and_no_answer_behind() -> None:
+    """An abort while the head is awaited or while the body streams closes that connection at
+    once; the next request never reads the aborted answer's bytes."""
+    closed = 0
+
+    async def slow(n: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal closed
+        line, _ = await read_request(reader)
+        if b"head" not in line:
+            event = b"data: answer%03d\n\n" % n
+            writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+                         b"%x\r\n%s\r\n" % (len(event), event))
+            await writer.drain()
+        await reader.read()  # nothing more is sent; the client's close ends this
+        closed += 1
+
+    async with Origin(slow) as origin:
+        m = openai_model(origin.url)
+        before_tasks, before_fds = len(asyncio.all_tasks()), open_descriptors()
+        for n in range(1, 41):
+            token = CancelToken()
+            path = "/head" if n % 2 else "/body"
+            source = sse_stream(m, origin.url + path, {}, {"stream": True}, token)
+            if path == "/body":
+                first = await anext(source)
+                assert first.data == "answer%03d" % n  # its own answer, never an earlier one's
+                token.cancel()
+            else:
+                asyncio.get_running_loop().call_later(0.01, token.cancel)
+            with pytest.raises(Cancelled):
+                await anext(source)
+            await source.aclose()
+        for _ in range(100):
+            if closed == 40:
+                break
+            await asyncio.sleep(0.01)
+        assert closed == 40 and origin.connections == 40
+        assert len(asyncio.all_tasks()) == before_tasks
+        assert open_descriptors() <= before_fds
+
+
+async def test_error_answer_body_is_read_only_up_to_the_limit() -> None:
+    async def endless_error(_: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(b'HTTP/1.1 500 Oops\r\ntransfer-encoding: chunked\r\n\r\n13\r\n{"error":"overload"\r\n')
+        while True:  # a body that never ends
+            writer.write(b"10000\r\n%s\r\n" % (b" " * 0x10000))
+            await writer.drain()
+
+    async with Origin(endless_error) as origin:
+        source = sse_stream(openai_model(origin.url), origin.url + "/v1/chat/completions", {}, {}, CancelToken())
+        with pytest.raises(llm_http.ProviderHTTPError) as caught:
+            await asyncio.wait_for(anext(source), 10)
+    assert str(caught.value).startswith('500 {"error":"overload"')
