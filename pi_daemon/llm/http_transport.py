@@ -31,7 +31,7 @@ import httptools
 from .. import __version__
 from .transport_errors import (ConnectError, ConnectTimeout, DecodingError, LocalProtocolError, ReadError,
                                ReadTimeout, RemoteProtocolError, TransportError, UnsupportedProtocol, WriteError,
-                               WriteTimeout)
+                               WriteTimeout, joined_refusal)
 
 _READ_SIZE = 65536
 # An answer whose head has not ended within this many bytes is an error, not kept in memory as
@@ -432,7 +432,7 @@ class Http11Transport:
         except TimeoutError as exc:
             raise _timeout_error("connect", target.url) from exc
         except (OSError, ssl.SSLError) as exc:
-            raise ConnectError(str(exc) or type(exc).__name__, target.url) from exc
+            raise ConnectError(str(exc) or type(exc).__name__, target.url) from joined_refusal(exc)
         return _Connection(reader, writer)
 
     async def request(self, method: str, url: str, headers: dict[str, str], body: bytes,

@@ -8,6 +8,9 @@ without a text of its own is shown by its class name, as it was when httpx raise
 
 from __future__ import annotations
 
+import errno
+import re
+
 
 class HTTPError(Exception):
     """Anything a request can fail with below the provider's answer."""
@@ -105,3 +108,18 @@ def converted(exc: Exception, url: str | None) -> HTTPError:
                 return cls(str(exc), url)
             return cls(str(exc))
     return HTTPError(str(exc))
+
+
+_JOINED = "Multiple exceptions: "
+
+
+def joined_refusal(exc: OSError) -> OSError:
+    """``exc``, or a :class:`ConnectionRefusedError` when it is asyncio's join of the failures
+    of a name's several addresses (``localhost``: ``::1`` and ``127.0.0.1``) and each of them
+    was a refusal: nothing listens there, whichever address was tried."""
+    text = str(exc)
+    if type(exc) is OSError and exc.errno is None and text.startswith(_JOINED):
+        codes = re.findall(r"\[Errno (\d+)\]", text)
+        if codes and all(int(code) == errno.ECONNREFUSED for code in codes):
+            return ConnectionRefusedError(errno.ECONNREFUSED, text)
+    return exc

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import os
+import socket
 
 import pytest
 
@@ -142,3 +143,72 @@ async def test_error_answer_body_is_read_only_up_to_the_limit() -> None:
         with pytest.raises(llm_http.ProviderHTTPError) as caught:
             await asyncio.wait_for(anext(source), 10)
     assert str(caught.value).startswith('500 {"error":"overload"')
+
+
+def has_ipv6_loopback() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6) as s:
+            s.bind(("::1", 0))
+        return True
+    except OSError:
+        return False
+
+
+@pytest.fixture
+async def localhost_on_both_loopbacks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``localhost`` resolves to ``::1`` and ``127.0.0.1``, as on most systems (this one's hosts file
+    may name one only); the connections made are real."""
+    if not has_ipv6_loopback():
+        pytest.skip("no IPv6 loopback")
+    loop = asyncio.get_running_loop()
+    resolve = loop.getaddrinfo
+
+    async def getaddrinfo(host, port, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if host == "localhost":
+            return [(socket.AF_INET6, socket.SOCK_STREAM, 6, "", ("::1", port, 0, 0)),
+                    (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", port))]
+        return await resolve(host, port, *args, **kwargs)
+
+    monkeypatch.setattr(loop, "getaddrinfo", getaddrinfo)
+
+
+async def test_refused_on_each_address_of_localhost_is_a_refusal_not_retried(localhost_on_both_loopbacks) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again: nothing listens there
+    url = f"http://localhost:{port}/v1/chat/completions"
+    source = sse_stream(openai_model(f"http://localhost:{port}"), url, {}, {}, CancelToken())
+    with pytest.raises(errors.ConnectError) as caught:
+        await anext(source)
+    text, detail = llm_http.failure(caught.value)
+    assert text == f"connection refused by {url}: is the server running?"
+    assert not detail.retryable
+
+
+async def test_localhost_server_on_ipv4_only_is_reached(localhost_on_both_loopbacks) -> None:
+    async with Origin(answers_each_request_with(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")) as origin, \
+            client() as http:
+        assert (await http.post(origin.url.replace("127.0.0.1", "localhost"), b"x")).content == b"ok"
+
+
+@pytest.mark.skipif(not has_ipv6_loopback(), reason="no IPv6 loopback")
+async def test_ipv6_literal_host_with_port_path_and_query() -> None:
+    heads: list[bytes] = []
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        heads.append(await reader.readuntil(b"\r\n\r\n"))
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(handler, "::1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        async with client() as http:
+            response = await http.get(f"http://[::1]:{port}/v1/models?a=1&b=x y#frag")
+    finally:
+        server.close()
+    assert response.content == b"ok"
+    line, _, rest = heads[0].partition(b"\r\n")
+    assert line == b"GET /v1/models?a=1&b=x%20y HTTP/1.1"
+    assert b"host: [::1]:%d\r\n" % port in rest
