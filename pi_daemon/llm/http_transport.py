@@ -302,15 +302,17 @@ class _Decoder:
     """Undoes one ``Content-Encoding``: ``gzip``, or ``deflate`` zlib-wrapped as the RFC says
     or raw as some servers send it (httpx's decoders did the same)."""
 
-    __slots__ = ("zlib", "raw_fallback")
+    __slots__ = ("zlib", "raw_fallback", "started")
 
     def __init__(self, encoding: str) -> None:
         self.raw_fallback = encoding == "deflate"
+        self.started = False
         self.zlib = zlib.decompressobj(zlib.MAX_WBITS | 16 if encoding != "deflate" else zlib.MAX_WBITS)
 
     def decode(self, data: bytes) -> Iterator[bytes]:
         """``data`` undone, at most ``_DECODED_PIECE`` bytes at a time: a few kilobytes of
         compressed zeros expand a thousandfold, and stacked encodings multiply that."""
+        self.started = self.started or bool(data)
         if self.raw_fallback:
             self.raw_fallback = False
             try:
@@ -329,6 +331,10 @@ class _Decoder:
             yield from self.decode(data)
         if last:  # what the decoder still holds goes through the decoders after it
             yield self.zlib.flush()
+
+    def cut_short(self) -> bool:
+        """Data came but the compressed stream did not end."""
+        return self.started and not self.zlib.eof
 
 
 _ENCODINGS = ("gzip", "x-gzip", "deflate")  # identity and anything unknown are passed on as they are
@@ -359,6 +365,9 @@ class Response:
                 yield piece
         for piece in self._decode(b"", True):
             yield piece
+        if not self._exchange.answer.framed and any(decoder.cut_short() for decoder in self._decoders):
+            # delimited by the close, the compressed stream's own end is the only sign it is whole
+            raise DecodingError("the connection closed before the end of the compressed body")
 
     def _decode(self, data: bytes, last: bool) -> Iterator[bytes]:
         pieces: Iterable[bytes] = (data,)

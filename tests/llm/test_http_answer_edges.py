@@ -212,3 +212,20 @@ async def test_ipv6_literal_host_with_port_path_and_query() -> None:
     line, _, rest = heads[0].partition(b"\r\n")
     assert line == b"GET /v1/models?a=1&b=x%20y HTTP/1.1"
     assert b"host: [::1]:%d\r\n" % port in rest
+
+
+@pytest.mark.parametrize("cut", [True, False])
+async def test_compressed_answer_delimited_by_the_close_and_cut_short_is_an_error(cut: bool) -> None:
+    body = gzip.compress(b"data: hello\n\n" * 1000)
+
+    async def close_delimited(_: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-encoding: gzip\r\n\r\n" + (body[:len(body) // 2] if cut else body))
+        await writer.drain()
+
+    async with Origin(close_delimited) as origin, client() as http:
+        if cut:
+            with pytest.raises(errors.DecodingError, match="closed before the end"):
+                await http.post(origin.url, b"x")
+        else:
+            assert (await http.post(origin.url, b"x")).content == b"data: hello\n\n" * 1000
