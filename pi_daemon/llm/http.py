@@ -251,11 +251,12 @@ def transport_error_text(exc: Exception) -> str:
 async def _read_events(response: Response | ProxiedResponse, put: Callable[[ServerSentEvent], None]) -> None:
     """``put`` each event of ``response``, a received piece of text at a time. The bytes are
     decoded as UTF-8, which is what SSE is (whatever charset the header names), by one
-    incremental decoder: a character split between two reads is joined."""
+    incremental decoder: a character split between two reads is joined, and a byte order mark
+    opening the stream is dropped, as the specification says."""
     check_content_type(response.headers.get("content-type", ""), response.url)
     lines, decoder = LineDecoder(), EventDecoder()
     decode = decoder.decode
-    utf8 = codecs.getincrementaldecoder("utf-8")("replace").decode
+    utf8 = codecs.getincrementaldecoder("utf-8-sig")("replace").decode
     async for data in response.aiter_bytes():
         for line in lines.decode(utf8(data)):
             event = decode(line)

@@ -3,7 +3,9 @@
 Decoded as the WHATWG specification says, with the same results as httpx_sse (which
 tests/llm/test_sse_events.py compares against): lines end at CR, LF or CRLF, a blank line
 ends an event, ``id`` is kept across events and ignored when it holds a NUL, a ``retry``
-that is not a number is ignored, comments and unknown fields are skipped.
+that is not a number is ignored, comments and unknown fields are skipped. One difference: a
+byte order mark opening the stream is dropped (the UTF-8 decoding of :mod:`.http` does it), as
+the specification says; httpx_sse read it as part of the first field's name.
 """
 
 from __future__ import annotations

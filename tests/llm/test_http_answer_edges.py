@@ -8,15 +8,17 @@ import asyncio
 import gzip
 import os
 import socket
+import ssl
 
 import pytest
+import trustme
 
 from pi_daemon.cancel import CancelToken, Cancelled
 from pi_daemon.llm import http as llm_http
 from pi_daemon.llm import transport_errors as errors
 from pi_daemon.llm.http import sse_stream
-from pi_daemon.llm.http_transport import MAX_HEAD_SIZE
-from test_http_transport import Origin, client, openai_model, read_request
+from pi_daemon.llm.http_transport import MAX_HEAD_SIZE, Http11Transport
+from test_http_transport import Client, Origin, client, openai_model, read_request
 
 
 def answers_each_request_with(raw: bytes):  # type: ignore[no-untyped-def]
@@ -229,3 +231,22 @@ async def test_compressed_answer_delimited_by_the_close_and_cut_short_is_an_erro
                 await http.post(origin.url, b"x")
         else:
             assert (await http.post(origin.url, b"x")).content == b"data: hello\n\n" * 1000
+
+
+async def test_https_sends_the_name_and_verifies_it_against_the_certificate(tmp_path, monkeypatch) -> None:
+    """The TLS context a provider's https client makes (SSL_CERT_FILE naming the authority):
+    SNI carries the URL's host name, and a certificate for another name is refused."""
+    ca = trustme.CA()
+    ca.cert_pem.write_to_path(str(tmp_path / "ca.pem"))
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "ca.pem"))
+    names: list[str | None] = []
+    server_tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert("localhost").configure_cert(server_tls)
+    server_tls.sni_callback = lambda _conn, name, _context: names.append(name)  # type: ignore[assignment,misc,func-returns-value]
+    async with Origin(answers_each_request_with(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok"), server_tls) as origin:
+        transport = Http11Transport(lambda: llm_http._tls(False))
+        async with Client(transport, 5.0) as http:
+            assert (await http.post(origin.url, b"x")).content == b"ok"  # https://localhost:<port>
+            with pytest.raises(errors.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
+                await http.post(origin.url.replace("localhost", "127.0.0.1"), b"x")  # not the certificate's name
+    assert names[0] == "localhost"

@@ -45,3 +45,12 @@ async def test_an_answer_that_is_not_an_event_stream_is_refused(server):
     with pytest.raises(Exception, match="Content-Type to contain 'text/event-stream'"):
         async for _ in sse_stream(model(server.url), server.url + "/v1/chat/completions", {}, {}, CancelToken()):
             pass
+
+
+@pytest.mark.parametrize("piece", [1, 4096])
+async def test_a_byte_order_mark_opening_the_stream_is_not_part_of_the_first_field(server, piece):
+    body = "\ufeffdata: first\n\ndata: \ufeffsecond\n\n".encode()  # only the stream's first one is dropped
+    server.script(Reply(body=body, piece=piece))
+    events = [e.data async for e in sse_stream(model(server.url), server.url + "/v1/chat/completions", {}, {},
+                                               CancelToken())]
+    assert events == ["first", "\ufeffsecond"]
