@@ -235,7 +235,7 @@ def transport_error_text(exc: Exception) -> str:
     if isinstance(exc, ConnectError) and refused(exc):
         return f"connection refused by {request_url(exc) or 'the server'}: is the server running?"
     if isinstance(exc, ConnectTimeout):
-        return f"connection timed out ({exc or 'connect timeout'})"
+        return f"connection timed out ({str(exc) or 'connect timeout'})"
     if isinstance(exc, ReadTimeout):
         return "the provider stopped sending (idle read timeout)"
     if isinstance(exc, ConnectError):
@@ -244,7 +244,7 @@ def transport_error_text(exc: Exception) -> str:
     if isinstance(exc, RemoteProtocolError):
         return f"connection lost mid-stream: {exc}"
     if isinstance(exc, ReadError):
-        return f"connection lost mid-stream: {exc or 'read error'}"
+        return f"connection lost mid-stream: {str(exc) or 'read error'}"
     return f"{type(exc).__name__}: {exc}"
 
 

@@ -174,7 +174,9 @@ _TIMEOUTS: dict[str, type[TransportError]] = {"connect": ConnectTimeout, "read":
 
 
 def _timeout_error(kind: str, url: str) -> TransportError:
-    return _TIMEOUTS[kind](f"{kind} timed out", url)
+    # No text, as httpx raised them (and still does behind a proxy): the error texts of
+    # :mod:`.http` ("connection timed out (connect timeout)") stay what they were.
+    return _TIMEOUTS[kind]("", url)
 
 
 class _Exchange:

@@ -250,3 +250,9 @@ async def test_https_sends_the_name_and_verifies_it_against_the_certificate(tmp_
             with pytest.raises(errors.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
                 await http.post(origin.url.replace("localhost", "127.0.0.1"), b"x")  # not the certificate's name
     assert names[0] == "localhost"
+
+
+@pytest.mark.parametrize("error, text", [(errors.ConnectTimeout(""), "connection timed out (connect timeout)"),
+                                         (errors.ReadError(""), "connection lost mid-stream: read error")])
+def test_an_error_without_a_text_of_its_own_is_named(error: errors.TransportError, text: str) -> None:
+    assert llm_http.transport_error_text(error) == text  # httpx's timeouts had no text: not "()"

@@ -368,8 +368,9 @@ async def test_full_listen_queue_is_a_connect_timeout() -> None:
             pass
     try:
         async with client(timeout=0.2) as http:
-            with pytest.raises(errors.ConnectTimeout):
+            with pytest.raises(errors.ConnectTimeout) as caught:
                 await http.post(f"http://127.0.0.1:{port}/", content=b"x")
+        assert llm_http.transport_error_text(caught.value) == "connection timed out (connect timeout)"  # as with httpx
     finally:
         for sock in held + [listener]:
             sock.close()
