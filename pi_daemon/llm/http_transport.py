@@ -22,6 +22,7 @@ import asyncio
 import functools
 import os
 import ssl
+import time
 import zlib
 from typing import AsyncIterator, Callable, Iterable, Iterator, NamedTuple
 from urllib.parse import quote, urlsplit
@@ -37,6 +38,10 @@ _READ_SIZE = 65536
 # An answer whose head has not ended within this many bytes is an error, not kept in memory as
 # it grows (httpx allowed as much).
 MAX_HEAD_SIZE = 100 * 1024
+# A connection idle longer than this is closed rather than used again (httpx's default): a
+# firewall or NAT may have dropped it without a word, and a request sent on it would wait out
+# the whole read timeout. Servers close theirs after about as long (uvicorn, Node: 5 s).
+KEEP_ALIVE_EXPIRY = 5.0
 _PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy")
 # Sent with every request (a provider's own headers win); what an HTTP client is expected to say.
 DEFAULT_HEADERS = {"accept": "*/*", "accept-encoding": "gzip, deflate", "connection": "keep-alive",
@@ -100,12 +105,13 @@ class _Dead(Exception):
 class _Connection:
     """One socket, used for one request at a time; kept in its origin's pool between requests."""
 
-    __slots__ = ("reader", "writer", "reused")
+    __slots__ = ("reader", "writer", "reused", "idle_since")
 
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.reader = reader
         self.writer = writer
         self.reused = False
+        self.idle_since = 0.0
 
     def usable(self) -> bool:
         # Anything already received (the server's close, or bytes nobody asked for) retires it.
@@ -405,8 +411,10 @@ class Http11Transport:
     """HTTP/1.1 with kept-alive connections per origin; ``tls`` makes the TLS context when the
     first ``https`` origin is reached."""
 
-    def __init__(self, tls: Callable[[], ssl.SSLContext], max_idle: int = 8) -> None:
+    def __init__(self, tls: Callable[[], ssl.SSLContext], max_idle: int = 8,
+                 keep_alive_expiry: float = KEEP_ALIVE_EXPIRY) -> None:
         self._tls_factory = tls
+        self._expiry = keep_alive_expiry
         self._tls: ssl.SSLContext | None = None
         self._max_idle = max_idle
         self._idle: dict[tuple[str, str, int], list[_Connection]] = {}
@@ -418,13 +426,14 @@ class Http11Transport:
             conn.close()
             return
         conn.reused = True
+        conn.idle_since = time.monotonic()
         idle.append(conn)
 
     def _take(self, target: Target) -> _Connection | None:
         idle = self._idle.get((target.scheme, target.host, target.port))
         while idle:
             conn = idle.pop()
-            if conn.usable():
+            if conn.usable() and time.monotonic() - conn.idle_since < self._expiry:
                 return conn
             conn.close()
         return None

@@ -256,3 +256,26 @@ async def test_https_sends_the_name_and_verifies_it_against_the_certificate(tmp_
                                          (errors.ReadError(""), "connection lost mid-stream: read error")])
 def test_an_error_without_a_text_of_its_own_is_named(error: errors.TransportError, text: str) -> None:
     assert llm_http.transport_error_text(error) == text  # httpx's timeouts had no text: not "()"
+
+
+async def test_connection_idle_longer_than_the_expiry_is_closed_not_used_again() -> None:
+    """A connection a middlebox dropped silently would swallow the request until the read timeout."""
+    closed_by_client = asyncio.Event()
+
+    async def handler(n: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 1\r\n\r\n%d" % n)
+        await writer.drain()
+        if n == 1:
+            await reader.read()
+            closed_by_client.set()
+        else:
+            await read_request(reader)
+            writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 1\r\n\r\nr")
+
+    async with Origin(handler) as origin, Client(Http11Transport(ssl.create_default_context, 8, 0.2), 5.0) as http:
+        assert (await http.post(origin.url, b"x")).content == b"1"
+        await asyncio.sleep(0.3)
+        assert (await http.post(origin.url, b"x")).content == b"2"
+        assert (await http.post(origin.url, b"x")).content == b"r"  # within the expiry: kept
+        await asyncio.wait_for(closed_by_client.wait(), 5)
