@@ -121,6 +121,9 @@ class _Connection:
         self.writer.transport.abort()
 
 
+_LENGTH, _CHUNKED = 1, 2
+
+
 class _Answer:
     """httptools' callbacks for one response: the head, then body pieces as they are parsed.
 
@@ -133,11 +136,14 @@ class _Answer:
 
     def __init__(self) -> None:
         self.parser = httptools.HttpResponseParser(self)
+        # What httpx (h11) read too: a head whose lines end in LF alone, and a chunked body that
+        # also names a Content-Length (the chunks frame it; the connection is not kept).
+        self.parser.set_dangerous_leniencies(lenient_chunked_length=True, lenient_optional_cr_before_lf=True)
         self.headers: list[tuple[bytes, bytes]] = []
         self.headers_done = False
         self.body: list[bytes] = []
         self.complete = False
-        self.framed = False  # Content-Length or chunked: the end is known without the close
+        self.framed = 0  # _LENGTH, _CHUNKED or both: the end is known without the close
         self.keep_alive = False
         self.overrun = False
         self.status = 0
@@ -151,21 +157,24 @@ class _Answer:
             return
         self.headers.append((name, value))
         lower = name.lower()
-        if lower == b"content-length" or (lower == b"transfer-encoding" and b"chunked" in value.lower()):
-            self.framed = True
+        if lower == b"content-length":
+            self.framed |= _LENGTH
+        elif lower == b"transfer-encoding" and b"chunked" in value.lower():
+            self.framed |= _CHUNKED
 
     def on_headers_complete(self) -> None:
         if self.headers_done:
             return
         status = self.parser.get_status_code()
         if status < 200:  # 1xx: the answer follows on the same parser
-            self.headers, self.framed = [], False
+            self.headers, self.framed = [], 0
             return
         self.headers_done = True
         self.status = status
         if status == 204 or status == 304:  # never a body
-            self.framed = True
-        self.keep_alive = self.parser.should_keep_alive()  # llhttp forgets it once the message ends
+            self.framed = _LENGTH
+        # llhttp forgets it once the message ends; both framings: a server not to trust again
+        self.keep_alive = self.parser.should_keep_alive() and self.framed != _LENGTH | _CHUNKED
 
     def on_body(self, body: bytes) -> None:
         if not self.complete:

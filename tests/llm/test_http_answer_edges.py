@@ -279,3 +279,13 @@ async def test_connection_idle_longer_than_the_expiry_is_closed_not_used_again()
         assert (await http.post(origin.url, b"x")).content == b"2"
         assert (await http.post(origin.url, b"x")).content == b"r"  # within the expiry: kept
         await asyncio.wait_for(closed_by_client.wait(), 5)
+
+
+@pytest.mark.parametrize("raw, kept", [
+    (b"HTTP/1.1 200 OK\ncontent-length: 3\n\nabc", True),
+    (b"HTTP/1.1 200 OK\r\ncontent-length: 99\r\ntransfer-encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n", False)])
+async def test_answers_httpx_read_are_read(raw: bytes, kept: bool) -> None:
+    async with Origin(answers_each_request_with(raw)) as origin, client() as http:
+        for _ in range(2):
+            assert (await http.post(origin.url, b"x")).content == b"abc"
+        assert origin.connections == (1 if kept else 2)
