@@ -30,6 +30,7 @@ from urllib.parse import quote, urlsplit
 import httptools
 
 from .. import __version__
+from .content_coding import ENCODINGS, Decoder
 from .transport_errors import (ConnectError, ConnectTimeout, DecodingError, LocalProtocolError, ReadError,
                                ReadTimeout, RemoteProtocolError, TransportError, UnsupportedProtocol, WriteError,
                                WriteTimeout, joined_refusal)
@@ -315,49 +316,6 @@ class _Exchange:
             self.conn.close()  # the answer was not read to its end: the connection is unusable
 
 
-class _Decoder:
-    """Undoes one ``Content-Encoding``: ``gzip``, or ``deflate`` zlib-wrapped as the RFC says
-    or raw as some servers send it (httpx's decoders did the same)."""
-
-    __slots__ = ("zlib", "raw_fallback", "started")
-
-    def __init__(self, encoding: str) -> None:
-        self.raw_fallback = encoding == "deflate"
-        self.started = False
-        self.zlib = zlib.decompressobj(zlib.MAX_WBITS | 16 if encoding != "deflate" else zlib.MAX_WBITS)
-
-    def decode(self, data: bytes) -> Iterator[bytes]:
-        """``data`` undone, at most ``_DECODED_PIECE`` bytes at a time: a few kilobytes of
-        compressed zeros expand a thousandfold, and stacked encodings multiply that."""
-        self.started = self.started or bool(data)
-        if self.raw_fallback:
-            self.raw_fallback = False
-            try:
-                piece = self.zlib.decompress(data, _DECODED_PIECE)
-            except zlib.error:
-                self.zlib = zlib.decompressobj(-zlib.MAX_WBITS)
-                piece = self.zlib.decompress(data, _DECODED_PIECE)
-        else:
-            piece = self.zlib.decompress(data, _DECODED_PIECE)
-        yield piece
-        while self.zlib.unconsumed_tail:
-            yield self.zlib.decompress(self.zlib.unconsumed_tail, _DECODED_PIECE)
-
-    def through(self, pieces: Iterable[bytes], last: bool) -> Iterator[bytes]:
-        for data in pieces:
-            yield from self.decode(data)
-        if last:  # what the decoder still holds goes through the decoders after it
-            yield self.zlib.flush()
-
-    def cut_short(self) -> bool:
-        """Data came but the compressed stream did not end."""
-        return self.started and not self.zlib.eof
-
-
-_ENCODINGS = ("gzip", "x-gzip", "deflate")  # identity and anything unknown are passed on as they are
-_DECODED_PIECE = 1 << 20
-
-
 class Response:
     """An answer: its status and head at once, the body streamed (decoded) or read whole."""
 
@@ -369,7 +327,7 @@ class Response:
         self.url = exchange.target.url
         self._exchange = exchange
         encodings = [e.strip().lower() for e in headers.get("content-encoding", "").split(",")]
-        self._decoders = [_Decoder(e) for e in reversed(encodings) if e in _ENCODINGS]
+        self._decoders = [Decoder(e) for e in reversed(encodings) if e in ENCODINGS]
 
     async def aiter_bytes(self) -> AsyncIterator[bytes]:
         if not self._decoders:
