@@ -363,11 +363,17 @@ class Response:
 
 
 def _request_bytes(method: str, target: Target, headers: dict[str, str], body: bytes) -> bytes:
-    parts = [method.encode("ascii"), b" ", target.path, b" HTTP/1.1\r\nhost: ", target.host_header, b"\r\n"]
+    host = target.host_header
+    fields: list[bytes] = []
     for name, value in headers.items():
         if "\n" in value or "\r" in value or "\n" in name or "\r" in name or ":" in name:
             raise LocalProtocolError(f"Illegal header {name!r}", target.url)  # it would end the head early
-        parts += (name.encode("ascii"), b": ", value.encode("utf-8"), b"\r\n")
+        lower = name.lower()
+        if lower == "host":  # a provider's own (a server behind a reverse proxy) replaces the URL's, once
+            host = value.encode("utf-8")
+        elif lower != "content-length" and lower != "transfer-encoding":  # the body is framed here
+            fields += (name.encode("ascii"), b": ", value.encode("utf-8"), b"\r\n")
+    parts = [method.encode("ascii"), b" ", target.path, b" HTTP/1.1\r\nhost: ", host, b"\r\n", *fields]
     if body or method not in ("GET", "HEAD"):
         parts.append(b"content-length: %d\r\n" % len(body))
     parts += (b"\r\n", body)

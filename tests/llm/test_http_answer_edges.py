@@ -289,3 +289,21 @@ async def test_answers_httpx_read_are_read(raw: bytes, kept: bool) -> None:
         for _ in range(2):
             assert (await http.post(origin.url, b"x")).content == b"abc"
         assert origin.connections == (1 if kept else 2)
+
+
+async def test_a_host_or_framing_header_given_by_the_provider_is_sent_once() -> None:
+    heads: list[bytes] = []
+
+    async def handler(_: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        heads.append(head)
+        await reader.readexactly(4)
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
+        await writer.drain()
+
+    async with Origin(handler) as origin, client() as http:
+        response = await http.transport.request("POST", origin.url + "/v1", {"Host": "models.example", "content-length": "1"},
+                                                b"body", http.timeouts)
+        assert await response.aread() == b"ok"
+    fields = [line.lower() for line in heads[0].split(b"\r\n")[1:] if line]
+    assert fields == [b"host: models.example", b"content-length: 4"]
