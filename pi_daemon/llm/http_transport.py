@@ -89,7 +89,10 @@ def parse_url(url: str) -> Target:
     if not host:
         raise UnsupportedProtocol(f"no host in URL {url!r}", url)
     if not host.isascii():
-        host = host.encode("idna").decode("ascii")
+        try:
+            host = host.encode("idna").decode("ascii")
+        except UnicodeError as exc:
+            raise UnsupportedProtocol(f"invalid host in URL {url!r}: {exc}", url) from None
     default = 443 if scheme == "https" else 80
     name = f"[{host}]" if ":" in host else host
     host_header = name if port is None or port == default else f"{name}:{port}"

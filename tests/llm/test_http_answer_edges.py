@@ -307,3 +307,9 @@ async def test_a_host_or_framing_header_given_by_the_provider_is_sent_once() -> 
         assert await response.aread() == b"ok"
     fields = [line.lower() for line in heads[0].split(b"\r\n")[1:] if line]
     assert fields == [b"host: models.example", b"content-length: 4"]
+
+
+async def test_a_host_name_idna_cannot_encode_is_an_invalid_url() -> None:
+    async with client() as http:
+        with pytest.raises(errors.UnsupportedProtocol, match="invalid host"):
+            await http.post("http://" + "é" * 70 + ".test/v1", b"x")  # a label longer than 63
