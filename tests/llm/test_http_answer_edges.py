@@ -16,7 +16,7 @@ import trustme
 from pi_daemon.cancel import CancelToken, Cancelled
 from pi_daemon.llm import http as llm_http
 from pi_daemon.llm import transport_errors as errors
-from pi_daemon.llm.http import sse_stream
+from pi_daemon.llm.http import client_for, sse_stream
 from pi_daemon.llm.http_transport import MAX_HEAD_SIZE, Http11Transport
 from test_http_transport import Client, Origin, client, openai_model, read_request
 
@@ -313,3 +313,26 @@ async def test_a_host_name_idna_cannot_encode_is_an_invalid_url() -> None:
     async with client() as http:
         with pytest.raises(errors.UnsupportedProtocol, match="invalid host"):
             await http.post("http://" + "é" * 70 + ".test/v1", b"x")  # a label longer than 63
+
+
+@pytest.mark.parametrize("proxy_variable, no_proxy_variable", [("http_proxy", "NO_PROXY"), ("HTTP_PROXY", "no_proxy"),
+                                                               ("all_proxy", "no_proxy")])
+async def test_no_proxy_in_either_case_sends_a_local_server_direct(monkeypatch, proxy_variable: str,
+                                                                    no_proxy_variable: str) -> None:
+    """A proxy named (in either case) with the local server in NO_PROXY: the request goes to the
+    server, not to the proxy (a closed port here)."""
+    monkeypatch.setattr(llm_http, "_clients", {})
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "HTTPS_PROXY", "https_proxy", "http_proxy",
+                 "HTTP_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+    monkeypatch.setenv(proxy_variable, f"http://127.0.0.1:{closed}")
+    monkeypatch.setenv(no_proxy_variable, "127.0.0.1,localhost")
+    body = b"data: direct\n\n"
+    raw = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body)
+    async with Origin(answers_each_request_with(raw)) as origin:
+        m = openai_model(origin.url)
+        events = [e.data async for e in sse_stream(m, origin.url + "/v1/chat/completions", {}, {}, CancelToken())]
+        assert events == ["direct"] and client_for(m).proxied is not None
