@@ -254,9 +254,7 @@ class _Exchange:
         except TimeoutError as exc:
             raise _timeout_error("write", url) from exc
         except OSError as exc:
-            if conn.reused:
-                raise _Dead() from exc
-            raise WriteError(str(exc) or type(exc).__name__, url) from exc
+            self._early_answer(exc)
         answer = self.answer
         first = True
         received = 0
@@ -278,6 +276,21 @@ class _Exchange:
             self._feed(data)
         if self.method == "HEAD":
             answer.complete = True  # no body follows, whatever Content-Length says
+
+    def _early_answer(self, exc: OSError) -> None:
+        """The request could not be sent whole. A server may answer before reading it all (413
+        for a body too large) and close: that answer, received already, is the one to report
+        (as httpx did); the stream would raise the error before handing over what it holds."""
+        reader = self.conn.reader
+        early = bytes(reader._buffer)  # type: ignore[attr-defined]
+        if early:
+            reader._buffer.clear()  # type: ignore[attr-defined]
+            self._feed(early)
+            if self.answer.headers_done:
+                return
+        if self.conn.reused and not early:
+            raise _Dead() from exc
+        raise WriteError(str(exc) or type(exc).__name__, self.target.url) from exc
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         answer = self.answer

@@ -336,3 +336,19 @@ async def test_no_proxy_in_either_case_sends_a_local_server_direct(monkeypatch, 
         m = openai_model(origin.url)
         events = [e.data async for e in sse_stream(m, origin.url + "/v1/chat/completions", {}, {}, CancelToken())]
         assert events == ["direct"] and client_for(m).proxied is not None
+
+
+async def test_an_answer_sent_before_the_request_was_read_whole_is_reported_not_the_write_error() -> None:
+    async def too_large(_: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")  # the body is never read: the close resets the connection
+        body = b'{"error":{"message":"request too large"}}'
+        writer.write(b"HTTP/1.1 413 Payload Too Large\r\ncontent-length: %d\r\nconnection: close\r\n\r\n%s"
+                     % (len(body), body))
+        await writer.drain()
+
+    async with Origin(too_large) as origin:
+        source = sse_stream(openai_model(origin.url), origin.url + "/v1/chat/completions", {},
+                            {"messages": "x" * 30_000_000}, CancelToken())
+        with pytest.raises(llm_http.ProviderHTTPError) as caught:
+            await anext(source)
+    assert str(caught.value) == "413 request too large"
