@@ -5,10 +5,12 @@ takes pool locks and checkpoints, and checks a kept-alive connection through any
 wrappers, which together were over a third of a tool turn's samples against a loopback server;
 importing httpx (idna, email, urllib.request, http.cookiejar with it) was a sixth of the CPU
 from the daemon's start to its first streamed text. :class:`Http11Transport` does only what a
-provider request needs: it keeps idle connections per origin, writes the request head and body
-in one write, and hands the answer on as it arrives (chunked, ``Content-Length`` or delimited
-by the close), decoding ``gzip`` and ``deflate``. TLS is set up only for ``https`` origins,
-with the context made on first use.
+provider request needs: it keeps idle connections per origin (for ``KEEP_ALIVE_EXPIRY``), writes
+the request head and body in one write, and hands the answer on as it arrives (chunked,
+``Content-Length`` or delimited by the close), decoding ``gzip`` and ``deflate``
+(:mod:`.content_coding`). TLS is set up only for ``https`` origins, with the context made on
+first use. A connection is kept only when its answer was read exactly to its end: an answer
+aborted midway, or followed by bytes nobody asked for, closes it.
 
 A request that finds a kept-alive connection dead (the server closed it while it was idle; the
 answer had not begun) is sent once more on a new connection: the request never reached the
