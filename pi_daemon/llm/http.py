@@ -50,7 +50,6 @@ class ProviderHTTPError(Exception):
         self.detail = detail
 
 
-
 class Encoded:
     """A part of a request body that is already JSON: it goes into the body as it is."""
 
