@@ -73,3 +73,37 @@ def git_repo(path) -> bytes:
     git(path, "add", "-A")
     git(path, "commit", "-qm", "start")
     return (path / ".git" / "index").read_bytes()
+
+
+KEY = "sk-hostile-repo-test-key"
+HOOKS = ("post-index-change", "pre-commit", "post-checkout", "pre-auto-gc", "reference-transaction", "post-commit")
+
+
+def armed_repo(tmp_path: Path) -> tuple[Path, Path]:
+    """(the workspace, the file the trap appends to each time it runs)."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    fired = tmp_path / "fired"
+    trap = tmp_path / "trap"
+    trap.write_text(f'#!/bin/sh\necho "$0 $* key=${{OPENAI_API_KEY:-none}}" >> {fired}\ncat\n')
+    trap.chmod(0o755)
+    (ws / "a.txt").write_text("one\n")
+    (ws / "b.p").write_text("process filter\n")
+    (ws / "c.inc").write_text("included filter\n")
+    git_repo(ws)
+    for key, value in [("filter.evil.clean", f"{trap} clean"), ("filter.evil.smudge", f"{trap} smudge"),
+                       ("filter.evil.required", "true"), ("filter.proc.process", f"{trap} process"),
+                       ("diff.evil.textconv", f"{trap} textconv"), ("diff.external", f"{trap} external"),
+                       ("core.fsmonitor", str(trap)), ("core.pager", str(trap)),
+                       ("core.hooksPath", str(tmp_path / "hooks")), ("include.path", str(tmp_path / "more.config"))]:
+        git(ws, "config", key, value)
+    (tmp_path / "more.config").write_text(f'[filter "inc"]\n\tclean = {trap} include\n')
+    for folder in (tmp_path / "hooks", ws / ".git" / "hooks"):
+        folder.mkdir(exist_ok=True)
+        for hook in HOOKS:
+            (folder / hook).write_text(f"#!/bin/sh\nexec {trap} hook-{hook}\n")
+            (folder / hook).chmod(0o755)
+    (ws / ".gitattributes").write_text("* filter=evil diff=evil\n*.p filter=proc\n*.inc filter=inc\n")
+    (ws / ".git" / "info").mkdir(exist_ok=True)
+    (ws / ".git" / "info" / "attributes").write_text("* filter=evil\n")
+    return ws, fired

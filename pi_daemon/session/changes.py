@@ -31,8 +31,9 @@ from pathlib import Path
 from typing import AbstractSet, Any, Callable, overload
 
 from ..converter import from_wire
-from ..events import AgentEnd, AgentStart, ChangedFile, ToolExecutionEnd, ToolExecutionStart, TurnDiff, TurnEnd
+from ..events import AgentEnd, AgentStart, ChangedFile, ToolExecutionEnd, TurnDiff, TurnEnd
 from ..tools.diffs import FileDiff, file_diff, revert_hunks
+from ..tools.git_isolated import in_git_folder
 from ..tools.snapshot import UNKNOWN, take_async
 from ..tools.workspace import READ, PathRefused, Workspace
 from .blobs import GIT_PREFIX, UNKNOWN_BLOB, Blobs
@@ -88,6 +89,12 @@ def _diff(shown: str, before: Any, after: bytes | None) -> FileDiff:
     return file_diff(shown, _text(before), _text(after))
 
 
+def _ran(event: ToolExecutionEnd) -> bool:
+    """Whether the ended ``bash`` call ran a command (a refused or invalid one has no exit details)."""
+    details = event.result.details
+    return isinstance(details, dict) and "exitCode" in details
+
+
 def wire(diff: FileDiff, accepted: AbstractSet[str] = frozenset()) -> dict[str, Any]:
     return {"path": diff.path, "status": diff.status, "diff": diff.diff,
             "hunks": [{"id": h.id, "oldStart": h.old_start, "oldLines": h.old_lines, "newStart": h.new_start,
@@ -137,7 +144,8 @@ class ChangeLog:
         return tracked
 
     async def before_bash(self) -> None:
-        """A command is about to run: snapshot the workspace first (once per run)."""
+        """A command is allowed and about to run (the tool calls this): snapshot the workspace
+        first (once per run). A refused command never gets here, so it causes no work."""
         self._bash_ran = True
         if self.snapshot is None and self.run_id is not None:
             self.snapshot = await take_async(str(self.workspace.root))
@@ -275,11 +283,8 @@ class ChangeLog:
         if isinstance(event, AgentStart):
             if self.run_id is None:
                 self.start()
-        elif isinstance(event, ToolExecutionStart):
-            if event.tool_name == "bash":
-                await self.before_bash()
         elif isinstance(event, ToolExecutionEnd):
-            if event.tool_name == "bash" and self.snapshot is not None:
+            if event.tool_name == "bash" and self.snapshot is not None and _ran(event):
                 self._bash_ran = True  # this one's changes, found in its own time (another may still run)
                 await self.scan()
         elif isinstance(event, AgentEnd) or (isinstance(event, TurnEnd) and event.tool_results):
@@ -422,6 +427,10 @@ class ChangeLog:
                             reverted: list[dict[str, Any]], conflicts: list[dict[str, Any]],
                             stored: list[dict[str, Any]]) -> None:
         for (path, diff, before, after), ids in chosen:
+            if in_git_folder(path) or in_git_folder(os.path.realpath(path)):  # a session file can be crafted
+                conflicts.append({"path": diff.path, "hunkId": None, "reason": "it is inside .git/, whose "
+                                  "configuration and hooks git runs as programs: it is not reverted here"})
+                continue
             try:
                 current, _ = await access.current(path)
             except PathRefused as exc:  # a session file naming a path out of the workspace, or in .pi/

@@ -54,6 +54,8 @@ class BashTool(WorkspaceTool):
                 await on_update(ToolResult.text(window))
 
         unsaved = self.files.unsaved()  # as the command starts: it reads these as last saved
+        if self.files.changes is not None:  # allowed, about to run: what it changes is found from here
+            await self.files.changes.before_bash()
         box = sandbox.configured(self.workspace.root)
         result = await run_shell(args["command"], str(self.workspace.cwd), cancel=cancel,
                                  timeout=args.get("timeout", 300), on_output=output,

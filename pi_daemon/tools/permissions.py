@@ -12,6 +12,10 @@ Calls of the tools in ``ask`` (default: write, edit, bash) and of every MCP tool
    "for this session") would remember;
 5. without a client that can ask, ``without_client`` decides (default: refuse, naming
    the flag that allows the tool).
+
+A ``write`` or ``edit`` inside ``.git/`` (git runs what its config and hooks name) is the
+exception: no flag, policy, tool-wide or shipped rule allows it, only the user's answer for
+that path (asked each time, or a path rule the user remembered for it).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from typing import Any, Awaitable, Callable
 from .. import trust
 from ..mcp.names import is_mcp_tool
 from ..cancel import CancelToken, Cancelled, race
+from .git_isolated import in_git_folder
 from .permission_rules import Rule, allows, rejects, rule_for
 from .permission_store import RememberedAnswers, workspace_rules
 
@@ -47,6 +52,12 @@ def title_for(tool: str, args: dict[str, Any]) -> str:
     if tool in ("write", "edit"):
         return f"{'Write' if tool == 'write' else 'Edit'} {args.get('path', '')}"
     return f"Use {tool}"
+
+
+def in_git(tool: str, args: dict[str, Any]) -> bool:
+    """A ``write`` or ``edit`` naming a path inside ``.git/``: it needs its own permission."""
+    path = args.get("path")
+    return tool in ("write", "edit") and isinstance(path, str) and in_git_folder(path)
 
 
 def how_to_allow(tool: str) -> str:
@@ -81,6 +92,10 @@ class PermissionGate:
         mine, shipped = self.remembered.load(), workspace_rules(self.root)
         if rejects(mine["reject"] + shipped["reject"], tool, args, self.root):
             return "reject"
+        if in_git(tool, args):  # only the user's own answer for such a path, never a flag or a tool-wide rule
+            own = [r for r in mine["allow"] + self.session_rules.get(session_id, [])
+                   if r.scope == "path" and in_git_folder(r.pattern or "")]
+            return "allow" if allows(own, tool, args, self.root) else None
         if tool in self.allowed or is_mcp_tool(tool) and "mcp" in self.allowed:
             return "allow"
         rules = mine["allow"] + self.session_rules.get(session_id, []) + self._workspace_allow(shipped["allow"])
@@ -89,7 +104,7 @@ class PermissionGate:
     async def check(self, session_id: str, ctx: Any, cancel: CancelToken) -> str | None:
         """A reason to block the call, or None to let it run (a ``before_tool_call`` hook)."""
         tool, args = ctx.tool_call.name, ctx.args
-        if tool not in self.ask and not is_mcp_tool(tool):
+        if tool not in self.ask and not is_mcp_tool(tool) and not in_git(tool, args):
             return None
         decided = self.decide(session_id, tool, args)
         if decided == "allow":
@@ -105,6 +120,10 @@ class PermissionGate:
             except Cancelled:
                 return "the run was aborted while the user was being asked"
         if outcome is None:
+            if in_git(tool, args):
+                return (f"{args.get('path')!r} is inside .git/, whose configuration and hooks git runs as programs: "
+                        "changing it needs the user's explicit permission each time (no flag or policy gives it), "
+                        "and no client that can ask is connected")
             return None if self.without_client == "allow" else how_to_allow(tool)
         if outcome == TIMED_OUT:
             return (f"nobody answered the permission request for this {tool} call in time, so it was "

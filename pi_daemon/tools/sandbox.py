@@ -1,7 +1,9 @@
 """The sandbox of the agent's ``bash`` on Linux: bubblewrap (``bwrap``), from settings.
 
 Inside it the whole file system is read-only except the workspace (and the extra roots
-the user allowed); ``<workspace>/.pi`` (the daemon's own state) stays read-only;
+the user allowed); ``<workspace>/.pi`` (the daemon's own state) stays read-only, and so
+do git's ``.git`` and top ``.gitattributes`` (:func:`.git_isolated.guarded_paths`: what the
+user's own git obeys) unless ``gitWritable``;
 ``/tmp`` is a private, empty tmpfs; the ``hidden`` paths are replaced by empty ones;
 with ``network`` off there is no network at all (not even loopback); the command gets
 its own PID namespace, so all it starts dies with it; environment variables matching
@@ -10,7 +12,7 @@ its own PID namespace, so all it starts dies with it; environment variables matc
 Settings, section ``sandbox`` of settings.json::
 
     {"enabled": true, "network": false, "hidden": ["~/.ssh", ...], "hideEnv": ["*_API_KEY", ...],
-     "writable": ["~/.cache"]}
+     "writable": ["~/.cache"], "gitWritable": false}
 
 ``enabled`` defaults to true: the sandbox is used whenever bwrap works here. When it
 does not (no bwrap, no user namespaces, not Linux) commands run unconfined and
@@ -31,6 +33,7 @@ from typing import Any
 import attrs
 
 from .. import settings
+from .git_isolated import guarded_paths
 
 DEFAULT_HIDDEN = ("~/.ssh", "~/.aws", "~/.gnupg", "~/.azure", "~/.kube", "~/.docker", "~/.netrc",
                   "~/.config/gcloud", "~/.config/gh", "~/.git-credentials", "~/.pypirc", "~/.npmrc",
@@ -51,6 +54,7 @@ class Sandbox:
     hidden: list[str]
     hide_env: list[str]
     writable: list[str] = attrs.Factory(list)  # more read-write folders (e.g. ~/.cache)
+    git_writable: bool = False  # the user's choice: commands may change .git/ and .gitattributes
 
     def wrap(self, argv: list[str], writable: list[Path]) -> list[str]:
         """``argv`` run inside bwrap, ``writable`` (the workspace first) bound read-write."""
@@ -58,9 +62,13 @@ class Sandbox:
                 "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
         if not self.network:
             args.append("--unshare-net")
-        for root in [*writable, *(Path(p) for p in map(_expand, self.writable) if p)]:
-            if root.is_dir():  # an extra root that is gone would stop bwrap
-                args += ["--bind", str(root), str(root)]
+        bound = [root for root in [*writable, *(Path(p) for p in map(_expand, self.writable) if p)]
+                 if root.is_dir()]  # an extra root that is gone would stop bwrap
+        for root in bound:
+            args += ["--bind", str(root), str(root)]
+        if not self.git_writable:
+            for guarded in guarded_paths(bound):
+                args += ["--ro-bind", guarded, guarded]
         for raw in self.hidden:
             path = _expand(raw)
             if path is None or not os.path.exists(path):
@@ -124,7 +132,7 @@ def configured(workspace: str | Path) -> Sandbox | None:
     hide_env = section.get("hideEnv", DEFAULT_HIDE_ENV)
     extra = section.get("writable", [])
     return Sandbox(writable=[str(w) for w in extra] if isinstance(extra, list) else [],
-                   network=section.get("network", False) is True,
+                   network=section.get("network", False) is True, git_writable=section.get("gitWritable") is True,
                    hidden=[str(h) for h in hidden] if isinstance(hidden, list) else list(DEFAULT_HIDDEN),
                    hide_env=[str(h) for h in hide_env] if isinstance(hide_env, list) else list(DEFAULT_HIDE_ENV))
 

@@ -1,11 +1,12 @@
 """What ``bash`` changed: a snapshot of the workspace when a run starts, compared later.
 
 In a git work tree the snapshot is a tree object: the worktree is added to a
-*temporary* index (``GIT_INDEX_FILE``, seeded with a copy of the user's index so only
-changed files are hashed) and ``git write-tree`` names it. The user's index, stash and
-refs are never touched; the only trace is unreferenced objects in the object store,
-which ``git gc`` removes. Untracked files count, ignored ones (``.gitignore``) do not,
-and the daemon's ``.pi/`` folder never does.
+*temporary* index (seeded with a copy of the user's index so only changed files are
+hashed) and ``git write-tree`` names it. Git runs isolated from the repository's own
+configuration, hooks and attributes (:mod:`.git_isolated`): it reads only data. The
+user's index, stash, refs and object store are never touched; the objects the snapshot
+writes go to a private folder removed with it. Untracked files count, ignored ones
+(``.gitignore``) do not, and the daemon's ``.pi/`` folder never does.
 
 Outside git the snapshot is the size and mtime of each file under the workspace, and the
 content of the small ones (bounded: :data:`MAX_FILES`, :data:`MAX_KEPT_BYTES`); a
@@ -16,10 +17,9 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
-import subprocess
-import tempfile
-from pathlib import Path
+import stat
+
+from .git_isolated import GitRunError, IsolatedGit, find_repo, read_data
 
 MAX_FILES = 20_000
 MAX_FILE_BYTES = 1 << 20
@@ -28,22 +28,21 @@ SKIP_DIRS = {".git", ".pi", "node_modules", "__pycache__", ".venv", ".hg", ".svn
 UNKNOWN = object()  # a before-content that was not kept
 
 
-def _git(root: str, *args: str, env: dict[str, str] | None = None, data: bytes | None = None) -> bytes:
-    done = subprocess.run(["git", "-c", "core.fsmonitor=false", *args], cwd=root, input=data,
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, check=True,
-                          stdin=None if data is not None else subprocess.DEVNULL)
-    return done.stdout
-
-
 def read_git_blobs(root: str, oids: list[str]) -> dict[str, bytes]:
-    """The content of each blob id that the repository at ``root`` holds (one ``cat-file --batch``
-    for all; a process per blob costs more than all the diffs together)."""
-    if not oids:
+    """The content of each blob id that the repository holding ``root`` has (one ``cat-file
+    --batch`` for all; a process per blob costs more than all the diffs together)."""
+    repo = find_repo(root) if oids else None
+    if repo is None:
         return {}
     try:
-        out = _git(root, "cat-file", "--batch", data="".join(f"{oid}\n" for oid in oids).encode())
-    except (OSError, subprocess.CalledProcessError):
+        with IsolatedGit(repo) as git:
+            return _batch(git, oids)
+    except (OSError, GitRunError):
         return {}
+
+
+def _batch(git: IsolatedGit, oids: list[str]) -> dict[str, bytes]:
+    out = git.run("cat-file", "--batch", data="".join(f"{oid}\n" for oid in oids).encode())
     found: dict[str, bytes] = {}
     at = 0
     for oid in oids:
@@ -74,11 +73,10 @@ def _stat(path: str) -> tuple[int, ...] | None:
 class GitSnapshot:
     """The worktree (beneath ``root``) as a tree object; :meth:`changes` compares it with now."""
 
-    def __init__(self, root: str, index: str, env: dict[str, str], top: str) -> None:
+    def __init__(self, root: str, git: IsolatedGit) -> None:
         self.root = root
-        self.index = index
-        self.env = env
-        self.top = top  # the work tree's top folder; git names paths relative to it
+        self.git = git
+        self.top = git.repo.top  # the work tree's top folder; git names paths relative to it
         self.base = ""
         self.spec: tuple[str, ...] = ("--", ".", ":(exclude).pi")  # the files beneath root, but .pi/
         self.seen: dict[bytes, tuple[int, ...] | None] = {}  # name -> stat data when last reported
@@ -87,38 +85,33 @@ class GitSnapshot:
 
     @classmethod
     def take(cls, root: str) -> "GitSnapshot | None":
-        try:
-            top = _git(root, "rev-parse", "--show-toplevel").decode().strip()
-            user_index = _git(root, "rev-parse", "--path-format=absolute", "--git-path", "index").decode().strip()
-        except (OSError, subprocess.CalledProcessError):
+        repo = find_repo(root)
+        if repo is None:
             return None
-        fd, index = tempfile.mkstemp(prefix="pi-daemon-index-")
-        os.close(fd)
-        env = {**os.environ, "GIT_INDEX_FILE": index, "GIT_OPTIONAL_LOCKS": "0"}
-        snap = cls(root, index, env, top)
+        try:
+            git = IsolatedGit(repo, seed_index=True)
+        except OSError:
+            return None
+        snap = cls(root, git)
         try:  # .pi/ ignored already: naming it in the pathspec would make `git add` fail
-            _git(root, "check-ignore", "-q", ".pi")
+            git.run("check-ignore", "-q", ".pi", cwd=root)
             snap.spec = ("--", ".")
-        except subprocess.CalledProcessError:
+        except GitRunError:
             pass
         try:
-            shutil.copyfile(user_index, index)
-        except OSError:
-            os.unlink(index)
-        try:
             snap.base = snap._write_tree()
-        except subprocess.CalledProcessError:  # an index git cannot write a tree of (a merge conflict)
+        except GitRunError:  # an index git cannot write a tree of (a merge conflict, another format)
             try:
-                os.unlink(index)
+                git.drop_index()
                 snap.base = snap._write_tree()
-            except (OSError, subprocess.CalledProcessError):
+            except (OSError, GitRunError):
                 snap.close()
                 return None
         return snap
 
     def _write_tree(self) -> str:
-        _git(self.root, "add", "-A", *self.spec, env=self.env)
-        return _git(self.root, "write-tree", env=self.env).decode().strip()
+        self.git.run("add", "-A", *self.spec, cwd=self.root)
+        return self.git.run("write-tree", cwd=self.root).decode().strip()
 
     def changes(self) -> list[tuple[str, object, str | None]]:
         """Files changed since the last call (absolute paths), each with its content at the snapshot
@@ -132,10 +125,10 @@ class GitSnapshot:
         data moved since the last call are the changes; a file that is back to its snapshot
         stat is one too. The before-contents are read by blob id with one ``cat-file --batch``."""
         try:
-            raw = _git(self.root, "diff-files", "-z", "--raw", *self.spec, env=self.env)
-            others = _git(self.root, "ls-files", "-z", "--others", "--exclude-standard", "--full-name", *self.spec,
-                          env=self.env)
-        except subprocess.CalledProcessError:
+            raw = self.git.run("diff-files", "-z", "--raw", *self.spec, cwd=self.root)
+            others = self.git.run("ls-files", "-z", "--others", "--exclude-standard", "--full-name", *self.spec,
+                                  cwd=self.root)
+        except GitRunError:
             return []
         fields = raw.split(b"\0")
         for header, name in zip(fields[0::2], fields[1::2]):  # ":<mode> <mode> <id> <id> <status>", name
@@ -148,7 +141,10 @@ class GitSnapshot:
         names = sorted(name for name, key in now.items() if name not in self.seen or self.seen[name] != key)
         self.seen = {name: key for name, key in now.items() if key is not CLEAN}
         oids = [self.ids.get(name) for name in names]
-        contents = read_git_blobs(self.root, [oid for oid in oids if oid is not None])
+        try:
+            contents = _batch(self.git, [oid for oid in oids if oid is not None]) if any(oids) else {}
+        except GitRunError:
+            contents = {}
         has_head, uncommitted = self._committed()
         out: list[tuple[str, object, str | None]] = []
         for name, oid in zip(names, oids):
@@ -162,18 +158,17 @@ class GitSnapshot:
         blob stays in the repository, the others are loose objects ``git gc`` may drop."""
         if self.uncommitted is None:
             try:
-                out = _git(self.root, "diff-index", "--cached", "-z", "--name-only", "--no-renames", "HEAD",
-                           *self.spec, env=self.env)
+                if not self.git.has_head:
+                    raise GitRunError("no commit yet")
+                out = self.git.run("diff-index", "--cached", "-z", "--name-only", "--no-renames", "HEAD",
+                                   *self.spec, cwd=self.root)
                 self.uncommitted = (True, {name for name in out.split(b"\0") if name})
-            except subprocess.CalledProcessError:  # no commit yet
+            except GitRunError:  # no commit yet
                 self.uncommitted = (False, set())
         return self.uncommitted
 
     def close(self) -> None:
-        try:
-            os.unlink(self.index)
-        except OSError:
-            pass
+        self.git.close()
 
 
 class StatSnapshot:
@@ -197,12 +192,11 @@ class StatSnapshot:
                 except OSError:
                     continue
                 seen[path] = (st.st_mtime_ns, st.st_size)
-                if keep and st.st_size <= min(MAX_FILE_BYTES, budget):
-                    try:
-                        self.kept[path] = Path(path).read_bytes()
-                        budget -= st.st_size
-                    except OSError:
-                        pass
+                if keep and stat.S_ISREG(st.st_mode) and st.st_size <= min(MAX_FILE_BYTES, budget):
+                    data = read_data(path, min(MAX_FILE_BYTES, budget))  # not through a symlink swapped in
+                    if data is not None:
+                        self.kept[path] = data
+                        budget -= len(data)
                 if len(seen) >= MAX_FILES:
                     return seen
         return seen

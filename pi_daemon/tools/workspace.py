@@ -28,6 +28,7 @@ import attrs
 from ..cancel import CancelToken
 from ..messages import ToolResult
 from .base import Tool, ToolUpdate
+from .git_isolated import in_git_folder
 from .safe_open import open_beneath, open_root
 
 READ, WRITE, EDIT, LIST = "read", "write", "edit", "list"
@@ -128,6 +129,11 @@ class Workspace:
     def _check_state(self, path: str | None, resolved: str, purpose: str) -> None:
         if purpose == LIST:
             return
+        if purpose in (WRITE, EDIT) and in_git_folder(resolved) and not in_git_folder(os.path.join(self.cwd, path or "")):
+            raise PathRefused(  # the permission asked for the path as named: .git/ needs its own
+                f"{path!r} leads into a .git/ folder through a symbolic link; git runs what its configuration "
+                "and hooks name, so a write there must name the .git/ path itself (and needs the user's "
+                "explicit permission)")
         lexical = os.path.join(self.root, STATE_DIR)
         states = [lexical, os.path.realpath(lexical)] if os.path.islink(lexical) else [lexical]
         for state in states:

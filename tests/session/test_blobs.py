@@ -7,13 +7,15 @@ import json
 import subprocess
 
 from helpers import git_repo
-from pi_daemon.events import ToolExecutionEnd, ToolExecutionStart, TurnEnd
-from pi_daemon.messages import AssistantMessage, ToolResultMessage
+from pi_daemon.events import ToolExecutionEnd, TurnEnd
+from pi_daemon.messages import AssistantMessage, ToolResult, ToolResultMessage
 from pi_daemon.session.blobs import Blobs, git_blob_id
 from pi_daemon.session.changes import ChangeLog
 from pi_daemon.session.store import SessionStore
 from pi_daemon.tools.snapshot import UNKNOWN
 from pi_daemon.tools.workspace import Workspace
+
+RAN = ToolResult.text("", details={"exitCode": 0})  # a bash call that ran (a refused one has no exit code)
 
 
 def test_a_loose_blob_as_older_versions_wrote_it_is_read_and_checked(tmp_path):
@@ -92,11 +94,11 @@ def test_a_commands_changes_are_stored_at_its_end_one_pack_and_git_references(tm
 
     async def run():
         log.start()
-        await log.on_event(ToolExecutionStart(tool_call_id="c", tool_name="bash"), emit)
+        await log.before_bash()  # what the bash tool does once the call is allowed
         for name in files:
             (tmp_path / name).write_text(files[name].replace("line 7\n", "line seven\n"))
         (tmp_path / "new.txt").write_text("new\n")
-        await log.on_event(ToolExecutionEnd(tool_call_id="c", tool_name="bash"), emit)
+        await log.on_event(ToolExecutionEnd(tool_call_id="c", tool_name="bash", result=RAN), emit)
         # stored and diffed at the command's end: the batch's event only gathers
         assert all(t.blobs is not None and t.wire is not None for t in log.files.values())
         assert len(log.files) == 6 and not emitted
@@ -327,7 +329,7 @@ def test_a_tools_write_while_a_commands_changes_are_read_is_not_overwritten_by_t
 
     async def run():
         log.start()
-        await log.on_event(ToolExecutionStart(tool_call_id="b", tool_name="bash"), None)
+        await log.before_bash()
         (tmp_path / "f.txt").write_text("two\n")  # the command's change
         real = log._changed
 
@@ -338,7 +340,7 @@ def test_a_tools_write_while_a_commands_changes_are_read_is_not_overwritten_by_t
             return found
 
         log._changed = changed
-        scan = asyncio.ensure_future(log.on_event(ToolExecutionEnd(tool_call_id="b", tool_name="bash"), None))
+        scan = asyncio.ensure_future(log.on_event(ToolExecutionEnd(tool_call_id="b", tool_name="bash", result=RAN), None))
         await asyncio.to_thread(read.wait, 5)
         (tmp_path / "f.txt").write_text("three\n")
         log.record(tmp_path / "f.txt", lambda: b"two\n", b"three\n")  # as the edit tool does
