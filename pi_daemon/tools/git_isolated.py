@@ -33,6 +33,8 @@ import tempfile
 from pathlib import Path
 import attrs
 
+from .programs import search_path, which
+
 RUN_SECONDS = 120.0  # one git run: a FIFO among the objects, or a huge repository, cannot hold the daemon
 MAX_INDEX_BYTES = 512 << 20
 MAX_PACKED_REFS_BYTES = 64 << 20
@@ -189,7 +191,7 @@ class IsolatedGit:
             self.close()
             raise
         self.env = {
-            "PATH": os.environ.get("PATH", os.defpath), "HOME": self.dir, "XDG_CONFIG_HOME": self.dir,
+            "PATH": search_path(), "HOME": self.dir, "XDG_CONFIG_HOME": self.dir,
             "LC_ALL": "C", "GIT_DIR": self.dir, "GIT_WORK_TREE": repo.top, "GIT_INDEX_FILE": self.index,
             "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_ATTR_NOSYSTEM": "1",
             "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "GIT_NO_REPLACE_OBJECTS": "1",
@@ -224,7 +226,10 @@ class IsolatedGit:
     def run(self, *args: str, cwd: str | None = None, data: bytes | None = None) -> bytes:
         """Git's standard output; GitRunError when it fails."""
         try:
-            done = subprocess.run(["git", *args], cwd=cwd or self.repo.top, env=self.env, input=data,
+            git = which("git")
+            if git is None:
+                raise OSError("git is not installed")
+            done = subprocess.run([git, *args], cwd=cwd or self.repo.top, env=self.env, input=data,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=RUN_SECONDS,
                                   stdin=None if data is not None else subprocess.DEVNULL)
         except (OSError, subprocess.SubprocessError) as exc:

@@ -25,7 +25,6 @@ from __future__ import annotations
 import fnmatch
 import functools
 import os
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -33,6 +32,7 @@ from typing import Any
 import attrs
 
 from .. import settings
+from . import programs
 from .git_isolated import guarded_paths
 
 DEFAULT_HIDDEN = ("~/.ssh", "~/.aws", "~/.gnupg", "~/.azure", "~/.kube", "~/.docker", "~/.netrc",
@@ -99,7 +99,7 @@ def _expand(raw: str) -> str | None:
 
 @functools.cache
 def bwrap_path() -> str | None:
-    return shutil.which("bwrap")
+    return programs.which("bwrap")
 
 
 @functools.cache

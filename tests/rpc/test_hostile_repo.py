@@ -164,3 +164,20 @@ def test_a_crafted_session_cannot_revert_git_config(spawn, tmp_path):
     assert result["reverted"] == [] and ".git/" in result["conflicts"][0]["reason"]
     assert (ws / ".git" / "config").read_text() == real
     assert not fired.exists()
+
+
+def test_programs_the_workspace_ships_are_not_run_by_the_daemon(spawn, tmp_path):
+    """With ``.`` (or an empty entry) in PATH, a ``git`` or ``rg`` in the workspace is not the
+    daemon's git or ripgrep: only PATH's absolute folders are searched."""
+    ws, fired = armed_repo(tmp_path)
+    for name in ("git", "rg"):
+        (ws / name).write_text(f"#!/bin/sh\necho shipped-{name} >> {fired}\n")
+        (ws / name).chmod(0o755)
+    home = home_with(tmp_path, {})
+    d = spawn("--allow", "bash", "--faux-script", script(tmp_path, bash_call("echo two >> a.txt"), {"content": [
+        {"type": "toolCall", "id": "g", "name": "grep", "arguments": {"pattern": "one"}}], "stopReason": "toolUse"}),
+        "--model", "faux/s", env={"home": home, "PATH": f".::{os.environ['PATH']}"}, cwd=str(ws))
+    d.call("prompt", {"text": "go"})
+    d.wait_event("agent_settled", timeout=60)
+    assert turn_diff_paths(d) >= {"a.txt"}
+    assert not fired.exists()
