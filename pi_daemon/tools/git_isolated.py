@@ -54,6 +54,10 @@ CONFIG = """[core]
 \tsafecrlf = false
 [gc]
 \tauto = 0
+[diff]
+\tignoreSubmodules = all
+[submodule]
+\trecurse = false
 [index]
 \tthreads = true
 """

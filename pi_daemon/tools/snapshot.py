@@ -110,8 +110,15 @@ class GitSnapshot:
         return snap
 
     def _write_tree(self) -> str:
-        self.git.run("add", "-A", *self.spec, cwd=self.root)
+        self.git.run("add", "-A", *self.spec, *self._submodules(), cwd=self.root)
         return self.git.run("write-tree", cwd=self.root).decode().strip()
+
+    def _submodules(self) -> list[str]:
+        """Pathspecs leaving out the submodules the index records: ``add`` asks a changed one for
+        its state by running git inside it, which obeys the submodule's own configuration."""
+        listed = self.git.run("ls-files", "-z", "--stage", "--full-name", cwd=self.root)
+        return [":(top,exclude,literal)" + os.fsdecode(entry.split(b"\t", 1)[1])
+                for entry in listed.split(b"\0") if entry.startswith(b"160000 ") and b"\t" in entry]
 
     def changes(self) -> list[tuple[str, object, str | None]]:
         """Files changed since the last call (absolute paths), each with its content at the snapshot
@@ -125,7 +132,8 @@ class GitSnapshot:
         data moved since the last call are the changes; a file that is back to its snapshot
         stat is one too. The before-contents are read by blob id with one ``cat-file --batch``."""
         try:
-            raw = self.git.run("diff-files", "-z", "--raw", *self.spec, cwd=self.root)
+            # A submodule's own state would be asked of git run inside it, with its own config.
+            raw = self.git.run("diff-files", "-z", "--raw", "--ignore-submodules=all", *self.spec, cwd=self.root)
             others = self.git.run("ls-files", "-z", "--others", "--exclude-standard", "--full-name", *self.spec,
                                   cwd=self.root)
         except GitRunError:

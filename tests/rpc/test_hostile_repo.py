@@ -14,7 +14,7 @@ import subprocess
 from pathlib import Path
 
 from agent_shell import bash_call, home_with, script, tool_ends
-from helpers import HOOKS, KEY, armed_repo, git
+from helpers import HOOKS, KEY, armed_repo, git, git_repo
 
 def test_the_repository_is_armed(tmp_path):
     """The control: plain git in this repository runs the trap, with the key in its environment."""
@@ -180,4 +180,21 @@ def test_programs_the_workspace_ships_are_not_run_by_the_daemon(spawn, tmp_path)
     d.call("prompt", {"text": "go"})
     d.wait_event("agent_settled", timeout=60)
     assert turn_diff_paths(d) >= {"a.txt"}
+    assert not fired.exists()
+
+
+def test_an_armed_nested_repository_runs_nothing(spawn, tmp_path):
+    """A submodule (a nested repository the outer one records) with a trap as its fsmonitor and
+    hooks: git asks a dirty submodule for its state by running git in it, with its config."""
+    ws, fired = armed_repo(tmp_path)
+    sub = ws / "sub"
+    sub.mkdir()
+    (sub / "s.txt").write_text("s\n")
+    git_repo(sub)
+    git(ws, "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "add", "sub")
+    git(sub, "config", "core.fsmonitor", str(tmp_path / "trap"))
+    (sub / "s.txt").write_text("dirty\n")
+    fired.unlink(missing_ok=True)
+    d = run(spawn, ws, tmp_path, bash_call("echo two >> a.txt"), args=("--allow", "bash"))
+    assert "a.txt" in turn_diff_paths(d)
     assert not fired.exists()
