@@ -156,11 +156,11 @@ def find_repo(root: str) -> Repo | None:
                 return None
             common = read_data(os.path.join(git_dir, "commondir"), MAX_SMALL_BYTES)
             common_dir = git_dir
-            if common is not None:
+            if common is not None:  # a linked work tree's folder lies inside its repository's
                 named = os.fsdecode(common.strip())
-                if not named or "\n" in named:
+                common_dir = os.path.realpath(os.path.join(git_dir, named))
+                if not named or "\n" in named or not os.path.realpath(git_dir).startswith(common_dir + os.sep):
                     return None
-                common_dir = os.path.normpath(os.path.join(git_dir, named))
             if not os.path.isdir(os.path.join(common_dir, "objects")) or "\n" in common_dir:
                 return None
             return Repo(folder, git_dir, common_dir)
@@ -171,14 +171,26 @@ def find_repo(root: str) -> Repo | None:
 
 
 def _pointed(dot_git: str, folder: str) -> str | None:
-    """The folder a ``.git`` file (``gitdir: <path>``, a linked work tree or a submodule) names."""
+    """The folder a ``.git`` file (``gitdir: <path>``) names, if it is this work tree's: a linked
+    work tree's (its ``gitdir`` file names this ``.git`` back) or a submodule's (inside the
+    ``.git`` folder of a folder above). A ``.git`` file naming another repository on the disk
+    would hand the snapshot that repository's index and objects."""
     data = read_data(dot_git, MAX_SMALL_BYTES)
     if data is None or not data.startswith(b"gitdir: "):
         return None
     named = os.fsdecode(data[len(b"gitdir: "):].strip())
     if not named or "\n" in named:
         return None
-    return os.path.normpath(os.path.join(folder, named))
+    git_dir = os.path.realpath(os.path.join(folder, named))
+    back = read_data(os.path.join(git_dir, "gitdir"), MAX_SMALL_BYTES)
+    if back is not None and os.path.realpath(os.fsdecode(back.strip())) == os.path.realpath(dot_git):
+        return git_dir
+    above = os.path.dirname(folder)
+    while above != os.path.dirname(above):
+        if git_dir.startswith(os.path.join(above, GIT_FOLDER) + os.sep):
+            return git_dir
+        above = os.path.dirname(above)
+    return None
 
 
 class IsolatedGit:

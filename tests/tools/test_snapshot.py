@@ -6,7 +6,7 @@ import os
 import subprocess
 
 from helpers import git, git_repo
-from pi_daemon.tools.snapshot import GitSnapshot, read_git_blobs
+from pi_daemon.tools.snapshot import GitSnapshot, read_git_blobs, take
 
 
 def blob_id(cwd, path: str) -> str:
@@ -100,5 +100,46 @@ def test_a_workspace_below_the_repositorys_top_names_its_files_from_the_top(tmp_
         (tmp_path / "sub" / "a.txt").write_text("changed\n")
         (tmp_path / "b.txt").write_text("changed too\n")
         assert snap.changes() == [(str(tmp_path / "sub" / "a.txt"), b"a\n", blob_id(tmp_path, "sub/a.txt"))]
+    finally:
+        snap.close()
+
+
+def test_a_linked_work_tree_and_a_submodule_are_snapshotted_with_their_repositorys_objects(tmp_path):
+    main = tmp_path / "main"
+    main.mkdir()
+    (main / "f.txt").write_text("one\n")
+    git_repo(main)
+    git(main, "worktree", "add", "-q", str(tmp_path / "linked"))
+    (tmp_path / "super").mkdir()
+    (tmp_path / "super" / "s.txt").write_text("s\n")
+    git_repo(tmp_path / "super")
+    git(tmp_path / "super", "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(main), "sub")
+    for work_tree in (tmp_path / "linked", tmp_path / "super" / "sub"):
+        assert (work_tree / ".git").is_file()
+        snap = GitSnapshot.take(str(work_tree))
+        assert snap is not None
+        try:
+            (work_tree / "f.txt").write_text("two\n")
+            assert snap.changes() == [(str(work_tree / "f.txt"), b"one\n", blob_id(main, "f.txt"))]
+        finally:
+            snap.close()
+
+
+def test_a_git_file_naming_another_repository_is_not_followed(tmp_path):
+    """A ``.git`` file is a pointer a repository can ship: to another repository of the user's,
+    whose index and objects the snapshot would then report as this work tree's (deleted) files."""
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "secret.txt").write_text("the other repository's secret\n")
+    git_repo(other)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("a\n")
+    (ws / ".git").write_text(f"gitdir: {other / '.git'}\n")
+    snap = take(str(ws))
+    try:
+        assert not isinstance(snap, GitSnapshot)
+        (ws / "a.txt").write_text("b\n")
+        assert [path for path, _, _ in snap.changes()] == [str(ws / "a.txt")]
     finally:
         snap.close()
