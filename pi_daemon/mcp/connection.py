@@ -17,12 +17,13 @@ import asyncio
 import contextlib
 import importlib
 import logging
+import os
 import tempfile
 from typing import TYPE_CHECKING, Any, Callable
 
 import attrs
 
-from .. import procs
+from .. import procs, programs
 from ..cancel import CancelToken, race
 from .config import ServerConfig
 
@@ -113,7 +114,10 @@ class McpConnection:
         if c.transport == "stdio":
             self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
             # marked as the daemon's: nothing it starts outlives the daemon, not even after a SIGKILL
-            params = sdk["StdioServerParameters"](command=c.command, args=list(c.args),
+            command = c.command or ""
+            if os.sep not in command:  # never a program of the workspace through a relative PATH entry
+                command = programs.which(command) or command
+            params = sdk["StdioServerParameters"](command=command, args=list(c.args),
                                                   env={**dict(c.env), **procs.helper_mark()}, cwd=c.cwd)
             return sdk["stdio_client"](params, errlog=self._stderr)
         client = sdk["httpx2"].AsyncClient(headers=dict(c.headers), timeout=c.timeout)

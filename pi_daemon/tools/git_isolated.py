@@ -33,7 +33,7 @@ import tempfile
 from pathlib import Path
 import attrs
 
-from .programs import search_path, which
+from ..programs import search_path, which
 
 RUN_SECONDS = 120.0  # one git run: a FIFO among the objects, or a huge repository, cannot hold the daemon
 MAX_INDEX_BYTES = 512 << 20

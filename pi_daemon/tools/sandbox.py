@@ -31,8 +31,7 @@ from typing import Any
 
 import attrs
 
-from .. import settings
-from . import programs
+from .. import programs, settings
 from .git_isolated import guarded_paths
 
 DEFAULT_HIDDEN = ("~/.ssh", "~/.aws", "~/.gnupg", "~/.azure", "~/.kube", "~/.docker", "~/.netrc",

@@ -16,7 +16,7 @@ import re
 import sysconfig
 from pathlib import Path
 
-from . import programs
+from .. import programs
 from .workspace import READ, PathRefused, Workspace
 
 WHOLE_FILE = 8 * 1024 * 1024  # a matched file up to this size is read at once to check its lines

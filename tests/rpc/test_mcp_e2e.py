@@ -295,3 +295,17 @@ def test_an_mcp_server_does_not_outlive_a_killed_daemon(spawn, tmp_path, server)
     while _marked(mark) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _marked(mark) == [], "the server outlived the daemon"
+
+
+def test_a_server_named_by_a_bare_command_is_never_the_workspaces_program(spawn, tmp_path, server):
+    """With ``.`` first in PATH, the ``python3`` an MCP server is started with is found in PATH's
+    absolute folders, not in the workspace (where the server runs) that ships its own."""
+    fired = tmp_path / "fired"
+    (tmp_path / "python3").write_text(f"#!/bin/sh\necho ran >> {fired}\n")
+    (tmp_path / "python3").chmod(0o755)
+    home = tmp_path / "home"
+    mcp_json(home, {"demo": {"command": "python3", "args": [DEMO[1]]}})
+    path = f".:{Path(sys.executable).parent}:{os.environ['PATH']}"
+    d = spawn("--model", "local/coder", cwd=project(tmp_path, server), env={"PI_DAEMON_HOME": str(home), "PATH": path})
+    wait_state(d, "demo")
+    assert not fired.exists()

@@ -1,4 +1,5 @@
-"""Where the programs the daemon itself runs (git, ripgrep, bubblewrap) are found.
+"""Where the programs the daemon starts by name (git, ripgrep, bubblewrap, an MCP server's
+``command``) are found.
 
 ``PATH`` may hold relative folders (``.``, or an empty entry, which means the same): a
 program looked up there is found in the current folder, which for the daemon is the
