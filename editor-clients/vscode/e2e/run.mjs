@@ -2,8 +2,8 @@
 // the offline faux model: open the chat, prompt and watch it stream, steer and follow up while
 // it works, click a queued item away, stop, mention a file with @, answer a permission modal, revert and accept
 // a run's hunks from the diff editor's title bar, resume a session and see its tool outputs, change a setting,
-// switch the model. A screenshot is kept after each step (and of a
-// failure) in the output folder.
+// switch the model; all in a project whose own settings try to start another program. A screenshot is kept
+// after each step (and of a failure) in the output folder.
 //
 //   node e2e/run.mjs <cache folder from e2e/install.sh>   (env: PI_DAEMON_PYTHON, PI_E2E_OUT)
 import { spawn, execFileSync } from "node:child_process";

@@ -53,13 +53,19 @@ async function refreshStatus(): Promise<void> {
   }
 }
 
-// The settings, read each time the daemon starts (they can change at any time).
+// The settings, read each time the daemon starts (they can change at any time). The program and its
+// arguments come from the user's settings alone: a repository's .vscode/settings.json could otherwise name
+// a program to run, or add --yes or --trust-workspace.
 function daemonCommand(): { command: string; args: string[] } {
   const config = vscode.workspace.getConfiguration("pi");
-  const args = [...config.get<string[]>("args", []), "--log-level", config.get("logLevel", "warning")];
+  const users = <T>(key: string, fallback: T): T => {
+    const found = config.inspect<T>(key);
+    return found?.globalValue ?? found?.defaultValue ?? fallback;
+  };
+  const args = [...users<string[]>("args", []), "--log-level", config.get("logLevel", "warning")];
   const model = config.get<string>("model", "");
   if (model) args.push("--model", model);
-  return { command: config.get("command", "pi-daemon"), args };
+  return { command: users("command", "pi-daemon"), args };
 }
 
 // The folder pi works in: the only one, the one chosen before, or the user's pick.
