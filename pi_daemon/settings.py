@@ -26,6 +26,8 @@ from typing import Any
 
 import attrs
 
+from .tools.safe_open import read_regular
+
 log = logging.getLogger(__name__)
 
 HARMLESS_SECTIONS = ("compaction", "systemPrompt")
@@ -50,11 +52,26 @@ def home_dir() -> Path:
     return Path(os.environ.get("PI_DAEMON_HOME") or Path.home() / ".config" / "pi-daemon")
 
 
+MAX_CONFIG_BYTES = 4 << 20
+
+
+def read_json(path: Path) -> Any:
+    """The JSON of a configuration file: a regular file of at most :data:`MAX_CONFIG_BYTES`. One in
+    a ``.pi`` folder (the workspace's, which a repository ships) is not followed if it is a
+    symlink; the user's own may be (dotfiles). FileNotFoundError when there is none; OSError or
+    ValueError saying why it cannot be used."""
+    data = read_regular(path, MAX_CONFIG_BYTES, follow=path.parent.name != ".pi")
+    try:
+        return json.loads(data.decode("utf-8"))
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+
+
 def _read(path: Path) -> dict[str, dict[str, Any]]:
-    if not path.is_file():
+    if not os.path.lexists(path):
         return {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json(path)
     except (OSError, ValueError) as exc:
         log.warning("ignoring %s: %s", path, exc)
         return {}

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from .json_types import JsonObject
-from .settings import home_dir
+from .settings import home_dir, read_json
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +30,7 @@ def _key(workspace: str | Path) -> str:
 
 def _load() -> dict[str, JsonObject]:
     try:
-        data = json.loads(trust_file().read_text(encoding="utf-8"))
+        data = read_json(trust_file())
     except FileNotFoundError:
         return {}
     except (OSError, ValueError) as exc:

@@ -133,7 +133,10 @@ class Catalog:
         if name.startswith("skill:"):
             skill = next((s for s in self.skills if s.name == name[6:]), None)
             if skill is not None:
-                return Invocation("skill", name, args, S.invocation(skill, args))
+                try:
+                    return Invocation("skill", name, args, S.invocation(skill, args))
+                except (OSError, UnicodeDecodeError) as exc:  # changed since it was listed
+                    raise UnknownCommand(f"/{name} cannot be used: its SKILL.md cannot be read now ({exc})") from None
         known = ", ".join(f"/{e.name}" for e in self.entries())
         raise UnknownCommand(f"unknown command /{name} (commands: {known}); "
                              f"to send text that starts with '/', type '//' first")

@@ -8,7 +8,9 @@ reads the files bundled beside ``SKILL.md`` (``.pi/`` and the home folder are be
 ``read`` tool's reach). ``/skill:name request`` puts the body into the prompt itself.
 
 A skill's files are read only when they resolve inside the skill's folder, and a
-workspace skill's folder only when it resolves inside the workspace.
+workspace skill's folder only when it resolves inside the workspace; each read (the
+listing, the body, a bundled file) opens the file then, beneath the skill's root, with
+no symlink followed on the way (:func:`.files.read_text`).
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ import attrs
 from ..messages import ToolResult
 from ..tools.base import Tool
 from . import frontmatter
-from .files import Folder, collect, inside
+from ..tools.safe_open import read_beneath
+from .files import Folder, collect, inside, read_text
 
 NAME = re.compile(r"[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){0,63}\Z")
 MAX_BYTES = 256 * 1024
@@ -35,6 +38,7 @@ class Skill:
     description: str
     file: str
     source: str  # "home" or "workspace"
+    root: str  # what its files are read beneath: the workspace, or the home skills folder
     model_invocable: bool = True
 
     @property
@@ -49,11 +53,9 @@ def skill_files(folder: Path) -> list[Path]:
     return found
 
 
-def read(path: Path, source: str) -> Skill | str:
+def read(path: Path, source: str, root: Path) -> Skill | str:
     try:
-        if path.stat().st_size > MAX_BYTES:
-            return f"{path}: larger than {MAX_BYTES // 1024} KiB"
-        fields, _ = frontmatter.split(path.read_text(encoding="utf-8"))
+        fields, _ = frontmatter.split(read_text(path, root, MAX_BYTES))
     except (OSError, UnicodeDecodeError) as exc:
         return f"{path}: cannot be read ({exc})"
     name = fields.get("name") or path.parent.name
@@ -62,7 +64,7 @@ def read(path: Path, source: str) -> Skill | str:
     description = fields.get("description", "").strip()
     if not description:
         return f"{path}: no description, so the model could never know when to use it"
-    return Skill(name=name, description=description[:1024], file=str(path), source=source,
+    return Skill(name=name, description=description[:1024], file=str(path), source=source, root=str(root),
                  model_invocable=fields.get("disable-model-invocation", "").lower() != "true")
 
 
@@ -75,7 +77,9 @@ def load(folders: list[Folder]) -> tuple[list[Skill], list[str]]:
 
 
 def body(skill: Skill) -> str:
-    return frontmatter.split(Path(skill.file).read_text(encoding="utf-8"))[1].strip()
+    """The instructions, read again now (beneath the skill's root: it may have changed). OSError
+    or UnicodeDecodeError saying why it cannot be read."""
+    return frontmatter.split(read_text(Path(skill.file), Path(skill.root), MAX_BYTES))[1].strip()
 
 
 def prompt_section(skills: list[Skill]) -> str:
@@ -116,10 +120,16 @@ class SkillTool(Tool):
             known = ", ".join(sorted(skills)) or "none"
             return ToolResult.text(f"There is no skill {args['name']!r}. Skills: {known}.", is_error=True)
         if not args.get("file"):
-            return ToolResult.text(body(skill), details={"file": skill.file})
+            try:
+                return ToolResult.text(body(skill), details={"file": skill.file})
+            except (OSError, UnicodeDecodeError) as exc:
+                return ToolResult.text(f"The skill {skill.name!r} cannot be read: {exc}", is_error=True)
         path = skill.folder / args["file"]
-        if not inside(path, skill.folder) or not path.is_file():
+        if not inside(path, skill.folder):
             return ToolResult.text(f"{args['file']!r} is not a file of the skill {skill.name!r}", is_error=True)
-        if path.stat().st_size > MAX_BYTES:
-            return ToolResult.text(f"{args['file']!r} is larger than {MAX_BYTES // 1024} KiB", is_error=True)
-        return ToolResult.text(path.read_text(encoding="utf-8", errors="replace"), details={"file": str(path)})
+        try:  # beneath the skill's root, whatever its folder became since it was listed
+            data = read_beneath(skill.root, path, MAX_BYTES)
+        except OSError as exc:
+            return ToolResult.text(f"{args['file']!r} of the skill {skill.name!r} cannot be read: "
+                                   f"{exc.strerror or exc}", is_error=True)
+        return ToolResult.text(data.decode("utf-8", errors="replace"), details={"file": str(path)})

@@ -18,7 +18,7 @@ from pathlib import Path
 import attrs
 
 from . import frontmatter
-from .files import Folder, collect, inside
+from .files import Folder, collect, inside, read_text
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
 MAX_BYTES = 256 * 1024
@@ -40,15 +40,13 @@ class Template:
     source: str  # "home" or "workspace"
 
 
-def read(path: Path, source: str) -> Template | str:
-    """The template in ``path``, or the reason it cannot be used."""
+def read(path: Path, source: str, root: Path) -> Template | str:
+    """The template in ``path`` (read beneath ``root``), or the reason it cannot be used."""
     name = path.stem
     if not NAME.match(name):
         return f"{path}: {name!r} is not a command name (letters, digits, '_', '.', '-')"
     try:
-        if path.stat().st_size > MAX_BYTES:
-            return f"{path}: larger than {MAX_BYTES // 1024} KiB"
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path, root, MAX_BYTES)
     except (OSError, UnicodeDecodeError) as exc:
         return f"{path}: cannot be read ({exc})"
     fields, body = frontmatter.split(text)

@@ -20,14 +20,13 @@ environment value may go, trusted or not, is :mod:`.credentials`' business.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from ..settings import Ignored, home_dir
+from ..settings import Ignored, home_dir, read_json
 from .config_shape import PROVIDER_SCHEMA, SCHEMA, shape_errors
 from .config_values import env_references, is_command
 from .model import Model, ModelCost
@@ -51,7 +50,7 @@ def load_file(path: Path, invalid: dict[str, str] | None = None) -> dict[str, An
     """The file's content; a provider entry that does not fit the shape is left out and
     its reason put in ``invalid`` (a file that is no JSON object of providers raises)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json(path)
     except OSError as exc:
         raise ConfigError(f"{path}: cannot be read: {exc.strerror}") from None
     except ValueError as exc:

@@ -19,7 +19,6 @@ A session can bring its own servers (ACP's ``session/new{mcpServers}``): a list 
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
@@ -27,7 +26,7 @@ from typing import Any
 
 import attrs
 
-from ..settings import Ignored, home_dir
+from ..settings import Ignored, home_dir, read_json
 
 NAME_RULE = re.compile(r"[A-Za-z0-9_-]{1,40}\Z")
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -112,7 +111,7 @@ def read_file(path: Path, base: Path) -> tuple[list[ServerConfig], list[ConfigPr
     if not path.is_file():
         return [], []
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json(path)
     except (OSError, ValueError) as exc:
         return [], [ConfigProblem(str(path), f"cannot be read: {exc}")]
     servers = data.get("mcpServers") if isinstance(data, dict) else None
@@ -151,7 +150,7 @@ def load(workspace: str | Path, trusted: bool) -> tuple[list[ServerConfig], list
 def untrusted_servers(path: Path) -> list[Ignored]:
     """What an untrusted workspace's ``mcp.json`` would do, for the trust question."""
     try:
-        servers = json.loads(path.read_text(encoding="utf-8")).get("mcpServers")
+        servers = read_json(path).get("mcpServers")
     except (OSError, ValueError, AttributeError):
         servers = None
     if not isinstance(servers, dict) or not servers:

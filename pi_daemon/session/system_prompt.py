@@ -14,12 +14,12 @@ import datetime as dt
 import logging
 import os
 import platform
-import stat
 from pathlib import Path
 from typing import Any, Sequence
 
 from .. import settings as config
 from ..commands.skills import prompt_section as skills_section
+from ..tools.safe_open import read_beneath, read_regular
 
 log = logging.getLogger(__name__)
 
@@ -47,21 +47,18 @@ def _read_instruction(path: Path, roots: Sequence[Path]) -> str | None:
     if not os.path.lexists(path):
         return None
     target = path.resolve()
-    allowed = _inside(target, roots) if _inside(folder, roots) else target.parent == folder
+    within = [r for r in roots if _inside(folder, [r])]
+    allowed = _inside(target, roots) if within else target.parent == folder
     if not allowed:
         log.warning("not reading %s: it resolves to %s, outside the folders the agent may read", path, target)
         return None
-    try:
-        fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
+    try:  # opened now, as the file tools open: no symlink followed on the way, a regular file, bounded
+        data = read_beneath(max(within, key=lambda r: len(str(r))), path, MAX_INSTRUCTION_BYTES) if within \
+            else read_regular(target, MAX_INSTRUCTION_BYTES)
+        return data.decode("utf-8").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        log.warning("not reading %s: %s", path, exc)
         return None
-    with os.fdopen(fd, "rb") as file:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        try:
-            return file.read(MAX_INSTRUCTION_BYTES).decode("utf-8").strip()
-        except (OSError, UnicodeDecodeError):
-            return None
 
 
 def instructions(workspace: Path, roots: Sequence[Path] | None = None) -> list[tuple[Path, str]]:

@@ -34,6 +34,7 @@ from pathlib import Path
 import attrs
 
 from ..programs import search_path, which
+from .safe_open import read_regular
 
 RUN_SECONDS = 120.0  # one git run: a FIFO among the objects, or a huge repository, cannot hold the daemon
 MAX_INDEX_BYTES = 512 << 20
@@ -72,27 +73,9 @@ def read_data(path: str, limit: int) -> bytes | None:
     """The bytes of ``path`` if it is a regular file (not a symlink, FIFO or device) of at most
     ``limit`` bytes; else None."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        return read_regular(path, limit)
     except OSError:
         return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
-            return None
-        chunks = []
-        left = limit + 1
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        data = b"".join(chunks)
-        return data if len(data) <= limit else None
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
 
 
 @attrs.frozen

@@ -18,7 +18,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..settings import home_dir
+from ..settings import home_dir, read_json
 from .permission_rules import Rule, rules_from
 
 log = logging.getLogger(__name__)
@@ -28,7 +28,7 @@ KINDS = ("allow", "reject")
 
 def _read_json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return read_json(path)
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:

@@ -138,3 +138,56 @@ def open_beneath(root_fd: int, parts: Sequence[str], flags: int, mode: int = 0o6
         return os.open(parts[-1], flags, mode, dir_fd=parent)
     finally:
         os.close(parent)
+
+
+# --- whole files read for the daemon itself (settings, skills, templates, instructions) ------------
+
+
+def read_regular(path: str | os.PathLike[str], limit: int, *, follow: bool = False) -> bytes:
+    """The bytes of ``path`` (not followed if it is a symlink, unless ``follow``) if it is a regular
+    file of at most ``limit`` bytes. OSError saying why not (a FIFO or a device would block or
+    never end, ``/dev/zero`` would never end either)."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | O_CLOEXEC | (0 if follow else os.O_NOFOLLOW)
+    return _read_open(os.open(path, flags), path, limit)
+
+
+def read_beneath(root: str | os.PathLike[str], path: str | os.PathLike[str], limit: int) -> bytes:
+    """The bytes of the regular file ``path`` beneath ``root``, read as the file tools read: the
+    path resolved (a symlink that stays beneath the root works), then opened from the root with
+    no symlink followed on the way, so a name swapped for a symlink after the check is refused.
+    At most ``limit`` bytes. OSError saying why not."""
+    base = os.path.realpath(root)
+    target = os.path.realpath(path)
+    below = os.path.relpath(target, base)
+    if below == os.pardir or below.startswith(os.pardir + os.sep) or os.path.isabs(below):
+        raise OSError(errno.EACCES, f"it resolves to {target}, outside {base}", os.fspath(path))
+    root_fd = open_root(base)
+    try:
+        parts = [] if below == os.curdir else below.split(os.sep)
+        fd = open_beneath(root_fd, parts, os.O_RDONLY | os.O_NONBLOCK)
+    finally:
+        os.close(root_fd)
+    return _read_open(fd, path, limit)
+
+
+def _read_open(fd: int, path: str | os.PathLike[str], limit: int) -> bytes:
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", os.fspath(path))
+        if info.st_size > limit:
+            raise OSError(errno.EFBIG, f"larger than {limit} bytes", os.fspath(path))
+        chunks = []
+        left = limit + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        data = b"".join(chunks)
+        if len(data) > limit:
+            raise OSError(errno.EFBIG, f"larger than {limit} bytes", os.fspath(path))
+        return data
+    finally:
+        os.close(fd)

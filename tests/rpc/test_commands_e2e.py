@@ -170,3 +170,24 @@ def test_builtin_commands_run_in_the_daemon(spawn, tmp_path, server):
     created = d.call("prompt", {"text": "/new"})["command"]["result"]
     assert created["sessionId"] != before and d.call("getState")["sessionId"] == created["sessionId"]
     assert len(server.requests) == 3
+
+
+def test_a_skill_swapped_for_a_symlink_after_it_was_listed_is_not_read(spawn, tmp_path, server):
+    """A command can replace SKILL.md with a symlink to a file outside the workspace between the
+    listing and the read (here with the same size and time, so the listing does not change): the
+    file is opened at the moment it is read, beneath the workspace, and the symlink refused."""
+    skill = write(tmp_path / ".claude" / "skills" / "x" / "SKILL.md",
+                  "---\nname: x\ndescription: Does x.\n---\nThe real instructions.\n")
+    secret = tmp_path.parent / f"{tmp_path.name}-secret.txt"
+    secret.write_text("S" * (skill.stat().st_size - 1) + "\n")
+    os.utime(secret, ns=(skill.stat().st_atime_ns, skill.stat().st_mtime_ns))
+    server.script(calls(("s", "skill", {"name": "x"})), Reply(body=openai_text("done")))
+    d = start(spawn, tmp_path, server)
+    assert "skill:x" in {c["name"] for c in d.call("getCommands")["commands"]}
+    skill.unlink()
+    skill.symlink_to(secret)
+    run(d, "use x")
+    end = results(d, 1)[0]
+    assert end["isError"] and "SSSS" not in json.dumps(end) and "outside" in end["result"]["content"][0]["text"]
+    assert "SSSS" not in json.dumps(server.requests[-1].body)
+    assert "SSSS" not in json.dumps(d.request("prompt", {"text": "/skill:x now"}))
