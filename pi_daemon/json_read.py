@@ -26,10 +26,14 @@ def long_number(text: str | bytes) -> bool:
 
 
 def loads(text: str | bytes) -> Any:
-    """The JSON value of ``text``; raises ``ValueError`` (``json.JSONDecodeError``) when it is not JSON."""
+    """The JSON value of ``text``; raises ``ValueError`` (``json.JSONDecodeError``) when it is not JSON,
+    or is nested too deeply to read (the ``json`` module would overflow the stack)."""
     if not long_number(text):
         try:
             return orjson.loads(text)
         except orjson.JSONDecodeError:
             pass
-    return json.loads(text)
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("nested too deeply to read") from None

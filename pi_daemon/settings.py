@@ -26,6 +26,7 @@ from typing import Any
 
 import attrs
 
+from . import json_read
 from .tools.safe_open import read_regular
 
 log = logging.getLogger(__name__)
@@ -60,11 +61,7 @@ def read_json(path: Path) -> Any:
     a ``.pi`` folder (the workspace's, which a repository ships) is not followed if it is a
     symlink; the user's own may be (dotfiles). FileNotFoundError when there is none; OSError or
     ValueError saying why it cannot be used."""
-    data = read_regular(path, MAX_CONFIG_BYTES, follow=path.parent.name != ".pi")
-    try:
-        return json.loads(data.decode("utf-8"))
-    except RecursionError:
-        raise ValueError("nested too deeply") from None
+    return json_read.loads(read_regular(path, MAX_CONFIG_BYTES, follow=path.parent.name != ".pi"))
 
 
 def _read(path: Path) -> dict[str, dict[str, Any]]:

@@ -238,7 +238,7 @@ class AcpAgent:
         return {"sessions": [{"sessionId": d["sessionId"], "cwd": d["cwd"],
                               "title": d["name"] or d["firstMessage"] or None, "updatedAt": d["updatedAt"],
                               "_meta": {"pi": {"file": d["file"], "messageCount": d["messageCount"]}}}
-                             for d in found]}
+                             for d in found if not d.get("damaged")]}  # ACP's SessionInfo has no place for why
 
     # --- turns ----------------------------------------------------------------------
 

@@ -136,6 +136,7 @@ class SessionSummary:
     message_count: int
     cwd: str
     name: str | None = None
+    damaged: str | None = None  # why the file cannot be described (then only its id, file and time are known)
 
 
 @attrs.define

@@ -7,27 +7,41 @@ are parsed.
 A session without any message and without a name is left out: nothing was said in it
 (a session just created, or one whose first prompt was refused before it was stored).
 One whose prompt was stored is listed even when no answer came, so it can be resumed.
+
+The folder comes with the workspace, so a file in it is data, never a path to follow: a
+symlink, a FIFO or a device is not opened as one (``/dev/zero`` would never end, a FIFO
+would hold the daemon), a file is read a block at a time up to :data:`MAX_SESSION_BYTES`,
+the header and first message are looked for in the first :data:`PREFIX_BYTES`, and a line
+too deeply nested to parse counts as unreadable. What cannot be described is listed with
+``damaged`` saying why, never failing the list.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import json
+import os
 import re
+import stat
 from pathlib import Path
 from typing import Any
 
+from .. import json_read
 from ..messages import message_from_wire, user_text
+from .store import MAX_SESSION_BYTES
 
 MESSAGE = re.compile(rb'\n\{\s*"type"\s*:\s*"message"\s*,')
 NAME = re.compile(rb'\n\{\s*"type"\s*:\s*"session_info"\s*,')
 USER = re.compile(rb'"role"\s*:\s*"user"')
+PREFIX_BYTES = 1 << 20  # the header and the first user message are looked for here
+BLOCK = 1 << 20
+MAX_NAME_LINE = 64 << 10  # a session_info line longer than this is not read for its name
+_ID = re.compile(r"_([0-9A-Za-z-]{1,64})\.jsonl\Z")
 
 
 def _line_at(data: bytes, start: int) -> Any:
     end = data.find(b"\n", start + 1)
     try:
-        return json.loads(data[start + 1 : end if end > 0 else len(data)])
+        return json_read.loads(data[start + 1 : end if end > 0 else len(data)])
     except ValueError:
         return None
 
@@ -35,7 +49,9 @@ def _line_at(data: bytes, start: int) -> Any:
 def _first_user(data: bytes) -> str:
     for match in MESSAGE.finditer(data):
         end = data.find(b"\n", match.start() + 1)
-        if USER.search(data, match.start(), end if end > 0 else len(data)):
+        if end < 0:
+            break  # cut off at the prefix's end
+        if USER.search(data, match.start(), end):
             entry = _line_at(data, match.start())
             message = entry.get("message") if isinstance(entry, dict) else None
             if isinstance(message, dict) and message.get("role") == "user":
@@ -46,44 +62,101 @@ def _first_user(data: bytes) -> str:
     return ""
 
 
+def _scan(fd: int, size: int) -> tuple[bytes, int, bytes | None]:
+    """(the file's first :data:`PREFIX_BYTES`, its ``message`` lines, its last ``session_info``
+    line), read a block at a time."""
+    prefix = b""
+    count = 0
+    name_line: bytes | None = None
+    carry = b""  # the end of the previous block: a line cut between blocks is whole here
+    at = 0
+    while at < size:
+        block = os.pread(fd, min(BLOCK, size - at), at)
+        if not block:
+            break
+        if at < PREFIX_BYTES:
+            prefix += block[:PREFIX_BYTES - at]
+        at += len(block)
+        data = carry + block
+        cut = data.rfind(b"\n")
+        whole, carry = (data, b"") if at >= size or cut < 0 else (data[:cut], data[cut:])
+        count += len(MESSAGE.findall(whole))
+        for match in NAME.finditer(whole):
+            end = whole.find(b"\n", match.start() + 1)
+            line = whole[match.start():end if end > 0 else len(whole)]
+            name_line = line if len(line) <= MAX_NAME_LINE else name_line
+        if len(carry) > MAX_NAME_LINE:  # no line break for long: nothing to count in it
+            carry = carry[-64:]
+    return prefix, count, name_line
+
+
+def _damaged(path: Path, why: str, updated: float) -> dict[str, Any]:
+    found = _ID.search(path.name)
+    return {"sessionId": found.group(1) if found else "", "file": str(path), "name": None, "firstMessage": "",
+            "createdAt": "", "updatedAt": _iso(updated), "messageCount": 0, "cwd": "", "damaged": why,
+            "_mtime": updated}
+
+
+def _iso(seconds: float) -> str:
+    return dt.datetime.fromtimestamp(seconds, dt.timezone.utc).isoformat(timespec="milliseconds") \
+        .replace("+00:00", "Z")
+
+
 def describe(path: Path) -> dict[str, Any] | None:
+    """The listing of one file: None when it is no session with anything said in it."""
     try:
-        data = path.read_bytes()
-        updated = path.stat().st_mtime
-    except OSError:
-        return None
-    first_nl = data.find(b"\n")
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        try:
+            updated = os.lstat(path).st_mtime
+        except OSError:
+            return None
+        reason = "a symbolic link, not followed" if os.path.islink(path) else f"cannot be opened ({exc.strerror})"
+        return _damaged(path, reason, updated)
     try:
-        header = json.loads(data[: first_nl if first_nl >= 0 else len(data)])
+        info = os.fstat(fd)
+        updated = info.st_mtime
+        if not stat.S_ISREG(info.st_mode):
+            return _damaged(path, "not a regular file", updated)
+        if info.st_size > MAX_SESSION_BYTES:
+            return _damaged(path, f"larger than {MAX_SESSION_BYTES >> 20} MiB", updated)
+        prefix, count, name_line = _scan(fd, info.st_size)
+    except OSError as exc:
+        return _damaged(path, f"cannot be read ({exc.strerror})", updated)
+    finally:
+        os.close(fd)
+    first_nl = prefix.find(b"\n")
+    try:
+        header = json_read.loads(prefix[: first_nl if first_nl >= 0 else len(prefix)])
     except ValueError:
-        return None
+        return _damaged(path, "its first line is not a session header", updated)
     if not isinstance(header, dict) or header.get("type") != "session":
-        return None
+        return _damaged(path, "its first line is not a session header", updated)
     name = None
-    names = list(NAME.finditer(data))
-    if names:
-        entry = _line_at(data, names[-1].start())
-        name = entry.get("name") if isinstance(entry, dict) else None
+    if name_line is not None:
+        entry = _line_at(b"\n" + name_line.lstrip(b"\n"), 0)
+        name = entry.get("name") if isinstance(entry, dict) and isinstance(entry.get("name"), str) else None
+    if not (count or name):
+        return None
     return {
-        "sessionId": header.get("id", ""),
+        "sessionId": str(header.get("id", "")),
         "file": str(path),
         "name": name,
-        "firstMessage": _first_user(data)[:200],
-        "createdAt": header.get("timestamp", ""),
-        "updatedAt": dt.datetime.fromtimestamp(updated, dt.timezone.utc).isoformat(timespec="milliseconds")
-        .replace("+00:00", "Z"),
-        "messageCount": len(MESSAGE.findall(data)),
-        "cwd": header.get("cwd", ""),
+        "firstMessage": _first_user(prefix)[:200],
+        "createdAt": str(header.get("timestamp", "")),
+        "updatedAt": _iso(updated),
+        "messageCount": count,
+        "cwd": str(header.get("cwd", "")),
         "_mtime": updated,
     }
 
 
 def list_sessions(folder: Path, cwd: str | None = None) -> list[dict[str, Any]]:
-    if not folder.is_dir():
-        return []
-    found = [d for d in map(describe, folder.glob("*.jsonl")) if d is not None and (d["messageCount"] or d["name"])]
+    if os.path.islink(folder) or not folder.is_dir():
+        return []  # a symlinked session folder is not read (SessionManager says why when writing)
+    found = [d for d in map(describe, sorted(folder.glob("*.jsonl"))) if d is not None]
     if cwd is not None:
-        found = [d for d in found if d["cwd"] == cwd]
+        found = [d for d in found if d["cwd"] == cwd or d.get("damaged")]
     found.sort(key=lambda d: d["_mtime"], reverse=True)
     for d in found:
         del d["_mtime"]

@@ -211,6 +211,9 @@ class SessionManager:
             return path if path.is_absolute() else Path(self.workspace) / path
         if not session_id:
             raise SessionNotFound("session/load needs a sessionId or a file")
+        if os.path.islink(self.sessions_dir):
+            raise SessionFileError(f"{self.sessions_dir} is a symbolic link: sessions are never read or written "
+                                   "through it (a repository could point it anywhere)")
         matches = sorted(self.sessions_dir.glob(f"*_{session_id}.jsonl")) if self.sessions_dir.is_dir() else []
         if not matches:
             raise SessionNotFound(f"no session with id {session_id!r} in {self.sessions_dir}")
@@ -218,7 +221,7 @@ class SessionManager:
 
     def in_sessions_dir(self, path: Path) -> bool:
         """``path`` (symlinks resolved) is a file directly in the session folder."""
-        return path.resolve().parent == self.sessions_dir.resolve()
+        return not os.path.islink(self.sessions_dir) and path.resolve().parent == self.sessions_dir.resolve()
 
     def load(self, session_id: str | None = None, file: str | None = None,
              allow_outside: bool = False) -> tuple[AgentSession, bool]:

@@ -24,14 +24,18 @@ import fcntl
 import json
 import os
 import secrets
+import stat
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 import orjson
 
 from .. import json_read
+from ..tools.safe_open import read_regular
+from .blob_files import open_folder
 
 VERSION = 3
+MAX_SESSION_BYTES = 512 << 20  # a session file is read whole to open it; past this it is not written
 
 # Entries that are not part of the conversation tree: they never move the leaf.
 SIDE_ENTRIES = ("queue_add", "queue_done", "leaf", "label", "session_settings", "turn_changes", "turn_review")
@@ -115,14 +119,24 @@ class SessionStore:
         if parent:
             header["parentSession"] = parent
         data = _dumps(header) + b"".join(_dumps(e) for e in entries)
+        try:  # the folder comes with the workspace: one that is a symlink is not written through
+            folder = open_folder(path.parent.parent, [path.parent.name], make=True)
+        except OSError as exc:
+            raise _folder_error(exc, path) from None
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            ignore = path.parent / ".gitignore"
-            if not ignore.exists():
-                ignore.write_text("*\n")
-            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o644)
+            try:
+                ignore = os.open(".gitignore", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644,
+                                 dir_fd=folder)
+                _write_all(ignore, b"*\n")
+                os.close(ignore)
+            except FileExistsError:
+                pass
+            fd = os.open(path.name, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644,
+                         dir_fd=folder)
         except OSError as exc:
             raise storage_error(exc, path, "create") from None
+        finally:
+            os.close(folder)
         try:
             _lock(fd, path)
             _write_all(fd, data)
@@ -149,14 +163,13 @@ class SessionStore:
         fd = -1
         if read_only is None:
             try:
-                fd = os.open(path, os.O_RDWR | os.O_APPEND)
+                fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
             except OSError as exc:
                 if exc.errno not in _READ_ONLY_ERRNOS:
                     raise _cannot_open(exc, path) from None
                 read_only = f"{path} cannot be written ({exc.strerror}): the session is open read-only"
-        try:
-            with open(path, "rb") as f:
-                data = f.read()
+        try:  # data, not a path to follow: a symlink, FIFO or device is refused, the size bounded
+            data = read_regular(path, MAX_SESSION_BYTES) if fd < 0 else _read_whole(fd, path)
         except OSError as exc:
             if fd >= 0:
                 os.close(fd)
@@ -218,6 +231,9 @@ class SessionStore:
         if self.read_only is not None:
             raise SessionReadOnly(self.read_only)
         data = _dumps(entry)
+        if self._size + len(data) > MAX_SESSION_BYTES:
+            raise SessionWriteError(OSError(errno.EFBIG, f"the session file would pass its limit of "
+                                            f"{MAX_SESSION_BYTES >> 20} MiB; continue in a new session"), self.path)
         try:
             _write_all(self._fd, data)
         except OSError as exc:
@@ -333,7 +349,35 @@ def storage_error(exc: OSError, path: Path, what: str) -> Exception:
 def _cannot_open(exc: OSError, path: Path) -> SessionFileError:
     if isinstance(exc, FileNotFoundError):
         return SessionFileError(f"no session file at {path}")
+    if exc.errno == errno.ELOOP:
+        return SessionFileError(f"cannot open {path}: it is a symbolic link, and a session file is never followed")
     return SessionFileError(f"cannot open {path}: {exc.strerror}")
+
+
+def _folder_error(exc: OSError, path: Path) -> Exception:
+    if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+        return SessionReadOnly(f"cannot create {path}: {path.parent} is not a folder (a symbolic link is never "
+                               "written through: a repository could point it anywhere); sessions are not kept "
+                               "until it is removed")
+    return storage_error(exc, path, "create")
+
+
+def _read_whole(fd: int, path: Path) -> bytes:
+    """The whole regular file open at ``fd`` (kept open), at most :data:`MAX_SESSION_BYTES`."""
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        raise OSError(errno.EINVAL, "not a regular file", str(path))
+    if info.st_size > MAX_SESSION_BYTES:
+        raise OSError(errno.EFBIG, f"larger than {MAX_SESSION_BYTES >> 20} MiB", str(path))
+    chunks = []
+    at = 0
+    while at < info.st_size:
+        chunk = os.pread(fd, min(1 << 24, info.st_size - at), at)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        at += len(chunk)
+    return b"".join(chunks)
 
 
 def _write_all(fd: int, data: bytes) -> None:

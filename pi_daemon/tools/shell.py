@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import codecs
 import io
+import logging
 import os
 import signal
 import subprocess
@@ -31,7 +32,10 @@ import attrs
 
 from ..cancel import CancelToken
 from .. import procs
+from .safe_open import open_beneath, open_root
 from .sandbox import Sandbox
+
+log = logging.getLogger(__name__)
 
 TAIL_LINES = 2000
 TAIL_BYTES = 50 * 1024
@@ -76,6 +80,7 @@ class OutputBuffer:
         self.recent_size = 0
         self.spill: io.BufferedWriter | None = None
         self.spill_path: Path | None = None
+        self.not_saved = False  # the spill file could not be made: only the tail is kept
 
     def add(self, chunk: bytes) -> None:
         self.total += len(chunk)
@@ -83,49 +88,77 @@ class OutputBuffer:
         self.recent_size += len(chunk)
         while self.recent_size - len(self.recent[0]) > 2 * TAIL_BYTES:
             self.recent_size -= len(self.recent.popleft())
-        if self.spill is None and self.total > TAIL_BYTES:
-            self.spill = self._open_spill()
-            self.spill.write(b"".join(self.head))
+        if self.spill is None and self.total > TAIL_BYTES and not self.not_saved:
+            self.spill = self._try_spill()
+            if self.spill is not None:
+                self.spill.write(b"".join(self.head))
             self.head.clear()
         if self.spill is not None:
             self.spill.write(chunk)
-        else:
+        elif not self.not_saved:
             self.head.append(chunk)
 
+    def _try_spill(self) -> io.BufferedWriter | None:
+        try:
+            return self._open_spill()
+        except OSError as exc:
+            self.not_saved = True
+            log.warning("the full output of a command is not saved in %s: %s", self.spill_dir, exc.strerror or exc)
+            return None
+
     def _open_spill(self) -> io.BufferedWriter:
-        self.spill_dir.mkdir(parents=True, exist_ok=True)
-        self.spill_path = self.spill_dir / f"bash-{time.strftime('%Y%m%d-%H%M%S')}-{self.name}.log"
-        return open(self.spill_path, "wb")
+        """A new file in the spill folder, which comes with the workspace: the folder and the file
+        are opened with no symlink followed (one shipped pointing elsewhere is an error)."""
+        name = f"bash-{time.strftime('%Y%m%d-%H%M%S')}-{self.name}.log"
+        self.spill_dir.parent.mkdir(parents=True, exist_ok=True)
+        root = open_root(self.spill_dir.parent)
+        try:
+            fd = open_beneath(root, [self.spill_dir.name, name], os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644,
+                              make_parents=True)
+        finally:
+            os.close(root)
+        self.spill_path = self.spill_dir / name
+        return open(fd, "wb")
 
     def finish(self) -> tuple[str, bool, str | None]:
         """(the tail as text, whether anything was cut, the full output's file if any)."""
         if self.spill is not None:
             self.spill.close()
-        kept = b"".join(self.recent if self.spill_path else self.head)
+        kept = b"".join(self.recent if self.spill_path or self.not_saved else self.head)
         text, cut = tail(kept.decode("utf-8", "replace"))
-        if cut and self.spill_path is None:  # too many lines for the tail, though few bytes
-            with self._open_spill() as f:
-                f.write(kept)
-        return text, cut or self.spill_path is not None, str(self.spill_path) if self.spill_path else None
+        if cut and self.spill_path is None and not self.not_saved:  # too many lines for the tail, though few bytes
+            spill = self._try_spill()
+            if spill is not None:
+                with spill:
+                    spill.write(kept)
+        cut = cut or self.spill_path is not None or self.not_saved
+        return text, cut, str(self.spill_path) if self.spill_path else None
 
 
 def clean_spill(folder: Path, max_age_s: float = SPILL_MAX_AGE_S, max_bytes: int = SPILL_MAX_BYTES) -> None:
     """Remove spilled outputs (``bash-*.log``) older than ``max_age_s``, then the oldest of the
     rest until they total at most ``max_bytes``. Run at start-up and when sessions close."""
-    try:
-        files = [(e.stat().st_mtime, e.stat().st_size, e.path) for e in os.scandir(folder)
-                 if e.name.startswith("bash-") and e.name.endswith(".log") and e.is_file(follow_symlinks=False)]
+    try:  # never through a symlink: a repository's .pi/tmp pointing elsewhere would have its files pruned
+        dir_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError:
         return
-    files.sort(reverse=True)  # newest first
-    now, kept = time.time(), 0
-    for mtime, size, path in files:
-        kept += size
-        if now - mtime > max_age_s or kept > max_bytes:
-            try:
-                os.unlink(path)
-            except OSError:
-                pass
+    try:
+        files = [(e.stat(follow_symlinks=False).st_mtime, e.stat(follow_symlinks=False).st_size, e.name)
+                 for e in os.scandir(dir_fd)
+                 if e.name.startswith("bash-") and e.name.endswith(".log") and e.is_file(follow_symlinks=False)]
+        files.sort(reverse=True)  # newest first
+        now, kept = time.time(), 0
+        for mtime, size, name in files:
+            kept += size
+            if now - mtime > max_age_s or kept > max_bytes:
+                try:
+                    os.unlink(name, dir_fd=dir_fd)
+                except OSError:
+                    pass
+    except OSError:
+        pass
+    finally:
+        os.close(dir_fd)
 
 
 def _spawn(command: str, cwd: str, sandbox: Sandbox | None,

@@ -958,6 +958,7 @@ export interface SessionSummary {
   messageCount: number;
   cwd: string;
   name?: string;
+  damaged?: string;
 }
 
 /** An entry could not be written to the session file (disk full, I/O error). */

@@ -791,6 +791,7 @@
 ---@field messageCount integer
 ---@field cwd string
 ---@field name? string
+---@field damaged? string
 
 --- An entry could not be written to the session file (disk full, I/O error).
 ---@class pi.SessionWriteFailed
