@@ -85,8 +85,9 @@ def _scan(fd: int, size: int) -> tuple[bytes, int, bytes | None]:
             end = whole.find(b"\n", match.start() + 1)
             line = whole[match.start():end if end > 0 else len(whole)]
             name_line = line if len(line) <= MAX_NAME_LINE else name_line
-        if len(carry) > MAX_NAME_LINE:  # no line break for long: nothing to count in it
-            carry = carry[-64:]
+        if len(carry) > MAX_NAME_LINE:  # a long line: counted by its start, the rest only passed over
+            count += len(MESSAGE.findall(carry[:64]))
+            carry = carry[-64:].replace(b"\n", b" ")
     return prefix, count, name_line
 
 

@@ -220,8 +220,9 @@ class SessionManager:
         return matches[-1]
 
     def in_sessions_dir(self, path: Path) -> bool:
-        """``path`` (symlinks resolved) is a file directly in the session folder."""
-        return not os.path.islink(self.sessions_dir) and path.resolve().parent == self.sessions_dir.resolve()
+        """``path`` names a file directly in the session folder (a symlink there is opened as one:
+        refused), the folder itself reached without a symlink."""
+        return not os.path.islink(self.sessions_dir) and path.parent.resolve() == self.sessions_dir.resolve()
 
     def load(self, session_id: str | None = None, file: str | None = None,
              allow_outside: bool = False) -> tuple[AgentSession, bool]:

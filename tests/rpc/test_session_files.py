@@ -130,11 +130,13 @@ def test_load_refuses_and_never_touches_a_file_outside_the_session_folder(spawn,
     before = outside.read_bytes()
     (ws / ".pi" / "sessions" / "2026-01-01T00-00-00Z_linked.jsonl").symlink_to(outside)
     d = spawn("--model", "faux/echo", cwd=str(ws))
-    for params, field in [({"file": str(outside)}, "params.file"), ({"file": "../elsewhere.jsonl"}, "params.file"),
-                          ({"sessionId": "linked"}, "params.sessionId")]:
+    for params, field in [({"file": str(outside)}, "params.file"), ({"file": "../elsewhere.jsonl"}, "params.file")]:
         error = d.request("session/load", params)["error"]
         assert error["code"] == -32602 and field in error["message"] and "allowOutside" in error["message"], error
         assert outside.read_bytes() == before
+    error = d.request("session/load", {"sessionId": "linked"})["error"]  # a symlink in the folder: never followed
+    assert error["code"] == -32007 and "symbolic link" in error["message"], error
+    assert outside.read_bytes() == before
     assert not list(tmp_path.glob("elsewhere.jsonl.torn-*"))
 
     loaded = d.call("session/load", {"file": str(outside), "allowOutside": True})
