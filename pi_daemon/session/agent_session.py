@@ -57,6 +57,10 @@ def _answered(message: Any) -> bool:
     return getattr(message, "role", None) == "assistant" and message.stop_reason not in ("error", "aborted")
 
 
+MAX_QUEUED = 100  # steering and follow-up messages waiting, together
+MAX_QUEUED_BYTES = 1 << 20  # their text and images
+
+
 class SessionError(Exception):
     """A request the session refuses; ``kind`` is busy / state / model."""
 
@@ -178,6 +182,7 @@ class AgentSession:
     async def enqueue(self, kind: str, text: str, images: Sequence[ImageContent] | None = None,
                       command: SlashCommandUse | None = None) -> str:
         self.check_writable()
+        self._check_queue_room(text, images)
         message = make_user_message(text, images)
         message.command = command
         queue_id = new_queue_id()
@@ -185,6 +190,19 @@ class AgentSession:
         target = self.agent.steer if kind == "steer" else self.agent.follow_up
         await target(message, queue_id=queue_id)
         return queue_id
+
+    def _check_queue_room(self, text: str, images: Sequence[ImageContent] | None) -> None:
+        """The queue is bounded (each ``queue_update`` carries all of it): refused, not dropped."""
+        queued = [*self.agent.steering, *self.agent.follow_ups]
+        size = len(text.encode("utf-8", "surrogatepass")) + sum(len(i.data) for i in images or ())
+        if len(queued) >= MAX_QUEUED:
+            raise SessionError("state", f"the queue already holds {MAX_QUEUED} messages, its limit: wait for the "
+                                        "agent to take some, or remove some (removeQueued, clearQueue)")
+        held = sum(len(q.text.encode("utf-8", "surrogatepass")) for q in queued)
+        if held + size > MAX_QUEUED_BYTES:
+            raise SessionError("state", f"the queued messages would hold {held + size} bytes, more than their limit "
+                                        f"of {MAX_QUEUED_BYTES >> 10} KiB: wait for the agent to take some, or send "
+                                        "this one when the run is over")
 
     async def continue_(self) -> None:
         if self.busy:

@@ -156,3 +156,38 @@ def test_abort_during_a_retry_wait(spawn, tmp_path):
     assert d.events[-1]["event"] == {"type": "agent_settled", "aborted": True}
     assert [e["event"] for e in d.events if e["event"]["type"] == "auto_retry_end"] == [
         {"type": "auto_retry_end", "success": False, "attempt": 1, "finalError": "aborted"}]
+
+
+def test_thousands_of_steers_are_bounded_and_refused_past_the_queues_limit(spawn, tmp_path):
+    """Each queue_update carries the whole queue, so an unbounded queue made the output grow with
+    the square of the steers (5,000 of them: 3.6 GB). Past 100 messages a steer is refused."""
+    import json
+
+    from test_malformed import rss_mib
+
+    d = spawn("--faux-script", slow_script(tmp_path, [text("x" * 2000)], delay_ms=20), "--model", "faux/slow")
+    d.call("prompt", {"text": "go"})
+    d.wait_event("message_update", 2)
+    frames = [json.dumps({"jsonrpc": "2.0", "id": 1000 + n, "method": "steer",
+                          "params": {"text": f"steer number {n} " + "s" * 60}}).encode() + b"\n" for n in range(2000)]
+    d.send_raw(b"".join(frames))
+    d._wait(lambda: all(1000 + n in d.responses for n in range(2000)) or None, 60, "2000 answers")
+    answers = [d.responses[1000 + n] for n in range(2000)]
+    assert sum("result" in a for a in answers) == 100
+    refused = [a["error"] for a in answers if "error" in a]
+    assert len(refused) == 1900 and all(e["code"] == -32003 and "100 messages" in e["message"] for e in refused)
+    assert len(d.raw_stdout) < 10 << 20  # was ~300 MB for 2,000
+    assert rss_mib(d.proc.pid) < 300
+    assert d.call("clearQueue")["steering"][:1] == ["steer number 0 " + "s" * 60]
+    d.call("abort")
+
+
+def test_the_queue_holds_at_most_a_mebibyte(spawn, tmp_path):
+    d = spawn("--faux-script", slow_script(tmp_path, [text("x" * 2000)], delay_ms=20), "--model", "faux/slow")
+    d.call("prompt", {"text": "go"})
+    d.wait_event("message_update", 2)
+    assert d.call("followUp", {"text": "a" * 600_000})["disposition"] == "queued"
+    error = d.request("steer", {"text": "b" * 600_000})["error"]
+    assert error["code"] == -32003 and "1024 KiB" in error["message"]
+    assert d.call("getState")["pendingMessageCount"] == 1
+    d.call("abort")

@@ -64,13 +64,15 @@ async def _enqueue(daemon: Daemon, kind: Literal["steer", "followUp"], p: t.Queu
     return t.QueuedResult(queue_id=await session.enqueue(kind, text, _images(p.images), command_record(typed, p.text)))
 
 
-@method("steer", params=t.QueueParams, result=t.QueuedResult, errors=(SessionNotFoundError, *_TYPED_ERRORS),
+@method("steer", params=t.QueueParams, result=t.QueuedResult,
+        errors=(SessionNotFoundError, *_TYPED_ERRORS, InvalidState),
         summary="queue a steering message")
 async def steer(daemon: Daemon, p: t.QueueParams) -> t.QueuedResult:
     return await _enqueue(daemon, "steer", p)
 
 
-@method("followUp", params=t.QueueParams, result=t.QueuedResult, errors=(SessionNotFoundError, *_TYPED_ERRORS),
+@method("followUp", params=t.QueueParams, result=t.QueuedResult,
+        errors=(SessionNotFoundError, *_TYPED_ERRORS, InvalidState),
         summary="queue a follow-up message")
 async def follow_up(daemon: Daemon, p: t.QueueParams) -> t.QueuedResult:
     return await _enqueue(daemon, "followUp", p)
