@@ -3,6 +3,9 @@
 Results keep what the model can use: text, images, embedded text resources (as text with
 their URI), links to resources; audio and binary resources are described in a line.
 ``isError`` makes the result an error; ``structuredContent`` alone is sent as JSON.
+A result keeps at most :data:`MAX_TEXT_BYTES` of text and :data:`MAX_IMAGE_BYTES` of images;
+what is cut is said in a closing line (a server's answer goes into the model's context and
+the session file).
 """
 
 from __future__ import annotations
@@ -38,6 +41,33 @@ def _block(block: dict[str, Any]) -> Any:
     return TextContent(text=f"[{kind} content, not shown]")
 
 
+MAX_TEXT_BYTES = 256 * 1024
+MAX_IMAGE_BYTES = 10 * 1024 * 1024  # base64, all images of one result
+
+
+def _bounded(content: list[Any]) -> list[Any]:
+    kept: list[Any] = []
+    text_left, image_left, cut_text, cut_images = MAX_TEXT_BYTES, MAX_IMAGE_BYTES, 0, 0
+    for block in content:
+        if isinstance(block, ImageContent):
+            if len(block.data) > image_left:
+                cut_images += 1
+                continue
+            image_left -= len(block.data)
+        else:
+            raw = block.text.encode("utf-8", "surrogatepass")
+            if len(raw) > text_left:
+                cut_text += len(raw) - text_left
+                block = TextContent(text=raw[:text_left].decode("utf-8", "ignore"))
+            text_left -= min(len(raw), text_left)
+        kept.append(block)
+    if cut_text or cut_images:
+        kept.append(TextContent(text=f"[output cut to its first {MAX_TEXT_BYTES // 1024} KiB of text and "
+                                     f"{MAX_IMAGE_BYTES >> 20} MiB of images: {cut_text} bytes of text and "
+                                     f"{cut_images} image(s) left out]"))
+    return kept
+
+
 def to_tool_result(result: Any) -> ToolResult:
     """An SDK ``CallToolResult`` as the agent's ToolResult."""
     blocks = [b.model_dump(mode="json", by_alias=True, exclude_none=True) for b in result.content or []]
@@ -47,7 +77,9 @@ def to_tool_result(result: Any) -> ToolResult:
         content = [TextContent(text=json.dumps(structured, ensure_ascii=False))]
     if not content:
         content = [TextContent(text="(no output)")]
-    return ToolResult(content=content, is_error=bool(result.is_error), details={"mcp": {"structured": structured}}
+    too_large = structured is not None and len(json.dumps(structured)) > MAX_TEXT_BYTES
+    return ToolResult(content=_bounded(content), is_error=bool(result.is_error),
+                      details={"mcp": {"structured": None if too_large else structured}}
                       if structured is not None else None)
 
 

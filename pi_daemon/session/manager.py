@@ -40,6 +40,8 @@ from .system_prompt import build as build_system_prompt
 
 log = logging.getLogger(__name__)
 
+MAX_OPEN_SESSIONS = 256  # each holds its conversation in memory; a stored one is reopened with session/load
+
 
 @contextlib.contextmanager
 def _collector_paused() -> Iterator[None]:
@@ -157,7 +159,13 @@ class SessionManager:
         log.info("session %s opened (%s)", session.id, store.path)
         return session
 
+    def _room_for_one_more(self) -> None:
+        if len(self.sessions) >= MAX_OPEN_SESSIONS:
+            raise SessionError("state", f"{MAX_OPEN_SESSIONS} sessions are open, the limit: close some "
+                                        "(session/close) before opening another")
+
     def _new_store(self, cwd: str, parent: str | None = None, entries: Sequence[dict[str, Any]] = ()) -> SessionStore:
+        self._room_for_one_more()
         session_id = str(uuid.uuid4())
         path = self.sessions_dir / f"{file_stamp()}_{session_id}.jsonl"
         return SessionStore.create(path, session_id, cwd, parent=parent, entries=list(entries))
@@ -233,6 +241,7 @@ class SessionManager:
                 self.current = open_session
                 return open_session, not open_session.busy and interrupted(open_session.messages)
         path = self.find_file(session_id, file)
+        self._room_for_one_more()
         read_only = None
         if not self.in_sessions_dir(path):
             field = "file" if file else "sessionId"

@@ -53,6 +53,12 @@ def notes() -> CallToolResult:
 
 
 @server.tool()
+def flood(mib: int) -> str:
+    """That many MiB of text."""
+    return "flood " * (mib * 1024 * 1024 // 6)
+
+
+@server.tool()
 def refuse(reason: str) -> CallToolResult:
     """Always fails, saying why."""
     return CallToolResult(content=[TextContent(type="text", text=f"refused: {reason}")], is_error=True)

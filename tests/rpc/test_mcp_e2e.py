@@ -72,7 +72,7 @@ def test_tools_are_offered_called_and_their_results_reach_the_model(spawn, tmp_p
                   Reply(body=openai_text("done")))
     d = start(spawn, tmp_path, server, "--allow", "mcp")
     state = wait_state(d, "demo")
-    assert state["toolCount"] == 8 and "demo__add" in state["tools"] and state["transport"] == "stdio"
+    assert state["toolCount"] == 9 and "demo__add" in state["tools"] and state["transport"] == "stdio"
     listed = {t["name"]: t for t in d.call("listTools")["tools"]}
     assert listed["demo__add"]["source"] == "mcp" and listed["demo__add"]["server"] == "demo"
     assert listed["read"]["source"] == "builtin"
@@ -132,7 +132,7 @@ def test_a_crashing_server_fails_the_call_clearly_and_is_restarted_on_next_use(s
     text = crash["result"]["content"][0]["text"]
     assert "MCP server 'demo' failed during the crash call" in text and "restarted on the next call" in text
     failed = wait_state(d, "demo", "failed")
-    assert "crash call" in failed["error"] and failed["toolCount"] == 8  # its tools stay callable
+    assert "crash call" in failed["error"] and failed["toolCount"] == 9  # its tools stay callable
     run(d, "again")
     assert by_id(d, 1)["s"]["result"]["content"][0]["text"] == "2" and not by_id(d, 1)["s"]["isError"]
     assert wait_state(d, "demo")["state"] == "ready"
@@ -201,7 +201,7 @@ def test_a_workspace_mcp_json_waits_for_trust(spawn, tmp_path, server):
     ignored = d.call("getState")["workspaceTrust"]["ignored"]
     assert any(i["field"] == "mcpServers.local" for i in ignored)
     d.respond(question["id"], {"trusted": True})
-    assert wait_state(d, "local")["toolCount"] == 8
+    assert wait_state(d, "local")["toolCount"] == 9
     assert not any(i["field"] == "mcpServers.local" for i in d.call("getState")["workspaceTrust"]["ignored"])
 
 
@@ -309,3 +309,16 @@ def test_a_server_named_by_a_bare_command_is_never_the_workspaces_program(spawn,
     d = spawn("--model", "local/coder", cwd=project(tmp_path, server), env={"PI_DAEMON_HOME": str(home), "PATH": path})
     wait_state(d, "demo")
     assert not fired.exists()
+
+
+def test_a_servers_flood_of_output_is_cut_before_the_model_and_the_session_file(spawn, tmp_path, server):
+    server.script(calls(("f", "demo__flood", {"mib": 8})), Reply(body=openai_text("done")))
+    d = start(spawn, tmp_path, server, "--allow", "mcp")
+    wait_state(d, "demo")
+    run(d)
+    content = by_id(d, 1)["f"]["result"]["content"]
+    assert len(content[0]["text"]) <= 256 * 1024 and content[0]["text"].startswith("flood flood")
+    assert content[-1]["text"].startswith("[output cut to its first 256 KiB of text")
+    assert len(json.dumps(server.requests[1].body)) < 1 << 20
+    session = next((tmp_path / ".pi" / "sessions").glob("*.jsonl"))
+    assert session.stat().st_size < 2 << 20

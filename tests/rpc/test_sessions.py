@@ -316,3 +316,13 @@ def test_loading_an_open_session_reports_it_interrupted_too(spawn, tmp_path):
     d.call("abort")  # the tool result is there, the answer to it is not
     again = d.call("session/load", {"sessionId": sid})
     assert again["sessionId"] == sid and again["interrupted"] is True
+
+
+def test_at_most_256_sessions_are_open_at_once(spawn, tmp_path):
+    d = spawn("--model", "faux/echo")
+    ids = [d.call("session/new", {})["sessionId"] for _ in range(256)]
+    error = d.request("session/new", {})["error"]
+    assert error["code"] == -32003 and "256 sessions are open" in error["message"]
+    assert len(list((tmp_path / ".pi" / "sessions").glob("*.jsonl"))) == 256  # no file for the refused one
+    d.call("session/close", {"sessionId": ids[0]})
+    assert d.call("session/new", {})["sessionId"] not in ids

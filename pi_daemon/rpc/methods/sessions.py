@@ -33,7 +33,7 @@ _WRITE_ERRORS = (SessionNotFoundError, SessionReadOnlyError, SessionWriteFailed)
 
 
 @method("session/new", params=t.SessionNewParams, result=t.SessionNewResult,
-        errors=(ModelUnavailableError, SessionWriteFailed, InvalidParams),
+        errors=(ModelUnavailableError, SessionWriteFailed, InvalidParams, InvalidState),
         summary="create a session; it becomes current")
 async def session_new(daemon: Daemon, p: t.SessionNewParams) -> t.SessionNewResult:
     from ..extensions import mcp_configs
@@ -44,7 +44,7 @@ async def session_new(daemon: Daemon, p: t.SessionNewParams) -> t.SessionNewResu
 
 
 @method("session/load", params=t.SessionLoadParams, result=t.SessionLoadResult,
-        errors=_OPEN_ERRORS + (SessionWriteFailed,), summary="open a stored session; it becomes current")
+        errors=_OPEN_ERRORS + (SessionWriteFailed, InvalidState), summary="open a stored session; it becomes current")
 async def session_load(daemon: Daemon, p: t.SessionLoadParams) -> t.SessionLoadResult:
     session, interrupted = daemon.sessions.load(p.session_id, p.file, allow_outside=p.allow_outside)
     if p.replay:
@@ -69,7 +69,7 @@ async def session_list(daemon: Daemon, p: t.SessionListParams) -> t.SessionListR
 
 
 @method("session/fork", params=t.SessionForkParams, result=t.SessionForkResult,
-        errors=(SessionNotFoundError, InvalidParams, SessionWriteFailed),
+        errors=(SessionNotFoundError, InvalidParams, SessionWriteFailed, InvalidState),
         summary="new session with the path before a user message")
 async def session_fork(daemon: Daemon, p: t.SessionForkParams) -> t.SessionForkResult:
     forked, text = daemon.sessions.fork(daemon.sessions.get(p.session_id), p.entry_id)
@@ -77,7 +77,8 @@ async def session_fork(daemon: Daemon, p: t.SessionForkParams) -> t.SessionForkR
 
 
 @method("session/clone", params=t.SessionRef, result=t.SessionNewResult,
-        errors=(SessionNotFoundError, SessionWriteFailed), summary="new session with the whole current path")
+        errors=(SessionNotFoundError, SessionWriteFailed, InvalidState),
+        summary="new session with the whole current path")
 async def session_clone(daemon: Daemon, p: t.SessionRef) -> t.SessionNewResult:
     cloned = daemon.sessions.clone(daemon.sessions.get(p.session_id))
     return t.SessionNewResult(session_id=cloned.id, file=cloned.file)
