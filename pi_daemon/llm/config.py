@@ -210,4 +210,6 @@ def model_from_config(provider: str, config: dict[str, Any], entry: dict[str, An
         fields["connect_timeout"] = config["connectTimeoutMs"] / 1000
     if "readTimeoutMs" in config:
         fields["read_timeout"] = config["readTimeoutMs"] / 1000
+    if "maxAnswerBytes" in config:
+        fields["max_answer_bytes"] = config["maxAnswerBytes"]
     return Model(**fields)

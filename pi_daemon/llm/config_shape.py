@@ -46,6 +46,7 @@ PROVIDER_SCHEMA = {
         "compat": {"type": "object"},
         "connectTimeoutMs": {"type": "number", "exclusiveMinimum": 0},
         "readTimeoutMs": {"type": "number", "exclusiveMinimum": 0},
+        "maxAnswerBytes": {"type": "integer", "minimum": 1024},
         "models": {"type": "array", "items": {**MODEL_FIELDS, "required": ["id"]}},
         "modelOverrides": {"type": "object", "additionalProperties": MODEL_FIELDS},
     },

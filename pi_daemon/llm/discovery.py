@@ -13,12 +13,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .. import json_read
 from .local_server import server_root
 
 if TYPE_CHECKING:
     import httpx
 
 DISCOVERY_TIMEOUT_S = 3.0
+MAX_BODY_BYTES = 4 << 20  # a model list or /props: past this the server is not believed
 DISCOVERABLE_APIS = ("openai-completions", "openai-responses")
 
 
@@ -46,12 +48,28 @@ def _running_ctx(client: httpx.Client, base_url: str) -> int | None:
     import httpx
 
     try:
-        response = client.get(server_root(base_url) + "/props")
-        settings = response.json().get("default_generation_settings") if response.status_code == 200 else None
+        status, body = _get(client, server_root(base_url) + "/props")
+        settings = json_read.loads(body).get("default_generation_settings") if status == 200 else None
     except (httpx.HTTPError, ValueError, AttributeError):
         return None
     n_ctx = settings.get("n_ctx") if isinstance(settings, dict) else None
     return n_ctx if isinstance(n_ctx, int) and n_ctx > 0 else None
+
+
+class BodyTooLarge(ValueError):
+    pass
+
+
+def _get(client: httpx.Client, url: str, headers: dict[str, str] | None = None) -> tuple[int, bytes]:
+    """The status and body of a GET, read a piece at a time: ValueError past :data:`MAX_BODY_BYTES`
+    (an endless body, or a small compressed one that expands without end)."""
+    with client.stream("GET", url, headers=headers) as response:
+        body = bytearray()
+        for data in response.iter_bytes():
+            body += data
+            if len(body) > MAX_BODY_BYTES:
+                raise BodyTooLarge(f"the server at {url} answered with more than {MAX_BODY_BYTES >> 20} MiB")
+        return response.status_code, bytes(body)
 
 
 def discover(config: dict[str, Any], key: str | None = None) -> tuple[list[dict[str, Any]], str | None]:
@@ -62,16 +80,18 @@ def discover(config: dict[str, Any], key: str | None = None) -> tuple[list[dict[
     headers = {"authorization": f"Bearer {key}"} if key else {}
     try:
         with httpx.Client(timeout=DISCOVERY_TIMEOUT_S) as client:
-            response = client.get(url, headers=headers)
-            if response.status_code != 200:
-                return [], f"listing its models at {url} answered HTTP {response.status_code}"
-            data = response.json().get("data")
+            status, body = _get(client, url, headers)
+            if status != 200:
+                return [], f"listing its models at {url} answered HTTP {status}"
+            data = json_read.loads(body).get("data")
             if not isinstance(data, list):
                 return [], f"listing its models at {url} gave no data list"
             listed = [e for e in data if isinstance(e, dict) and isinstance(e.get("id"), str) and e["id"]]
             running = _running_ctx(client, config["baseUrl"]) if any("meta" in e for e in listed) else None
     except httpx.HTTPError as exc:
         return [], f"listing its models at {url} failed: {exc or type(exc).__name__}"
+    except BodyTooLarge as exc:
+        return [], f"listing its models: {exc}"
     except (ValueError, AttributeError):
         return [], f"listing its models at {url} did not answer JSON"
     entries = []

@@ -16,7 +16,7 @@ import os
 import ssl
 from collections import deque
 from http import HTTPStatus
-from typing import TYPE_CHECKING, Any, AsyncIterator, Callable
+from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable
 from urllib.parse import urlsplit
 
 import orjson
@@ -28,7 +28,7 @@ from .http_transport import DEFAULT_HEADERS, Http11Transport, Response, Timeouts
 from .model import Model
 from .sse import EventDecoder, LineDecoder, ServerSentEvent, check_content_type
 from .transport_errors import (ConnectError, ConnectTimeout, ReadError, ReadTimeout, RemoteProtocolError,
-                               TransportError, WriteError)
+                               TooLarge, TransportError, WriteError)
 
 if TYPE_CHECKING:
     from .http_proxied import ProxiedClient, ProxiedResponse
@@ -41,6 +41,8 @@ _END = object()  # the stream ended normally
 # Http11Transport does this itself; httpx's transport (behind a proxy) needs it done here.
 _DEAD_BEFORE_ANSWER = (RemoteProtocolError, ReadError, WriteError)
 ERROR_BODY_LIMIT = 1 << 20
+PROBE_BODY_LIMIT = 1 << 20  # a GET's whole body (/props, a model list)
+MAX_UNTAKEN = (256, 4 << 20)  # events read but not yet taken (count, characters): past either, the socket waits
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", "0.0.0.0"}
 
 
@@ -134,11 +136,17 @@ class Client:
         timeouts = self.timeouts if timeout is None else Timeouts(timeout, timeout, timeout)
         return await self.direct.request(method, url, {**DEFAULT_HEADERS, **headers}, content, timeouts)
 
-    async def get(self, url: str, timeout: float | None = None) -> tuple[int, bytes]:
-        """The status and the whole body of a GET."""
+    async def get(self, url: str, timeout: float | None = None, limit: int = PROBE_BODY_LIMIT) -> tuple[int, bytes]:
+        """The status and the whole body of a GET; :class:`TooLarge` past ``limit`` bytes (decoded)."""
         response = await self.open(url, {}, b"", "GET", timeout)
         try:
-            return response.status_code, await response.aread()
+            body = bytearray()
+            async for data in response.aiter_bytes():
+                body += data
+                if len(body) > limit:
+                    raise TooLarge(f"the server at {url} answered with more than {limit} bytes (the daemon's "
+                                   "limit for this request)", url)
+            return response.status_code, bytes(body)
         finally:
             await response.aclose()
 
@@ -247,16 +255,26 @@ def transport_error_text(exc: Exception) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-async def _read_events(response: Response | ProxiedResponse, put: Callable[[ServerSentEvent], None]) -> None:
-    """``put`` each event of ``response``, a received piece of text at a time. The bytes are
-    decoded as UTF-8, which is what SSE is (whatever charset the header names), by one
+async def _read_events(response: Response | ProxiedResponse, put: Callable[[ServerSentEvent], None],
+                       room: Callable[[], Awaitable[None]], limit: int) -> None:
+    """``put`` each event of ``response``, a received piece of text at a time, waiting for
+    ``room`` after each piece (the consumer is behind: the socket is then not read). The bytes
+    are decoded as UTF-8, which is what SSE is (whatever charset the header names), by one
     incremental decoder: a character split between two reads is joined, and a byte order mark
-    opening the stream is dropped, as the specification says."""
-    check_content_type(response.headers.get("content-type", ""), response.url)
-    lines, decoder = LineDecoder(), EventDecoder()
+    opening the stream is dropped, as the specification says. More than ``limit`` bytes
+    (decoded), a line or an event past :mod:`.sse`'s limits, is :class:`TooLarge`."""
+    url = str(response.url)
+    check_content_type(response.headers.get("content-type", ""), url)
+    lines, decoder = LineDecoder(url), EventDecoder(url)
     decode = decoder.decode
     utf8 = codecs.getincrementaldecoder("utf-8-sig")("replace").decode
+    total = 0
     async for data in response.aiter_bytes():
+        total += len(data)
+        if total > limit:
+            raise TooLarge(f"the server at {url} sent an answer of more than {limit} bytes (maxAnswerBytes "
+                           "in models.json; the daemon stopped reading it)", url)
+        await room()
         for line in lines.decode(utf8(data)):
             event = decode(line)
             if event is not None:
@@ -275,12 +293,16 @@ async def sse_stream(
     check_request(url, headers)
     items: deque[ServerSentEvent | BaseException | object] = deque()  # object: _END
     wake: list[asyncio.Future[None]] = []
+    space: list[asyncio.Future[None]] = []  # the reader waits here while the consumer is behind
+    untaken = [0]  # characters of the events in ``items``
     client = client_for(model)
     request_headers = {"accept": "text/event-stream", "content-type": "application/json",
                        **{name.lower(): value for name, value in headers.items()}}
 
     def put(item: ServerSentEvent | BaseException | object) -> None:
         items.append(item)
+        if isinstance(item, ServerSentEvent):
+            untaken[0] += len(item.data)
         if wake and not wake[0].done():
             wake[0].set_result(None)
 
@@ -297,7 +319,7 @@ async def sse_stream(
                 detail = classify(response.status_code, text)
                 detail.retry_after_s = parse_retry_after(response.headers)
                 raise ProviderHTTPError(text, detail)
-            await _read_events(response, put)
+            await _read_events(response, put, room, model.max_answer_bytes)
         finally:
             await response.aclose()
 
@@ -316,6 +338,11 @@ async def sse_stream(
         except BaseException as exc:  # noqa: BLE001 - handed to the consumer
             put(exc)
 
+    async def room() -> None:
+        while len(items) > MAX_UNTAKEN[0] or untaken[0] > MAX_UNTAKEN[1]:
+            space[:] = [asyncio.get_running_loop().create_future()]
+            await space[0]
+
     reader = asyncio.ensure_future(read())
 
     def stop_reading() -> None:
@@ -326,6 +353,7 @@ async def sse_stream(
     def on_cancel() -> None:
         stop_reading()  # closes the connection now
         items.clear()
+        untaken[0] = 0
         put(Cancelled("aborted"))
 
     remove = cancel.on_cancel(on_cancel)
@@ -337,6 +365,11 @@ async def sse_stream(
                 await wake[0]
                 continue
             item = items.popleft()
+            if isinstance(item, ServerSentEvent):
+                untaken[0] -= len(item.data)
+            if space and not space[0].done() and len(items) <= MAX_UNTAKEN[0] // 2 \
+                    and untaken[0] <= MAX_UNTAKEN[1] // 2:
+                space[0].set_result(None)
             if item is _END:
                 return
             if isinstance(item, BaseException):

@@ -11,13 +11,13 @@ and logs a warning.
 from __future__ import annotations
 
 import ipaddress
-import json
 import logging
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from .. import json_read
 from .model import Model
-from .transport_errors import HTTPError
+from .transport_errors import HTTPError, TooLarge
 
 if TYPE_CHECKING:
     from .http import Client
@@ -69,7 +69,10 @@ async def check_tool_support(model: Model, client: Client) -> None:
     _probed.add(model.base_url)
     try:
         status, body = await client.get(server_root(model.base_url) + "/props", timeout=PROBE_TIMEOUT_S)
-        props = json.loads(body) if status == 200 else None
+        props = json_read.loads(body) if status == 200 else None
+    except TooLarge as exc:
+        log.warning("%s; its tool support is not known", exc)
+        return
     except (HTTPError, ValueError):
         return  # not llama.cpp, or it does not say: nothing to warn about
     warning = tools_warning(model.base_url, props)

@@ -39,6 +39,7 @@ class Model:
     auth_header: bool = False  # also send the key as ``Authorization: Bearer`` (models.json ``authHeader``)
     connect_timeout: float = 10.0  # seconds to establish the connection
     read_timeout: float = 300.0  # seconds a stream may stay silent (reasoning models think quietly)
+    max_answer_bytes: int = 64 << 20  # what one streamed answer may bring (decoded), models.json maxAnswerBytes
 
     @property
     def spec(self) -> str:

@@ -10,7 +10,10 @@ the specification says; httpx_sse read it as part of the first field's name.
 
 from __future__ import annotations
 
-from .transport_errors import SSEError
+from .transport_errors import SSEError, TooLarge
+
+MAX_LINE_CHARS = 8 << 20  # one line of the stream
+MAX_EVENT_CHARS = 16 << 20  # the data of one event (its lines together)
 
 
 class ServerSentEvent:
@@ -45,11 +48,13 @@ def _split(text: str) -> list[str]:
 class LineDecoder:
     """Whole lines out of text that arrives in pieces; a CR at the end of a piece waits for a LF."""
 
-    __slots__ = ("buffer", "trailing_cr")
+    __slots__ = ("buffer", "buffered", "trailing_cr", "url")
 
-    def __init__(self) -> None:
+    def __init__(self, url: str | None = None) -> None:
         self.buffer: list[str] = []
+        self.buffered = 0  # characters in ``buffer``: a line that never ends is an error at MAX_LINE_CHARS
         self.trailing_cr = False
+        self.url = url
 
     def decode(self, text: str) -> list[str]:
         if self.trailing_cr:
@@ -63,20 +68,30 @@ class LineDecoder:
         ended = text[-1] in "\n\r"
         lines = _split(text)
         if len(lines) == 1 and not ended:
-            self.buffer.append(lines[0])
+            self._keep(lines[0])
             return []
         if self.buffer:
             lines[0] = "".join(self.buffer) + lines[0]
-            self.buffer = []
+            self.buffer, self.buffered = [], 0
         if not ended:
-            self.buffer = [lines.pop()]
+            self._keep(lines.pop())
+        if any(len(line) > MAX_LINE_CHARS for line in lines):
+            raise TooLarge(f"the server at {self.url} sent a line of its event stream longer than "
+                           f"{MAX_LINE_CHARS >> 20} MiB characters (the daemon's limit)", self.url)
         return lines
+
+    def _keep(self, part: str) -> None:
+        self.buffer.append(part)
+        self.buffered += len(part)
+        if self.buffered > MAX_LINE_CHARS:
+            raise TooLarge(f"the server at {self.url} sent a line of its event stream longer than "
+                           f"{MAX_LINE_CHARS >> 20} MiB characters (the daemon's limit)", self.url)
 
     def flush(self) -> list[str]:
         if not self.buffer and not self.trailing_cr:
             return []
         lines = ["".join(self.buffer)]
-        self.buffer = []
+        self.buffer, self.buffered = [], 0
         self.trailing_cr = False
         return lines
 
@@ -84,20 +99,22 @@ class LineDecoder:
 class EventDecoder:
     """Events out of lines: one is returned at each blank line that ends a non-empty event."""
 
-    __slots__ = ("event", "data", "last_id", "retry")
+    __slots__ = ("event", "data", "size", "last_id", "retry", "url")
 
-    def __init__(self) -> None:
+    def __init__(self, url: str | None = None) -> None:
         self.event = ""
         self.data: list[str] = []
+        self.size = 0  # characters in ``data``: an event that never ends is an error at MAX_EVENT_CHARS
         self.last_id = ""  # kept across events, as the specification says
         self.retry: int | None = None
+        self.url = url
 
     def decode(self, line: str) -> ServerSentEvent | None:
         if not line:
             if not self.event and not self.data and not self.last_id and self.retry is None:
                 return None
             sse = ServerSentEvent(self.event, "\n".join(self.data), self.last_id, self.retry)
-            self.event, self.data, self.retry = "", [], None
+            self.event, self.data, self.size, self.retry = "", [], 0, None
             return sse
         if line[0] == ":":
             return None
@@ -106,6 +123,10 @@ class EventDecoder:
             value = value[1:]
         if field == "data":
             self.data.append(value)
+            self.size += len(value) + 1
+            if self.size > MAX_EVENT_CHARS:
+                raise TooLarge(f"the server at {self.url} sent an event of more than {MAX_EVENT_CHARS >> 20} MiB "
+                               "characters without ending it (the daemon's limit)", self.url)
         elif field == "event":
             self.event = value
         elif field == "id":

@@ -88,6 +88,11 @@ class SSEError(TransportError):
     """The answer is not an event stream (httpx_sse's error of the same name was a transport error)."""
 
 
+class TooLarge(TransportError):
+    """The answer passed one of the daemon's limits (a line, an event, a whole answer, a probe's
+    body); the text names the server and the limit."""
+
+
 class DecodingError(HTTPError):
     """The answer's ``Content-Encoding`` could not be decoded."""
 

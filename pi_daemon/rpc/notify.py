@@ -9,7 +9,9 @@ While the client is backlogged (the writer holds more than ``COALESCE_ABOVE`` un
 bytes), adjacent deltas of the same content block are merged into one ``message_update``
 before they are numbered: the concatenated text is identical, the client simply gets
 fewer, larger deltas. A held delta goes out with the next other event, or after
-``HOLD_S`` at the latest.
+``HOLD_S`` at the latest. Every event, a merged one too, waits while the client is over the
+writer's high-water mark: the run (and the model's stream behind it) is held back, not
+buffered.
 """
 
 from __future__ import annotations
@@ -81,6 +83,7 @@ class EventSender:
 
     async def __call__(self, event: Any) -> None:
         if isinstance(event, MessageUpdate) and self._hold(event):
+            await self.writer.drain()  # merged, yet the run waits while the client reads nothing
             return
         self.flush()
         if isinstance(event, Replayed):
