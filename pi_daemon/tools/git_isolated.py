@@ -10,7 +10,7 @@ repository's own configuration, so the daemon never lets git see it: each run ge
 * a ``config`` the daemon writes (no hooks, no fsmonitor, no filters, no includes), and no
   system or global configuration (``GIT_CONFIG_NOSYSTEM``, ``GIT_CONFIG_GLOBAL=/dev/null``,
   ``GIT_ATTR_NOSYSTEM``);
-* ``info/attributes`` saying ``* -text -filter -diff -merge -ident -working-tree-encoding``
+* ``info/attributes`` saying ``* -text -eol -filter -diff -merge -ident -working-tree-encoding``
   (it outranks every ``.gitattributes`` of the work tree): files are hashed as their bytes;
 * the repository's objects reached read-only as an *alternate* object store, and objects
   git writes kept in the private folder, removed with it;
@@ -31,6 +31,7 @@ import stat
 import subprocess
 import tempfile
 from pathlib import Path
+
 import attrs
 
 from ..programs import search_path, which

@@ -8,9 +8,10 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-import threading
 import zlib
 from typing import Callable, Iterator
+
+from loopback import ThreadedServer
 
 Body = Callable[[], Iterator[bytes]]
 PIECE = 64 * 1024
@@ -50,7 +51,7 @@ def endless_body() -> Iterator[bytes]:
         yield b"p" * PIECE
 
 
-class HostileServer:
+class HostileServer(ThreadedServer):
     """``post``: the body of every model request (an event stream); ``get``: of every GET
     (``/props``, ``/v1/models``), JSON; ``gzip`` sends that body compressed (a bomb: the bytes
     given are already gzip)."""
@@ -61,26 +62,7 @@ class HostileServer:
         self.post_gzip, self.get_gzip = post_gzip, get_gzip
         self.sent = 0
         self.requests: list[str] = []
-        self._loop = asyncio.new_event_loop()
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self._thread.start()
-        self._ready.wait(5)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def _serve(self) -> None:
-        asyncio.set_event_loop(self._loop)
-
-        async def start() -> None:
-            self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
-            self.port = self._server.sockets[0].getsockname()[1]
-            self._ready.set()
-
-        self._loop.run_until_complete(start())
-        self._loop.run_forever()
+        super().__init__()
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -111,18 +93,6 @@ class HostileServer:
             pass
         finally:
             writer.close()
-
-    def close(self) -> None:
-        async def stop() -> None:
-            self._server.close()
-            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            self._loop.stop()
-
-        self._loop.call_soon_threadsafe(lambda: self._loop.create_task(stop()))
-        self._thread.join(5)
 
 
 __all__ = ["HostileServer", "endless_body", "endless_event", "endless_line", "endless_valid", "gzip_bomb"]

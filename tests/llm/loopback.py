@@ -43,12 +43,10 @@ class Recorded:
     connection: int | None = None  # the same number for requests on one connection
 
 
-class LoopbackServer:
+class ThreadedServer:
+    """A server on 127.0.0.1 in its own thread and event loop; connections go to ``_handle``."""
+
     def __init__(self) -> None:
-        self.replies: list[Reply] = []
-        self.requests: list[Recorded] = []
-        self.routes: dict[str, Reply] = {}  # path -> the same reply every time (GET /props, /v1/models)
-        self.route_hits: list[Recorded] = []  # requests answered from routes, not the script
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._serve, daemon=True)
@@ -59,8 +57,8 @@ class LoopbackServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def script(self, *replies: Reply) -> None:
-        self.replies.extend(replies)
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        raise NotImplementedError
 
     def _serve(self) -> None:
         asyncio.set_event_loop(self._loop)
@@ -84,6 +82,18 @@ class LoopbackServer:
 
         self._loop.call_soon_threadsafe(lambda: self._loop.create_task(stop()))
         self._thread.join(5)
+
+
+class LoopbackServer(ThreadedServer):
+    def __init__(self) -> None:
+        self.replies: list[Reply] = []
+        self.requests: list[Recorded] = []
+        self.routes: dict[str, Reply] = {}  # path -> the same reply every time (GET /props, /v1/models)
+        self.route_hits: list[Recorded] = []  # requests answered from routes, not the script
+        super().__init__()
+
+    def script(self, *replies: Reply) -> None:
+        self.replies.extend(replies)
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections = getattr(self, "connections", 0) + 1

@@ -5,7 +5,6 @@ past ``maxAnswerBytes``, and an endless valid stream while the client does not r
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import time
 from pathlib import Path
@@ -15,16 +14,9 @@ import pytest
 from client import clean_env
 from hostile_server import HostileServer, endless_body, endless_event, endless_line, endless_valid, gzip_bomb
 from pi_daemon.client import daemon_command
+from test_malformed import rss_mib
 
 RSS_CAP_MIB = 300
-
-
-def rss_mib(pid: int) -> float:
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    raise AssertionError("no VmRSS")
 
 
 def workspace(tmp_path: Path, server: HostileServer, **provider) -> str:
