@@ -60,8 +60,6 @@ CONFIG = """[core]
 \tignoreSubmodules = all
 [submodule]
 \trecurse = false
-[index]
-\tthreads = true
 """
 ATTRIBUTES = "* -text -eol -filter -diff -merge -ident -working-tree-encoding\n"
 
