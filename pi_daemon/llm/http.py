@@ -389,6 +389,8 @@ def failure(exc: BaseException) -> tuple[str, ProviderErrorDetail]:
     """Error text and detail for anything a provider stream raised."""
     if isinstance(exc, ProviderHTTPError):
         return str(exc), exc.detail
+    if isinstance(exc, TooLarge):  # the server would send the same again: not retried
+        return str(exc), ProviderErrorDetail(retryable=False)
     if isinstance(exc, TransportError):
         text = transport_error_text(exc)
         # Nothing listens on a local port: waiting will not start the server, so say it now.

@@ -67,6 +67,7 @@ def test_an_endless_or_exploding_answer_fails_the_run_naming_the_server(spawn, t
     message, peak = settled_within_memory(d)
     assert message["stopReason"] == "error" and says in message["errorMessage"]
     assert server.url in message["errorMessage"]
+    assert "auto_retry_start" not in d.event_types()  # the server would only send the same again
     assert d.call("getState")["isStreaming"] is False  # still serving
 
 
