@@ -31,7 +31,7 @@ from ..events import (
 from ..llm.errors import ProviderErrorDetail, is_context_overflow, is_retryable
 from ..llm.model import THINKING_LEVELS, Model
 from ..llm.registry import ModelRegistry, ModelUnavailable
-from ..messages import BashExecutionMessage, ImageContent, SlashCommandUse
+from ..messages import BashExecutionMessage, ImageContent, SlashCommandUse, TextContent
 from ..tools.shell import run_shell
 from . import compaction as C, kept_settings
 from .rebuild import context_entries, context_messages, readable_message
@@ -55,6 +55,13 @@ class EntryError(Exception):
 
 def _answered(message: Any) -> bool:
     return getattr(message, "role", None) == "assistant" and message.stop_reason not in ("error", "aborted")
+
+
+def _queued_size(message: Any) -> int:
+    """Bytes of a queued message: its text and its images' data."""
+    return sum(len(block.text.encode("utf-8", "surrogatepass")) if isinstance(block, TextContent)
+               else len(block.data) if isinstance(block, ImageContent) else 0
+               for block in (message.content if isinstance(message.content, list) else [TextContent(message.content)]))
 
 
 MAX_QUEUED = 100  # steering and follow-up messages waiting, together
@@ -198,7 +205,7 @@ class AgentSession:
         if len(queued) >= MAX_QUEUED:
             raise SessionError("state", f"the queue already holds {MAX_QUEUED} messages, its limit: wait for the "
                                         "agent to take some, or remove some (removeQueued, clearQueue)")
-        held = sum(len(q.text.encode("utf-8", "surrogatepass")) for q in queued)
+        held = sum(_queued_size(q.message) for q in queued)
         if held + size > MAX_QUEUED_BYTES:
             raise SessionError("state", f"the queued messages would hold {held + size} bytes, more than their limit "
                                         f"of {MAX_QUEUED_BYTES >> 10} KiB: wait for the agent to take some, or send "

@@ -191,3 +191,14 @@ def test_the_queue_holds_at_most_a_mebibyte(spawn, tmp_path):
     assert error["code"] == -32003 and "1024 KiB" in error["message"]
     assert d.call("getState")["pendingMessageCount"] == 1
     d.call("abort")
+
+
+def test_queued_images_count_toward_the_queues_mebibyte(spawn, tmp_path):
+    d = spawn("--faux-script", slow_script(tmp_path, [text("x" * 2000)], delay_ms=20), "--model", "faux/slow")
+    d.call("prompt", {"text": "go"})
+    d.wait_event("message_update", 2)
+    image = {"data": "A" * 600_000, "mimeType": "image/png"}
+    assert d.call("steer", {"text": "one", "images": [image]})["disposition"] == "queued"
+    error = d.request("steer", {"text": "two", "images": [image]})["error"]
+    assert error["code"] == -32003 and "1024 KiB" in error["message"]
+    d.call("abort")
