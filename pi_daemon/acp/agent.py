@@ -234,7 +234,7 @@ class AcpAgent:
         cwd = self._cwd(params) if params.get("cwd") is not None else None
         # no workspace open yet and no cwd naming one: the folder pi-daemon was started in
         folder = self.sessions.sessions_dir if self.sessions else Path(self.workspace) / ".pi" / "sessions"
-        found = list_sessions(folder, cwd)
+        found = await asyncio.to_thread(list_sessions, folder, cwd)  # large files never hold the loop
         return {"sessions": [{"sessionId": d["sessionId"], "cwd": d["cwd"],
                               "title": d["name"] or d["firstMessage"] or None, "updatedAt": d["updatedAt"],
                               "_meta": {"pi": {"file": d["file"], "messageCount": d["messageCount"]}}}

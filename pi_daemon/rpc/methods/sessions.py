@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -64,7 +65,7 @@ async def session_load(daemon: Daemon, p: t.SessionLoadParams) -> t.SessionLoadR
 async def session_list(daemon: Daemon, p: t.SessionListParams) -> t.SessionListResult:
     from ...session.listing import list_sessions
 
-    found = list_sessions(daemon.sessions.sessions_dir, p.cwd)
+    found = await asyncio.to_thread(list_sessions, daemon.sessions.sessions_dir, p.cwd)  # never holds the loop
     return t.SessionListResult(sessions=[from_wire(d, t.SessionSummary) for d in found])
 
 
