@@ -12,8 +12,5 @@ import pi_daemon
 
 def precompile() -> None:
     """Measure an installed daemon: ``pip install .`` writes bytecode, an editable install
-    under PYTHONDONTWRITEBYTECODE would recompile every module (and every attrs class's
-    generated methods) at every start."""
+    under PYTHONDONTWRITEBYTECODE would recompile every module at every start."""
     compileall.compile_dir(str(Path(pi_daemon.__file__).parent), quiet=1)
-    # The same for the methods attrs generates (pi_daemon/attrs_cache.py).
-    subprocess.run([sys.executable, "-m", "pi_daemon.attrs_cache"], check=True, stdout=subprocess.DEVNULL)

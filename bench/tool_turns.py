@@ -18,6 +18,7 @@ Run: .venv/bin/python bench/tool_turns.py [--turns 1000] [--runs 5] [--tree /tmp
 from __future__ import annotations
 
 import argparse
+import compileall
 import os
 import shlex
 import statistics
@@ -77,9 +78,8 @@ def main() -> None:
     precompile()
     trees = args.tree or [None]
     for tree in trees:
-        if tree:  # the attrs methods cache of that tree, as precompile() writes this one's
-            subprocess.run(daemon_command()[:2] + ["-m", "pi_daemon.attrs_cache"], check=True,
-                           env={**os.environ, "PYTHONPATH": tree}, stdout=subprocess.DEVNULL)
+        if tree:  # that tree's bytecode, as precompile() writes this one's
+            compileall.compile_dir(os.path.join(tree, "pi_daemon"), quiet=1)
     results: dict[str | None, list[tuple[float, float]]] = {t: [] for t in trees}
     server = ModelServer()
     try:

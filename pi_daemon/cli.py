@@ -5,8 +5,7 @@ and the reader started at once; if the client's first message is ``initialize`` 
 answered before the models are read and before the rest of the daemon is loaded. The
 default model's provider (and its HTTP transport) is loaded next, before the first prompt arrives rather
 than after it. pygls, whose import is the largest of all, is not on this path at all: it
-is loaded in the background once the daemon is idle (see :mod:`.rpc.early`). The
-methods attrs generates for each class come from a cache (:mod:`.attrs_cache`).
+is loaded in the background once the daemon is idle (see :mod:`.rpc.early`).
 """
 
 from __future__ import annotations
@@ -194,18 +193,14 @@ def settle_heap() -> None:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     gc.disable()  # start-up builds long-lived objects only; see settle_heap
-    from . import attrs_cache, procs
+    from . import procs
 
     procs.start_keeper()  # first, before any thread: whatever the daemon starts dies with it
-    attrs_cache.install()  # before any attrs class is defined
     if argv[:1] == ["ask"]:
         from .ask import main as ask
 
         gc.enable()
-        try:
-            return ask(argv[1:])
-        finally:
-            attrs_cache.save()
+        return ask(argv[1:])
     args = parse_args(argv)
     from .rpc.transport import FrameReader, FrameWriter, take_over_stdio
 
@@ -247,7 +242,6 @@ def main(argv: list[str] | None = None) -> int:
                          permission_timeout=args.permission_timeout, workspace_given=args.workspace is not None,
                          faux_script=args.faux_script, model=args.model, trust_workspace=args.trust_workspace)
         writer.flush()
-        attrs_cache.save()
         logging.shutdown()
         os._exit(code)
 
@@ -275,7 +269,6 @@ def main(argv: list[str] | None = None) -> int:
                  max_frame_bytes=args.max_frame_bytes, client=client, pending=pending,
                  allowed_tools=allowed_tools(args), permission_timeout=args.permission_timeout)
     writer.flush()
-    attrs_cache.save()
     logging.shutdown()
     # The reader thread may still be blocked in read(); a normal interpreter exit would abort.
     os._exit(code)
