@@ -41,7 +41,7 @@ from pathlib import Path
 
 from pi_daemon.converter import from_wire, to_wire
 from pi_daemon.events import ChangedFile, TurnDiff
-from pi_daemon.rpc.protocol import dumps
+from pi_daemon.wire.framing import dumps
 from pi_daemon.session.changes import ChangeLog
 from pi_daemon.session.store import SessionStore
 from pi_daemon.tools.workspace import Workspace

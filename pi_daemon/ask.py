@@ -18,7 +18,6 @@ import signal
 import sys
 from typing import Any
 
-from .cli import add_permission_args, permission_argv
 from .client import Client
 from .converter import to_wire
 from .events import (
@@ -32,28 +31,17 @@ from .events import (
     ToolExecutionStart,
 )
 from .messages import AssistantMessage, TextContent
-from .rpc.errors import RpcError
+from .wire.errors import RpcError
 from .rpc.types import PromptParams, SessionLoadParams
 
 
-def parse(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="pi-daemon ask", description="Ask the agent once and print the answer.")
-    parser.add_argument("text", nargs="+", help="the prompt ('-' reads it from stdin)")
-    parser.add_argument("--model", help="provider/id, e.g. faux/echo")
-    parser.add_argument("--workspace", help="the folder the agent works in (default: here)")
-    parser.add_argument("--session", help="continue this session id instead of starting a new one")
-    parser.add_argument("--json", action="store_true", help="print every event as one JSON line instead")
-    add_permission_args(parser)
-    return parser.parse_args(argv)
-
-
-def _command(args: argparse.Namespace) -> list[str]:
+def _command(args: argparse.Namespace, tools: tuple[str, ...]) -> list[str]:
     command = []
     if args.model:
         command += ["--model", args.model]
     if args.workspace:
         command += ["--workspace", args.workspace]
-    return command + permission_argv(args)
+    return command + (["--allow", ",".join(tools)] if tools else [])
 
 
 def _show(event: AgentEvent, as_json: bool, state: dict[str, Any]) -> None:
@@ -77,11 +65,11 @@ def _show(event: AgentEvent, as_json: bool, state: dict[str, Any]) -> None:
         print(f"[retrying in {event.delay_ms} ms: {event.error_message}]", file=sys.stderr)
 
 
-def main(argv: list[str]) -> int:
-    args = parse(argv)
+def run(args: argparse.Namespace, tools: tuple[str, ...]) -> int:
+    """``args`` as :func:`pi_daemon.cli.parse_args` parsed them; ``tools`` run without asking."""
     text = sys.stdin.read() if args.text == ["-"] else " ".join(args.text)
     try:
-        pi = Client(*_command(args))
+        pi = Client(*_command(args, tools))
     except OSError as exc:
         print(f"pi-daemon ask: cannot start the daemon: {exc}", file=sys.stderr)
         return 2
@@ -121,7 +109,3 @@ def main(argv: list[str]) -> int:
         print(f"pi-daemon ask: {last.error_message or last.stop_reason}", file=sys.stderr)
         return 1
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

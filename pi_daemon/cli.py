@@ -1,32 +1,25 @@
-"""``pi-daemon``: serve the agent over JSON-RPC on stdio.
+"""``pi-daemon``: serve the agent over JSON-RPC on stdio (``--acp``: the Agent Client Protocol);
+``pi-daemon ask TEXT``: ask once and print the answer.
 
-Start-up is ordered for a fast first answer: the protocol's file descriptors are taken
-and the reader started at once; if the client's first message is ``initialize`` it is
-answered before the models are read and before the rest of the daemon is loaded. The
-default model's provider (and its HTTP transport) is loaded next, before the first prompt arrives rather
-than after it. pygls, whose import is the largest of all, is not on this path at all: it
-is loaded in the background once the daemon is idle (see :mod:`.rpc.early`).
+The protocol's file descriptors are taken and the reader started at once, so frames the
+client sends while the models are read wait in the pipe, not in a lost buffer; the default
+model's provider is loaded before the first prompt arrives rather than after it.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
-import json
 import logging
 import os
 import sys
 from typing import TYPE_CHECKING
 
 from . import __version__
-from .json_types import JsonObject
 
 if TYPE_CHECKING:
-    from .acp.initialize import AcpClient
     from .llm.model import Model
     from .llm.registry import ModelRegistry
-    from .rpc.initialize import ClientState
-    from .rpc.transport import FrameReader, FrameWriter
 
 DEFAULT_MAX_FRAME = 64 * 1024 * 1024
 
@@ -38,6 +31,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "(newline-delimited JSON or Content-Length framing, chosen by the client's first byte). "
         "'pi-daemon ask TEXT' asks once and prints the answer.",
     )
+    commands = parser.add_subparsers(dest="command", metavar="{ask}")
+    ask = commands.add_parser("ask", help="ask the agent once and print the answer",
+                              description="Ask the agent once and print the answer.")
+    ask.add_argument("text", nargs="+", help="the prompt ('-' reads it from stdin)")
+    ask.add_argument("--model", help="provider/id, e.g. faux/echo")
+    ask.add_argument("--workspace", help="the folder the agent works in (default: here)")
+    ask.add_argument("--session", help="continue this session id instead of starting a new one")
+    ask.add_argument("--json", action="store_true", help="print every event as one JSON line instead")
+    add_permission_args(ask)
     parser.add_argument("--version", action="version", version=f"pi-daemon {__version__}")
     parser.add_argument("--model", metavar="PROVIDER/ID",
                         help="default model of new sessions, e.g. faux/echo (offline) or anthropic/claude-sonnet-4-5")
@@ -88,12 +90,6 @@ def allowed_tools(args: argparse.Namespace) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
-def permission_argv(args: argparse.Namespace) -> list[str]:
-    """The ``--allow`` option that passes the same tools on to a daemon."""
-    tools = allowed_tools(args)
-    return ["--allow", ",".join(tools)] if tools else []
-
-
 def setup_logging(level: str, log_file: str | None) -> None:
     handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
     if log_file:
@@ -102,70 +98,6 @@ def setup_logging(level: str, log_file: str | None) -> None:
         level=level.upper(), handlers=handlers,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    # pygls logs every message body at INFO and its own tracebacks for expected errors.
-    logging.getLogger("pygls").setLevel(logging.WARNING if level == "debug" else logging.CRITICAL)
-
-
-def _leading_initialize(items: list[object]) -> JsonObject | None:
-    """The first frame read, when it is a well-formed ``initialize`` request; else None
-    (the server then answers it, errors included)."""
-    from .rpc.incoming import Refused, message_object, valid_id
-    from .rpc.transport import EOF
-
-    first = items[0]
-    if first is EOF or not isinstance(first, bytes):
-        return None
-    try:
-        data = message_object(first)
-    except Refused:
-        return None
-    if not (data.get("method") == "initialize" and data.get("jsonrpc") == "2.0"
-            and data.get("id") is not None and valid_id(data["id"])):
-        return None
-    return data
-
-
-def _fast_initialize(items: list[object], writer: FrameWriter, reader: FrameReader, client: ClientState,
-                     max_frame: int, workspace: str) -> list[object]:
-    """Answer a leading ``initialize`` now; returns the items still to be dispatched."""
-    from .rpc.framing import encode
-
-    data = _leading_initialize(items)
-    if data is None:
-        return items
-    from .converter import to_wire
-    from .rpc.errors import RpcError
-    from .rpc.initialize import initialize
-    from .rpc.initialize_types import InitializeParams
-    from .rpc.params import structure_params
-
-    try:
-        params = structure_params(data.get("params"), InitializeParams)
-        reply = {"jsonrpc": "2.0", "id": data["id"],
-                 "result": to_wire(initialize(params, client, max_frame, workspace))}
-    except RpcError as exc:
-        reply = {"jsonrpc": "2.0", "id": data["id"], "error": {"code": exc.code, "message": exc.message}}
-    writer.write(encode(json.dumps(reply, separators=(",", ":")).encode(), reader.framing))
-    return items[1:]
-
-
-def _fast_acp_initialize(items: list[object], writer: FrameWriter, reader: FrameReader, client: AcpClient,
-                         registry: ModelRegistry) -> list[object]:
-    """ACP's ``initialize``, answered before the rest of the ACP face is imported."""
-    from .rpc.framing import encode
-
-    data = _leading_initialize(items)
-    params = data.get("params") if data is not None else None
-    if data is None or not isinstance(params, dict):  # the connection gives the error reply
-        return items
-    from .acp.initialize import InitError, initialize
-
-    try:
-        reply = {"jsonrpc": "2.0", "id": data["id"], "result": initialize(params, client, registry)}
-    except InitError as exc:
-        reply = {"jsonrpc": "2.0", "id": data["id"], "error": {"code": exc.code, "message": exc.message}}
-    writer.write(encode(json.dumps(reply, separators=(",", ":")).encode(), reader.framing))
-    return items[1:]
 
 
 def _load_models(workspace: str, args: argparse.Namespace) -> tuple[ModelRegistry, Model | None] | None:
@@ -196,13 +128,13 @@ def main(argv: list[str] | None = None) -> int:
     from . import procs
 
     procs.start_keeper()  # first, before any thread: whatever the daemon starts dies with it
-    if argv[:1] == ["ask"]:
-        from .ask import main as ask
+    args = parse_args(argv)
+    if args.command == "ask":
+        from .ask import run as ask
 
         gc.enable()
-        return ask(argv[1:])
-    args = parse_args(argv)
-    from .rpc.transport import FrameReader, FrameWriter, take_over_stdio
+        return ask(args, allowed_tools(args))
+    from .wire.transport import FrameReader, FrameWriter, take_over_stdio
 
     in_fd, out_fd = take_over_stdio()
     setup_logging(args.log_level, args.log_file)
@@ -220,54 +152,32 @@ def main(argv: list[str] | None = None) -> int:
     writer = FrameWriter(out_fd)
     reader = FrameReader(in_fd, args.max_frame_bytes, writer)
     reader.start()
-
-    early = None
-    if args.acp or os.isatty(in_fd):  # at a terminal nobody waits for initialize: a bad configuration is said at once
-        early = _load_models(workspace, args)
-        if early is None:
-            return 2
-
-    if args.acp:
-        assert early is not None
-        registry, default_model = early
-        from .acp.initialize import AcpClient
-
-        acp_client = AcpClient()
-        pending = _fast_acp_initialize(reader.next_items(), writer, reader, acp_client, registry)
-        from .acp.server import serve as serve_acp
-
-        settle_heap()
-        code = serve_acp(reader, writer, workspace=workspace, registry=registry, default_model=default_model,
-                         client=acp_client, pending=pending, allowed_tools=allowed_tools(args),
-                         permission_timeout=args.permission_timeout, workspace_given=args.workspace is not None,
-                         faux_script=args.faux_script, model=args.model, trust_workspace=args.trust_workspace)
-        writer.flush()
-        logging.shutdown()
-        os._exit(code)
-
-    from .rpc.initialize import ClientState
-
-    client = ClientState()
-    pending = _fast_initialize(reader.next_items(), writer, reader, client, args.max_frame_bytes, workspace)
-    # The models are read once initialize is answered: the catalog, models.json's shape
-    # check (jsonschema) and the providers are not needed for that answer.
-    loaded = early or _load_models(workspace, args)
+    loaded = _load_models(workspace, args)
     if loaded is None:
         writer.flush()
         os._exit(2)
     registry, default_model = loaded
-
-    from .rpc.server import serve
-
     if default_model is not None:
         # The first prompt needs it anyway: loaded now, it is ready when the user has typed one.
         from .llm.stream import load_provider
 
         load_provider(default_model.api)
-    settle_heap()
-    code = serve(reader, writer, workspace=workspace, registry=registry, default_model=default_model,
-                 max_frame_bytes=args.max_frame_bytes, client=client, pending=pending,
-                 allowed_tools=allowed_tools(args), permission_timeout=args.permission_timeout)
+
+    if args.acp:
+        from .acp.server import serve as serve_acp
+
+        settle_heap()
+        code = serve_acp(reader, writer, workspace=workspace, registry=registry, default_model=default_model,
+                         allowed_tools=allowed_tools(args), permission_timeout=args.permission_timeout,
+                         workspace_given=args.workspace is not None, faux_script=args.faux_script,
+                         model=args.model, trust_workspace=args.trust_workspace)
+    else:
+        from .rpc.server import serve
+
+        settle_heap()
+        code = serve(reader, writer, workspace=workspace, registry=registry, default_model=default_model,
+                     max_frame_bytes=args.max_frame_bytes, allowed_tools=allowed_tools(args),
+                     permission_timeout=args.permission_timeout)
     writer.flush()
     logging.shutdown()
     # The reader thread may still be blocked in read(); a normal interpreter exit would abort.

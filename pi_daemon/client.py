@@ -36,7 +36,7 @@ import attrs
 
 from .converter import converter, from_wire, to_wire
 from .rpc import methods as _methods  # noqa: F401 (registers every method: results are typed by it)
-from .rpc.errors import CODES, RpcError
+from .wire.errors import CODES, RpcError
 from .rpc.registry import CLIENT_REQUESTS, METHODS
 from .events import AssistantMessageDelta, MessageUpdate
 from .json_read import loads

@@ -10,7 +10,7 @@ import pytest
 from client import clean_env
 from pi_daemon.client import AsyncClient, Client
 from pi_daemon.events import AgentSettled, MessageUpdate, TextDeltaEvent, ToolExecutionEnd
-from pi_daemon.rpc.errors import InvalidParams, SessionNotFoundError
+from pi_daemon.wire.errors import InvalidParams, SessionNotFoundError
 from pi_daemon.rpc.types import PermissionRequestParams, PermissionRequestResult, PromptParams, SessionState
 
 

@@ -20,25 +20,27 @@ import functools
 import logging
 import os
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import attrs
 
-from ..mcp.config import from_acp
-from ..events import AgentSettled
+from ..events import AgentSettled, CommandsUpdate
+from ..host.commands import command_record, parse_input, run_builtin, set_model
 from ..llm.catalog import PROVIDERS
 from ..llm.model import THINKING_LEVELS
-from ..llm.registry import ModelUnavailable
+from ..mcp.config import from_acp
 from ..messages import CompactionSummaryMessage
-from ..rpc import errors as E
-from ..session import AgentSession, SessionError, SessionManager, SessionNotFound
+from ..session import AgentSession, SessionError, SessionManager
 from ..session.listing import list_sessions
 from ..session.rebuild import readable_message
-from ..session.store import SessionFileError, SessionLocked, SessionReadOnly, SessionWriteError
 from ..tools.permission_rules import Rule, describe
 from ..tools.permissions import OUTCOMES, TIMED_OUT
-from .connection import RESOURCE_NOT_FOUND, AcpError, ClientError, Connection, invalid_params
-from .initialize import AUTH_REQUIRED, AcpClient
+from ..wire.errors import AuthRequired, InternalError, SessionNotFoundError, invalid_params
+from ..wire.peer import ClientError, Peer
+from .initialize import AcpClient
+
+if TYPE_CHECKING:
+    from ..host.host import Host
 from .prompt import render
 from .updates import Coalescer, LiveUpdates, kind_of, locations_of, replay
 
@@ -49,10 +51,6 @@ MODES = [
     {"id": "read-only", "name": "Read only", "description": "write, edit and bash are refused without asking"},
 ]
 GUARDED = ("write", "edit", "bash")
-COMMANDS = [{"name": "compact", "description": "Summarise the older conversation to free context",
-             "input": {"hint": "optional instructions for the summary"}}]
-# -32002 is ACP's "resource not found" (an unknown session), so "busy" is reported as a state error here
-_CODES = {"busy": E.INVALID_STATE, "state": E.INVALID_STATE, "model": E.MODEL_UNAVAILABLE}
 
 
 @attrs.define(eq=False)
@@ -64,48 +62,36 @@ class Tracked:
     mode: str = "default"
 
 
-def session_failure(exc: Exception) -> AcpError | None:
-    """The JSON-RPC error for a refusal of the session layer (the native face's codes)."""
-    if isinstance(exc, SessionNotFound):
-        return AcpError(RESOURCE_NOT_FOUND, str(exc))
-    if isinstance(exc, SessionError):
-        return AcpError(_CODES[exc.kind], str(exc))
-    if isinstance(exc, SessionWriteError):
-        return AcpError(E.SESSION_WRITE_FAILED, str(exc), {"errno": exc.errno_name, "file": str(exc.path)})
-    for kind, code in ((SessionLocked, E.SESSION_LOCKED), (SessionReadOnly, E.SESSION_READ_ONLY),
-                       (SessionFileError, E.SESSION_FILE), (ModelUnavailable, E.MODEL_UNAVAILABLE)):
-        if isinstance(exc, kind):
-            return AcpError(code, str(exc))
-    return None
-
-
 def _refusal(message: Any) -> bool:
     text = getattr(message, "error_message", None) or ""
     return "declined to answer" in text or "content_filter" in text
 
 
 class AcpAgent:
-    def __init__(self, conn: Connection, client: AcpClient, workspace: str,
+    def __init__(self, peer: Peer, client: AcpClient, workspace: str,
                  open_workspace: Callable[[str], None]) -> None:
-        self.conn = conn
+        self.peer = peer
         self.client = client
         self.open_workspace = open_workspace  # called with the first session's cwd until a workspace is open
-        self.sessions: SessionManager | None = None
+        self.host: Host | None = None
         self.workspace = workspace  # until one is open: the folder pi-daemon was started in
-        self.permission_timeout = 300.0
         self.tracked: dict[str, Tracked] = {}
         self._continuing: set[asyncio.Task[None]] = set()  # queued prompts being started
 
-    def attach(self, sessions: SessionManager, workspace: str) -> None:
+    def attach(self, host: Host) -> None:
         """The workspace is open: sessions live in ``<workspace>/.pi/sessions/``."""
-        self.sessions = sessions
-        self.workspace = workspace
+        self.host = host
+        self.workspace = host.workspace
+
+    @property
+    def open_host(self) -> Host:
+        """The open workspace's host (opened by the first session's cwd before any use)."""
+        assert self.host is not None, "no workspace is open yet"
+        return self.host
 
     @property
     def manager(self) -> SessionManager:
-        """The open workspace's sessions (opened by the first session's cwd before any use)."""
-        assert self.sessions is not None, "no workspace is open yet"
-        return self.sessions
+        return self.open_host.sessions
 
     @property
     def registry(self) -> Any:
@@ -127,20 +113,22 @@ class AcpAgent:
 
         session.agent.before_tool_call = check
 
-        send = Coalescer(self.conn.writer, functools.partial(self.update, session.id))
+        send = Coalescer(self.peer.writer, functools.partial(self.update, session.id))
 
         async def observe(event: Any) -> None:
+            if isinstance(event, CommandsUpdate):  # a template or skill file changed
+                send(self._commands_update())
             for update in tracked.live(event):
                 send(update)
             if isinstance(event, AgentSettled):
                 send.flush()
                 self._settled(tracked, event)
-            await self.conn.writer.drain()
+            await self.peer.writer.drain()
 
         session.subscribe(observe)
 
     def update(self, session_id: str, update: dict[str, Any]) -> None:
-        self.conn.notify("session/update", {"sessionId": session_id, "update": update})
+        self.peer.notify("session/update", {"sessionId": session_id, "update": update})
 
     def get(self, params: dict[str, Any]) -> Tracked:
         session_id = params.get("sessionId")
@@ -148,7 +136,7 @@ class AcpAgent:
             raise invalid_params("params.sessionId", "expected a string")
         tracked = self.tracked.get(session_id)
         if tracked is None:
-            raise AcpError(RESOURCE_NOT_FOUND, f"no open session with id {session_id!r}: "
+            raise SessionNotFoundError(f"no open session with id {session_id!r}: "
                                                "create one with session/new or open it with session/load")
         return tracked
 
@@ -157,7 +145,7 @@ class AcpAgent:
         if not isinstance(cwd, str) or not os.path.isabs(cwd):
             raise invalid_params("params.cwd", "expected an absolute path")
         cwd = os.path.normpath(cwd)
-        if self.sessions is None:
+        if self.host is None:
             self.open_workspace(cwd)
         root = os.path.realpath(self.workspace)
         if os.path.commonpath([os.path.realpath(cwd), root]) != root:
@@ -178,8 +166,14 @@ class AcpAgent:
                 "configOptions": self.config_options(tracked.session)}
 
     def _announce_commands(self, session_id: str) -> None:
-        asyncio.get_running_loop().call_soon(
-            self.update, session_id, {"sessionUpdate": "available_commands_update", "availableCommands": COMMANDS})
+        asyncio.get_running_loop().call_soon(self.update, session_id, self._commands_update())
+
+    def _commands_update(self) -> dict[str, Any]:
+        """Every slash command the session takes: the built-ins, the templates and the skills."""
+        commands = [{"name": c.name, "description": c.description,
+                     **({"input": {"hint": c.argument_hint}} if c.argument_hint else {})}
+                    for c in self.open_host.command_infos()]
+        return {"sessionUpdate": "available_commands_update", "availableCommands": commands}
 
     async def new_session(self, params: dict[str, Any]) -> dict[str, Any]:
         cwd, servers = self._cwd(params), self._mcp_servers(params)
@@ -192,10 +186,7 @@ class AcpAgent:
             own = from_acp(servers, cwd)
         except ValueError as exc:
             raise invalid_params("params.mcpServers", str(exc)) from None
-        try:
-            session = self.manager.create(cwd=cwd, name=pi.get("name"), model=pi.get("model"), mcp_servers=own)
-        except Exception as exc:
-            raise session_failure(exc) or exc
+        session = self.manager.create(cwd=cwd, name=pi.get("name"), model=pi.get("model"), mcp_servers=own)
         session.mcp_servers = servers
         self._announce_commands(session.id)
         return {"sessionId": session.id, **self._state(self.tracked[session.id])}
@@ -209,10 +200,7 @@ class AcpAgent:
             own = from_acp(servers, cwd)
         except ValueError as exc:
             raise invalid_params("params.mcpServers", str(exc)) from None
-        try:
-            session, _ = self.manager.load(session_id)
-        except Exception as exc:
-            raise session_failure(exc) or exc
+        session, _ = self.manager.load(session_id)
         session.mcp_servers = servers
         if self.manager.mcp is not None:  # the servers the editor names for this session now
             self.manager.mcp.attach(session.id, session.agent.state.tools, own)
@@ -226,14 +214,14 @@ class AcpAgent:
                 messages.append(CompactionSummaryMessage(summary=entry["summary"]))
         for update in replay(messages, self.tracked[session.id].live.workspace):
             self.update(session.id, update)
-            await self.conn.writer.drain()
+            await self.peer.writer.drain()
         self._announce_commands(session.id)
         return self._state(self.tracked[session.id])
 
     async def list_sessions(self, params: dict[str, Any]) -> dict[str, Any]:
         cwd = self._cwd(params) if params.get("cwd") is not None else None
         # no workspace open yet and no cwd naming one: the folder pi-daemon was started in
-        folder = self.sessions.sessions_dir if self.sessions else Path(self.workspace) / ".pi" / "sessions"
+        folder = self.manager.sessions_dir if self.host else Path(self.workspace) / ".pi" / "sessions"
         found = await asyncio.to_thread(list_sessions, folder, cwd)  # large files never hold the loop
         return {"sessions": [{"sessionId": d["sessionId"], "cwd": d["cwd"],
                               "title": d["name"] or d["firstMessage"] or None, "updatedAt": d["updatedAt"],
@@ -246,18 +234,23 @@ class AcpAgent:
         tracked = self.get(params)
         session = tracked.session
         text, images = render(params.get("prompt"), self.workspace)
-        if text.startswith("/compact") and not images and text[8:9] in ("", " ", "\n") and not session.busy:
-            return await self._compact(tracked, text[8:].strip() or None)
+        typed = parse_input(self.open_host, text)
+        if typed.kind == "builtin":  # run here, never sent to the model
+            done = await run_builtin(self.open_host, session, typed)
+            self.update(session.id, {"sessionUpdate": "agent_message_chunk",
+                                     "content": {"type": "text", "text": done.summary}})
+            return {"stopReason": "end_turn"}
         self._check_key(session)
         waiter = asyncio.get_running_loop().create_future()
         tracked.waiting.append(waiter)
         if not session.busy:
             tracked.cancelled = False
         try:
-            await session.prompt(text, images, streaming_behavior="followUp" if session.busy else None)
-        except Exception as exc:
+            await session.prompt(typed.text, images, streaming_behavior="followUp" if session.busy else None,
+                                 command=command_record(typed, text))
+        except BaseException:
             tracked.waiting.remove(waiter)
-            raise session_failure(exc) or exc
+            raise
         answer: dict[str, Any] = await waiter
         return answer
 
@@ -269,7 +262,7 @@ class AcpAgent:
             return
         env = PROVIDERS[model.provider][2]
         if not os.environ.get(env):
-            raise AcpError(AUTH_REQUIRED, f"{model.spec} needs {env}, which is not set in the environment "
+            raise AuthRequired(f"{model.spec} needs {env}, which is not set in the environment "
                                           "pi-daemon was started with: set it in the agent's environment")
 
     def _settled(self, tracked: Tracked, event: AgentSettled) -> None:
@@ -305,9 +298,9 @@ class AcpAgent:
             outcome = {"stopReason": "max_tokens"}
         elif getattr(last, "stop_reason", None) == "error":
             outcome = ({"stopReason": "refusal"} if _refusal(last) else
-                       AcpError(E.INTERNAL_ERROR, f"the model request failed: {getattr(last, 'error_message', None)}"))
+                       InternalError(f"the model request failed: {getattr(last, 'error_message', None)}"))
         elif session.agent.state.error and last is None:
-            outcome = AcpError(E.INTERNAL_ERROR, session.agent.state.error)
+            outcome = InternalError(session.agent.state.error)
         else:
             outcome = {"stopReason": "end_turn"}
         for waiter in waiting:
@@ -323,23 +316,12 @@ class AcpAgent:
         tracked.cancelled = True
         await tracked.session.abort()
 
-    async def _compact(self, tracked: Tracked, instructions: str | None) -> dict[str, Any]:
-        try:
-            result = await tracked.session.compact(instructions)
-        except Exception as exc:
-            raise session_failure(exc) or exc
-        text = (f"Compacted the conversation ({result.tokens_before} tokens before)." if result
-                else "Nothing was compacted.")
-        self.update(tracked.session.id, {"sessionUpdate": "agent_message_chunk",
-                                         "content": {"type": "text", "text": text}})
-        return {"stopReason": "end_turn"}
-
     # --- permission ---------------------------------------------------------------------
 
     async def ask_permission(self, session_id: str, call_id: str, tool: str, args: dict[str, Any], title: str,
                              options: list[str], rule: Rule) -> str | None:
         """``session/request_permission``; the chosen option id is the native outcome."""
-        if self.conn.closed:
+        if self.peer.closed:
             return None
         tracked = self.tracked.get(session_id)
         workspace = tracked.live.workspace if tracked else self.workspace
@@ -354,11 +336,12 @@ class AcpAgent:
                   "toolCall": {"toolCallId": call_id, "title": title, "kind": kind_of(tool), "status": "pending",
                                "rawInput": args, "locations": locations_of(tool, args, workspace)},
                   "_meta": {"pi": {"remember": {"scope": rule.scope, "pattern": rule.pattern, "label": what}}}}
+        timeout = self.open_host.permission_timeout
         try:
-            result = await self.conn.request("session/request_permission", params, self.permission_timeout)
+            result = await self.peer.request("session/request_permission", params, timeout=timeout)
         except TimeoutError:
             log.warning("session/request_permission for %s was not answered within %g s: refused", call_id,
-                        self.permission_timeout)
+                        timeout)
             return TIMED_OUT
         except ClientError as exc:
             log.warning("session/request_permission for %s failed: %s", call_id, exc)
@@ -398,16 +381,11 @@ class AcpAgent:
         config, value = params.get("configId"), params.get("value")
         if not isinstance(value, str):
             raise invalid_params("params.value", "expected a string")
-        try:
-            if config == "model":
-                provider, _, model_id = value.partition("/")
-                await tracked.session.set_model(provider, model_id)
-            elif config == "thought_level":
-                await tracked.session.set_thinking_level(value)
-            else:
-                raise invalid_params("params.configId", f"unknown option {config!r} (options: model, thought_level)")
-        except AcpError:
-            raise
-        except Exception as exc:
-            raise session_failure(exc) or exc
+        if config == "model":
+            provider, _, model_id = value.partition("/")
+            await set_model(tracked.session, provider, model_id)
+        elif config == "thought_level":
+            await tracked.session.set_thinking_level(value)
+        else:
+            raise invalid_params("params.configId", f"unknown option {config!r} (options: model, thought_level)")
         return {"configOptions": self.config_options(tracked.session)}

@@ -9,8 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..converter import to_wire
-from .agent import AcpAgent, session_failure
-from .connection import AcpError, invalid_params
+from ..host.commands import command_record, parse_input
+from ..wire.errors import invalid_params
+from .agent import AcpAgent
 
 
 def _text(params: dict[str, Any]) -> str:
@@ -21,21 +22,20 @@ def _text(params: dict[str, Any]) -> str:
 
 
 def methods(agent: AcpAgent) -> dict[str, Any]:
-    async def call(coro: Any) -> Any:
-        try:
-            return await coro
-        except AcpError:
-            raise
-        except Exception as exc:
-            raise session_failure(exc) or exc
+    async def enqueue(kind: str, params: dict[str, Any]) -> dict[str, Any]:
+        session = agent.get(params).session
+        text = _text(params)
+        typed = parse_input(agent.open_host, text)  # a template or skill is expanded, as in session/prompt
+        if typed.kind == "builtin":
+            raise invalid_params("params.text", f"/{typed.name} is a built-in command: it runs at once, "
+                                 "it cannot be queued; send it with session/prompt")
+        return {"queueId": await session.enqueue(kind, typed.text, None, command_record(typed, text))}
 
     async def steer(params: dict[str, Any]) -> dict[str, Any]:
-        session = agent.get(params).session
-        return {"queueId": await call(session.enqueue("steer", _text(params)))}
+        return await enqueue("steer", params)
 
     async def follow_up(params: dict[str, Any]) -> dict[str, Any]:
-        session = agent.get(params).session
-        return {"queueId": await call(session.enqueue("followUp", _text(params)))}
+        return await enqueue("followUp", params)
 
     async def clear_queue(params: dict[str, Any]) -> dict[str, Any]:
         steering, follow_ups = await agent.get(params).session.clear_queue()
@@ -45,14 +45,14 @@ def methods(agent: AcpAgent) -> dict[str, Any]:
         instructions = params.get("customInstructions")
         if instructions is not None and not isinstance(instructions, str):
             raise invalid_params("params.customInstructions", "expected a string")
-        result = await call(agent.get(params).session.compact(instructions))
+        result = await agent.get(params).session.compact(instructions)
         return {"result": to_wire(result)}
 
     async def set_name(params: dict[str, Any]) -> dict[str, Any]:
         name = params.get("name")
         if name is not None and not isinstance(name, str):
             raise invalid_params("params.name", "expected a string or null")
-        await call(agent.get(params).session.set_name(name))
+        await agent.get(params).session.set_name(name)
         return {}
 
     async def get_state(params: dict[str, Any]) -> dict[str, Any]:
@@ -65,7 +65,7 @@ def methods(agent: AcpAgent) -> dict[str, Any]:
                 "pendingMessageCount": len(session.agent.steering) + len(session.agent.follow_ups),
                 "mcpServers": session.mcp_servers,
                 "mcpStates": [{"name": st.name, "state": st.state, "tools": st.tools, "error": st.error}
-                              for st in (agent.manager.mcp.states(session.id) if agent.manager.mcp else [])]}
+                              for st in agent.open_host.mcp.states(session.id)]}
 
     return {"_pi/steer": steer, "_pi/followUp": follow_up, "_pi/clearQueue": clear_queue, "_pi/compact": compact,
             "_pi/setName": set_name, "_pi/getState": get_state}

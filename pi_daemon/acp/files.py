@@ -20,22 +20,22 @@ from typing import Any
 
 from ..tools.file_access import DiskFiles, lines_as_editors_count, looks_binary
 from ..tools.workspace import EDIT, LIST, READ, WRITE, Workspace
-from .connection import ClientError, Connection
+from ..wire.peer import ClientError, Peer
 
 FS_TIMEOUT_S = 60.0
 
 
 class EditorFiles(DiskFiles):
-    def __init__(self, workspace: Workspace, conn: Connection, session_id: str, *, read: bool, write: bool) -> None:
+    def __init__(self, workspace: Workspace, peer: Peer, session_id: str, *, read: bool, write: bool) -> None:
         super().__init__(workspace)
-        self.conn = conn
+        self.peer = peer
         self.session_id = session_id
         self.via_read = read
         self.via_write = write
 
     async def _ask(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         try:
-            result = await self.conn.request(method, {"sessionId": self.session_id, **params}, FS_TIMEOUT_S)
+            result = await self.peer.request(method, {"sessionId": self.session_id, **params}, timeout=FS_TIMEOUT_S)
         except ClientError as exc:
             raise OSError(errno.EIO, f"the editor refused {method}: {exc}") from None
         except TimeoutError:

@@ -13,19 +13,9 @@ import attrs
 
 from .. import __version__
 from ..llm.catalog import PROVIDERS
-from ..rpc.errors import INVALID_PARAMS, INVALID_REQUEST
+from ..wire.errors import AuthRequired, InvalidParams, InvalidRequest
 
 PROTOCOL_VERSION = 1
-AUTH_REQUIRED = -32000  # ACP's code: the method needs authentication first
-
-
-class InitError(Exception):
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-
 @attrs.define
 class AcpClient:
     """What the client said about itself in ``initialize``."""
@@ -47,31 +37,31 @@ def auth_methods(registry: Any) -> list[dict[str, Any]]:
 def authenticate(registry: Any, params: dict[str, Any]) -> dict[str, Any]:
     method = params.get("methodId")
     if not isinstance(method, str):
-        raise InitError(INVALID_PARAMS, "invalid params: params.methodId: expected a string")
+        raise InvalidParams("invalid params: params.methodId: expected a string")
     if method not in PROVIDERS:
         known = ", ".join(m["id"] for m in auth_methods(registry)) or "none"
-        raise InitError(INVALID_PARAMS, f"invalid params: params.methodId: unknown method {method!r} (known: {known})")
+        raise InvalidParams(f"invalid params: params.methodId: unknown method {method!r} (known: {known})")
     env = PROVIDERS[method][2]
     if not os.environ.get(env):
-        raise InitError(AUTH_REQUIRED, f"{env} is not set in the environment pi-daemon was started with: set it "
+        raise AuthRequired(f"{env} is not set in the environment pi-daemon was started with: set it "
                                        "in the agent server's environment (e.g. Zed's agent_servers.<name>.env) "
                                        "and restart the agent")
     models = [m for m in registry.models() if m.provider == method]
     problems = [reason for m in models for ok, reason in [registry.availability(m)] if not ok]
     if models and len(problems) == len(models):
-        raise InitError(AUTH_REQUIRED, f"{env} is set but cannot be used: {problems[0]}")
+        raise AuthRequired(f"{env} is set but cannot be used: {problems[0]}")
     return {}
 
 
 def initialize(params: dict[str, Any], client: AcpClient, registry: Any) -> dict[str, Any]:
     if client.initialized:
-        raise InitError(INVALID_REQUEST, "initialize was already received on this connection")
+        raise InvalidRequest("initialize was already received on this connection")
     version = params.get("protocolVersion")
     if type(version) is not int:
-        raise InitError(INVALID_PARAMS, "invalid params: params.protocolVersion: expected an integer")
+        raise InvalidParams("invalid params: params.protocolVersion: expected an integer")
     capabilities = params.get("clientCapabilities") or {}
     if not isinstance(capabilities, dict):
-        raise InitError(INVALID_PARAMS, "invalid params: params.clientCapabilities: expected an object")
+        raise InvalidParams("invalid params: params.clientCapabilities: expected an object")
     fs = capabilities.get("fs") or {}
     info = params.get("clientInfo") or {}
     client.initialized = True

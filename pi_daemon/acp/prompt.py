@@ -21,7 +21,7 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from ..messages import ImageContent
-from .connection import invalid_params
+from ..wire.errors import invalid_params
 
 
 def shown_path(uri: str, workspace: str) -> str:

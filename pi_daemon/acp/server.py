@@ -1,15 +1,16 @@
-"""``pi-daemon --acp``: the ACP face's lifecycle around one connection.
+"""``pi-daemon --acp``: the ACP face on the one wire (:mod:`pi_daemon.wire.peer`), over the host.
 
 * stdin EOF — the editor is gone: runs are aborted (nobody could answer a permission
   request or see the result), persisted with their queued input, and the process exits 0.
 * SIGTERM / SIGINT / SIGHUP — the same; a second signal exits at once.
 * Either way no process a command started outlives the daemon (see :mod:`pi_daemon.procs`).
 
-Settings, permissions and workspace trust are the native face's: the same
-``settings.json``, remembered answers and ``--allow``. ACP has no trust request, so an
-untrusted workspace stays untrusted here unless pi-daemon was started with
-``--trust-workspace`` or the user trusted it from another client (the trust answer
-lives in the user's home configuration, so trusting it once from VS Code counts here).
+Settings, permissions, slash commands and workspace trust are the host's, the same as the
+native face's: the same ``settings.json``, remembered answers, ``--allow``, templates and
+skills. ACP has no trust request, so an untrusted workspace stays untrusted here unless
+pi-daemon was started with ``--trust-workspace`` or the user trusted it from another
+client (the trust answer lives in the user's home configuration, so trusting it once
+from VS Code counts here).
 """
 
 from __future__ import annotations
@@ -18,52 +19,44 @@ import asyncio
 import logging
 import os
 import signal
-from typing import Any
+from typing import Any, Awaitable, Callable, Coroutine
 
-from .. import procs, settings, trust
+from .. import procs, trust
+from ..host.errors import as_rpc_error
+from ..host.host import Host
 from ..llm.registry import ModelRegistry, ModelUnavailable
-from ..rpc import errors as E
-from ..mcp.manager import McpManager
-from ..session import SessionManager
-from ..session.compaction import load_settings
-from ..tools.permissions import ASK_DEFAULT, PermissionGate
-from ..tools.workspace import Workspace
+from ..wire.errors import InvalidParams, InvalidRequest, ModelUnavailableError
+from ..wire.peer import Peer
+from ..wire.transport import FrameReader, FrameWriter
 from .agent import AcpAgent
-from .connection import AcpError, Connection
 from .extensions import methods as extension_methods
 from .files import EditorFiles
-from .initialize import AcpClient, InitError, authenticate, initialize
+from .initialize import AcpClient, authenticate, initialize
 
 log = logging.getLogger(__name__)
 
-
-def _positive(value: Any) -> float | None:
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
-    return float(value) if ok else None
+Handler = Callable[[dict[str, Any]], Awaitable[Any]]
 
 
-class AcpServer:
+class AcpFace:
     """One connection. Without ``--workspace`` the workspace is the ``cwd`` of the first
     session the client opens (``session/new``, ``session/load``, ``session/list``):
     editors start agents in various folders but always name the project there."""
 
-    def __init__(self, reader: Any, writer: Any, *, workspace: str, registry: Any, default_model: Any,
-                 client: AcpClient, allowed_tools: tuple[str, ...] = (), permission_timeout: float | None = None,
+    def __init__(self, reader: FrameReader, writer: FrameWriter, *, workspace: str, registry: Any,
+                 default_model: Any, allowed_tools: tuple[str, ...] = (), permission_timeout: float | None = None,
                  workspace_given: bool = True, faux_script: str | None = None, model: str | None = None,
                  trust_workspace: bool = False) -> None:
         self.registry = registry
-        self.default_model = default_model
-        self.client = client
+        self.client = AcpClient()
         self.allowed_tools = allowed_tools
         self.permission_timeout = permission_timeout
         self.faux_script = faux_script
         self.model = model
         self.trust_workspace = trust_workspace
-        self.conn = Connection(reader, writer, self._on_eof)
-        self.agent = AcpAgent(self.conn, client, workspace, self.open_workspace)
-        self.sessions: SessionManager | None = None
-        self.mcp: McpManager | None = None
-        self.tools_workspace: Workspace | None = None
+        self.peer = Peer(reader, writer, self._on_eof)
+        self.agent = AcpAgent(self.peer, self.client, workspace, self.open_workspace)
+        self.host: Host | None = None
         self._stopping = False
         self._signals = 0
         self._done = asyncio.Event()
@@ -74,82 +67,86 @@ class AcpServer:
     def open_workspace(self, folder: str) -> None:
         """The first session names the workspace: its models, settings, trust and session folder."""
         if not os.path.isdir(folder):
-            raise AcpError(E.INVALID_PARAMS, f"invalid params: params.cwd: {folder} is not a directory")
+            raise InvalidParams(f"invalid params: params.cwd: {folder} is not a directory")
         if self.trust_workspace:
             trust.trust_for_this_run(folder)
         try:
             registry = ModelRegistry.load(folder, faux_script=self.faux_script)
             default_model = registry.resolve(self.model) if self.model else registry.first_usable()
         except (ModelUnavailable, OSError, ValueError) as exc:
-            raise AcpError(E.MODEL_UNAVAILABLE, f"the models of {folder} cannot be loaded: {exc}") from None
+            raise ModelUnavailableError(f"the models of {folder} cannot be loaded: {exc}") from None
         self._open(folder, registry, default_model)
 
     def _open(self, workspace: str, registry: Any, default_model: Any) -> None:
-        self.tools_workspace = Workspace(workspace)
-        gate = PermissionGate(self.tools_workspace.root, allowed=self.allowed_tools, asker=self.agent.ask_permission)
-        self.mcp = McpManager(workspace)
-        self.mcp.reload()  # only the user's servers until the workspace is trusted
-        self.sessions = SessionManager(registry, workspace, default_model, on_open=self._watch,
-                                       tools_workspace=self.tools_workspace, permissions=gate,
-                                       file_access=self._files, mcp=self.mcp)
-        options = settings.load(workspace)  # what an untrusted workspace may set is already left out
-        self.tools_workspace.allow(options.get("workspace", {}).get("extraRoots") or [])
-        policy = options.get("permissions", {})
-        gate.ask = tuple(policy.get("ask", ASK_DEFAULT))
-        gate.without_client = policy.get("withoutClient", "reject")
-        self.agent.permission_timeout = self.permission_timeout or _positive(policy.get("timeoutSeconds")) or 300.0
-        self.sessions.compaction = load_settings(workspace)
-        self.agent.attach(self.sessions, workspace)
+        self.host = Host(workspace=workspace, registry=registry, default_model=default_model,
+                         allowed_tools=self.allowed_tools, permission_timeout=self.permission_timeout,
+                         asker=self.agent.ask_permission, on_open=self._watch, file_access=self._files)
+        self.host.mcp.reload()  # only the user's servers until the workspace is trusted
+        self.agent.attach(self.host)
         log.info("serving workspace %s; default model %s", workspace, default_model.spec if default_model else "none")
 
     def _watch(self, session: Any) -> None:
-        if self.mcp is not None and not self.mcp.started:
-            self.mcp.start()  # the servers start with the first session, in the background
+        if self.host is not None:
+            self.host.start_background()  # the servers start with the first session, in the background
         self.agent.watch(session)
 
     def _files(self, session_id: str, workspace: Any) -> Any:
         if not (self.client.read_text_file or self.client.write_text_file):
             return None
-        return EditorFiles(workspace, self.conn, session_id,
+        return EditorFiles(workspace, self.peer, session_id,
                            read=self.client.read_text_file, write=self.client.write_text_file)
+
+    # --- ACP's methods on the peer ------------------------------------------------------
+
+    def _handler(self, serve: Handler, *, needs_init: bool = True) -> Callable[[Any], Coroutine[Any, Any, Any]]:
+        """ACP's rules around a method: ``initialize`` first, params an object, a result an
+        object, and a lower layer's refusal answered from the host's error table."""
+
+        async def checked(params: Any) -> Any:
+            if needs_init and not self.client.initialized:
+                raise InvalidRequest("call initialize first")
+            if params is None:
+                params = {}
+            if not isinstance(params, dict):
+                raise InvalidParams("invalid params: params must be an object")
+            try:
+                result = await serve(params)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - a bug stays an internal error, logged by the peer
+                error = as_rpc_error(exc)
+                if error is None:
+                    raise
+                raise error from None
+            return result if result is not None else {}
+
+        return checked
 
     def _register(self) -> None:
         agent = self.agent
 
-        def needs_init(handler: Any) -> Any:
-            async def checked(params: dict[str, Any]) -> Any:
-                if not self.client.initialized:
-                    raise AcpError(E.INVALID_REQUEST, "call initialize first")
-                return await handler(params)
-            return checked
-
         async def do_initialize(params: dict[str, Any]) -> Any:
-            try:
-                return initialize(params, self.client, self.registry)  # the start-up registry: providers only
-            except InitError as exc:
-                raise AcpError(exc.code, exc.message) from None
+            return initialize(params, self.client, self.registry)  # the start-up registry: providers only
 
         async def do_authenticate(params: dict[str, Any]) -> Any:
-            try:
-                return authenticate(self.agent.sessions.registry if self.agent.sessions else self.registry, params)
-            except InitError as exc:
-                raise AcpError(exc.code, exc.message) from None
+            return authenticate(self.host.registry if self.host else self.registry, params)
 
-        self.conn.requests.update({"initialize": do_initialize, "authenticate": needs_init(do_authenticate)})
+        self.peer.requests["initialize"] = self._handler(do_initialize, needs_init=False)
         for name, handler in {
+            "authenticate": do_authenticate,
             "session/new": agent.new_session, "session/load": agent.load_session,
             "session/list": agent.list_sessions, "session/prompt": agent.prompt,
             "session/set_mode": agent.set_mode, "session/set_config_option": agent.set_config_option,
             **extension_methods(agent),
         }.items():
-            self.conn.requests[name] = needs_init(handler)
-        self.conn.notifications["session/cancel"] = agent.cancel
+            self.peer.requests[name] = self._handler(handler)
+        self.peer.notifications["session/cancel"] = self._handler(agent.cancel)
 
     # --- lifecycle ------------------------------------------------------------------
 
     def _on_eof(self) -> None:
-        if self.sessions is not None:
-            self.sessions.close_input()
+        if self.host is not None:
+            self.host.sessions.close_input()
         asyncio.ensure_future(self.finish())
 
     def on_signal(self) -> None:
@@ -162,21 +159,18 @@ class AcpServer:
         if self._stopping:
             return
         self._stopping = True
-        if self.sessions is not None:
-            await self.sessions.abort_all()
-        await self.conn.drain()
-        for _ in range(3):
-            await asyncio.sleep(0)
-        if self.sessions is not None:
-            self.sessions.close_files()
-        if self.mcp is not None:
-            await self.mcp.close()
-        procs.kill_all()
+        if self.host is not None:
+            await self.host.abort_runs()
+        await self.peer.drain()
+        if self.host is not None:
+            await self.host.close()
+        else:
+            procs.kill_all()
         self._done.set()
 
-    async def run(self, pending: list[Any]) -> None:
+    async def run(self) -> None:
         loop = asyncio.get_running_loop()
-        writer = self.conn.writer
+        writer = self.peer.writer
         writer.attach(loop)
 
         def broken() -> None:
@@ -185,15 +179,13 @@ class AcpServer:
         writer.on_broken = broken
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             loop.add_signal_handler(sig, self.on_signal)
-        if pending:
-            loop.call_soon(self.conn.on_items, pending)
-        self.conn.reader.attach(loop, self.conn.on_items)
+        self.peer.reader.attach(loop, self.peer.on_items)
         await self._done.wait()
 
 
-def serve(reader: Any, writer: Any, *, pending: list[Any], **options: Any) -> int:
+def serve(reader: FrameReader, writer: FrameWriter, **options: Any) -> int:
     async def main() -> None:
-        await AcpServer(reader, writer, **options).run(pending)
+        await AcpFace(reader, writer, **options).run()
 
     asyncio.run(main())
     return 0

@@ -1,1 +1,1 @@
-"""The JSON-RPC 2.0 daemon over stdio: framing, transport, dispatch and method handlers."""
+"""The native face: the daemon's own JSON-RPC protocol — its declaration, types, schema and method handlers."""

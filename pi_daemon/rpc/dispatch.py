@@ -1,95 +1,36 @@
-"""From a registered method to the coroutine that serves it: params structured, errors translated,
-result to JSON. The same coroutine runs under pygls (:mod:`.engine`) and, before pygls is
-loaded, under the early dispatcher (:mod:`.early`).
-
-:func:`as_rpc_error` is the one place an exception becomes a JSON-RPC error: the
-protocol's own errors carry their code; the lower layers' errors (which know nothing of
-JSON-RPC) are looked up in :data:`LOWER_LAYER_ERRORS`; anything else is a bug and is
-answered as an internal error without its traceback.
-"""
+"""From a registered method to the coroutine the peer runs for it: params structured, errors
+translated (:func:`pi_daemon.host.errors.as_rpc_error`, the table both faces share), result to JSON."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any, Callable, Coroutine
+from typing import Any, Callable, Coroutine
 
-from ..commands.catalog import UnknownCommand
 from ..converter import to_wire
-from ..llm.registry import ModelUnavailable
-from ..session import SessionError, SessionNotFound
-from ..session.manager import EntryError, OutsidePath
-from ..session.store import SessionFileError, SessionLocked, SessionReadOnly, SessionWriteError
-from .errors import (
-    AgentBusy,
-    InternalError,
-    InvalidParams,
-    InvalidState,
-    ModelUnavailableError,
-    RpcError,
-    SessionFile,
-    SessionLockedError,
-    SessionNotFoundError,
-    SessionReadOnlyError,
-    SessionWriteFailed,
-    UnknownCommandError,
-)
+from ..host.errors import as_rpc_error
+from ..wire.errors import InternalError, InvalidState
+from .context import Context
 from .params import structure_params
 from .registry import MethodSpec
 
-if TYPE_CHECKING:
-    from .server import Daemon
-
 log = logging.getLogger(__name__)
 
-# SessionError says which refusal it is with ``kind`` (the session layer's own vocabulary).
-_SESSION_REFUSALS: dict[str, type[RpcError]] = {
-    "busy": AgentBusy, "state": InvalidState, "model": ModelUnavailableError,
-}
 
-
-def _write_failed(exc: SessionWriteError) -> RpcError:
-    return SessionWriteFailed(str(exc), {"errno": exc.errno_name, "file": str(exc.path)})
-
-
-LOWER_LAYER_ERRORS: dict[type[Exception], Callable[[Any], RpcError]] = {
-    SessionNotFound: lambda exc: SessionNotFoundError(str(exc)),
-    SessionLocked: lambda exc: SessionLockedError(str(exc)),
-    SessionFileError: lambda exc: SessionFile(str(exc)),
-    SessionWriteError: _write_failed,
-    SessionReadOnly: lambda exc: SessionReadOnlyError(str(exc)),
-    OutsidePath: lambda exc: InvalidParams(f"invalid params: params.{exc.field}: {exc}"),
-    EntryError: lambda exc: InvalidParams(f"invalid params: params.entryId: {exc}"),
-    SessionError: lambda exc: _SESSION_REFUSALS[exc.kind](str(exc)),
-    ModelUnavailable: lambda exc: ModelUnavailableError(str(exc)),
-    UnknownCommand: lambda exc: UnknownCommandError(str(exc)),
-}
-"""A lower layer's exception class -> the protocol error it is."""
-
-
-def as_rpc_error(exc: Exception) -> RpcError | None:
-    """The protocol error ``exc`` stands for; None when it is a bug (an internal error)."""
-    if isinstance(exc, RpcError):
-        return exc
-    for cls in type(exc).__mro__:
-        translate = LOWER_LAYER_ERRORS.get(cls)
-        if translate is not None:
-            return translate(exc)
-    return None
-
-
-def feature(daemon: Daemon, spec: MethodSpec[Any, Any]) -> Callable[[Any], Coroutine[Any, Any, Any]]:
-    """The coroutine that serves ``spec``: its handler between the wire and the daemon.
-    Returns the JSON-ready result; every failure is raised as an :class:`RpcError`."""
+def feature(ctx: Context, spec: MethodSpec[Any, Any],
+            refused: Callable[[str], bool]) -> Callable[[Any], Coroutine[Any, Any, Any]]:
+    """The coroutine that serves ``spec``: its handler between the wire and the host.
+    Returns the JSON-ready result; every failure is raised as an :class:`RpcError`;
+    ``refused(method)`` says the daemon is shutting down and takes no more requests."""
     handler = spec.handler
     assert handler is not None, spec.name
 
     async def serve(raw_params: Any) -> Any:
-        task = asyncio.current_task()
-        daemon.track_request(task)
+        if refused(spec.name):
+            raise InvalidState("the daemon is shutting down")
         try:
             params = structure_params(raw_params, spec.params)
-            result = await handler(daemon, params)
+            result = await handler(ctx, params)
             return to_wire(result) if result is not None else None
         except asyncio.CancelledError:
             raise
@@ -99,8 +40,6 @@ def feature(daemon: Daemon, spec: MethodSpec[Any, Any]) -> Callable[[Any], Corou
                 log.exception("%s failed", spec.name)
                 error = InternalError(f"{spec.name} failed: {type(exc).__name__}: {exc}")
             raise error from None
-        finally:
-            daemon.untrack_request(task)
 
     serve.__name__ = f"rpc_{spec.name}"
     return serve

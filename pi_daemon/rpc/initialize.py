@@ -14,8 +14,8 @@ from __future__ import annotations
 import attrs
 
 from .. import __version__
-from .errors import InvalidRequest
-from .framing import CONTENT_LENGTH, NDJSON
+from ..wire.errors import InvalidRequest
+from ..wire.framing import CONTENT_LENGTH, NDJSON
 from .initialize_names import EVENT_NAMES, NOTIFICATION_NAMES, REQUEST_NAMES, THINKING_LEVEL_NAMES
 from .initialize_types import (
     PROTOCOL_VERSION,

@@ -21,8 +21,8 @@ from typing import Any, Callable
 
 from ..converter import to_wire
 from ..events import MessageUpdate, Replayed, TextDeltaEvent, ThinkingDeltaEvent, ToolcallDeltaEvent
-from .framing import dumps
-from .transport import FrameWriter
+from ..wire.framing import dumps
+from ..wire.transport import FrameWriter
 from .types import AGENT_EVENT
 
 COALESCE_ABOVE = 16 * 1024

@@ -9,7 +9,7 @@ from typing import Any
 import cattrs
 
 from ..converter import camel, from_wire
-from .errors import InvalidParams, shorten
+from ..wire.errors import InvalidParams, shorten
 
 
 def _describe(exc: BaseException, type_: Any) -> str:

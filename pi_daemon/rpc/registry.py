@@ -10,9 +10,6 @@ That one declaration is all there is: dispatch, ``initialize``'s capabilities, t
 Schema, the TypeScript and Lua types and the protocol.md check are derived from
 :data:`METHODS`. Messages the daemon sends are declared with :func:`notification` and
 :func:`client_request`, and sent through the returned object.
-
-This module needs nothing but attrs: the ``initialize`` fast path imports
-the method modules before the rest of the daemon has loaded.
 """
 
 from __future__ import annotations
@@ -21,7 +18,7 @@ from typing import Any, Awaitable, Callable, Generic, TypeVar, overload
 
 import attrs
 
-from .errors import RpcError
+from ..wire.errors import RpcError
 
 P = TypeVar("P")
 R = TypeVar("R")

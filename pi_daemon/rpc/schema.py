@@ -52,7 +52,7 @@ from ..session.entry_types import (
 )
 from ..tools.details import TOOL_DETAILS
 from . import methods  # noqa: F401 (registers every method)
-from .errors import CODES
+from ..wire.errors import CODES
 from .registry import CLIENT_REQUESTS, METHODS, NOTIFICATIONS, MethodSpec
 from .types import PROTOCOL_VERSION, PermissionOutcome, QueueModeName, StreamingBehavior, ThinkingLevelName
 

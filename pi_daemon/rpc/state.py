@@ -11,11 +11,11 @@ from . import types as t
 
 if TYPE_CHECKING:
     from ..session import AgentSession
-    from .server import Daemon
+    from .context import Context
 
 
-def model_info(daemon: "Daemon", model: Model) -> t.ModelInfo:
-    available, reason = daemon.registry.availability(model)
+def model_info(ctx: "Context", model: Model) -> t.ModelInfo:
+    available, reason = ctx.registry.availability(model)
     return t.ModelInfo(
         provider=model.provider,
         id=model.id,
@@ -32,7 +32,7 @@ def model_info(daemon: "Daemon", model: Model) -> t.ModelInfo:
     )
 
 
-def session_state(daemon: "Daemon", session: "AgentSession") -> t.SessionState:
+def session_state(ctx: "Context", session: "AgentSession") -> t.SessionState:
     # Here: the initialize fast path imports this module; sandbox and the extensions are slow to import.
     from ..tools import sandbox
     from .extensions import server_infos
@@ -40,7 +40,7 @@ def session_state(daemon: "Daemon", session: "AgentSession") -> t.SessionState:
     agent = session.agent
     return t.SessionState(
         session_id=session.id,
-        model=model_info(daemon, session.model) if session.model else None,
+        model=model_info(ctx, session.model) if session.model else None,
         thinking_level=agent.state.thinking_level,
         is_streaming=session.busy and session.navigation is None,  # a navigation never ends in agent_settled
         steering_mode=agent.steering.mode,
@@ -57,9 +57,9 @@ def session_state(daemon: "Daemon", session: "AgentSession") -> t.SessionState:
         session_name=session.name,
         last_error=agent.state.error,
         read_only=session.store.read_only,
-        workspace_trust=daemon.trust.state(),
-        sandbox=t.SandboxState(**attrs.asdict(sandbox.status(daemon.workspace))),
-        mcp_servers=server_infos(daemon, session.id),
+        workspace_trust=ctx.trust.state(),
+        sandbox=t.SandboxState(**attrs.asdict(sandbox.status(ctx.workspace))),
+        mcp_servers=server_infos(ctx, session.id),
     )
 
 

@@ -21,23 +21,25 @@ from ..llm.config import ConfigError
 from . import types as t
 
 if TYPE_CHECKING:
-    from .server import Daemon
+    from ..wire.peer import Peer
+    from .context import Context
 
 log = logging.getLogger(__name__)
 
 
 class WorkspaceTrust:
-    def __init__(self, daemon: "Daemon") -> None:
-        self.daemon = daemon
-        self.workspace = daemon.workspace
+    def __init__(self, ctx: "Context", peer: "Peer") -> None:
+        self.ctx = ctx
+        self.peer = peer
+        self.workspace = ctx.workspace
         self.decision = trust.decision(self.workspace)
         self.ignored = self._ignored()
         self._asked = False
         self._pending: str | None = None
 
     def _ignored(self) -> list[settings.Ignored]:
-        return (settings.layered(self.workspace).ignored + list(self.daemon.registry.ignored)
-                + list(self.daemon.mcp.ignored))
+        return (settings.layered(self.workspace).ignored + list(self.ctx.registry.ignored)
+                + list(self.ctx.mcp.ignored))
 
     def state(self) -> t.WorkspaceTrustState:
         return t.WorkspaceTrustState(trusted=self.decision is True, decided=self.decision is not None,
@@ -51,15 +53,14 @@ class WorkspaceTrust:
 
     def maybe_ask(self) -> None:
         """Send ``workspace/trust`` if the client can answer and nothing was decided yet."""
-        daemon = self.daemon
-        if (self._asked or not self.ignored or self.decision is not None or not daemon.client.workspace_trust
-                or daemon._eof or daemon._shutting_down):
+        if (self._asked or not self.ignored or self.decision is not None or not self.ctx.client.workspace_trust
+                or self.peer.closed or self.ctx.host.stopping):
             return
         self._asked = True
         self._pending = msg_id = f"trust-{uuid.uuid4().hex[:12]}"
         params = {"workspace": str(self.workspace),
                   "reasons": [{"file": i.file, "field": i.field, "effect": i.effect} for i in self.ignored]}
-        future = daemon.protocol.send_request(t.WORKSPACE_TRUST.name, params, msg_id=msg_id)
+        _, future = self.peer.send_request(t.WORKSPACE_TRUST.name, params, msg_id=msg_id)
         # Applied while the reply is being handled, so the next request already sees it.
         future.add_done_callback(self._answered)
 
@@ -85,11 +86,11 @@ class WorkspaceTrust:
             log.warning("workspace %s not trusted; its configuration stays ignored", self.workspace)
             return
         try:
-            self.daemon.registry.reload(trusted=True)
+            self.ctx.registry.reload(trusted=True)
         except (ConfigError, OSError) as exc:
             log.error("workspace %s trusted, but its models.json cannot be used: %s", self.workspace, exc)
-        self.daemon.apply_settings()
-        self.daemon.sessions.refresh_models()
+        self.ctx.apply_settings()
+        self.ctx.sessions.refresh_models()
         self.ignored = self._ignored()
         log.warning("workspace %s trusted; its configuration applies", self.workspace)
 
@@ -98,9 +99,5 @@ class WorkspaceTrust:
         msg_id, self._pending = self._pending, None
         if msg_id is None:
             return
-        future = self.daemon.protocol._request_futures.pop(msg_id, None)
-        if future is not None:
-            future.cancel()
-        if not self.daemon._eof:
-            self.daemon.protocol.notify("$/cancelRequest", {"id": msg_id})
+        self.peer.withdraw(msg_id)
 

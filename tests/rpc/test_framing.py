@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from pi_daemon.rpc.framing import CONTENT_LENGTH, NDJSON, FrameDecoder, FrameError, encode
+from pi_daemon.wire.framing import CONTENT_LENGTH, NDJSON, FrameDecoder, FrameError, encode
 
 
 def feed_bytewise(decoder, data: bytes) -> list:

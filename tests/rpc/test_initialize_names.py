@@ -22,8 +22,8 @@ def test_listed_events_and_thinking_levels_are_the_real_ones():
 
 
 def test_initialize_answered_first_and_later_say_the_same(spawn):
-    """The answer to a leading initialize (the start-up fast path) and to one that comes after
-    another request (served by the full daemon) list the same capabilities."""
+    """The answer to a leading initialize (sent while the daemon starts) and to one that comes
+    after another request list the same capabilities."""
     fast = spawn().request("initialize", {"protocolVersion": 1})["result"]
     second = spawn()
     second.request("getState")

@@ -188,15 +188,15 @@ def test_a_long_integer_is_read_exactly_with_the_same_refusals(spawn, framing):
     assert 11 not in d.responses and 12 not in d.responses
 
 
-# --- 5. one validation of ids on both paths ------------------------------------------
+# --- 5. ids are validated the same at start-up and later ------------------------------------------
 
 BAD_IDS = [b"true", b"false", b"123456789012345678901234567890", b"1.5", b"[1]", b"{}", b"9007199254740993"]
 
 
 @pytest.mark.parametrize("framing", FRAMINGS)
-@pytest.mark.parametrize("first", [True, False], ids=["fast path", "normal path"])
+@pytest.mark.parametrize("first", [True, False], ids=["at start-up", "after a request"])
 @pytest.mark.parametrize("bad_id", BAD_IDS)
-def test_bad_ids_are_refused_on_both_paths(spawn, framing, first, bad_id):
+def test_bad_ids_are_refused_at_start_up_and_later(spawn, framing, first, bad_id):
     d = spawn("--model", "faux/echo", framing=framing)
     if not first:
         d.call("getState")

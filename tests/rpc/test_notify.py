@@ -7,9 +7,9 @@ import threading
 
 from pi_daemon.events import MessageUpdate, TextDeltaEvent, ThinkingDeltaEvent, TurnStart
 from pi_daemon.messages import Usage
-from pi_daemon.rpc.framing import encode
+from pi_daemon.wire.framing import encode
 from pi_daemon.rpc.notify import COALESCE_ABOVE, EventSender
-from pi_daemon.rpc.transport import FrameWriter
+from pi_daemon.wire.transport import FrameWriter
 
 
 def text(i: int, delta: str) -> MessageUpdate:

@@ -136,7 +136,7 @@ def test_every_event_is_documented_with_exactly_its_fields():
 
 
 def test_every_error_code_is_documented():
-    from pi_daemon.rpc.errors import CODES
+    from pi_daemon.wire.errors import CODES
     table = section("Messages and errors")
     for code in CODES:
         assert f"| `{code}` |" in table, code

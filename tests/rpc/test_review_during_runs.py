@@ -28,7 +28,7 @@ def test_the_live_run_cannot_be_accepted_until_it_has_settled(spawn, tmp_path, s
     run_id = d.wait_event("turn_diff")["event"]["runId"]
     for params in ({}, {"runId": run_id}, {"runId": run_id, "files": [{"path": "f.txt"}]}):
         error = d.request("changes/accept", params)["error"]
-        assert error["code"] == -32002 and error["message"].startswith(f"run {run_id} is still active"), error
+        assert error["code"] == -32001 and error["message"].startswith(f"run {run_id} is still active"), error
     assert not any(h["accepted"] for h in d.call("changes/get", {})["files"][0]["hunks"])
 
     d.call("abort")

@@ -28,7 +28,7 @@ def test_prompt_while_busy_is_refused_unless_queued(spawn, tmp_path):
     d.call("prompt", {"text": "first"})
     d.wait_event("message_update", 3)
     busy = d.request("prompt", {"text": "again"})["error"]
-    assert busy["code"] == -32002 and "streamingBehavior" in busy["message"]
+    assert busy["code"] == -32001 and "streamingBehavior" in busy["message"]
     queued = d.call("prompt", {"text": "then this", "streamingBehavior": "followUp"})
     assert queued["disposition"] == "queued" and queued["queueId"].startswith("q_")
     steer = d.call("steer", {"text": "actually"})
@@ -86,7 +86,7 @@ def test_clear_queue_returns_the_texts(spawn, tmp_path):
 def test_continue_errors_are_specific(spawn):
     d = spawn("--model", "faux/echo")
     error = d.request("continue")["error"]
-    assert error["code"] == -32001 and "no current session" in error["message"]
+    assert error["code"] == -32002 and "no current session" in error["message"]
     d.call("session/new")
     error = d.request("continue")["error"]
     assert error["code"] == -32003 and "empty" in error["message"]

@@ -13,7 +13,7 @@ import pytest
 import frame_check
 from client import Daemon
 from pi_daemon.rpc import codegen, registry, schema
-from pi_daemon.rpc.errors import InvalidParams
+from pi_daemon.wire.errors import InvalidParams
 from test_protocol_doc import undocumented
 
 
@@ -48,7 +48,7 @@ def test_the_frame_check_catches_a_frame_that_does_not_fit():
 
 THROWAWAY = textwrap.dedent('''
     import attrs
-    from pi_daemon.rpc.errors import InvalidParams
+    from pi_daemon.wire.errors import InvalidParams
     from pi_daemon.rpc.registry import method
 
     @attrs.define

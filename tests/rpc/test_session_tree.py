@@ -76,7 +76,7 @@ def test_navigate_refuses_unknown_entries_and_active_runs(spawn, tmp_path):
     d.call("prompt", {"text": "second"})
     d.wait_event("message_update", 3)
     busy = d.request("session/navigate", {"entryId": a1})["error"]
-    assert busy["code"] == -32002 and "run is active" in busy["message"]
+    assert busy["code"] == -32001 and "run is active" in busy["message"]
     d.call("abort")
     assert d.call("session/navigate", {"entryId": a1})["leafId"] == a1
 
@@ -129,7 +129,7 @@ def test_abort_cancels_a_summarising_navigation_and_nothing_moves(spawn, tmp_pat
     while len(server.requests) < 3 and time.monotonic() < deadline:
         time.sleep(0.02)
     busy = d.request("prompt", {"text": "meanwhile"})["error"]
-    assert busy["code"] == -32002
+    assert busy["code"] == -32001
     assert d.call("abort") == {"aborted": True}
     error = d.wait_response(pending, timeout=15)["error"]
     assert error["code"] == -32003 and "did not move" in error["message"]

@@ -89,7 +89,7 @@ def test_list_fork_clone_name_delete_close(spawn, tmp_path):
     cloned = d.call("session/clone", {"sessionId": a})
     assert len(d.call("getMessages", {"sessionId": cloned["sessionId"]})["messages"]) == 4
     assert d.call("session/close", {"sessionId": b}) == {"closed": True}
-    assert d.request("getState", {"sessionId": b})["error"]["code"] == -32001
+    assert d.request("getState", {"sessionId": b})["error"]["code"] == -32002
     deleted = d.call("session/delete", {"sessionId": cloned["sessionId"]})
     assert not Path(deleted["file"]).exists()
     assert cloned["sessionId"] not in [s["sessionId"] for s in d.call("session/list")["sessions"]]
@@ -153,9 +153,9 @@ def test_bad_session_inputs_are_specific_errors(spawn, tmp_path):
     error = d.request("session/load", {"file": ".pi/sessions/missing.jsonl"})["error"]
     assert error["code"] == -32007 and "no session file" in error["message"]
     error = d.request("session/load", {"sessionId": "0000"})["error"]
-    assert error["code"] == -32001 and "no session with id '0000'" in error["message"]
+    assert error["code"] == -32002 and "no session with id '0000'" in error["message"]
     error = d.request("session/load", {})["error"]
-    assert error["code"] == -32001 and "needs a sessionId or a file" in error["message"]
+    assert error["code"] == -32002 and "needs a sessionId or a file" in error["message"]
     error = d.request("session/delete", {"file": "notes.jsonl"})["error"]
     assert error["code"] == -32007 and (tmp_path / "notes.jsonl").exists()
     assert d.call("getState")["isStreaming"] is False
@@ -293,7 +293,7 @@ def test_compact_through_the_daemon(spawn, tmp_path):
     d.call("prompt", {"text": "three"})
     d.wait_event("message_update", before + 3)
     busy = d.request("compact")["error"]
-    assert busy["code"] == -32002 and "run is active" in busy["message"]
+    assert busy["code"] == -32001 and "run is active" in busy["message"]
     d.call("abort")
     file = d.call("getState")["sessionFile"]
     d.close()

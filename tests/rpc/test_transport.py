@@ -5,7 +5,7 @@ import asyncio
 import os
 import threading
 
-from pi_daemon.rpc.transport import FrameWriter
+from pi_daemon.wire.transport import FrameWriter
 
 
 async def test_frames_keep_their_order_and_a_full_pipe_never_blocks_the_loop():

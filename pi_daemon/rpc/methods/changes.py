@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING, Any
 
 from ...converter import from_wire
 from .. import types as t
-from ..errors import AgentBusy, InvalidParams, InvalidState, SessionNotFoundError
+from ...wire.errors import AgentBusy, InvalidParams, InvalidState, SessionNotFoundError
 from ..registry import method
 
 if TYPE_CHECKING:
     from ...session import AgentSession
     from ...session.changes import ChangeError
-    from ..server import Daemon
+    from ..context import Context
 
 
 def _invalid(exc: ChangeError) -> InvalidParams:
@@ -28,10 +28,10 @@ def _choices(files: list[t.FileChoice] | None) -> list[dict[str, Any]] | None:
 
 @method("changes/get", params=t.ChangesGetParams, result=t.ChangesResult,
         errors=(SessionNotFoundError, InvalidParams), summary="what a run changed: files, hunks, diffs")
-async def changes_get(daemon: Daemon, p: t.ChangesGetParams) -> t.ChangesResult:
+async def changes_get(ctx: "Context", p: t.ChangesGetParams) -> t.ChangesResult:
     from ...session.changes import ChangeError
 
-    session = daemon.sessions.get(p.session_id)
+    session = ctx.sessions.get(p.session_id)
     try:
         run_id, files = session.changes.get(p.run_id, p.path, p.with_content)
     except ChangeError as exc:
@@ -43,11 +43,11 @@ async def changes_get(daemon: Daemon, p: t.ChangesGetParams) -> t.ChangesResult:
 @method("changes/revert", params=t.ChangesRevertParams, result=t.ChangesRevertResult,
         errors=(SessionNotFoundError, AgentBusy, InvalidParams, InvalidState),
         summary="take back a run's files or hunks")
-async def changes_revert(daemon: Daemon, p: t.ChangesRevertParams) -> t.ChangesRevertResult:
+async def changes_revert(ctx: "Context", p: t.ChangesRevertParams) -> t.ChangesRevertResult:
     from ...session.changes import ChangeError
     from ...tools.workspace import PathRefused
 
-    session = daemon.sessions.get(p.session_id)
+    session = ctx.sessions.get(p.session_id)
     if session.busy:
         raise AgentBusy("a run is active: revert its changes once it has settled (or abort it)")
     try:
@@ -62,10 +62,10 @@ async def changes_revert(daemon: Daemon, p: t.ChangesRevertParams) -> t.ChangesR
 
 @method("changes/accept", params=t.ChangesAcceptParams, result=t.ChangesAcceptResult,
         errors=(SessionNotFoundError, AgentBusy, InvalidParams), summary="mark a run's hunks reviewed")
-async def changes_accept(daemon: Daemon, p: t.ChangesAcceptParams) -> t.ChangesAcceptResult:
+async def changes_accept(ctx: "Context", p: t.ChangesAcceptParams) -> t.ChangesAcceptResult:
     from ...session.changes import ChangeError
 
-    session = daemon.sessions.get(p.session_id)
+    session = ctx.sessions.get(p.session_id)
     live = session.changes.run_id
     if live is not None and (p.run_id or next(reversed(session.changes.runs()), None)) == live:
         # Its hunks still move (a later edit replaces, merges or renumbers them): a mark would not hold.
@@ -79,8 +79,8 @@ async def changes_accept(daemon: Daemon, p: t.ChangesAcceptParams) -> t.ChangesA
 
 @method("fs/didChangeDirty", params=t.DidChangeDirtyParams, result=None,
         summary="which buffers have unsaved changes now")
-async def did_change_dirty(daemon: Daemon, p: t.DidChangeDirtyParams) -> None:
-    daemon.client.dirty_buffers = [os.path.abspath(os.path.join(daemon.workspace, path)) for path in p.paths]
+async def did_change_dirty(ctx: "Context", p: t.DidChangeDirtyParams) -> None:
+    ctx.client.dirty_buffers = [os.path.abspath(os.path.join(ctx.workspace, path)) for path in p.paths]
 
 
 async def with_context(session: AgentSession, text: str, context: list[t.ContextItem] | None) -> str:

@@ -1,6 +1,6 @@
 """Runs: start one, feed it, stop it (``prompt``, ``steer``, ``followUp``, ``abort``, queues, ``bash``).
 
-Typed text goes through the slash commands first (:func:`..extensions.parse_input`): a
+Typed text goes through the slash commands first (:func:`pi_daemon.host.commands.parse_input`): a
 template or skill is expanded, a built-in command runs at once and never reaches the
 model, an unknown ``/name`` is refused. The editor context of a prompt is rendered after
 its text (:func:`.changes.with_context`).
@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Literal
 
 from ...messages import ImageContent
 from .. import types as t
-from ..errors import (
+from ...wire.errors import (
     AgentBusy,
     InvalidParams,
     InvalidState,
@@ -25,7 +25,7 @@ from ..registry import method
 from .changes import with_context
 
 if TYPE_CHECKING:
-    from ..server import Daemon
+    from ..context import Context
 
 _RUN_ERRORS = (SessionNotFoundError, AgentBusy, ModelUnavailableError, SessionWriteFailed)
 _TYPED_ERRORS = (UnknownCommandError, InvalidParams)
@@ -39,24 +39,26 @@ def _images(images: list[t.Image] | None) -> list[ImageContent] | None:
 
 @method("prompt", params=t.PromptParams, result=t.PromptResult, errors=(*_RUN_ERRORS, *_TYPED_ERRORS, InvalidState),
         summary="start a run, or queue while one runs")
-async def prompt(daemon: Daemon, p: t.PromptParams) -> t.PromptResult:
-    from ..extensions import command_record, parse_input, run_builtin
+async def prompt(ctx: "Context", p: t.PromptParams) -> t.PromptResult:
+    from ...host.commands import command_record, parse_input, run_builtin
+    from ..extensions import command_outcome
 
-    session = daemon.sessions.get(p.session_id, create=True)
-    typed = parse_input(daemon, p.text)
+    session = ctx.sessions.get(p.session_id, create=True)
+    typed = parse_input(ctx.host, p.text)
     if typed.kind == "builtin":
-        return t.PromptResult(disposition="command", command=await run_builtin(daemon, session, typed))
+        done = await run_builtin(ctx.host, session, typed)
+        return t.PromptResult(disposition="command", command=command_outcome(ctx, done))
     disposition, queue_id = await session.prompt(await with_context(session, typed.text, p.context),
                                                  _images(p.images), p.streaming_behavior,
                                                  command_record(typed, p.text))
     return t.PromptResult(disposition=disposition, queue_id=queue_id)  # type: ignore[arg-type]
 
 
-async def _enqueue(daemon: Daemon, kind: Literal["steer", "followUp"], p: t.QueueParams) -> t.QueuedResult:
-    from ..extensions import command_record, parse_input
+async def _enqueue(ctx: "Context", kind: Literal["steer", "followUp"], p: t.QueueParams) -> t.QueuedResult:
+    from ...host.commands import command_record, parse_input
 
-    session = daemon.sessions.get(p.session_id)
-    typed = parse_input(daemon, p.text)
+    session = ctx.sessions.get(p.session_id)
+    typed = parse_input(ctx.host, p.text)
     if typed.kind == "builtin":
         raise InvalidParams(f"/{typed.name} is a built-in command: it runs at once, it cannot be queued; "
                             "send it with prompt")
@@ -67,61 +69,61 @@ async def _enqueue(daemon: Daemon, kind: Literal["steer", "followUp"], p: t.Queu
 @method("steer", params=t.QueueParams, result=t.QueuedResult,
         errors=(SessionNotFoundError, *_TYPED_ERRORS, InvalidState),
         summary="queue a steering message")
-async def steer(daemon: Daemon, p: t.QueueParams) -> t.QueuedResult:
-    return await _enqueue(daemon, "steer", p)
+async def steer(ctx: "Context", p: t.QueueParams) -> t.QueuedResult:
+    return await _enqueue(ctx, "steer", p)
 
 
 @method("followUp", params=t.QueueParams, result=t.QueuedResult,
         errors=(SessionNotFoundError, *_TYPED_ERRORS, InvalidState),
         summary="queue a follow-up message")
-async def follow_up(daemon: Daemon, p: t.QueueParams) -> t.QueuedResult:
-    return await _enqueue(daemon, "followUp", p)
+async def follow_up(ctx: "Context", p: t.QueueParams) -> t.QueuedResult:
+    return await _enqueue(ctx, "followUp", p)
 
 
 @method("abort", params=t.SessionRef, result=t.AbortResult, errors=(SessionNotFoundError,),
         summary="stop the current run")
-async def abort(daemon: Daemon, p: t.SessionRef) -> t.AbortResult:
-    return t.AbortResult(aborted=await daemon.sessions.get(p.session_id).abort())
+async def abort(ctx: "Context", p: t.SessionRef) -> t.AbortResult:
+    return t.AbortResult(aborted=await ctx.sessions.get(p.session_id).abort())
 
 
 @method("clearQueue", params=t.SessionRef, result=t.ClearQueueResult, errors=(SessionNotFoundError,),
         summary="remove queued messages")
-async def clear_queue(daemon: Daemon, p: t.SessionRef) -> t.ClearQueueResult:
-    steering, follow_up = await daemon.sessions.get(p.session_id).clear_queue()
+async def clear_queue(ctx: "Context", p: t.SessionRef) -> t.ClearQueueResult:
+    steering, follow_up = await ctx.sessions.get(p.session_id).clear_queue()
     return t.ClearQueueResult(steering=steering, follow_up=follow_up)
 
 
 @method("removeQueued", params=t.RemoveQueuedParams, result=t.RemovedResult, errors=(SessionNotFoundError,),
         summary="remove one queued message")
-async def remove_queued(daemon: Daemon, p: t.RemoveQueuedParams) -> t.RemovedResult:
-    return t.RemovedResult(removed=await daemon.sessions.get(p.session_id).remove_queued(p.queue_id))
+async def remove_queued(ctx: "Context", p: t.RemoveQueuedParams) -> t.RemovedResult:
+    return t.RemovedResult(removed=await ctx.sessions.get(p.session_id).remove_queued(p.queue_id))
 
 
 @method("continue", params=t.SessionRef, result=t.ContinueResult, errors=(*_RUN_ERRORS, InvalidState),
         summary="resume from the transcript")
-async def continue_(daemon: Daemon, p: t.SessionRef) -> t.ContinueResult:
-    await daemon.sessions.get(p.session_id).continue_()
+async def continue_(ctx: "Context", p: t.SessionRef) -> t.ContinueResult:
+    await ctx.sessions.get(p.session_id).continue_()
     return t.ContinueResult()
 
 
 @method("waitForIdle", params=t.SessionRef, result=t.WaitForIdleResult, errors=(SessionNotFoundError,),
         summary="answer once the session has settled")
-async def wait_for_idle(daemon: Daemon, p: t.SessionRef) -> t.WaitForIdleResult:
-    session = daemon.sessions.get(p.session_id)
+async def wait_for_idle(ctx: "Context", p: t.SessionRef) -> t.WaitForIdleResult:
+    session = ctx.sessions.get(p.session_id)
     await session.wait_settled()
     return t.WaitForIdleResult(aborted=session.agent.last_run_aborted)
 
 
 @method("bash", params=t.BashParams, result=t.BashResult, errors=(SessionNotFoundError, AgentBusy),
         summary="run a shell command for the user")
-async def bash(daemon: Daemon, p: t.BashParams) -> t.BashResult:
-    session = daemon.sessions.get(p.session_id, create=True)
-    message = await session.run_bash(p.command, p.exclude_from_context, daemon.request_id, p.timeout)
+async def bash(ctx: "Context", p: t.BashParams) -> t.BashResult:
+    session = ctx.sessions.get(p.session_id, create=True)
+    message = await session.run_bash(p.command, p.exclude_from_context, ctx.request_id, p.timeout)
     return t.BashResult(output=message.output, cancelled=message.cancelled, truncated=message.truncated,
                         exit_code=message.exit_code, full_output_path=message.full_output_path)
 
 
 @method("abortBash", params=t.SessionRef, result=t.AbortResult, errors=(SessionNotFoundError,),
         summary="stop the user's shell command")
-async def abort_bash(daemon: Daemon, p: t.SessionRef) -> t.AbortResult:
-    return t.AbortResult(aborted=daemon.sessions.get(p.session_id).abort_bash())
+async def abort_bash(ctx: "Context", p: t.SessionRef) -> t.AbortResult:
+    return t.AbortResult(aborted=ctx.sessions.get(p.session_id).abort_bash())

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from ...converter import from_wire, to_wire
 from ...messages import user_text
 from .. import types as t
-from ..errors import (
+from ...wire.errors import (
     AgentBusy,
     InvalidParams,
     InvalidState,
@@ -27,7 +27,7 @@ from ..state import session_state
 
 if TYPE_CHECKING:
     from ...session import AgentSession
-    from ..server import Daemon
+    from ..context import Context
 
 _OPEN_ERRORS = (SessionNotFoundError, SessionFile, SessionLockedError)
 _WRITE_ERRORS = (SessionNotFoundError, SessionReadOnlyError, SessionWriteFailed)
@@ -36,18 +36,18 @@ _WRITE_ERRORS = (SessionNotFoundError, SessionReadOnlyError, SessionWriteFailed)
 @method("session/new", params=t.SessionNewParams, result=t.SessionNewResult,
         errors=(ModelUnavailableError, SessionWriteFailed, InvalidParams, InvalidState),
         summary="create a session; it becomes current")
-async def session_new(daemon: Daemon, p: t.SessionNewParams) -> t.SessionNewResult:
+async def session_new(ctx: "Context", p: t.SessionNewParams) -> t.SessionNewResult:
     from ..extensions import mcp_configs
 
-    servers = mcp_configs(to_wire(p.mcp_servers), p.cwd or daemon.workspace)
-    session = daemon.sessions.create(cwd=p.cwd, name=p.name, model=p.model, mcp_servers=servers)
+    servers = mcp_configs(to_wire(p.mcp_servers), p.cwd or ctx.workspace)
+    session = ctx.sessions.create(cwd=p.cwd, name=p.name, model=p.model, mcp_servers=servers)
     return t.SessionNewResult(session_id=session.id, file=session.file)
 
 
 @method("session/load", params=t.SessionLoadParams, result=t.SessionLoadResult,
         errors=_OPEN_ERRORS + (SessionWriteFailed, InvalidState), summary="open a stored session; it becomes current")
-async def session_load(daemon: Daemon, p: t.SessionLoadParams) -> t.SessionLoadResult:
-    session, interrupted = daemon.sessions.load(p.session_id, p.file, allow_outside=p.allow_outside)
+async def session_load(ctx: "Context", p: t.SessionLoadParams) -> t.SessionLoadResult:
+    session, interrupted = ctx.sessions.load(p.session_id, p.file, allow_outside=p.allow_outside)
     if p.replay:
         import asyncio  # here: the initialize answer does not wait for asyncio's import
 
@@ -55,61 +55,61 @@ async def session_load(daemon: Daemon, p: t.SessionLoadParams) -> t.SessionLoadR
     store = session.store
     skipped = [t.SkippedLine(line=s["line"] or 0, reason=s["reason"]) for s in store.skipped] or None
     torn = str(store.torn_file) if store.torn_file else None
-    return t.SessionLoadResult(session_id=session.id, file=session.file, state=session_state(daemon, session),
-                               interrupted=interrupted, next_seq=daemon.event_seqs.get(session.id, 0) + 1,
+    return t.SessionLoadResult(session_id=session.id, file=session.file, state=session_state(ctx, session),
+                               interrupted=interrupted, next_seq=ctx.event_seqs.get(session.id, 0) + 1,
                                torn_line_saved_to=torn, skipped=skipped)
 
 
 @method("session/list", params=t.SessionListParams, result=t.SessionListResult,
         summary="the workspace's sessions, newest first")
-async def session_list(daemon: Daemon, p: t.SessionListParams) -> t.SessionListResult:
+async def session_list(ctx: "Context", p: t.SessionListParams) -> t.SessionListResult:
     from ...session.listing import list_sessions
 
-    found = await asyncio.to_thread(list_sessions, daemon.sessions.sessions_dir, p.cwd)  # never holds the loop
+    found = await asyncio.to_thread(list_sessions, ctx.sessions.sessions_dir, p.cwd)  # never holds the loop
     return t.SessionListResult(sessions=[from_wire(d, t.SessionSummary) for d in found])
 
 
 @method("session/fork", params=t.SessionForkParams, result=t.SessionForkResult,
         errors=(SessionNotFoundError, InvalidParams, SessionWriteFailed, InvalidState),
         summary="new session with the path before a user message")
-async def session_fork(daemon: Daemon, p: t.SessionForkParams) -> t.SessionForkResult:
-    forked, text = daemon.sessions.fork(daemon.sessions.get(p.session_id), p.entry_id)
+async def session_fork(ctx: "Context", p: t.SessionForkParams) -> t.SessionForkResult:
+    forked, text = ctx.sessions.fork(ctx.sessions.get(p.session_id), p.entry_id)
     return t.SessionForkResult(session_id=forked.id, file=forked.file, text=text)
 
 
 @method("session/clone", params=t.SessionRef, result=t.SessionNewResult,
         errors=(SessionNotFoundError, SessionWriteFailed, InvalidState),
         summary="new session with the whole current path")
-async def session_clone(daemon: Daemon, p: t.SessionRef) -> t.SessionNewResult:
-    cloned = daemon.sessions.clone(daemon.sessions.get(p.session_id))
+async def session_clone(ctx: "Context", p: t.SessionRef) -> t.SessionNewResult:
+    cloned = ctx.sessions.clone(ctx.sessions.get(p.session_id))
     return t.SessionNewResult(session_id=cloned.id, file=cloned.file)
 
 
 @method("session/delete", params=t.SessionDeleteParams, result=t.SessionDeleteResult,
         errors=_OPEN_ERRORS + (AgentBusy,), summary="delete a session file")
-async def session_delete(daemon: Daemon, p: t.SessionDeleteParams) -> t.SessionDeleteResult:
-    return t.SessionDeleteResult(file=await daemon.sessions.delete(p.session_id, p.file))
+async def session_delete(ctx: "Context", p: t.SessionDeleteParams) -> t.SessionDeleteResult:
+    return t.SessionDeleteResult(file=await ctx.sessions.delete(p.session_id, p.file))
 
 
 @method("session/setName", params=t.SetNameParams, result=t.SetNameResult,
         errors=_WRITE_ERRORS, summary="name the session")
-async def session_set_name(daemon: Daemon, p: t.SetNameParams) -> t.SetNameResult:
-    session = daemon.sessions.get(p.session_id)
+async def session_set_name(ctx: "Context", p: t.SetNameParams) -> t.SetNameResult:
+    session = ctx.sessions.get(p.session_id)
     await session.set_name(p.name.strip())
     return t.SetNameResult(name=session.name)
 
 
 @method("session/close", params=t.SessionRef, result=t.ClosedResult,
         errors=(SessionNotFoundError,), summary="close an open session")
-async def session_close(daemon: Daemon, p: t.SessionRef) -> t.ClosedResult:
-    await daemon.sessions.close(daemon.sessions.get(p.session_id))
+async def session_close(ctx: "Context", p: t.SessionRef) -> t.ClosedResult:
+    await ctx.sessions.close(ctx.sessions.get(p.session_id))
     return t.ClosedResult(closed=True)
 
 
 @method("session/label", params=t.LabelParams, result=t.LabelResult,
         errors=_WRITE_ERRORS + (InvalidParams,), summary="set or clear a label on an entry")
-async def session_label(daemon: Daemon, p: t.LabelParams) -> t.LabelResult:
-    store = daemon.sessions.get(p.session_id).store
+async def session_label(ctx: "Context", p: t.LabelParams) -> t.LabelResult:
+    store = ctx.sessions.get(p.session_id).store
     if p.entry_id not in store.by_id:
         raise InvalidParams(f"invalid params: params.entryId: no entry with id {p.entry_id!r}")
     label = (p.label or "").strip() or None
@@ -120,9 +120,9 @@ async def session_label(daemon: Daemon, p: t.LabelParams) -> t.LabelResult:
 
 @method("session/entries", params=t.EntriesParams, result=t.EntriesResult,
         errors=(SessionNotFoundError, InvalidParams), summary="raw entries after a cursor")
-async def session_entries(daemon: Daemon, p: t.EntriesParams) -> t.EntriesResult:
+async def session_entries(ctx: "Context", p: t.EntriesParams) -> t.EntriesResult:
     not_negative("limit", p.limit)
-    store = daemon.sessions.get(p.session_id).store
+    store = ctx.sessions.get(p.session_id).store
     entries = store.branch() if p.scope == "branch" else store.entries
     if p.since is not None:
         at = next((n for n, e in enumerate(entries) if e.get("id") == p.since), None)
@@ -161,8 +161,8 @@ def _node(entry: dict[str, Any], labels: dict[Any, Any], on_path: set[str], chil
 
 @method("session/tree", params=t.SessionRef, result=t.TreeResult,
         errors=(SessionNotFoundError,), summary="the entry tree")
-async def session_tree(daemon: Daemon, p: t.SessionRef) -> t.TreeResult:
-    store = daemon.sessions.get(p.session_id).store
+async def session_tree(ctx: "Context", p: t.SessionRef) -> t.TreeResult:
+    store = ctx.sessions.get(p.session_id).store
     labels = {e.get("targetId"): e.get("label") for e in store.entries if e.get("type") == "label"}
     on_path = {e["id"] for e in store.branch()}
     children: dict[Any, int] = {}
@@ -175,73 +175,36 @@ async def session_tree(daemon: Daemon, p: t.SessionRef) -> t.TreeResult:
 @method("session/navigate", params=t.NavigateParams, result=t.NavigateResult,
         errors=(SessionNotFoundError, InvalidParams, AgentBusy, InvalidState, SessionReadOnlyError, SessionWriteFailed),
         summary="move the current position to another entry")
-async def session_navigate(daemon: Daemon, p: t.NavigateParams) -> t.NavigateResult:
+async def session_navigate(ctx: "Context", p: t.NavigateParams) -> t.NavigateResult:
     from ...session.navigation import navigate
 
-    session = daemon.sessions.get(p.session_id)
+    session = ctx.sessions.get(p.session_id)
     summary = await navigate(session, p.entry_id, p.summarize, p.custom_instructions)
-    return t.NavigateResult(state=session_state(daemon, session), leaf_id=session.store.leaf_id,
+    return t.NavigateResult(state=session_state(ctx, session), leaf_id=session.store.leaf_id,
                             summary_entry_id=summary["id"] if summary else None)
 
 
 @method("session/stats", params=t.SessionRef, result=t.StatsResult,
         errors=(SessionNotFoundError,), summary="counts, tokens, cost, context usage")
-async def session_stats(daemon: Daemon, p: t.SessionRef) -> t.StatsResult:
+async def session_stats(ctx: "Context", p: t.SessionRef) -> t.StatsResult:
     from ...session.compaction import context_tokens
     from ...session.rebuild import stats
 
-    session = daemon.sessions.get(p.session_id)
+    session = ctx.sessions.get(p.session_id)
     window = session.model.context_window if session.model else None
     raw = stats(session.store.entries, session.messages, context_tokens(session.messages), window)
     result: t.StatsResult = from_wire(raw, t.StatsResult)
     return result
 
 
-def _export_target(daemon: Daemon, session: AgentSession, p: t.ExportParams) -> Path:
-    """Where to write: inside the workspace (symlinks resolved) unless ``allowOutside``."""
-    suffix = ".html" if p.format == "html" else ".md"
-    workspace = Path(daemon.workspace).resolve()
-    target = Path(p.path) if p.path else workspace / ".pi" / "exports" / f"{session.id}{suffix}"
-    if not target.is_absolute():
-        target = workspace / target
-    real = target.parent.resolve() / target.name
-    if not p.allow_outside and not real.is_relative_to(workspace):
-        raise InvalidParams(f"invalid params: params.path: {target} is outside the workspace {workspace}; "
-                                       "pass allowOutside: true to write there")
-    return target
-
-
-def _write_export(target: Path, text: str, allow_outside: bool) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
-    fd = os.open(target, flags, 0o644)
-    try:
-        if not allow_outside and os.fstat(fd).st_nlink > 1:  # a hard link would carry the write elsewhere
-            raise InvalidParams(f"invalid params: params.path: {target} has other hard links; "
-                                           "pass allowOutside: true to overwrite it")
-        os.ftruncate(fd, 0)
-        data = memoryview(text.encode("utf-8"))
-        while data:
-            data = data[os.write(fd, data):]
-    finally:
-        os.close(fd)
-
-
 @method("session/export", params=t.ExportParams, result=t.ExportResult,
         errors=(SessionNotFoundError, InvalidParams),
         summary="the history of the branch or tree as HTML or Markdown")
-async def session_export(daemon: Daemon, p: t.ExportParams) -> t.ExportResult:
-    from ...session.export import history, html_page, markdown
+async def session_export(ctx: "Context", p: t.ExportParams) -> t.ExportResult:
+    from ...host.commands import export_session
 
-    session = daemon.sessions.get(p.session_id)
-    title = session.name or f"Session {session.id}"
-    items = history(session.store, p.scope)
-    text = html_page(items, title) if p.format == "html" else markdown(items, title)
-    target = _export_target(daemon, session, p)
-    try:
-        _write_export(target, text, p.allow_outside)
-    except OSError as exc:
-        raise InvalidParams(f"invalid params: params.path: cannot write {target}: {exc.strerror}") from None
+    session = ctx.sessions.get(p.session_id)
+    target = export_session(ctx.host, session, p.format, p.path, p.scope, p.allow_outside)
     return t.ExportResult(file=str(target))
 
 

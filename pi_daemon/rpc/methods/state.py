@@ -5,32 +5,32 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .. import types as t
-from ..errors import AgentBusy, InvalidState, SessionNotFoundError
+from ...wire.errors import AgentBusy, InvalidState, SessionNotFoundError
 from ..params import not_negative
 from ..registry import method
 from ..state import session_state
 
 if TYPE_CHECKING:
-    from ..server import Daemon
+    from ..context import Context
 
 
 @method("getState", params=t.SessionRef, result=t.SessionState, errors=(SessionNotFoundError,),
         summary="session state")
-async def get_state(daemon: Daemon, p: t.SessionRef) -> t.SessionState:
-    return session_state(daemon, daemon.sessions.get(p.session_id, create=True))
+async def get_state(ctx: "Context", p: t.SessionRef) -> t.SessionState:
+    return session_state(ctx, ctx.sessions.get(p.session_id, create=True))
 
 
 @method("getMessages", params=t.SessionRef, result=t.GetMessagesResult, errors=(SessionNotFoundError,),
         summary="messages of the context")
-async def get_messages(daemon: Daemon, p: t.SessionRef) -> t.GetMessagesResult:
-    session = daemon.sessions.get(p.session_id, create=True)
+async def get_messages(ctx: "Context", p: t.SessionRef) -> t.GetMessagesResult:
+    session = ctx.sessions.get(p.session_id, create=True)
     return t.GetMessagesResult(messages=list(session.messages))
 
 
 @method("setQueueModes", params=t.SetQueueModesParams, result=t.SetQueueModesResult,
         errors=(SessionNotFoundError,), summary="choose the queue modes")
-async def set_queue_modes(daemon: Daemon, p: t.SetQueueModesParams) -> t.SetQueueModesResult:
-    session = daemon.sessions.get(p.session_id, create=True)
+async def set_queue_modes(ctx: "Context", p: t.SetQueueModesParams) -> t.SetQueueModesResult:
+    session = ctx.sessions.get(p.session_id, create=True)
     session.set_queue_modes(p.steering, p.follow_up)
     agent = session.agent
     return t.SetQueueModesResult(steering=agent.steering.mode, follow_up=agent.follow_ups.mode)
@@ -38,10 +38,10 @@ async def set_queue_modes(daemon: Daemon, p: t.SetQueueModesParams) -> t.SetQueu
 
 @method("setAutoRetry", params=t.SetAutoRetryParams, result=t.AutoRetrySettings,
         errors=(SessionNotFoundError,), summary="switch and tune automatic retry")
-async def set_auto_retry(daemon: Daemon, p: t.SetAutoRetryParams) -> t.AutoRetrySettings:
+async def set_auto_retry(ctx: "Context", p: t.SetAutoRetryParams) -> t.AutoRetrySettings:
     not_negative("maxAttempts", p.max_attempts)
     not_negative("baseDelayMs", p.base_delay_ms)
-    session = daemon.sessions.get(p.session_id, create=True)
+    session = ctx.sessions.get(p.session_id, create=True)
     settings = session.set_auto_retry(p.enabled, p.max_attempts, p.base_delay_ms)
     return t.AutoRetrySettings(enabled=settings.enabled, max_attempts=settings.max_attempts,
                                base_delay_ms=settings.base_delay_ms)
@@ -49,8 +49,8 @@ async def set_auto_retry(daemon: Daemon, p: t.SetAutoRetryParams) -> t.AutoRetry
 
 @method("compact", params=t.CompactParams, result=t.CompactResult,
         errors=(SessionNotFoundError, AgentBusy, InvalidState), summary="summarise the older context now")
-async def compact(daemon: Daemon, p: t.CompactParams) -> t.CompactResult:
-    session = daemon.sessions.get(p.session_id)
+async def compact(ctx: "Context", p: t.CompactParams) -> t.CompactResult:
+    session = ctx.sessions.get(p.session_id)
     if session.busy:
         raise AgentBusy("a run is active: abort it or wait for agent_settled first")
     result = await session.compact(p.custom_instructions)
@@ -62,10 +62,10 @@ async def compact(daemon: Daemon, p: t.CompactParams) -> t.CompactResult:
 
 @method("setAutoCompaction", params=t.SetAutoCompactionParams, result=t.AutoCompactionSettings,
         errors=(SessionNotFoundError,), summary="switch and tune auto-compaction")
-async def set_auto_compaction(daemon: Daemon, p: t.SetAutoCompactionParams) -> t.AutoCompactionSettings:
+async def set_auto_compaction(ctx: "Context", p: t.SetAutoCompactionParams) -> t.AutoCompactionSettings:
     not_negative("reserveTokens", p.reserve_tokens)
     not_negative("keepRecentTokens", p.keep_recent_tokens)
-    session = daemon.sessions.get(p.session_id, create=True)
+    session = ctx.sessions.get(p.session_id, create=True)
     settings = session.set_auto_compaction(p.enabled, p.reserve_tokens, p.keep_recent_tokens)
     return t.AutoCompactionSettings(enabled=settings.enabled, reserve_tokens=settings.reserve_tokens,
                                     keep_recent_tokens=settings.keep_recent_tokens)

@@ -1,10 +1,11 @@
-"""The protocol's errors: one exception class per JSON-RPC error code, each declared once.
+"""The protocol's errors: one exception class per JSON-RPC error code, each declared once, for both faces.
 
-A handler raises one of these (``raise AgentBusy("...")``); the dispatcher turns it
-into the error reply. The session layer sits below the protocol and knows nothing of
-codes: :data:`.dispatch.LOWER_LAYER_ERRORS` says which protocol error each of its
-exceptions is, and :func:`.dispatch.as_rpc_error` is the one place an exception becomes
-a JSON-RPC error.
+A handler raises one of these (``raise AgentBusy("...")``); the peer turns it into the
+error reply. The session layer sits below the protocol and knows nothing of codes:
+:data:`pi_daemon.host.errors.LOWER_LAYER_ERRORS` says which protocol error each of its
+exceptions is. The native face and ACP share every code: ``-32002`` is ACP's "resource
+not found", an unknown session in both, and ``-32000`` ACP's "authentication required".
+This module imports nothing: the wire, the host and both faces use it.
 """
 
 from __future__ import annotations
@@ -62,11 +63,16 @@ class RequestCancelled(RpcError, code=-32800, meaning="cancelled by $/cancelRequ
     pass
 
 
-class SessionNotFoundError(RpcError, code=-32001, meaning="no session with that id"):
+class AuthRequired(RpcError, code=-32000, meaning="the model's provider needs a key that is not set "
+                   "(ACP's \"authentication required\")"):
     pass
 
 
-class AgentBusy(RpcError, code=-32002, meaning="a run is active and the request needs an idle session"):
+class AgentBusy(RpcError, code=-32001, meaning="a run is active and the request needs an idle session"):
+    pass
+
+
+class SessionNotFoundError(RpcError, code=-32002, meaning="no session with that id (ACP's \"resource not found\")"):
     pass
 
 
@@ -114,6 +120,7 @@ METHOD_NOT_FOUND = MethodNotFound.code
 INVALID_PARAMS = InvalidParams.code
 INTERNAL_ERROR = InternalError.code
 REQUEST_CANCELLED = RequestCancelled.code
+AUTH_REQUIRED = AuthRequired.code
 SESSION_NOT_FOUND = SessionNotFoundError.code
 AGENT_BUSY = AgentBusy.code
 INVALID_STATE = InvalidState.code
@@ -138,3 +145,8 @@ def preview(value: object) -> str:
     if isinstance(value, list):
         return f"an array of {len(value)}"
     return shorten(repr(value))
+
+
+def invalid_params(where: str, problem: str) -> InvalidParams:
+    """``invalid params: params.x: what is wrong`` (``where`` names the field as sent)."""
+    return InvalidParams(f"invalid params: {where}: {problem}")
