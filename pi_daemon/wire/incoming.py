@@ -2,7 +2,7 @@
 
 One place for the checks both the fast ``initialize`` path and the server make: JSON
 parsing (nesting is bounded by orjson at 1024 levels), lone surrogates, batch arrays,
-and which ids are ids. Imports nothing heavy: it runs before pygls is loaded.
+and which ids are ids.
 
 A frame is read by orjson unless it holds a number of 20 or more digits, which orjson
 would read as a float (:mod:`..json_read`); such a frame is read by the json module, so
