@@ -1,25 +1,19 @@
-"""The native face's words for what extends the agent: MCP server states, ACP-style server
-configs in ``session/new``, and a built-in slash command's outcome (the commands themselves
+"""The native face's words for what extends the agent: ACP-style server configs in
+``session/new``, and a built-in slash command's outcome (the commands themselves
 run in :mod:`pi_daemon.host.commands`, the same for both faces)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any
 
 from ..host.commands import BuiltinDone
 from ..mcp.config import from_acp
 from ..wire.errors import InvalidParams
 from . import types as t
+from .state import model_info
 
 if TYPE_CHECKING:
     from .context import Context
-
-
-def server_infos(ctx: "Context", session_id: str | None) -> list[t.McpServerInfo]:
-    return [t.McpServerInfo(name=s.name, source=s.source, transport=s.transport,
-                            state=cast(Literal["stopped", "starting", "ready", "failed"], s.state),
-                            tool_count=len(s.tools), tools=s.tools, error=s.error)
-            for s in ctx.mcp.states(session_id)]
 
 
 def mcp_configs(items: list[dict[str, Any]] | None, cwd: str) -> list[Any]:
@@ -31,8 +25,6 @@ def mcp_configs(items: list[dict[str, Any]] | None, cwd: str) -> list[Any]:
 
 def command_outcome(ctx: "Context", done: BuiltinDone) -> t.CommandOutcome:
     """A built-in command's result, as the method it stands for answers it."""
-    from .state import model_info
-
     value = done.value
     result: Any
     if done.name == "new":

@@ -1,8 +1,8 @@
-"""What the daemon reports about models and sessions (``ModelInfo``, ``SessionState``)."""
+"""What the daemon reports about models, MCP servers and sessions (``ModelInfo``, ``McpServerInfo``, ``SessionState``)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, cast
 
 import attrs
 
@@ -32,10 +32,15 @@ def model_info(ctx: "Context", model: Model) -> t.ModelInfo:
     )
 
 
+def server_infos(ctx: "Context", session_id: str | None) -> list[t.McpServerInfo]:
+    return [t.McpServerInfo(name=s.name, source=s.source, transport=s.transport,
+                            state=cast(Literal["stopped", "starting", "ready", "failed"], s.state),
+                            tool_count=len(s.tools), tools=s.tools, error=s.error)
+            for s in ctx.mcp.states(session_id)]
+
+
 def session_state(ctx: "Context", session: "AgentSession") -> t.SessionState:
-    # Here: the initialize fast path imports this module; sandbox and the extensions are slow to import.
-    from ..tools import sandbox
-    from .extensions import server_infos
+    from ..tools import sandbox  # slow to import, and only this needs it
 
     agent = session.agent
     return t.SessionState(

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
         summary="the session's tools and the MCP servers' states")
 async def list_tools(ctx: "Context", p: t.SessionRef) -> t.ListToolsResult:
     from ...mcp.names import is_mcp_tool
-    from ..extensions import server_infos
+    from ..state import server_infos
 
     session = ctx.sessions.get(p.session_id, create=True)
     tools = []
