@@ -13,7 +13,9 @@ absolute path.
   notification (open with unsaved changes) instead of their files on the disk, and a
   ``bash`` result names them (the command saw them as last saved). A file the daemon has
   just edited through the editor counts as unsaved until the client's next notification.
-* Writing (``applyEdit``): a ``WorkspaceEdit`` exactly as LSP defines it. An existing
+* Writing (``applyEdit``): a ``WorkspaceEdit`` built with lsprotocol's classes and converter
+  (LSP's own vocabulary, loaded with the first edit; :mod:`.editor_types` declares the part
+  of it the daemon sends, for the schema and the clients' types). An existing
   file gets one ``TextDocumentEdit`` whose ``TextEdit``\\ s turn the text the tool last
   read into the new text, versioned with the version the editor reported with that text
   (so an editor refuses it if the buffer changed since); a new file gets ``CreateFile``
@@ -28,27 +30,16 @@ import difflib
 import errno
 import os
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from ..converter import to_wire
 from ..tools.file_access import DiskFiles, lines_as_editors_count, looks_binary
 from ..tools.workspace import EDIT, LIST, READ, WRITE, PathRefused, Workspace
 from .initialize import ClientState
-from .types import (
-    APPLY_EDIT,
-    READ_TEXT_FILE,
-    ApplyWorkspaceEditParams,
-    CreateFile,
-    CreateFileOptions,
-    DeleteFile,
-    OptionalVersionedTextDocumentIdentifier,
-    Position,
-    Range,
-    ReadTextFileParams,
-    TextDocumentEdit,
-    TextEdit,
-    WorkspaceEdit,
-)
+from .types import APPLY_EDIT, READ_TEXT_FILE, ReadTextFileParams
+
+if TYPE_CHECKING:
+    from lsprotocol.types import TextEdit, WorkspaceEdit
 
 Ask = Callable[[str, dict[str, Any]], Awaitable[Any]]  # (method, params) -> result; raises OSError
 
@@ -65,6 +56,8 @@ def _end(lines: list[str]) -> tuple[int, int]:
 
 def text_edits(old: str, new: str) -> list[TextEdit]:
     """``TextEdit``\\ s, whole lines each, that turn ``old`` into ``new``."""
+    from lsprotocol.types import Position, Range, TextEdit
+
     a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
 
     def at(n: int) -> Position:
@@ -82,6 +75,13 @@ def text_edits(old: str, new: str) -> list[TextEdit]:
     if not edits and old != new:
         edits.append(TextEdit(range=Range(start=at(0), end=at(len(a))), new_text=new))
     return edits
+
+
+def _lsp() -> Any:
+    """LSP's vocabulary, loaded with the first edit an editor applies (it is a large import)."""
+    from lsprotocol import types
+
+    return types
 
 
 class EditorFiles(DiskFiles):
@@ -142,8 +142,9 @@ class EditorFiles(DiskFiles):
                 content, version = await self._buffer(target)
                 base = (disk.decode("utf-8", "replace") if content is None else content, version)
             uri = target.as_uri()
-            edit = WorkspaceEdit(document_changes=[TextDocumentEdit(
-                text_document=OptionalVersionedTextDocumentIdentifier(uri=uri, version=base[1]),
+            L = _lsp()
+            edit = L.WorkspaceEdit(document_changes=[L.TextDocumentEdit(
+                text_document=L.OptionalVersionedTextDocumentIdentifier(uri=uri, version=base[1]),
                 edits=text_edits(base[0], new))])
             before: bytes | None = base[0].encode("utf-8")
         else:
@@ -152,9 +153,10 @@ class EditorFiles(DiskFiles):
                 return await super().write(path, data, purpose)
             self.workspace.check(folder, LIST)  # its folder: inside the roots, no symlink on the way
             target, uri = place.path, place.path.as_uri()
-            edit = WorkspaceEdit(document_changes=[
-                CreateFile(uri=uri, options=CreateFileOptions(overwrite=False, ignore_if_exists=False)),
-                TextDocumentEdit(text_document=OptionalVersionedTextDocumentIdentifier(uri=uri, version=None),
+            L = _lsp()
+            edit = L.WorkspaceEdit(document_changes=[
+                L.CreateFile(uri=uri, options=L.CreateFileOptions(overwrite=False, ignore_if_exists=False)),
+                L.TextDocumentEdit(text_document=L.OptionalVersionedTextDocumentIdentifier(uri=uri, version=None),
                                  edits=text_edits("", new)),
             ])
             before = None
@@ -167,7 +169,8 @@ class EditorFiles(DiskFiles):
             return await super().delete(path)
         with self.workspace.open_file(path, EDIT) as file:
             target, before = file.place.path, file.read()
-        edit = WorkspaceEdit(document_changes=[DeleteFile(uri=target.as_uri())])
+        L = _lsp()
+        edit = L.WorkspaceEdit(document_changes=[L.DeleteFile(uri=target.as_uri())])
         await self._apply(f"pi: delete {self.workspace.show(target)}", edit, target, unsaved=False)
         self.note_write(target, lambda: before, None)
         return target
@@ -197,7 +200,11 @@ class EditorFiles(DiskFiles):
         return sorted(set(shown))
 
     async def _apply(self, label: str, edit: WorkspaceEdit, target: Path, unsaved: bool = True) -> None:
-        result = await self.ask(APPLY_EDIT.name, to_wire(ApplyWorkspaceEditParams(label=label, edit=edit)))
+        from lsprotocol.converters import get_converter
+        from lsprotocol.types import ApplyWorkspaceEditParams
+
+        params = get_converter().unstructure(ApplyWorkspaceEditParams(edit=edit, label=label))
+        result = await self.ask(APPLY_EDIT.name, params)
         if not isinstance(result, dict) or not isinstance(result.get("applied"), bool):
             raise OSError(errno.EIO, "the editor's workspace/applyEdit answer has no applied flag")
         if not result["applied"]:

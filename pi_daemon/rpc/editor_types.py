@@ -4,7 +4,9 @@
 Part of :mod:`.types`, which re-exports every name here. Like it, this module needs
 nothing but attrs and the event classes. ``WorkspaceEdit`` is declared here as the part of LSP's
 ``WorkspaceEdit`` the daemon sends (``documentChanges`` of versioned text edits, file
-creations and deletions), field for field as LSP defines it.
+creations and deletions), field for field as LSP defines it, for the schema and the clients'
+generated types; the edits themselves are built with lsprotocol (:mod:`.editor_files`), and
+every frame the tests see is checked against that schema.
 """
 
 from __future__ import annotations
