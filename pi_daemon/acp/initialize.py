@@ -1,8 +1,4 @@
-"""ACP ``initialize`` and ``authenticate``: versions, capabilities, and the keys the daemon reads.
-
-Light (no session machinery) so the start-up fast path can answer ``initialize``
-before the rest of the face is imported.
-"""
+"""ACP ``initialize`` and ``authenticate``: versions, capabilities, and the keys the daemon reads."""
 
 from __future__ import annotations
 

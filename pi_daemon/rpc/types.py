@@ -4,9 +4,6 @@ A method names its params and result classes where its handler is declared
 (:mod:`.methods`, through :func:`.registry.method`); the daemon -> client notification
 and requests are declared at the end of this module. Field names are snake_case here and
 camelCase on the wire, through the project's one converter.
-
-This module only needs attrs: the ``initialize`` fast path imports it before the rest
-of the daemon has loaded.
 """
 
 from __future__ import annotations

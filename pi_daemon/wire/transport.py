@@ -4,9 +4,8 @@ At start-up the real stdout is taken for the protocol and fd 1 is pointed at std
 (so a stray ``print`` or a child process can never corrupt the stream); fd 0 is
 replaced by /dev/null for the same reason on the input side.
 
-One dedicated reader thread reads stdin and decodes frames; before the event loop
-exists (the ``initialize`` fast path) frames are taken with :meth:`next_items`, after
-it they are handed to the loop. The writer thread writes queued frames in batches; its
+One dedicated reader thread reads stdin and decodes frames, from the start; they are
+handed to the event loop once it is attached (frames read before that wait for it). The writer thread writes queued frames in batches; its
 buffer is bounded, and :meth:`FrameWriter.drain` makes producers wait while it is full.
 Frames written on the loop's thread are gathered over one pass of the loop, then written
 by the loop itself when that cannot block (stdout is a pipe or a file that has room for them,
@@ -24,6 +23,7 @@ nothing is being written (a quiet tool, a slow model).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import queue
@@ -32,12 +32,9 @@ import stat
 import sys
 import threading
 from collections import deque
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 from .framing import FrameDecoder, FrameError
-
-if TYPE_CHECKING:
-    import asyncio  # imported by attach: a leading initialize is answered before the loop exists
 
 log = logging.getLogger(__name__)
 
@@ -132,16 +129,6 @@ class FrameReader:
         finally:
             self._taken(len(items))
 
-    def next_items(self) -> list[object]:
-        """Blocking, before the loop is attached: the items read so far (at least one)."""
-        items = [self._items.get()]
-        while True:
-            try:
-                items.append(self._items.get_nowait())
-            except queue.Empty:
-                self._taken(len(items))
-                return items
-
     def attach(self, loop: asyncio.AbstractEventLoop, on_items: Callable[[list[object]], None]) -> None:
         with self._lock:
             self._loop = loop
@@ -179,8 +166,6 @@ class FrameWriter:
     def attach(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
         self._loop_thread = threading.get_ident()
-        import asyncio
-
         self._space = asyncio.Event()
         self._space.set()
         try:
