@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .. import json_read
-from .local_server import server_root
+from .server_url import server_root
 
 if TYPE_CHECKING:
     import httpx
@@ -61,9 +61,14 @@ class BodyTooLarge(ValueError):
 
 
 def _get(client: httpx.Client, url: str, headers: dict[str, str] | None = None) -> tuple[int, bytes]:
-    """The status and body of a GET, read a piece at a time: ValueError past :data:`MAX_BODY_BYTES`
-    (an endless body, or a small compressed one that expands without end)."""
-    with client.stream("GET", url, headers=headers) as response:
+    """The status and body of a GET, asked uncompressed and read a piece at a time: ValueError past
+    :data:`MAX_BODY_BYTES` (an endless body), or for a compressed one (a small one can expand
+    without end, all at once)."""
+    with client.stream("GET", url, headers={**(headers or {}), "accept-encoding": "identity"}) as response:
+        encoding = response.headers.get("content-encoding", "identity").strip().lower()
+        if encoding not in ("", "identity"):
+            raise BodyTooLarge(f"the server at {url} compressed its answer (content-encoding: {encoding}) although "
+                               "asked for it uncompressed")
         body = bytearray()
         for data in response.iter_bytes():
             body += data

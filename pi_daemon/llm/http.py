@@ -1,49 +1,69 @@
-"""HTTP for providers: one shared client per model setting, SSE streams that an abort closes at once.
+"""HTTP for providers, on httpx: one shared client per model setting, SSE streams (httpx-sse)
+that an abort closes at once, and the daemon's limits on what a server may send.
 
 :func:`sse_stream` POSTs a JSON body and yields the server-sent events of the answer.
 A non-2xx answer raises :class:`ProviderHTTPError` carrying the provider's own error
 message and ``Retry-After``. The HTTP read runs in its own task so that cancelling
-closes the connection immediately, whatever the provider code is waiting for.
+closes the connection immediately, whatever the provider code is waiting for. httpx
+reads the proxy settings of the environment (``HTTP_PROXY``, ``HTTPS_PROXY``,
+``ALL_PROXY``, ``NO_PROXY``) itself: one code path with a proxy or without.
 """
 
 from __future__ import annotations
 
 import asyncio
-import codecs
-import functools
 import json
 import os
 import ssl
 from collections import deque
 from http import HTTPStatus
-from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable
+from typing import Any, AsyncIterator, Awaitable, Callable
 from urllib.parse import urlsplit
 
+import httpx
 import orjson
+from httpx_sse import EventSource, ServerSentEvent
 
+from .. import __version__
 from ..cancel import CancelToken, Cancelled
 from .credentials import check_request
 from .errors import ProviderErrorDetail, classify, parse_retry_after
-from .http_transport import DEFAULT_HEADERS, Http11Transport, Response, Timeouts, environment_proxied
 from .model import Model
-from .sse import EventDecoder, LineDecoder, ServerSentEvent, check_content_type
-from .transport_errors import (ConnectError, ConnectTimeout, ReadError, ReadTimeout, RemoteProtocolError,
-                               TooLarge, TransportError, WriteError)
-
-if TYPE_CHECKING:
-    from .http_proxied import ProxiedClient, ProxiedResponse
 
 _clients: dict[tuple[int, float, float, bool], Client] = {}
 _END = object()  # the stream ended normally
 # The connection died before the server sent anything back: a kept-alive connection the
 # server had already closed (llama-server closes after every answer although it says
 # Keep-Alive). The request never reached the model; it is sent again on a new connection.
-# Http11Transport does this itself; httpx's transport (behind a proxy) needs it done here.
-_DEAD_BEFORE_ANSWER = (RemoteProtocolError, ReadError, WriteError)
+_DEAD_BEFORE_ANSWER = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
 ERROR_BODY_LIMIT = 1 << 20
 PROBE_BODY_LIMIT = 1 << 20  # a GET's whole body (/props, a model list)
+MAX_LINE_BYTES = 8 << 20  # one line of an event stream
+MAX_EVENT_BYTES = 16 << 20  # one event of an event stream (its lines together)
 MAX_UNTAKEN = (256, 4 << 20)  # events read but not yet taken (count, characters): past either, the socket waits
+KEEPALIVE_EXPIRY_S = 5.0  # an idle connection is closed after this: a NAT may have dropped it
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", "0.0.0.0"}
+# Model answers are small text: asked uncompressed, a compressed answer is refused unread. httpx
+# decodes a compressed piece whole, so one small piece could expand to gigabytes before any limit
+# of the daemon's could count it.
+HEADERS = {"user-agent": f"pi-daemon/{__version__}", "accept-encoding": "identity"}
+_BOM = b"\xef\xbb\xbf"
+
+
+class Unread(Exception):
+    """An answer the daemon stopped reading; the server would send the same again."""
+
+    def __init__(self, message: str, url: str) -> None:
+        super().__init__(message)
+        self.url = url
+
+
+class TooLarge(Unread):
+    """A server sent more than the daemon takes (a line, an event, an answer or a body)."""
+
+
+class Compressed(Unread):
+    """A server compressed its answer although the daemon asked for it uncompressed."""
 
 
 class ProviderHTTPError(Exception):
@@ -86,11 +106,11 @@ def _plain(model: Model) -> bool:
 
 
 def _tls(plain: bool) -> ssl.SSLContext:
-    """What the client verifies TLS with, made when the first ``https`` connection is opened:
-    the store ``SSL_CERT_FILE`` or ``SSL_CERT_DIR`` names, else certifi's (as httpx chose).
-    Loading the certificate store costs tens of milliseconds; a plain ``http://`` server (a
-    local one) never needs it, so its client gets a context that trusts no certificate: it
-    cannot speak TLS to anyone (redirects are not followed), and verification stays on."""
+    """What the client verifies TLS with: the store ``SSL_CERT_FILE`` or ``SSL_CERT_DIR``
+    names, else certifi's (httpx's own default). Loading the certificate store costs tens of
+    milliseconds; a plain ``http://`` server (a local one) never needs it, so its client gets
+    a context that trusts no certificate: it cannot speak TLS to anyone (redirects are not
+    followed), and verification stays on."""
     if plain:
         return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     if os.environ.get("SSL_CERT_FILE"):
@@ -103,38 +123,31 @@ def _tls(plain: bool) -> ssl.SSLContext:
 
 
 class Client:
-    """The connections of one model's requests: :class:`Http11Transport`, or httpx's client when
-    the environment names a proxy (httpx is imported only then)."""
+    """The connections of one model's requests: an ``httpx.AsyncClient``."""
 
     def __init__(self, model: Model, keep: int) -> None:
-        plain = _plain(model)
-        self.timeouts = Timeouts(model.connect_timeout, model.read_timeout, model.read_timeout)
-        self.direct: Http11Transport | None = None
-        self.proxied: ProxiedClient | None = None
-        if environment_proxied():
-            from .http_proxied import ProxiedClient
-
-            self.proxied = ProxiedClient(model.connect_timeout, model.read_timeout, keep, _tls(plain))
-        else:
-            self.direct = Http11Transport(functools.partial(_tls, plain), max_idle=keep)
-
-    @property
-    def resends_dead_reused(self) -> bool:
-        """Its transport sends a request again when a reused connection was dead."""
-        return self.direct is not None
+        timeout = httpx.Timeout(model.read_timeout, connect=model.connect_timeout)
+        limits = httpx.Limits(max_keepalive_connections=keep, keepalive_expiry=KEEPALIVE_EXPIRY_S)
+        self.http = httpx.AsyncClient(timeout=timeout, limits=limits, verify=_tls(_plain(model)), headers=HEADERS)
 
     @property
     def is_closed(self) -> bool:
-        return self.direct.closed if self.direct is not None else self.proxied is None or self.proxied.is_closed
+        return self.http.is_closed
 
     async def open(self, url: str, headers: dict[str, str], content: bytes, method: str = "POST",
-                   timeout: float | None = None) -> Response | ProxiedResponse:
-        """The answer's head, its body to be read and the answer closed by the caller."""
-        if self.direct is None:
-            assert self.proxied is not None
-            return await self.proxied.request(method, url, headers, content, timeout)
-        timeouts = self.timeouts if timeout is None else Timeouts(timeout, timeout, timeout)
-        return await self.direct.request(method, url, {**DEFAULT_HEADERS, **headers}, content, timeouts)
+                   timeout: float | None = None) -> httpx.Response:
+        """The answer's head, its body to be read and the answer closed by the caller. No cookie
+        a server set is sent back: a request carries the provider's headers and nothing else."""
+        self.http.cookies.clear()
+        request = self.http.build_request(method, url, headers=headers, content=content,
+                                          timeout=httpx.USE_CLIENT_DEFAULT if timeout is None else timeout)
+        response = await self.http.send(request, stream=True)
+        encoding = response.headers.get("content-encoding", "identity").strip().lower()
+        if encoding not in ("", "identity"):
+            await response.aclose()
+            raise Compressed(f"the server at {url} compressed its answer (content-encoding: {encoding}) although "
+                             "the daemon asked for it uncompressed; it was not read", url)
+        return response
 
     async def get(self, url: str, timeout: float | None = None, limit: int = PROBE_BODY_LIMIT) -> tuple[int, bytes]:
         """The status and the whole body of a GET; :class:`TooLarge` past ``limit`` bytes (decoded)."""
@@ -151,10 +164,7 @@ class Client:
             await response.aclose()
 
     async def aclose(self) -> None:
-        if self.direct is not None:
-            await self.direct.aclose()
-        elif self.proxied is not None:
-            await self.proxied.aclose()
+        await self.http.aclose()
 
     async def __aenter__(self) -> Client:
         return self
@@ -176,7 +186,7 @@ def fresh_client(model: Model) -> Client:
     return Client(model, 0)
 
 
-async def read_error_body(response: Response | ProxiedResponse) -> bytes:
+async def read_error_body(response: httpx.Response) -> bytes:
     """An error answer's body, up to ``ERROR_BODY_LIMIT`` bytes: it is read for the provider's
     message, and a body that never ends, or a small compressed one that expands enormously,
     must not fill the memory first. The rest is left unread (the answer is closed)."""
@@ -190,7 +200,7 @@ async def read_error_body(response: Response | ProxiedResponse) -> bytes:
             if size >= ERROR_BODY_LIMIT:
                 break
     finally:
-        await body.aclose()  # type: ignore[attr-defined]
+        await body.aclose()  # type: ignore[attr-defined]  # an async generator's own method
     return b"".join(pieces)[:ERROR_BODY_LIMIT]
 
 
@@ -222,67 +232,103 @@ def _reason(status: int) -> str:
 
 
 def refused(exc: BaseException) -> bool:
-    """The server's port was closed (ECONNREFUSED somewhere in the exception chain)."""
+    """The server's port was closed (ECONNREFUSED somewhere in the exception chain, for each
+    address a name resolved to)."""
     seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
+    pending: list[BaseException] = [exc]
+    while pending:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
         if isinstance(current, ConnectionRefusedError):
             return True
-        seen.add(id(current))
-        current = current.__cause__ or current.__context__
+        if isinstance(current, BaseExceptionGroup):
+            pending.extend(current.exceptions)
+        pending.extend(e for e in (current.__cause__, current.__context__) if e is not None)
     return False
 
 
 def request_url(exc: BaseException) -> str | None:
-    url = getattr(exc, "url", None)
-    return url if isinstance(url, str) else None
+    """The URL of the request an httpx error (or :class:`TooLarge`) is about."""
+    if isinstance(exc, Unread):
+        return exc.url
+    try:
+        return str(exc.request.url) if isinstance(exc, httpx.RequestError) else None
+    except RuntimeError:  # raised outside a request
+        return None
 
 
 def transport_error_text(exc: Exception) -> str:
-    if isinstance(exc, ConnectError) and refused(exc):
-        return f"connection refused by {request_url(exc) or 'the server'}: is the server running?"
-    if isinstance(exc, ConnectTimeout):
+    url = request_url(exc)
+    if isinstance(exc, httpx.ConnectError) and refused(exc):
+        return f"connection refused by {url or 'the server'}: is the server running?"
+    if isinstance(exc, httpx.ConnectTimeout):
         return f"connection timed out ({str(exc) or 'connect timeout'})"
-    if isinstance(exc, ReadTimeout):
+    if isinstance(exc, httpx.ReadTimeout):
         return "the provider stopped sending (idle read timeout)"
-    if isinstance(exc, ConnectError):
-        url = request_url(exc)
+    if isinstance(exc, httpx.WriteTimeout):
+        return "the provider stopped taking the request (write timeout)"
+    if isinstance(exc, httpx.ConnectError):
         return f"connection to {url} failed: {exc}" if url else f"connection failed: {exc}"
-    if isinstance(exc, RemoteProtocolError):
-        return f"connection lost mid-stream: {exc}"
-    if isinstance(exc, ReadError):
+    if isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError)):
         return f"connection lost mid-stream: {str(exc) or 'read error'}"
     return f"{type(exc).__name__}: {exc}"
 
 
-async def _read_events(response: Response | ProxiedResponse, put: Callable[[ServerSentEvent], None],
+class _Bounded(httpx.AsyncByteStream):
+    """An event stream's decoded bytes, checked as they arrive: more than ``limit`` in all, a
+    line over :data:`MAX_LINE_BYTES` or an event over :data:`MAX_EVENT_BYTES` is
+    :class:`TooLarge`, before the decoder has to hold it. A byte order mark opening the stream
+    is dropped, as the SSE specification says."""
+
+    def __init__(self, response: httpx.Response, limit: int) -> None:
+        self.response = response
+        self.url = str(response.url)
+        self.limit = limit
+
+    def _too_large(self, what: str) -> TooLarge:
+        return TooLarge(f"the server at {self.url} sent {what}", self.url)
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        total = line = event = 0
+        tail = b""  # the end of the last piece: a blank line may be split between two
+        first = True
+        async for data in self.response.aiter_bytes():
+            total += len(data)
+            if total > self.limit:
+                raise self._too_large(f"an answer of more than {self.limit} bytes (maxAnswerBytes in "
+                                      "models.json; the daemon stopped reading it)")
+            if first and data:
+                data, first = data.removeprefix(_BOM), False
+            end = max(data.rfind(b"\n"), data.rfind(b"\r"))
+            line = line + len(data) if end < 0 else len(data) - end - 1
+            if line > MAX_LINE_BYTES:
+                raise self._too_large(f"a line of its event stream longer than {MAX_LINE_BYTES >> 20} MiB "
+                                      "(the daemon's limit)")
+            joined = tail + data
+            blank = max(joined.rfind(b"\n\n"), joined.rfind(b"\r\r"), joined.rfind(b"\n\r\n"))
+            event = event + len(data) if blank < 0 else len(joined) - blank - 2
+            if event > MAX_EVENT_BYTES:
+                raise self._too_large(f"an event of more than {MAX_EVENT_BYTES >> 20} MiB (the daemon's limit)")
+            tail = joined[-3:]
+            yield data
+
+    async def aclose(self) -> None:
+        await self.response.aclose()
+
+
+async def _read_events(response: httpx.Response, put: Callable[[ServerSentEvent], None],
                        room: Callable[[], Awaitable[None]], limit: int) -> None:
-    """``put`` each event of ``response``, a received piece of text at a time, waiting for
-    ``room`` after each piece (the consumer is behind: the socket is then not read). The bytes
-    are decoded as UTF-8, which is what SSE is (whatever charset the header names), by one
-    incremental decoder: a character split between two reads is joined, and a byte order mark
-    opening the stream is dropped, as the specification says. More than ``limit`` bytes
-    (decoded), a line or an event past :mod:`.sse`'s limits, is :class:`TooLarge`."""
-    url = str(response.url)
-    check_content_type(response.headers.get("content-type", ""), url)
-    lines, decoder = LineDecoder(url), EventDecoder(url)
-    decode = decoder.decode
-    utf8 = codecs.getincrementaldecoder("utf-8-sig")("replace").decode
-    total = 0
-    async for data in response.aiter_bytes():
-        total += len(data)
-        if total > limit:
-            raise TooLarge(f"the server at {url} sent an answer of more than {limit} bytes (maxAnswerBytes "
-                           "in models.json; the daemon stopped reading it)", url)
+    """``put`` each event of ``response``, decoded by httpx-sse, waiting for ``room`` after
+    each (the consumer is behind: the socket is then not read). The bytes are decoded as
+    UTF-8, which is what SSE is, whatever charset the header names."""
+    media = response.headers.get("content-type", "").partition(";")[0]
+    checked = httpx.Response(response.status_code, headers={"content-type": f"{media}; charset=utf-8"},
+                             stream=_Bounded(response, limit), request=response.request)
+    async for event in EventSource(checked).aiter_sse():
+        put(event)
         await room()
-        for line in lines.decode(utf8(data)):
-            event = decode(line)
-            if event is not None:
-                put(event)
-    for line in lines.decode(utf8(b"", True)) + lines.flush():
-        event = decode(line)
-        if event is not None:
-            put(event)
 
 
 async def sse_stream(
@@ -328,7 +374,7 @@ async def sse_stream(
             try:
                 await exchange(client)
             except _DEAD_BEFORE_ANSWER:
-                if answered or client.resends_dead_reused:
+                if answered:
                     raise
                 async with fresh_client(model) as fresh:  # a new connection, whatever the pool holds
                     await exchange(fresh)
@@ -389,9 +435,9 @@ def failure(exc: BaseException) -> tuple[str, ProviderErrorDetail]:
     """Error text and detail for anything a provider stream raised."""
     if isinstance(exc, ProviderHTTPError):
         return str(exc), exc.detail
-    if isinstance(exc, TooLarge):  # the server would send the same again: not retried
+    if isinstance(exc, Unread):  # the server would send the same again: not retried
         return str(exc), ProviderErrorDetail(retryable=False)
-    if isinstance(exc, TransportError):
+    if isinstance(exc, httpx.TransportError):
         text = transport_error_text(exc)
         # Nothing listens on a local port: waiting will not start the server, so say it now.
         url = request_url(exc)

@@ -10,43 +10,19 @@ and logs a warning.
 
 from __future__ import annotations
 
-import ipaddress
 import logging
-from typing import TYPE_CHECKING
-from urllib.parse import urlsplit
+
+import httpx
 
 from .. import json_read
+from .http import Client, Unread
 from .model import Model
-from .transport_errors import HTTPError, TooLarge
-
-if TYPE_CHECKING:
-    from .http import Client
+from .server_url import is_local, server_root
 
 log = logging.getLogger(__name__)
 
 PROBE_TIMEOUT_S = 2.0
 _probed: set[str] = set()
-
-
-def is_local(url: str) -> bool:
-    """A server on this machine or a private network (where local model servers run)."""
-    try:
-        host = urlsplit(url).hostname or ""
-    except (ValueError, TypeError):
-        return False
-    if host in ("localhost", "") or host.endswith(".local"):
-        return True
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    return address.is_loopback or address.is_private or address.is_unspecified
-
-
-def server_root(base_url: str) -> str:
-    """``http://host:8080/v1`` -> ``http://host:8080``: llama.cpp serves ``/props`` at the root."""
-    root = base_url.rstrip("/")
-    return root[: -len("/v1")] if root.endswith("/v1") else root
 
 
 def tools_warning(base_url: str, props: object) -> str | None:
@@ -70,10 +46,10 @@ async def check_tool_support(model: Model, client: Client) -> None:
     try:
         status, body = await client.get(server_root(model.base_url) + "/props", timeout=PROBE_TIMEOUT_S)
         props = json_read.loads(body) if status == 200 else None
-    except TooLarge as exc:
+    except Unread as exc:
         log.warning("%s; its tool support is not known", exc)
         return
-    except (HTTPError, ValueError):
+    except (httpx.HTTPError, ValueError):
         return  # not llama.cpp, or it does not say: nothing to warn about
     warning = tools_warning(model.base_url, props)
     if warning:

@@ -15,7 +15,7 @@ from ..json_types import JsonValue
 from .errors import ProviderErrorDetail
 from ..json_read import loads
 from .http import failure
-from .sse import ServerSentEvent
+from httpx_sse import ServerSentEvent
 from .stream import ErrorReason
 
 
