@@ -12,22 +12,16 @@ import inspect
 import logging
 from typing import Any, Awaitable, Callable, Iterable, Sequence
 
-import attrs
-
 from ..cancel import CancelToken
 from ..events import Observers, QueueItem, QueueUpdate
 from ..llm.model import Model, ThinkingLevel
 from ..llm.stream import StreamFn, stream
-from ..messages import (
-    AssistantMessage,
-    ImageContent,
-    TextContent,
-    UserMessage,
-)
+from ..messages import ImageContent, TextContent, UserMessage
 from ..tools.base import Tool
 from .context import ConvertToLlm, TransformContext, default_convert_to_llm
-from .loop import Run
+from .loop import LoopConfig, run_agent_loop
 from .queues import MessageQueue, QueuedMessage, QueueMode
+from .state import AgentState
 from .tool_exec import AfterToolCall, BeforeToolCall
 
 log = logging.getLogger(__name__)
@@ -41,19 +35,6 @@ class AgentError(Exception):
 
 class AgentBusy(AgentError):
     pass
-
-
-@attrs.define
-class AgentState:
-    model: Model
-    system_prompt: str = ""
-    thinking_level: ThinkingLevel = "off"
-    tools: list[Tool] = attrs.field(factory=list)
-    messages: list[Any] = attrs.field(factory=list)
-    is_streaming: bool = False
-    streaming_message: AssistantMessage | None = None
-    pending_tool_calls: set[str] = attrs.field(factory=set)
-    error: str | None = None
 
 
 def make_user_message(text: str, images: Sequence[ImageContent] | None = None) -> UserMessage:
@@ -195,7 +176,7 @@ class Agent:
         if follow_up is not None:
             self.follow_ups.mode = follow_up
 
-    # --- used by the loop -------------------------------------------------------------
+    # --- what the loop is given (see _loop_config) ----------------------------------------
 
     async def take_steering(self) -> list[QueuedMessage]:
         return await self._take(self.steering)
@@ -224,6 +205,14 @@ class Agent:
 
     # --- runs -------------------------------------------------------------------------
 
+    def _loop_config(self) -> LoopConfig:
+        """The loop's callbacks, as this agent is configured when the run starts."""
+        return LoopConfig(stream_fn=self.stream_fn, convert_to_llm=self.convert_to_llm,
+                          transform_context=self.transform_context, before_tool_call=self.before_tool_call,
+                          after_tool_call=self.after_tool_call, resolve_api_key=self.resolve_api_key,
+                          take_steering=self.take_steering, take_follow_up=self.take_follow_up,
+                          delivered=self.mark_delivered, session_id=self.session_id)
+
     def _start(self, messages: list[Any]) -> asyncio.Task[None]:
         cancel = CancelToken()
         self._cancel = cancel
@@ -237,7 +226,7 @@ class Agent:
     async def _run(self, messages: list[Any], cancel: CancelToken) -> None:
         try:
             await asyncio.sleep(0)  # let whoever started the run answer its caller first
-            await Run(self, cancel).run(messages)
+            await run_agent_loop(messages, self.state, self._loop_config(), self.emit, cancel)
         except Exception as exc:
             log.exception("agent run failed")
             self.state.error = f"{type(exc).__name__}: {exc}"

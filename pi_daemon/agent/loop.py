@@ -3,12 +3,17 @@
 ``agent_start``, ``turn_start``, the input messages, then per turn: deliver steering,
 stream the assistant message, execute its tool calls, ``turn_end``; when no tool calls
 and no steering remain, deliver follow-ups; when none remain, ``agent_end``.
+
+:func:`run_agent_loop` is a function of the run's input, the state it appends to, its
+callbacks (:class:`LoopConfig`: the model stream, the converters, the tool hooks, the
+queues), ``emit`` and the cancel token; it knows nothing of the :class:`.agent.Agent`
+that builds them.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable
 
 import attrs
 
@@ -25,15 +30,13 @@ from ..events import (
     TurnEnd,
     TurnStart,
 )
-from ..llm.model import Context, StreamOptions
-from ..llm.stream import empty_message, guarded, stream
+from ..llm.model import Context, Model, StreamOptions
+from ..llm.stream import StreamFn, empty_message, guarded, stream
 from ..messages import AssistantMessage, Usage
-from .context import ConvertMemo, RepairMemo, repair_for_provider
+from .context import ConvertMemo, ConvertToLlm, RepairMemo, TransformContext, repair_for_provider
 from .queues import QueuedMessage
-from .tool_exec import ToolBatch
-
-if TYPE_CHECKING:
-    from .agent import Agent
+from .state import AgentState
+from .tool_exec import AfterToolCall, BeforeToolCall, Emit, ToolBatch
 
 # How long a provider gets to finish by itself after an abort before it is cut off.
 ABORT_GRACE_S = 0.05
@@ -45,12 +48,37 @@ def _finished_answer(messages: list[Any]) -> bool:
         and last.stop_reason not in ("error", "aborted", "toolUse")
 
 
-class Run:
-    def __init__(self, agent: "Agent", cancel: CancelToken) -> None:
-        self.agent = agent
-        self.state = agent.state
+@attrs.define
+class LoopConfig:
+    """What a run calls out to."""
+
+    stream_fn: StreamFn
+    convert_to_llm: ConvertToLlm
+    resolve_api_key: Callable[[Model], Awaitable[str | None]]
+    take_steering: Callable[[], Awaitable[list[QueuedMessage]]]  # messages to deliver after this turn
+    take_follow_up: Callable[[], Awaitable[list[QueuedMessage]]]  # messages for when the agent would stop
+    delivered: Callable[[QueuedMessage], None] = lambda item: None  # a taken message is in the transcript
+    transform_context: TransformContext | None = None
+    before_tool_call: BeforeToolCall | None = None
+    after_tool_call: AfterToolCall | None = None
+    session_id: str | None = None
+
+
+async def run_agent_loop(prompts: list[Any], state: AgentState, config: LoopConfig, emit: Emit,
+                         cancel: CancelToken) -> list[Any]:
+    """Run until the agent stops; ``state.messages`` grows as it goes. Returns the messages
+    the run added (the prompts, assistant messages, tool results, delivered queue items)."""
+    run = _Run(state, config, emit, cancel)
+    await run.run(prompts)
+    return run.new_messages
+
+
+class _Run:
+    def __init__(self, state: AgentState, config: LoopConfig, emit: Emit, cancel: CancelToken) -> None:
+        self.state = state
+        self.config = config
         self.cancel = cancel
-        self.emit = agent.emit
+        self.emit = emit
         self.new_messages: list[Any] = []
         self.repair_memo = RepairMemo()
         self.convert_memo = ConvertMemo()
@@ -60,7 +88,7 @@ class Run:
         self.state.messages.append(message)
         self.new_messages.append(message)
         if queued is not None:
-            self.agent.mark_delivered(queued)
+            self.config.delivered(queued)
         await self.emit(MessageEnd(message=message))
 
     async def run(self, prompts: list[Any]) -> None:
@@ -68,9 +96,9 @@ class Run:
         await self.emit(TurnStart())
         for message in prompts:
             await self.deliver(message)
-        pending = await self.agent.take_steering()
+        pending = await self.config.take_steering()
         if not prompts and not pending and _finished_answer(self.state.messages):
-            pending = await self.agent.take_follow_up()
+            pending = await self.config.take_follow_up()
         first_turn = True
         while True:
             has_tool_calls = True
@@ -100,8 +128,8 @@ class Run:
                         emit=self.emit,
                         cancel=self.cancel,
                         pending=self.state.pending_tool_calls,
-                        before=self.agent.before_tool_call,
-                        after=self.agent.after_tool_call,
+                        before=self.config.before_tool_call,
+                        after=self.config.after_tool_call,
                     ).run()
                     for result in results:
                         await self.deliver(result)
@@ -109,18 +137,18 @@ class Run:
                 if self.cancel.cancelled:
                     await self.emit(AgentEnd(messages=self.new_messages))
                     return
-                pending = await self.agent.take_steering()
-            pending = await self.agent.take_follow_up()
+                pending = await self.config.take_steering()
+            pending = await self.config.take_follow_up()
             if not pending:
                 break
         await self.emit(AgentEnd(messages=self.new_messages))
 
     async def build_context(self) -> Context:
-        agent = self.agent
+        config = self.config
         messages = list(self.state.messages)
-        if agent.transform_context is not None:
-            messages = await agent.transform_context(messages, self.cancel)
-        llm_messages = repair_for_provider(self.convert_memo.convert(agent.convert_to_llm, messages), self.repair_memo)
+        if config.transform_context is not None:
+            messages = await config.transform_context(messages, self.cancel)
+        llm_messages = repair_for_provider(self.convert_memo.convert(config.convert_to_llm, messages), self.repair_memo)
         return Context(
             system_prompt=self.state.system_prompt,
             messages=llm_messages,
@@ -128,12 +156,12 @@ class Run:
         )
 
     async def stream_assistant(self) -> AssistantMessage:
-        agent, model = self.agent, self.state.model
+        config, model = self.config, self.state.model
         context = await self.build_context()
         options = StreamOptions(
-            api_key=await agent.resolve_api_key(model) if not self.cancel.cancelled else None,
+            api_key=await config.resolve_api_key(model) if not self.cancel.cancelled else None,
             thinking_level=self.state.thinking_level,
-            session_id=agent.session_id,
+            session_id=config.session_id,
         )
         holder: dict[str, AssistantMessage] = {}
         reported = [(0, 0, 0, 0)]  # the usage the last message_update carried
@@ -150,8 +178,8 @@ class Run:
             return attrs.evolve(usage)
 
         async def consume() -> None:
-            events = agent.stream_fn(model, context, options, self.cancel)
-            if agent.stream_fn is not stream:  # the default seam already never raises
+            events = config.stream_fn(model, context, options, self.cancel)
+            if config.stream_fn is not stream:  # the default seam already never raises
                 events = guarded(events, model, self.cancel)
             async for event in events:
                 if isinstance(event, StartEvent):
