@@ -18,7 +18,6 @@ parsed is ignored with a warning: settings never stop the daemon.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from pathlib import Path
@@ -26,8 +25,9 @@ from typing import Any
 
 import attrs
 
-from . import json_read
-from .tools.safe_open import read_regular
+from .config_file import read_json
+from .home import home_dir
+from .tools.permission_rules import ASK_DEFAULT
 
 log = logging.getLogger(__name__)
 
@@ -47,21 +47,6 @@ class Ignored:
 class Layered:
     values: dict[str, dict[str, Any]]
     ignored: list[Ignored]
-
-
-def home_dir() -> Path:
-    return Path(os.environ.get("PI_DAEMON_HOME") or Path.home() / ".config" / "pi-daemon")
-
-
-MAX_CONFIG_BYTES = 4 << 20
-
-
-def read_json(path: Path) -> Any:
-    """The JSON of a configuration file: a regular file of at most :data:`MAX_CONFIG_BYTES`. One in
-    a ``.pi`` folder (the workspace's, which a repository ships) is not followed if it is a
-    symlink; the user's own may be (dotfiles). FileNotFoundError when there is none; OSError or
-    ValueError saying why it cannot be used."""
-    return json_read.loads(read_regular(path, MAX_CONFIG_BYTES, follow=path.parent.name != ".pi"))
 
 
 def _read(path: Path) -> dict[str, dict[str, Any]]:
@@ -86,8 +71,6 @@ def _untrusted(section: str, values: dict[str, Any], base: dict[str, Any], file:
             section, "is not applied until the workspace is trusted")
         ignored.extend(Ignored(file, f"{section}.{key}", effect) for key in values)
         return {}
-    from .tools.permissions import ASK_DEFAULT
-
     kept: dict[str, Any] = {}
     for key, value in values.items():
         field = f"permissions.{key}"

@@ -15,7 +15,8 @@ import time
 from pathlib import Path
 
 from .json_types import JsonObject
-from .settings import home_dir, read_json
+from .config_file import read_json
+from .home import home_dir
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import attrs
 
-from ..settings import home_dir
+from ..home import home_dir
 from . import skills as S
 from . import templates as T
 

@@ -20,7 +20,8 @@ from ..mcp.manager import McpManager
 from ..session import AgentSession, SessionManager
 from ..session.compaction import load_settings
 from ..session.manager import default_tools
-from ..tools.permissions import ASK_DEFAULT, PermissionGate
+from ..tools.permission_rules import ASK_DEFAULT
+from ..tools.permissions import PermissionGate
 from ..tools.workspace import Workspace
 
 log = logging.getLogger(__name__)

@@ -26,19 +26,15 @@ from typing import Any
 
 import attrs
 
-from ..settings import Ignored, home_dir, read_json
+from ..config_file import read_json
+from ..home import home_dir, pi_agent_dir
+from ..settings import Ignored
 from .config_shape import PROVIDER_SCHEMA, SCHEMA, shape_errors
 from .config_values import env_references, is_command
 from .model import Model, ModelCost
 
 class ConfigError(ValueError):
     pass
-
-
-def pi_agent_dir() -> Path:
-    """Pi's agent directory: ``$PI_CODING_AGENT_DIR``, else ``~/.pi/agent``."""
-    configured = os.environ.get("PI_CODING_AGENT_DIR")
-    return Path(configured).expanduser() if configured else Path.home() / ".pi" / "agent"
 
 
 def config_files(workspace: str) -> list[Path]:

@@ -26,7 +26,9 @@ from typing import Any
 
 import attrs
 
-from ..settings import Ignored, home_dir, read_json
+from ..config_file import read_json
+from ..home import home_dir
+from ..settings import Ignored
 
 NAME_RULE = re.compile(r"[A-Za-z0-9_-]{1,40}\Z")
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")

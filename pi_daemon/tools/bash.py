@@ -16,7 +16,7 @@ from ..messages import ToolResult
 from . import sandbox
 from .base import ToolUpdate
 from .shell import run_shell
-from .workspace import WorkspaceTool, failure
+from .workspace_tool import WorkspaceTool, failure
 
 UPDATE_EVERY_S = 0.1
 UPDATE_CHARS = 4000

@@ -17,7 +17,8 @@ from ..messages import ToolResult
 from .base import ToolUpdate
 from .buffer_search import with_buffers
 from .search import checked_files, checked_matches, rg_binary, run_rg, where
-from .workspace import O_PATH, READ, PathRefused, Place, Workspace, WorkspaceTool, failure
+from .workspace import O_PATH, READ, PathRefused, Place, Workspace
+from .workspace_tool import WorkspaceTool, failure
 
 __all__ = ["FindTool", "GrepTool", "LsTool", "rg_binary"]
 

@@ -22,6 +22,8 @@ import attrs
 from ..mcp.names import is_mcp_tool
 from . import command_rules
 
+ASK_DEFAULT = ("write", "edit", "bash")  # the tools that ask before they run, unless told otherwise
+
 SCOPES = ("exact", "prefix", "path", "tool")
 
 

@@ -18,7 +18,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..settings import home_dir, read_json
+from ..config_file import read_json
+from ..home import home_dir
 from .permission_rules import Rule, rules_from
 
 log = logging.getLogger(__name__)

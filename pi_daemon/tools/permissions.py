@@ -28,14 +28,13 @@ from .. import trust
 from ..mcp.names import is_mcp_tool
 from ..cancel import CancelToken, Cancelled, race
 from .git_isolated import in_git_folder
-from .permission_rules import Rule, allows, rejects, rule_for
+from .permission_rules import ASK_DEFAULT, Rule, allows, rejects, rule_for
 from .permission_store import RememberedAnswers, workspace_rules
 
 log = logging.getLogger(__name__)
 
 OUTCOMES = ("allow_once", "allow_session", "allow_always", "reject_once", "reject_always", "cancelled")
 OPTIONS = OUTCOMES[:5]
-ASK_DEFAULT = ("write", "edit", "bash")
 TIMED_OUT = "timeout"  # what an asker returns when nobody answered in time (never on the wire)
 
 # (session id, tool call id, tool name, args, title, options, rule "always" would remember)

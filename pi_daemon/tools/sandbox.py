@@ -32,6 +32,7 @@ from typing import Any
 import attrs
 
 from .. import programs, settings
+from ..home import home_dir
 from .git_isolated import guarded_paths
 
 DEFAULT_HIDDEN = ("~/.ssh", "~/.aws", "~/.gnupg", "~/.azure", "~/.kube", "~/.docker", "~/.netrc",
@@ -90,7 +91,7 @@ class Sandbox:
 
 
 def _expand(raw: str) -> str | None:
-    value = str(settings.home_dir()) if raw == "$PI_DAEMON_HOME" else os.path.expanduser(os.path.expandvars(raw))
+    value = str(home_dir()) if raw == "$PI_DAEMON_HOME" else os.path.expanduser(os.path.expandvars(raw))
     if "$" in value or not value:
         return None  # an unset variable
     return os.path.realpath(value)
@@ -143,8 +144,8 @@ def _stamp(workspace: str | Path) -> _Stamp:
     """Changes when either settings file or the trust answers do (getState asks often; reading
     them is slower)."""
     stamps: list[tuple[int, int, int] | None] = []
-    for path in (settings.home_dir() / "settings.json", Path(workspace) / ".pi" / "settings.json",
-                 settings.home_dir() / "trust.json"):
+    for path in (home_dir() / "settings.json", Path(workspace) / ".pi" / "settings.json",
+                 home_dir() / "trust.json"):
         try:
             st = os.stat(path)
             stamps.append((st.st_mtime_ns, st.st_size, st.st_ino))

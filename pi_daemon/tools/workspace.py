@@ -21,13 +21,10 @@ import errno
 import os
 import stat
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Iterator
 
 import attrs
 
-from ..cancel import CancelToken
-from ..messages import ToolResult
-from .base import Tool, ToolUpdate
 from .git_isolated import in_git_folder
 from .safe_open import open_beneath, open_root
 
@@ -331,29 +328,3 @@ class ConfinedFile:
         while offset < len(view):
             offset += os.pwrite(self.fd, view[offset:], offset)
         os.ftruncate(self.fd, len(data))
-
-
-def failure(text: str, details: Any = None) -> ToolResult:
-    return ToolResult.text(text, details=details, is_error=True)
-
-
-class WorkspaceTool(Tool):
-    """A built-in tool: it works on one workspace. ``run`` may raise PathRefused anywhere;
-    that becomes an error result saying why, in the tool's own words."""
-
-    def __init__(self, workspace: Workspace, files: Any = None) -> None:
-        from .file_access import DiskFiles  # the seam builds on this module
-
-        self.workspace = workspace
-        self.files = files or DiskFiles(workspace)
-
-    async def execute(
-        self, call_id: str, args: dict[str, Any], cancel: CancelToken, on_update: ToolUpdate
-    ) -> ToolResult | str:
-        try:
-            return await self.run(args, cancel, on_update)
-        except PathRefused as exc:
-            return failure(str(exc))
-
-    async def run(self, args: dict[str, Any], cancel: CancelToken, on_update: ToolUpdate) -> ToolResult:
-        raise NotImplementedError
