@@ -27,6 +27,24 @@ class Recorder:
         return [to_wire(e) for e in self.events]
 
 
+def wait_until(condition, what: str, timeout: float = 10.0) -> None:
+    """Wait (in a thread that may block) until ``condition()`` holds; fail naming ``what``."""
+    import time
+
+    end = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < end, f"timed out after {timeout:g} s waiting for {what}"
+        time.sleep(0.01)
+
+
+async def await_until(condition, what: str, timeout: float = 10.0) -> None:
+    """:func:`wait_until` on the event loop."""
+    end = asyncio.get_running_loop().time() + timeout
+    while not condition():
+        assert asyncio.get_running_loop().time() < end, f"timed out after {timeout:g} s waiting for {what}"
+        await asyncio.sleep(0.005)
+
+
 async def wait_for(rec: Recorder, kind: str, count: int = 1, timeout: float = 2.0) -> None:
     async def poll():
         while len(rec.of(kind)) < count:

@@ -122,7 +122,6 @@ async def test_after_abort_nothing_starts_by_itself():
     await agent.steer("sooner")
     await agent.abort()
     await run
-    await asyncio.sleep(0.05)
     assert not agent.is_running and len(faux.requests) == 1
     assert agent.steering.texts() == ["sooner"] and agent.follow_ups.texts() == ["later"]
     # The next run delivers the queued steering first, the follow-up when it would stop.

@@ -55,7 +55,6 @@ async def test_prompt_while_busy_is_refused_clearly():
     faux = FauxProvider([tool_reply(("sleep", {"n": 1, "delay": 0.1})), text_reply("ok")])
     agent = Agent(faux.model(), tools=[sleeper()])
     run = agent.prompt("one")
-    await asyncio.sleep(0.02)
     with pytest.raises(AgentBusy, match="already running.*steer or followUp"):
         agent.prompt("two")
     await run

@@ -52,7 +52,7 @@ def test_sigterm_aborts_runs_answers_in_flight_and_exits_zero(spawn, tmp_path):
     d.call("prompt", {"text": "go"})
     d.wait_event("message_update", 5)
     waiting = d.request_async("waitForIdle")
-    time.sleep(0.1)
+    d.call("getState")  # answered in order: waitForIdle is being served
     started = time.monotonic()
     d.proc.send_signal(signal.SIGTERM)
     assert d.proc.wait(10) == 0
@@ -68,8 +68,7 @@ def test_cancel_request_answers_minus_32800_and_the_run_goes_on(spawn, tmp_path)
     d = spawn(*slow(tmp_path, n=300))
     d.call("prompt", {"text": "go"})
     waiting = d.request_async("waitForIdle")
-    time.sleep(0.1)
-    d.notify("$/cancelRequest", {"id": waiting})
+    d.notify("$/cancelRequest", {"id": waiting})  # read after it: it is running by then
     reply = d.wait_response(waiting)
     assert reply["error"]["code"] == -32800
     d.notify("$/cancelRequest", {"id": 12345})  # unknown: ignored

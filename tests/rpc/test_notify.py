@@ -5,6 +5,8 @@ import json
 import os
 import threading
 
+from helpers import await_until
+
 from pi_daemon.events import MessageUpdate, TextDeltaEvent, ThinkingDeltaEvent, TurnStart
 from pi_daemon.messages import Usage
 from pi_daemon.wire.framing import encode
@@ -23,8 +25,7 @@ async def test_deltas_merge_only_while_backlogged_and_never_across_blocks():
     sender = EventSender("s1", writer, lambda body: writer.write(encode(body, "ndjson")))
     await sender(text(0, "a"))  # no backlog yet: sent as is
     writer.write(b" " * (COALESCE_ABOVE + 70_000) + b"\n")  # the client stops reading: a backlog
-    await asyncio.sleep(0.05)
-    assert writer.backlog > COALESCE_ABOVE
+    await await_until(lambda: writer.backlog > COALESCE_ABOVE, "the writer's backlog")
     for delta in "bcd":
         await sender(text(0, delta))
     await sender(MessageUpdate(assistant_message_event=TextDeltaEvent(1, "X")))  # another block

@@ -84,8 +84,7 @@ def test_a_user_command_never_keeps_the_daemon(spawn, tmp_path, how):
 def test_a_user_command_with_a_timeout_finishes_after_eof(spawn):
     d = spawn("--model", "faux/echo")
     done = d.request_async("bash", {"command": "sleep 0.5; echo finished", "timeout": 20})
-    time.sleep(0.1)
-    d.proc.stdin.close()
+    d.proc.stdin.close()  # the EOF is read after the request
     assert d.proc.wait(10) == 0
     result = d.wait_response(done)["result"]
     assert result["output"] == "finished\n" and result["exitCode"] == 0

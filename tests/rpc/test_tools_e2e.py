@@ -3,10 +3,10 @@
 import json
 import os
 import subprocess
-import time
 
 import pytest
 
+from helpers import wait_until
 from loopback import LoopbackServer, Reply, openai_chunk, openai_sse, openai_text
 
 
@@ -162,8 +162,9 @@ def test_user_shell_streams_joins_the_context_and_can_be_aborted(spawn, tmp_path
     assert "echo visible" in sent and "exit code 4" in sent and "secret" not in sent
     roles = [m["role"] for m in d.call("getMessages")["messages"]]
     assert roles[:2] == ["bashExecution", "bashExecution"]
-    slow = d.request_async("bash", {"command": "sleep 30"})
-    time.sleep(0.3)
+    command = f"sleep 3{os.getpid() % 100}.5"
+    slow = d.request_async("bash", {"command": command})
+    wait_until(lambda: subprocess.run(["pgrep", "-f", command], capture_output=True).stdout, "the command to run")
     assert d.call("abortBash") == {"aborted": True}
     assert d.wait_response(slow)["result"]["cancelled"] is True
     assert d.call("abortBash") == {"aborted": False}
@@ -175,9 +176,8 @@ def test_abort_kills_a_running_bash_tool_and_its_children(spawn, tmp_path, serve
     d = spawn("--model", "local/coder", "--allow", "bash", cwd=project(tmp_path, server))
     d.call("prompt", {"text": "go"})
     d.wait_event("tool_execution_start")
-    time.sleep(0.3)
-    assert subprocess.run(["pgrep", "-f", marker], capture_output=True).stdout
+    wait_until(lambda: subprocess.run(["pgrep", "-f", marker], capture_output=True).stdout, "the command to start")
     d.call("abort")
-    time.sleep(0.3)
-    assert subprocess.run(["pgrep", "-f", marker], capture_output=True).stdout == b""
+    wait_until(lambda: subprocess.run(["pgrep", "-f", marker], capture_output=True).stdout == b"",
+               "the command and its children to be gone", timeout=5)
     assert results(d)[0]["isError"]

@@ -4,7 +4,7 @@ import asyncio
 
 import pytest
 
-from helpers import Recorder, sleeper
+from helpers import Recorder, await_until, sleeper
 from pi_daemon.llm.faux import FauxProvider, text_reply, tool_reply
 from pi_daemon.llm.registry import Entry, ModelRegistry
 from pi_daemon.messages import AssistantMessage, TextContent, Usage
@@ -166,7 +166,7 @@ async def test_abort_during_compaction(tmp_path):
     rec = Recorder()
     session.subscribe(rec)
     task = asyncio.ensure_future(session.compact())
-    await asyncio.sleep(0.1)
+    await await_until(lambda: rec.of("compaction_start"), "the compaction to start")
     session._compaction_cancel.cancel()
     assert await task is None
     assert rec.of("compaction_end")[0].aborted is True

@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from helpers import await_until
 from pi_daemon.cancel import CancelToken
 from pi_daemon.messages import ImageContent
 from pi_daemon.tools.builtin import coding_tools
@@ -123,14 +124,12 @@ async def test_bash_timeout_and_abort_kill_the_whole_group(tools):
     started = time.monotonic()
     result = await run(tools["bash"], {"command": f"({marker} &); {marker}", "timeout": 0.5})
     assert result.is_error and "timed out" in text(result) and time.monotonic() - started < 3
-    await asyncio.sleep(0.2)
-    assert alive(marker) == []
+    await await_until(lambda: alive(marker) == [], "the timed-out command's group to be gone", timeout=5)
     cancel = CancelToken()
     asyncio.get_running_loop().call_later(0.3, cancel.cancel)
     result = await run(tools["bash"], {"command": f"{marker} & {marker} & wait"}, cancel=cancel)
     assert result.is_error and "aborted" in text(result)
-    await asyncio.sleep(0.2)
-    assert alive(marker) == []
+    await await_until(lambda: alive(marker) == [], "the aborted command's group to be gone", timeout=5)
 
 
 async def test_grep_find_ls_respect_gitignore(tools, ws):
