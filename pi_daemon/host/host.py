@@ -67,6 +67,11 @@ class Host:
         self.stopping = False
         self._watcher: asyncio.Task[None] | None = None
         self.apply_settings()
+        if default_model is not None and default_model.base_url.startswith(("http://", "https://")):
+            # Its HTTP client is made while the daemon waits for the first prompt, not by it.
+            from ..llm.http import client_for
+
+            asyncio.get_running_loop().call_soon(client_for, default_model)
 
     def apply_settings(self) -> None:
         """Apply settings.json (as far as the workspace's trust allows); again once it is trusted."""
