@@ -2,8 +2,8 @@
 ``pi-daemon ask TEXT``: ask once and print the answer.
 
 The protocol's file descriptors are taken and the reader started at once, so frames the
-client sends while the models are read wait in the pipe, not in a lost buffer; the default
-model's provider is loaded before the first prompt arrives rather than after it.
+client sends while the models are read wait in the pipe, not in a lost buffer. The default
+model's provider is made ready once ``initialize`` is answered (see :meth:`.host.host.Host.prepare`).
 """
 
 from __future__ import annotations
@@ -157,11 +157,6 @@ def main(argv: list[str] | None = None) -> int:
         writer.flush()
         os._exit(2)
     registry, default_model = loaded
-    if default_model is not None:
-        # The first prompt needs it anyway: loaded now, it is ready when the user has typed one.
-        from .llm.stream import load_provider
-
-        load_provider(default_model.api)
 
     if args.acp:
         from .acp.server import serve as serve_acp

@@ -60,6 +60,7 @@ class AcpFace:
         self._stopping = False
         self._signals = 0
         self._done = asyncio.Event()
+        self._tasks: set[asyncio.Task[Any]] = set()  # work the face started in the background
         self._register()
         if workspace_given:
             self._open(workspace, registry, default_model)
@@ -83,7 +84,16 @@ class AcpFace:
                          asker=self.agent.ask_permission, on_open=self._watch, file_access=self._files)
         self.host.mcp.reload()  # only the user's servers until the workspace is trusted
         self.agent.attach(self.host)
+        if self.client.initialized:  # opened by the first session: made ready after its answer
+            self._prepare_soon()
         log.info("serving workspace %s; default model %s", workspace, default_model.spec if default_model else "none")
+
+    def _prepare_soon(self) -> None:
+        """Make the default model's provider ready while the client reads the answer."""
+        if self.host is not None:
+            task = asyncio.ensure_future(self.host.prepare())
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
 
     def _watch(self, session: Any) -> None:
         if self.host is not None:
@@ -126,7 +136,9 @@ class AcpFace:
         agent = self.agent
 
         async def do_initialize(params: dict[str, Any]) -> Any:
-            return initialize(params, self.client, self.registry)  # the start-up registry: providers only
+            result = initialize(params, self.client, self.registry)  # the start-up registry: providers only
+            self._prepare_soon()
+            return result
 
         async def do_authenticate(params: dict[str, Any]) -> Any:
             return authenticate(self.host.registry if self.host else self.registry, params)

@@ -16,6 +16,7 @@ from .. import procs, settings
 from ..commands.catalog import Catalog
 from ..events import CommandInfo, CommandsUpdate
 from ..llm.registry import ModelRegistry
+from ..llm.stream import load_provider
 from ..mcp.manager import McpManager
 from ..session import AgentSession, SessionManager
 from ..session.compaction import load_settings
@@ -67,11 +68,20 @@ class Host:
         self.stopping = False
         self._watcher: asyncio.Task[None] | None = None
         self.apply_settings()
-        if default_model is not None and default_model.base_url.startswith(("http://", "https://")):
-            # Its HTTP client is made while the daemon waits for the first prompt, not by it.
-            from ..llm.http import client_for
 
-            asyncio.get_running_loop().call_soon(client_for, default_model)
+    async def prepare(self) -> None:
+        """Load the default model's provider and make its HTTP client now, while the daemon
+        waits for the first prompt, rather than in that prompt's time. The import runs in a
+        thread, so what the daemon is answering meanwhile (``initialize``) goes out first.
+        Without a call, the first prompt does it."""
+        model = self.sessions.default_model
+        if model is None or self.stopping:
+            return
+        await asyncio.to_thread(load_provider, model.api)
+        if model.base_url.startswith(("http://", "https://")) and not self.stopping:
+            from ..llm.http import client_for  # loaded with the provider just now
+
+            client_for(model)
 
     def apply_settings(self) -> None:
         """Apply settings.json (as far as the workspace's trust allows); again once it is trusted."""

@@ -84,6 +84,7 @@ class NativeFace:
         self._shutting_down = False
         self._signals = 0
         self._done = asyncio.Event()
+        self._tasks: set[asyncio.Task[Any]] = set()  # work the face started in the background
 
     def _refuse_while_stopping(self, method: str) -> bool:
         return self._shutting_down and method not in ("exit", "shutdown")
@@ -140,10 +141,16 @@ class NativeFace:
 
     def _after_initialize(self) -> None:
         self.host.tools_workspace.allow(self.ctx.client.allowed_roots)
+        self._background(self.host.prepare())
         loop = asyncio.get_running_loop()
         # Two turns of the loop: the initialize reply goes out first, then the daemon may ask.
         loop.call_soon(loop.call_soon, self.trust.maybe_ask)
         loop.call_soon(loop.call_soon, self.host.start_background)
+
+    def _background(self, work: Any) -> None:
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     def _on_eof(self) -> None:
         self.host.sessions.close_input()
