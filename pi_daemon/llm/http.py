@@ -277,14 +277,14 @@ def transport_error_text(exc: Exception) -> str:
 
 
 class _Bounded(httpx.AsyncByteStream):
-    """An event stream's decoded bytes, checked as they arrive: more than ``limit`` in all, a
-    line over :data:`MAX_LINE_BYTES` or an event over :data:`MAX_EVENT_BYTES` is
-    :class:`TooLarge`, before the decoder has to hold it. A byte order mark opening the stream
-    is dropped, as the SSE specification says."""
+    """An answer's bytes (uncompressed: :meth:`Client.open` refuses others), checked as they
+    arrive: more than ``limit`` in all, a line over :data:`MAX_LINE_BYTES` or an event over
+    :data:`MAX_EVENT_BYTES` is :class:`TooLarge`, before the decoder has to hold it. A byte
+    order mark opening the stream is dropped, as the SSE specification says."""
 
-    def __init__(self, response: httpx.Response, limit: int) -> None:
-        self.response = response
-        self.url = str(response.url)
+    def __init__(self, stream: httpx.AsyncByteStream, url: str, limit: int) -> None:
+        self.stream = stream
+        self.url = url
         self.limit = limit
 
     def _too_large(self, what: str) -> TooLarge:
@@ -294,7 +294,7 @@ class _Bounded(httpx.AsyncByteStream):
         total = line = event = 0
         tail = b""  # the end of the last piece: a blank line may be split between two
         first = True
-        async for data in self.response.aiter_bytes():
+        async for data in self.stream:
             total += len(data)
             if total > self.limit:
                 raise self._too_large(f"an answer of more than {self.limit} bytes (maxAnswerBytes in "
@@ -315,7 +315,7 @@ class _Bounded(httpx.AsyncByteStream):
             yield data
 
     async def aclose(self) -> None:
-        await self.response.aclose()
+        await self.stream.aclose()
 
 
 async def _read_events(response: httpx.Response, put: Callable[[ServerSentEvent], None],
@@ -323,10 +323,10 @@ async def _read_events(response: httpx.Response, put: Callable[[ServerSentEvent]
     """``put`` each event of ``response``, decoded by httpx-sse, waiting for ``room`` after
     each (the consumer is behind: the socket is then not read). The bytes are decoded as
     UTF-8, which is what SSE is, whatever charset the header names."""
-    media = response.headers.get("content-type", "").partition(";")[0]
-    checked = httpx.Response(response.status_code, headers={"content-type": f"{media}; charset=utf-8"},
-                             stream=_Bounded(response, limit), request=response.request)
-    async for event in EventSource(checked).aiter_sse():
+    assert isinstance(response.stream, httpx.AsyncByteStream)
+    response.stream = _Bounded(response.stream, str(response.url), limit)
+    response.encoding = "utf-8"
+    async for event in EventSource(response).aiter_sse():
         put(event)
         await room()
 

@@ -566,3 +566,20 @@ def test_retry_after_as_an_http_date_or_seconds() -> None:
     assert parse_retry_after({"retry-after": "7"}) == 7.0
     assert parse_retry_after({"retry-after-ms": "1500"}) == 1.5
     assert parse_retry_after({"retry-after": "soon"}) is None
+
+
+@pytest.mark.parametrize("charset", [b"", b"; charset=latin-1"])
+async def test_an_event_stream_is_utf8_and_a_byte_order_mark_opening_it_is_dropped(charset: bytes) -> None:
+    """SSE is UTF-8 whatever the header says, and a BOM before the first field is not part of
+    its name (the first event would be lost)."""
+    body = b"\xef\xbb\xbfdata: caf\xc3\xa9\n\ndata: [DONE]\n\n"
+
+    async def bom(_: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(answer(body, b"content-type: text/event-stream" + charset))
+        await writer.drain()
+        await reader.read()
+
+    async with Origin(bom) as origin:
+        source = sse_stream(openai_model(origin.url), origin.url + "/v1/chat/completions", {}, {}, CancelToken())
+        assert [e.data async for e in source] == ["café", "[DONE]"]
