@@ -20,7 +20,6 @@ environment value may go, trusted or not, is :mod:`.credentials`' business.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 

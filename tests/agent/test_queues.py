@@ -1,6 +1,5 @@
 """Steering, follow-up, prompt-while-busy, queue modes, clearing and continue."""
 
-import asyncio
 
 import pytest
 

@@ -20,10 +20,10 @@ import httpx
 import pytest
 import trustme
 
-from loopback import Reply, openai_text
+from loopback import openai_text
 from pi_daemon.cancel import CancelToken
 from pi_daemon.llm import http as llm_http
-from pi_daemon.llm.http import client_for, sse_stream
+from pi_daemon.llm.http import sse_stream
 from pi_daemon.llm.model import Context, Model, StreamOptions
 from pi_daemon.llm.stream import stream
 from pi_daemon.messages import UserMessage

@@ -5,7 +5,6 @@ of a name, proxies. Real servers on 127.0.0.1 write the exact bytes."""
 from __future__ import annotations
 
 import asyncio
-import gzip
 import os
 import socket
 import ssl
@@ -16,7 +15,7 @@ import trustme
 
 from pi_daemon.cancel import CancelToken, Cancelled
 from pi_daemon.llm import http as llm_http
-from pi_daemon.llm.http import client_for, sse_stream
+from pi_daemon.llm.http import sse_stream
 from test_http import Origin, client, openai_model, read_request
 
 

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...converter import from_wire, to_wire
@@ -26,7 +24,6 @@ from ..registry import method
 from ..state import session_state
 
 if TYPE_CHECKING:
-    from ...session import AgentSession
     from ..context import Context
 
 _OPEN_ERRORS = (SessionNotFoundError, SessionFile, SessionLockedError)
