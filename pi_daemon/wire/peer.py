@@ -245,11 +245,6 @@ class Peer:
 
     # --- the end -----------------------------------------------------------------------
 
-    def cancel_all(self) -> None:
-        """Cancel every handler still running (each request is answered ``-32800``)."""
-        for task in list(self._tasks):
-            task.cancel()
-
     async def drain(self) -> None:
         """Wait until every handler has finished and every request has its answer."""
         while self._tasks:
