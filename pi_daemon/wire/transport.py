@@ -110,7 +110,10 @@ class FrameReader:
             if self._loop is None or self._wake_pending:
                 return
             self._wake_pending = True
-        self._loop.call_soon_threadsafe(self._deliver)
+        try:
+            self._loop.call_soon_threadsafe(self._deliver)
+        except RuntimeError:  # the loop has closed: the daemon is stopping, nobody serves these
+            pass
 
     def _deliver(self) -> None:
         with self._lock:

@@ -62,3 +62,23 @@ async def test_a_producer_waiting_for_room_goes_on_once_its_frames_are_written()
     os.close(write_fd)
     assert os.read(read_fd, 65536) == b"x" * 2000 + b"\n"
     os.close(read_fd)
+
+
+def test_input_that_arrives_after_the_loop_closed_raises_nothing_in_the_reader_thread(monkeypatch):
+    """SIGTERM, then stdin EOF: the reader thread may wake a loop that has just closed. That must
+    not print a traceback on the way out (it did: 'RuntimeError: Event loop is closed')."""
+    from helpers import wait_until
+    from pi_daemon.wire.transport import FrameReader
+
+    failures: list[BaseException] = []
+    monkeypatch.setattr(threading, "excepthook", lambda hook: failures.append(hook.exc_value))
+    read_fd, write_fd = os.pipe()
+    reader = FrameReader(read_fd, 1 << 20)
+    loop = asyncio.new_event_loop()
+    reader.attach(loop, lambda items: None)
+    loop.close()
+    reader.start()
+    os.write(write_fd, b'{"jsonrpc":"2.0","method":"exit"}\n')
+    os.close(write_fd)  # EOF: the thread ends once it has handed both over
+    wait_until(lambda: not reader._thread.is_alive(), "the reader thread to end")
+    assert failures == []
