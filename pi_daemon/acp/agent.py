@@ -104,16 +104,18 @@ class AcpAgent:
         tracked = Tracked(session, LiveUpdates(self.workspace))  # tool paths are relative to the workspace
         self.tracked[session.id] = tracked
         gate_check = session.agent.before_tool_call
+        send = Coalescer(self.peer.writer, functools.partial(self.update, session.id))
 
         async def check(ctx: Any, cancel: Any) -> str | None:
             if tracked.mode == "read-only" and ctx.tool_call.name in GUARDED:
                 return (f"the session is in read-only mode, so {ctx.tool_call.name} calls are refused; "
                         "the user can switch the mode back to Ask")
-            return await gate_check(ctx, cancel) if gate_check is not None else None
+            refusal = await gate_check(ctx, cancel) if gate_check is not None else None
+            if refusal is None:  # allowed (asked or not): only now is it running
+                send(tracked.live.running(ctx.tool_call.id))
+            return refusal
 
         session.agent.before_tool_call = check
-
-        send = Coalescer(self.peer.writer, functools.partial(self.update, session.id))
 
         async def observe(event: Any) -> None:
             if isinstance(event, CommandsUpdate):  # a template or skill file changed

@@ -2,8 +2,8 @@
 
 Live runs: text and thinking deltas become ``agent_message_chunk`` / ``agent_thought_chunk``;
 a tool call the model finished writing becomes ``tool_call`` (``pending``: it may still
-wait for permission); its execution becomes ``tool_call_update`` — ``in_progress``, the
-bash output as it grows, then ``completed`` / ``failed`` with the result (``diff`` blocks
+wait for permission); its execution becomes ``tool_call_update`` — ``in_progress`` once the
+call is allowed (:meth:`LiveUpdates.running`, sent by the permission check), the bash output as it grows, then ``completed`` / ``failed`` with the result (``diff`` blocks
 for write and edit). Replay (``session/load``) sends the same shapes from the stored
 messages, user messages as ``user_message_chunk``, each tool call with its final status.
 """
@@ -126,13 +126,13 @@ class LiveUpdates:
             if isinstance(delta, ToolcallEndEvent):
                 return [self._announce(delta.tool_call, "pending")]
             return []
-        if isinstance(event, ToolExecutionStart):
+        if isinstance(event, ToolExecutionStart):  # not running yet: the user may still be asked (running())
             args = event.args if isinstance(event.args, dict) else {}
             self.args[event.tool_call_id] = args
             if event.tool_call_id not in self.announced:
                 return [self._announce(ToolCall(id=event.tool_call_id, name=event.tool_name, arguments=args),
-                                       "in_progress")]
-            return [{"sessionUpdate": "tool_call_update", "toolCallId": event.tool_call_id, "status": "in_progress"}]
+                                       "pending")]
+            return []
         if isinstance(event, ToolExecutionUpdate) and event.partial_result is not None:
             text = _text(event.partial_result.content)
             return [{"sessionUpdate": "tool_call_update", "toolCallId": event.tool_call_id,
@@ -143,6 +143,11 @@ class LiveUpdates:
             return [tool_result_update(event.tool_call_id, event.tool_name, args, event.result.content,
                                        event.is_error, self.workspace)]
         return []
+
+    @staticmethod
+    def running(call_id: str) -> dict[str, Any]:
+        """The update for a call that was allowed and runs now."""
+        return {"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": "in_progress"}
 
     def _announce(self, call: ToolCall, status: str) -> dict[str, Any]:
         self.announced.add(call.id)

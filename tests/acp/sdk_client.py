@@ -35,14 +35,19 @@ class Recorder:
         self.writes: list[tuple[str, str]] = []
         self.got_update = asyncio.Event()
         self.asked = asyncio.Event()
+        self.timeline: list[tuple[str, str]] = []  # (what, tool call id): updates and permission requests in order
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         self.updates.append({"sessionId": session_id, **update.model_dump(by_alias=True, exclude_none=True)})
+        last = self.updates[-1]
+        if "toolCallId" in last:
+            self.timeline.append((f"{last['sessionUpdate']}:{last.get('status', '')}", last["toolCallId"]))
         self.got_update.set()
 
     async def request_permission(self, options: Any, session_id: str, tool_call: Any, **kwargs: Any) -> Any:
         self.permission_requests.append({"options": [o.model_dump(by_alias=True) for o in options],
                                          "toolCall": tool_call.model_dump(by_alias=True, exclude_none=True)})
+        self.timeline.append(("request_permission", tool_call.tool_call_id))
         self.asked.set()
         if self.answer is None:
             await asyncio.Event().wait()  # the user looks away; the agent must not hang on it

@@ -527,3 +527,18 @@ async def test_an_edit_through_the_editor_is_in_the_runs_changes(workspace, tmp_
         assert native.close() == 0
     finally:
         native.kill()
+
+
+async def test_a_tool_call_is_in_progress_only_once_it_is_allowed(workspace, tmp_path):
+    """``pending`` while the user is asked, ``in_progress`` once the call may run (#26, defect 1)."""
+    faux = script(tmp_path / "s.json", [tool("write", {"path": "new.txt", "content": "hi\n"}, "w1"),
+                                        tool("read", {"path": "new.txt"}, "r1"), text("Done.")])
+    async with agent(workspace, faux) as (conn, rec):
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        reply = await asyncio.wait_for(conn.prompt(session_id=session.session_id, prompt=[text_block("go")]), 30)
+        assert reply.stop_reason == "end_turn"
+    write = [what for what, call in rec.timeline if call == "w1"]
+    assert write == ["tool_call:pending", "request_permission", "tool_call_update:in_progress",
+                     "tool_call_update:completed"], write
+    read = [what for what, call in rec.timeline if call == "r1"]  # asks nobody: runs at once
+    assert read == ["tool_call:pending", "tool_call_update:in_progress", "tool_call_update:completed"], read
