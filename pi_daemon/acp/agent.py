@@ -42,7 +42,7 @@ from .initialize import AcpClient
 if TYPE_CHECKING:
     from ..host.host import Host
 from .prompt import render
-from .updates import Coalescer, LiveUpdates, kind_of, locations_of, replay
+from .updates import Coalescer, LiveUpdates, kind_of, locations_of, proposed_content, replay
 
 log = logging.getLogger(__name__)
 
@@ -336,7 +336,8 @@ class AcpAgent:
         ]
         params = {"sessionId": session_id, "options": offered,
                   "toolCall": {"toolCallId": call_id, "title": title, "kind": kind_of(tool), "status": "pending",
-                               "rawInput": args, "locations": locations_of(tool, args, workspace)},
+                               "rawInput": args, "locations": locations_of(tool, args, workspace),
+                               "content": proposed_content(tool, args, workspace)},
                   "_meta": {"pi": {"remember": {"scope": rule.scope, "pattern": rule.pattern, "label": what}}}}
         timeout = self.open_host.permission_timeout
         try:

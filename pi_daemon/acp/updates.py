@@ -80,17 +80,30 @@ def _text(parts: Any) -> str:
     return "".join(p.text for p in parts or [] if isinstance(p, TextContent))
 
 
+def diffs(tool: str, args: dict[str, Any], workspace: str) -> list[dict[str, Any]]:
+    """What a ``write`` or ``edit`` call changes, as ACP ``diff`` blocks (none for other tools)."""
+    path = _abs(args.get("path"), workspace)
+    if path is None:
+        return []
+    if tool == "write" and isinstance(args.get("content"), str):
+        return [{"type": "diff", "path": path, "oldText": None, "newText": args["content"]}]
+    if tool == "edit" and isinstance(args.get("edits"), list):
+        return [{"type": "diff", "path": path, "oldText": e.get("oldText"), "newText": e.get("newText", "")}
+                for e in args["edits"] if isinstance(e, dict)]
+    return []
+
+
+def proposed_content(tool: str, args: dict[str, Any], workspace: str) -> list[dict[str, Any]]:
+    """What a permission request shows of the call: its diffs, or the command a ``bash`` call runs."""
+    if tool == "bash" and isinstance(args.get("command"), str):
+        return [{"type": "content", "content": {"type": "text", "text": args["command"]}}]
+    return diffs(tool, args, workspace)
+
+
 def result_content(tool: str, args: dict[str, Any], parts: Any, is_error: bool,
                    workspace: str) -> list[dict[str, Any]]:
     """A finished call's content: its diffs (write, edit), then what it returned."""
-    out: list[dict[str, Any]] = []
-    path = _abs(args.get("path"), workspace)
-    if not is_error and path is not None:
-        if tool == "write" and isinstance(args.get("content"), str):
-            out.append({"type": "diff", "path": path, "oldText": None, "newText": args["content"]})
-        elif tool == "edit" and isinstance(args.get("edits"), list):
-            out.extend({"type": "diff", "path": path, "oldText": e.get("oldText"), "newText": e.get("newText", "")}
-                       for e in args["edits"] if isinstance(e, dict))
+    out: list[dict[str, Any]] = [] if is_error else diffs(tool, args, workspace)
     if isinstance(parts, str):
         parts = [TextContent(text=parts)]
     for part in parts or []:

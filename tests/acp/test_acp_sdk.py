@@ -68,6 +68,9 @@ async def test_edit_asks_permission_and_goes_through_the_editor(workspace, tmp_p
     asked = rec.permission_requests[0]
     assert [o["kind"] for o in asked["options"]] == ["allow_once", "allow_always", "reject_once", "reject_always"]
     assert asked["toolCall"]["kind"] == "edit" and asked["toolCall"]["toolCallId"] == "e1"
+    # the request shows the change, so the client can offer its diff view (#26, defect 2)
+    assert asked["toolCall"]["content"] == [{"type": "diff", "path": str(workspace / "a.txt"),
+                                             "oldText": "unsaved buffer", "newText": "edited buffer"}]
     calls = {u["toolCallId"]: u for u in rec.of("tool_call")}
     assert calls["r1"]["kind"] == "read" and calls["r1"]["locations"] == [{"path": str(workspace / "a.txt")}]
     assert calls["e1"]["rawInput"]["path"] == "a.txt"
@@ -175,6 +178,8 @@ async def test_cancel_while_permission_is_pending(workspace, tmp_path):
         running = asyncio.ensure_future(conn.prompt(session_id=session.session_id, prompt=[text_block("run it")]))
         await asyncio.wait_for(rec.asked.wait(), 30)
         assert rec.permission_requests[0]["toolCall"]["kind"] == "execute"
+        assert rec.permission_requests[0]["toolCall"]["content"] == [
+            {"type": "content", "content": {"type": "text", "text": "echo hi > out.txt"}}]
         await conn.cancel(session_id=session.session_id)
         assert (await asyncio.wait_for(running, 30)).stop_reason == "cancelled"
     assert not (workspace / "out.txt").exists()
@@ -537,6 +542,10 @@ async def test_a_tool_call_is_in_progress_only_once_it_is_allowed(workspace, tmp
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
         reply = await asyncio.wait_for(conn.prompt(session_id=session.session_id, prompt=[text_block("go")]), 30)
         assert reply.stop_reason == "end_turn"
+    asked = rec.permission_requests[0]["toolCall"]
+    assert asked["content"] == [{"type": "diff", "path": str(workspace / "new.txt"), "oldText": None,
+                                 "newText": "hi\n"}] or asked["content"] == [
+        {"type": "diff", "path": str(workspace / "new.txt"), "newText": "hi\n"}]  # a null oldText may be left out
     write = [what for what, call in rec.timeline if call == "w1"]
     assert write == ["tool_call:pending", "request_permission", "tool_call_update:in_progress",
                      "tool_call_update:completed"], write
