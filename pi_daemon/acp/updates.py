@@ -121,6 +121,9 @@ def tool_result_update(call_id: str, tool: str, args: dict[str, Any], parts: Any
             "rawOutput": {"text": _text(parts), "isError": is_error}}
 
 
+SUMMARY_HEADING = "\n\n---\n\n**Earlier conversation, summarised**\n\n"
+
+
 class LiveUpdates:
     """Turns one session's live events into update payloads (``None``: nothing to send)."""
 
@@ -196,9 +199,9 @@ def replay(messages: list[Any], workspace: str) -> Iterator[dict[str, Any]]:
         elif role == "bashExecution":
             yield {"sessionUpdate": "user_message_chunk",
                    "content": {"type": "text", "text": f"$ {message.command}\n{message.output}"}}
-        elif role == "compactionSummary":
+        elif role == "compactionSummary":  # its own paragraph: it follows the last answer's chunks directly
             yield {"sessionUpdate": "agent_message_chunk",
-                   "content": {"type": "text", "text": f"[Earlier conversation, summarised]\n{message.summary}"}}
+                   "content": {"type": "text", "text": f"{SUMMARY_HEADING}{message.summary.strip()}\n\n---\n\n"}}
     for call_id in calls:  # calls that never got a result (an interrupted run)
         yield {"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": "failed"}
 

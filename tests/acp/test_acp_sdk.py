@@ -393,7 +393,9 @@ async def test_load_after_compaction_replays_the_summary(workspace, tmp_path):
     async with agent(workspace) as (conn, rec):
         await asyncio.wait_for(conn.load_session(cwd=str(workspace), session_id=session_id, mcp_servers=[]), 30)
         assert rec.text("user_message_chunk") == "onetwo"
-        assert rec.text().startswith("first answersecond answer") and "THE SUMMARY" in rec.text()
+        assert rec.text().startswith("first answersecond answer")
+        # the summary is a paragraph of its own, not glued to the last answer (#26, defect 4)
+        assert "second answer\n\n---\n\n**Earlier conversation, summarised**\n\nTHE SUMMARY\n\n---\n\n" in rec.text()
 
 
 async def test_a_missing_key_is_authentication_required(workspace):
