@@ -24,12 +24,12 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import attrs
 
-from ..events import AgentSettled, CommandsUpdate
+from ..events import AgentSettled, CommandsUpdate, MessageEnd, SessionInfoChanged
 from ..host.commands import command_record, parse_input, run_builtin, set_model
 from ..llm.catalog import PROVIDERS
 from ..llm.model import THINKING_LEVELS
 from ..mcp.config import from_acp
-from ..messages import CompactionSummaryMessage
+from ..messages import CompactionSummaryMessage, user_text
 from ..session import AgentSession, SessionError, SessionManager
 from ..session.listing import list_sessions
 from ..session.rebuild import readable_message
@@ -42,7 +42,7 @@ from .initialize import AcpClient
 if TYPE_CHECKING:
     from ..host.host import Host
 from .prompt import render
-from .updates import Coalescer, LiveUpdates, kind_of, locations_of, proposed_content, replay
+from .updates import Coalescer, LiveUpdates, kind_of, locations_of, proposed_content, replay, session_title
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +60,11 @@ class Tracked:
     waiting: list[asyncio.Future[Any]] = attrs.field(factory=list)
     cancelled: bool = False
     mode: str = "default"
+
+
+def first_user(messages: list[Any]) -> Any:
+    """The session's first user message, or None."""
+    return next((m for m in messages if getattr(m, "role", None) == "user"), None)
 
 
 def _refusal(message: Any) -> bool:
@@ -120,6 +125,11 @@ class AcpAgent:
         async def observe(event: Any) -> None:
             if isinstance(event, CommandsUpdate):  # a template or skill file changed
                 send(self._commands_update())
+            elif isinstance(event, SessionInfoChanged):  # emitted before the session takes the name
+                send({"sessionUpdate": "session_info_update", "title": self._title(session, event.name)})
+            elif isinstance(event, MessageEnd) and getattr(event.message, "role", None) == "user" \
+                    and not session.name and event.message is first_user(session.messages):
+                send({"sessionUpdate": "session_info_update", "title": self._title(session, None)})
             for update in tracked.live(event):
                 send(update)
             if isinstance(event, AgentSettled):
@@ -128,6 +138,11 @@ class AcpAgent:
             await self.peer.writer.drain()
 
         session.subscribe(observe)
+
+    @staticmethod
+    def _title(session: AgentSession, name: str | None) -> str | None:
+        first = first_user(session.messages)
+        return session_title(name, user_text(first) if first is not None else None)
 
     def update(self, session_id: str, update: dict[str, Any]) -> None:
         self.peer.notify("session/update", {"sessionId": session_id, "update": update})
@@ -226,7 +241,7 @@ class AcpAgent:
         folder = self.manager.sessions_dir if self.host else Path(self.workspace) / ".pi" / "sessions"
         found = await asyncio.to_thread(list_sessions, folder, cwd)  # large files never hold the loop
         return {"sessions": [{"sessionId": d["sessionId"], "cwd": d["cwd"],
-                              "title": d["name"] or d["firstMessage"] or None, "updatedAt": d["updatedAt"],
+                              "title": session_title(d["name"], d["firstMessage"]), "updatedAt": d["updatedAt"],
                               "_meta": {"pi": {"file": d["file"], "messageCount": d["messageCount"]}}}
                              for d in found if not d.get("damaged")]}  # ACP's SessionInfo has no place for why
 

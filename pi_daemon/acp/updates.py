@@ -121,6 +121,19 @@ def tool_result_update(call_id: str, tool: str, args: dict[str, Any], parts: Any
             "rawOutput": {"text": _text(parts), "isError": is_error}}
 
 
+TITLE_CHARS = 80
+
+
+def session_title(name: str | None, first_message: str | None) -> str | None:
+    """A session's one-line title: its name, else the first line of its first prompt, shortened."""
+    for text in (name, first_message):
+        line = next((part.strip() for part in (text or "").splitlines() if part.strip()), "")
+        if line:
+            line = " ".join(line.split())
+            return line if len(line) <= TITLE_CHARS else line[:TITLE_CHARS - 1].rstrip() + "…"
+    return None
+
+
 SUMMARY_HEADING = "\n\n---\n\n**Earlier conversation, summarised**\n\n"
 
 

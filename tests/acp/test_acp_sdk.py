@@ -553,3 +553,22 @@ async def test_a_tool_call_is_in_progress_only_once_it_is_allowed(workspace, tmp
                      "tool_call_update:completed"], write
     read = [what for what, call in rec.timeline if call == "r1"]  # asks nobody: runs at once
     assert read == ["tool_call:pending", "tool_call_update:in_progress", "tool_call_update:completed"], read
+
+
+async def test_a_session_title_is_one_short_line_and_its_changes_are_sent(workspace):
+    """Not the whole first message (#26, defect 5): its first line, shortened; then the name."""
+    prompt = "Fix the parser\n\nHere is the context the editor attached:\n```\n" + "x = 1\n" * 50 + "```"
+    async with agent(workspace) as (conn, rec):
+        session_id = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=[text_block(prompt)]), 30)
+        assert [u["title"] for u in rec.of("session_info_update")] == ["Fix the parser"]
+        listed = await asyncio.wait_for(conn.list_sessions(), 10)
+        assert [s.title for s in listed.sessions] == ["Fix the parser"]
+        await conn.ext_method("pi/setName", {"sessionId": session_id, "name": "Parser work"})
+        await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=[text_block("ok")]), 30)
+        assert rec.of("session_info_update")[-1]["title"] == "Parser work"
+        long = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        await asyncio.wait_for(conn.prompt(session_id=long, prompt=[text_block("word " * 100)]), 30)
+        titles = {s.session_id: s.title for s in (await asyncio.wait_for(conn.list_sessions(), 10)).sessions}
+        assert titles[session_id] == "Parser work"
+        assert len(titles[long]) <= 80 and titles[long].endswith("…") and "\n" not in titles[long]
