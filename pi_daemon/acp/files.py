@@ -61,11 +61,11 @@ class EditorFiles(DiskFiles):
             return data, target, False
         if lines_as_editors_count(data):
             window = (await self._text(target, line=line, limit=limit)).encode("utf-8")
-            if lines_as_editors_count(window):
-                # A client that ignores line/limit sends the whole file: more lines than asked for,
-                # or (a short file) the saved text itself, which no window from line 2 on can be.
-                whole = len(window.splitlines()) > limit or (line > 1 and window == data and bool(data))
-                return window, target, not whole
+            # Taken only when it is the saved file's window: clients answer a window with the whole
+            # file, or with a line too many, and the tool would label the wrong lines. Otherwise (an
+            # unsaved buffer, or such an answer) the whole text is asked for and cut by the tool.
+            if window == b"".join(data.splitlines(keepends=True)[line - 1:line - 1 + limit]):
+                return window, target, True
         return (await self._text(target)).encode("utf-8"), target, False
 
     async def write(self, path: str, data: bytes, purpose: str = WRITE) -> tuple[bool, Path]:

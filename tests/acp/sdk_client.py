@@ -32,6 +32,7 @@ class Recorder:
         self.reads: list[str] = []
         self.windows: list[tuple[int | None, int | None]] = []  # (line, limit) of each read
         self.honours_windows = True  # False: answers every read with the whole file, as an older client
+        self.extra_lines = 0  # a window answered with this many lines too many (avante: one)
         self.writes: list[tuple[str, str]] = []
         self.got_update = asyncio.Event()
         self.asked = asyncio.Event()
@@ -61,7 +62,7 @@ class Recorder:
         if self.honours_windows and (line is not None or limit is not None):
             lines = re.findall(r"[^\n]*\n|[^\n]+$", text)  # an editor's lines, each with its line end
             start = (line or 1) - 1
-            text = "".join(lines[start:None if limit is None else start + limit])
+            text = "".join(lines[start:None if limit is None else start + limit + self.extra_lines])
         return ReadTextFileResponse(content=text)
 
     async def write_text_file(self, content: str, path: str, session_id: str, **kwargs: Any) -> WriteTextFileResponse:

@@ -88,7 +88,7 @@ def _texts(rec: Recorder) -> dict[str, str]:
             if u.get("status") in ("completed", "failed") and u["content"][0]["type"] == "content"}
 
 
-async def test_a_read_of_a_window_asks_the_editor_for_those_lines_only(workspace, tmp_path):
+async def test_a_read_of_a_window_of_an_unsaved_buffer_gets_the_buffer_s_lines(workspace, tmp_path):
     long = workspace / "long.py"
     long.write_text("".join(f"disk {n}\n" for n in range(1, 101)))
     (workspace / "paged.txt").write_text("one\n\x0ctwo\nthree\n")  # a form feed: str.splitlines breaks there
@@ -104,14 +104,16 @@ async def test_a_read_of_a_window_asks_the_editor_for_those_lines_only(workspace
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
         reply = await asyncio.wait_for(conn.prompt(session_id=session.session_id, prompt=[text_block("read")]), 30)
         assert reply.stop_reason == "end_turn"
-    # a window asks for its lines and one more (does the file go on?); the edit's match reads it all
+    # a window asks for its lines and one more (does the file go on?); the buffer's answer is not the
+    # saved file's window, so it cannot be checked: the whole buffer is read and cut by the tool
     asked = list(zip(rec.reads, rec.windows))
-    assert asked[:2] == [(str(long), (40, 4)), (str(long), (99, 2001))]
-    assert asked[2:] and all(window == (None, None) for _, window in asked[2:])
+    assert asked[:4] == [(str(long), (40, 4)), (str(long), (None, None)), (str(long), (99, 2001)),
+                         (str(long), (None, None))]
+    assert asked[4:] and all(window == (None, None) for _, window in asked[4:])
     assert asked[-1][0] == str(workspace / "paged.txt")
     finals = _texts(rec)
     assert finals["r1"].splitlines() == ["    40\tbuffer 40", "    41\tbuffer 41", "    42\tbuffer 42",
-                                         "[Showing lines 40-42. Use offset=43 to read on.]"]
+                                         "[Showing lines 40-42 of 100. Use offset=43 to read on.]"]
     assert finals["r2"].splitlines() == ["    99\tbuffer 99", "   100\tbuffer 100"]
     assert "ninety\n" in rec.buffers[str(long)] and "buffer 89\nninety\nbuffer 91\n" in rec.buffers[str(long)]
     # editors do not count a form feed as a line end: the whole file is read and numbered by the tool
@@ -128,7 +130,7 @@ async def test_a_client_that_ignores_the_window_still_gets_the_lines_asked_for(w
         rec.honours_windows = False
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
         await asyncio.wait_for(conn.prompt(session_id=session.session_id, prompt=[text_block("read")]), 30)
-    assert rec.windows == [(50, 3), (2, 6)]
+    assert rec.windows == [(50, 3), (None, None), (2, 6), (None, None)]  # the window is not taken on trust
     assert _texts(rec)["r1"].splitlines() == ["    50\tline 50", "    51\tline 51",
                                                "[Showing lines 50-51 of 100. Use offset=52 to read on.]"]
     assert _texts(rec)["r2"].splitlines() == ["     2\ttwo", "     3\tthree"]  # not "2 one"
@@ -572,3 +574,27 @@ async def test_a_session_title_is_one_short_line_and_its_changes_are_sent(worksp
         titles = {s.session_id: s.title for s in (await asyncio.wait_for(conn.list_sessions(), 10)).sessions}
         assert titles[session_id] == "Parser work"
         assert len(titles[long]) <= 80 and titles[long].endswith("…") and "\n" not in titles[long]
+
+
+async def test_a_window_answered_with_a_line_too_many_is_not_mislabelled(workspace, tmp_path):
+    """avante answers ``fs/read_text_file{line, limit}`` with one line more than asked (#26, defect 3)."""
+    (workspace / "long.py").write_text("".join(f"line {n}\n" for n in range(1, 101)))
+    faux = script(tmp_path / "s.json", [tool("read", {"path": "long.py", "offset": 50, "limit": 2}, "r1"),
+                                        tool("read", {"path": "long.py", "offset": 98}, "r2"), text("Done.")])
+    async with agent(workspace, faux, fs=True) as (conn, rec):
+        rec.extra_lines = 1
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        await asyncio.wait_for(conn.prompt(session_id=session.session_id, prompt=[text_block("read")]), 30)
+    assert _texts(rec)["r1"].splitlines() == ["    50\tline 50", "    51\tline 51",
+                                               "[Showing lines 50-51 of 100. Use offset=52 to read on.]"]
+    assert _texts(rec)["r2"].splitlines() == ["    98\tline 98", "    99\tline 99", "   100\tline 100"]
+
+
+async def test_a_window_of_the_saved_file_is_taken_as_it_is(workspace, tmp_path):
+    (workspace / "long.py").write_text("".join(f"line {n}\n" for n in range(1, 101)))
+    faux = script(tmp_path / "s.json", [tool("read", {"path": "long.py", "offset": 50, "limit": 2}, "r1"), text("Done.")])
+    async with agent(workspace, faux, fs=True) as (conn, rec):
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        await asyncio.wait_for(conn.prompt(session_id=session.session_id, prompt=[text_block("read")]), 30)
+    assert rec.windows == [(50, 3)]  # checked against the saved file: no second read
+    assert _texts(rec)["r1"].splitlines()[:2] == ["    50\tline 50", "    51\tline 51"]
