@@ -334,7 +334,9 @@ def _lock(fd: int, path: Path) -> None:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError as exc:
         if exc.errno in (errno.EAGAIN, errno.EACCES):
-            raise SessionLocked(f"session file {path} is open in another process") from None
+            raise SessionLocked(f"session file {path} is open in another process (another pi-daemon, e.g. a "
+                                "second agent an editor started for the same session): close the session "
+                                "there or stop that agent, then open it again") from None
         raise
 
 

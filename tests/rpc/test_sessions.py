@@ -238,6 +238,7 @@ def test_two_daemons_on_one_file(spawn, tmp_path):
     second = spawn("--model", "faux/echo")
     error = second.request("session/load", {"sessionId": sid})["error"]
     assert error["code"] == -32006 and "open in another process" in error["message"]
+    assert "close the session there or stop that agent, then open it again" in error["message"]  # what to do
     first.call("session/close", {"sessionId": sid})
     assert second.call("session/load", {"sessionId": sid})["sessionId"] == sid
 
