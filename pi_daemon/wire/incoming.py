@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any, NoReturn
+from typing import Any, NamedTuple, NoReturn
 
 import orjson
 
@@ -23,7 +23,16 @@ from .errors import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, preview, short
 
 log = logging.getLogger(__name__)
 
-CANCEL_REQUEST = "$/cancelRequest"
+
+
+class Cancelling(NamedTuple):
+    """How a protocol names the notification that cancels a request, and its id's field."""
+    method: str
+    id_field: str
+
+
+LSP_CANCEL = Cancelling("$/cancelRequest", "id")  # the native face (LSP's convention)
+ACP_CANCEL = Cancelling("$/cancel_request", "requestId")
 # Integers beyond this are not exact in JavaScript (every editor's client): refused as ids.
 MAX_ID = 2**53 - 1
 ID_RULE = "id must be a string, an integer within ±(2^53-1), or null"
@@ -46,12 +55,13 @@ def valid_id(value: Any) -> bool:
     return type(value) is int and -MAX_ID <= value <= MAX_ID
 
 
-def cancel_target(params: Any) -> tuple[bool, Any]:
-    """``(True, id)`` for the request a ``$/cancelRequest`` names; ``(False, None)``, and a
+def cancel_target(params: Any, cancelling: Cancelling = LSP_CANCEL) -> tuple[bool, Any]:
+    """``(True, id)`` for the request a cancel notification names; ``(False, None)``, and a
     warning logged, when its params name none."""
-    request_id = params.get("id") if isinstance(params, dict) else None
+    request_id = params.get(cancelling.id_field) if isinstance(params, dict) else None
     if not valid_id(request_id):
-        log.warning("$/cancelRequest needs {\"id\": <request id>}; ignored: %s", preview(params))
+        log.warning("%s needs {\"%s\": <request id>}; ignored: %s", cancelling.method, cancelling.id_field,
+                    preview(params))
         return False, None
     return True, request_id
 

@@ -1,10 +1,10 @@
 """One JSON-RPC 2.0 peer on the daemon's frame reader and writer: both protocol faces speak through it.
 
 It serves the other side's requests (each handler runs as a task; its result, its
-:class:`.errors.RpcError`, or ``-32800`` once ``$/cancelRequest`` or the daemon's stop
+:class:`.errors.RpcError`, or ``-32800`` once a cancel notification or the daemon's stop
 cancels it, is the one answer), runs handlers of notifications, sends the daemon's own
 requests and matches their answers by id (a timeout or a cancelled wait withdraws the
-request with ``$/cancelRequest``), and answers every frame it cannot use with the
+request with a cancel notification), and answers every frame it cannot use with the
 error it gets — unparsable JSON, a non-object, a bad id, an unknown method, a frame
 over the size limit — while the connection stays up. Which methods exist, and what
 their params must be, is the face's business: the peer hands a handler the raw params.
@@ -21,7 +21,7 @@ from typing import Any, Callable, Coroutine
 from .errors import (FRAME_TOO_LARGE, INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR,
                      REQUEST_CANCELLED, RpcError, preview, shorten)
 from .framing import FrameError, dumps, encode
-from .incoming import CANCEL_REQUEST, ID_RULE, Refused, cancel_target, message_object, valid_id
+from .incoming import ID_RULE, LSP_CANCEL, Cancelling, Refused, cancel_target, message_object, valid_id
 from .transport import EOF, FrameReader, FrameWriter
 
 log = logging.getLogger(__name__)
@@ -51,10 +51,13 @@ class InputClosed(ClientError):
 
 class Peer:
     """``requests`` and ``notifications`` map a method to its handler (raw params -> result);
-    ``on_eof`` is called once the input has ended."""
+    ``on_eof`` is called once the input has ended; ``cancelling`` names the protocol's cancel
+    notification (``$/cancelRequest{id}`` natively, ``$/cancel_request{requestId}`` in ACP)."""
 
-    def __init__(self, reader: FrameReader, writer: FrameWriter, on_eof: Callable[[], None]) -> None:
+    def __init__(self, reader: FrameReader, writer: FrameWriter, on_eof: Callable[[], None],
+                 cancelling: Cancelling = LSP_CANCEL) -> None:
         self.reader = reader
+        self.cancelling = cancelling
         self.writer = writer
         self.on_eof = on_eof
         self.requests: dict[str, Handler] = {}
@@ -93,13 +96,13 @@ class Peer:
         return request_id, future
 
     def withdraw(self, request_id: Any) -> None:
-        """Give up a request of the daemon's: ``$/cancelRequest``, unless the input has ended."""
+        """Give up a request of the daemon's: the cancel notification, unless the input has ended."""
         future = self._waiting.pop(request_id, None)
         if future is None:
             return
         future.cancel()
         if not self.closed:
-            self.notify(CANCEL_REQUEST, {"id": request_id})
+            self.notify(self.cancelling.method, {self.cancelling.id_field: request_id})
 
     async def request(self, method: str, params: Any, *, timeout: float | None = None,
                       msg_id: str | None = None) -> Any:
@@ -175,13 +178,13 @@ class Peer:
         task.add_done_callback(lambda done: self._reply(request_id, method, done))
 
     def _notification(self, method: str, params: Any) -> None:
-        if method == CANCEL_REQUEST:
-            named, target = cancel_target(params)
+        if method == self.cancelling.method:
+            named, target = cancel_target(params, self.cancelling)
             task = self._running.get(target) if named else None
             if task is None:
-                log.debug("$/cancelRequest for unknown or finished request %r", target)
+                log.debug("%s for unknown or finished request %r", method, target)
             elif not task.done():
-                self._cancelled_by.setdefault(task, "$/cancelRequest")
+                self._cancelled_by.setdefault(task, method)
                 task.cancel()
             return
         handler = self.notifications.get(method)
