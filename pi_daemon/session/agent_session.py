@@ -119,6 +119,7 @@ class AgentSession:
         self._pending_bash: list[BashExecutionMessage] = []
         self.changes: Any = None  # the change log (:mod:`.changes`), set by the session manager
         self.files: Any = None  # how the tools reach files; reverts go the same way
+        self.view: Any = None  # the tools' view of the workspace (:class:`..tools.workspace.Workspace`)
         self.agent.subscribe(self._on_agent_event)
 
     # --- runs --------------------------------------------------------------------------

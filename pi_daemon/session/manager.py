@@ -111,11 +111,11 @@ class SessionManager:
         return Path(self.workspace) / ".pi" / "tmp"
 
     def working_folder(self, cwd: str | None) -> Workspace:
-        """The tools' view for a session working in ``cwd`` (default: the workspace).
+        """The tools' view for a session working in ``cwd`` (default: the workspace), its own object.
 
         Raises OutsidePath when ``cwd`` is not a folder inside the confinement roots."""
         if not cwd:
-            return self.tools_workspace
+            cwd = str(self.tools_workspace.root)
         try:
             return self.tools_workspace.at(cwd)
         except PathRefused as exc:
@@ -129,7 +129,7 @@ class SessionManager:
             view = self.working_folder(cwd)
         except OutsidePath as exc:
             log.warning("session %s: its folder cannot be used (%s); it works in the workspace", store.header["id"], exc)
-            view = self.tools_workspace
+            view = self.tools_workspace.at(str(self.tools_workspace.root))
         files = (self.file_access(store.header["id"], view) if self.file_access is not None else None) \
             or DiskFiles(view)
         tools = default_tools(view, files)
@@ -143,6 +143,7 @@ class SessionManager:
                                                                  roots=self.tools_workspace.roots, skills=skills,
                                                                  cwd=view.cwd))
         session.files = files
+        session.view = view  # its own roots (ACP's additionalDirectories) are set on it
         session.changes = files.changes = ChangeLog(self.tools_workspace, store, Path(self.workspace) / ".pi")
         session.spill_dir = self.spill_dir  # a session in a sub-folder still spills into the workspace's .pi/tmp
         kept_settings.restore(session)

@@ -21,7 +21,7 @@ import errno
 import os
 import stat
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Sequence
 
 import attrs
 
@@ -61,10 +61,12 @@ class Workspace:
         self.root = Path(root).resolve()
         self.cwd = self.root  # where relative paths start: a session's working folder
         self.extra_roots = [Path(r).resolve() for r in (extra_roots or [])]
+        self.session_roots: list[Path] = []  # a view's own (ACP's additionalDirectories)
         self._locks: dict[Path, asyncio.Lock] = {}
 
-    def at(self, cwd: str) -> "Workspace":
-        """The same boundary (roots, locks, later ``allow``s) with relative paths taken from ``cwd``.
+    def at(self, cwd: str, session_roots: Sequence[str] = ()) -> "Workspace":
+        """The same boundary (roots, locks, later ``allow``s) with relative paths taken from ``cwd``,
+        widened by ``session_roots`` for this view alone.
 
         ``cwd`` must resolve to a folder inside the roots; raises PathRefused saying why not."""
         resolved = Path(self._resolve(cwd)[0])
@@ -72,7 +74,20 @@ class Workspace:
             raise PathRefused(f"{cwd!r} is not a folder")
         view = Workspace.__new__(Workspace)
         view.root, view.cwd, view.extra_roots, view._locks = self.root, resolved, self.extra_roots, self._locks
+        view.session_roots = []
+        view.set_session_roots(session_roots)
         return view
+
+    def set_session_roots(self, folders: Sequence[str]) -> None:
+        """This view's own extra roots, replacing the ones it had; each must be an existing folder."""
+        roots = []
+        for folder in folders:
+            resolved = Path(os.path.expanduser(folder)).resolve()
+            if not resolved.is_dir():
+                raise PathRefused(f"{folder!r} is not a folder")
+            if resolved not in roots:
+                roots.append(resolved)
+        self.session_roots[:] = roots
 
     def allow(self, roots: list[str]) -> None:
         """Let tools reach these folders too (settings, or the client's ``allowedRoots``)."""
@@ -83,7 +98,7 @@ class Workspace:
 
     @property
     def roots(self) -> list[Path]:
-        return [self.root, *self.extra_roots]
+        return [self.root, *self.extra_roots, *(r for r in self.session_roots if r not in self.extra_roots)]
 
     def resolve(self, path: str | None) -> Path:
         return Path(self._resolve(path)[0])

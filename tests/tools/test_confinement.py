@@ -300,3 +300,21 @@ def test_locate_names_the_root_and_parts(ws, tmp_path):
     assert ws.locate("a/b.txt", WRITE).parts == ("a", "b.txt")
     with pytest.raises(PathRefused, match="outside the workspace"):
         ws.locate("../x", READ)
+
+
+def test_a_views_own_roots_widen_that_view_alone(tmp_path):
+    root, extra = tmp_path / "ws", tmp_path / "extra"
+    root.mkdir()
+    extra.mkdir()
+    (extra / "f.txt").write_text("x")
+    base = Workspace(str(root))
+    widened, other = base.at(str(root), [str(extra)]), base.at(str(root))
+    assert widened.check(str(extra / "f.txt"), READ).path == (extra / "f.txt").resolve()
+    for view in (base, other):
+        with pytest.raises(PathRefused, match="outside the workspace"):
+            view.check(str(extra / "f.txt"), READ)
+    widened.set_session_roots([])  # replaced, as a resume with no folders does
+    with pytest.raises(PathRefused):
+        widened.check(str(extra / "f.txt"), READ)
+    with pytest.raises(PathRefused, match="not a folder"):
+        base.at(str(root), [str(extra / "f.txt")])
