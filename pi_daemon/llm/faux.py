@@ -29,7 +29,7 @@ from ..messages import (
     user_text,
 )
 from .cost import apply_cost
-from .model import Context, Model, StreamOptions
+from .model import Context, Model, ModelCost, StreamOptions
 from .stream import BlockStartEvent, StreamBuilder, register_api
 
 FAUX_API = "faux"
@@ -80,6 +80,7 @@ class FauxProvider:
         delay: float = 0.0,
         context_window: int = 128_000,
         fallback: Callable[[Context], AssistantMessage] | None = None,
+        cost: ModelCost | None = None,
     ) -> None:
         self.replies: deque[Reply] = deque(replies)
         self.fallback = fallback
@@ -87,6 +88,7 @@ class FauxProvider:
         self.chunk_size = max(1, chunk_size)
         self.delay = delay
         self.context_window = context_window
+        self.cost = cost or ModelCost()
         self.requests: list[Context] = []
         self.served = 0
         self._chunks_since_yield = 0
@@ -101,6 +103,7 @@ class FauxProvider:
             reasoning=True,
             input=["text", "image"],
             context_window=self.context_window,
+            cost=self.cost,
         )
 
     def push(self, *replies: Reply) -> None:
@@ -196,7 +199,8 @@ def load_script(path: str) -> FauxProvider:
     """A faux provider from a JSON script file.
 
     ``{"modelId": "script", "chunkSize": 4, "delayMs": 0, "contextWindow": 128000,
-    "replies": [reply, ...]}`` where
+    "cost": {"input": 3, "output": 15}, "replies": [reply, ...]}`` (cost: USD per million
+    tokens) where
     a reply is an assistant message without its role (``content``, ``stopReason``,
     ``errorMessage``) or ``{"echo": true}``.
     """
@@ -216,6 +220,7 @@ def load_script(path: str) -> FauxProvider:
         chunk_size=int(script.get("chunkSize", 4)),
         delay=float(script.get("delayMs", 0)) / 1000,
         context_window=int(script.get("contextWindow", 128_000)),
+        cost=ModelCost(**{k: float(v) for k, v in (script.get("cost") or {}).items()}),
     )
 
 

@@ -155,6 +155,26 @@ def _unanswered_calls(assistant: AssistantMessage, messages: list[Any]) -> bool:
     return not calls <= answered
 
 
+def entry_usage(entry: dict[str, Any]) -> dict[str, Any] | None:
+    """The model usage an entry records: an answer's, or a summary's own (compaction, branch)."""
+    message = entry.get("message")
+    usage = (message.get("usage") if isinstance(message, dict) else None) if entry.get("type") == "message" \
+        else entry.get("usage")
+    return usage if isinstance(usage, dict) else None
+
+
+def usage_cost(usage: dict[str, Any] | None) -> float:
+    """What a recorded usage cost, in USD (0 when it says nothing)."""
+    priced = usage.get("cost") if usage else None
+    total = priced.get("total") if isinstance(priced, dict) else None
+    return float(total) if isinstance(total, (int, float)) and not isinstance(total, bool) else 0.0
+
+
+def total_cost(entries: list[dict[str, Any]]) -> float:
+    """What every model call a session file records has cost."""
+    return sum(usage_cost(entry_usage(e)) for e in entries)
+
+
 def stats(entries: list[dict[str, Any]], context: list[Any], context_tokens: int, window: int | None) -> dict[str, Any]:
     """Counts and totals over the whole file; context usage of the active branch."""
     counts = {"user": 0, "assistant": 0, "toolResult": 0}
@@ -164,7 +184,7 @@ def stats(entries: list[dict[str, Any]], context: list[Any], context_tokens: int
     for entry in entries:
         message = entry.get("message")
         message = message if isinstance(message, dict) else {}
-        usage = message.get("usage") if entry.get("type") == "message" else entry.get("usage")
+        usage = entry_usage(entry)
         if entry.get("type") == "message" and message.get("role") in counts:
             counts[message["role"]] += 1
             content = message.get("content")
@@ -174,9 +194,7 @@ def stats(entries: list[dict[str, Any]], context: list[Any], context_tokens: int
             for key in tokens:
                 value = usage.get(key)
                 tokens[key] += value if isinstance(value, (int, float)) else 0
-            priced = usage.get("cost")
-            total = priced.get("total") if isinstance(priced, dict) else None
-            cost += total if isinstance(total, (int, float)) else 0
+            cost += usage_cost(usage)
     return {
         "userMessages": counts["user"], "assistantMessages": counts["assistant"],
         "toolCalls": calls, "toolResults": counts["toolResult"],
