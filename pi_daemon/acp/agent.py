@@ -10,7 +10,13 @@ settle, and its mode. Semantics the protocol leaves open (see protocol.md "ACP m
   follow-up still queued when the run is cancelled stays queued (and in the session
   file) and goes with the next prompt.
 * ``session/cancel`` aborts the run; waiting prompts answer ``cancelled``, a pending
-  permission request is abandoned (its late answer is ignored).
+  permission request is abandoned (its late answer is ignored). ``$/cancel_request`` of a
+  ``session/prompt`` does the same, and that prompt is answered ``-32800``.
+* ``session/close`` cancels as ``session/cancel`` does, then closes the session (its file
+  stays); ``session/delete`` closes it if open and deletes its file (an unknown id is
+  already gone: success).
+* ``additionalDirectories`` on ``session/new|load|resume`` are the session's own extra roots:
+  its tools (and bash's sandbox) may reach them, for that session only.
 """
 
 from __future__ import annotations
@@ -27,29 +33,25 @@ import attrs
 from ..events import AgentSettled, CommandsUpdate, MessageEnd, SessionInfoChanged
 from ..host.commands import command_record, parse_input, run_builtin, set_model
 from ..llm.catalog import PROVIDERS
-from ..llm.model import THINKING_LEVELS
 from ..mcp.config import from_acp
-from ..messages import CompactionSummaryMessage, user_text
-from ..session import AgentSession, SessionError, SessionManager
+from ..messages import AssistantMessage, CompactionSummaryMessage, user_text
+from ..session import AgentSession, SessionError, SessionManager, SessionNotFound
 from ..session.listing import list_sessions
-from ..session.rebuild import readable_message
+from ..session.rebuild import readable_message, total_cost
 from ..tools.permission_rules import Rule, describe
 from ..tools.permissions import OUTCOMES, TIMED_OUT
 from ..wire.errors import AuthRequired, InternalError, SessionNotFoundError, invalid_params
 from ..wire.peer import ClientError, Peer
+from . import config
 from .initialize import AcpClient
-
-if TYPE_CHECKING:
-    from ..host.host import Host
 from .prompt import render
 from .updates import Coalescer, LiveUpdates, kind_of, locations_of, proposed_content, replay, session_title
 
+if TYPE_CHECKING:
+    from ..host.host import Host
+
 log = logging.getLogger(__name__)
 
-MODES = [
-    {"id": "default", "name": "Ask", "description": "write, edit and bash ask for permission (unless allowed)"},
-    {"id": "read-only", "name": "Read only", "description": "write, edit and bash are refused without asking"},
-]
 GUARDED = ("write", "edit", "bash")
 
 
@@ -60,6 +62,7 @@ class Tracked:
     waiting: list[asyncio.Future[Any]] = attrs.field(factory=list)
     cancelled: bool = False
     mode: str = "default"
+    cost: float = 0.0  # what the session's answers have cost so far
 
 
 def first_user(messages: list[Any]) -> Any:
@@ -106,7 +109,8 @@ class AcpAgent:
 
     def watch(self, session: AgentSession) -> None:
         """Called by the session manager for every session it opens."""
-        tracked = Tracked(session, LiveUpdates(self.workspace))  # tool paths are relative to the workspace
+        tracked = Tracked(session, LiveUpdates(self.workspace),  # tool paths are relative to the workspace
+                          cost=total_cost(session.store.entries))
         self.tracked[session.id] = tracked
         gate_check = session.agent.before_tool_call
         send = Coalescer(self.peer.writer, functools.partial(self.update, session.id))
@@ -130,9 +134,14 @@ class AcpAgent:
             elif isinstance(event, MessageEnd) and getattr(event.message, "role", None) == "user" \
                     and not session.name and event.message is first_user(session.messages):
                 send({"sessionUpdate": "session_info_update", "title": self._title(session, None)})
+            elif isinstance(event, MessageEnd) and isinstance(event.message, AssistantMessage):
+                tracked.cost += event.message.usage.cost.total
             for update in tracked.live(event):
                 send(update)
             if isinstance(event, AgentSettled):
+                used = config.usage(session, tracked.cost)
+                if used is not None:
+                    send(used)
                 send.flush()
                 self._settled(tracked, event)
             await self.peer.writer.drain()
@@ -173,13 +182,30 @@ class AcpAgent:
 
     @staticmethod
     def _mcp_servers(params: dict[str, Any]) -> list[dict[str, Any]]:
-        servers = params.get("mcpServers", [])
+        servers = params.get("mcpServers")
+        if servers is None:
+            return []
         if not isinstance(servers, list) or not all(isinstance(s, dict) for s in servers):
             raise invalid_params("params.mcpServers", "expected an array of MCP server objects")
         return servers
 
+    @staticmethod
+    def _directories(params: dict[str, Any]) -> list[str]:
+        """``additionalDirectories``: existing folders, named by absolute paths."""
+        folders = params.get("additionalDirectories")
+        if folders is None:
+            return []
+        if not isinstance(folders, list) or not all(isinstance(f, str) for f in folders):
+            raise invalid_params("params.additionalDirectories", "expected an array of absolute paths")
+        for folder in folders:
+            if not os.path.isabs(folder):
+                raise invalid_params("params.additionalDirectories", f"{folder!r} is not an absolute path")
+            if not os.path.isdir(folder):
+                raise invalid_params("params.additionalDirectories", f"{folder} is not a folder")
+        return folders
+
     def _state(self, tracked: Tracked) -> dict[str, Any]:
-        return {"modes": {"currentModeId": tracked.mode, "availableModes": MODES},
+        return {"modes": {"currentModeId": tracked.mode, "availableModes": config.MODES},
                 "configOptions": self.config_options(tracked.session)}
 
     def _announce_commands(self, session_id: str) -> None:
@@ -193,7 +219,7 @@ class AcpAgent:
         return {"sessionUpdate": "available_commands_update", "availableCommands": commands}
 
     async def new_session(self, params: dict[str, Any]) -> dict[str, Any]:
-        cwd, servers = self._cwd(params), self._mcp_servers(params)
+        cwd, servers, folders = self._cwd(params), self._mcp_servers(params), self._directories(params)
         meta = params.get("_meta") or {}
         pi = (meta.get("pi") or {}) if isinstance(meta, dict) else {}
         for key in ("name", "model"):
@@ -205,22 +231,44 @@ class AcpAgent:
             raise invalid_params("params.mcpServers", str(exc)) from None
         session = self.manager.create(cwd=cwd, name=pi.get("name"), model=pi.get("model"), mcp_servers=own)
         session.mcp_servers = servers
-        self._announce_commands(session.id)
+        session.view.set_session_roots(folders)
+        self._announce_commands(session.id)  # after the answer: before it the client knows no such session
         return {"sessionId": session.id, **self._state(self.tracked[session.id])}
 
-    async def load_session(self, params: dict[str, Any]) -> dict[str, Any]:
+    def _reopen(self, params: dict[str, Any]) -> AgentSession:
+        """The stored session ``session/load`` and ``session/resume`` name, open with the
+        MCP servers and extra roots the request gives."""
         session_id = params.get("sessionId")
         if not isinstance(session_id, str):
             raise invalid_params("params.sessionId", "expected a string")
-        cwd, servers = self._cwd(params), self._mcp_servers(params)
+        cwd, servers, folders = self._cwd(params), self._mcp_servers(params), self._directories(params)
         try:
             own = from_acp(servers, cwd)
         except ValueError as exc:
             raise invalid_params("params.mcpServers", str(exc)) from None
         session, _ = self.manager.load(session_id)
         session.mcp_servers = servers
+        session.view.set_session_roots(folders)
         if self.manager.mcp is not None:  # the servers the editor names for this session now
             self.manager.mcp.attach(session.id, session.agent.state.tools, own)
+        return session
+
+    def _reopened(self, session: AgentSession) -> dict[str, Any]:
+        """What follows a load or resume, all before its answer (nothing for it may come after):
+        the commands and the usage."""
+        tracked = self.tracked[session.id]
+        self.update(session.id, self._commands_update())
+        used = config.usage(session, tracked.cost)
+        if used is not None:
+            self.update(session.id, used)
+        return self._state(tracked)
+
+    async def resume_session(self, params: dict[str, Any]) -> dict[str, Any]:
+        """``session/load`` without the replay: the client still shows the conversation."""
+        return self._reopened(self._reopen(params))
+
+    async def load_session(self, params: dict[str, Any]) -> dict[str, Any]:
+        session = self._reopen(params)
         messages = []
         for entry in session.store.branch():
             if entry.get("type") == "message":
@@ -232,8 +280,39 @@ class AcpAgent:
         for update in replay(messages, self.tracked[session.id].live.workspace):
             self.update(session.id, update)
             await self.peer.writer.drain()
-        self._announce_commands(session.id)
-        return self._state(self.tracked[session.id])
+        return self._reopened(session)
+
+    async def close_session(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Cancel the session's run (its prompts answer ``cancelled``) and close it; its file stays."""
+        tracked = self.get(params)
+        await self._close(tracked)
+        return {}
+
+    async def _close(self, tracked: Tracked) -> None:
+        tracked.cancelled = True
+        await tracked.session.abort()
+        await self.manager.close(tracked.session)
+        self.tracked.pop(tracked.session.id, None)
+        for waiter in tracked.waiting:  # a run that never settled still answers its prompts
+            if not waiter.done():
+                waiter.set_result({"stopReason": "cancelled"})
+        tracked.waiting.clear()
+
+    async def delete_session(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Close the session if it is open and delete its file; an unknown id is already gone."""
+        session_id = params.get("sessionId")
+        if not isinstance(session_id, str):
+            raise invalid_params("params.sessionId", "expected a string")
+        if self.host is None:  # the sessions listed so far are the starting folder's
+            self.open_workspace(self.workspace)
+        tracked = self.tracked.get(session_id)
+        if tracked is not None:
+            await self._close(tracked)
+        try:
+            await self.manager.delete(session_id, None)
+        except SessionNotFound:
+            log.info("session/delete: no session %s here; nothing to delete", session_id)
+        return {}
 
     async def list_sessions(self, params: dict[str, Any]) -> dict[str, Any]:
         cwd = self._cwd(params) if params.get("cwd") is not None else None
@@ -268,7 +347,13 @@ class AcpAgent:
         except BaseException:
             tracked.waiting.remove(waiter)
             raise
-        answer: dict[str, Any] = await waiter
+        try:
+            answer: dict[str, Any] = await asyncio.shield(waiter)
+        except asyncio.CancelledError:  # $/cancel_request of this prompt: the run stops as on session/cancel
+            if not waiter.done():
+                tracked.cancelled = True
+                await session.abort()
+            raise
         return answer
 
     def _check_key(self, session: AgentSession) -> None:
@@ -372,23 +457,12 @@ class AcpAgent:
     # --- modes and configuration ----------------------------------------------------------
 
     def config_options(self, session: AgentSession) -> list[dict[str, Any]]:
-        models = [m for m in self.registry.models() if self.registry.availability(m)[0]]
-        current = session.model
-        if current is not None and current not in models:
-            models.insert(0, current)
-        level = session.agent.state.thinking_level
-        return [
-            {"id": "model", "name": "Model", "category": "model", "type": "select",
-             "currentValue": current.spec if current else "",
-             "options": [{"value": m.spec, "name": m.name or m.spec} for m in models]},
-            {"id": "thought_level", "name": "Thinking", "category": "thought_level", "type": "select",
-             "currentValue": level, "options": [{"value": v, "name": v.capitalize()} for v in THINKING_LEVELS]},
-        ]
+        return config.options(self.registry, session, self.client.boolean_options)
 
     async def set_mode(self, params: dict[str, Any]) -> dict[str, Any]:
         tracked = self.get(params)
         mode = params.get("modeId")
-        if mode not in [m["id"] for m in MODES]:
+        if mode not in [m["id"] for m in config.MODES]:
             raise invalid_params("params.modeId", f"unknown mode {mode!r} (modes: default, read-only)")
         tracked.mode = mode
         self.update(tracked.session.id, {"sessionUpdate": "current_mode_update", "currentModeId": mode})
@@ -396,14 +470,12 @@ class AcpAgent:
 
     async def set_config_option(self, params: dict[str, Any]) -> dict[str, Any]:
         tracked = self.get(params)
-        config, value = params.get("configId"), params.get("value")
-        if not isinstance(value, str):
-            raise invalid_params("params.value", "expected a string")
-        if config == "model":
+        option, value = config.requested_value(params, self.client.boolean_options)
+        if option == "model":
             provider, _, model_id = value.partition("/")
             await set_model(tracked.session, provider, model_id)
-        elif config == "thought_level":
+        elif option == "thought_level":
             await tracked.session.set_thinking_level(value)
-        else:
-            raise invalid_params("params.configId", f"unknown option {config!r} (options: model, thought_level)")
+        else:  # auto_compact
+            tracked.session.set_auto_compaction(value, None, None)
         return {"configOptions": self.config_options(tracked.session)}

@@ -1,4 +1,9 @@
-"""ACP ``initialize`` and ``authenticate``: versions, capabilities, and the keys the daemon reads."""
+"""ACP ``initialize``, ``authenticate`` and ``logout``: versions, capabilities, and the keys the daemon reads.
+
+The auth methods are the built-in providers whose keys come from the environment. ``logout``
+makes the daemon forget those keys (it removes them from its own environment, so its tools
+do not see them either) until it is restarted with them set.
+"""
 
 from __future__ import annotations
 
@@ -20,6 +25,7 @@ class AcpClient:
     read_text_file: bool = False
     write_text_file: bool = False
     terminal: bool = False
+    boolean_options: bool = False  # takes ``type: "boolean"`` configuration options
 
 
 def auth_methods(registry: Any) -> list[dict[str, Any]]:
@@ -65,6 +71,10 @@ def initialize(params: dict[str, Any], client: AcpClient, registry: Any) -> dict
     client.read_text_file = isinstance(fs, dict) and fs.get("readTextFile") is True
     client.write_text_file = isinstance(fs, dict) and fs.get("writeTextFile") is True
     client.terminal = capabilities.get("terminal") is True
+    session = capabilities.get("session")
+    options = session.get("configOptions") if isinstance(session, dict) else None
+    client.boolean_options = isinstance(options, dict) and isinstance(options.get("boolean"), dict)
+    methods = auth_methods(registry)
     # A client asking for another version gets ours; it disconnects if it cannot speak it.
     return {
         "protocolVersion": PROTOCOL_VERSION,
@@ -72,8 +82,16 @@ def initialize(params: dict[str, Any], client: AcpClient, registry: Any) -> dict
             "loadSession": True,
             "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
             "mcpCapabilities": {"http": True, "sse": False},
-            "sessionCapabilities": {"list": {}},
+            "sessionCapabilities": {"list": {}, "resume": {}, "close": {}, "delete": {}, "additionalDirectories": {}},
+            **({"auth": {"logout": {}}} if methods else {}),
         },
-        "authMethods": auth_methods(registry),
+        "authMethods": methods,
         "agentInfo": {"name": "pi-daemon", "title": "pi-daemon", "version": __version__},
     }
+
+
+def logout(registry: Any) -> dict[str, Any]:
+    """Forget the keys of the advertised auth methods for the rest of this run."""
+    for method in auth_methods(registry):
+        os.environ.pop(PROVIDERS[method["id"]][2], None)
+    return {}

@@ -26,12 +26,13 @@ from ..host.errors import as_rpc_error
 from ..host.host import Host
 from ..llm.registry import ModelRegistry, ModelUnavailable
 from ..wire.errors import InvalidParams, InvalidRequest, ModelUnavailableError
+from ..wire.incoming import ACP_CANCEL
 from ..wire.peer import Peer
 from ..wire.transport import FrameReader, FrameWriter
 from .agent import AcpAgent
 from .extensions import methods as extension_methods
 from .files import EditorFiles
-from .initialize import AcpClient, authenticate, initialize
+from .initialize import AcpClient, authenticate, initialize, logout
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +55,7 @@ class AcpFace:
         self.faux_script = faux_script
         self.model = model
         self.trust_workspace = trust_workspace
-        self.peer = Peer(reader, writer, self._on_eof)
+        self.peer = Peer(reader, writer, self._on_eof, ACP_CANCEL)
         self.agent = AcpAgent(self.peer, self.client, workspace, self.open_workspace)
         self.host: Host | None = None
         self._stopping = False
@@ -143,10 +144,15 @@ class AcpFace:
         async def do_authenticate(params: dict[str, Any]) -> Any:
             return authenticate(self.host.registry if self.host else self.registry, params)
 
+        async def do_logout(params: dict[str, Any]) -> Any:
+            return logout(self.host.registry if self.host else self.registry)
+
         self.peer.requests["initialize"] = self._handler(do_initialize, needs_init=False)
         for name, handler in {
-            "authenticate": do_authenticate,
+            "authenticate": do_authenticate, "logout": do_logout,
             "session/new": agent.new_session, "session/load": agent.load_session,
+            "session/resume": agent.resume_session, "session/close": agent.close_session,
+            "session/delete": agent.delete_session,
             "session/list": agent.list_sessions, "session/prompt": agent.prompt,
             "session/set_mode": agent.set_mode, "session/set_config_option": agent.set_config_option,
             **extension_methods(agent),

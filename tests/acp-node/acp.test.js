@@ -214,11 +214,52 @@ test("session/load replays the conversation before it answers", async () => {
   const again = start(ws, null);
   await again.init;
   await again.agent.request("session/load", { sessionId, cwd: ws, mcpServers: [] });
-  const kinds = again.seen.updates.map((u) => u.sessionUpdate).filter((k) => k !== "available_commands_update");
-  assert.deepEqual(kinds, ["user_message_chunk", "tool_call", "tool_call_update", "agent_message_chunk"]);
+  const kinds = again.seen.updates.map((u) => u.sessionUpdate);
+  assert.deepEqual(kinds, ["user_message_chunk", "tool_call", "tool_call_update", "agent_message_chunk",
+    "available_commands_update", "usage_update"]);
   assert.equal(said(again.seen, "user_message_chunk"), "read the notes");
   assert.equal(of(again.seen, "tool_call_update")[0].status, "completed");
   await again.stop();
+});
+
+test("resume, close, delete and logout through the SDK's own methods", async () => {
+  const ws = workspace();
+  const first = start(ws, [text("first")]);
+  const init = await first.init;
+  assert.deepEqual(init.agentCapabilities.sessionCapabilities,
+    { list: {}, resume: {}, close: {}, delete: {}, additionalDirectories: {} });
+  assert.deepEqual(init.agentCapabilities.auth, { logout: {} });
+  const { sessionId } = await first.agent.request("session/new", { cwd: ws, mcpServers: [] });
+  await first.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "hi" }] });
+  await first.stop();
+  const again = start(ws, null);
+  await again.init;
+  const resumed = await again.agent.request("session/resume", { sessionId, cwd: ws });
+  assert.equal(resumed.modes.currentModeId, "default");
+  assert.ok(!again.seen.updates.some((u) => u.sessionUpdate === "user_message_chunk")); // no replay
+  assert.deepEqual(await again.agent.request("session/close", { sessionId }), {});
+  await assert.rejects(again.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "hi" }] }),
+    (err) => err.code === -32002);
+  assert.deepEqual(await again.agent.request("session/delete", { sessionId }), {});
+  assert.deepEqual((await again.agent.request("session/list", {})).sessions, []);
+  assert.deepEqual(await again.agent.request("logout", {}), {});
+  await again.stop();
+});
+
+test("an aborted request sends $/cancel_request: a prompt stops, answered as cancelled", async () => {
+  const ws = workspace();
+  const d = start(ws, [text("word ".repeat(400)), text("after")], { options: { chunkSize: 3, delayMs: 5 } });
+  await d.init;
+  const { sessionId } = await d.agent.request("session/new", { cwd: ws, mcpServers: [] });
+  const abort = new AbortController();
+  const running = d.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "talk" }] },
+    { cancellationSignal: abort.signal });
+  while (of(d.seen, "agent_message_chunk").length === 0) await new Promise((r) => setTimeout(r, 10));
+  abort.abort();
+  await assert.rejects(running, (err) => err.code === -32800);
+  const next = await d.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "next" }] });
+  assert.equal(next.stopReason, "end_turn");
+  await d.stop();
 });
 
 test("bad input is answered with JSON-RPC errors and the connection stays up", async () => {

@@ -214,7 +214,7 @@ async def test_load_replays_the_conversation(workspace, tmp_path):
         await asyncio.wait_for(conn.load_session(cwd=str(workspace), session_id=session_id, mcp_servers=[]), 30)
         kinds = [Recorder._kind(u) for u in rec.updates if Recorder._kind(u) != "available_commands_update"]
         assert kinds == ["user_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update",
-                         "agent_message_chunk"]
+                         "agent_message_chunk", "usage_update"]
         assert rec.text("user_message_chunk") == "what do the notes say?"
         assert rec.of("tool_call_update")[0]["status"] == "completed"
         assert rec.text() == "The notes say notes."
