@@ -30,14 +30,14 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import attrs
 
-from ..events import AgentSettled, CommandsUpdate, MessageEnd, SessionInfoChanged
+from ..events import AgentSettled, CommandsUpdate, CompactionEnd, MessageEnd, SessionInfoChanged
 from ..host.commands import command_record, parse_input, run_builtin, set_model
 from ..llm.catalog import PROVIDERS
 from ..mcp.config import from_acp
 from ..messages import AssistantMessage, CompactionSummaryMessage, user_text
 from ..session import AgentSession, SessionError, SessionManager, SessionNotFound
 from ..session.listing import list_sessions
-from ..session.rebuild import readable_message, total_cost
+from ..session.rebuild import entry_usage, readable_message, total_cost, usage_cost
 from ..tools.permission_rules import Rule, describe
 from ..tools.permissions import OUTCOMES, TIMED_OUT
 from ..wire.errors import AuthRequired, InternalError, SessionNotFoundError, invalid_params
@@ -136,12 +136,15 @@ class AcpAgent:
                 send({"sessionUpdate": "session_info_update", "title": self._title(session, None)})
             elif isinstance(event, MessageEnd) and isinstance(event.message, AssistantMessage):
                 tracked.cost += event.message.usage.cost.total
+            elif isinstance(event, CompactionEnd) and event.result is not None:  # its own model call
+                tracked.cost += usage_cost(entry_usage(session.store.by_id.get(event.result.entry_id) or {}))
             for update in tracked.live(event):
                 send(update)
-            if isinstance(event, AgentSettled):
+            if isinstance(event, (AgentSettled, CompactionEnd)):  # a turn's end; a compaction shrank the context
                 used = config.usage(session, tracked.cost)
                 if used is not None:
                     send(used)
+            if isinstance(event, AgentSettled):
                 send.flush()
                 self._settled(tracked, event)
             await self.peer.writer.drain()

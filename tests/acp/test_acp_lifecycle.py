@@ -220,6 +220,24 @@ def test_usage_update_after_each_turn_counts_context_and_cost(ws):
     stop(daemon)
 
 
+def test_a_compaction_updates_usage_and_its_own_call_is_counted(ws):
+    daemon = start(ws, [text("first answer"), text("second answer"), text("THE SUMMARY")],
+                   cost={"input": 3, "output": 15})
+    session_id = new_session(daemon, ws)
+    prompt(daemon, session_id, "one")
+    prompt(daemon, session_id, "two")
+    before = [u for u in daemon.updates(session_id) if u["sessionUpdate"] == "usage_update"][-1]
+    assert prompt(daemon, session_id, "/compact")["result"]["stopReason"] == "end_turn"
+    after = [u for u in daemon.updates(session_id) if u["sessionUpdate"] == "usage_update"][-1]
+    assert after is not before and after["cost"]["amount"] > before["cost"]["amount"]
+    stop(daemon)
+    again = start(ws)  # reopened, the cost read from the file is the same
+    resumed = again.request("session/resume", {"sessionId": session_id, "cwd": str(ws)})
+    assert "result" in resumed
+    assert again.updates(session_id)[-1]["cost"] == after["cost"]
+    stop(again)
+
+
 def test_cancel_request_of_a_prompt_stops_the_run(ws):
     """``$/cancel_request``: the prompt is answered -32800 and the session is free again."""
     daemon = start(ws, [SLOW, text("after")], chunkSize=3, delayMs=5)
