@@ -21,6 +21,7 @@ from ..mcp.manager import McpManager
 from ..session import AgentSession, SessionManager
 from ..session.compaction import load_settings
 from ..session.manager import default_tools
+from ..tools.language import DEFAULT_DIAGNOSTICS_WAIT_MS, MAX_DIAGNOSTICS_WAIT_MS
 from ..tools.permission_rules import ASK_DEFAULT
 from ..tools.permissions import PermissionGate
 from ..tools.workspace import Workspace
@@ -48,6 +49,7 @@ class Host:
         asker: Callable[..., Awaitable[str | None]],
         on_open: Callable[[AgentSession], None],
         file_access: Callable[[str, Any], Any] | None = None,
+        language: Callable[[str], Any] | None = None,
         extra_roots: list[str] | None = None,
     ) -> None:
         self.workspace = workspace
@@ -64,7 +66,8 @@ class Host:
         self.mcp = McpManager(workspace)
         self.sessions = SessionManager(registry, workspace, default_model, on_open=on_open,
                                        tools_workspace=self.tools_workspace, permissions=self.gate,
-                                       mcp=self.mcp, commands=self.commands, file_access=file_access)
+                                       mcp=self.mcp, commands=self.commands, file_access=file_access,
+                                       language=language)
         self.stopping = False
         self._watcher: asyncio.Task[None] | None = None
         self.apply_settings()
@@ -93,6 +96,10 @@ class Host:
         self.permission_timeout = (self._permission_timeout_flag or _positive(policy.get("timeoutSeconds"))
                                    or DEFAULT_PERMISSION_TIMEOUT)
         self.sessions.compaction = load_settings(self.workspace)
+        wait = options.get("diagnostics", {}).get("waitMs")
+        self.sessions.diagnostics_wait_ms = (min(int(wait), MAX_DIAGNOSTICS_WAIT_MS) if isinstance(wait, int)
+                                             and not isinstance(wait, bool) and wait >= 0
+                                             else DEFAULT_DIAGNOSTICS_WAIT_MS)
         self.mcp.reload()  # the workspace's mcp.json counts once it is trusted
 
     # --- slash commands ----------------------------------------------------------------

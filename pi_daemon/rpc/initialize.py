@@ -21,6 +21,7 @@ from .initialize_types import (
     PROTOCOL_VERSION,
     InitializeParams,
     InitializeResult,
+    LanguageFeatures,
     ServerCapabilities,
     ServerInfo,
 )
@@ -38,6 +39,7 @@ class ClientState:
     fs_read: bool = False  # the client answers fs/readTextFile
     fs_apply_edit: bool = False  # the client applies workspace/applyEdit
     dirty_buffers: list[str] = attrs.field(factory=list)  # absolute paths, from fs/didChangeDirty
+    language_features: LanguageFeatures | None = None  # the editor/* requests the client answers
 
 
 def initialize(params: InitializeParams, state: ClientState, max_frame_bytes: int,
@@ -58,6 +60,7 @@ def initialize(params: InitializeParams, state: ClientState, max_frame_bytes: in
     fs = params.capabilities.fs
     state.fs_read = bool(fs and fs.read_text_file)
     state.fs_apply_edit = bool(fs and fs.apply_edit)
+    state.language_features = params.capabilities.language_features
     return InitializeResult(
         protocol_version=PROTOCOL_VERSION,
         server_info=ServerInfo(name="pi-daemon", version=__version__),
@@ -74,6 +77,7 @@ def initialize(params: InitializeParams, state: ClientState, max_frame_bytes: in
             permissions=state.permissions,
             workspace_trust=state.workspace_trust,
             fs=params.capabilities.fs,
+            language_features=params.capabilities.language_features,
         ),
         workspace=workspace,
     )

@@ -18,6 +18,17 @@ class FsCapabilities:
 
 
 @attrs.define
+class LanguageFeatures:
+    """What the client's language servers answer for the agent (``editor/*`` requests)."""
+    diagnostics: bool = False
+    definition: bool = False
+    references: bool = False
+    document_symbols: bool = False
+    workspace_symbols: bool = False
+    hover: bool = False
+
+
+@attrs.define
 class ClientInfo:
     name: str = ""
     version: str | None = None
@@ -28,6 +39,7 @@ class ClientCapabilities:
     permissions: bool = False
     workspace_trust: bool = False
     fs: FsCapabilities | None = None
+    language_features: LanguageFeatures | None = None
 
 
 @attrs.define
@@ -58,6 +70,7 @@ class ServerCapabilities:
     permissions: bool = False
     workspace_trust: bool = False
     fs: FsCapabilities | None = None
+    language_features: LanguageFeatures | None = None  # the features the agent's tools use
 
 
 @attrs.define

@@ -38,6 +38,7 @@ from . import methods  # noqa: F401 (registers every method)
 from .context import Context
 from .dispatch import feature
 from .editor_files import EditorFiles
+from .editor_language import EditorLanguage, features_of
 from .initialize import ClientState
 from .notify import EventSender
 from .registry import METHODS
@@ -73,6 +74,8 @@ class NativeFace:
                          allowed_tools=allowed_tools, permission_timeout=permission_timeout,
                          asker=self.ask_permission, on_open=self._watch,
                          file_access=lambda session_id, view: EditorFiles(view, self.ask_editor, session_id, client),
+                         language=lambda session_id: (EditorLanguage(self.ask_editor, session_id, client)
+                                                      if features_of(client) else None),
                          extra_roots=client.allowed_roots)
         self.ctx = Context(self.host, client, max_frame_bytes, after_initialize=self._after_initialize,
                            begin_shutdown=self.begin_shutdown, request_exit=self.request_exit)
@@ -125,7 +128,7 @@ class NativeFace:
         return outcome if outcome in OUTCOMES else "cancelled"
 
     async def ask_editor(self, method: str, params: dict[str, Any]) -> Any:
-        """An ``fs/*`` or ``workspace/applyEdit`` request; every failure is an OSError for the tool."""
+        """An ``fs/*``, ``workspace/applyEdit`` or ``editor/*`` request; every failure is an OSError for the tool."""
         if self.peer.closed:
             raise OSError(errno.EPIPE, f"the editor has gone; {method} cannot be asked")
         try:

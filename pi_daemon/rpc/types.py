@@ -35,6 +35,10 @@ from .initialize_types import (  # re-exported: answered before this module is l
     ServerInfo as ServerInfo,
 )
 from .extension_types import *  # noqa: F401,F403 (the extension methods' types, re-exported)
+from .language_types import *  # noqa: F401,F403 (the editor's language features, re-exported)
+from .language_types import (DiagnosticsParams, DiagnosticsResult, DocumentSymbol, DocumentSymbolsParams, Hover,
+                             Location, ReferencesParams, SymbolInformation, TextDocumentPositionParams,
+                             WorkspaceSymbolsParams)
 from .extension_types import McpServerInfo
 from .registry import client_request, notification
 from .session_types import *  # noqa: F401,F403 (the session methods' types, re-exported)
@@ -408,3 +412,17 @@ READ_TEXT_FILE = client_request("fs/readTextFile", params=ReadTextFileParams, re
                                 summary="the file as the editor holds it")
 APPLY_EDIT = client_request("workspace/applyEdit", params=ApplyWorkspaceEditParams, result=ApplyWorkspaceEditResult,
                             summary="apply an edit in the editor (LSP's request)")
+EDITOR_DIAGNOSTICS = client_request("editor/diagnostics", params=DiagnosticsParams, result=DiagnosticsResult,
+                                    summary="the editor's diagnostics of these files (or of all)")
+EDITOR_DEFINITION = client_request("editor/definition", params=TextDocumentPositionParams,
+                                   result=list[Location], summary="where the symbol at a position is defined")
+EDITOR_REFERENCES = client_request("editor/references", params=ReferencesParams, result=list[Location],
+                                   summary="where the symbol at a position is used")
+EDITOR_DOCUMENT_SYMBOLS = client_request("editor/documentSymbols", params=DocumentSymbolsParams,
+                                         result=list[DocumentSymbol], summary="the symbols of a file, nested")
+EDITOR_WORKSPACE_SYMBOLS = client_request("editor/workspaceSymbols", params=WorkspaceSymbolsParams,
+                                          result=list[SymbolInformation],
+                                          summary="the workspace's symbols matching a query")
+EDITOR_HOVER = client_request("editor/hover", params=TextDocumentPositionParams,
+                              result=Hover | None,  # type: ignore[arg-type]  # LSP's answer may be null
+                              summary="what the language server says about the symbol at a position")

@@ -27,6 +27,7 @@ from ..mcp.manager import McpManager
 from ..messages import user_text
 from ..tools.builtin import coding_tools
 from ..tools.file_access import DiskFiles, FileAccess
+from ..tools.language import DEFAULT_DIAGNOSTICS_WAIT_MS, LanguageAccess, checked_edits, language_tools
 from ..tools.permissions import PermissionGate
 from ..tools.shell import clean_spill
 from ..tools.workspace import PathRefused, Workspace
@@ -85,12 +86,15 @@ class SessionManager:
                  compaction: CompactionSettings | None = None, tools_workspace: Workspace | None = None,
                  permissions: PermissionGate | None = None, mcp: McpManager | None = None,
                  commands: Catalog | None = None,
-                 file_access: Callable[[str, Workspace], FileAccess | None] | None = None) -> None:
+                 file_access: Callable[[str, Workspace], FileAccess | None] | None = None,
+                 language: Callable[[str], LanguageAccess | None] | None = None) -> None:
         self.registry = registry
         self.workspace = workspace
         self.tools_workspace = tools_workspace or Workspace(workspace)
         self.permissions = permissions
         self.file_access = file_access  # (session id, its tools' view) -> how its tools reach files
+        self.language = language  # session id -> the editor's language servers, when the client has them
+        self.diagnostics_wait_ms = DEFAULT_DIAGNOSTICS_WAIT_MS  # settings' diagnostics.waitMs
         self.mcp = mcp  # MCP servers: their tools join every session's tools
         self.commands = commands  # skills: named in the system prompt, loaded with the skill tool
         self.default_model = default_model
@@ -133,6 +137,10 @@ class SessionManager:
         files = (self.file_access(store.header["id"], view) if self.file_access is not None else None) \
             or DiskFiles(view)
         tools = default_tools(view, files)
+        language = self.language(store.header["id"]) if self.language is not None else None
+        if language is not None:
+            tools = checked_edits(tools, view, language, lambda: self.diagnostics_wait_ms)
+            tools += language_tools(view, files, language)
         skills = list(self.commands.skills) if self.commands is not None else []
         if skills:
             tools.append(SkillTool(lambda: self.commands.skills if self.commands is not None else []))

@@ -23,19 +23,34 @@ class BashDetails:
 
 
 @attrs.define
+class IntroducedDiagnostic:
+    """An error or warning the editor's language servers report since a write or edit (1-based place)."""
+
+    line: int
+    column: int
+    severity: str  # error, warning
+    message: str
+    source: str | None = None
+
+
+@attrs.define
 class WriteDetails:
-    """The file written (absolute path) and whether it was created."""
+    """The file written (absolute path), whether it was created, and what it broke (with
+    the client's diagnostics)."""
 
     path: str
     created: bool
+    introduced: list[IntroducedDiagnostic] | None = None
 
 
 @attrs.define
 class EditDetails:
-    """The file edited (absolute path) and the unified diff of the change."""
+    """The file edited (absolute path), the unified diff of the change, and what it broke
+    (with the client's diagnostics)."""
 
     path: str
     diff: str
+    introduced: list[IntroducedDiagnostic] | None = None
 
 
 TOOL_DETAILS: dict[str, type] = {"bash": BashDetails, "write": WriteDetails, "edit": EditDetails}

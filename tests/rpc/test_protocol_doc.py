@@ -1,6 +1,7 @@
 """protocol.md documents exactly the methods, types and events the daemon has."""
 
 import re
+import typing
 from pathlib import Path
 
 import attrs
@@ -57,10 +58,25 @@ def documented_types() -> dict[str, list[str]]:
     return found
 
 
+def shown(tp) -> str:
+    """A result type as protocol.md names it: ``Name``, ``Name[]`` (LSP's arrays) or ``Name | null``."""
+    if attrs.has(tp):
+        return tp.__name__
+    args = [a for a in typing.get_args(tp) if a is not type(None)]
+    if typing.get_origin(tp) is list:
+        return f"{shown(args[0])}[]"
+    return " | ".join([shown(a) for a in args] + (["null"] if type(None) in typing.get_args(tp) else []))
+
+
+def classes_in(tp) -> list:
+    return [tp] if attrs.has(tp) else [c for a in typing.get_args(tp) for c in classes_in(a)]
+
+
 def reachable_classes():
     todo = [m.params for m in METHODS.values()] + [m.result for m in METHODS.values() if m.result]
     todo += [m.params for m in NOTIFICATIONS.values()]
-    todo += [m.params for m in CLIENT_REQUESTS.values()] + [m.result for m in CLIENT_REQUESTS.values()]
+    todo += [m.params for m in CLIENT_REQUESTS.values()]
+    todo += [c for m in CLIENT_REQUESTS.values() for c in classes_in(m.result)]
     seen = {}
     while todo:
         cls = todo.pop()
@@ -110,7 +126,7 @@ def test_each_request_to_the_client_is_documented_with_its_types():
     assert set(documented) == set(CLIENT_REQUESTS)
     for name, spec in CLIENT_REQUESTS.items():
         assert f"**Params** (`{spec.params.__name__}`)" in documented[name]
-        assert f"**Result** (`{spec.result.__name__}`)" in documented[name]
+        assert f"**Result** (`{shown(spec.result)}`)" in documented[name]
 
 
 def test_every_protocol_type_is_documented_with_exactly_its_fields():

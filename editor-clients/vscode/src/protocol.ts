@@ -218,6 +218,7 @@ export interface ClientCapabilities {
   permissions?: boolean;
   workspaceTrust?: boolean;
   fs?: FsCapabilities | null;
+  languageFeatures?: LanguageFeatures | null;
 }
 
 export interface ClientInfo {
@@ -383,15 +384,48 @@ export interface DeleteFile {
   kind: "delete";
 }
 
+export interface Diagnostic {
+  range: Range;
+  message: string;
+  severity?: number | null;
+  code?: number | string | null;
+  source?: string | null;
+}
+
+export interface DiagnosticsParams {
+  sessionId: string;
+  uris?: string[];
+  waitMs?: number;
+}
+
+export interface DiagnosticsResult {
+  items: FileDiagnostics[];
+}
+
 export interface DidChangeDirtyParams {
   paths: string[];
   [key: string]: unknown;
 }
 
-/** The file edited (absolute path) and the unified diff of the change. */
+export interface DocumentSymbol {
+  name: string;
+  kind: number;
+  range: Range;
+  selectionRange: Range;
+  detail?: string | null;
+  children?: DocumentSymbol[] | null;
+}
+
+export interface DocumentSymbolsParams {
+  sessionId: string;
+  uri: string;
+}
+
+/** The file edited (absolute path), the unified diff of the change, and what it broke (with the client's diagnostics). */
 export interface EditDetails {
   path: string;
   diff: string;
+  introduced?: IntroducedDiagnostic[];
 }
 
 export interface Empty {
@@ -431,6 +465,11 @@ export interface FileChoice {
   hunkIds?: string[] | null;
 }
 
+export interface FileDiagnostics {
+  uri: string;
+  diagnostics: Diagnostic[];
+}
+
 /** What a summarised stretch of the conversation read and modified. */
 export interface FilesTouched {
   readFiles?: string[] | null;
@@ -450,6 +489,11 @@ export interface GetCommandsResult {
 
 export interface GetMessagesResult {
   messages: AgentMessage[];
+}
+
+export interface Hover {
+  contents: MarkupContent | string;
+  range?: Range | null;
 }
 
 export interface Image {
@@ -479,6 +523,15 @@ export interface InitializeResult {
   workspace: string;
 }
 
+/** An error or warning the editor's language servers report since a write or edit (1-based place). */
+export interface IntroducedDiagnostic {
+  line: number;
+  column: number;
+  severity: string;
+  message: string;
+  source?: string;
+}
+
 /** a JSON object; a tool call's arguments have the shape of that tool's argument schema */
 export type JsonObject = { [key: string]: unknown };
 
@@ -504,6 +557,16 @@ export interface LabelResult {
   label?: string;
 }
 
+/** What the client's language servers answer for the agent (``editor/*`` requests). */
+export interface LanguageFeatures {
+  diagnostics?: boolean;
+  definition?: boolean;
+  references?: boolean;
+  documentSymbols?: boolean;
+  workspaceSymbols?: boolean;
+  hover?: boolean;
+}
+
 /** ``session/navigate`` moved the current position to ``targetId``; outside the tree. */
 export interface LeafEntry {
   id: string;
@@ -522,6 +585,16 @@ export interface ListToolsResult {
   tools: ToolInfo[];
   servers: McpServerInfo[];
   problems: string[];
+}
+
+export interface Location {
+  uri: string;
+  range: Range;
+}
+
+export interface MarkupContent {
+  kind: "plaintext" | "markdown";
+  value: string;
 }
 
 /** An MCP server reached over streamable HTTP (ACP's ``McpServerHttp``). */
@@ -765,6 +838,13 @@ export interface ReadTextFileResult {
   version?: number | null;
 }
 
+export interface ReferencesParams {
+  sessionId: string;
+  uri: string;
+  position: Position;
+  includeDeclaration: boolean;
+}
+
 export interface RemoveQueuedParams {
   queueId: string;
   sessionId?: string | null;
@@ -810,6 +890,7 @@ export interface ServerCapabilities {
   permissions: boolean;
   workspaceTrust: boolean;
   fs?: FsCapabilities;
+  languageFeatures?: LanguageFeatures;
 }
 
 export interface ServerInfo {
@@ -1065,6 +1146,13 @@ export interface StoredFileChange {
 
 export type StreamingBehavior = "steer" | "followUp";
 
+export interface SymbolInformation {
+  name: string;
+  kind: number;
+  location: Location;
+  containerName?: string | null;
+}
+
 export interface TextContent {
   type: "text";
   text: string;
@@ -1080,6 +1168,12 @@ export interface TextDeltaEvent {
 export interface TextDocumentEdit {
   textDocument: OptionalVersionedTextDocumentIdentifier;
   edits: TextEdit[];
+}
+
+export interface TextDocumentPositionParams {
+  sessionId: string;
+  uri: string;
+  position: Position;
 }
 
 export interface TextEdit {
@@ -1329,6 +1423,11 @@ export interface WorkspaceEdit {
   documentChanges: (TextDocumentEdit | CreateFile | DeleteFile)[];
 }
 
+export interface WorkspaceSymbolsParams {
+  sessionId: string;
+  query: string;
+}
+
 export interface WorkspaceTrustParams {
   workspace: string;
   reasons: TrustReason[];
@@ -1344,10 +1443,11 @@ export interface WorkspaceTrustState {
   ignored: TrustReason[];
 }
 
-/** The file written (absolute path) and whether it was created. */
+/** The file written (absolute path), whether it was created, and what it broke (with the client's diagnostics). */
 export interface WriteDetails {
   path: string;
   created: boolean;
+  introduced?: IntroducedDiagnostic[];
 }
 
 export interface Methods {
@@ -1443,6 +1543,18 @@ export interface Notifications {
 }
 
 export interface ClientRequests {
+  /** where the symbol at a position is defined */
+  "editor/definition": { params: TextDocumentPositionParams; result: Location[] };
+  /** the editor's diagnostics of these files (or of all) */
+  "editor/diagnostics": { params: DiagnosticsParams; result: DiagnosticsResult };
+  /** the symbols of a file, nested */
+  "editor/documentSymbols": { params: DocumentSymbolsParams; result: DocumentSymbol[] };
+  /** what the language server says about the symbol at a position */
+  "editor/hover": { params: TextDocumentPositionParams; result: Hover | null };
+  /** where the symbol at a position is used */
+  "editor/references": { params: ReferencesParams; result: Location[] };
+  /** the workspace's symbols matching a query */
+  "editor/workspaceSymbols": { params: WorkspaceSymbolsParams; result: SymbolInformation[] };
   /** the file as the editor holds it */
   "fs/readTextFile": { params: ReadTextFileParams; result: ReadTextFileResult };
   /** may this tool call run? (and what to remember) */

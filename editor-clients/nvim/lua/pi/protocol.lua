@@ -184,6 +184,7 @@
 ---@field permissions? boolean
 ---@field workspaceTrust? boolean
 ---@field fs? pi.FsCapabilities|nil
+---@field languageFeatures? pi.LanguageFeatures|nil
 
 ---@class pi.ClientInfo
 ---@field name? string
@@ -322,13 +323,41 @@
 ---@field uri string
 ---@field kind "delete"
 
+---@class pi.Diagnostic
+---@field range pi.Range
+---@field message string
+---@field severity? integer|nil
+---@field code? integer|string|nil
+---@field source? string|nil
+
+---@class pi.DiagnosticsParams
+---@field sessionId string
+---@field uris? string[]
+---@field waitMs? integer
+
+---@class pi.DiagnosticsResult
+---@field items pi.FileDiagnostics[]
+
 ---@class pi.DidChangeDirtyParams
 ---@field paths string[]
 
---- The file edited (absolute path) and the unified diff of the change.
+---@class pi.DocumentSymbol
+---@field name string
+---@field kind integer
+---@field range pi.Range
+---@field selectionRange pi.Range
+---@field detail? string|nil
+---@field children? pi.DocumentSymbol[]|nil
+
+---@class pi.DocumentSymbolsParams
+---@field sessionId string
+---@field uri string
+
+--- The file edited (absolute path), the unified diff of the change, and what it broke (with the client's diagnostics).
 ---@class pi.EditDetails
 ---@field path string
 ---@field diff string
+---@field introduced? pi.IntroducedDiagnostic[]
 
 ---@class pi.Empty
 
@@ -358,6 +387,10 @@
 ---@field path string
 ---@field hunkIds? string[]|nil
 
+---@class pi.FileDiagnostics
+---@field uri string
+---@field diagnostics pi.Diagnostic[]
+
 --- What a summarised stretch of the conversation read and modified.
 ---@class pi.FilesTouched
 ---@field readFiles? string[]|nil
@@ -373,6 +406,10 @@
 
 ---@class pi.GetMessagesResult
 ---@field messages pi.AgentMessage[]
+
+---@class pi.Hover
+---@field contents pi.MarkupContent|string
+---@field range? pi.Range|nil
 
 ---@class pi.Image
 ---@field data string
@@ -396,6 +433,14 @@
 ---@field capabilities pi.ServerCapabilities
 ---@field workspace string
 
+--- An error or warning the editor's language servers report since a write or edit (1-based place).
+---@class pi.IntroducedDiagnostic
+---@field line integer
+---@field column integer
+---@field severity string
+---@field message string
+---@field source? string
+
 ---@alias pi.JsonObject table<string, any>
 
 --- A label on ``targetId`` (none: the label is removed); outside the tree.
@@ -415,6 +460,15 @@
 ---@field entryId string
 ---@field label? string
 
+--- What the client's language servers answer for the agent (``editor/*`` requests).
+---@class pi.LanguageFeatures
+---@field diagnostics? boolean
+---@field definition? boolean
+---@field references? boolean
+---@field documentSymbols? boolean
+---@field workspaceSymbols? boolean
+---@field hover? boolean
+
 --- ``session/navigate`` moved the current position to ``targetId``; outside the tree.
 ---@class pi.LeafEntry
 ---@field id string
@@ -430,6 +484,14 @@
 ---@field tools pi.ToolInfo[]
 ---@field servers pi.McpServerInfo[]
 ---@field problems string[]
+
+---@class pi.Location
+---@field uri string
+---@field range pi.Range
+
+---@class pi.MarkupContent
+---@field kind "plaintext"|"markdown"
+---@field value string
 
 --- An MCP server reached over streamable HTTP (ACP's ``McpServerHttp``).
 ---@class pi.McpServerHttp
@@ -633,6 +695,12 @@
 ---@field content? string|nil
 ---@field version? integer|nil
 
+---@class pi.ReferencesParams
+---@field sessionId string
+---@field uri string
+---@field position pi.Position
+---@field includeDeclaration boolean
+
 ---@class pi.RemoveQueuedParams
 ---@field queueId string
 ---@field sessionId? string|nil
@@ -671,6 +739,7 @@
 ---@field permissions boolean
 ---@field workspaceTrust boolean
 ---@field fs? pi.FsCapabilities
+---@field languageFeatures? pi.LanguageFeatures
 
 ---@class pi.ServerInfo
 ---@field name string
@@ -875,6 +944,12 @@
 
 ---@alias pi.StreamingBehavior "steer"|"followUp"
 
+---@class pi.SymbolInformation
+---@field name string
+---@field kind integer
+---@field location pi.Location
+---@field containerName? string|nil
+
 ---@class pi.TextContent
 ---@field type "text"
 ---@field text string
@@ -888,6 +963,11 @@
 ---@class pi.TextDocumentEdit
 ---@field textDocument pi.OptionalVersionedTextDocumentIdentifier
 ---@field edits pi.TextEdit[]
+
+---@class pi.TextDocumentPositionParams
+---@field sessionId string
+---@field uri string
+---@field position pi.Position
 
 ---@class pi.TextEdit
 ---@field range pi.Range
@@ -1096,6 +1176,10 @@
 ---@class pi.WorkspaceEdit
 ---@field documentChanges (pi.TextDocumentEdit|pi.CreateFile|pi.DeleteFile)[]
 
+---@class pi.WorkspaceSymbolsParams
+---@field sessionId string
+---@field query string
+
 ---@class pi.WorkspaceTrustParams
 ---@field workspace string
 ---@field reasons pi.TrustReason[]
@@ -1108,10 +1192,11 @@
 ---@field decided boolean
 ---@field ignored pi.TrustReason[]
 
---- The file written (absolute path) and whether it was created.
+--- The file written (absolute path), whether it was created, and what it broke (with the client's diagnostics).
 ---@class pi.WriteDetails
 ---@field path string
 ---@field created boolean
+---@field introduced? pi.IntroducedDiagnostic[]
 
 -- Methods:
 -- abort: params pi.SessionRef, result pi.AbortResult
@@ -1161,6 +1246,12 @@
 -- agent/event: params pi.AgentEventParams, result nil
 
 -- ClientRequests:
+-- editor/definition: params pi.TextDocumentPositionParams, result pi.Location[]
+-- editor/diagnostics: params pi.DiagnosticsParams, result pi.DiagnosticsResult
+-- editor/documentSymbols: params pi.DocumentSymbolsParams, result pi.DocumentSymbol[]
+-- editor/hover: params pi.TextDocumentPositionParams, result pi.Hover|nil
+-- editor/references: params pi.ReferencesParams, result pi.Location[]
+-- editor/workspaceSymbols: params pi.WorkspaceSymbolsParams, result pi.SymbolInformation[]
 -- fs/readTextFile: params pi.ReadTextFileParams, result pi.ReadTextFileResult
 -- permission/request: params pi.PermissionRequestParams, result pi.PermissionRequestResult
 -- workspace/applyEdit: params pi.ApplyWorkspaceEditParams, result pi.ApplyWorkspaceEditResult

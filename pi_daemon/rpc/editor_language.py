@@ -1,0 +1,108 @@
+"""The native face's language features: the agent's language tools ask the editor.
+
+When the client declared ``capabilities.languageFeatures`` in ``initialize``, a session's
+language tools (:mod:`..tools.language`) reach the editor's language servers through
+:class:`EditorLanguage`: ``editor/diagnostics``, ``editor/definition``,
+``editor/references``, ``editor/documentSymbols``, ``editor/workspaceSymbols`` and
+``editor/hover``, with files as ``file:`` URIs. The answers are read with lsprotocol's types
+and converter (LSP's own vocabulary, loaded with the first answer); an answer of the wrong
+shape fails the tool with an error naming the method.
+"""
+
+from __future__ import annotations
+
+import errno
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
+
+from ..converter import to_wire
+from ..tools.language import LanguageAccess
+from .initialize import ClientState
+from .types import (EDITOR_DEFINITION, EDITOR_DIAGNOSTICS, EDITOR_DOCUMENT_SYMBOLS, EDITOR_HOVER, EDITOR_REFERENCES,
+                    EDITOR_WORKSPACE_SYMBOLS, DiagnosticsParams, DocumentSymbolsParams, Position, ReferencesParams,
+                    TextDocumentPositionParams, WorkspaceSymbolsParams)
+
+if TYPE_CHECKING:
+    from lsprotocol import types as lsp
+
+Ask = Callable[[str, dict[str, Any]], Awaitable[Any]]  # (method, params) -> result; raises OSError
+
+FEATURES = {"diagnostics": "diagnostics", "definition": "definition", "references": "references",
+            "document_symbols": "documentSymbols", "workspace_symbols": "workspaceSymbols", "hover": "hover"}
+
+
+def features_of(client: ClientState) -> frozenset[str]:
+    """The language features the client declared, by their wire names."""
+    declared = client.language_features
+    if declared is None:
+        return frozenset()
+    return frozenset(wire for field, wire in FEATURES.items() if getattr(declared, field))
+
+
+def _read(method: str, answer: Any, shape: Any) -> Any:
+    """The answer as lsprotocol's ``shape``; OSError naming the method when it is not one."""
+    from lsprotocol.converters import get_converter
+
+    try:
+        return get_converter().structure(answer, shape)
+    except Exception as exc:  # cattrs' errors: the editor's answer is not LSP's shape
+        raise OSError(errno.EPROTO, f"the editor's answer to {method} is not LSP's shape ({exc})") from None
+
+
+class EditorLanguage(LanguageAccess):
+    def __init__(self, ask: Ask, session_id: str, client: ClientState) -> None:
+        self.ask = ask
+        self.session_id = session_id
+        self.features = features_of(client)
+
+    async def _at(self, spec: Any, file: Path, line: int, character: int, shape: Any) -> Any:
+        params = TextDocumentPositionParams(session_id=self.session_id, uri=file.as_uri(),
+                                            position=Position(line=line, character=character))
+        return _read(spec.name, await self.ask(spec.name, to_wire(params)), shape)
+
+    async def diagnostics(self, files: list[Path] | None,
+                          wait_ms: int | None = None) -> list[tuple[str, list[lsp.Diagnostic]]]:
+        from lsprotocol import types as lsp
+
+        params = DiagnosticsParams(session_id=self.session_id, wait_ms=wait_ms,
+                                   uris=[f.as_uri() for f in files] if files is not None else None)
+        answer = await self.ask(EDITOR_DIAGNOSTICS.name, to_wire(params))
+        items = answer.get("items") if isinstance(answer, dict) else None
+        if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+            raise OSError(errno.EPROTO, "the editor's answer to editor/diagnostics has no items list")
+        return [(str(i.get("uri")), _read(EDITOR_DIAGNOSTICS.name, i.get("diagnostics"), list[lsp.Diagnostic]))
+                for i in items]
+
+    async def definition(self, file: Path, line: int, character: int) -> list[lsp.Location]:
+        from lsprotocol import types as lsp
+
+        found = await self._at(EDITOR_DEFINITION, file, line, character, list[lsp.Location] | None)
+        return list(found or [])
+
+    async def references(self, file: Path, line: int, character: int, declaration: bool) -> list[lsp.Location]:
+        from lsprotocol import types as lsp
+
+        params = ReferencesParams(session_id=self.session_id, uri=file.as_uri(),
+                                  position=Position(line=line, character=character), include_declaration=declaration)
+        answer = await self.ask(EDITOR_REFERENCES.name, to_wire(params))
+        return list(_read(EDITOR_REFERENCES.name, answer, list[lsp.Location] | None) or [])
+
+    async def document_symbols(self, file: Path) -> list[lsp.DocumentSymbol]:
+        from lsprotocol import types as lsp
+
+        params = DocumentSymbolsParams(session_id=self.session_id, uri=file.as_uri())
+        answer = await self.ask(EDITOR_DOCUMENT_SYMBOLS.name, to_wire(params))
+        return list(_read(EDITOR_DOCUMENT_SYMBOLS.name, answer, list[lsp.DocumentSymbol] | None) or [])
+
+    async def workspace_symbols(self, query: str) -> list[lsp.SymbolInformation]:
+        from lsprotocol import types as lsp
+
+        params = WorkspaceSymbolsParams(session_id=self.session_id, query=query)
+        answer = await self.ask(EDITOR_WORKSPACE_SYMBOLS.name, to_wire(params))
+        return list(_read(EDITOR_WORKSPACE_SYMBOLS.name, answer, list[lsp.SymbolInformation] | None) or [])
+
+    async def hover(self, file: Path, line: int, character: int) -> lsp.Hover | None:
+        from lsprotocol import types as lsp
+
+        found: lsp.Hover | None = await self._at(EDITOR_HOVER, file, line, character, lsp.Hover | None)
+        return found

@@ -1,0 +1,373 @@
+"""The editor's language servers as the agent's tools: diagnostics, definition, references,
+symbols and hover.
+
+A session gets these tools only when its client answers the matching ``editor/*`` requests
+(:class:`LanguageAccess`, implemented by the native face). The model names a place as a
+file, a 1-based line and either a 1-based column or the symbol's name on that line; the
+tool turns it into LSP's position (0-based, UTF-16 code units) and renders what comes back
+compactly: ``path:line:column``, then the line of source, at most ``MAX_ITEMS`` items.
+Files are read through the session's file access (the editor's buffers when it has them),
+confined like every other read.
+
+With diagnostics, ``write`` and ``edit`` report what they broke (:class:`CheckedEdit`): the
+file's diagnostics are asked before the change and after it (the client waits up to the
+``diagnostics.waitMs`` setting for its servers to report on the changed file, and answers at
+once for a file no server watches), and the errors and warnings that are new are appended
+to the tool's result and its ``details.introduced``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+from urllib.parse import unquote, urlparse
+
+from ..cancel import CancelToken
+from ..messages import TextContent, ToolResult
+from .base import Tool, ToolUpdate
+from .workspace import READ, PathRefused
+from .workspace_tool import WorkspaceTool, failure
+
+if TYPE_CHECKING:
+    from lsprotocol import types as lsp
+
+MAX_ITEMS = 100
+DEFAULT_DIAGNOSTICS_WAIT_MS = 1500
+MAX_DIAGNOSTICS_WAIT_MS = 10_000
+SEVERITIES = {1: "error", 2: "warning", 3: "info", 4: "hint"}
+SYMBOL_KINDS = ["file", "module", "namespace", "package", "class", "method", "property", "field", "constructor",
+                "enum", "interface", "function", "variable", "constant", "string", "number", "boolean", "array",
+                "object", "key", "null", "enum member", "struct", "event", "operator", "type parameter"]
+
+
+class LanguageAccess:
+    """The editor's language servers. ``features`` names what it answers (``diagnostics``,
+    ``definition``, ``references``, ``documentSymbols``, ``workspaceSymbols``, ``hover``);
+    every failure is an OSError saying why."""
+
+    features: frozenset[str] = frozenset()
+
+    async def diagnostics(self, files: list[Path] | None,
+                          wait_ms: int | None = None) -> list[tuple[str, list[lsp.Diagnostic]]]:
+        """Per file URI, its diagnostics; ``wait_ms``: the files just changed, wait for a report."""
+        raise NotImplementedError
+
+    async def definition(self, file: Path, line: int, character: int) -> list[lsp.Location]:
+        raise NotImplementedError
+
+    async def references(self, file: Path, line: int, character: int, declaration: bool) -> list[lsp.Location]:
+        raise NotImplementedError
+
+    async def document_symbols(self, file: Path) -> list[lsp.DocumentSymbol]:
+        raise NotImplementedError
+
+    async def workspace_symbols(self, query: str) -> list[lsp.SymbolInformation]:
+        raise NotImplementedError
+
+    async def hover(self, file: Path, line: int, character: int) -> lsp.Hover | None:
+        raise NotImplementedError
+
+
+def path_of(uri: str) -> Path | None:
+    """The file a ``file:`` URI names; None for any other scheme."""
+    parsed = urlparse(uri)
+    return Path(unquote(parsed.path)) if parsed.scheme == "file" else None
+
+
+def utf16_units(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+def column_of(line_text: str, units: int) -> int:
+    """The 1-based column (in characters) of a UTF-16 offset into ``line_text``."""
+    count = 0
+    for index, char in enumerate(line_text):
+        if count >= units:
+            return index + 1
+        count += 2 if ord(char) > 0xFFFF else 1
+    return len(line_text) + 1
+
+
+PLACE = {
+    "path": {"type": "string", "description": "file path, relative to the workspace"},
+    "line": {"type": "integer", "minimum": 1, "description": "line (1-based)"},
+    "column": {"type": "integer", "minimum": 1, "description": "column (1-based); or give symbol"},
+    "symbol": {"type": "string", "minLength": 1, "description": "the name on that line (instead of column)"},
+}
+
+
+class LanguageTool(WorkspaceTool):
+    """A tool asking the language servers; OSError from them becomes an error result."""
+
+    def __init__(self, workspace: Any, files: Any, language: LanguageAccess) -> None:
+        super().__init__(workspace, files)
+        self.language = language
+
+    async def execute(self, call_id: str, args: dict[str, Any], cancel: CancelToken,
+                      on_update: ToolUpdate) -> ToolResult | str:
+        try:
+            return await super().execute(call_id, args, cancel, on_update)
+        except OSError as exc:
+            return failure(f"the editor's language server could not answer: {exc.strerror or exc}")
+
+    async def lines(self, path: str) -> tuple[list[str], Path]:
+        data, target = await self.files.read(path, READ)
+        return data.decode("utf-8", "replace").splitlines(), target
+
+    async def place(self, args: dict[str, Any]) -> tuple[Path, int, int] | ToolResult:
+        """``(file, line, character)`` in LSP's terms, or an error result saying what is wrong."""
+        lines, target = await self.lines(args["path"])
+        number = args["line"]
+        if number > len(lines):
+            return failure(f"{args['path']} has {len(lines)} lines; there is no line {number}")
+        text = lines[number - 1]
+        symbol, column = args.get("symbol"), args.get("column")
+        if symbol is not None:
+            found = [m.start() for m in re.finditer(rf"(?<!\w){re.escape(symbol)}(?!\w)", text)] or \
+                [m.start() for m in re.finditer(re.escape(symbol), text)]
+            if not found:
+                return failure(f"{symbol!r} is not on line {number} of {args['path']}: {text.strip()!r}")
+            index = min(found, key=lambda at: abs(at + 1 - column)) if column else found[0]
+        elif column is not None:
+            index = min(column - 1, len(text))
+        else:
+            return failure("give the symbol's name on that line (symbol) or its column")
+        return target, number - 1, utf16_units(text[:index])
+
+    async def render_locations(self, locations: list[lsp.Location], what: str) -> str:
+        if not locations:
+            return f"no {what} found"
+        shown: list[str] = []
+        texts: dict[str, list[str] | None] = {}
+        for location in locations[:MAX_ITEMS]:
+            shown.append(await self.render_at(location.uri, location.range.start.line,
+                                              location.range.start.character, "", texts))
+        more = len(locations) - MAX_ITEMS
+        return "\n".join(shown) + (f"\n[{more} more not shown]" if more > 0 else "")
+
+    async def render_at(self, uri: str, line: int, character: int, label: str,
+                        texts: dict[str, list[str] | None]) -> str:
+        """``path:line:col label`` and the line of source under it, when the file can be read."""
+        path = path_of(uri)
+        if path is None:
+            return f"{uri}:{line + 1}:{character + 1} {label}".rstrip()
+        if str(path) not in texts:
+            try:
+                texts[str(path)] = (await self.lines(str(path)))[0]
+            except (OSError, PathRefused):
+                texts[str(path)] = None  # outside the workspace, or gone: no source line
+        lines = texts[str(path)]
+        source = lines[line] if lines is not None and line < len(lines) else None
+        column = column_of(source, character) if source is not None else character + 1
+        head = f"{self.workspace.show(path)}:{line + 1}:{column} {label}".rstrip()
+        return head + (f"\n    {source.strip()}" if source is not None and source.strip() else "")
+
+
+class DiagnosticsTool(LanguageTool):
+    name = "diagnostics"
+    description = ("The errors and warnings the editor's language servers report, for the given files or, "
+                   "without paths, for every file they have looked at. Use it after changing code instead of "
+                   "running a build to see whether it still type-checks.")
+    parameters = {"type": "object", "properties": {
+        "paths": {"type": "array", "items": {"type": "string"}, "description": "files, relative to the workspace"},
+    }, "additionalProperties": False}
+
+    async def run(self, args: dict[str, Any], cancel: CancelToken, on_update: ToolUpdate) -> ToolResult:
+        files = [self.workspace.resolve(p) for p in args["paths"]] if args.get("paths") else None
+        found = await self.language.diagnostics(files)
+        items = sorted(((d.severity or 1, uri, d) for uri, diagnostics in found for d in diagnostics),
+                       key=lambda x: (x[0], x[1], x[2].range.start.line))
+        if not items:
+            return ToolResult.text("no errors or warnings" + (" in those files" if files else ""))
+        shown: list[str] = []
+        texts: dict[str, list[str] | None] = {}
+        for severity, uri, d in items[:MAX_ITEMS]:
+            where = f"[{d.source}{' ' + str(d.code) if d.code is not None else ''}]" if d.source else ""
+            label = f"{SEVERITIES.get(severity, 'error')}: {d.message.splitlines()[0] if d.message else ''} {where}"
+            shown.append(await self.render_at(uri, d.range.start.line, d.range.start.character, label, texts))
+        counts = {name: sum(1 for s, _, _ in items if SEVERITIES.get(s) == name) for name in ("error", "warning")}
+        more = len(items) - MAX_ITEMS
+        summary = f"{counts['error']} error(s), {counts['warning']} warning(s)"
+        return ToolResult.text(summary + "\n" + "\n".join(shown) + (f"\n[{more} more not shown]" if more > 0 else ""))
+
+
+class PlaceTool(LanguageTool):
+    """A question about one place of a file: the model names it, :meth:`answer` asks about it."""
+
+    parameters = {"type": "object", "properties": PLACE, "required": ["path", "line"], "additionalProperties": False}
+
+    async def run(self, args: dict[str, Any], cancel: CancelToken, on_update: ToolUpdate) -> ToolResult:
+        place = await self.place(args)
+        if isinstance(place, ToolResult):
+            return place
+        return ToolResult.text(await self.answer(args, *place))
+
+    async def answer(self, args: dict[str, Any], file: Path, line: int, character: int) -> str:
+        raise NotImplementedError
+
+
+class DefinitionTool(PlaceTool):
+    name = "definition"
+    description = ("Where a symbol is defined, as the editor's language server knows it (types, imports and "
+                   "all): name the place it is used (path, line, and the symbol's name or column).")
+
+    async def answer(self, args: dict[str, Any], file: Path, line: int, character: int) -> str:
+        return await self.render_locations(await self.language.definition(file, line, character), "definition")
+
+
+class ReferencesTool(PlaceTool):
+    name = "references"
+    description = ("Every place a symbol is used, as the editor's language server knows it: name one place "
+                   "(path, line, and the symbol's name or column).")
+    parameters = {"type": "object", "properties": {
+        **PLACE, "includeDeclaration": {"type": "boolean", "description": "list the declaration too (default true)"},
+    }, "required": ["path", "line"], "additionalProperties": False}
+
+    async def answer(self, args: dict[str, Any], file: Path, line: int, character: int) -> str:
+        found = await self.language.references(file, line, character, args.get("includeDeclaration", True))
+        return await self.render_locations(found, "references")
+
+
+class SymbolsTool(LanguageTool):
+    name = "symbols"
+    description = ("The symbols the editor's language servers know: of one file as an outline (path), or "
+                   "across the workspace by name (query).")
+    parameters = {"type": "object", "properties": {
+        "path": {"type": "string", "description": "a file, relative to the workspace: its outline"},
+        "query": {"type": "string", "minLength": 1, "description": "a name (or part of one) to find anywhere"},
+    }, "additionalProperties": False}
+
+    async def run(self, args: dict[str, Any], cancel: CancelToken, on_update: ToolUpdate) -> ToolResult:
+        if ("path" in args) == ("query" in args):
+            return failure("give either path (a file's outline) or query (a name to find), not both or neither")
+        features = self.language.features
+        if "path" in args:
+            if "documentSymbols" not in features:
+                return failure("the editor does not answer a file's symbols; use query")
+            _, target = await self.lines(args["path"])
+            outline: list[str] = []
+            self._outline(await self.language.document_symbols(target), 0, outline)
+            more = len(outline) - MAX_ITEMS
+            text = "\n".join(outline[:MAX_ITEMS]) + (f"\n[{more} more not shown]" if more > 0 else "")
+            return ToolResult.text(text or f"no symbols in {args['path']}")
+        if "workspaceSymbols" not in features:
+            return failure("the editor does not search the workspace's symbols; use path")
+        found = await self.language.workspace_symbols(args["query"])
+        shown: list[str] = []
+        texts: dict[str, list[str] | None] = {}
+        for s in found[:MAX_ITEMS]:
+            label = f"{_kind(s.kind)} {s.name}" + (f" (in {s.container_name})" if s.container_name else "")
+            shown.append(await self.render_at(s.location.uri, s.location.range.start.line,
+                                              s.location.range.start.character, label, texts))
+        more = len(found) - MAX_ITEMS
+        return ToolResult.text("\n".join(shown) + (f"\n[{more} more not shown]" if more > 0 else "")
+                               if shown else f"no symbol matches {args['query']!r}")
+
+    def _outline(self, symbols: list[Any], depth: int, out: list[str]) -> None:
+        for s in symbols:
+            out.append(f"{'  ' * depth}{_kind(s.kind)} {s.name} (line {s.selection_range.start.line + 1})")
+            self._outline(s.children or [], depth + 1, out)
+
+
+class HoverTool(PlaceTool):
+    name = "hover"
+    description = ("What the editor's language server says about a symbol (its type, signature and "
+                   "documentation): name the place (path, line, and the symbol's name or column).")
+
+    async def answer(self, args: dict[str, Any], file: Path, line: int, character: int) -> str:
+        found = await self.language.hover(file, line, character)
+        text = _hover_text(found.contents) if found is not None else ""
+        return text.strip() or "the language server has nothing to say about it"
+
+
+def _kind(kind: Any) -> str:
+    number = int(kind)
+    return SYMBOL_KINDS[number - 1] if 1 <= number <= len(SYMBOL_KINDS) else "symbol"
+
+
+def _hover_text(contents: Any) -> str:
+    """LSP's hover contents (markup, a marked string, or a list of them) as text."""
+    if isinstance(contents, list):
+        return "\n\n".join(_hover_text(c) for c in contents)
+    if isinstance(contents, str):
+        return contents
+    value = getattr(contents, "value", "")
+    language = getattr(contents, "language", None)
+    return f"```{language}\n{value}\n```" if language else str(value)
+
+
+def _key(d: Any) -> tuple[Any, ...]:
+    """What makes two diagnostics the same problem, wherever the change moved its line."""
+    return int(d.severity or 1), d.message, d.source, str(d.code)
+
+
+class CheckedEdit(Tool):
+    """``write`` or ``edit``, then the errors and warnings the change introduced."""
+
+    def __init__(self, inner: Tool, workspace: Any, language: LanguageAccess, wait_ms: Callable[[], int]) -> None:
+        self.inner, self.workspace, self.language, self.wait_ms = inner, workspace, language, wait_ms
+        self.name, self.label, self.description = inner.name, inner.label, inner.description
+        self.parameters, self.sequential = inner.parameters, inner.sequential
+
+    async def _problems(self, target: Path, wait_ms: int | None) -> list[Any] | None:
+        try:
+            found = await self.language.diagnostics([target], wait_ms)
+        except OSError:
+            return None  # the check is a help, never the edit's failure
+        return [d for _, diagnostics in found for d in diagnostics if int(d.severity or 1) <= 2]
+
+    async def execute(self, call_id: str, args: dict[str, Any], cancel: CancelToken,
+                      on_update: ToolUpdate) -> ToolResult | str:
+        try:
+            target = self.workspace.locate(args.get("path"), READ).path
+        except PathRefused:
+            return await self.inner.execute(call_id, args, cancel, on_update)  # it says why
+        before = await self._problems(target, None)
+        result = await self.inner.execute(call_id, args, cancel, on_update)
+        if before is None or not isinstance(result, ToolResult) or result.is_error:
+            return result
+        after = await self._problems(target, self.wait_ms())
+        if after is None:
+            return result
+        remaining = [_key(d) for d in before]
+        introduced = []
+        for d in after:
+            if _key(d) in remaining:
+                remaining.remove(_key(d))
+            else:
+                introduced.append(d)
+        if not introduced:
+            return result
+        errors = sum(1 for d in introduced if int(d.severity or 1) == 1)
+        lines = [f"{self.workspace.show(target)}:{d.range.start.line + 1}:{d.range.start.character + 1} "
+                 f"{SEVERITIES[int(d.severity or 1)]}: {d.message.splitlines()[0] if d.message else ''}"
+                 for d in introduced[:MAX_ITEMS]]
+        note = (f"\n\nThis change introduced {errors} error(s) and {len(introduced) - errors} warning(s) "
+                "(the editor's language servers):\n" + "\n".join(lines))
+        details = dict(result.details) if isinstance(result.details, dict) else {}
+        details["introduced"] = [{"line": d.range.start.line + 1, "column": d.range.start.character + 1,
+                                  "severity": SEVERITIES[int(d.severity or 1)], "message": d.message,
+                                  "source": d.source} for d in introduced]
+        return ToolResult(content=[*result.content, TextContent(text=note)], details=details,
+                          is_error=result.is_error)
+
+
+def checked_edits(tools: list[Any], workspace: Any, language: LanguageAccess,
+                  wait_ms: Callable[[], int]) -> list[Any]:
+    """``tools`` with ``write`` and ``edit`` checked, when the client reports diagnostics."""
+    if "diagnostics" not in language.features:
+        return tools
+    return [CheckedEdit(t, workspace, language, wait_ms) if t.name in ("write", "edit") else t for t in tools]
+
+
+def language_tools(workspace: Any, files: Any, language: LanguageAccess) -> list[Tool]:
+    """The tools the client's language features support; none without any."""
+    features = language.features
+    tools: list[Tool] = []
+    for needs, cls in ((("diagnostics",), DiagnosticsTool), (("definition",), DefinitionTool),
+                       (("references",), ReferencesTool), (("documentSymbols", "workspaceSymbols"), SymbolsTool),
+                       (("hover",), HoverTool)):
+        if any(n in features for n in needs):
+            tools.append(cls(workspace, files, language))
+    return tools

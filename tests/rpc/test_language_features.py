@@ -1,0 +1,189 @@
+"""The editor's language servers as the agent's tools, through the real daemon: a scripted
+client declares ``languageFeatures`` and answers the ``editor/*`` requests with LSP shapes."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from loopback import LoopbackServer, Reply, openai_text
+from test_tools_e2e import calls, project, results
+
+ALL = {"diagnostics": True, "definition": True, "references": True, "documentSymbols": True,
+       "workspaceSymbols": True, "hover": True}
+LANGUAGE_TOOLS = {"diagnostics", "definition", "references", "symbols", "hover"}
+
+
+@pytest.fixture
+def server():
+    s = LoopbackServer()
+    yield s
+    s.close()
+
+
+def span(line: int, start: int, end: int) -> dict:
+    return {"start": {"line": line, "character": start}, "end": {"line": line, "character": end}}
+
+
+def texts(d, n: int) -> list[str]:
+    return [e["result"]["content"][0]["text"] for e in results(d, n)]
+
+
+def tools_offered(server, n: int = 0) -> set[str]:
+    return {t["function"]["name"] for t in server.requests[n].body.get("tools", [])}
+
+
+class Servers:
+    """The client's language servers: what each ``editor/*`` request gets, and what they were asked."""
+
+    def __init__(self, d, root: Path, features: dict) -> None:
+        self.asked: list[tuple[str, dict]] = []
+        a, b = (root / "a.py").as_uri(), (root / "b.py").as_uri()
+        self.answers = {
+            "editor/definition": [{"uri": a, "range": span(0, 4, 10)}],
+            "editor/references": [{"uri": a, "range": span(0, 4, 10)}, {"uri": b, "range": span(1, 6, 12)},
+                                  {"uri": b, "range": span(2, 10, 16)}],
+            "editor/documentSymbols": [{"name": "helper", "kind": 12, "range": span(0, 0, 20),
+                                        "selectionRange": span(0, 4, 10), "detail": "() -> int",
+                                        "children": [{"name": "x", "kind": 13, "range": span(1, 4, 9),
+                                                      "selectionRange": span(1, 4, 5)}]}],
+            "editor/workspaceSymbols": [{"name": "helper", "kind": 12, "containerName": "a",
+                                         "location": {"uri": a, "range": span(0, 4, 10)}}],
+            "editor/hover": {"contents": {"kind": "markdown", "value": "```python\ndef helper() -> int\n```"}},
+            "editor/diagnostics": {"items": [{"uri": b, "diagnostics": [
+                {"range": span(1, 6, 12), "severity": 1, "source": "Pyright", "code": "reportCallIssue",
+                 "message": "Expected 0 positional arguments"},
+                {"range": span(0, 0, 4), "severity": 2, "message": "Import is unused"}]}]},
+        }
+        for method in self.answers:
+            d.on_request[method] = lambda params, method=method: self.answer(method, params)
+        d.call("initialize", {"capabilities": {"languageFeatures": features}})
+
+    def answer(self, method: str, params: dict):
+        self.asked.append((method, params))
+        return self.answers[method]
+
+
+def workspace(tmp_path, server) -> str:
+    (tmp_path / "a.py").write_text("def helper():\n    x = 1\n    return x\n")
+    (tmp_path / "b.py").write_text("from a import helper\nprint(helper(1))  # é\nr = '𝒳'; helper()\n")
+    return project(tmp_path, server)
+
+
+def test_definition_references_symbols_and_hover_round_trip(spawn, tmp_path, server):
+    server.script(
+        calls(("d", "definition", {"path": "b.py", "line": 2, "symbol": "helper"}),
+              ("r", "references", {"path": "a.py", "line": 1, "column": 5}),
+              ("s", "symbols", {"path": "a.py"}), ("q", "symbols", {"query": "help"}),
+              ("h", "hover", {"path": "b.py", "line": 3, "symbol": "helper"})),
+        Reply(body=openai_text("ok")))
+    d = spawn("--model", "local/coder", "--yes", cwd=workspace(tmp_path, server))
+    servers = Servers(d, tmp_path, ALL)
+    d.call("prompt", {"text": "where is helper?"})
+    d.wait_event("agent_settled", timeout=30)
+    assert LANGUAGE_TOOLS <= tools_offered(server)
+    definition, references, outline, found, hover = texts(d, 5)
+    assert definition == "a.py:1:5\n    def helper():"
+    assert references == ("a.py:1:5\n    def helper():\nb.py:2:7\n    print(helper(1))  # é\n"
+                          "b.py:3:10\n    r = '𝒳'; helper()")  # UTF-16 unit 10 is the 10th character
+    assert outline == "function helper (line 1)\n  variable x (line 2)"
+    assert found == "a.py:1:5 function helper (in a)\n    def helper():"
+    assert hover == "```python\ndef helper() -> int\n```"
+    asked = dict((m, p) for m, p in servers.asked)
+    b = (tmp_path / "b.py").as_uri()
+    assert asked["editor/definition"]["uri"] == b and asked["editor/definition"]["position"] == {"line": 1,
+                                                                                                "character": 6}
+    # after "r = '𝒳'; " (9 characters) the symbol starts at UTF-16 unit 10: 𝒳 takes two
+    assert asked["editor/hover"]["position"] == {"line": 2, "character": 10}
+    assert asked["editor/references"]["includeDeclaration"] is True
+    assert asked["editor/workspaceSymbols"]["query"] == "help"
+    assert all(p["sessionId"] for _, p in servers.asked)
+
+
+def test_diagnostics_are_rendered_errors_first_with_the_source_line(spawn, tmp_path, server):
+    server.script(calls(("g", "diagnostics", {"paths": ["b.py"]})), calls(("a", "diagnostics", {})),
+                  Reply(body=openai_text("ok")))
+    d = spawn("--model", "local/coder", "--yes", cwd=workspace(tmp_path, server))
+    servers = Servers(d, tmp_path, {"diagnostics": True})
+    d.call("prompt", {"text": "does it type-check?"})
+    d.wait_event("agent_settled", timeout=30)
+    assert tools_offered(server) & LANGUAGE_TOOLS == {"diagnostics"}
+    some, every = texts(d, 2)
+    assert some == every == ("1 error(s), 1 warning(s)\n"
+                             "b.py:2:7 error: Expected 0 positional arguments [Pyright reportCallIssue]\n"
+                             "    print(helper(1))  # é\n"
+                             "b.py:1:1 warning: Import is unused\n"
+                             "    from a import helper")
+    assert [p.get("uris") for _, p in servers.asked] == [[(tmp_path / "b.py").as_uri()], None]
+
+
+def test_bad_places_and_bad_answers_are_tool_errors_and_the_session_goes_on(spawn, tmp_path, server):
+    server.script(
+        calls(("1", "definition", {"path": "b.py", "line": 2, "symbol": "nowhere"}),
+              ("2", "definition", {"path": "b.py", "line": 99, "column": 1}),
+              ("3", "definition", {"path": "../outside.py", "line": 1, "column": 1}),
+              ("4", "definition", {"path": "b.py", "line": 1}),
+              ("5", "definition", {"path": "b.py", "line": 1, "column": 1})),
+        Reply(body=openai_text("ok")))
+    d = spawn("--model", "local/coder", "--yes", cwd=workspace(tmp_path, server))
+    servers = Servers(d, tmp_path, ALL)
+    servers.answers["editor/definition"] = [{"uri": 42}]  # not LSP's shape
+    d.call("prompt", {"text": "go"})
+    d.wait_event("agent_settled", timeout=30)
+    ends = results(d, 5)
+    assert all(e["isError"] for e in ends)
+    symbol, line, outside, neither, shape = [e["result"]["content"][0]["text"] for e in ends]
+    assert "'nowhere' is not on line 2 of b.py" in symbol
+    assert "b.py has 3 lines; there is no line 99" in line
+    assert "outside the workspace" in outside
+    assert "give the symbol's name on that line" in neither
+    assert "editor/definition is not LSP's shape" in shape
+    assert [m for m, _ in servers.asked] == ["editor/definition"]  # only the well-placed call reached the editor
+
+
+def test_a_client_without_language_features_gets_no_tools_and_no_requests(spawn, tmp_path, server):
+    server.script(Reply(body=openai_text("ok")))
+    d = spawn("--model", "local/coder", "--yes", cwd=workspace(tmp_path, server))
+    answer = d.call("initialize", {"capabilities": {}})
+    assert answer["capabilities"].get("languageFeatures") is None
+    d.call("prompt", {"text": "hi"})
+    d.wait_event("agent_settled", timeout=30)
+    assert not tools_offered(server) & LANGUAGE_TOOLS
+    assert not [r for r in d.server_requests if r["method"].startswith("editor/")]
+    assert json.dumps(server.requests[0].body).count('"diagnostics"') == 0
+
+
+def test_an_edit_that_breaks_the_code_reports_the_new_errors(spawn, tmp_path, server):
+    server.script(
+        calls(("e", "edit", {"path": "a.py", "edits": [{"oldText": "    return x\n", "newText": "    return y\n"}]})),
+        calls(("w", "write", {"path": "b.py", "content": "from a import helper\nhelper()\n"})),
+        Reply(body=openai_text("ok")))
+    root = workspace(tmp_path, server)
+    (tmp_path / ".pi" / "settings.json").write_text(json.dumps({"diagnostics": {"waitMs": 700}}))
+    d = spawn("--model", "local/coder", "--yes", cwd=root)
+    servers = Servers(d, tmp_path, {"diagnostics": True})
+    unused = {"range": span(0, 0, 4), "severity": 2, "message": "Import is unused"}
+    reports = iter([
+        [],  # a.py before the edit
+        [{"range": span(2, 11, 12), "severity": 1, "source": "Pyright", "message": '"y" is not defined'}],
+        [unused],  # b.py before the write
+        [{**unused, "range": span(3, 0, 4)}],  # after it: the same warning, moved: nothing new
+    ])
+
+    def report(params):
+        servers.asked.append(("editor/diagnostics", params))
+        return {"items": [{"uri": params["uris"][0], "diagnostics": next(reports)}]}
+
+    d.on_request["editor/diagnostics"] = report
+    d.call("prompt", {"text": "change it"})
+    d.wait_event("agent_settled", timeout=30)
+    edited, written = results(d, 2)
+    assert edited["result"]["content"][-1]["text"] == (
+        "\n\nThis change introduced 1 error(s) and 0 warning(s) (the editor's language servers):\n"
+        "a.py:3:12 error: \"y\" is not defined")
+    assert edited["result"]["details"]["introduced"] == [
+        {"line": 3, "column": 12, "severity": "error", "message": '"y" is not defined', "source": "Pyright"}]
+    assert "introduced" not in json.dumps(written["result"])
+    assert [p.get("waitMs") for _, p in servers.asked] == [None, 700, None, 700]
+    assert [p["uris"] for _, p in servers.asked] == [[(tmp_path / n).as_uri()] for n in ("a.py", "a.py", "b.py", "b.py")]
+    assert (tmp_path / "a.py").read_text().endswith("return y\n")  # the edit itself landed
