@@ -391,6 +391,27 @@ class ChangedFile:
 
 
 @attrs.define
+class IntroducedDiagnostic:
+    """An error or warning the editor's language servers report since a write or edit (1-based place)."""
+
+    line: int
+    column: int
+    severity: str  # error, warning
+    message: str
+    source: str | None = None
+
+
+@attrs.define
+class Diagnostics:
+    """A write or edit introduced errors or warnings (the editor's language servers)."""
+
+    type: Literal["diagnostics"] = attrs.field(default="diagnostics", init=False)
+    tool_call_id: str = ""
+    path: str = ""
+    introduced: list[IntroducedDiagnostic] = attrs.field(factory=list)
+
+
+@attrs.define
 class TurnDiff:
     """What the run has changed so far: every file with its diff against the run's start."""
 
@@ -404,7 +425,7 @@ AgentEvent = Union[
     MessageEnd, ToolExecutionStart, ToolExecutionUpdate, ToolExecutionEnd, QueueUpdate,
     CompactionStart, CompactionEnd, AutoRetryStart, AutoRetryEnd, BashExecutionUpdate,
     SessionInfoChanged, ModelChanged, ThinkingLevelChanged, PermissionTimeout, SessionWriteFailed,
-    CommandsUpdate, ReplayEnd, TurnDiff,
+    CommandsUpdate, ReplayEnd, TurnDiff, Diagnostics,
 ]
 """Every event of ``agent/event``, tagged by its ``type``."""
 AGENT_EVENT_TYPES: tuple[type, ...] = typing.get_args(AgentEvent)

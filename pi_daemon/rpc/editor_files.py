@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable
 from ..converter import to_wire
 from ..tools.file_access import DiskFiles, lines_as_editors_count, looks_binary
 from ..tools.workspace import EDIT, LIST, READ, WRITE, PathRefused, Workspace
+from . import lsp
 from .initialize import ClientState
 from .types import APPLY_EDIT, READ_TEXT_FILE, ReadTextFileParams
 
@@ -75,13 +76,6 @@ def text_edits(old: str, new: str) -> list[TextEdit]:
     if not edits and old != new:
         edits.append(TextEdit(range=Range(start=at(0), end=at(len(a))), new_text=new))
     return edits
-
-
-def _lsp() -> Any:
-    """LSP's vocabulary, loaded with the first edit an editor applies (it is a large import)."""
-    from lsprotocol import types
-
-    return types
 
 
 class EditorFiles(DiskFiles):
@@ -142,7 +136,7 @@ class EditorFiles(DiskFiles):
                 content, version = await self._buffer(target)
                 base = (disk.decode("utf-8", "replace") if content is None else content, version)
             uri = target.as_uri()
-            L = _lsp()
+            L = lsp.types()
             edit = L.WorkspaceEdit(document_changes=[L.TextDocumentEdit(
                 text_document=L.OptionalVersionedTextDocumentIdentifier(uri=uri, version=base[1]),
                 edits=text_edits(base[0], new))])
@@ -153,7 +147,7 @@ class EditorFiles(DiskFiles):
                 return await super().write(path, data, purpose)
             self.workspace.check(folder, LIST)  # its folder: inside the roots, no symlink on the way
             target, uri = place.path, place.path.as_uri()
-            L = _lsp()
+            L = lsp.types()
             edit = L.WorkspaceEdit(document_changes=[
                 L.CreateFile(uri=uri, options=L.CreateFileOptions(overwrite=False, ignore_if_exists=False)),
                 L.TextDocumentEdit(text_document=L.OptionalVersionedTextDocumentIdentifier(uri=uri, version=None),
@@ -169,7 +163,7 @@ class EditorFiles(DiskFiles):
             return await super().delete(path)
         with self.workspace.open_file(path, EDIT) as file:
             target, before = file.place.path, file.read()
-        L = _lsp()
+        L = lsp.types()
         edit = L.WorkspaceEdit(document_changes=[L.DeleteFile(uri=target.as_uri())])
         await self._apply(f"pi: delete {self.workspace.show(target)}", edit, target, unsaved=False)
         self.note_write(target, lambda: before, None)
@@ -200,10 +194,7 @@ class EditorFiles(DiskFiles):
         return sorted(set(shown))
 
     async def _apply(self, label: str, edit: WorkspaceEdit, target: Path, unsaved: bool = True) -> None:
-        from lsprotocol.converters import get_converter
-        from lsprotocol.types import ApplyWorkspaceEditParams
-
-        params = get_converter().unstructure(ApplyWorkspaceEditParams(edit=edit, label=label))
+        params = lsp.converter().unstructure(lsp.types().ApplyWorkspaceEditParams(edit=edit, label=label))
         result = await self.ask(APPLY_EDIT.name, params)
         if not isinstance(result, dict) or not isinstance(result.get("applied"), bool):
             raise OSError(errno.EIO, "the editor's workspace/applyEdit answer has no applied flag")

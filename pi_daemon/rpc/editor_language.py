@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable
 from ..converter import to_wire
 from ..tools.language import LanguageAccess
 from .initialize import ClientState
+from .lsp import converter as lsp_converter
 from .types import (EDITOR_DEFINITION, EDITOR_DIAGNOSTICS, EDITOR_DOCUMENT_SYMBOLS, EDITOR_HOVER, EDITOR_REFERENCES,
                     EDITOR_WORKSPACE_SYMBOLS, DiagnosticsParams, DocumentSymbolsParams, Position, ReferencesParams,
                     TextDocumentPositionParams, WorkspaceSymbolsParams)
@@ -41,10 +42,8 @@ def features_of(client: ClientState) -> frozenset[str]:
 
 def _read(method: str, answer: Any, shape: Any) -> Any:
     """The answer as lsprotocol's ``shape``; OSError naming the method when it is not one."""
-    from lsprotocol.converters import get_converter
-
     try:
-        return get_converter().structure(answer, shape)
+        return lsp_converter().structure(answer, shape)
     except Exception as exc:  # cattrs' errors: the editor's answer is not LSP's shape
         raise OSError(errno.EPROTO, f"the editor's answer to {method} is not LSP's shape ({exc})") from None
 

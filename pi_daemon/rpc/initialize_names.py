@@ -74,6 +74,7 @@ EVENT_NAMES = (
     "commands_update",
     "replay_end",
     "turn_diff",
+    "diagnostics",
 )
 THINKING_LEVEL_NAMES = (
     "off",

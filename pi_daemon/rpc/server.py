@@ -38,6 +38,7 @@ from . import methods  # noqa: F401 (registers every method)
 from .context import Context
 from .dispatch import feature
 from .editor_files import EditorFiles
+from . import lsp
 from .editor_language import EditorLanguage, features_of
 from .initialize import ClientState
 from .notify import EventSender
@@ -145,6 +146,8 @@ class NativeFace:
     def _after_initialize(self) -> None:
         self.host.tools_workspace.allow(self.ctx.client.allowed_roots)
         self._background(self.host.prepare())
+        if features_of(self.ctx.client):  # the editor answers in LSP's shapes: its vocabulary is read now
+            self._background(asyncio.to_thread(lsp.converter))  # (in a thread), not in the first edit's time
         loop = asyncio.get_running_loop()
         # Two turns of the loop: the initialize reply goes out first, then the daemon may ask.
         loop.call_soon(loop.call_soon, self.trust.maybe_ask)

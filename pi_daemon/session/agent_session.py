@@ -25,8 +25,9 @@ from ..cancel import CancelToken
 from ..converter import from_wire, to_wire
 from ..events import (
     AgentEnd, AgentSettled, AgentStart, AutoRetryEnd, AutoRetryStart, BashExecutionUpdate, CompactionDetails,
-    CompactionEnd, CompactionOutcome, CompactionStart, MessageEnd, MessageStart, MessageUpdate, ModelChanged,
-    Observers, Replayed, ReplayEnd, SessionInfoChanged, SessionWriteFailed, ThinkingLevelChanged,
+    CompactionEnd, CompactionOutcome, CompactionStart, Diagnostics, IntroducedDiagnostic, MessageEnd, MessageStart,
+    MessageUpdate, ModelChanged, Observers, Replayed, ReplayEnd, SessionInfoChanged, SessionWriteFailed,
+    ThinkingLevelChanged, ToolExecutionEnd,
 )
 from ..llm.errors import ProviderErrorDetail, is_context_overflow, is_retryable
 from ..llm.model import THINKING_LEVELS, Model
@@ -257,6 +258,11 @@ class AgentSession:
                     await self.changes.on_event(event, self._emit)
             except SessionWriteError:
                 return  # reported, and the run is stopping
+        if isinstance(event, ToolExecutionEnd) and isinstance(event.result.details, dict) \
+                and event.result.details.get("introduced"):  # a write or edit broke something
+            details = event.result.details
+            await self._emit(Diagnostics(tool_call_id=event.tool_call_id, path=str(details.get("path", "")),
+                                         introduced=[IntroducedDiagnostic(**d) for d in details["introduced"]]))
         if isinstance(event, MessageEnd):
             if self._retry_attempt and _answered(event.message):
                 await self._retry_recovered()

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import attrs
 
+from ..events import IntroducedDiagnostic
+
 
 @attrs.define
 class BashDetails:
@@ -20,17 +22,6 @@ class BashDetails:
     truncated: bool
     full_output_path: str | None
     sandboxed: bool
-
-
-@attrs.define
-class IntroducedDiagnostic:
-    """An error or warning the editor's language servers report since a write or edit (1-based place)."""
-
-    line: int
-    column: int
-    severity: str  # error, warning
-    message: str
-    source: str | None = None
 
 
 @attrs.define

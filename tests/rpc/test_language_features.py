@@ -184,6 +184,9 @@ def test_an_edit_that_breaks_the_code_reports_the_new_errors(spawn, tmp_path, se
     assert edited["result"]["details"]["introduced"] == [
         {"line": 3, "column": 12, "severity": "error", "message": '"y" is not defined', "source": "Pyright"}]
     assert "introduced" not in json.dumps(written["result"])
+    shown = [e["event"] for e in d.events if e["event"]["type"] == "diagnostics"]
+    assert shown == [{"type": "diagnostics", "toolCallId": "e", "path": str(tmp_path / "a.py"),
+                      "introduced": edited["result"]["details"]["introduced"]}]
     assert [p.get("waitMs") for _, p in servers.asked] == [None, 700, None, 700]
     assert [p["uris"] for _, p in servers.asked] == [[(tmp_path / n).as_uri()] for n in ("a.py", "a.py", "b.py", "b.py")]
     assert (tmp_path / "a.py").read_text().endswith("return y\n")  # the edit itself landed

@@ -13,7 +13,7 @@ export interface AgentEnd {
   willRetry: boolean;
 }
 
-export type AgentEvent = AgentStart | AgentEnd | AgentSettled | TurnStart | TurnEnd | MessageStart | MessageUpdate | MessageEnd | ToolExecutionStart | ToolExecutionUpdate | ToolExecutionEnd | QueueUpdate | CompactionStart | CompactionEnd | AutoRetryStart | AutoRetryEnd | BashExecutionUpdate | SessionInfoChanged | ModelChanged | ThinkingLevelChanged | PermissionTimeout | SessionWriteFailed | CommandsUpdate | ReplayEnd | TurnDiff;
+export type AgentEvent = AgentStart | AgentEnd | AgentSettled | TurnStart | TurnEnd | MessageStart | MessageUpdate | MessageEnd | ToolExecutionStart | ToolExecutionUpdate | ToolExecutionEnd | QueueUpdate | CompactionStart | CompactionEnd | AutoRetryStart | AutoRetryEnd | BashExecutionUpdate | SessionInfoChanged | ModelChanged | ThinkingLevelChanged | PermissionTimeout | SessionWriteFailed | CommandsUpdate | ReplayEnd | TurnDiff | Diagnostics;
 
 export interface AgentEventParams {
   sessionId: string;
@@ -390,6 +390,14 @@ export interface Diagnostic {
   severity?: number | null;
   code?: number | string | null;
   source?: string | null;
+}
+
+/** A write or edit introduced errors or warnings (the editor's language servers). */
+export interface Diagnostics {
+  type: "diagnostics";
+  toolCallId: string;
+  path: string;
+  introduced: IntroducedDiagnostic[];
 }
 
 export interface DiagnosticsParams {

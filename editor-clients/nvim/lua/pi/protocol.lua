@@ -10,7 +10,7 @@
 ---@field messages pi.AgentMessage[]
 ---@field willRetry boolean
 
----@alias pi.AgentEvent pi.AgentStart|pi.AgentEnd|pi.AgentSettled|pi.TurnStart|pi.TurnEnd|pi.MessageStart|pi.MessageUpdate|pi.MessageEnd|pi.ToolExecutionStart|pi.ToolExecutionUpdate|pi.ToolExecutionEnd|pi.QueueUpdate|pi.CompactionStart|pi.CompactionEnd|pi.AutoRetryStart|pi.AutoRetryEnd|pi.BashExecutionUpdate|pi.SessionInfoChanged|pi.ModelChanged|pi.ThinkingLevelChanged|pi.PermissionTimeout|pi.SessionWriteFailed|pi.CommandsUpdate|pi.ReplayEnd|pi.TurnDiff
+---@alias pi.AgentEvent pi.AgentStart|pi.AgentEnd|pi.AgentSettled|pi.TurnStart|pi.TurnEnd|pi.MessageStart|pi.MessageUpdate|pi.MessageEnd|pi.ToolExecutionStart|pi.ToolExecutionUpdate|pi.ToolExecutionEnd|pi.QueueUpdate|pi.CompactionStart|pi.CompactionEnd|pi.AutoRetryStart|pi.AutoRetryEnd|pi.BashExecutionUpdate|pi.SessionInfoChanged|pi.ModelChanged|pi.ThinkingLevelChanged|pi.PermissionTimeout|pi.SessionWriteFailed|pi.CommandsUpdate|pi.ReplayEnd|pi.TurnDiff|pi.Diagnostics
 
 ---@class pi.AgentEventParams
 ---@field sessionId string
@@ -329,6 +329,13 @@
 ---@field severity? integer|nil
 ---@field code? integer|string|nil
 ---@field source? string|nil
+
+--- A write or edit introduced errors or warnings (the editor's language servers).
+---@class pi.Diagnostics
+---@field type "diagnostics"
+---@field toolCallId string
+---@field path string
+---@field introduced pi.IntroducedDiagnostic[]
 
 ---@class pi.DiagnosticsParams
 ---@field sessionId string
@@ -1310,6 +1317,6 @@ M.methods = {
 
 ---Every event type of an agent/event notification.
 ---@type string[]
-M.events = { "agent_start", "agent_end", "agent_settled", "turn_start", "turn_end", "message_start", "message_update", "message_end", "tool_execution_start", "tool_execution_update", "tool_execution_end", "queue_update", "compaction_start", "compaction_end", "auto_retry_start", "auto_retry_end", "bash_execution_update", "session_info_changed", "model_changed", "thinking_level_changed", "permission_timeout", "session_write_failed", "commands_update", "replay_end", "turn_diff" }
+M.events = { "agent_start", "agent_end", "agent_settled", "turn_start", "turn_end", "message_start", "message_update", "message_end", "tool_execution_start", "tool_execution_update", "tool_execution_end", "queue_update", "compaction_start", "compaction_end", "auto_retry_start", "auto_retry_end", "bash_execution_update", "session_info_changed", "model_changed", "thinking_level_changed", "permission_timeout", "session_write_failed", "commands_update", "replay_end", "turn_diff", "diagnostics" }
 
 return M

@@ -1,0 +1,26 @@
+"""LSP's vocabulary for the editor requests that speak it: lsprotocol's types and one converter
+of theirs, both loaded on first use (a large import a daemon without an editor never needs).
+
+lsprotocol's ``get_converter()`` builds a new converter, with its hooks, on every call; the
+daemon keeps the first, so an edit or a language request does not pay for that again.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+
+def types() -> Any:
+    """``lsprotocol.types``."""
+    from lsprotocol import types as lsp_types
+
+    return lsp_types
+
+
+@functools.cache
+def converter() -> Any:
+    """lsprotocol's converter (LSP's field names and unions), made once."""
+    from lsprotocol.converters import get_converter
+
+    return get_converter()
