@@ -1,7 +1,8 @@
 // The extension in a real VS Code (code-server) in headless Chromium, driven as a user with
 // the offline faux model: open the chat, prompt and watch it stream, steer and follow up while
 // it works, click a queued item away, stop, mention a file with @, answer a permission modal, revert and accept
-// a run's hunks from the diff editor's title bar, resume a session and see its tool outputs, change a setting,
+// a run's hunks from the diff editor's title bar, resume a session and see its tool outputs, an edit that breaks
+// TypeScript reporting VS Code's error, the definition of a function found by VS Code, change a setting,
 // switch the model; all in a project whose own settings try to start another program. A screenshot is kept
 // after each step (and of a failure) in the output folder.
 //
@@ -38,6 +39,12 @@ writeFileSync(join(work, ".vscode", "settings.json"), JSON.stringify({
   "pi.command": join(work, "trap.sh"), "pi.args": ["--yes", "--trust-workspace"] }));
 const notes = Array.from({ length: 30 }, (_, i) => `line ${i + 1}\n`).join("");
 writeFileSync(join(work, "notes.txt"), notes);
+// TypeScript for VS Code's built-in language features; the agent's edits wait up to 15 s for them to report.
+mkdirSync(join(work, "src"));
+writeFileSync(join(work, "src", "util.ts"), "export function double(n: number): number {\n  return n * 2;\n}\n");
+writeFileSync(join(work, "src", "main.ts"), 'import { double } from "./util";\nexport const four: number = double(2);\n');
+mkdirSync(join(work, ".pi"));
+writeFileSync(join(work, ".pi", "settings.json"), JSON.stringify({ diagnostics: { waitMs: 15000 } }));
 
 const long = Array.from({ length: 40 }, (_, i) => `Line ${i} of a **long** answer.`).join("\n\n");
 const script = {
@@ -56,6 +63,13 @@ const script = {
         { oldText: "line 2\n", newText: "line TWO\n" }, { oldText: "line 25\n", newText: "line TWENTY-FIVE\n" }] } }],
       stopReason: "toolUse" },
     { content: [{ type: "text", text: "Two lines changed." }] },
+    { content: [{ type: "toolCall", id: "d1", name: "definition", arguments: { path: "src/main.ts", line: 2,
+                                                                                symbol: "double" } }],
+      stopReason: "toolUse" },
+    { content: [{ type: "text", text: "It is in util.ts." }] },
+    { content: [{ type: "toolCall", id: "e2", name: "edit", arguments: { path: "src/main.ts", edits: [
+        { oldText: "double(2)", newText: 'double("two")' }] } }], stopReason: "toolUse" },
+    { content: [{ type: "text", text: "I broke it." }] },
   ],
 };
 writeFileSync(join(root, "script.json"), JSON.stringify(script));
@@ -64,6 +78,9 @@ writeFileSync(join(data, "User", "settings.json"), JSON.stringify({
   "pi.args": ["-m", "pi_daemon", "--faux-script", join(root, "script.json"), "--model", "faux/script"],
   "workbench.startupEditor": "none", "security.workspace.trust.enabled": false, "telemetry.telemetryLevel": "off",
   "workbench.tips.enabled": false, "extensions.autoUpdate": false, "chat.disableAIFeatures": true,
+  // Every TypeScript answer from the project's server: its quick one-file server would answer a definition
+  // with the import line while the project loads.
+  "typescript.tsserver.useSyntaxServer": "never",
 }));
 
 const freePort = () => new Promise((ok) => {
@@ -118,6 +135,15 @@ async function command(title) {
 
 async function pick(text) {
   await page.locator(".quick-input-list .monaco-list-row", { hasText: text }).first().click({ timeout: T });
+}
+
+// Quick Open a file by name and wait until its editor shows `text`.
+async function openFile(name, text) {
+  await page.locator(".monaco-workbench .part.statusbar").click({ position: { x: 5, y: 5 } });
+  await page.keyboard.press("F1");
+  await page.locator(".quick-input-widget input").fill(name);
+  await pick(name);
+  await page.locator(".monaco-editor .view-lines", { hasText: text }).waitFor({ timeout: T });
 }
 
 async function send(text) {
@@ -215,11 +241,7 @@ try {
     // the write went through VS Code (workspace.applyEdit): the document holds it, unsaved
     const onDisk = () => (existsSync(join(work, "made.txt")) ? readFileSync(join(work, "made.txt"), "utf8") : null);
     assert.notEqual(onDisk(), "made by pi\n");
-    await page.locator(".monaco-workbench .part.statusbar").click({ position: { x: 5, y: 5 } });
-    await page.keyboard.press("F1");
-    await page.locator(".quick-input-widget input").fill("made.txt");
-    await pick("made.txt");
-    await page.locator(".monaco-editor .view-lines", { hasText: "made by pi" }).waitFor({ timeout: T });
+    await openFile("made.txt", "made by pi");
     await shot("the agent's write in the editor, unsaved");
     await command("File: Save");
     for (let i = 0; i < 100 && onDisk() !== "made by pi\n"; i++) await new Promise((r) => setTimeout(r, 100));
@@ -271,6 +293,31 @@ try {
     await tool.locator("summary").click();
     assert.match(await tool.locator(".output").textContent(), /made\.txt/);
     assert.match(await tool.locator(".args").textContent(), /^made\.txt\nmade by pi/);
+  });
+
+  await run("definition finds a function in another file", async () => {
+    await send("where is double defined?");
+    await chat().locator(".assistant", { hasText: "It is in util.ts." }).waitFor({ timeout: T });
+    const tool = chat().locator("details.tool", { hasText: "definition" }).last();
+    await tool.locator("summary").click();
+    const output = await tool.locator(".output").textContent();
+    assert.match(output, /src\/util\.ts:1:17\s+export function double/, output);
+  });
+
+  await run("an agent edit that breaks a .ts file reports the error VS Code shows", async () => {
+    // the file is open, as when a user works on it (TypeScript checks the files shown in editors)
+    await openFile("main.ts", "double(2)");
+    await send("pass it a string");
+    const dialog = page.locator(".monaco-dialog-box");
+    await dialog.waitFor({ timeout: T });
+    await dialog.locator(".monaco-button", { hasText: "Allow once" }).click();
+    await chat().locator(".assistant", { hasText: "I broke it." }).waitFor({ timeout: T });
+    const tool = chat().locator("details.tool", { hasText: "main.ts" }).last();
+    await tool.locator("summary").click();
+    const output = await tool.locator(".output").textContent();
+    assert.match(output, /This change introduced 1 error\(s\)/, output);
+    assert.match(output, /src\/main\.ts:2:\d+ error: Argument of type '.*' is not assignable to parameter of type 'number'/,
+                 output);
   });
 
   await run("settings apply when they change", async () => {

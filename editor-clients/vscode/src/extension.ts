@@ -8,6 +8,7 @@ import { chatHtml, newNonce } from "./chatHtml";
 import { statusText } from "./status";
 import { registerReview, reportDirty, selectionContext, vscodeFiles } from "./changesView";
 import { fsHandlers } from "./editorFs";
+import { vscodeLanguage } from "./languageFeatures";
 import { workspaceFiles } from "./workspaceFiles";
 import type { ContextItem } from "./protocol";
 
@@ -89,7 +90,7 @@ function ensureClient(): Promise<PiClient> {
     const started = new PiClient({
       command, args, cwd: await workspaceFolder(),
       onLog: (text) => output.append(text), onPermission: askPermission, onWorkspaceTrust: askWorkspaceTrust,
-      fs: fsHandlers(vscodeFiles),
+      fs: fsHandlers(vscodeFiles), language: vscodeLanguage(),
     });
     started.onEvent(onEvent);
     started.onRestart(() => {

@@ -13,6 +13,7 @@ import {
 } from "vscode-jsonrpc/node";
 import { describeCall } from "./describe";
 import type { FsHandlers } from "./editorFs";
+import type { LanguageHandlers } from "./languageFeatures";
 
 export { Commands, CommandInfo, completeCommand } from "./commands";
 import type {
@@ -67,6 +68,7 @@ export interface ClientOptions {
   onPermission?: (request: PermissionRequest) => Promise<Outcome>;
   onWorkspaceTrust?: (request: WorkspaceTrustRequest) => Promise<boolean | undefined>; // undefined: no answer
   fs?: FsHandlers; // the editor is the agent's file system (editorFs.ts)
+  language?: LanguageHandlers; // the editor's language servers answer the agent (languageFeatures.ts)
 }
 
 
@@ -150,6 +152,15 @@ export class PiClient {
       connection.onRequest("fs/readTextFile", (params: Json) => fs.readTextFile(params));
       connection.onRequest("workspace/applyEdit", (params: Json) => fs.applyEdit(params));
     }
+    const language = this.options.language;
+    if (language) {
+      connection.onRequest("editor/diagnostics", (params: Json) => language.diagnostics(params));
+      connection.onRequest("editor/definition", (params: Json) => language.definition(params));
+      connection.onRequest("editor/references", (params: Json) => language.references(params));
+      connection.onRequest("editor/documentSymbols", (params: Json) => language.documentSymbols(params));
+      connection.onRequest("editor/workspaceSymbols", (params: Json) => language.workspaceSymbols(params));
+      connection.onRequest("editor/hover", (params: Json) => language.hover(params));
+    }
     connection.listen();
     child.on("exit", (code, signal) => {
       connection.dispose();
@@ -175,6 +186,7 @@ export class PiClient {
         permissions: Boolean(this.options.onPermission),
         workspaceTrust: Boolean(this.options.onWorkspaceTrust),
         ...(fs ? { fs: { readTextFile: true, applyEdit: true } } : {}),
+        ...(language ? { languageFeatures: language.features } : {}),
       },
     });
     this.answeredWorkspace = typeof initialized.workspace === "string" && initialized.workspace ? initialized.workspace : undefined;

@@ -23,8 +23,10 @@ M.config = {
     model = "<leader>pm", new = "<leader>pn",
   },
   editor_fs = true, -- the agent reads loaded buffers and edits through them (see lua/pi/editfs.lua)
+  language_features = true, -- the agent asks Neovim's language servers (see lua/pi/language.lua)
 }
 local editfs = require("pi.editfs")
+local language = require("pi.language")
 
 local state = { rpc = nil, busy = false, queue = { steering = {}, followUp = {} }, session = nil,
                 settled = 0, log = nil, stats = nil, model = nil, commands = {} }
@@ -244,8 +246,12 @@ function M.start(opts)
     end,
     server_request = function(method, params)
       if M.on_receive then M.on_receive("request", method, params) end
-      local handled, result = editfs.server_request(method, params)
+      local handled, result, err = editfs.server_request(method, params)
       if handled then return result end
+      if M.config.language_features then
+        handled, result, err = language.server_request(method, params)
+        if handled then return result, err end
+      end
       if method == "permission/request" then return permission(params) end
       if method == "workspace/trust" then return workspace_trust(params) end
       return nil, vim.lsp.rpc.rpc_response_error(-32601, "unknown method " .. method)
@@ -267,7 +273,9 @@ function M.start(opts)
   state.workspace = vim.fs.normalize(vim.fn.fnamemodify(M.config.cwd or vim.fn.getcwd(), ":p"))
   M.request("initialize", { protocolVersion = protocol.PROTOCOL_VERSION, clientInfo = { name = "pi.nvim" },
                             capabilities = { permissions = M.config.permissions, workspaceTrust = true,
-                                             fs = { readTextFile = M.config.editor_fs, applyEdit = M.config.editor_fs } } },
+                                             fs = { readTextFile = M.config.editor_fs, applyEdit = M.config.editor_fs },
+                                             languageFeatures = M.config.language_features and language.features
+                                               or nil } },
             function(result)
               -- the daemon's workspace (--workspace in `cmd`) is what changed paths are relative to
               if type(result.workspace) == "string" then state.workspace = vim.fs.normalize(result.workspace) end

@@ -1,0 +1,47 @@
+-- Headless tests of the editor's language servers as the agent's (lua/pi/language.lua), with a real
+-- language server attached (pylsp, installed with the tests); run by tests/run.lua.
+return function(t)
+  local test, start, workspace, wait, text, call, chat = t.test, t.start, t.workspace, t.wait, t.text, t.call, t.buffer_text
+  local pylsp = vim.fn.fnamemodify(t.python, ":h") .. "/pylsp"
+
+  test("with pylsp attached: an edit that breaks the code reports its error; definition finds another file's function", function()
+    assert(vim.fn.executable(pylsp) == 1, "pylsp is installed beside the daemon's Python: " .. pylsp)
+    local dir = workspace({
+      call("edit", { path = "main.py", edits = { { oldText = "return helper(2)", newText = "return helper(2) + missing" } } }),
+      text("broke it"),
+      call("definition", { path = "main.py", line = 5, symbol = "helper" }),
+      text("found it"),
+    })
+    vim.fn.writefile({ "def helper(n):", "    return n * 2" }, dir .. "/util.py")
+    vim.fn.writefile({ "from util import helper", "", "", "def main():", "    return helper(2)" }, dir .. "/main.py")
+    vim.fn.mkdir(dir .. "/.pi", "p")
+    vim.fn.writefile({ vim.json.encode({ diagnostics = { waitMs = 15000 } }) }, dir .. "/.pi/settings.json")
+    vim.lsp.config("pylsp", { cmd = { pylsp }, filetypes = { "python" }, root_markers = { "util.py" } })
+    vim.lsp.enable("pylsp")
+    local pi = start(dir, false, { "--allow", "edit" })
+    vim.cmd("filetype on")
+    vim.cmd("edit " .. vim.fn.fnameescape(dir .. "/main.py")) -- the user looks at the file: pylsp attaches
+    local buf = vim.api.nvim_get_current_buf()
+    wait("pylsp to attach", function() return #vim.lsp.get_clients({ bufnr = buf, name = "pylsp" }) > 0 end, 30000)
+    vim.cmd("Pi add a term")
+    wait("settled", function() return pi.status().settled >= 1 end, 60000)
+    assert(chat():find("This change introduced 1 error(s) and 0 warning(s)", 1, true), chat())
+    assert(chat():find("main.py:5:%d+ error: undefined name 'missing'"), chat())
+    assert(vim.api.nvim_buf_get_lines(buf, 4, 5, false)[1] == "    return helper(2) + missing", "the edit is in the buffer")
+    vim.cmd("Pi where is helper?")
+    wait("settled", function() return pi.status().settled >= 2 end, 60000)
+    assert(chat():find("util.py:1:5\n    def helper(n):", 1, true), chat())
+    vim.lsp.enable("pylsp", false)
+    for _, client in ipairs(vim.lsp.get_clients({ name = "pylsp" })) do client:stop(true) end
+  end)
+
+  test("without a language server on the file, a request says so and the agent goes on", function()
+    local dir = workspace({ call("hover", { path = "notes.txt", line = 1, symbol = "hello" }), text("no server") })
+    vim.fn.writefile({ "hello world" }, dir .. "/notes.txt")
+    local pi = start(dir)
+    vim.cmd("Pi what is hello?")
+    wait("settled", function() return pi.status().settled >= 1 end, 30000)
+    assert(chat():find("no language server attached to " .. dir .. "/notes.txt in Neovim answers textDocument/hover",
+                       1, true), chat())
+  end)
+end

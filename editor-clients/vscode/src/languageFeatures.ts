@@ -1,0 +1,143 @@
+// The editor's language servers as the agent's: the daemon's editor/* requests answered with
+// what VS Code's language features know (the built-in TypeScript/JavaScript support, or any
+// language extension), converted to LSP's shapes. Positions are LSP's and VS Code's alike
+// (0-based lines, UTF-16 characters); symbol kinds and severities are shifted by one.
+import * as vscode from "vscode";
+import type {
+  Diagnostic, DiagnosticsParams, DiagnosticsResult, DocumentSymbol, DocumentSymbolsParams, Hover, LanguageFeatures,
+  Location, Range, ReferencesParams, SymbolInformation, TextDocumentPositionParams, WorkspaceSymbolsParams,
+} from "./protocol";
+
+export interface LanguageHandlers {
+  features: LanguageFeatures;
+  diagnostics(params: DiagnosticsParams): Promise<DiagnosticsResult>;
+  definition(params: TextDocumentPositionParams): Promise<Location[]>;
+  references(params: ReferencesParams): Promise<Location[]>;
+  documentSymbols(params: DocumentSymbolsParams): Promise<DocumentSymbol[]>;
+  workspaceSymbols(params: WorkspaceSymbolsParams): Promise<SymbolInformation[]>;
+  hover(params: TextDocumentPositionParams): Promise<Hover | null>;
+}
+
+// After a report on a changed file, how long to wait for another: servers report in steps (TypeScript: syntax,
+// then semantics, which can take seconds on a cold project), so a report of no problems waits longer.
+const QUIET_MS = 400;
+const QUIET_CLEAN_MS = 2500;
+
+const range = (r: vscode.Range): Range => ({
+  start: { line: r.start.line, character: r.start.character },
+  end: { line: r.end.line, character: r.end.character },
+});
+const location = (l: vscode.Location | vscode.LocationLink): Location =>
+  "targetUri" in l
+    ? { uri: l.targetUri.toString(), range: range(l.targetSelectionRange ?? l.targetRange) }
+    : { uri: l.uri.toString(), range: range(l.range) };
+const position = (p: TextDocumentPositionParams) => new vscode.Position(p.position.line, p.position.character);
+
+function diagnostic(d: vscode.Diagnostic): Diagnostic {
+  const code = typeof d.code === "object" && d.code !== null ? d.code.value : d.code;
+  return { range: range(d.range), message: d.message, severity: d.severity + 1, code: code ?? null, source: d.source ?? null };
+}
+
+function symbol(s: vscode.DocumentSymbol | vscode.SymbolInformation): DocumentSymbol {
+  if ("children" in s) {
+    return { name: s.name, kind: s.kind + 1, range: range(s.range), selectionRange: range(s.selectionRange),
+             detail: s.detail || null, children: s.children.map(symbol) };
+  }
+  return { name: s.name, kind: s.kind + 1, range: range(s.location.range), selectionRange: range(s.location.range) };
+}
+
+function markdown(content: vscode.MarkdownString | vscode.MarkedString): string {
+  if (typeof content === "string") return content;
+  if ("language" in content) return "```" + content.language + "\n" + content.value + "\n```";
+  return content.value;
+}
+
+// The diagnostics of files the agent just changed, once their language servers have reported on
+// the change: wait for a report on one of them, then for a quiet moment, at most `waitMs` in all.
+// A file no language extension serves (plain text) is answered at once.
+function settled(uris: vscode.Uri[], waitMs: number): Promise<void> {
+  const watched = uris.some((u) => vscode.languages.getDiagnostics(u).length > 0 || isServed(u));
+  if (!watched || waitMs <= 0) return Promise.resolve();
+  const wanted = new Set(uris.map((u) => u.toString()));
+  return new Promise((resolve) => {
+    let quiet: NodeJS.Timeout | undefined;
+    const done = () => {
+      clearTimeout(limit);
+      clearTimeout(quiet);
+      listener.dispose();
+      resolve();
+    };
+    const limit = setTimeout(done, waitMs);
+    const listener = vscode.languages.onDidChangeDiagnostics((event) => {
+      if (!event.uris.some((u) => wanted.has(u.toString()))) return;
+      clearTimeout(quiet);
+      const problems = uris.some((u) => vscode.languages.getDiagnostics(u).length > 0);
+      quiet = setTimeout(done, problems ? QUIET_MS : QUIET_CLEAN_MS);
+    });
+  });
+}
+
+// The file open as a document, and the extensions of its language active (they register their providers
+// when they start; until then VS Code's provider commands find none).
+async function ready(uri: vscode.Uri): Promise<void> {
+  const document = await vscode.workspace.openTextDocument(uri);
+  const event = `onLanguage:${document.languageId}`;
+  await Promise.all(vscode.extensions.all
+    .filter((e) => !e.isActive && (e.packageJSON?.activationEvents ?? []).includes(event))
+    .map((e) => Promise.resolve(e.activate()).catch(() => undefined)));
+}
+
+// Whether some language extension handles the file's language (its document is open: the agent's
+// edits go through the editor). Plain text has none.
+function isServed(uri: vscode.Uri): boolean {
+  const document = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+  return document !== undefined && !["plaintext", "markdown", "log"].includes(document.languageId);
+}
+
+export function vscodeLanguage(): LanguageHandlers {
+  const uri = (text: string) => vscode.Uri.parse(text);
+  const run = <T>(command: string, ...args: unknown[]) =>
+    Promise.resolve(vscode.commands.executeCommand<T>(command, ...args)).then((found) => found ?? undefined);
+  return {
+    features: { diagnostics: true, definition: true, references: true, documentSymbols: true, workspaceSymbols: true,
+                hover: true },
+    async diagnostics(params) {
+      const uris = params.uris?.map(uri);
+      if (uris) await Promise.all(uris.map((u) => ready(u).catch(() => undefined))); // a file gone has none
+      if (uris && params.waitMs) await settled(uris, params.waitMs);
+      const found: [vscode.Uri, vscode.Diagnostic[]][] = uris
+        ? uris.map((u) => [u, vscode.languages.getDiagnostics(u)])
+        : vscode.languages.getDiagnostics();
+      return { items: found.map(([u, list]) => ({ uri: u.toString(), diagnostics: list.map(diagnostic) })) };
+    },
+    async definition(params) {
+      await ready(uri(params.uri));
+      const found = await run<(vscode.Location | vscode.LocationLink)[]>(
+        "vscode.executeDefinitionProvider", uri(params.uri), position(params));
+      return (found ?? []).map(location);
+    },
+    async references(params) {
+      await ready(uri(params.uri));
+      const found = await run<vscode.Location[]>("vscode.executeReferenceProvider", uri(params.uri),
+        new vscode.Position(params.position.line, params.position.character));
+      return (found ?? []).map(location);
+    },
+    async documentSymbols(params) {
+      await ready(uri(params.uri));
+      const found = await run<(vscode.DocumentSymbol | vscode.SymbolInformation)[]>(
+        "vscode.executeDocumentSymbolProvider", uri(params.uri));
+      return (found ?? []).map(symbol);
+    },
+    async workspaceSymbols(params) {
+      const found = await run<vscode.SymbolInformation[]>("vscode.executeWorkspaceSymbolProvider", params.query);
+      return (found ?? []).map((s) => ({ name: s.name, kind: s.kind + 1, location: location(s.location),
+                                          containerName: s.containerName || null }));
+    },
+    async hover(params) {
+      await ready(uri(params.uri));
+      const found = await run<vscode.Hover[]>("vscode.executeHoverProvider", uri(params.uri), position(params));
+      const parts = (found ?? []).flatMap((h) => h.contents.map(markdown)).filter((t) => t.trim());
+      return parts.length ? { contents: { kind: "markdown", value: parts.join("\n\n---\n\n") } } : null;
+    },
+  };
+}
