@@ -3,8 +3,8 @@ symbols and hover.
 
 A session gets these tools only when its client answers the matching ``editor/*`` requests
 (:class:`LanguageAccess`, implemented by the native face). The model names a place as a
-file, a 1-based line and either a 1-based column or the symbol's name on that line; the
-tool turns it into LSP's position (0-based, UTF-16 code units) and renders what comes back
+file, a 1-based line and either a 1-based column or the symbol's name on that line (or the
+name alone: its first use in the file); the tool turns it into LSP's position (0-based, UTF-16 code units) and renders what comes back
 compactly: ``path:line:column``, then the line of source, at most ``MAX_ITEMS`` items.
 Files are read through the session's file access (the editor's buffers when it has them),
 confined like every other read.
@@ -91,7 +91,7 @@ def column_of(line_text: str, units: int) -> int:
 
 PLACE = {
     "path": {"type": "string", "description": "file path, relative to the workspace"},
-    "line": {"type": "integer", "minimum": 1, "description": "line (1-based)"},
+    "line": {"type": "integer", "minimum": 1, "description": "line (1-based); without it, symbol's first use in the file"},
     "column": {"type": "integer", "minimum": 1, "description": "column (1-based); or give symbol"},
     "symbol": {"type": "string", "minLength": 1, "description": "the name on that line (instead of column)"},
 }
@@ -118,11 +118,20 @@ class LanguageTool(WorkspaceTool):
     async def place(self, args: dict[str, Any]) -> tuple[Path, int, int] | ToolResult:
         """``(file, line, character)`` in LSP's terms, or an error result saying what is wrong."""
         lines, target = await self.lines(args["path"])
-        number = args["line"]
+        symbol = args.get("symbol")
+        if "line" not in args:
+            if symbol is None:
+                return failure("give the line (with its column or the symbol's name), or the symbol's name alone")
+            pattern = re.compile(rf"(?<!\w){re.escape(symbol)}(?!\w)")
+            number = next((n for n, text in enumerate(lines, 1) if pattern.search(text)), 0)
+            if not number:
+                return failure(f"{symbol!r} is not in {args['path']}")
+        else:
+            number = args["line"]
         if number > len(lines):
             return failure(f"{args['path']} has {len(lines)} lines; there is no line {number}")
         text = lines[number - 1]
-        symbol, column = args.get("symbol"), args.get("column")
+        column = args.get("column")
         if symbol is not None:
             found = [m.start() for m in re.finditer(rf"(?<!\w){re.escape(symbol)}(?!\w)", text)] or \
                 [m.start() for m in re.finditer(re.escape(symbol), text)]
@@ -195,7 +204,7 @@ class DiagnosticsTool(LanguageTool):
 class PlaceTool(LanguageTool):
     """A question about one place of a file: the model names it, :meth:`answer` asks about it."""
 
-    parameters = {"type": "object", "properties": PLACE, "required": ["path", "line"], "additionalProperties": False}
+    parameters = {"type": "object", "properties": PLACE, "required": ["path"], "additionalProperties": False}
 
     async def run(self, args: dict[str, Any], cancel: CancelToken, on_update: ToolUpdate) -> ToolResult:
         place = await self.place(args)
@@ -222,7 +231,7 @@ class ReferencesTool(PlaceTool):
                    "(path, line, and the symbol's name or column).")
     parameters = {"type": "object", "properties": {
         **PLACE, "includeDeclaration": {"type": "boolean", "description": "list the declaration too (default true)"},
-    }, "required": ["path", "line"], "additionalProperties": False}
+    }, "required": ["path"], "additionalProperties": False}
 
     async def answer(self, args: dict[str, Any], file: Path, line: int, character: int) -> str:
         found = await self.language.references(file, line, character, args.get("includeDeclaration", True))

@@ -25,8 +25,10 @@ def span(line: int, start: int, end: int) -> dict:
     return {"start": {"line": line, "character": start}, "end": {"line": line, "character": end}}
 
 
-def texts(d, n: int) -> list[str]:
-    return [e["result"]["content"][0]["text"] for e in results(d, n)]
+def texts(d, ids: str) -> list[str]:
+    """The text results of the tool calls with these one-letter ids, in that order (they end in any order)."""
+    ends = {e["toolCallId"]: e for e in results(d, len(ids))}
+    return [ends[i]["result"]["content"][0]["text"] for i in ids]
 
 
 def tools_offered(server, n: int = 0) -> set[str]:
@@ -75,24 +77,27 @@ def test_definition_references_symbols_and_hover_round_trip(spawn, tmp_path, ser
         calls(("d", "definition", {"path": "b.py", "line": 2, "symbol": "helper"}),
               ("r", "references", {"path": "a.py", "line": 1, "column": 5}),
               ("s", "symbols", {"path": "a.py"}), ("q", "symbols", {"query": "help"}),
-              ("h", "hover", {"path": "b.py", "line": 3, "symbol": "helper"})),
+              ("h", "hover", {"path": "b.py", "line": 3, "symbol": "helper"}),
+              ("f", "definition", {"path": "b.py", "symbol": "helper"})),
         Reply(body=openai_text("ok")))
     d = spawn("--model", "local/coder", "--yes", cwd=workspace(tmp_path, server))
     servers = Servers(d, tmp_path, ALL)
     d.call("prompt", {"text": "where is helper?"})
     d.wait_event("agent_settled", timeout=30)
     assert LANGUAGE_TOOLS <= tools_offered(server)
-    definition, references, outline, found, hover = texts(d, 5)
+    definition, references, outline, found, hover, first_use = texts(d, "drsqhf")
+    assert first_use == definition
     assert definition == "a.py:1:5\n    def helper():"
     assert references == ("a.py:1:5\n    def helper():\nb.py:2:7\n    print(helper(1))  # é\n"
                           "b.py:3:10\n    r = '𝒳'; helper()")  # UTF-16 unit 10 is the 10th character
     assert outline == "function helper (line 1)\n  variable x (line 2)"
     assert found == "a.py:1:5 function helper (in a)\n    def helper():"
     assert hover == "```python\ndef helper() -> int\n```"
-    asked = dict((m, p) for m, p in servers.asked)
     b = (tmp_path / "b.py").as_uri()
-    assert asked["editor/definition"]["uri"] == b and asked["editor/definition"]["position"] == {"line": 1,
-                                                                                                "character": 6}
+    # the named line; without a line, the symbol's first use in the file (the import, after "from a import ")
+    assert sorted((p["uri"], p["position"]["line"], p["position"]["character"])
+                  for m, p in servers.asked if m == "editor/definition") == [(b, 0, 14), (b, 1, 6)]
+    asked = dict(servers.asked)
     # after "r = '𝒳'; " (9 characters) the symbol starts at UTF-16 unit 10: 𝒳 takes two
     assert asked["editor/hover"]["position"] == {"line": 2, "character": 10}
     assert asked["editor/references"]["includeDeclaration"] is True
@@ -108,7 +113,7 @@ def test_diagnostics_are_rendered_errors_first_with_the_source_line(spawn, tmp_p
     d.call("prompt", {"text": "does it type-check?"})
     d.wait_event("agent_settled", timeout=30)
     assert tools_offered(server) & LANGUAGE_TOOLS == {"diagnostics"}
-    some, every = texts(d, 2)
+    some, every = texts(d, "ga")
     assert some == every == ("1 error(s), 1 warning(s)\n"
                              "b.py:2:7 error: Expected 0 positional arguments [Pyright reportCallIssue]\n"
                              "    print(helper(1))  # é\n"
@@ -123,16 +128,19 @@ def test_bad_places_and_bad_answers_are_tool_errors_and_the_session_goes_on(spaw
               ("2", "definition", {"path": "b.py", "line": 99, "column": 1}),
               ("3", "definition", {"path": "../outside.py", "line": 1, "column": 1}),
               ("4", "definition", {"path": "b.py", "line": 1}),
-              ("5", "definition", {"path": "b.py", "line": 1, "column": 1})),
+              ("5", "definition", {"path": "b.py", "line": 1, "column": 1}),
+              ("6", "definition", {"path": "b.py"}), ("7", "definition", {"path": "b.py", "symbol": "nowhere"})),
         Reply(body=openai_text("ok")))
     d = spawn("--model", "local/coder", "--yes", cwd=workspace(tmp_path, server))
     servers = Servers(d, tmp_path, ALL)
     servers.answers["editor/definition"] = [{"uri": 42}]  # not LSP's shape
     d.call("prompt", {"text": "go"})
     d.wait_event("agent_settled", timeout=30)
-    ends = results(d, 5)
-    assert all(e["isError"] for e in ends)
-    symbol, line, outside, neither, shape = [e["result"]["content"][0]["text"] for e in ends]
+    ends = {e["toolCallId"]: e for e in results(d, 7)}
+    assert all(e["isError"] for e in ends.values())
+    symbol, line, outside, neither, shape, nothing, absent = [ends[n]["result"]["content"][0]["text"] for n in "1234567"]
+    assert "give the line (with its column or the symbol's name), or the symbol's name alone" in nothing
+    assert "'nowhere' is not in b.py" in absent
     assert "'nowhere' is not on line 2 of b.py" in symbol
     assert "b.py has 3 lines; there is no line 99" in line
     assert "outside the workspace" in outside
