@@ -30,13 +30,17 @@ end
 
 local function path_of(uri) return vim.uri_to_fname(uri) end
 
+-- The buffer Neovim has for a file, or nil: none is made (a buffer made for a file that does not
+-- exist yet would refuse to save over it once the agent creates it).
+local function existing(uri)
+  local bufnr = vim.fn.bufnr(vim.uri_to_fname(uri))
+  return bufnr > 0 and bufnr or nil
+end
+
 -- The file's buffer, loaded (the language servers attach to buffers of their filetypes).
 local function buffer(uri)
-  local bufnr = vim.uri_to_bufnr(uri)
-  if not vim.api.nvim_buf_is_loaded(bufnr) then
-    vim.fn.bufload(bufnr)
-    vim.bo[bufnr].buflisted = true
-  end
+  local bufnr = existing(uri) or vim.uri_to_bufnr(uri)
+  if not vim.api.nvim_buf_is_loaded(bufnr) then vim.fn.bufload(bufnr) end
   if vim.bo[bufnr].filetype == "" then
     vim.api.nvim_buf_call(bufnr, function() vim.cmd("filetype detect") end)
   end
@@ -63,7 +67,14 @@ local function no_server(uri, method)
 end
 
 -- Every attached server's answer to an LSP request about a buffer, as one list.
+local function missing(uri)
+  if vim.uv.fs_stat(vim.uri_to_fname(uri)) or existing(uri) then return nil end
+  return vim.lsp.rpc.rpc_response_error(-32603, ("%s does not exist"):format(path_of(uri)))
+end
+
 local function ask(uri, method, params)
+  local gone = missing(uri)
+  if gone then return nil, gone end
   local bufnr = buffer(uri)
   if #servers(bufnr, method) == 0 then return no_server(uri, method) end
   local results = await(function(resume) vim.lsp.buf_request_all(bufnr, method, params, resume) end, ANSWER_MS)
@@ -143,6 +154,8 @@ local function marked(content)
 end
 
 function M.hover(params)
+  local gone = missing(params.uri)
+  if gone then return nil, gone end
   local bufnr = buffer(params.uri)
   if #servers(bufnr, "textDocument/hover") == 0 then return no_server(params.uri, "textDocument/hover") end
   local results = await(function(resume)
@@ -199,7 +212,10 @@ end
 function M.diagnostics(params)
   local pairs_ = {}
   if params.uris and params.uris ~= vim.NIL then
-    for _, uri in ipairs(params.uris) do table.insert(pairs_, { uri, buffer(uri) }) end
+    for _, uri in ipairs(params.uris) do -- a file without a loaded buffer has no diagnostics here
+      local bufnr = existing(uri)
+      table.insert(pairs_, { uri, bufnr and vim.api.nvim_buf_is_loaded(bufnr) and bufnr or nil })
+    end
   else
     for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
       local name = vim.api.nvim_buf_get_name(bufnr)
@@ -208,10 +224,11 @@ function M.diagnostics(params)
       end
     end
   end
-  if type(params.waitMs) == "number" then settle(vim.tbl_map(function(p) return p[2] end, pairs_), params.waitMs) end
+  local loaded = vim.tbl_map(function(p) return p[2] end, vim.tbl_filter(function(p) return p[2] ~= nil end, pairs_))
+  if type(params.waitMs) == "number" then settle(loaded, params.waitMs) end
   local items = {}
   for _, p in ipairs(pairs_) do
-    local list = vim.tbl_map(function(d) return diagnostic(d, p[2]) end, vim.diagnostic.get(p[2]))
+    local list = p[2] and vim.tbl_map(function(d) return diagnostic(d, p[2]) end, vim.diagnostic.get(p[2])) or {}
     table.insert(items, { uri = p[1], diagnostics = list })
   end
   return { items = items }
