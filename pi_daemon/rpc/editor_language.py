@@ -15,9 +15,12 @@ import errno
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
-from ..converter import to_wire
+import attrs
+
+from ..converter import camel, to_wire
 from ..tools.language import LanguageAccess
 from .initialize import ClientState
+from .initialize_types import LanguageFeatures
 from .lsp import converter as lsp_converter
 from .types import (EDITOR_DEFINITION, EDITOR_DIAGNOSTICS, EDITOR_DOCUMENT_SYMBOLS, EDITOR_HOVER, EDITOR_REFERENCES,
                     EDITOR_WORKSPACE_SYMBOLS, DiagnosticsParams, DocumentSymbolsParams, Position, ReferencesParams,
@@ -28,16 +31,12 @@ if TYPE_CHECKING:
 
 Ask = Callable[[str, dict[str, Any]], Awaitable[Any]]  # (method, params) -> result; raises OSError
 
-FEATURES = {"diagnostics": "diagnostics", "definition": "definition", "references": "references",
-            "document_symbols": "documentSymbols", "workspace_symbols": "workspaceSymbols", "hover": "hover"}
-
-
 def features_of(client: ClientState) -> frozenset[str]:
     """The language features the client declared, by their wire names."""
     declared = client.language_features
     if declared is None:
         return frozenset()
-    return frozenset(wire for field, wire in FEATURES.items() if getattr(declared, field))
+    return frozenset(camel(f.name) for f in attrs.fields(LanguageFeatures) if getattr(declared, f.name))
 
 
 def _read(method: str, answer: Any, shape: Any) -> Any:
@@ -54,10 +53,14 @@ class EditorLanguage(LanguageAccess):
         self.session_id = session_id
         self.features = features_of(client)
 
+    async def _ask(self, spec: Any, params: Any, shape: Any) -> Any:
+        """The editor's answer to ``spec``'s request, as lsprotocol's ``shape``."""
+        return _read(spec.name, await self.ask(spec.name, to_wire(params)), shape)
+
     async def _at(self, spec: Any, file: Path, line: int, character: int, shape: Any) -> Any:
         params = TextDocumentPositionParams(session_id=self.session_id, uri=file.as_uri(),
                                             position=Position(line=line, character=character))
-        return _read(spec.name, await self.ask(spec.name, to_wire(params)), shape)
+        return await self._ask(spec, params, shape)
 
     async def diagnostics(self, files: list[Path] | None,
                           wait_ms: int | None = None) -> list[tuple[str, list[lsp.Diagnostic]]]:
@@ -83,22 +86,19 @@ class EditorLanguage(LanguageAccess):
 
         params = ReferencesParams(session_id=self.session_id, uri=file.as_uri(),
                                   position=Position(line=line, character=character), include_declaration=declaration)
-        answer = await self.ask(EDITOR_REFERENCES.name, to_wire(params))
-        return list(_read(EDITOR_REFERENCES.name, answer, list[lsp.Location] | None) or [])
+        return list(await self._ask(EDITOR_REFERENCES, params, list[lsp.Location] | None) or [])
 
     async def document_symbols(self, file: Path) -> list[lsp.DocumentSymbol]:
         from lsprotocol import types as lsp
 
         params = DocumentSymbolsParams(session_id=self.session_id, uri=file.as_uri())
-        answer = await self.ask(EDITOR_DOCUMENT_SYMBOLS.name, to_wire(params))
-        return list(_read(EDITOR_DOCUMENT_SYMBOLS.name, answer, list[lsp.DocumentSymbol] | None) or [])
+        return list(await self._ask(EDITOR_DOCUMENT_SYMBOLS, params, list[lsp.DocumentSymbol] | None) or [])
 
     async def workspace_symbols(self, query: str) -> list[lsp.SymbolInformation]:
         from lsprotocol import types as lsp
 
         params = WorkspaceSymbolsParams(session_id=self.session_id, query=query)
-        answer = await self.ask(EDITOR_WORKSPACE_SYMBOLS.name, to_wire(params))
-        return list(_read(EDITOR_WORKSPACE_SYMBOLS.name, answer, list[lsp.SymbolInformation] | None) or [])
+        return list(await self._ask(EDITOR_WORKSPACE_SYMBOLS, params, list[lsp.SymbolInformation] | None) or [])
 
     async def hover(self, file: Path, line: int, character: int) -> lsp.Hover | None:
         from lsprotocol import types as lsp

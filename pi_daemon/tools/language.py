@@ -35,10 +35,6 @@ if TYPE_CHECKING:
 MAX_ITEMS = 100
 DEFAULT_DIAGNOSTICS_WAIT_MS = 1500
 MAX_DIAGNOSTICS_WAIT_MS = 10_000
-SEVERITIES = {1: "error", 2: "warning", 3: "info", 4: "hint"}
-SYMBOL_KINDS = ["file", "module", "namespace", "package", "class", "method", "property", "field", "constructor",
-                "enum", "interface", "function", "variable", "constant", "string", "number", "boolean", "array",
-                "object", "key", "null", "enum member", "struct", "event", "operator", "type parameter"]
 
 
 class LanguageAccess:
@@ -193,9 +189,9 @@ class DiagnosticsTool(LanguageTool):
         texts: dict[str, list[str] | None] = {}
         for severity, uri, d in items[:MAX_ITEMS]:
             where = f"[{d.source}{' ' + str(d.code) if d.code is not None else ''}]" if d.source else ""
-            label = f"{SEVERITIES.get(severity, 'error')}: {d.message.splitlines()[0] if d.message else ''} {where}"
+            label = f"{_severity(d)}: {d.message.splitlines()[0] if d.message else ''} {where}"
             shown.append(await self.render_at(uri, d.range.start.line, d.range.start.character, label, texts))
-        counts = {name: sum(1 for s, _, _ in items if SEVERITIES.get(s) == name) for name in ("error", "warning")}
+        counts = {name: sum(1 for _, _, d in items if _severity(d) == name) for name in ("error", "warning")}
         more = len(items) - MAX_ITEMS
         summary = f"{counts['error']} error(s), {counts['warning']} warning(s)"
         return ToolResult.text(summary + "\n" + "\n".join(shown) + (f"\n[{more} more not shown]" if more > 0 else ""))
@@ -291,8 +287,14 @@ class HoverTool(PlaceTool):
 
 
 def _kind(kind: Any) -> str:
-    number = int(kind)
-    return SYMBOL_KINDS[number - 1] if 1 <= number <= len(SYMBOL_KINDS) else "symbol"
+    """lsprotocol's ``SymbolKind`` in words: ``EnumMember`` -> ``enum member``."""
+    name = getattr(kind, "name", None)
+    return re.sub(r"(?<!^)(?=[A-Z])", " ", name).lower() if name else "symbol"
+
+
+def _severity(d: Any) -> str:
+    """lsprotocol's ``DiagnosticSeverity`` as a word; absent means an error (LSP's rule)."""
+    return d.severity.name.lower() if d.severity is not None else "error"
 
 
 def _hover_text(contents: Any) -> str:
@@ -350,13 +352,13 @@ class CheckedEdit(Tool):
             return result
         errors = sum(1 for d in introduced if int(d.severity or 1) == 1)
         lines = [f"{self.workspace.show(target)}:{d.range.start.line + 1}:{d.range.start.character + 1} "
-                 f"{SEVERITIES[int(d.severity or 1)]}: {d.message.splitlines()[0] if d.message else ''}"
+                 f"{_severity(d)}: {d.message.splitlines()[0] if d.message else ''}"
                  for d in introduced[:MAX_ITEMS]]
         note = (f"\n\nThis change introduced {errors} error(s) and {len(introduced) - errors} warning(s) "
                 "(the editor's language servers):\n" + "\n".join(lines))
         details = dict(result.details) if isinstance(result.details, dict) else {}
         details["introduced"] = [{"line": d.range.start.line + 1, "column": d.range.start.character + 1,
-                                  "severity": SEVERITIES[int(d.severity or 1)], "message": d.message,
+                                  "severity": _severity(d), "message": d.message,
                                   "source": d.source} for d in introduced]
         return ToolResult(content=[*result.content, TextContent(text=note)], details=details,
                           is_error=result.is_error)
