@@ -321,6 +321,14 @@ class ModelChanged:
 
 
 @attrs.define
+class ModeChanged:
+    """The session's mode changed (``setMode``): plan, ask or auto-edit."""
+
+    type: Literal["mode_changed"] = attrs.field(default="mode_changed", init=False)
+    mode: str = ""
+
+
+@attrs.define
 class ThinkingLevelChanged:
     type: Literal["thinking_level_changed"] = attrs.field(default="thinking_level_changed", init=False)
     level: str = "off"
@@ -424,7 +432,7 @@ AgentEvent = Union[
     AgentStart, AgentEnd, AgentSettled, TurnStart, TurnEnd, MessageStart, MessageUpdate,
     MessageEnd, ToolExecutionStart, ToolExecutionUpdate, ToolExecutionEnd, QueueUpdate,
     CompactionStart, CompactionEnd, AutoRetryStart, AutoRetryEnd, BashExecutionUpdate,
-    SessionInfoChanged, ModelChanged, ThinkingLevelChanged, PermissionTimeout, SessionWriteFailed,
+    SessionInfoChanged, ModelChanged, ThinkingLevelChanged, ModeChanged, PermissionTimeout, SessionWriteFailed,
     CommandsUpdate, ReplayEnd, TurnDiff, Diagnostics,
 ]
 """Every event of ``agent/event``, tagged by its ``type``."""

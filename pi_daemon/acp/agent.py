@@ -2,7 +2,7 @@
 
 One :class:`AcpAgent` per connection. Each open session has a :class:`Tracked` record:
 its live-update translator, the ``session/prompt`` requests waiting for the run to
-settle, and its mode. Semantics the protocol leaves open (see protocol.md "ACP mode"):
+settle, and its cost. Its mode is the session's own (``ask``, ``plan``, ``auto-edit``). Semantics the protocol leaves open (see protocol.md "ACP mode"):
 
 * ``session/prompt`` while a run is active queues the text as a follow-up (delivered
   when the agent would otherwise stop, in the same run). Every prompt waiting on a run
@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import attrs
 
-from ..events import AgentSettled, CommandsUpdate, CompactionEnd, MessageEnd, SessionInfoChanged
+from ..events import AgentSettled, CommandsUpdate, CompactionEnd, MessageEnd, ModeChanged, SessionInfoChanged
 from ..host.commands import command_record, parse_input, run_builtin, set_model
 from ..llm.catalog import PROVIDERS
 from ..mcp.config import from_acp
@@ -38,6 +38,7 @@ from ..messages import AssistantMessage, CompactionSummaryMessage, user_text
 from ..session import AgentSession, SessionError, SessionManager, SessionNotFound
 from ..session.listing import list_sessions
 from ..session.rebuild import entry_usage, readable_message, total_cost, usage_cost
+from ..tools.modes import MODES
 from ..tools.permission_rules import Rule, describe
 from ..tools.permissions import OUTCOMES, TIMED_OUT
 from ..wire.errors import AuthRequired, InternalError, SessionNotFoundError, invalid_params
@@ -52,7 +53,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-GUARDED = ("write", "edit", "bash")
 
 
 @attrs.define(eq=False)
@@ -61,7 +61,6 @@ class Tracked:
     live: LiveUpdates
     waiting: list[asyncio.Future[Any]] = attrs.field(factory=list)
     cancelled: bool = False
-    mode: str = "default"
     cost: float = 0.0  # what the session's answers have cost so far
 
 
@@ -116,9 +115,6 @@ class AcpAgent:
         send = Coalescer(self.peer.writer, functools.partial(self.update, session.id))
 
         async def check(ctx: Any, cancel: Any) -> str | None:
-            if tracked.mode == "read-only" and ctx.tool_call.name in GUARDED:
-                return (f"the session is in read-only mode, so {ctx.tool_call.name} calls are refused; "
-                        "the user can switch the mode back to Ask")
             refusal = await gate_check(ctx, cancel) if gate_check is not None else None
             if refusal is None:  # allowed (asked or not): only now is it running
                 send(tracked.live.running(ctx.tool_call.id))
@@ -134,6 +130,9 @@ class AcpAgent:
             elif isinstance(event, MessageEnd) and getattr(event.message, "role", None) == "user" \
                     and not session.name and event.message is first_user(session.messages):
                 send({"sessionUpdate": "session_info_update", "title": self._title(session, None)})
+            elif isinstance(event, ModeChanged):
+                send({"sessionUpdate": "current_mode_update", "currentModeId": event.mode})
+                send({"sessionUpdate": "config_option_update", "configOptions": self.config_options(session)})
             elif isinstance(event, MessageEnd) and isinstance(event.message, AssistantMessage):
                 tracked.cost += event.message.usage.cost.total
             elif isinstance(event, CompactionEnd) and event.result is not None:  # its own model call
@@ -208,7 +207,7 @@ class AcpAgent:
         return folders
 
     def _state(self, tracked: Tracked) -> dict[str, Any]:
-        return {"modes": {"currentModeId": tracked.mode, "availableModes": config.MODES},
+        return {"modes": {"currentModeId": tracked.session.mode, "availableModes": config.MODES},
                 "configOptions": self.config_options(tracked.session)}
 
     def _announce_commands(self, session_id: str) -> None:
@@ -465,10 +464,9 @@ class AcpAgent:
     async def set_mode(self, params: dict[str, Any]) -> dict[str, Any]:
         tracked = self.get(params)
         mode = params.get("modeId")
-        if mode not in [m["id"] for m in config.MODES]:
-            raise invalid_params("params.modeId", f"unknown mode {mode!r} (modes: default, read-only)")
-        tracked.mode = mode
-        self.update(tracked.session.id, {"sessionUpdate": "current_mode_update", "currentModeId": mode})
+        if mode not in MODES:
+            raise invalid_params("params.modeId", f"unknown mode {mode!r} (modes: {', '.join(MODES)})")
+        await tracked.session.set_mode(mode)  # current_mode_update follows its mode_changed
         return {}
 
     async def set_config_option(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -477,6 +475,10 @@ class AcpAgent:
         if option == "model":
             provider, _, model_id = value.partition("/")
             await set_model(tracked.session, provider, model_id)
+        elif option == "mode":
+            if value not in MODES:
+                raise invalid_params("params.value", f"unknown mode {value!r} (modes: {', '.join(MODES)})")
+            await tracked.session.set_mode(value)
         elif option == "thought_level":
             await tracked.session.set_thinking_level(value)
         else:  # auto_compact

@@ -1,7 +1,8 @@
 """A session's ACP modes, configuration options and usage: what the client shows and sets.
 
-Modes: ``default`` (write, edit and bash ask) and ``read-only`` (they are refused).
-Options: ``model`` and ``thought_level`` (selects), and, for a client that takes boolean
+Modes: the session's own (:mod:`..tools.modes`: ``ask``, ``plan``, ``auto-edit``), offered both
+as ACP modes and as the ``mode`` option (category ``mode``), which the current schema prefers.
+Options: ``mode``, ``model`` and ``thought_level`` (selects), and, for a client that takes boolean
 options (``clientCapabilities.session.configOptions.boolean``), ``auto_compact``.
 Usage (``usage_update``): the context in use, the model's window, and the session's cost.
 """
@@ -12,16 +13,15 @@ from typing import TYPE_CHECKING, Any
 
 from ..llm.model import THINKING_LEVELS
 from ..session.compaction import context_tokens
+from ..tools import modes
 from ..wire.errors import invalid_params
 
 if TYPE_CHECKING:
     from ..session import AgentSession
 
-MODES = [
-    {"id": "default", "name": "Ask", "description": "write, edit and bash ask for permission (unless allowed)"},
-    {"id": "read-only", "name": "Read only", "description": "write, edit and bash are refused without asking"},
-]
-SELECTS = ("model", "thought_level")
+MODES = [{"id": mode, "name": mode.replace("-", " ").capitalize(), "description": modes.DESCRIPTIONS[mode]}
+         for mode in ("ask", "plan", "auto-edit")]
+SELECTS = ("mode", "model", "thought_level")
 BOOLEANS = ("auto_compact",)
 
 
@@ -33,6 +33,8 @@ def options(registry: Any, session: AgentSession, booleans: bool) -> list[dict[s
         models.insert(0, current)
     level = session.agent.state.thinking_level
     found: list[dict[str, Any]] = [
+        {"id": "mode", "name": "Mode", "category": "mode", "type": "select", "currentValue": session.mode,
+         "options": [{"value": m["id"], "name": m["name"], "description": m["description"]} for m in MODES]},
         {"id": "model", "name": "Model", "category": "model", "type": "select",
          "currentValue": current.spec if current else "",
          "options": [{"value": m.spec, "name": m.name or m.spec} for m in models]},

@@ -10,6 +10,8 @@ from typing import Any
 
 from ..converter import to_wire
 from ..host.commands import command_record, parse_input
+from ..session.navigation import tree
+from ..session.rewind import rewind
 from ..wire.errors import invalid_params
 from .agent import AcpAgent
 
@@ -61,11 +63,26 @@ def methods(agent: AcpAgent) -> dict[str, Any]:
         return {"sessionId": session.id, "sessionFile": session.file, "name": session.name,
                 "model": session.model.spec if session.model else None,
                 "thinkingLevel": session.agent.state.thinking_level, "isStreaming": session.busy,
-                "mode": tracked.mode, "messageCount": len(session.messages),
+                "mode": session.mode, "messageCount": len(session.messages),
                 "pendingMessageCount": len(session.agent.steering) + len(session.agent.follow_ups),
                 "mcpServers": session.mcp_servers,
                 "mcpStates": [{"name": st.name, "state": st.state, "tools": st.tools, "error": st.error}
                               for st in agent.open_host.mcp.states(session.id)]}
 
+    async def rewind_to(params: dict[str, Any]) -> dict[str, Any]:
+        session = agent.get(params).session
+        entry_id, files, dry_run = params.get("entryId"), params.get("files", "revert"), params.get("dryRun", False)
+        if entry_id is not None and not isinstance(entry_id, str):
+            raise invalid_params("params.entryId", "expected the id of an entry of the session, or null")
+        if files not in ("revert", "keep"):
+            raise invalid_params("params.files", 'expected "revert" or "keep"')
+        if not isinstance(dry_run, bool):
+            raise invalid_params("params.dryRun", "expected true or false")
+        return await rewind(session, entry_id, files, dry_run)
+
+    async def session_tree(params: dict[str, Any]) -> dict[str, Any]:
+        return tree(agent.get(params).session.store)
+
     return {"_pi/steer": steer, "_pi/followUp": follow_up, "_pi/clearQueue": clear_queue, "_pi/compact": compact,
-            "_pi/setName": set_name, "_pi/getState": get_state}
+            "_pi/setName": set_name, "_pi/getState": get_state, "_pi/session/rewind": rewind_to,
+            "_pi/session/tree": session_tree}

@@ -46,6 +46,7 @@ class ToolCallContext:
     tool_call: ToolCall
     args: dict[str, Any]
     assistant_message: AssistantMessage
+    tool: Any = None  # the tool called
 
 
 BeforeToolCall = Callable[[ToolCallContext, CancelToken], Awaitable[str | None]]
@@ -159,7 +160,7 @@ class ToolBatch:
             return _Outcome(
                 ToolResult.text(f"Tool {call.name!r} was not run because of {exc}"), True
             )
-        context = ToolCallContext(call, args, self.assistant)
+        context = ToolCallContext(call, args, self.assistant, tool)
         if self.before is not None:
             reason = await self.before(context, self.cancel)
             if reason:

@@ -59,6 +59,8 @@ class RemoteTool:
     name: str
     description: str
     input_schema: dict[str, Any]
+    read_only: bool = False  # the server's readOnlyHint
+
 
 
 class CallFailed(Exception):
@@ -180,7 +182,8 @@ class McpConnection:
             page: PaginatedRequestParams | None = \
                 _sdk["types"].PaginatedRequestParams(cursor=cursor) if cursor else None
             listed = await session.list_tools(params=page)
-            tools += [RemoteTool(t.name, t.description or "", t.input_schema or {"type": "object"}) for t in listed.tools]
+            tools += [RemoteTool(t.name, t.description or "", t.input_schema or {"type": "object"},
+                                bool(t.annotations and t.annotations.read_only_hint)) for t in listed.tools]
             cursor = getattr(listed, "next_cursor", None)
             if not cursor:
                 break

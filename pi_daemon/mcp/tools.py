@@ -89,6 +89,7 @@ class McpTool(Tool):
         self.remote = remote
         self.name = tool_name(connection.name, remote.name)
         self.label = f"{connection.name}: {remote.name}"
+        self.read_only = remote.read_only
         self.description = remote.description or f"{remote.name} (MCP server {connection.name})"
         schema = dict(remote.input_schema) if isinstance(remote.input_schema, dict) else {}
         schema.setdefault("type", "object")

@@ -43,6 +43,10 @@ __all__ = [
     "ExportParams",
     "ExportResult",
     "NavigateParams",
+    "RewindParams",
+    "RewoundFile",
+    "RewindConflict",
+    "RewindResult",
     "CompactParams",
     "CompactResult",
     "SetAutoCompactionParams",
@@ -275,6 +279,34 @@ class NavigateParams:
     summarize: bool = False
     custom_instructions: str | None = None
     session_id: str | None = None
+
+
+@attrs.define
+class RewindParams:
+    entry_id: str | None
+    files: Literal["revert", "keep"] = "revert"
+    dry_run: bool = False
+    session_id: str | None = None
+
+
+@attrs.define
+class RewoundFile:
+    path: str
+    action: Literal["write", "create", "delete"]
+
+
+@attrs.define
+class RewindConflict:
+    path: str
+    reason: str
+
+
+@attrs.define
+class RewindResult:
+    leaf_id: str | None
+    dry_run: bool
+    files: list[RewoundFile]
+    conflicts: list[RewindConflict]
 
 
 @attrs.define

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Literal, cast
 import attrs
 
 from ..llm.model import Model
+from ..converter import from_wire
 from . import types as t
 
 if TYPE_CHECKING:
@@ -40,6 +41,7 @@ def server_infos(ctx: "Context", session_id: str | None) -> list[t.McpServerInfo
 
 
 def session_state(ctx: "Context", session: "AgentSession") -> t.SessionState:
+    from ..session.rewind import pending_state
     from ..tools import sandbox  # slow to import, and only this needs it
 
     agent = session.agent
@@ -65,6 +67,8 @@ def session_state(ctx: "Context", session: "AgentSession") -> t.SessionState:
         workspace_trust=ctx.trust.state(),
         sandbox=t.SandboxState(**attrs.asdict(sandbox.status(ctx.workspace))),
         mcp_servers=server_infos(ctx, session.id),
+        mode=session.mode,
+        pending_rewind=from_wire(pending, t.PendingRewind) if (pending := pending_state(session)) else None,
     )
 
 

@@ -225,6 +225,16 @@ class SessionState:
     workspace_trust: WorkspaceTrustState | None = None
     sandbox: SandboxState | None = None
     mcp_servers: list[McpServerInfo] | None = None
+    mode: str = "ask"
+    pending_rewind: PendingRewind | None = None
+
+
+@attrs.define
+class PendingRewind:
+    """A rewind the daemon stopped in the middle of: ``session/rewind`` finishes it."""
+
+    entry_id: str | None
+    files: list[str]
 
 
 @attrs.define
@@ -323,6 +333,20 @@ class SetThinkingLevelParams:
 @attrs.define
 class SetThinkingLevelResult:
     level: str
+
+
+ModeName = Literal["plan", "ask", "auto-edit"]
+
+
+@attrs.define
+class SetModeParams:
+    mode: ModeName
+    session_id: str | None = None
+
+
+@attrs.define
+class SetModeResult:
+    mode: str
 
 
 CommandResult = Union[CompactionOutcome, SessionNewResult, SetModelResult, SetThinkingLevelResult, ExportResult]

@@ -26,13 +26,14 @@ from ..converter import from_wire, to_wire
 from ..events import (
     AgentEnd, AgentSettled, AgentStart, AutoRetryEnd, AutoRetryStart, BashExecutionUpdate, CompactionDetails,
     CompactionEnd, CompactionOutcome, CompactionStart, Diagnostics, IntroducedDiagnostic, MessageEnd, MessageStart,
-    MessageUpdate, ModelChanged, Observers, Replayed, ReplayEnd, SessionInfoChanged, SessionWriteFailed,
+    MessageUpdate, ModeChanged, ModelChanged, Observers, Replayed, ReplayEnd, SessionInfoChanged, SessionWriteFailed,
     ThinkingLevelChanged, ToolExecutionEnd,
 )
 from ..llm.errors import ProviderErrorDetail, is_context_overflow, is_retryable
 from ..llm.model import THINKING_LEVELS, Model
 from ..llm.registry import ModelRegistry, ModelUnavailable
 from ..messages import BashExecutionMessage, ImageContent, SlashCommandUse, TextContent
+from ..tools import modes
 from ..tools.shell import run_shell
 from . import compaction as C, kept_settings
 from .rebuild import context_entries, context_messages, readable_message
@@ -121,6 +122,7 @@ class AgentSession:
         self.changes: Any = None  # the change log (:mod:`.changes`), set by the session manager
         self.files: Any = None  # how the tools reach files; reverts go the same way
         self.view: Any = None  # the tools' view of the workspace (:class:`..tools.workspace.Workspace`)
+        self.mode = modes.DEFAULT_MODE
         self.agent.subscribe(self._on_agent_event)
 
     # --- runs --------------------------------------------------------------------------
@@ -538,6 +540,20 @@ class AgentSession:
         self.agent.state.thinking_level = level  # type: ignore[assignment]
         self.store.sync()
         return level
+
+    async def set_mode(self, mode: str) -> str:
+        """Change the session's mode (:mod:`..tools.modes`); kept in the file, applied from the next tool call."""
+        if mode not in modes.MODES:
+            raise SessionError("state", f"unknown mode {mode!r}: the modes are {', '.join(modes.MODES)}")
+        self.check_writable()
+        self._keep_settings(mode=mode)
+        self.apply_mode(mode)
+        await self._emit(ModeChanged(mode=mode))
+        return mode
+
+    def apply_mode(self, mode: str) -> None:
+        self.mode = mode
+        self.agent.state.system_prompt = modes.system_prompt(self.agent.state.system_prompt, mode)
 
     async def set_name(self, name: str | None) -> None:
         self.check_writable()

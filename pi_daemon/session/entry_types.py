@@ -170,12 +170,13 @@ class LeafEntry(_Entry):
 @attrs.define(kw_only=True)
 class SessionSettingsEntry(_Entry):
     """The settings group that changed (the names and values of ``setQueueModes``,
-    ``setAutoRetry``, ``setAutoCompaction``); outside the tree."""
+    ``setAutoRetry``, ``setAutoCompaction``, ``setMode``); outside the tree."""
 
     type: Literal["session_settings"] = attrs.field(default="session_settings", init=False)
     queue_modes: JsonObject | None = None
     auto_retry: JsonObject | None = None
     auto_compaction: JsonObject | None = None
+    mode: str | None = None
 
 
 @attrs.define
@@ -212,6 +213,36 @@ class TurnReviewEntry(_Entry):
 
 
 @attrs.define
+class RewoundFileChange:
+    """A file a rewind takes from its content ``before`` to ``after`` (blob names as in
+    :class:`StoredFileChange`; none: the file does not exist)."""
+
+    path: str
+    before: str | None = None
+    after: str | None = None
+
+
+@attrs.define(kw_only=True)
+class RewindEntry(_Entry):
+    """``session/rewind`` began: the leaf moves from ``fromId`` to ``targetId`` and these files
+    follow; written before any file is. Outside the tree."""
+
+    from_id: str | None
+    target_id: str | None
+    files: list[RewoundFileChange]
+    type: Literal["rewind"] = attrs.field(default="rewind", init=False)
+
+
+@attrs.define(kw_only=True)
+class RewindEndEntry(_Entry):
+    """The rewind ``rewindId`` wrote its files; ``conflicts`` lists those it left alone. Outside the tree."""
+
+    rewind_id: str
+    conflicts: list[str]
+    type: Literal["rewind_end"] = attrs.field(default="rewind_end", init=False)
+
+
+@attrs.define
 class UnknownEntry:
     """An entry of a type this build does not know, kept and passed on exactly as read."""
 
@@ -221,7 +252,7 @@ class UnknownEntry:
 SessionEntry = Union[  # noqa: UP007 (a named union the schema refers to)
     MessageEntry, ModelChangeEntry, ThinkingLevelChangeEntry, SessionInfoEntry, CompactionEntry,
     BranchSummaryEntry, LabelEntry, CustomEntry, CustomMessageEntry, QueueAddEntry, QueueDoneEntry,
-    LeafEntry, SessionSettingsEntry, TurnChangesEntry, TurnReviewEntry, UnknownEntry,
+    LeafEntry, SessionSettingsEntry, TurnChangesEntry, TurnReviewEntry, RewindEntry, RewindEndEntry, UnknownEntry,
 ]
 
 ENTRY_CLASSES: tuple[type, ...] = SessionEntry.__args__[:-1]  # type: ignore[attr-defined]  # the known ones

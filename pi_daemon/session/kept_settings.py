@@ -1,7 +1,7 @@
-"""Per-session settings kept in the session file: queue modes, auto-retry, auto-compaction.
+"""Per-session settings kept in the session file: queue modes, auto-retry, auto-compaction, the mode.
 
 Each change is a ``session_settings`` side entry holding the changed group whole
-(``queueModes``, ``autoRetry``, ``autoCompaction``); on load the last value of each
+(``queueModes``, ``autoRetry``, ``autoCompaction``, ``mode``); on load the last value of each
 group wins. Values of the wrong type are ignored, so a hand-edited file cannot break a load.
 """
 
@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from ..agent.queues import QUEUE_MODES
+from ..tools.modes import MODES
 from ..converter import camel
 from ..json_types import JsonValue
 
@@ -30,6 +31,8 @@ def restore(session: "AgentSession") -> None:
         if isinstance(modes, dict):
             session.agent.set_queue_modes(*(m if m in QUEUE_MODES else None
                                             for m in (modes.get("steering"), modes.get("followUp"))))
+        if entry.get("mode") in MODES:
+            session.apply_mode(entry["mode"])
         session.retry = merged(session.retry, entry.get("autoRetry"))
         session.compaction = merged(session.compaction, entry.get("autoCompaction"))
 

@@ -8,7 +8,6 @@ modifies a file outside the folder.
 from __future__ import annotations
 
 import contextlib
-import functools
 import gc
 import logging
 import os
@@ -158,7 +157,12 @@ class SessionManager:
         if self.mcp is not None:
             self.mcp.attach(session.id, session.agent.state.tools, mcp_servers)
         if self.permissions is not None:
-            session.agent.before_tool_call = functools.partial(self.permissions.check, session.id)
+            gate = self.permissions
+
+            async def check(ctx: Any, cancel: Any) -> str | None:
+                return await gate.check(session.id, ctx, cancel, session.mode)  # the mode at this call
+
+            session.agent.before_tool_call = check
         if self.input_closed:
             session.close_input()
         self.sessions[session.id] = session

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ..cancel import CancelToken
 from ..converter import to_wire
 from ..llm.registry import ModelUnavailable
+from ..messages import user_text
 from . import compaction as C
 from .rebuild import CONTEXT_TYPES, context_messages, readable_message, settings
 from .store import SessionStore
@@ -87,6 +88,37 @@ async def navigate(session: "AgentSession", entry_id: str, summarize_left: bool 
     store.sync()
     follow_leaf(session)
     return entry
+
+
+def tree(store: SessionStore) -> dict[str, Any]:
+    """``{nodes, leafId}`` of ``session/tree``: every tree entry in file order, in wire form."""
+    labels = {e.get("targetId"): e.get("label") for e in store.entries if e.get("type") == "label"}
+    on_path = {e["id"] for e in store.branch()}
+    children: dict[Any, int] = {}
+    for entry in store.by_id.values():
+        children[entry.get("parentId")] = children.get(entry.get("parentId"), 0) + 1
+    return {"nodes": [_node(e, labels, on_path, children) for e in store.by_id.values()], "leafId": store.leaf_id}
+
+
+def _node(entry: dict[str, Any], labels: dict[Any, Any], on_path: set[str], children: dict[Any, int]
+          ) -> dict[str, Any]:
+    message, text = entry.get("message"), None
+    message = message if isinstance(message, dict) else {}
+    if entry.get("type") == "message":
+        readable, _ = readable_message(entry)
+        if readable is None:
+            text = None
+        elif getattr(readable, "role", None) == "assistant":
+            text = "".join(b.text for b in readable.content if getattr(b, "type", None) == "text")[:200]
+        else:
+            text = user_text(readable)[:200]
+    elif entry.get("type") in ("compaction", "branch_summary"):
+        text = (entry.get("summary") or "")[:200]
+    node = {"id": entry["id"], "type": entry.get("type", ""), "timestamp": entry.get("timestamp", ""),
+            "onPath": entry["id"] in on_path, "childCount": children.get(entry["id"], 0),
+            "parentId": entry.get("parentId"), "role": message.get("role"), "text": text,
+            "label": labels.get(entry["id"])}
+    return {k: v for k, v in node.items() if v is not None}
 
 
 def follow_leaf(session: "AgentSession") -> None:

@@ -38,7 +38,8 @@ VERSION = 3
 MAX_SESSION_BYTES = 512 << 20  # a session file is read whole to open it; past this it is not written
 
 # Entries that are not part of the conversation tree: they never move the leaf.
-SIDE_ENTRIES = ("queue_add", "queue_done", "leaf", "label", "session_settings", "turn_changes", "turn_review")
+SIDE_ENTRIES = ("queue_add", "queue_done", "leaf", "label", "session_settings", "turn_changes", "turn_review",
+                "rewind", "rewind_end")
 
 
 class SessionFileError(Exception):

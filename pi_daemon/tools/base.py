@@ -23,6 +23,7 @@ class Tool:
     description: str = ""
     parameters: dict[str, Any] = {"type": "object", "properties": {}}
     sequential: bool = False
+    read_only: bool = False  # changes nothing: it runs in plan mode
 
     async def execute(
         self, call_id: str, args: dict[str, Any], cancel: CancelToken, on_update: ToolUpdate

@@ -33,6 +33,7 @@ def _open_target(workspace: Workspace, path: str | None, flags: int) -> tuple[in
 
 
 class GrepTool(WorkspaceTool):
+    read_only = True
     name = "grep"
     description = ("Search file contents with a regular expression (ripgrep syntax), respecting .gitignore. "
                    "Lines come as path:line:text.")
@@ -91,6 +92,7 @@ class GrepTool(WorkspaceTool):
 
 
 class FindTool(WorkspaceTool):
+    read_only = True
     name = "find"
     description = "Find files by glob pattern (e.g. '**/*.ts', 'src/*test*'), respecting .gitignore."
     parameters = {
@@ -120,6 +122,7 @@ class FindTool(WorkspaceTool):
 
 
 class LsTool(WorkspaceTool):
+    read_only = True
     name = "ls"
     description = "List a folder of the workspace (folders end with /), dotfiles included."
     parameters = {

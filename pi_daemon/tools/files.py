@@ -22,6 +22,7 @@ MAGIC = {b"\x89PNG": "image/png", b"\xff\xd8\xff": "image/jpeg", b"GIF8": "image
 
 
 class ReadTool(WorkspaceTool):
+    read_only = True
     name = "read"
     description = (
         "Read a file of the workspace. Text comes with line numbers counted from 1; at most "

@@ -95,6 +95,7 @@ PLACE = {
 
 class LanguageTool(WorkspaceTool):
     """A tool asking the language servers; OSError from them becomes an error result."""
+    read_only = True
 
     def __init__(self, workspace: Any, files: Any, language: LanguageAccess) -> None:
         super().__init__(workspace, files)
@@ -319,7 +320,7 @@ class CheckedEdit(Tool):
     def __init__(self, inner: Tool, workspace: Any, language: LanguageAccess, wait_ms: Callable[[], int]) -> None:
         self.inner, self.workspace, self.language, self.wait_ms = inner, workspace, language, wait_ms
         self.name, self.label, self.description = inner.name, inner.label, inner.description
-        self.parameters, self.sequential = inner.parameters, inner.sequential
+        self.parameters, self.sequential, self.read_only = inner.parameters, inner.sequential, inner.read_only
 
     async def _problems(self, target: Path, wait_ms: int | None) -> list[Any] | None:
         try:

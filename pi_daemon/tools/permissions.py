@@ -27,7 +27,9 @@ from typing import Any, Awaitable, Callable
 from .. import trust
 from ..mcp.names import is_mcp_tool
 from ..cancel import CancelToken, Cancelled, race
+from . import modes
 from .git_isolated import in_git_folder
+from .modes import DEFAULT_MODE
 from .permission_rules import ASK_DEFAULT, Rule, allows, rejects, rule_for
 from .permission_store import RememberedAnswers, workspace_rules
 
@@ -100,13 +102,17 @@ class PermissionGate:
         rules = mine["allow"] + self.session_rules.get(session_id, []) + self._workspace_allow(shipped["allow"])
         return "allow" if allows(rules, tool, args, self.root) else None
 
-    async def check(self, session_id: str, ctx: Any, cancel: CancelToken) -> str | None:
-        """A reason to block the call, or None to let it run (a ``before_tool_call`` hook)."""
+    async def check(self, session_id: str, ctx: Any, cancel: CancelToken, mode: str = DEFAULT_MODE) -> str | None:
+        """A reason to block the call, or None to let it run (a ``before_tool_call`` hook);
+        ``mode`` is the session's (:mod:`.modes`)."""
         tool, args = ctx.tool_call.name, ctx.args
+        refused = modes.refusal(mode, tool, getattr(ctx, "tool", None))
+        if refused is not None:
+            return refused
         if tool not in self.ask and not is_mcp_tool(tool) and not in_git(tool, args):
             return None
         decided = self.decide(session_id, tool, args)
-        if decided == "allow":
+        if decided == "allow" or decided is None and modes.auto_allowed(mode, tool) and not in_git(tool, args):
             return None
         if decided == "reject":
             return f"the user has declined {tool} calls like this one for good"

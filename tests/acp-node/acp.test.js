@@ -235,7 +235,7 @@ test("resume, close, delete and logout through the SDK's own methods", async () 
   const again = start(ws, null);
   await again.init;
   const resumed = await again.agent.request("session/resume", { sessionId, cwd: ws });
-  assert.equal(resumed.modes.currentModeId, "default");
+  assert.equal(resumed.modes.currentModeId, "ask");
   assert.ok(!again.seen.updates.some((u) => u.sessionUpdate === "user_message_chunk")); // no replay
   assert.deepEqual(await again.agent.request("session/close", { sessionId }), {});
   await assert.rejects(again.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "hi" }] }),

@@ -92,7 +92,7 @@ def test_resume_reattaches_without_replaying_and_the_conversation_goes_on(ws):
     before = second.log[-1]
     answer = second.request("session/resume", {"sessionId": session_id, "cwd": str(ws)})
     ResumeSessionResponse.model_validate(answer["result"])
-    assert answer["result"]["modes"]["currentModeId"] == "default"
+    assert answer["result"]["modes"]["currentModeId"] == "ask"
     sent = second.updates(session_id, between(second, before, answer))
     assert not [u for u in sent if u["sessionUpdate"] in HISTORY]
     assert [u["sessionUpdate"] for u in sent] == ["available_commands_update", "usage_update"]
@@ -270,7 +270,7 @@ def test_boolean_options_only_for_a_client_that_takes_them(ws):
     session_id = new_session(plain, ws)
     options = plain.request("session/set_config_option", {"sessionId": session_id, "configId": "thought_level",
                                                            "value": "high"})["result"]["configOptions"]
-    assert [o["type"] for o in options] == ["select", "select"]
+    assert [o["type"] for o in options] == ["select", "select", "select"]
     refused = plain.request("session/set_config_option", {"sessionId": session_id, "configId": "auto_compact",
                                                           "type": "boolean", "value": False})
     assert refused["error"]["code"] == -32602
@@ -282,7 +282,7 @@ def test_boolean_options_only_for_a_client_that_takes_them(ws):
                                                          "type": "boolean", "value": False})
     SetSessionConfigOptionResponse.model_validate(answer["result"])
     by_id = {o["id"]: o for o in answer["result"]["configOptions"]}
-    assert set(by_id) == {"model", "thought_level", "auto_compact"} and by_id["auto_compact"]["currentValue"] is False
+    assert set(by_id) == {"mode", "model", "thought_level", "auto_compact"} and by_id["auto_compact"]["currentValue"] is False
     wrong = takes.request("session/set_config_option", {"sessionId": session_id, "configId": "auto_compact",
                                                         "value": "off"})
     assert wrong["error"]["code"] == -32602 and "boolean" in wrong["error"]["message"]

@@ -34,7 +34,7 @@ async def test_new_session_and_a_streamed_prompt(workspace, tmp_path):
     faux = script(tmp_path / "s.json", [THINK_AND_TALK], chunkSize=5)
     async with agent(workspace, faux) as (conn, rec):
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
-        assert session.modes.current_mode_id == "default"
+        assert session.modes.current_mode_id == "ask"
         assert {o.root.id if hasattr(o, "root") else o.id for o in session.config_options} >= {"model", "thought_level"}
         reply = await asyncio.wait_for(conn.prompt(session_id=session.session_id,
                                                    prompt=[text_block("Say hello")]), 30)
@@ -295,8 +295,8 @@ async def test_modes_and_model_options(workspace, tmp_path):
     faux = script(tmp_path / "s.json", [tool("write", {"path": "m.txt", "content": "x"}, "w1"), text("ok")])
     async with agent(workspace, faux) as (conn, rec):
         session_id = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
-        await conn.set_session_mode(session_id=session_id, mode_id="read-only")
-        assert rec.of("current_mode_update")[0]["currentModeId"] == "read-only"
+        await conn.set_session_mode(session_id=session_id, mode_id="plan")
+        assert rec.of("current_mode_update")[0]["currentModeId"] == "plan"
         await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=[text_block("write")]), 30)
         assert rec.permission_requests == [] and not (workspace / "m.txt").exists()
         changed = await conn.set_config_option(session_id=session_id, config_id="model", value="faux/echo")
@@ -304,7 +304,7 @@ async def test_modes_and_model_options(workspace, tmp_path):
                      if (o.root if hasattr(o, "root") else o).id == "model")
         assert model.current_value == "faux/echo"
         state = await conn.ext_method("pi/getState", {"sessionId": session_id})
-        assert state["model"] == "faux/echo" and state["mode"] == "read-only"
+        assert state["model"] == "faux/echo" and state["mode"] == "plan"
 
 
 async def test_the_first_session_names_the_workspace(workspace, tmp_path):

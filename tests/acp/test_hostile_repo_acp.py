@@ -1,4 +1,4 @@
-"""The ACP face over an armed repository (:func:`helpers.armed_repo`): read-only mode in an
+"""The ACP face over an armed repository (:func:`helpers.armed_repo`): plan mode in an
 untrusted workspace refuses the agent's bash, and the refused call runs nothing git obeys."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from helpers import armed_repo
 from sdk_client import agent, script
 
 
-async def test_read_only_mode_runs_nothing_of_the_repository(tmp_path):
+async def test_plan_mode_runs_nothing_of_the_repository(tmp_path):
     ws, fired = armed_repo(tmp_path)
     faux = script(tmp_path / "s.json", [
         {"content": [{"type": "toolCall", "id": "b1", "name": "bash", "arguments": {"command": "echo x >> a.txt"}}],
@@ -19,7 +19,7 @@ async def test_read_only_mode_runs_nothing_of_the_repository(tmp_path):
         {"content": [{"type": "text", "text": "done"}]}])
     async with agent(ws, faux) as (conn, rec):
         session_id = (await conn.new_session(cwd=str(ws), mcp_servers=[])).session_id
-        await conn.set_session_mode(session_id=session_id, mode_id="read-only")
+        await conn.set_session_mode(session_id=session_id, mode_id="plan")
         reply = await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=[text_block("go")]), 60)
         assert reply.stop_reason == "end_turn" and rec.permission_requests == []
     assert not fired.exists()

@@ -1,7 +1,7 @@
 """A real MCP server over stdio, written with the SDK's server side, for the daemon's tests.
 
 ``python mcp_demo_server.py [--fail-start] [--http PORT]`` (stdio, or streamable HTTP on
-127.0.0.1:PORT/mcp). Its tools: ``add`` (text), ``picture``
+127.0.0.1:PORT/mcp). Its tools: ``add`` (text; declared read-only), ``picture``
 (an image), ``notes`` (an embedded text resource), ``refuse`` (a result with
 ``isError``), ``crash`` (the process dies mid-call), ``hang`` (never answers) and
 ``starts`` (how many times this server was started, counted in ``$DEMO_COUNT_FILE``) and
@@ -19,7 +19,8 @@ if "--fail-start" in sys.argv:
     sys.exit(3)
 
 from mcp.server.mcpserver import Context, MCPServer  # noqa: E402
-from mcp.types import CallToolResult, EmbeddedResource, ImageContent, TextContent, TextResourceContents  # noqa: E402
+from mcp.types import (CallToolResult, EmbeddedResource, ImageContent, TextContent,  # noqa: E402
+                       TextResourceContents, ToolAnnotations)
 
 PNG = base64.b64encode(bytes.fromhex(
     "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
@@ -32,7 +33,7 @@ if count_file:
 server = MCPServer("demo")
 
 
-@server.tool()
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
 def add(a: int, b: int) -> str:
     """Add two integers."""
     return str(a + b)

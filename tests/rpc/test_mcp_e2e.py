@@ -120,6 +120,18 @@ def test_without_a_client_that_can_ask_an_mcp_call_is_refused_naming_the_flag(sp
     assert end["isError"] and "--allow demo__add" in end["result"]["content"][0]["text"]
 
 
+def test_plan_mode_runs_only_the_mcp_tools_their_server_declares_read_only(spawn, tmp_path, server):
+    server.script(calls(("a", "demo__add", {"a": 1, "b": 2}), ("r", "demo__refuse", {"reason": "x"})),
+                  Reply(body=openai_text("done")))
+    d = start(spawn, tmp_path, server, "--allow", "mcp")
+    wait_state(d, "demo")
+    d.call("setMode", {"mode": "plan"})
+    run(d)
+    ends = by_id(d, 2)
+    assert not ends["a"]["isError"] and ends["a"]["result"]["content"][0]["text"] == "3"  # readOnlyHint
+    assert ends["r"]["isError"] and "plan mode" in ends["r"]["result"]["content"][0]["text"]
+
+
 def test_a_crashing_server_fails_the_call_clearly_and_is_restarted_on_next_use(spawn, tmp_path, server):
     count = tmp_path / "starts.txt"
     server.script(calls(("c", "demo__crash", {})), Reply(body=openai_text("it crashed")),

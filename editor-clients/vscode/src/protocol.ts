@@ -13,7 +13,7 @@ export interface AgentEnd {
   willRetry: boolean;
 }
 
-export type AgentEvent = AgentStart | AgentEnd | AgentSettled | TurnStart | TurnEnd | MessageStart | MessageUpdate | MessageEnd | ToolExecutionStart | ToolExecutionUpdate | ToolExecutionEnd | QueueUpdate | CompactionStart | CompactionEnd | AutoRetryStart | AutoRetryEnd | BashExecutionUpdate | SessionInfoChanged | ModelChanged | ThinkingLevelChanged | PermissionTimeout | SessionWriteFailed | CommandsUpdate | ReplayEnd | TurnDiff | Diagnostics;
+export type AgentEvent = AgentStart | AgentEnd | AgentSettled | TurnStart | TurnEnd | MessageStart | MessageUpdate | MessageEnd | ToolExecutionStart | ToolExecutionUpdate | ToolExecutionEnd | QueueUpdate | CompactionStart | CompactionEnd | AutoRetryStart | AutoRetryEnd | BashExecutionUpdate | SessionInfoChanged | ModelChanged | ThinkingLevelChanged | ModeChanged | PermissionTimeout | SessionWriteFailed | CommandsUpdate | ReplayEnd | TurnDiff | Diagnostics;
 
 export interface AgentEventParams {
   sessionId: string;
@@ -660,6 +660,12 @@ export interface MessageUpdate {
   usage?: Usage;
 }
 
+/** The session's mode changed (``setMode``): plan, ask or auto-edit. */
+export interface ModeChanged {
+  type: "mode_changed";
+  mode: string;
+}
+
 export interface ModelChangeEntry {
   id: string;
   timestamp?: string | null;
@@ -721,6 +727,12 @@ export interface NavigateResult {
 export interface OptionalVersionedTextDocumentIdentifier {
   uri: string;
   version: number | null;
+}
+
+/** A rewind the daemon stopped in the middle of: ``session/rewind`` finishes it. */
+export interface PendingRewind {
+  entryId: string | null;
+  files: string[];
 }
 
 export type PermissionOutcome = "allow_once" | "allow_session" | "allow_always" | "reject_once" | "reject_always" | "cancelled";
@@ -879,6 +891,59 @@ export interface RevertedFile {
   hunkIds: string[];
 }
 
+export interface RewindConflict {
+  path: string;
+  reason: string;
+}
+
+/** The rewind ``rewindId`` wrote its files; ``conflicts`` lists those it left alone. Outside the tree. */
+export interface RewindEndEntry {
+  id: string;
+  timestamp?: string | null;
+  rewindId: string;
+  conflicts: string[];
+  type: "rewind_end";
+  [key: string]: unknown;
+}
+
+/** ``session/rewind`` began: the leaf moves from ``fromId`` to ``targetId`` and these files follow; written before any file is. Outside the tree. */
+export interface RewindEntry {
+  id: string;
+  timestamp?: string | null;
+  fromId: string | null;
+  targetId: string | null;
+  files: RewoundFileChange[];
+  type: "rewind";
+  [key: string]: unknown;
+}
+
+export interface RewindParams {
+  entryId: string | null;
+  files?: "revert" | "keep";
+  dryRun?: boolean;
+  sessionId?: string | null;
+  [key: string]: unknown;
+}
+
+export interface RewindResult {
+  leafId: string | null;
+  dryRun: boolean;
+  files: RewoundFile[];
+  conflicts: RewindConflict[];
+}
+
+export interface RewoundFile {
+  path: string;
+  action: "write" | "create" | "delete";
+}
+
+/** A file a rewind takes from its content ``before`` to ``after`` (blob names as in :class:`StoredFileChange`; none: the file does not exist). */
+export interface RewoundFileChange {
+  path: string;
+  before?: string;
+  after?: string;
+}
+
 export interface SandboxState {
   active: boolean;
   network: boolean;
@@ -916,7 +981,7 @@ export interface SessionDeleteResult {
   file: string;
 }
 
-export type SessionEntry = MessageEntry | ModelChangeEntry | ThinkingLevelChangeEntry | SessionInfoEntry | CompactionEntry | BranchSummaryEntry | LabelEntry | CustomEntry | CustomMessageEntry | QueueAddEntry | QueueDoneEntry | LeafEntry | SessionSettingsEntry | TurnChangesEntry | TurnReviewEntry | UnknownEntry;
+export type SessionEntry = MessageEntry | ModelChangeEntry | ThinkingLevelChangeEntry | SessionInfoEntry | CompactionEntry | BranchSummaryEntry | LabelEntry | CustomEntry | CustomMessageEntry | QueueAddEntry | QueueDoneEntry | LeafEntry | SessionSettingsEntry | TurnChangesEntry | TurnReviewEntry | RewindEntry | RewindEndEntry | UnknownEntry;
 
 export interface SessionForkParams {
   entryId: string;
@@ -1000,7 +1065,7 @@ export interface SessionRef {
   [key: string]: unknown;
 }
 
-/** The settings group that changed (the names and values of ``setQueueModes``, ``setAutoRetry``, ``setAutoCompaction``); outside the tree. */
+/** The settings group that changed (the names and values of ``setQueueModes``, ``setAutoRetry``, ``setAutoCompaction``, ``setMode``); outside the tree. */
 export interface SessionSettingsEntry {
   id: string;
   timestamp?: string | null;
@@ -1008,6 +1073,7 @@ export interface SessionSettingsEntry {
   queueModes?: JsonObject | null;
   autoRetry?: JsonObject | null;
   autoCompaction?: JsonObject | null;
+  mode?: string | null;
   [key: string]: unknown;
 }
 
@@ -1036,6 +1102,8 @@ export interface SessionState {
   workspaceTrust?: WorkspaceTrustState;
   sandbox?: SandboxState;
   mcpServers?: McpServerInfo[];
+  mode: string;
+  pendingRewind?: PendingRewind;
 }
 
 export interface SessionSummary {
@@ -1072,6 +1140,16 @@ export interface SetAutoRetryParams {
   baseDelayMs?: number | null;
   sessionId?: string | null;
   [key: string]: unknown;
+}
+
+export interface SetModeParams {
+  mode: "plan" | "ask" | "auto-edit";
+  sessionId?: string | null;
+  [key: string]: unknown;
+}
+
+export interface SetModeResult {
+  mode: string;
 }
 
 export interface SetModelParams {
@@ -1521,6 +1599,8 @@ export interface Methods {
   "session/navigate": { params: NavigateParams; result: NavigateResult };
   /** create a session; it becomes current */
   "session/new": { params: SessionNewParams; result: SessionNewResult };
+  /** continue from an earlier entry, with the workspace's files as they were there */
+  "session/rewind": { params: RewindParams; result: RewindResult };
   /** name the session */
   "session/setName": { params: SetNameParams; result: SetNameResult };
   /** counts, tokens, cost, context usage */
@@ -1531,6 +1611,8 @@ export interface Methods {
   "setAutoCompaction": { params: SetAutoCompactionParams; result: AutoCompactionSettings };
   /** switch and tune automatic retry */
   "setAutoRetry": { params: SetAutoRetryParams; result: AutoRetrySettings };
+  /** choose the session's mode: plan, ask or auto-edit */
+  "setMode": { params: SetModeParams; result: SetModeResult };
   /** choose the session's model */
   "setModel": { params: SetModelParams; result: SetModelResult };
   /** choose the queue modes */

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ...converter import from_wire, to_wire
-from ...messages import user_text
 from .. import types as t
 from ...wire.errors import (
     AgentBusy,
@@ -135,38 +134,13 @@ async def session_entries(ctx: "Context", p: t.EntriesParams) -> t.EntriesResult
     return t.EntriesResult(header=store.header, entries=entries, more=more, cursor=cursor)
 
 
-def _node(entry: dict[str, Any], labels: dict[Any, Any], on_path: set[str], children: dict[Any, int]) -> t.TreeNode:
-    from ...session.rebuild import readable_message
-
-    message, text = entry.get("message"), None
-    message = message if isinstance(message, dict) else {}
-    if entry.get("type") == "message":
-        readable, _ = readable_message(entry)
-        if readable is None:
-            text = None
-        elif getattr(readable, "role", None) == "assistant":
-            text = "".join(b.text for b in readable.content if getattr(b, "type", None) == "text")[:200]
-        else:
-            text = user_text(readable)[:200]
-    elif entry.get("type") in ("compaction", "branch_summary"):
-        text = (entry.get("summary") or "")[:200]
-    return t.TreeNode(id=entry["id"], type=entry.get("type", ""), timestamp=entry.get("timestamp", ""),
-                      on_path=entry["id"] in on_path, child_count=children.get(entry["id"], 0),
-                      parent_id=entry.get("parentId"), role=message.get("role"), text=text,
-                      label=labels.get(entry["id"]))
-
-
 @method("session/tree", params=t.SessionRef, result=t.TreeResult,
         errors=(SessionNotFoundError,), summary="the entry tree")
 async def session_tree(ctx: "Context", p: t.SessionRef) -> t.TreeResult:
-    store = ctx.sessions.get(p.session_id).store
-    labels = {e.get("targetId"): e.get("label") for e in store.entries if e.get("type") == "label"}
-    on_path = {e["id"] for e in store.branch()}
-    children: dict[Any, int] = {}
-    for entry in store.by_id.values():
-        children[entry.get("parentId")] = children.get(entry.get("parentId"), 0) + 1
-    nodes = [_node(e, labels, on_path, children) for e in store.by_id.values()]
-    return t.TreeResult(nodes=nodes, leaf_id=store.leaf_id)
+    from ...session.navigation import tree
+
+    result: t.TreeResult = from_wire(tree(ctx.sessions.get(p.session_id).store), t.TreeResult)
+    return result
 
 
 @method("session/navigate", params=t.NavigateParams, result=t.NavigateResult,
@@ -179,6 +153,17 @@ async def session_navigate(ctx: "Context", p: t.NavigateParams) -> t.NavigateRes
     summary = await navigate(session, p.entry_id, p.summarize, p.custom_instructions)
     return t.NavigateResult(state=session_state(ctx, session), leaf_id=session.store.leaf_id,
                             summary_entry_id=summary["id"] if summary else None)
+
+
+@method("session/rewind", params=t.RewindParams, result=t.RewindResult,
+        errors=(SessionNotFoundError, InvalidParams, AgentBusy, InvalidState, SessionReadOnlyError, SessionWriteFailed),
+        summary="continue from an earlier entry, with the workspace's files as they were there")
+async def session_rewind(ctx: "Context", p: t.RewindParams) -> t.RewindResult:
+    from ...session.rewind import rewind
+
+    done = await rewind(ctx.sessions.get(p.session_id), p.entry_id, p.files, p.dry_run)
+    result: t.RewindResult = from_wire(done, t.RewindResult)
+    return result
 
 
 @method("session/stats", params=t.SessionRef, result=t.StatsResult,

@@ -1,11 +1,11 @@
-"""What a session holds and how it behaves: state, context messages, queue modes, retry, compaction."""
+"""What a session holds and how it behaves: state, context messages, mode, queue modes, retry, compaction."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from .. import types as t
-from ...wire.errors import AgentBusy, InvalidState, SessionNotFoundError
+from ...wire.errors import AgentBusy, InvalidState, SessionNotFoundError, SessionReadOnlyError, SessionWriteFailed
 from ..params import not_negative
 from ..registry import method
 from ..state import session_state
@@ -25,6 +25,14 @@ async def get_state(ctx: "Context", p: t.SessionRef) -> t.SessionState:
 async def get_messages(ctx: "Context", p: t.SessionRef) -> t.GetMessagesResult:
     session = ctx.sessions.get(p.session_id, create=True)
     return t.GetMessagesResult(messages=list(session.messages))
+
+
+@method("setMode", params=t.SetModeParams, result=t.SetModeResult,
+        errors=(SessionNotFoundError, SessionReadOnlyError, SessionWriteFailed),
+        summary="choose the session's mode: plan, ask or auto-edit")
+async def set_mode(ctx: "Context", p: t.SetModeParams) -> t.SetModeResult:
+    session = ctx.sessions.get(p.session_id, create=True)
+    return t.SetModeResult(mode=await session.set_mode(p.mode))
 
 
 @method("setQueueModes", params=t.SetQueueModesParams, result=t.SetQueueModesResult,

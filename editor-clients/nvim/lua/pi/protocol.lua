@@ -10,7 +10,7 @@
 ---@field messages pi.AgentMessage[]
 ---@field willRetry boolean
 
----@alias pi.AgentEvent pi.AgentStart|pi.AgentEnd|pi.AgentSettled|pi.TurnStart|pi.TurnEnd|pi.MessageStart|pi.MessageUpdate|pi.MessageEnd|pi.ToolExecutionStart|pi.ToolExecutionUpdate|pi.ToolExecutionEnd|pi.QueueUpdate|pi.CompactionStart|pi.CompactionEnd|pi.AutoRetryStart|pi.AutoRetryEnd|pi.BashExecutionUpdate|pi.SessionInfoChanged|pi.ModelChanged|pi.ThinkingLevelChanged|pi.PermissionTimeout|pi.SessionWriteFailed|pi.CommandsUpdate|pi.ReplayEnd|pi.TurnDiff|pi.Diagnostics
+---@alias pi.AgentEvent pi.AgentStart|pi.AgentEnd|pi.AgentSettled|pi.TurnStart|pi.TurnEnd|pi.MessageStart|pi.MessageUpdate|pi.MessageEnd|pi.ToolExecutionStart|pi.ToolExecutionUpdate|pi.ToolExecutionEnd|pi.QueueUpdate|pi.CompactionStart|pi.CompactionEnd|pi.AutoRetryStart|pi.AutoRetryEnd|pi.BashExecutionUpdate|pi.SessionInfoChanged|pi.ModelChanged|pi.ThinkingLevelChanged|pi.ModeChanged|pi.PermissionTimeout|pi.SessionWriteFailed|pi.CommandsUpdate|pi.ReplayEnd|pi.TurnDiff|pi.Diagnostics
 
 ---@class pi.AgentEventParams
 ---@field sessionId string
@@ -547,6 +547,11 @@
 ---@field assistantMessageEvent pi.AssistantMessageDelta
 ---@field usage? pi.Usage
 
+--- The session's mode changed (``setMode``): plan, ask or auto-edit.
+---@class pi.ModeChanged
+---@field type "mode_changed"
+---@field mode string
+
 ---@class pi.ModelChangeEntry
 ---@field id string
 ---@field timestamp? string|nil
@@ -599,6 +604,11 @@
 ---@class pi.OptionalVersionedTextDocumentIdentifier
 ---@field uri string
 ---@field version integer|nil
+
+--- A rewind the daemon stopped in the middle of: ``session/rewind`` finishes it.
+---@class pi.PendingRewind
+---@field entryId string|nil
+---@field files string[]
 
 ---@alias pi.PermissionOutcome "allow_once"|"allow_session"|"allow_always"|"reject_once"|"reject_always"|"cancelled"
 
@@ -728,6 +738,49 @@
 ---@field path string
 ---@field hunkIds string[]
 
+---@class pi.RewindConflict
+---@field path string
+---@field reason string
+
+--- The rewind ``rewindId`` wrote its files; ``conflicts`` lists those it left alone. Outside the tree.
+---@class pi.RewindEndEntry
+---@field id string
+---@field timestamp? string|nil
+---@field rewindId string
+---@field conflicts string[]
+---@field type "rewind_end"
+
+--- ``session/rewind`` began: the leaf moves from ``fromId`` to ``targetId`` and these files follow; written before any file is. Outside the tree.
+---@class pi.RewindEntry
+---@field id string
+---@field timestamp? string|nil
+---@field fromId string|nil
+---@field targetId string|nil
+---@field files pi.RewoundFileChange[]
+---@field type "rewind"
+
+---@class pi.RewindParams
+---@field entryId string|nil
+---@field files? "revert"|"keep"
+---@field dryRun? boolean
+---@field sessionId? string|nil
+
+---@class pi.RewindResult
+---@field leafId string|nil
+---@field dryRun boolean
+---@field files pi.RewoundFile[]
+---@field conflicts pi.RewindConflict[]
+
+---@class pi.RewoundFile
+---@field path string
+---@field action "write"|"create"|"delete"
+
+--- A file a rewind takes from its content ``before`` to ``after`` (blob names as in :class:`StoredFileChange`; none: the file does not exist).
+---@class pi.RewoundFileChange
+---@field path string
+---@field before? string
+---@field after? string
+
 ---@class pi.SandboxState
 ---@field active boolean
 ---@field network boolean
@@ -759,7 +812,7 @@
 ---@class pi.SessionDeleteResult
 ---@field file string
 
----@alias pi.SessionEntry pi.MessageEntry|pi.ModelChangeEntry|pi.ThinkingLevelChangeEntry|pi.SessionInfoEntry|pi.CompactionEntry|pi.BranchSummaryEntry|pi.LabelEntry|pi.CustomEntry|pi.CustomMessageEntry|pi.QueueAddEntry|pi.QueueDoneEntry|pi.LeafEntry|pi.SessionSettingsEntry|pi.TurnChangesEntry|pi.TurnReviewEntry|pi.UnknownEntry
+---@alias pi.SessionEntry pi.MessageEntry|pi.ModelChangeEntry|pi.ThinkingLevelChangeEntry|pi.SessionInfoEntry|pi.CompactionEntry|pi.BranchSummaryEntry|pi.LabelEntry|pi.CustomEntry|pi.CustomMessageEntry|pi.QueueAddEntry|pi.QueueDoneEntry|pi.LeafEntry|pi.SessionSettingsEntry|pi.TurnChangesEntry|pi.TurnReviewEntry|pi.RewindEntry|pi.RewindEndEntry|pi.UnknownEntry
 
 ---@class pi.SessionForkParams
 ---@field entryId string
@@ -824,7 +877,7 @@
 ---@class pi.SessionRef
 ---@field sessionId? string|nil
 
---- The settings group that changed (the names and values of ``setQueueModes``, ``setAutoRetry``, ``setAutoCompaction``); outside the tree.
+--- The settings group that changed (the names and values of ``setQueueModes``, ``setAutoRetry``, ``setAutoCompaction``, ``setMode``); outside the tree.
 ---@class pi.SessionSettingsEntry
 ---@field id string
 ---@field timestamp? string|nil
@@ -832,6 +885,7 @@
 ---@field queueModes? pi.JsonObject|nil
 ---@field autoRetry? pi.JsonObject|nil
 ---@field autoCompaction? pi.JsonObject|nil
+---@field mode? string|nil
 
 ---@class pi.SessionSettingsState
 ---@field autoRetry pi.AutoRetrySettings
@@ -857,6 +911,8 @@
 ---@field workspaceTrust? pi.WorkspaceTrustState
 ---@field sandbox? pi.SandboxState
 ---@field mcpServers? pi.McpServerInfo[]
+---@field mode string
+---@field pendingRewind? pi.PendingRewind
 
 ---@class pi.SessionSummary
 ---@field sessionId string
@@ -887,6 +943,13 @@
 ---@field maxAttempts? integer|nil
 ---@field baseDelayMs? integer|nil
 ---@field sessionId? string|nil
+
+---@class pi.SetModeParams
+---@field mode "plan"|"ask"|"auto-edit"
+---@field sessionId? string|nil
+
+---@class pi.SetModeResult
+---@field mode string
 
 ---@class pi.SetModelParams
 ---@field provider string
@@ -1237,11 +1300,13 @@
 -- session/load: params pi.SessionLoadParams, result pi.SessionLoadResult
 -- session/navigate: params pi.NavigateParams, result pi.NavigateResult
 -- session/new: params pi.SessionNewParams, result pi.SessionNewResult
+-- session/rewind: params pi.RewindParams, result pi.RewindResult
 -- session/setName: params pi.SetNameParams, result pi.SetNameResult
 -- session/stats: params pi.SessionRef, result pi.StatsResult
 -- session/tree: params pi.SessionRef, result pi.TreeResult
 -- setAutoCompaction: params pi.SetAutoCompactionParams, result pi.AutoCompactionSettings
 -- setAutoRetry: params pi.SetAutoRetryParams, result pi.AutoRetrySettings
+-- setMode: params pi.SetModeParams, result pi.SetModeResult
 -- setModel: params pi.SetModelParams, result pi.SetModelResult
 -- setQueueModes: params pi.SetQueueModesParams, result pi.SetQueueModesResult
 -- setThinkingLevel: params pi.SetThinkingLevelParams, result pi.SetThinkingLevelResult
@@ -1302,11 +1367,13 @@ M.methods = {
   ["session/load"] = true,
   ["session/navigate"] = true,
   ["session/new"] = true,
+  ["session/rewind"] = true,
   ["session/setName"] = true,
   ["session/stats"] = true,
   ["session/tree"] = true,
   ["setAutoCompaction"] = true,
   ["setAutoRetry"] = true,
+  ["setMode"] = true,
   ["setModel"] = true,
   ["setQueueModes"] = true,
   ["setThinkingLevel"] = true,
@@ -1317,6 +1384,6 @@ M.methods = {
 
 ---Every event type of an agent/event notification.
 ---@type string[]
-M.events = { "agent_start", "agent_end", "agent_settled", "turn_start", "turn_end", "message_start", "message_update", "message_end", "tool_execution_start", "tool_execution_update", "tool_execution_end", "queue_update", "compaction_start", "compaction_end", "auto_retry_start", "auto_retry_end", "bash_execution_update", "session_info_changed", "model_changed", "thinking_level_changed", "permission_timeout", "session_write_failed", "commands_update", "replay_end", "turn_diff", "diagnostics" }
+M.events = { "agent_start", "agent_end", "agent_settled", "turn_start", "turn_end", "message_start", "message_update", "message_end", "tool_execution_start", "tool_execution_update", "tool_execution_end", "queue_update", "compaction_start", "compaction_end", "auto_retry_start", "auto_retry_end", "bash_execution_update", "session_info_changed", "model_changed", "thinking_level_changed", "mode_changed", "permission_timeout", "session_write_failed", "commands_update", "replay_end", "turn_diff", "diagnostics" }
 
 return M
