@@ -140,3 +140,17 @@ def test_a_rewind_cut_short_by_sigkill_is_reported_and_finished(spawn, tmp_path,
             (tmp_path / n).read_text() if (tmp_path / n).exists() else None for n in BEFORE_RUN}
     assert seen == BEFORE_RUN
     assert "pendingRewind" not in again.call("getState", {}) or again.call("getState", {})["pendingRewind"] is None
+
+
+def test_an_editor_that_refuses_leaves_the_rewind_pending_until_it_is_finished(spawn, tmp_path, server):
+    d = run_two_prompts(spawn, tmp_path, server)
+    editor = Editor(d)
+    editor.refuse = "the file is read-only in the editor"
+    target = user_entry(d, "change the files")["parentId"]
+    refused = d.request("session/rewind", {"entryId": target})
+    assert refused["error"]["code"] == -32003 and "read-only in the editor" in refused["error"]["message"]
+    assert d.call("getState", {})["pendingRewind"]["entryId"] == target
+    editor.refuse = None
+    finished = d.call("session/rewind", {"entryId": target})
+    assert finished["conflicts"] == [] and len(finished["files"]) == 5
+    assert d.call("getState", {}).get("pendingRewind") is None
