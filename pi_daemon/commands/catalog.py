@@ -35,6 +35,7 @@ BUILTINS = (
     Builtin("new", "Start a new session"),
     Builtin("model", "Choose the model", "<provider/id>"),
     Builtin("thinking", "Choose the thinking level", "<off|minimal|low|medium|high|xhigh>"),
+    Builtin("mode", "Choose the mode: plan (read-only, a plan), ask, or auto-edit", "<plan|ask|auto-edit>"),
     Builtin("export", "Export the session", "[html|markdown]"),
 )
 BUILTIN_NAMES = {b.name for b in BUILTINS}

@@ -16,6 +16,7 @@ import attrs
 
 from ..commands.catalog import Invocation
 from ..messages import SlashCommandUse
+from ..tools.modes import MODES
 from ..wire.errors import AgentBusy, InvalidParams, InvalidState
 
 if TYPE_CHECKING:
@@ -48,7 +49,7 @@ def command_record(invocation: Invocation, typed: str) -> SlashCommandUse | None
 
 
 async def run_builtin(host: Host, session: AgentSession, invocation: Invocation) -> BuiltinDone:
-    """Run ``/compact``, ``/new``, ``/model``, ``/thinking`` or ``/export``."""
+    """Run ``/compact``, ``/new``, ``/model``, ``/thinking``, ``/mode`` or ``/export``."""
     name, args = invocation.name, invocation.args
     if name == "compact":
         if session.busy:
@@ -72,6 +73,11 @@ async def run_builtin(host: Host, session: AgentSession, invocation: Invocation)
                                 + f" or {THINKING_LEVELS[-1]}")
         level = await session.set_thinking_level(args)
         return BuiltinDone(name, level, f"The thinking level is now {level}.")
+    if name == "mode":
+        if args not in MODES:
+            raise InvalidParams("/mode needs a mode: " + ", ".join(MODES))
+        mode = await session.set_mode(args)
+        return BuiltinDone(name, mode, f"The mode is now {mode}.")
     if name == "export":
         fmt = args or "html"
         if fmt not in ("html", "markdown"):

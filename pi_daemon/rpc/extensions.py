@@ -33,6 +33,8 @@ def command_outcome(ctx: "Context", done: BuiltinDone) -> t.CommandOutcome:
         result = t.SetModelResult(model=model_info(ctx, value))
     elif done.name == "thinking":
         result = t.SetThinkingLevelResult(level=value)
+    elif done.name == "mode":
+        result = t.SetModeResult(mode=value)
     elif done.name == "export":
         result = t.ExportResult(file=str(value))
     else:

@@ -349,9 +349,10 @@ class SetModeResult:
     mode: str
 
 
-CommandResult = Union[CompactionOutcome, SessionNewResult, SetModelResult, SetThinkingLevelResult, ExportResult]
+CommandResult = Union[CompactionOutcome, SessionNewResult, SetModelResult, SetThinkingLevelResult, SetModeResult,
+                      ExportResult]
 COMMAND_RESULTS: dict[str, type] = {"compact": CompactionOutcome, "new": SessionNewResult, "model": SetModelResult,
-                                    "thinking": SetThinkingLevelResult, "export": ExportResult}
+                                    "thinking": SetThinkingLevelResult, "mode": SetModeResult, "export": ExportResult}
 
 
 @attrs.define

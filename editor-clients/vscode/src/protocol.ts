@@ -242,7 +242,7 @@ export interface CommandInfo {
 /** What a built-in slash command did (``prompt`` with ``disposition: "command"``). */
 export interface CommandOutcome {
   name: string;
-  result?: CompactionOutcome | SessionNewResult | SetModelResult | SetThinkingLevelResult | ExportResult;
+  result?: CompactionOutcome | SessionNewResult | SetModelResult | SetThinkingLevelResult | SetModeResult | ExportResult;
 }
 
 /** The slash commands changed (a template or skill file was added, edited or removed). */

@@ -204,7 +204,7 @@
 --- What a built-in slash command did (``prompt`` with ``disposition: "command"``).
 ---@class pi.CommandOutcome
 ---@field name string
----@field result? pi.CompactionOutcome|pi.SessionNewResult|pi.SetModelResult|pi.SetThinkingLevelResult|pi.ExportResult
+---@field result? pi.CompactionOutcome|pi.SessionNewResult|pi.SetModelResult|pi.SetThinkingLevelResult|pi.SetModeResult|pi.ExportResult
 
 --- The slash commands changed (a template or skill file was added, edited or removed).
 ---@class pi.CommandsUpdate
