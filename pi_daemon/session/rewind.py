@@ -70,42 +70,28 @@ def plan(store: SessionStore, leaf: str | None, target: str | None) -> list[tupl
     ``target`` (None: before the first entry; a name None: the file does not exist)."""
     here = {e["id"] for e in store.branch(leaf)} if leaf else set()
     there = {e["id"] for e in store.branch(target)} if target else set()
-    records = _records(store)
-    moving = {path for anchor, entry in records if (anchor in here) != (anchor in there) for path, _, _ in
-              _touches(entry)}
+    timelines: dict[str, list[tuple[str | None, Any, Any]]] = {}  # path -> its records, oldest first
+    for anchor, entry in _records(store):
+        for path, before, after in _touches(entry):
+            timelines.setdefault(path, []).append((anchor, before, after))
     out = []
-    for path in sorted(moving):
-        now = _content_at(records, here, path)
-        wanted = _content_at(records, there, path)
-        if now is _UNTOUCHED:  # never touched on the leaf's path: as the target's branch found it
-            now = _first_before(records, there, path)
-        if wanted is _UNTOUCHED:
-            wanted = _first_before(records, here, path)
+    for path, timeline in sorted(timelines.items()):
+        if all((anchor in here) == (anchor in there) for anchor, _, _ in timeline):
+            continue  # no record on only one of the two paths touched it
+        now = _content_at(timeline, here, there)
+        wanted = _content_at(timeline, there, here)
         if now != wanted:
             out.append((path, now, wanted))
     return out
 
 
-_UNTOUCHED = object()
-
-
-def _content_at(records: list[tuple[str | None, dict[str, Any]]], path_ids: set[str], path: str) -> Any:
-    found: Any = _UNTOUCHED
-    for anchor, entry in records:
-        if anchor in path_ids:
-            for p, _, after in _touches(entry):
-                if p == path:
-                    found = after
-    return found
-
-
-def _first_before(records: list[tuple[str | None, dict[str, Any]]], path_ids: set[str], path: str) -> Any:
-    for anchor, entry in records:
-        if anchor in path_ids:
-            for p, before, _ in _touches(entry):
-                if p == path:
-                    return before
-    return UNKNOWN_BLOB  # not reached for a path a record on either side touched
+def _content_at(timeline: list[tuple[str | None, Any, Any]], path_ids: set[str], other: set[str]) -> Any:
+    """A file's content at the end of a path: the latest record's on it; for a file no record
+    on it touched, what the other path's first record found there."""
+    on_path = [after for anchor, _, after in timeline if anchor in path_ids]
+    if on_path:
+        return on_path[-1]
+    return next((before for anchor, before, _ in timeline if anchor in other), UNKNOWN_BLOB)
 
 
 def pending(store: SessionStore) -> dict[str, Any] | None:
