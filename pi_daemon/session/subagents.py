@@ -234,7 +234,8 @@ class TaskTool(Tool):
                                               usage=usage, cost=usage.cost.total))
             except SessionWriteError:
                 pass  # reported by the parent, whose run stops
-            await self.manager.close(child)
+            if self.manager.sessions.get(child.id) is child:  # unless the client closed it already
+                await self.manager.close(child)
 
 
 __all__ = ["ABORTED", "TaskRefused", "TaskTool", "inherit", "pick_tools", "total_usage"]
