@@ -1,7 +1,8 @@
 """Session modes: how far the agent's tools go without the user.
 
 - ``plan``: only tools that change nothing run — ``read``, ``grep``, ``find``, ``ls``, the
-  language tools, and MCP tools their server declares read-only (``readOnlyHint``); any
+  language tools, ``task`` (its subagent is in plan mode too), and MCP tools their server
+  declares read-only (``readOnlyHint``); any
   other call gets an error result naming the mode. The model is asked for a plan.
 - ``ask`` (the default): the permission rules decide, asking the user where they say so.
 - ``auto-edit``: ``write`` and ``edit`` run without asking (a reject rule still refuses,
