@@ -105,6 +105,14 @@ def pending(store: SessionStore) -> dict[str, Any] | None:
     return last
 
 
+def _same(current: bytes | None, stored: Any) -> bool:
+    """Whether the file as the user sees it is ``stored``: an editor that ends every file with a
+    newline (Neovim's 'fixeol') shows one more than the tool wrote; that is no change by anyone."""
+    if current == stored:
+        return True
+    return isinstance(current, bytes) and isinstance(stored, bytes) and current == stored + b"\n"
+
+
 def _action(before: Any, after: Any) -> str:
     return "create" if before is None else "delete" if after is None else "write"
 
@@ -137,7 +145,9 @@ class Rewinder:
         except OSError as exc:
             self._conflict(path, f"it could not be read ({exc.strerror or exc})")
             return False, None
-        if current != now and current != wanted:
+        if _same(current, wanted):
+            return True, wanted
+        if not _same(current, now):
             self._conflict(path, "it no longer exists" if current is None else "it was created by someone else"
                            if now is None else "it was changed since")
             return False, None

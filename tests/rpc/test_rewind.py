@@ -154,3 +154,15 @@ def test_an_editor_that_refuses_leaves_the_rewind_pending_until_it_is_finished(s
     finished = d.call("session/rewind", {"entryId": target})
     assert finished["conflicts"] == [] and len(finished["files"]) == 5
     assert d.call("getState", {}).get("pendingRewind") is None
+
+
+def test_an_editor_that_ends_the_file_with_a_newline_is_no_conflict(spawn, tmp_path, server):
+    server.script(calls(("w", "write", {"path": "x.txt", "content": "no newline"})), Reply(body=openai_text("ok")))
+    d = spawn("--model", "local/coder", "--yes", cwd=project(tmp_path, server))
+    d.call("prompt", {"text": "write x"})
+    d.wait_event("agent_settled", timeout=30)
+    editor = Editor(d)
+    editor.open(tmp_path / "x.txt", "no newline\n")  # as Neovim shows a file it will save with 'fixeol'
+    done = d.call("session/rewind", {"entryId": None})
+    assert done["conflicts"] == [] and done["files"] == [{"path": "x.txt", "action": "delete"}]
+    assert not (tmp_path / "x.txt").exists()

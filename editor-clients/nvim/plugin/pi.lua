@@ -18,6 +18,13 @@ command("PiNew", function() pi().new() end, {})
 command("PiFork", function() pi().fork() end, {})
 command("PiTree", function(o) pi().tree(o.bang) end, { bang = true, desc = "Continue from an entry of the session tree (! summarises the branch left)" })
 command("PiModel", function() pi().model() end, {})
+command("PiRewind", function() pi().rewind() end,
+        { desc = "Go back to before a message: the conversation, and the files if you confirm" })
+command("PiMode", function(o) pi().mode(o.args) end, { nargs = "?", desc = "plan, ask or auto-edit",
+        complete = function() return require("pi.modes").MODES end })
+command("PiExecutePlan", function(o) pi().execute_plan(o.bang) end,
+        { bang = true, desc = "Carry out the plan: ask mode (! auto-edit) and tell the agent to go ahead" })
+command("PiSubagents", function() pi().subagents() end, { desc = "Open or stop a subagent of this chat" })
 command("PiChat", function() pi().open() end, {})
 command("PiLog", function() pi().show_log() end, { desc = "The daemon's log (its stderr)" })
 local scopes = function() return { "hunk", "file", "run" } end

@@ -417,7 +417,7 @@ test("the floating prompt sends what was typed; the statusline shows model, toke
   assert(not vim.api.nvim_win_is_valid(win), "the prompt closed")
   assert(buffer_text():find("## you\na question\non two lines", 1, true), buffer_text())
   wait("the status", function() return pi.statusline():find("tok", 1, true) ~= nil end)
-  assert(pi.statusline():match("^π faux/script · %d+ tok · %$%d+%.%d%d%d%d$"), pi.statusline())
+  assert(pi.statusline():match("^π faux/script · ask · %d+ tok · %$%d+%.%d%d%d%d$"), pi.statusline())
 end)
 
 test(":PiModel marks the current model and says why others are unavailable", function()
@@ -443,6 +443,9 @@ dofile(root .. "/tests/editfs.lua")({ test = test, start = start, workspace = wo
                                      call = call, buffer_text = buffer_text })
 dofile(root .. "/tests/language.lua")({ test = test, start = start, workspace = workspace, wait = wait, text = text,
                                        call = call, buffer_text = buffer_text, python = python })
+
+dofile(root .. "/tests/session_features.lua")({ test = test, start = start, workspace = workspace, wait = wait,
+                                               text = text, call = call, buffer_text = buffer_text })
 
 require("pi").stop()
 io.stdout:write(string.format("\n%d passed, %d failed\n", passed, failed))

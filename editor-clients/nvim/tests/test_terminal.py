@@ -100,8 +100,28 @@ class Terminal:
         return screen.split(f"{marker}=", 1)[1].split()[0]
 
 
-@pytest.fixture
-def terminal(tmp_path):
+REPLIES = [
+    {"content": [{"type": "thinking", "thinking": "plan the file"},
+                 {"type": "text", "text": "Now writing the file."},
+                 {"type": "toolCall", "id": "c1", "name": "write",
+                  "arguments": {"path": "made.txt", "content": "by pi"}}],
+     "stopReason": "toolUse"},
+    {"content": [{"type": "text", "text": "All written."}]},
+    {"content": [{"type": "thinking", "thinking": "again"},
+                 {"type": "text", "text": "\n".join(f"long line {i}" for i in range(60))}]},
+]
+
+PLAN_REPLIES = [
+    {"content": [{"type": "toolCall", "id": "p1", "name": "write", "arguments": {"path": "notes.txt", "content": "x"}}],
+     "stopReason": "toolUse"},
+    {"content": [{"type": "text", "text": "1. Write notes.txt."}]},
+    {"content": [{"type": "toolCall", "id": "p2", "name": "write", "arguments": {"path": "notes.txt", "content": "x"}}],
+     "stopReason": "toolUse"},
+    {"content": [{"type": "text", "text": "Plan carried out."}]},
+]
+
+
+def open_terminal(tmp_path, replies):
     if not shutil.which("tmux"):
         pytest.fail("tmux is needed (Debian package tmux; scripts/test-all installs it)")
     name = f"pi-nvim-{uuid.uuid4().hex[:8]}"
@@ -110,16 +130,7 @@ def terminal(tmp_path):
     workspace = tmp_path / "work"
     workspace.mkdir()
     script = tmp_path / "script.json"
-    script.write_text(json.dumps({"modelId": "script", "chunkSize": 3, "delayMs": 15, "replies": [
-        {"content": [{"type": "thinking", "thinking": "plan the file"},
-                     {"type": "text", "text": "Now writing the file."},
-                     {"type": "toolCall", "id": "c1", "name": "write",
-                      "arguments": {"path": "made.txt", "content": "by pi"}}],
-         "stopReason": "toolUse"},
-        {"content": [{"type": "text", "text": "All written."}]},
-        {"content": [{"type": "thinking", "thinking": "again"},
-                     {"type": "text", "text": "\n".join(f"long line {i}" for i in range(60))}]},
-    ]}))
+    script.write_text(json.dumps({"modelId": "script", "chunkSize": 3, "delayMs": 15, "replies": replies}))
     cmd = [sys.executable, "-m", "pi_daemon", "--faux-script", str(script), "--model", "faux/script"]
     env = {"PI_DAEMON_HOME": str(home), "OPENAI_API_KEY": "", "ANTHROPIC_API_KEY": "", "OPENROUTER_API_KEY": ""}
     init = tmp_path / "init.lua"
@@ -133,6 +144,16 @@ def terminal(tmp_path):
         yield term
     finally:
         subprocess.run(["tmux", "kill-session", "-t", name], check=False)
+
+
+@pytest.fixture
+def terminal(tmp_path):
+    yield from open_terminal(tmp_path, REPLIES)
+
+
+@pytest.fixture
+def plan_terminal(tmp_path):
+    yield from open_terminal(tmp_path, PLAN_REPLIES)
 
 
 def test_a_user_session_in_a_terminal_neovim(terminal):
@@ -173,3 +194,31 @@ def test_a_user_session_in_a_terminal_neovim(terminal):
     assert "plan the file" in screen and "## you" in screen  # the view stayed at the top
     assert "long line 59" not in screen
     assert "π faux/script · " in screen and " tok · $0.0000" in screen  # the statusline component
+
+
+def test_plan_mode_then_carry_it_out_then_rewind_in_a_terminal_neovim(plan_terminal):
+    term = plan_terminal
+    term.command("PiMode")  # no argument: the picker
+    term.wait_for("plan — read-only")
+    term.keys("1")
+    term.wait_for("π faux/script · plan")
+    term.command("Pi make notes")
+    term.wait_for(":PiExecutePlan carries it out")
+    assert not (term.workspace / "notes.txt").exists()  # refused: the plan is all there is
+    term.command("PiExecutePlan!")  # auto-edit: the write runs without asking
+    term.wait_for("Plan carried out.")
+    term.wait_until("luaeval(\"require('pi').status().settled\")", "2")
+    term.wait_for("auto-edit")
+    assert (term.workspace / "notes.txt").exists()
+
+    term.command("PiRewind")
+    screen = term.wait_for("Rewind to before")
+    assert "1. │ make notes" in screen and "2. │ Go ahead with the plan." in screen
+    term.keys("2")
+    term.wait_for("Rewind conversation and files: delete notes.txt")  # what will change, before confirming
+    term.keys("1")
+    term.wait_for("[rewound the conversation and 1 file(s)]")  # said in the chat
+    term.wait_until("filereadable('notes.txt')", "0")
+    assert "Plan carried out." not in term.screen()
+    term.wait_for("Ask pi")  # the message is back in the prompt window, to edit and send again
+    assert "Go ahead with the plan." in term.screen()

@@ -27,9 +27,12 @@ M.config = {
 }
 local editfs = require("pi.editfs")
 local language = require("pi.language")
+local modes = require("pi.modes")
+local rewind = require("pi.rewind")
+local subagents = require("pi.subagents")
 
 local state = { rpc = nil, busy = false, queue = { steering = {}, followUp = {} }, session = nil,
-                settled = 0, log = nil, stats = nil, model = nil, commands = {} }
+                settled = 0, log = nil, stats = nil, model = nil, commands = {}, mode = "ask" }
 
 local queue_ns = vim.api.nvim_create_namespace("pi_queue")
 
@@ -135,8 +138,26 @@ function handlers.agent_settled(event)
   state.busy = false
   state.settled = state.settled + 1
   chat.mark_end(event.aborted and "— aborted —" or "—")
+  if state.mode == "plan" and not event.aborted then chat.line(modes.PLAN_READY) end
   M.refresh_status()
 end
+
+---@param event pi.ModeChanged
+function handlers.mode_changed(event)
+  state.mode = event.mode
+  vim.cmd.redrawstatus()
+end
+
+-- A task call started a subagent: its own events are its, not the chat's (its progress
+-- arrives as the task call's output, in that call's fold).
+---@param event pi.SubagentStart
+function handlers.subagent_start(event)
+  subagents.started(event)
+  chat.tool_update(event.toolCallId, "[subagent " .. event.description .. ": running]")
+end
+
+---@param event pi.SubagentEnd
+function handlers.subagent_end(event) subagents.ended(event) end
 
 function handlers.permission_timeout(event)
   line(("[%s was not run: nobody answered the permission request within %s s]"):format(event.toolName,
@@ -145,6 +166,7 @@ end
 
 ---@param params pi.AgentEventParams
 local function on_event(params)
+  if subagents.owns(params.sessionId) then subagents.child_event(params) return end
   state.session = params.sessionId
   local handler = handlers[params.event.type]
   if handler then handler(params.event) end
@@ -291,6 +313,10 @@ function M.refresh_status()
   local quiet = function() end
   M.request("getState", {}, function(s)
     if s.model ~= vim.NIL and s.model then state.model = s.model.provider .. "/" .. s.model.id end
+    state.mode = s.mode or state.mode
+    if s.pendingRewind and s.pendingRewind ~= vim.NIL then
+      vim.notify("pi: a rewind was cut short; :PiRewind to the same message finishes it", vim.log.levels.WARN)
+    end
     if not running() then return end
     M.request("session/stats", {}, function(stats) state.stats = stats vim.cmd.redrawstatus() end, quiet)
     vim.cmd.redrawstatus()
@@ -300,7 +326,7 @@ end
 -- A statusline component: `π faux/demo · 1234 tok · $0.0021`, empty while the daemon is not running.
 function M.statusline()
   if not running() then return "" end
-  local parts = { "π " .. (state.model or "no model") }
+  local parts = { "π " .. (state.model or "no model"), state.mode }
   if state.stats then
     table.insert(parts, state.stats.tokens.total .. " tok")
     table.insert(parts, ("$%.4f"):format(state.stats.cost))
@@ -516,6 +542,75 @@ function M.tree(summarize)
           M.request("session/load", { sessionId = moved.state.sessionId, replay = true })
         end)
       end)
+  end)
+end
+
+-- :PiRewind — pick a user message and go back to before it (lua/pi/rewind.lua); its text
+-- comes back in the prompt window to be edited and sent again.
+function M.rewind()
+  M.request("session/tree", {}, function(tree)
+    vim.ui.select(rewind.items(tree), { prompt = "Rewind to before", format_item = function(i) return i.line end },
+      function(item)
+        if not item then return end
+        rewind.confirm(M, item, function(result, files)
+          chat.clear()
+          M.open()
+          local report = rewind.report(result, files)
+          M.request("session/load", { sessionId = state.session, replay = true },
+                    function() chat.line("[" .. report .. "]") end)
+          vim.notify("pi: " .. report)
+          local buf = M.ask()
+          vim.api.nvim_buf_set_lines(buf, 0, -1, false, vim.split(item.text, "\n"))
+        end)
+      end)
+  end)
+end
+
+-- :PiMode [mode] — without a mode, pick one.
+function M.mode(mode)
+  M.start()
+  local function set(choice)
+    M.request("setMode", { mode = choice }, function(result) state.mode = result.mode vim.cmd.redrawstatus() end)
+  end
+  if mode and mode ~= "" then
+    if not modes.valid(mode) then
+      vim.notify("pi: the modes are " .. table.concat(modes.MODES, ", "), vim.log.levels.ERROR)
+      return
+    end
+    set(mode)
+    return
+  end
+  vim.ui.select(modes.MODES, { prompt = "Mode (now " .. state.mode .. ")", kind = "pi.mode",
+                               format_item = function(m) return modes.DESCRIPTIONS[m] end }, function(choice)
+    if choice then set(choice) end
+  end)
+end
+
+-- :PiExecutePlan[!] — carry out the plan: ask mode (auto-edit with !), then tell the agent to go ahead.
+function M.execute_plan(auto)
+  M.start()
+  M.request("setMode", { mode = auto and "auto-edit" or "ask" }, function(result)
+    state.mode = result.mode
+    M.send(modes.GO_AHEAD)
+  end)
+end
+
+-- :PiSubagents — the subagents of this chat: open one (its own conversation) or stop it.
+function M.subagents()
+  local items = subagents.items()
+  if #items == 0 then vim.notify("pi: no subagent has run in this chat") return end
+  vim.ui.select(items, { prompt = "Subagents", format_item = function(i) return i.line end }, function(item)
+    if not item then return end
+    local actions = item.child.status == "running" and { "Open", "Stop" } or { "Open" }
+    vim.ui.select(actions, { prompt = item.child.description }, function(action)
+      if action == "Stop" then M.request("abort", { sessionId = item.child.id })
+      elseif action == "Open" then
+        item.child.opened = true
+        chat.clear()
+        M.open()
+        M.request("session/load", { sessionId = item.child.id, replay = true })
+      end
+    end)
   end)
 end
 
