@@ -123,7 +123,7 @@ export async function flows({ page, chat, run, shot, send, command, openFile, wo
     await send("delegate the counting");
     const task = chat().locator("details.tool.has-sub", { hasText: "task count the lines" });
     const sub = task.locator(".subagent");
-    await sub.locator(".sub-body .assistant", { hasText: "Counted line 2." }).waitFor({ timeout: T });
+    await sub.locator(".sub-body .assistant", { hasText: "Counted line 2." }).last().waitFor({ timeout: T });
     assert.match(await sub.getAttribute("class"), /running/, "still streaming");
     assert.equal(await sub.locator(".sub-status").textContent(), "running");
     assert.equal(await sub.locator("details.tool", { hasText: "read notes.txt" }).count(), 1);
@@ -134,6 +134,7 @@ export async function flows({ page, chat, run, shot, send, command, openFile, wo
     assert.equal(await sub.locator("button.sub-stop").count(), 0);
     assert.match(await task.locator(":scope > .output").textContent(), /There are 30 lines\./);
     await sub.locator("button.sub-open").click();
-    await page.locator(".monaco-editor .view-lines", { hasText: "There are 30 lines" }).waitFor({ timeout: T });
+    await page.locator(".monaco-editor .view-lines", { hasText: "# Subagent: Count the lines of notes.txt" }).waitFor({ timeout: T });
+    await page.locator(".tab", { hasText: ".md" }).first().waitFor({ timeout: T });
   });
 }

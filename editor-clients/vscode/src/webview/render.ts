@@ -111,6 +111,8 @@ export class Transcript {
     this.lastUser = undefined;
   }
 
+  // A tool call's <details>: its summary, args and output are its own children (a task call
+  // holds a subagent's conversation too, with tool calls of its own).
   toolBlock(id: string, name: string, args?: Json): HTMLElement {
     let block = this.tools.get(id);
     if (!block) {
@@ -121,20 +123,20 @@ export class Transcript {
       this.tools.set(id, block);
     }
     if (args !== undefined) {
-      block.querySelector(".args")!.textContent = describeCall(name, args);
+      block.querySelector(":scope > .args")!.textContent = describeCall(name, args);
       block.dataset.args = JSON.stringify(args);
-      block.querySelector("summary")!.textContent = title(name, args, block.classList.contains("failed"));
+      block.querySelector(":scope > summary")!.textContent = title(name, args, block.classList.contains("failed"));
     }
     return block;
   }
 
   private setOutput(id: string, name: string, text: string, isError?: boolean, done = true): void {
     const block = this.toolBlock(id, name);
-    block.querySelector(".output")!.textContent = text;
+    block.querySelector(":scope > .output")!.textContent = text;
     block.classList.toggle("running", !done);
     block.classList.toggle("failed", Boolean(isError));
     const args = block.dataset.args ? JSON.parse(block.dataset.args) : undefined;
-    block.querySelector("summary")!.textContent = title(block.dataset.name ?? name, args, isError);
+    block.querySelector(":scope > summary")!.textContent = title(block.dataset.name ?? name, args, isError);
   }
 
   private blockFor(b: Json): HTMLElement {

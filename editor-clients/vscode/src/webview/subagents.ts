@@ -48,7 +48,7 @@ export class Subagents {
     head.append(this.button("open", "Open", "Open the subagent's session", info.sessionId));
     const body = element("div", "sub-body");
     box.append(head, body);
-    tool.insertBefore(box, tool.querySelector(".output"));
+    tool.insertBefore(box, tool.querySelector(":scope > .output"));
     this.children.set(info.sessionId, { box, transcript: new Transcript(body) });
   }
 
