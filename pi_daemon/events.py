@@ -428,12 +428,34 @@ class TurnDiff:
     files: list[ChangedFile] = attrs.field(factory=list)
 
 
+@attrs.define
+class SubagentStart:
+    """A ``task`` tool call started a subagent: a child session with its own events."""
+
+    type: Literal["subagent_start"] = attrs.field(default="subagent_start", init=False)
+    tool_call_id: str = ""
+    session_id: str = ""  # the child session's
+    description: str = ""
+
+
+@attrs.define
+class SubagentEnd:
+    """A subagent ended; its usage and cost count in this session's stats."""
+
+    type: Literal["subagent_end"] = attrs.field(default="subagent_end", init=False)
+    tool_call_id: str = ""
+    session_id: str = ""  # the child session's
+    status: Literal["completed", "failed", "aborted"] = "completed"
+    usage: Usage | None = None
+    cost: float | None = None
+
+
 AgentEvent = Union[
     AgentStart, AgentEnd, AgentSettled, TurnStart, TurnEnd, MessageStart, MessageUpdate,
     MessageEnd, ToolExecutionStart, ToolExecutionUpdate, ToolExecutionEnd, QueueUpdate,
     CompactionStart, CompactionEnd, AutoRetryStart, AutoRetryEnd, BashExecutionUpdate,
     SessionInfoChanged, ModelChanged, ThinkingLevelChanged, ModeChanged, PermissionTimeout, SessionWriteFailed,
-    CommandsUpdate, ReplayEnd, TurnDiff, Diagnostics,
+    CommandsUpdate, ReplayEnd, TurnDiff, Diagnostics, SubagentStart, SubagentEnd,
 ]
 """Every event of ``agent/event``, tagged by its ``type``."""
 AGENT_EVENT_TYPES: tuple[type, ...] = typing.get_args(AgentEvent)

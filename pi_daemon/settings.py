@@ -1,7 +1,7 @@
 """``settings.json``: $PI_DAEMON_HOME's, then the workspace's ``.pi/settings.json``.
 
 Each top-level section (``compaction``, ``permissions``, ``workspace``, ``sandbox``,
-``systemPrompt``, ``diagnostics``) is merged key by key, the workspace winning — once the user has
+``systemPrompt``, ``diagnostics``, ``subagents``) is merged key by key, the workspace winning — once the user has
 trusted the workspace (:mod:`.trust`). Until then a workspace may only make things
 stricter; every field it sets that would lower a protection is left out and reported
 (:class:`Ignored`):
@@ -11,7 +11,8 @@ stricter; every field it sets that would lower a protection is left out and repo
 * any other ``permissions`` field, all of ``workspace`` (``extraRoots`` widens the
   confinement), all of ``sandbox``, and any section this daemon does not know.
 
-``compaction``, ``systemPrompt`` and ``diagnostics`` apply either way (they change no protection; the
+``compaction``, ``systemPrompt``, ``diagnostics`` and ``subagents`` apply either way (they change no
+protection — a subagent has no more permissions than its parent; the
 workspace's own ``AGENTS.md`` is read either way too). A file that cannot be read or
 parsed is ignored with a warning: settings never stop the daemon.
 """
@@ -31,7 +32,7 @@ from .tools.permission_rules import ASK_DEFAULT
 
 log = logging.getLogger(__name__)
 
-HARMLESS_SECTIONS = ("compaction", "systemPrompt", "diagnostics")
+HARMLESS_SECTIONS = ("compaction", "systemPrompt", "diagnostics", "subagents")
 
 
 @attrs.frozen

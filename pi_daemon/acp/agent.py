@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import attrs
 
-from ..events import AgentSettled, CommandsUpdate, CompactionEnd, MessageEnd, ModeChanged, SessionInfoChanged
+from ..events import AgentSettled, CommandsUpdate, CompactionEnd, MessageEnd, ModeChanged, SessionInfoChanged, SubagentEnd
 from ..host.commands import command_record, parse_input, run_builtin, set_model
 from ..llm.catalog import PROVIDERS
 from ..mcp.config import from_acp
@@ -46,6 +46,7 @@ from ..wire.peer import ClientError, Peer
 from . import config
 from .initialize import AcpClient
 from .prompt import render
+from .subagents import asking_session, mode_refusal, watch_child
 from .updates import Coalescer, LiveUpdates, kind_of, locations_of, proposed_content, replay, session_title
 
 if TYPE_CHECKING:
@@ -108,6 +109,10 @@ class AcpAgent:
 
     def watch(self, session: AgentSession) -> None:
         """Called by the session manager for every session it opens."""
+        parent = self.tracked.get(session.parent_session_id or "")
+        if parent is not None:  # a subagent: shown as its parent's task call, never as a session
+            watch_child(session, lambda: parent.session.mode)
+            return
         tracked = Tracked(session, LiveUpdates(self.workspace),  # tool paths are relative to the workspace
                           cost=total_cost(session.store.entries))
         self.tracked[session.id] = tracked
@@ -135,6 +140,8 @@ class AcpAgent:
                 send({"sessionUpdate": "config_option_update", "configOptions": self.config_options(session)})
             elif isinstance(event, MessageEnd) and isinstance(event.message, AssistantMessage):
                 tracked.cost += event.message.usage.cost.total
+            elif isinstance(event, SubagentEnd):  # what its subagent cost
+                tracked.cost += event.cost or 0.0
             elif isinstance(event, CompactionEnd) and event.result is not None:  # its own model call
                 tracked.cost += usage_cost(entry_usage(session.store.by_id.get(event.result.entry_id) or {}))
             for update in tracked.live(event):
@@ -324,7 +331,8 @@ class AcpAgent:
         return {"sessions": [{"sessionId": d["sessionId"], "cwd": d["cwd"],
                               "title": session_title(d["name"], d["firstMessage"]), "updatedAt": d["updatedAt"],
                               "_meta": {"pi": {"file": d["file"], "messageCount": d["messageCount"]}}}
-                             for d in found if not d.get("damaged")]}  # ACP's SessionInfo has no place for why
+                             for d in found  # ACP's SessionInfo has no place for why a file is damaged
+                             if not d.get("damaged") and not d.get("parentSessionId")]}  # nor for subagents
 
     # --- turns ----------------------------------------------------------------------
 
@@ -427,6 +435,8 @@ class AcpAgent:
         """``session/request_permission``; the chosen option id is the native outcome."""
         if self.peer.closed:
             return None
+        shown, subagent = asking_session(self.manager.sessions.get(session_id), self.tracked)
+        session_id = shown or session_id
         tracked = self.tracked.get(session_id)
         workspace = tracked.live.workspace if tracked else self.workspace
         what = describe(rule)
@@ -440,7 +450,8 @@ class AcpAgent:
                   "toolCall": {"toolCallId": call_id, "title": title, "kind": kind_of(tool), "status": "pending",
                                "rawInput": args, "locations": locations_of(tool, args, workspace),
                                "content": proposed_content(tool, args, workspace)},
-                  "_meta": {"pi": {"remember": {"scope": rule.scope, "pattern": rule.pattern, "label": what}}}}
+                  "_meta": {"pi": {"remember": {"scope": rule.scope, "pattern": rule.pattern, "label": what},
+                                   **subagent}}}
         timeout = self.open_host.permission_timeout
         try:
             result = await self.peer.request("session/request_permission", params, timeout=timeout)

@@ -3,7 +3,8 @@
 Live runs: text and thinking deltas become ``agent_message_chunk`` / ``agent_thought_chunk``;
 a tool call the model finished writing becomes ``tool_call`` (``pending``: it may still
 wait for permission); its execution becomes ``tool_call_update`` — ``in_progress`` once the
-call is allowed (:meth:`LiveUpdates.running`, sent by the permission check), the bash output as it grows, then ``completed`` / ``failed`` with the result (``diff`` blocks
+call is allowed (:meth:`LiveUpdates.running`, sent by the permission check), the bash output or a
+subagent's progress (a ``task`` call: its answer so far and its tool calls) as it grows, then ``completed`` / ``failed`` with the result (``diff`` blocks
 for write and edit). Replay (``session/load``) sends the same shapes from the stored
 messages, user messages as ``user_message_chunk``, each tool call with its final status.
 """
@@ -46,6 +47,9 @@ def title_of(tool: str, args: dict[str, Any]) -> str:
         return f"find {args.get('pattern', '')!r}" + (f" in {path}" if path else "")
     if tool == "ls":
         return f"ls {path or '.'}"
+    if tool == "task":  # a subagent: its progress streams in as the call's content
+        what = args.get("description") or next(iter(str(args.get("prompt", "")).strip().splitlines()), "")
+        return f"Subagent: {what}" if what else "Subagent"
     return tool
 
 

@@ -100,6 +100,8 @@ class Host:
         self.sessions.diagnostics_wait_ms = (min(int(wait), MAX_DIAGNOSTICS_WAIT_MS) if isinstance(wait, int)
                                              and not isinstance(wait, bool) and wait >= 0
                                              else DEFAULT_DIAGNOSTICS_WAIT_MS)
+        enabled = options.get("subagents", {}).get("enabled", True)
+        self.sessions.subagents = enabled if isinstance(enabled, bool) else True  # for sessions opened from now on
         self.mcp.reload()  # the workspace's mcp.json counts once it is trusted
 
     # --- slash commands ----------------------------------------------------------------

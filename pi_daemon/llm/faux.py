@@ -33,7 +33,18 @@ from .model import Context, Model, ModelCost, StreamOptions
 from .stream import BlockStartEvent, StreamBuilder, register_api
 
 FAUX_API = "faux"
-Reply = Union[AssistantMessage, Callable[[Context], AssistantMessage]]
+
+
+class Conditional:
+    """A scripted reply only for requests whose first user message contains ``when`` (each
+    subagent's own replies, while several run at once)."""
+
+    def __init__(self, when: str, reply: "AssistantMessage | Callable[[Context], AssistantMessage]") -> None:
+        self.when = when
+        self.reply = reply
+
+
+Reply = Union[AssistantMessage, Callable[[Context], AssistantMessage], Conditional]
 
 _PROVIDERS: dict[str, "FauxProvider"] = {}
 
@@ -117,13 +128,13 @@ class FauxProvider:
         yield builder.start()
         if not self.replies and self.fallback is not None:
             self.replies.append(self.fallback)
-        if not self.replies:
+        reply = self._take(context)
+        if reply is None:
             yield builder.error(
                 f"faux provider {self.model_id!r}: script exhausted, no reply left for "
                 f"request {len(self.requests)} ({self.served} replies were scripted)"
             )
             return
-        reply = self.replies.popleft()
         self.served += 1
         template = reply(context) if callable(reply) else reply
         for block in template.content:
@@ -141,6 +152,19 @@ class FauxProvider:
         if stop == "stop" and builder.output.tool_calls():
             stop = "toolUse"
         yield builder.done(stop)
+
+    def _take(self, context: Context) -> AssistantMessage | Callable[[Context], AssistantMessage] | None:
+        """The first conditional reply that matches the request, else the first plain one."""
+        first = next((user_text(m) for m in context.messages if m.role == "user"), "")
+        for wanted in (True, False):
+            for n, reply in enumerate(self.replies):
+                if isinstance(reply, Conditional) != wanted:
+                    continue
+                if isinstance(reply, Conditional) and reply.when not in first:
+                    continue
+                del self.replies[n]
+                return reply.reply if isinstance(reply, Conditional) else reply
+        return None
 
     async def _pause(self, cancel: CancelToken) -> None:
         cancel.raise_if_cancelled()
@@ -202,7 +226,8 @@ def load_script(path: str) -> FauxProvider:
     "cost": {"input": 3, "output": 15}, "replies": [reply, ...]}`` (cost: USD per million
     tokens) where
     a reply is an assistant message without its role (``content``, ``stopReason``,
-    ``errorMessage``) or ``{"echo": true}``.
+    ``errorMessage``) or ``{"echo": true}``; with ``"when": "text"`` it answers only a request
+    whose first user message contains that text (taken before the plain replies, in order).
     """
     from ..messages import message_from_wire
 
@@ -210,10 +235,11 @@ def load_script(path: str) -> FauxProvider:
         script = json.load(f)
     replies: list[Reply] = []
     for raw in script.get("replies", []):
-        if raw.get("echo"):
-            replies.append(echo_reply)
-        else:
-            replies.append(message_from_wire({"role": "assistant", "stopReason": "stop", **raw}))
+        raw = dict(raw)
+        when = raw.pop("when", None)
+        reply = echo_reply if raw.get("echo") else \
+            message_from_wire({"role": "assistant", "stopReason": "stop", **raw})
+        replies.append(Conditional(str(when), reply) if when is not None else reply)
     return FauxProvider(
         replies,
         model_id=script.get("modelId", "script"),

@@ -78,6 +78,8 @@ EVENT_NAMES = (
     "replay_end",
     "turn_diff",
     "diagnostics",
+    "subagent_start",
+    "subagent_end",
 )
 THINKING_LEVEL_NAMES = (
     "off",

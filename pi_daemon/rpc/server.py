@@ -107,11 +107,12 @@ class NativeFace:
         if not self.ctx.client.permissions or self.peer.closed:
             return None
         timeout = self.host.permission_timeout
+        asking = self.host.sessions.sessions.get(session_id)
         params = to_wire(PermissionRequestParams(
             session_id=session_id, tool_call_id=call_id, tool_name=tool, args=args, title=title,
             options=typing.cast(list[PermissionOutcome], options),
             remember=PermissionScope(scope=typing.cast(Scope, rule.scope), pattern=rule.pattern, label=describe(rule)),
-            timeout_seconds=timeout))
+            timeout_seconds=timeout, parent_session_id=asking.parent_session_id if asking is not None else None))
         msg_id = f"permission-{uuid.uuid4().hex[:12]}"
         try:
             result = await self.peer.request(PERMISSION_REQUEST.name, params, timeout=timeout, msg_id=msg_id)

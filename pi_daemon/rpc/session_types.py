@@ -39,6 +39,7 @@ __all__ = [
     "TreeNode",
     "TreeResult",
     "TokenTotals",
+    "SubagentTotals",
     "StatsResult",
     "ExportParams",
     "ExportResult",
@@ -141,6 +142,8 @@ class SessionSummary:
     cwd: str
     name: str | None = None
     damaged: str | None = None  # why the file cannot be described (then only its id, file and time are known)
+    parent_session_id: str | None = None  # a subagent's: the session that started it
+    parent_tool_call_id: str | None = None  # ... and its task call
 
 
 @attrs.define
@@ -246,6 +249,14 @@ class TokenTotals:
 
 
 @attrs.define
+class SubagentTotals:
+    """The subagents a session's ``task`` calls ran (ended ones), and what they cost."""
+
+    count: int
+    cost: float
+
+
+@attrs.define
 class StatsResult:
     user_messages: int
     assistant_messages: int
@@ -257,6 +268,7 @@ class StatsResult:
     messages_in_context: int
     context_window: int | None = None
     context_percent: float | None = None
+    subagents: SubagentTotals | None = None
 
 
 @attrs.define

@@ -419,6 +419,7 @@ class PermissionRequestParams:
     options: list[PermissionOutcome]
     remember: PermissionScope
     timeout_seconds: float
+    parent_session_id: str | None = None  # the call is a subagent's (sessionId): the session that started it
 
 
 @attrs.define

@@ -85,6 +85,8 @@ class AgentSession:
                  tools: Sequence[Any] = ()) -> None:
         self.id = store.header["id"]
         self.store = store
+        parent = store.header.get("parentSessionId")
+        self.parent_session_id: str | None = parent if isinstance(parent, str) else None  # a subagent's
         self.file = str(store.path)
         self.cwd = cwd
         self.spill_dir = Path(cwd) / ".pi" / "tmp"  # where long user-command output goes (the workspace's)
@@ -141,6 +143,10 @@ class AgentSession:
             if not isinstance(event, AgentSettled):  # a run always settles
                 raise
         await self.observers.emit(event)
+
+    async def emit(self, event: Any) -> None:
+        """Record and announce an event of something working inside a run (a subagent)."""
+        await self._emit(event)
 
     async def _write_failed(self, exc: SessionWriteError) -> None:
         """A write failed: say so, and stop the run (nothing more of it could be kept)."""

@@ -45,7 +45,9 @@ class SessionHeader:
     type: Literal["session"] = attrs.field(default="session", init=False)
     timestamp: str | None = None
     cwd: str | None = None
-    parent_session: str | None = None
+    parent_session: str | None = None  # the file this one was forked or cloned from
+    parent_session_id: str | None = None  # a subagent's: the session whose task tool call started it
+    parent_tool_call_id: str | None = None  # ... and that call
 
 
 @attrs.define
@@ -202,6 +204,18 @@ class TurnChangesEntry(_Entry):
 
 
 @attrs.define(kw_only=True)
+class SubagentEntry(_Entry):
+    """A subagent (a child session) started by a ``task`` call ended; outside the tree. Its
+    ``usage`` counts in this session's totals."""
+
+    tool_call_id: str
+    session_id: str
+    status: Literal["completed", "failed", "aborted"]
+    type: Literal["subagent"] = attrs.field(default="subagent", init=False)
+    usage: Usage | None = None
+
+
+@attrs.define(kw_only=True)
 class TurnReviewEntry(_Entry):
     """Hunks marked reviewed by ``changes/accept``; outside the tree."""
 
@@ -252,7 +266,8 @@ class UnknownEntry:
 SessionEntry = Union[  # noqa: UP007 (a named union the schema refers to)
     MessageEntry, ModelChangeEntry, ThinkingLevelChangeEntry, SessionInfoEntry, CompactionEntry,
     BranchSummaryEntry, LabelEntry, CustomEntry, CustomMessageEntry, QueueAddEntry, QueueDoneEntry,
-    LeafEntry, SessionSettingsEntry, TurnChangesEntry, TurnReviewEntry, RewindEntry, RewindEndEntry, UnknownEntry,
+    LeafEntry, SessionSettingsEntry, TurnChangesEntry, TurnReviewEntry, RewindEntry, RewindEndEntry, SubagentEntry,
+    UnknownEntry,
 ]
 
 ENTRY_CLASSES: tuple[type, ...] = SessionEntry.__args__[:-1]  # type: ignore[attr-defined]  # the known ones

@@ -139,7 +139,7 @@ def describe(path: Path) -> dict[str, Any] | None:
         name = entry.get("name") if isinstance(entry, dict) and isinstance(entry.get("name"), str) else None
     if not (count or name):
         return None
-    return {
+    found = {
         "sessionId": str(header.get("id", "")),
         "file": str(path),
         "name": name,
@@ -150,6 +150,10 @@ def describe(path: Path) -> dict[str, Any] | None:
         "cwd": str(header.get("cwd", "")),
         "_mtime": updated,
     }
+    for key in ("parentSessionId", "parentToolCallId"):  # a subagent's link to its parent
+        if isinstance(header.get(key), str):
+            found[key] = header[key]
+    return found
 
 
 def list_sessions(folder: Path, cwd: str | None = None) -> list[dict[str, Any]]:

@@ -36,6 +36,7 @@ from .changes import ChangeLog
 from .compaction import CompactionSettings
 from .rebuild import context_messages, interrupted, pending_queue, readable_message, session_name, settings
 from .store import SessionFileError, SessionLocked, SessionReadOnly, SessionStore, file_stamp, storage_error
+from .subagents import TaskTool, inherit
 from .system_prompt import build as build_system_prompt
 
 log = logging.getLogger(__name__)
@@ -99,6 +100,7 @@ class SessionManager:
         self.default_model = default_model
         self.on_open = on_open
         self.compaction = compaction or CompactionSettings()
+        self.subagents = True  # settings' subagents.enabled: sessions opened from now on get the task tool
         self.sessions: dict[str, AgentSession] = {}
         self.current: AgentSession | None = None
         self.input_closed = False
@@ -124,9 +126,8 @@ class SessionManager:
         except PathRefused as exc:
             raise OutsidePath("cwd", str(exc)) from None
 
-    def _open(self, store: SessionStore, *, model: Model | None, thinking_level: str = "off",
-              messages: Sequence[Any] = (), name: str | None = None,
-              mcp_servers: Sequence[ServerConfig] = ()) -> AgentSession:
+    def _tools(self, store: SessionStore) -> tuple[Workspace, FileAccess, list[Any], list[Any]]:
+        """A top-level session's view of the workspace, its file access, its tools and skills."""
         cwd = store.header.get("cwd") or self.workspace
         try:
             view = self.working_folder(cwd)
@@ -143,6 +144,23 @@ class SessionManager:
         skills = list(self.commands.skills) if self.commands is not None else []
         if skills:
             tools.append(SkillTool(lambda: self.commands.skills if self.commands is not None else []))
+        if self.subagents:
+            tools.append(TaskTool(self, store.header["id"]))
+        return view, files, tools, skills
+
+    def _open(self, store: SessionStore, *, model: Model | None, thinking_level: str = "off",
+              messages: Sequence[Any] = (), name: str | None = None,
+              mcp_servers: Sequence[ServerConfig] = (), parent: AgentSession | None = None,
+              child_tools: Sequence[Any] = ()) -> AgentSession:
+        """Open a session on ``store``; with ``parent``, a subagent's: it works with ``child_tools``
+        (some of the parent's own tool objects, so the same files, editor and change log), and
+        never becomes the current session."""
+        if parent is None:
+            view, files, tools, skills = self._tools(store)
+        else:
+            view, files, tools = parent.view, parent.files, list(child_tools)
+            skills = list(self.commands.skills) if self.commands is not None and \
+                any(t.name == "skill" for t in tools) else []
         session = AgentSession(self.registry, store, cwd=str(view.cwd), model=model,
                                thinking_level=thinking_level, messages=messages, name=name,
                                compaction=attrs.evolve(self.compaction), tools=tools,
@@ -151,37 +169,60 @@ class SessionManager:
                                                                  cwd=view.cwd))
         session.files = files
         session.view = view  # its own roots (ACP's additionalDirectories) are set on it
-        session.changes = files.changes = ChangeLog(self.tools_workspace, store, Path(self.workspace) / ".pi")
+        session.changes = ChangeLog(self.tools_workspace, store, Path(self.workspace) / ".pi")
+        if parent is None:  # a subagent's tools record their changes in its parent's run
+            files.changes = session.changes
         session.spill_dir = self.spill_dir  # a session in a sub-folder still spills into the workspace's .pi/tmp
         kept_settings.restore(session)
-        if self.mcp is not None:
+        if self.mcp is not None and parent is None:
             self.mcp.attach(session.id, session.agent.state.tools, mcp_servers)
         if self.permissions is not None:
             gate = self.permissions
 
             async def check(ctx: Any, cancel: Any) -> str | None:
-                return await gate.check(session.id, ctx, cancel, session.mode)  # the mode at this call
+                return await gate.check(session.id, ctx, cancel, (parent or session).mode)  # the mode at this call (a subagent: its parent's)
 
             session.agent.before_tool_call = check
+            if parent is not None:
+                self.permissions.parents[session.id] = parent.id
         if self.input_closed:
             session.close_input()
         self.sessions[session.id] = session
-        self.current = session
+        if parent is None:
+            self.current = session
         if self.on_open is not None:
             self.on_open(session)
-        log.info("session %s opened (%s)", session.id, store.path)
+        log.info("session %s opened (%s)%s", session.id, store.path,
+                 f", a subagent of {parent.id}" if parent is not None else "")
         return session
+
+    def open_child(self, parent: AgentSession, tool_call_id: str, tools: Sequence[Any],
+                   model: Model | None) -> AgentSession:
+        """A subagent's session: a new file linked to ``parent`` and its ``task`` call, configured
+        from the parent (:func:`.subagents.inherit`), with ``tools`` (taken from the parent's)."""
+        store = self._new_store(parent.cwd, header_fields={"parentSessionId": parent.id,
+                                                           "parentToolCallId": tool_call_id})
+        if model is not None:
+            store.append("model_change", provider=model.provider, modelId=model.id)
+        level = parent.agent.state.thinking_level if model is None or model.reasoning else "off"
+        store.append("thinking_level_change", thinkingLevel=level)
+        store.sync()
+        child = self._open(store, model=model, thinking_level=level, parent=parent, child_tools=tools)
+        inherit(parent, child)
+        return child
 
     def _room_for_one_more(self) -> None:
         if len(self.sessions) >= MAX_OPEN_SESSIONS:
             raise SessionError("state", f"{MAX_OPEN_SESSIONS} sessions are open, the limit: close some "
                                         "(session/close) before opening another")
 
-    def _new_store(self, cwd: str, parent: str | None = None, entries: Sequence[dict[str, Any]] = ()) -> SessionStore:
+    def _new_store(self, cwd: str, parent: str | None = None, entries: Sequence[dict[str, Any]] = (),
+                   header_fields: dict[str, Any] | None = None) -> SessionStore:
         self._room_for_one_more()
         session_id = str(uuid.uuid4())
         path = self.sessions_dir / f"{file_stamp()}_{session_id}.jsonl"
-        return SessionStore.create(path, session_id, cwd, parent=parent, entries=list(entries))
+        return SessionStore.create(path, session_id, cwd, parent=parent, entries=list(entries),
+                                   header_fields=header_fields)
 
     def create(self, cwd: str | None = None, name: str | None = None, model: str | None = None,
                mcp_servers: Sequence[ServerConfig] = ()) -> AgentSession:
@@ -342,6 +383,8 @@ class SessionManager:
     async def close(self, session: AgentSession) -> None:
         await session.close()
         self.sessions.pop(session.id, None)
+        if self.permissions is not None:
+            self.permissions.parents.pop(session.id, None)
         if self.mcp is not None:
             self.mcp.detach(session.id)
         clean_spill(self.spill_dir)

@@ -176,15 +176,20 @@ def total_cost(entries: list[dict[str, Any]]) -> float:
 
 
 def stats(entries: list[dict[str, Any]], context: list[Any], context_tokens: int, window: int | None) -> dict[str, Any]:
-    """Counts and totals over the whole file; context usage of the active branch."""
+    """Counts and totals over the whole file; context usage of the active branch. The totals
+    include the subagents that ended (their ``subagent`` entries' usage), also given apart."""
     counts = {"user": 0, "assistant": 0, "toolResult": 0}
     calls = 0
+    subagents = {"count": 0, "cost": 0.0}
     tokens: dict[str, int | float] = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
     cost = 0.0
     for entry in entries:
         message = entry.get("message")
         message = message if isinstance(message, dict) else {}
         usage = entry_usage(entry)
+        if entry.get("type") == "subagent":
+            subagents["count"] += 1
+            subagents["cost"] += usage_cost(usage)
         if entry.get("type") == "message" and message.get("role") in counts:
             counts[message["role"]] += 1
             content = message.get("content")
@@ -201,5 +206,5 @@ def stats(entries: list[dict[str, Any]], context: list[Any], context_tokens: int
         "tokens": {**tokens, "total": sum(tokens.values())}, "cost": cost,
         "contextTokens": context_tokens, "contextWindow": window,
         "contextPercent": round(100 * context_tokens / window, 1) if window else None,
-        "messagesInContext": len(context),
+        "messagesInContext": len(context), "subagents": subagents,
     }

@@ -2,7 +2,8 @@
 
 Every ``message_end`` becomes a ``message`` entry, whose id the event then carries (prompts, steering and follow-ups when
 delivered, assistant messages including aborted and failed ones, tool results); model,
-thinking-level and name changes become their entries. A queued message is written as
+thinking-level and name changes become their entries; a subagent's end becomes a ``subagent``
+entry (its usage counts in the session's totals). A queued message is written as
 ``queue_add`` when accepted; its ``message`` entry names the ``queueId`` when it is
 delivered, in the same line, so a crash can neither lose nor repeat it; ``queue_done``
 marks one that was cleared.
@@ -14,7 +15,7 @@ from typing import Any
 
 from ..converter import to_wire
 from ..events import (
-    AgentSettled, MessageEnd, MessageUpdate, ModelChanged, SessionInfoChanged, ThinkingLevelChanged,
+    AgentSettled, MessageEnd, MessageUpdate, ModelChanged, SessionInfoChanged, SubagentEnd, ThinkingLevelChanged,
 )
 from .store import SessionStore
 
@@ -39,6 +40,10 @@ class SessionRecorder:
             self.store.append("thinking_level_change", thinkingLevel=event.level)
         elif isinstance(event, SessionInfoChanged):
             self.store.append("session_info", name=event.name)
+        elif isinstance(event, SubagentEnd):
+            fields = {"usage": to_wire(event.usage)} if event.usage is not None else {}
+            self.store.append("subagent", toolCallId=event.tool_call_id, sessionId=event.session_id,
+                              status=event.status, **fields)
         elif isinstance(event, AgentSettled):
             self.store.sync()
 

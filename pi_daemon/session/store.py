@@ -39,7 +39,7 @@ MAX_SESSION_BYTES = 512 << 20  # a session file is read whole to open it; past t
 
 # Entries that are not part of the conversation tree: they never move the leaf.
 SIDE_ENTRIES = ("queue_add", "queue_done", "leaf", "label", "session_settings", "turn_changes", "turn_review",
-                "rewind", "rewind_end")
+                "rewind", "rewind_end", "subagent")
 
 
 class SessionFileError(Exception):
@@ -114,11 +114,14 @@ class SessionStore:
 
     @classmethod
     def create(cls, path: Path, session_id: str, cwd: str, parent: str | None = None,
-               entries: Sequence[dict[str, Any]] = ()) -> "SessionStore":
+               entries: Sequence[dict[str, Any]] = (), header_fields: dict[str, Any] | None = None) -> "SessionStore":
+        """A new file; ``parent``: the file it was forked from; ``header_fields``: more header fields
+        (a subagent's ``parentSessionId`` and ``parentToolCallId``)."""
         header: dict[str, Any] = {"type": "session", "version": VERSION, "id": session_id,
                                   "timestamp": iso_now(), "cwd": cwd}
         if parent:
             header["parentSession"] = parent
+        header.update(header_fields or {})
         data = _dumps(header) + b"".join(_dumps(e) for e in entries)
         try:  # the folder comes with the workspace: one that is a symlink is not written through
             folder = open_folder(path.parent.parent, [path.parent.name], make=True)

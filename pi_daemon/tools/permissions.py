@@ -7,7 +7,7 @@ Calls of the tools in ``ask`` (default: write, edit, bash) and of every MCP tool
    ``.pi/permissions.json`` — refuses the call;
 2. a tool the user allowed up front (``--allow`` / ``--yes``; ``--allow mcp`` for every MCP tool) runs;
 3. an ``allow`` rule runs the call: remembered by the user (``$PI_DAEMON_HOME``), given
-   for this session, or shipped by the workspace once the user trusts it;
+   for this session (or for the session a subagent's session descends from), or shipped by the workspace once the user trusts it;
 4. otherwise the client is asked, if it can be; the request states what "always" (or
    "for this session") would remember;
 5. without a client that can ask, ``without_client`` decides (default: refuse, naming
@@ -77,7 +77,20 @@ class PermissionGate:
         self.asker = asker
         self.remembered = RememberedAnswers(workspace_root)
         self.session_rules: dict[str, list[Rule]] = {}
+        self.parents: dict[str, str] = {}  # a subagent's session id -> the session that started it
         self._told_untrusted = False
+
+    def _session_rules(self, session_id: str) -> list[Rule]:
+        """The "for this session" answers given in the session or in a session it descends from (a
+        subagent has its parent's, never the reverse)."""
+        rules: list[Rule] = []
+        seen: set[str] = set()
+        current: str | None = session_id
+        while current is not None and current not in seen:
+            seen.add(current)
+            rules += self.session_rules.get(current, [])
+            current = self.parents.get(current)
+        return rules
 
     def _workspace_allow(self, shipped: list[Rule]) -> list[Rule]:
         if not shipped or trust.is_trusted(self.root):
@@ -94,12 +107,12 @@ class PermissionGate:
         if rejects(mine["reject"] + shipped["reject"], tool, args, self.root):
             return "reject"
         if in_git(tool, args):  # only the user's own answer for such a path, never a flag or a tool-wide rule
-            own = [r for r in mine["allow"] + self.session_rules.get(session_id, [])
+            own = [r for r in mine["allow"] + self._session_rules(session_id)
                    if r.scope == "path" and in_git_folder(r.pattern or "")]
             return "allow" if allows(own, tool, args, self.root) else None
         if tool in self.allowed or is_mcp_tool(tool) and "mcp" in self.allowed:
             return "allow"
-        rules = mine["allow"] + self.session_rules.get(session_id, []) + self._workspace_allow(shipped["allow"])
+        rules = mine["allow"] + self._session_rules(session_id) + self._workspace_allow(shipped["allow"])
         return "allow" if allows(rules, tool, args, self.root) else None
 
     async def check(self, session_id: str, ctx: Any, cancel: CancelToken, mode: str = DEFAULT_MODE) -> str | None:

@@ -13,7 +13,7 @@ export interface AgentEnd {
   willRetry: boolean;
 }
 
-export type AgentEvent = AgentStart | AgentEnd | AgentSettled | TurnStart | TurnEnd | MessageStart | MessageUpdate | MessageEnd | ToolExecutionStart | ToolExecutionUpdate | ToolExecutionEnd | QueueUpdate | CompactionStart | CompactionEnd | AutoRetryStart | AutoRetryEnd | BashExecutionUpdate | SessionInfoChanged | ModelChanged | ThinkingLevelChanged | ModeChanged | PermissionTimeout | SessionWriteFailed | CommandsUpdate | ReplayEnd | TurnDiff | Diagnostics;
+export type AgentEvent = AgentStart | AgentEnd | AgentSettled | TurnStart | TurnEnd | MessageStart | MessageUpdate | MessageEnd | ToolExecutionStart | ToolExecutionUpdate | ToolExecutionEnd | QueueUpdate | CompactionStart | CompactionEnd | AutoRetryStart | AutoRetryEnd | BashExecutionUpdate | SessionInfoChanged | ModelChanged | ThinkingLevelChanged | ModeChanged | PermissionTimeout | SessionWriteFailed | CommandsUpdate | ReplayEnd | TurnDiff | Diagnostics | SubagentStart | SubagentEnd;
 
 export interface AgentEventParams {
   sessionId: string;
@@ -746,6 +746,7 @@ export interface PermissionRequestParams {
   options: PermissionOutcome[];
   remember: PermissionScope;
   timeoutSeconds: number;
+  parentSessionId?: string;
 }
 
 export interface PermissionRequestResult {
@@ -981,7 +982,7 @@ export interface SessionDeleteResult {
   file: string;
 }
 
-export type SessionEntry = MessageEntry | ModelChangeEntry | ThinkingLevelChangeEntry | SessionInfoEntry | CompactionEntry | BranchSummaryEntry | LabelEntry | CustomEntry | CustomMessageEntry | QueueAddEntry | QueueDoneEntry | LeafEntry | SessionSettingsEntry | TurnChangesEntry | TurnReviewEntry | RewindEntry | RewindEndEntry | UnknownEntry;
+export type SessionEntry = MessageEntry | ModelChangeEntry | ThinkingLevelChangeEntry | SessionInfoEntry | CompactionEntry | BranchSummaryEntry | LabelEntry | CustomEntry | CustomMessageEntry | QueueAddEntry | QueueDoneEntry | LeafEntry | SessionSettingsEntry | TurnChangesEntry | TurnReviewEntry | RewindEntry | RewindEndEntry | SubagentEntry | UnknownEntry;
 
 export interface SessionForkParams {
   entryId: string;
@@ -1003,6 +1004,8 @@ export interface SessionHeader {
   timestamp?: string | null;
   cwd?: string | null;
   parentSession?: string | null;
+  parentSessionId?: string | null;
+  parentToolCallId?: string | null;
   [key: string]: unknown;
 }
 
@@ -1116,6 +1119,8 @@ export interface SessionSummary {
   cwd: string;
   name?: string;
   damaged?: string;
+  parentSessionId?: string;
+  parentToolCallId?: string;
 }
 
 /** An entry could not be written to the session file (disk full, I/O error). */
@@ -1218,6 +1223,7 @@ export interface StatsResult {
   messagesInContext: number;
   contextWindow?: number;
   contextPercent?: number;
+  subagents?: SubagentTotals;
 }
 
 export type StopReason = "stop" | "length" | "toolUse" | "error" | "aborted" | "pending";
@@ -1231,6 +1237,42 @@ export interface StoredFileChange {
 }
 
 export type StreamingBehavior = "steer" | "followUp";
+
+/** A subagent ended; its usage and cost count in this session's stats. */
+export interface SubagentEnd {
+  type: "subagent_end";
+  toolCallId: string;
+  sessionId: string;
+  status: "completed" | "failed" | "aborted";
+  usage?: Usage;
+  cost?: number;
+}
+
+/** A subagent (a child session) started by a ``task`` call ended; outside the tree. Its ``usage`` counts in this session's totals. */
+export interface SubagentEntry {
+  id: string;
+  timestamp?: string | null;
+  toolCallId: string;
+  sessionId: string;
+  status: "completed" | "failed" | "aborted";
+  type: "subagent";
+  usage?: Usage | null;
+  [key: string]: unknown;
+}
+
+/** A ``task`` tool call started a subagent: a child session with its own events. */
+export interface SubagentStart {
+  type: "subagent_start";
+  toolCallId: string;
+  sessionId: string;
+  description: string;
+}
+
+/** The subagents a session's ``task`` calls ran (ended ones), and what they cost. */
+export interface SubagentTotals {
+  count: number;
+  cost: number;
+}
 
 export interface SymbolInformation {
   name: string;

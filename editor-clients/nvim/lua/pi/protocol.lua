@@ -10,7 +10,7 @@
 ---@field messages pi.AgentMessage[]
 ---@field willRetry boolean
 
----@alias pi.AgentEvent pi.AgentStart|pi.AgentEnd|pi.AgentSettled|pi.TurnStart|pi.TurnEnd|pi.MessageStart|pi.MessageUpdate|pi.MessageEnd|pi.ToolExecutionStart|pi.ToolExecutionUpdate|pi.ToolExecutionEnd|pi.QueueUpdate|pi.CompactionStart|pi.CompactionEnd|pi.AutoRetryStart|pi.AutoRetryEnd|pi.BashExecutionUpdate|pi.SessionInfoChanged|pi.ModelChanged|pi.ThinkingLevelChanged|pi.ModeChanged|pi.PermissionTimeout|pi.SessionWriteFailed|pi.CommandsUpdate|pi.ReplayEnd|pi.TurnDiff|pi.Diagnostics
+---@alias pi.AgentEvent pi.AgentStart|pi.AgentEnd|pi.AgentSettled|pi.TurnStart|pi.TurnEnd|pi.MessageStart|pi.MessageUpdate|pi.MessageEnd|pi.ToolExecutionStart|pi.ToolExecutionUpdate|pi.ToolExecutionEnd|pi.QueueUpdate|pi.CompactionStart|pi.CompactionEnd|pi.AutoRetryStart|pi.AutoRetryEnd|pi.BashExecutionUpdate|pi.SessionInfoChanged|pi.ModelChanged|pi.ThinkingLevelChanged|pi.ModeChanged|pi.PermissionTimeout|pi.SessionWriteFailed|pi.CommandsUpdate|pi.ReplayEnd|pi.TurnDiff|pi.Diagnostics|pi.SubagentStart|pi.SubagentEnd
 
 ---@class pi.AgentEventParams
 ---@field sessionId string
@@ -621,6 +621,7 @@
 ---@field options pi.PermissionOutcome[]
 ---@field remember pi.PermissionScope
 ---@field timeoutSeconds number
+---@field parentSessionId? string
 
 ---@class pi.PermissionRequestResult
 ---@field outcome pi.PermissionOutcome
@@ -812,7 +813,7 @@
 ---@class pi.SessionDeleteResult
 ---@field file string
 
----@alias pi.SessionEntry pi.MessageEntry|pi.ModelChangeEntry|pi.ThinkingLevelChangeEntry|pi.SessionInfoEntry|pi.CompactionEntry|pi.BranchSummaryEntry|pi.LabelEntry|pi.CustomEntry|pi.CustomMessageEntry|pi.QueueAddEntry|pi.QueueDoneEntry|pi.LeafEntry|pi.SessionSettingsEntry|pi.TurnChangesEntry|pi.TurnReviewEntry|pi.RewindEntry|pi.RewindEndEntry|pi.UnknownEntry
+---@alias pi.SessionEntry pi.MessageEntry|pi.ModelChangeEntry|pi.ThinkingLevelChangeEntry|pi.SessionInfoEntry|pi.CompactionEntry|pi.BranchSummaryEntry|pi.LabelEntry|pi.CustomEntry|pi.CustomMessageEntry|pi.QueueAddEntry|pi.QueueDoneEntry|pi.LeafEntry|pi.SessionSettingsEntry|pi.TurnChangesEntry|pi.TurnReviewEntry|pi.RewindEntry|pi.RewindEndEntry|pi.SubagentEntry|pi.UnknownEntry
 
 ---@class pi.SessionForkParams
 ---@field entryId string
@@ -831,6 +832,8 @@
 ---@field timestamp? string|nil
 ---@field cwd? string|nil
 ---@field parentSession? string|nil
+---@field parentSessionId? string|nil
+---@field parentToolCallId? string|nil
 
 ---@class pi.SessionInfoChanged
 ---@field type "session_info_changed"
@@ -924,6 +927,8 @@
 ---@field cwd string
 ---@field name? string
 ---@field damaged? string
+---@field parentSessionId? string
+---@field parentToolCallId? string
 
 --- An entry could not be written to the session file (disk full, I/O error).
 ---@class pi.SessionWriteFailed
@@ -1003,6 +1008,7 @@
 ---@field messagesInContext integer
 ---@field contextWindow? integer
 ---@field contextPercent? number
+---@field subagents? pi.SubagentTotals
 
 ---@alias pi.StopReason "stop"|"length"|"toolUse"|"error"|"aborted"|"pending"
 
@@ -1013,6 +1019,37 @@
 ---@field after? string|nil
 
 ---@alias pi.StreamingBehavior "steer"|"followUp"
+
+--- A subagent ended; its usage and cost count in this session's stats.
+---@class pi.SubagentEnd
+---@field type "subagent_end"
+---@field toolCallId string
+---@field sessionId string
+---@field status "completed"|"failed"|"aborted"
+---@field usage? pi.Usage
+---@field cost? number
+
+--- A subagent (a child session) started by a ``task`` call ended; outside the tree. Its ``usage`` counts in this session's totals.
+---@class pi.SubagentEntry
+---@field id string
+---@field timestamp? string|nil
+---@field toolCallId string
+---@field sessionId string
+---@field status "completed"|"failed"|"aborted"
+---@field type "subagent"
+---@field usage? pi.Usage|nil
+
+--- A ``task`` tool call started a subagent: a child session with its own events.
+---@class pi.SubagentStart
+---@field type "subagent_start"
+---@field toolCallId string
+---@field sessionId string
+---@field description string
+
+--- The subagents a session's ``task`` calls ran (ended ones), and what they cost.
+---@class pi.SubagentTotals
+---@field count integer
+---@field cost number
 
 ---@class pi.SymbolInformation
 ---@field name string
@@ -1384,6 +1421,6 @@ M.methods = {
 
 ---Every event type of an agent/event notification.
 ---@type string[]
-M.events = { "agent_start", "agent_end", "agent_settled", "turn_start", "turn_end", "message_start", "message_update", "message_end", "tool_execution_start", "tool_execution_update", "tool_execution_end", "queue_update", "compaction_start", "compaction_end", "auto_retry_start", "auto_retry_end", "bash_execution_update", "session_info_changed", "model_changed", "thinking_level_changed", "mode_changed", "permission_timeout", "session_write_failed", "commands_update", "replay_end", "turn_diff", "diagnostics" }
+M.events = { "agent_start", "agent_end", "agent_settled", "turn_start", "turn_end", "message_start", "message_update", "message_end", "tool_execution_start", "tool_execution_update", "tool_execution_end", "queue_update", "compaction_start", "compaction_end", "auto_retry_start", "auto_retry_end", "bash_execution_update", "session_info_changed", "model_changed", "thinking_level_changed", "mode_changed", "permission_timeout", "session_write_failed", "commands_update", "replay_end", "turn_diff", "diagnostics", "subagent_start", "subagent_end" }
 
 return M
