@@ -81,7 +81,7 @@ async function waitFor(predicate, timeout = 20000) {
 }
 
 test("a subagent's events draw nested in its task call; Stop aborts that child only", async (t) => {
-  const long = Array.from({ length: 400 }, (_, i) => `word${i}`).join(" ");
+  const long = Array.from({ length: 4000 }, (_, i) => `word${i}`).join(" "); // still streaming when stopped
   const dir = workspace([
     call("t1", "task", { prompt: "ALPHA read the notes", description: "reading" }),
     { ...call("c1", "read", { path: "notes.txt" }), when: "ALPHA" }, { ...text("The notes say a and b."), when: "ALPHA" },
