@@ -48,73 +48,18 @@ local function show_queue()
   end
 end
 
-local function line(text)
-  chat.line(text)
-  if #state.queue.steering + #state.queue.followUp > 0 then show_queue() end
+local render = require("pi.render")
+local line, content_text = render.line, render.content_text
+-- the queue stays under the last line of the chat (not of a subagent's view)
+render.after_line = function()
+  if #state.queue.steering + #state.queue.followUp > 0 and chat.buffer() == chat.current() then show_queue() end
 end
 
----@param message pi.AgentMessage
-local function content_text(message)
-  if type(message.content) == "string" then return message.content end
-  local out = {}
-  for _, block in ipairs(message.content or {}) do
-    if block.type == "text" then table.insert(out, block.text) end
-  end
-  return table.concat(out)
-end
-
-local handlers = {}
-
--- A stored message (a replay) comes whole; a streaming one grows through message_update.
--- Both produce the same lines.
----@param m pi.AssistantMessage
-local function render_assistant(m)
-  for _, block in ipairs(m.content or {}) do
-    if block.type == "text" then line(block.text)
-    elseif block.type == "thinking" then line("thinking {{{") line(block.thinking or "") line("}}}")
-    elseif block.type == "toolCall" then chat.tool_call(block) end
-  end
-end
-
----@param event pi.MessageStart
-function handlers.message_start(event)
-  local m = event.message
-  if m.role == "user" then line("") line("## you") line(content_text(m))
-  elseif m.role == "assistant" then
-    line("") line("## pi") line("")
-    if m.stopReason ~= "pending" then render_assistant(m) end
-  elseif m.role == "toolResult" and not state.busy then -- live results were shown by tool_execution_*
-    chat.tool_output(m.toolName, content_text(m), m.isError)
-  elseif m.role == "bashExecution" then line("") line("$ " .. m.command) line(m.output or "") end
-end
-
----@param event pi.MessageUpdate
-function handlers.message_update(event)
-  local e = event.assistantMessageEvent
-  if e.type == "text_start" then line("")
-  elseif e.type == "text_delta" or e.type == "thinking_delta" then chat.append(e.delta)
-  elseif e.type == "thinking_start" then line("thinking {{{") line("")
-  elseif e.type == "thinking_end" then line("}}}")
-  elseif e.type == "toolcall_end" then chat.tool_call(e.toolCall)
-  end
-end
-
----@param event pi.MessageEnd
-function handlers.message_end(event)
-  local m = event.message
-  if m.role == "assistant" and (m.stopReason == "error" or m.stopReason == "aborted") then
-    line("[" .. m.stopReason .. ": " .. (m.errorMessage or "") .. "]")
-  end
-end
-
-local function result_text(result) return content_text(result or {}) end
-
----@param event pi.ToolExecutionStart
-function handlers.tool_execution_start(event) chat.tool_start(event.toolCallId, event.toolName) end
----@param event pi.ToolExecutionUpdate
-function handlers.tool_execution_update(event) chat.tool_update(event.toolCallId, result_text(event.partialResult)) end
----@param event pi.ToolExecutionEnd
-function handlers.tool_execution_end(event) chat.tool_end(event.toolCallId, result_text(event.result), event.isError) end
+-- The conversation's events draw through lua/pi/render.lua; the others are the chat's.
+local handlers = setmetatable({}, { __index = function(_, name)
+  local draw = render.handlers[name]
+  return draw and function(event) draw(event, state.busy) end
+end })
 
 ---@param event pi.QueueUpdate
 function handlers.queue_update(event)
@@ -138,7 +83,7 @@ function handlers.agent_settled(event)
   state.busy = false
   state.settled = state.settled + 1
   chat.mark_end(event.aborted and "— aborted —" or "—")
-  if state.mode == "plan" and not event.aborted then chat.line(modes.PLAN_READY) end
+  if state.mode == "plan" and not event.aborted then chat.mark_end(modes.PLAN_READY) end
   M.refresh_status()
 end
 
@@ -148,16 +93,20 @@ function handlers.mode_changed(event)
   vim.cmd.redrawstatus()
 end
 
--- A task call started a subagent: its own events are its, not the chat's (its progress
--- arrives as the task call's output, in that call's fold).
+-- A task call started a subagent: from now on its events (its own sessionId) are drawn
+-- nested under that call (lua/pi/subagents.lua), not as the chat's.
 ---@param event pi.SubagentStart
-function handlers.subagent_start(event)
-  subagents.started(event)
-  chat.tool_update(event.toolCallId, "[subagent " .. event.description .. ": running]")
-end
+function handlers.subagent_start(event) subagents.started(event, state.session) vim.cmd.redrawstatus() end
 
 ---@param event pi.SubagentEnd
-function handlers.subagent_end(event) subagents.ended(event) end
+function handlers.subagent_end(event) subagents.ended(event) vim.cmd.redrawstatus() end
+
+-- A replay (session/load) drew the whole conversation: what waited for it runs.
+function handlers.replay_end()
+  local after = state.after_replay
+  state.after_replay = nil
+  if after then after() end
+end
 
 function handlers.permission_timeout(event)
   line(("[%s was not run: nobody answered the permission request within %s s]"):format(event.toolName,
@@ -202,7 +151,9 @@ end
 ---@return pi.PermissionRequestResult
 local function permission(params)
   local items = params.options or { "allow_once", "reject_once" }
-  local choice = select_async(items, { prompt = params.title, kind = "pi.permission",
+  local child = subagents.children[params.sessionId]
+  local prompt = child and ("subagent “%s”: %s"):format(child.description, params.title) or params.title
+  local choice = select_async(items, { prompt = prompt, kind = "pi.permission",
                                        format_item = function(item) return M.permission_label(item, params) end })
   return { outcome = choice or "cancelled" }
 end
@@ -260,6 +211,7 @@ function M.start(opts)
   cmd = vim.list_extend({ "sh", "-c", 'log=$1; shift; exec "$@" 2>>"$log"', "sh", state.log }, cmd)
   state.busy, state.settled, state.queue, state.commands = false, 0, { steering = {}, followUp = {} }, {}
   state.stats, state.model = nil, nil
+  subagents.reset()
   local rpc
   rpc = vim.lsp.rpc.start(cmd, {
     notification = function(method, params)
@@ -332,6 +284,8 @@ function M.statusline()
     table.insert(parts, ("$%.4f"):format(state.stats.cost))
   end
   if state.busy then table.insert(parts, "working") end
+  local running = subagents.running()
+  if running > 0 then table.insert(parts, running .. " subagent" .. (running > 1 and "s" or "")) end
   return table.concat(parts, " · ")
 end
 
@@ -537,82 +491,28 @@ function M.tree(summarize)
       function(choice)
         if not choice then return end
         M.request("session/navigate", { entryId = choice.id, summarize = summarize or false }, function(moved)
-          chat.clear()
-          M.open()
-          M.request("session/load", { sessionId = moved.state.sessionId, replay = true })
+          state.session = moved.state.sessionId
+          M.redraw()
         end)
       end)
   end)
 end
 
--- :PiRewind — pick a user message and go back to before it (lua/pi/rewind.lua); its text
--- comes back in the prompt window to be edited and sent again.
-function M.rewind()
-  M.request("session/tree", {}, function(tree)
-    vim.ui.select(rewind.items(tree), { prompt = "Rewind to before", format_item = function(i) return i.line end },
-      function(item)
-        if not item then return end
-        rewind.confirm(M, item, function(result, files)
-          chat.clear()
-          M.open()
-          local report = rewind.report(result, files)
-          M.request("session/load", { sessionId = state.session, replay = true },
-                    function() chat.line("[" .. report .. "]") end)
-          vim.notify("pi: " .. report)
-          local buf = M.ask()
-          vim.api.nvim_buf_set_lines(buf, 0, -1, false, vim.split(item.text, "\n"))
-        end)
-      end)
-  end)
+-- Draws the chat again from the current session (after its path moved); `after()` once drawn.
+function M.redraw(after)
+  chat.clear()
+  M.open()
+  state.after_replay = after
+  M.request("session/load", { sessionId = state.session, replay = true }, function() M.refresh_status() end)
 end
 
--- :PiMode [mode] — without a mode, pick one.
-function M.mode(mode)
-  M.start()
-  local function set(choice)
-    M.request("setMode", { mode = choice }, function(result) state.mode = result.mode vim.cmd.redrawstatus() end)
-  end
-  if mode and mode ~= "" then
-    if not modes.valid(mode) then
-      vim.notify("pi: the modes are " .. table.concat(modes.MODES, ", "), vim.log.levels.ERROR)
-      return
-    end
-    set(mode)
-    return
-  end
-  vim.ui.select(modes.MODES, { prompt = "Mode (now " .. state.mode .. ")", kind = "pi.mode",
-                               format_item = function(m) return modes.DESCRIPTIONS[m] end }, function(choice)
-    if choice then set(choice) end
-  end)
-end
+function M.rewind() M.start() rewind.run(M) end
 
--- :PiExecutePlan[!] — carry out the plan: ask mode (auto-edit with !), then tell the agent to go ahead.
-function M.execute_plan(auto)
-  M.start()
-  M.request("setMode", { mode = auto and "auto-edit" or "ask" }, function(result)
-    state.mode = result.mode
-    M.send(modes.GO_AHEAD)
-  end)
-end
+local function mode_set(mode) state.mode = mode vim.cmd.redrawstatus() end
+function M.mode(mode) M.start() modes.choose(M, mode, state.mode, mode_set) end
+function M.execute_plan(auto) M.start() modes.execute_plan(M, auto, mode_set) end
 
--- :PiSubagents — the subagents of this chat: open one (its own conversation) or stop it.
-function M.subagents()
-  local items = subagents.items()
-  if #items == 0 then vim.notify("pi: no subagent has run in this chat") return end
-  vim.ui.select(items, { prompt = "Subagents", format_item = function(i) return i.line end }, function(item)
-    if not item then return end
-    local actions = item.child.status == "running" and { "Open", "Stop" } or { "Open" }
-    vim.ui.select(actions, { prompt = item.child.description }, function(action)
-      if action == "Stop" then M.request("abort", { sessionId = item.child.id })
-      elseif action == "Open" then
-        item.child.opened = true
-        chat.clear()
-        M.open()
-        M.request("session/load", { sessionId = item.child.id, replay = true })
-      end
-    end)
-  end)
-end
+function M.subagents() subagents.pick(M) end
 
 function M.model()
   M.start()
