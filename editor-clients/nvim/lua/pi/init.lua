@@ -30,6 +30,7 @@ local language = require("pi.language")
 local modes = require("pi.modes")
 local rewind = require("pi.rewind")
 local subagents = require("pi.subagents")
+local sessions = require("pi.sessions")
 
 local state = { rpc = nil, busy = false, queue = { steering = {}, followUp = {} }, session = nil,
                 settled = 0, log = nil, stats = nil, model = nil, commands = {}, mode = "ask" }
@@ -49,7 +50,7 @@ local function show_queue()
 end
 
 local render = require("pi.render")
-local line, content_text = render.line, render.content_text
+local line = render.line
 -- the queue stays under the last line of the chat (not of a subagent's view)
 render.after_line = function()
   if #state.queue.steering + #state.queue.followUp > 0 and chat.buffer() == chat.current() then show_queue() end
@@ -403,43 +404,11 @@ function M.follow_up(text) M.request("followUp", { text = text }) end
 function M.abort() M.request("abort") end
 function M.new() M.start() M.request("session/new", {}, function() chat.clear() M.refresh_status() end) end
 
-local function when(iso)
-  return iso and iso ~= vim.NIL and (iso:gsub("T", " "):sub(1, 16)) or "?"
-end
-
-function M.session_label(s)
-  local title = s.name ~= vim.NIL and s.name or s.firstMessage
-  if title == nil or title == vim.NIL or title == "" then title = "(empty)" end
-  return ("%s  %s  (%d messages)"):format(when(s.updatedAt), title, s.messageCount)
-end
-
-function M.sessions()
-  M.start()
-  M.request("session/list", {}, function(result)
-    vim.ui.select(result.sessions, { prompt = "Resume session", format_item = M.session_label }, function(choice)
-      if not choice then return end
-      chat.clear()
-      M.open()
-      M.request("session/load", { sessionId = choice.sessionId, replay = true }, function() M.refresh_status() end)
-    end)
-  end)
-end
-
-function M.fork()
-  M.request("session/entries", {}, function(result)
-    local users = vim.tbl_filter(function(e) return e.type == "message" and e.message.role == "user" end, result.entries)
-    vim.ui.select(users, { prompt = "Fork from", format_item = function(e) return content_text(e.message) end },
-      function(choice)
-        if not choice then return end
-        M.request("session/fork", { entryId = choice.id }, function(forked)
-          chat.clear()
-          M.request("session/load", { sessionId = forked.sessionId, replay = true })
-          vim.fn.setreg("p", forked.text)
-          vim.notify("pi: forked; the message is in register p")
-        end)
-      end)
-  end)
-end
+-- :PiSessions, :PiFork, :PiTree (lua/pi/sessions.lua)
+M.session_label, M.tree_items = sessions.label, sessions.tree_items
+function M.sessions() M.start() sessions.resume(M) end
+function M.fork() sessions.fork(M) end
+function M.tree(summarize) sessions.tree(M, summarize) end
 
 -- The models to pick from: the current one marked, the unusable ones with the reason.
 function M.model_items(result, current)
@@ -453,49 +422,6 @@ function M.model_items(result, current)
                           label = "✗ " .. u.provider .. "/" .. table.concat(u.models or {}, ", ") .. " — " .. u.reason })
   end
   return items
-end
-
--- The session tree as select items, depth first: linear runs at one depth, one level
--- deeper at each branch point; the current entry is marked ●, its path │.
-function M.tree_items(tree)
-  local children, roots = {}, {}
-  for _, node in ipairs(tree.nodes) do
-    local parent = node.parentId
-    if parent == nil or parent == vim.NIL then table.insert(roots, node)
-    else
-      children[parent] = children[parent] or {}
-      table.insert(children[parent], node)
-    end
-  end
-  local items, stack = {}, {}
-  for i = #roots, 1, -1 do table.insert(stack, { node = roots[i], depth = #roots > 1 and 1 or 0 }) end
-  while #stack > 0 do
-    local top = table.remove(stack)
-    local node = top.node
-    local text = node.type == "message" and (node.role .. ": " .. (node.text or "")):gsub("%s+", " ")
-      or node.type:gsub("_", " ")
-    local mark = node.id == tree.leafId and "● " or (node.onPath and "│ " or "  ")
-    local label = node.label and node.label ~= vim.NIL and ("  [" .. node.label .. "]") or ""
-    table.insert(items, { id = node.id, current = node.id == tree.leafId,
-                          line = string.rep("  ", top.depth) .. mark .. text:sub(1, 80) .. label })
-    local kids = children[node.id] or {}
-    for i = #kids, 1, -1 do table.insert(stack, { node = kids[i], depth = top.depth + (#kids > 1 and 1 or 0) }) end
-  end
-  return items
-end
-
--- :PiTree — pick an entry of the session's tree and continue from there (redraws the chat).
-function M.tree(summarize)
-  M.request("session/tree", {}, function(tree)
-    vim.ui.select(M.tree_items(tree), { prompt = "Continue from", format_item = function(i) return i.line end },
-      function(choice)
-        if not choice then return end
-        M.request("session/navigate", { entryId = choice.id, summarize = summarize or false }, function(moved)
-          state.session = moved.state.sessionId
-          M.redraw()
-        end)
-      end)
-  end)
 end
 
 -- Draws the chat again from the current session (after its path moved); `after()` once drawn.
