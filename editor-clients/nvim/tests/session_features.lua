@@ -215,6 +215,14 @@ return function(t)
     wait("the state", function() return state ~= nil end)
     assert(state.sessionId == parent, "the chat's session stays current")
     vim.cmd("bwipeout! " .. view)
+    -- :PiSessions lists the child right under its parent
+    local sessions
+    _, restore = picking(function(items, opts) sessions = vim.tbl_map(opts.format_item, items) end)
+    vim.cmd("PiSessions")
+    wait("the sessions", function() return sessions ~= nil end)
+    restore()
+    assert(#sessions == 2 and sessions[1]:find("  delegate  ", 1, true)
+           and sessions[2]:find("^  ↳ .*  child job  %(4 messages%)$"), vim.inspect(sessions))
   end)
 
   test(":PiSubagents aborts a running subagent; the parent goes on; a finished one opens from its file", function()

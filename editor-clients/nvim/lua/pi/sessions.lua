@@ -14,13 +14,39 @@ function M.label(s)
   return ("%s  %s  (%d messages)"):format(when(s.updatedAt), title, s.messageCount)
 end
 
+-- The sessions to resume: a subagent's (parentSessionId) right under its parent, marked ↳
+-- (loading it continues that child on its own); one whose parent is gone stays in its place.
+function M.resume_items(sessions)
+  local present, children = {}, {}
+  for _, s in ipairs(sessions) do present[s.sessionId] = true end
+  for _, s in ipairs(sessions) do
+    local parent = s.parentSessionId
+    if parent and parent ~= vim.NIL and present[parent] then
+      children[parent] = children[parent] or {}
+      table.insert(children[parent], s)
+    end
+  end
+  local items = {}
+  local function add(s, depth)
+    table.insert(items, { session = s, line = (depth > 0 and "  ↳ " or "") .. M.label(s) })
+    for _, child in ipairs(children[s.sessionId] or {}) do add(child, depth + 1) end
+  end
+  for _, s in ipairs(sessions) do
+    local parent = s.parentSessionId
+    if not (parent and parent ~= vim.NIL and present[parent]) then add(s, 0) end
+  end
+  return items
+end
+
 function M.resume(pi)
   pi.request("session/list", {}, function(result)
-    vim.ui.select(result.sessions, { prompt = "Resume session", format_item = M.label }, function(choice)
-      if not choice then return end
+    vim.ui.select(M.resume_items(result.sessions),
+                  { prompt = "Resume session", format_item = function(i) return i.line end }, function(item)
+      if not item then return end
       chat.clear()
       pi.open()
-      pi.request("session/load", { sessionId = choice.sessionId, replay = true }, function() pi.refresh_status() end)
+      pi.request("session/load", { sessionId = item.session.sessionId, replay = true },
+                 function() pi.refresh_status() end)
     end)
   end)
 end
