@@ -225,6 +225,32 @@ return function(t)
            and sessions[2]:find("^  ↳ .*  child job  %(4 messages%)$"), vim.inspect(sessions))
   end)
 
+  test("two subagents at once: each is drawn under its own task call", function()
+    local task = function(id, prompt, description)
+      return { type = "toolCall", id = id, name = "task", arguments = { prompt = prompt, description = description } }
+    end
+    local dir = workspace({
+      { content = { task("t1", "alpha job", "first"), task("t2", "beta job", "second") }, stopReason = "toolUse" },
+      vim.tbl_extend("force", text("alpha answer"), { when = "alpha job" }),
+      vim.tbl_extend("force", text("beta answer"), { when = "beta job" }),
+      text("both back") })
+    local pi = start(dir, false, { "--yes" })
+    vim.cmd("Pi two at once")
+    wait("settled", function() return pi.status().settled >= 1 end)
+    assert(nested("t1")[1]:find("^  └ subagent: first · completed") and #nested("t1") == 1, vim.inspect(nested("t1")))
+    assert(nested("t2")[1]:find("^  └ subagent: second · completed") and #nested("t2") == 1, vim.inspect(nested("t2")))
+    -- each under its own call's arguments
+    local lines = vim.api.nvim_buf_get_lines(pi.status().buf, 0, -1, false)
+    local marks = vim.api.nvim_buf_get_extmarks(pi.status().buf, vim.api.nvim_create_namespace("pi_nested"), 0, -1,
+                                                { details = true })
+    local under = {}
+    for _, m in ipairs(marks) do
+      if m[4].virt_lines then under[lines[m[2] + 1]] = m[4].virt_lines[1][1][1]:match("subagent: (%w+)") end
+    end
+    assert(vim.deep_equal(under, { ["  prompt: alpha job"] = "first", ["  prompt: beta job"] = "second" }),
+           vim.inspect(under))
+  end)
+
   test(":PiSubagents aborts a running subagent; the parent goes on; a finished one opens from its file", function()
     local dir = workspace({
       call("task", { prompt = "slow job", description = "never ends" }),
