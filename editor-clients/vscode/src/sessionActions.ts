@@ -1,0 +1,130 @@
+// Issue #28 in VS Code: "Rewind to here" (the chat's user messages, the Session Tree's entries),
+// the session's mode (the chat's selector, a status bar item, "Execute the plan"), and a
+// subagent's session opened for reading. The decisions are in rewind.ts, modes.ts and
+// subagents.ts (no `vscode` there); this file is the VS Code surface.
+
+import * as vscode from "vscode";
+import type { Json, PiClient } from "./rpcClient";
+import { rewindPrompt, rewindReport, rewindTarget } from "./rewind";
+import { MODES, PLAN_FOLLOW_UP, modeStatus } from "./modes";
+import { sessionMarkdown } from "./subagents";
+
+// What these actions need of the extension.
+export interface ChatHost {
+  client(): Promise<PiClient>;
+  post(message: Json): void;
+  redraw(sessionId: string): Promise<void>; // the chat drawn again from the session (after a move)
+  send(text: string): Promise<void>; // as if typed in the chat
+}
+
+// Rewind to an entry (a user message: to before it, its text back into the input). A dry run
+// first: the modal lists the files that would go back and those changed by someone else since.
+export async function rewindTo(host: ChatHost, entryId: string): Promise<void> {
+  const client = await host.client();
+  const state = await client.request("getState");
+  if (state.isStreaming) {
+    vscode.window.showWarningMessage("pi: wait until the agent is done (or stop it) to rewind");
+    return;
+  }
+  const { entries } = await client.request("session/entries", { scope: "file" });
+  const target = rewindTarget(entries, entryId);
+  const plan = await client.request("session/rewind", { entryId: target.entryId, dryRun: true });
+  const { message, detail, choices } = rewindPrompt(plan, target.text);
+  const choice = await vscode.window.showWarningMessage(message, { modal: true, detail }, ...choices.map((c) => c.label));
+  const files = choices.find((c) => c.label === choice)?.files;
+  if (!files) return;
+  const result = await client.request("session/rewind", { entryId: target.entryId, files });
+  await host.redraw(state.sessionId);
+  if (target.text !== undefined) host.post({ type: "input", text: target.text });
+  const report = rewindReport(result);
+  if (report) vscode.window.showWarningMessage(report);
+  else vscode.window.setStatusBarMessage(
+    `pi: rewound${files === "revert" && result.files.length ? `, ${result.files.length} file(s) taken back` : ""}`, 5000);
+}
+
+// The mode in the status bar (and the chat's selector), kept from getState and mode_changed.
+export class ModeIndicator implements vscode.Disposable {
+  readonly item = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Right, 99);
+  mode = "ask";
+  private offeredRewind?: string | null;
+
+  constructor(private readonly host: ChatHost) {
+    this.item.command = "pi.selectMode";
+    this.show("ask");
+    this.item.show();
+  }
+
+  show(mode: string): void {
+    this.mode = mode;
+    Object.assign(this.item, modeStatus(mode));
+    this.host.post({ type: "mode", mode });
+  }
+
+  // From the daemon's state: its mode, and a rewind cut short (offered once to finish).
+  async refresh(client: PiClient): Promise<void> {
+    const state = await client.request("getState");
+    this.show(state.mode ?? "ask");
+    const pending = state.pendingRewind;
+    if (pending && this.offeredRewind !== pending.entryId) {
+      this.offeredRewind = pending.entryId;
+      const finish = await vscode.window.showWarningMessage(
+        `pi: a rewind was cut short; ${pending.files.length} file(s) may still be as before it: ${pending.files.join(", ")}`,
+        "Finish the rewind");
+      if (finish) {
+        const result = await client.request("session/rewind", { entryId: pending.entryId });
+        await this.host.redraw(state.sessionId);
+        const report = rewindReport(result);
+        if (report) vscode.window.showWarningMessage(report);
+      }
+    }
+  }
+
+  dispose(): void {
+    this.item.dispose();
+  }
+}
+
+export async function setMode(host: ChatHost, mode: string): Promise<void> {
+  await (await host.client()).request("setMode", { mode: mode as "plan" | "ask" | "auto-edit" });
+}
+
+export async function pickMode(host: ChatHost, current: string): Promise<void> {
+  const pick = await vscode.window.showQuickPick(
+    MODES.map((m) => ({ label: m.label, description: m.id === current ? "current" : "", detail: m.description, id: m.id })),
+    { placeHolder: `Mode (now ${current})` });
+  if (pick) await setMode(host, pick.id);
+}
+
+// "Execute the plan": leave plan mode (for ask, or auto-edit) and tell the agent to go ahead.
+export async function executePlan(host: ChatHost, mode: string): Promise<void> {
+  await setMode(host, mode === "auto-edit" ? "auto-edit" : "ask");
+  await host.send(PLAN_FOLLOW_UP);
+}
+
+// A subagent's session, read-only: pi-session:/<sessionId>.md, its conversation as Markdown
+// from its file (a child is a real session, listed with its parent).
+export class SessionDocuments implements vscode.TextDocumentContentProvider {
+  static readonly scheme = "pi-session";
+  private changed = new vscode.EventEmitter<vscode.Uri>();
+  readonly onDidChange = this.changed.event;
+
+  constructor(private readonly host: ChatHost) {}
+
+  async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
+    const sessionId = uri.path.replace(/^\//, "").replace(/\.md$/, "");
+    const client = await this.host.client();
+    const { sessions } = await client.request("session/list");
+    const session = sessions.find((s: Json) => s.sessionId === sessionId);
+    if (!session) return `# Subagent ${sessionId}\n\n(its session file was not found)`;
+    const lines = new TextDecoder().decode(await vscode.workspace.fs.readFile(vscode.Uri.file(session.file))).split("\n");
+    const entries = lines.filter((l) => l.trim()).map((l) => { try { return JSON.parse(l); } catch { return {}; } });
+    return sessionMarkdown(`Subagent: ${session.name || session.firstMessage || sessionId}`.slice(0, 120), entries);
+  }
+
+  async open(sessionId: string): Promise<void> {
+    const uri = vscode.Uri.parse(`${SessionDocuments.scheme}:/${sessionId}.md`);
+    this.changed.fire(uri); // a running subagent: read again
+    const document = await vscode.workspace.openTextDocument(uri);
+    await vscode.window.showTextDocument(document, { preview: true });
+  }
+}

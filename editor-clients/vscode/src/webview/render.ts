@@ -1,0 +1,231 @@
+// A conversation drawn from the agent's events, one change at a time: a delta touches only its
+// own block, so an opened <details> stays open while an answer streams. Answers are Markdown
+// (raw HTML off) with a copy button on code. The chat has one for its session, and each
+// subagent one of its own, nested under the task call that started it.
+
+import MarkdownIt from "markdown-it";
+import { describeCall } from "../describe";
+
+type Json = any;
+
+const md = new MarkdownIt({ html: false, linkify: true });
+const fence = md.renderer.rules.fence!;
+md.renderer.rules.fence = (tokens, idx, options, env, self) =>
+  `<div class="code"><button class="copy" title="Copy to the clipboard">Copy</button>${fence(tokens, idx, options, env, self)}</div>`;
+
+export function element(tag: string, className: string, text?: string): HTMLElement {
+  const node = document.createElement(tag);
+  node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+export function textOf(content: Json): string {
+  if (typeof content === "string") return content;
+  return (content ?? []).filter((b: Json) => b.type === "text").map((b: Json) => b.text ?? "").join("");
+}
+
+function renderMarkdown(block: HTMLElement): void {
+  block.innerHTML = md.render(block.dataset.raw ?? "");
+}
+
+// Text blocks whose Markdown is redrawn on the next frame, inside `changing` (which keeps the
+// view at the bottom when it was there).
+const pending = new Set<HTMLElement>();
+let changing: (change: () => void) => void = (change) => change();
+export function setChanging(wrap: (change: () => void) => void): void {
+  changing = wrap;
+}
+
+function redrawSoon(block: HTMLElement): void {
+  if (pending.size === 0) requestAnimationFrame(() => changing(() => {
+    for (const b of pending) renderMarkdown(b);
+    pending.clear();
+  }));
+  pending.add(block);
+}
+
+function textBlock(text: string): HTMLElement {
+  const block = element("div", "text");
+  block.dataset.raw = text;
+  renderMarkdown(block);
+  return block;
+}
+
+function thinkingBlock(text: string): HTMLElement {
+  const block = element("details", "thinking");
+  block.append(element("summary", "", "thinking"), element("div", "body", text));
+  return block;
+}
+
+// A tool's one-line title: its name and the start of what it does (the command, the path, a task's description).
+function title(name: string, args: Json, isError?: boolean): string {
+  const what = String((name === "bash" ? args?.command : args?.path ?? args?.pattern ?? args?.query ?? args?.description)
+                      ?? "").split("\n")[0];
+  const short = what.length > 60 ? `${what.slice(0, 59)}…` : what;
+  return `${name}${short ? ` ${short}` : ""}${isError ? " (error)" : ""}`;
+}
+
+const CONTEXT_MARK = "\n\n[editor context]\n"; // how the daemon renders prompt context after the text
+
+// A user message; the editor context the daemon rendered after it (files, selections) is
+// folded under the names of its items. `dataset.text` keeps what the user typed.
+function userMessage(text: string): HTMLElement {
+  const node = element("div", "m user");
+  const at = text.indexOf(CONTEXT_MARK);
+  node.dataset.text = at < 0 ? text : text.slice(0, at);
+  if (at < 0) {
+    node.append(element("div", "said", text));
+    return node;
+  }
+  const block = text.slice(at + CONTEXT_MARK.length);
+  const names = block.split("\n").map((line) => /^(\S.*?)(?: lines? \d+(?:-\d+)?)?:$/.exec(line)?.[1])
+    .filter((name): name is string => Boolean(name));
+  const details = element("details", "context");
+  details.append(element("summary", "", `context: ${names.join(", ")}`), element("pre", "", block));
+  node.append(element("div", "said", text.slice(0, at)), details);
+  return node;
+}
+
+interface Message {
+  node: HTMLElement;
+  blocks: HTMLElement[];
+}
+
+export interface TranscriptOptions {
+  // A stored user message (it has its entry now): the chat adds its "Rewind to here".
+  onUserStored?: (node: HTMLElement, entryId: string) => void;
+}
+
+export class Transcript {
+  private current?: Message; // the assistant message being streamed
+  private lastUser?: HTMLElement;
+  readonly tools = new Map<string, HTMLElement>(); // toolCallId -> its <details>
+
+  constructor(readonly root: HTMLElement, private readonly options: TranscriptOptions = {}) {}
+
+  clear(): void {
+    this.root.replaceChildren();
+    this.tools.clear();
+    this.current = undefined;
+    this.lastUser = undefined;
+  }
+
+  // A tool call's <details>: its summary, args and output are its own children (a task call
+  // holds a subagent's conversation too, with tool calls of its own).
+  toolBlock(id: string, name: string, args?: Json): HTMLElement {
+    let block = this.tools.get(id);
+    if (!block) {
+      block = element("details", "tool");
+      block.dataset.id = id;
+      block.dataset.name = name;
+      block.append(element("summary", "", name), element("pre", "args"), element("pre", "output"));
+      this.tools.set(id, block);
+    }
+    if (args !== undefined) {
+      block.querySelector(":scope > .args")!.textContent = describeCall(name, args);
+      block.dataset.args = JSON.stringify(args);
+      block.querySelector(":scope > summary")!.textContent = title(name, args, block.classList.contains("failed"));
+    }
+    return block;
+  }
+
+  private setOutput(id: string, name: string, text: string, isError?: boolean, done = true): void {
+    const block = this.toolBlock(id, name);
+    block.querySelector(":scope > .output")!.textContent = text;
+    block.classList.toggle("running", !done);
+    block.classList.toggle("failed", Boolean(isError));
+    const args = block.dataset.args ? JSON.parse(block.dataset.args) : undefined;
+    block.querySelector(":scope > summary")!.textContent = title(block.dataset.name ?? name, args, isError);
+  }
+
+  private blockFor(b: Json): HTMLElement {
+    if (b.type === "thinking") return thinkingBlock(b.thinking ?? "");
+    if (b.type === "toolCall") return this.toolBlock(b.id, b.name, b.arguments);
+    return textBlock(b.text ?? "");
+  }
+
+  // A finished message brings its final content: blocks shown live are brought in step,
+  // missing ones (a replay) are created.
+  private reconcile(message: Message, content: Json[]): void {
+    content.forEach((b, i) => {
+      const shown = message.blocks[i];
+      if (!shown) {
+        message.blocks[i] = this.blockFor(b);
+        message.node.append(message.blocks[i]);
+      } else if (b.type === "text" && shown.dataset.raw !== b.text) {
+        shown.dataset.raw = b.text ?? "";
+        renderMarkdown(shown);
+      } else if (b.type === "thinking") shown.querySelector(".body")!.textContent = b.thinking ?? "";
+      else if (b.type === "toolCall") this.toolBlock(b.id, b.name, b.arguments);
+    });
+  }
+
+  private messageStart(m: Json): void {
+    if (m.role === "user") {
+      this.lastUser = userMessage(textOf(m.content));
+      this.root.append(this.lastUser);
+    } else if (m.role === "assistant") {
+      this.current = { node: element("div", "m assistant"), blocks: [] };
+      this.root.append(this.current.node);
+      if (Array.isArray(m.content)) this.reconcile(this.current, m.content);
+    } else if (m.role === "toolResult") {
+      this.setOutput(m.toolCallId, m.toolName, textOf(m.content), m.isError);
+    } else if (m.role === "bashExecution") {
+      this.root.append(element("pre", "m bash", `$ ${m.command}\n${m.output ?? ""}`));
+    } else if (m.summary) {
+      this.root.append(element("div", "m summary", m.summary));
+    }
+  }
+
+  private messageEnd(m: Json, entryId?: string): void {
+    if (m.role === "user" && this.lastUser && entryId) {
+      this.lastUser.dataset.entryId = entryId;
+      this.options.onUserStored?.(this.lastUser, entryId);
+    }
+    const current = this.current;
+    if (m.role !== "assistant" || !current) return;
+    if (Array.isArray(m.content)) this.reconcile(current, m.content);
+    if (m.stopReason === "aborted") current.node.append(element("div", "note", "stopped"));
+    else if (m.stopReason === "error") current.node.append(element("div", "error", m.errorMessage ?? "the request failed"));
+    this.current = undefined;
+  }
+
+  private messageUpdate(e: Json): void {
+    const current = this.current;
+    if (!current) return;
+    const i = e.contentIndex ?? current.blocks.length;
+    const add = (block: HTMLElement) => {
+      current.blocks[i] = block;
+      current.node.append(block);
+    };
+    const block = current.blocks[i];
+    if (e.type === "text_start") add(textBlock(""));
+    else if (e.type === "thinking_start") add(thinkingBlock(""));
+    else if (e.type === "toolcall_start") add(this.toolBlock(e.id ?? `pending-${i}`, e.toolName ?? "tool"));
+    else if (e.type === "text_delta" && block) {
+      block.dataset.raw = (block.dataset.raw ?? "") + e.delta;
+      redrawSoon(block);
+    } else if (e.type === "thinking_delta" && block) block.querySelector(".body")!.append(e.delta);
+    else if (e.type === "toolcall_end") {
+      const call = e.toolCall;
+      const shown = this.toolBlock(call.id, call.name, call.arguments);
+      if (block && block !== shown) block.replaceWith(shown);
+      else if (!block) current.node.append(shown);
+      current.blocks[i] = shown;
+    }
+  }
+
+  apply(event: Json): void {
+    switch (event.type) {
+      case "message_start": return this.messageStart(event.message);
+      case "message_update": return this.messageUpdate(event.assistantMessageEvent);
+      case "message_end": return this.messageEnd(event.message, event.entryId);
+      case "tool_execution_start": this.toolBlock(event.toolCallId, event.toolName, event.args).classList.add("running"); return;
+      case "tool_execution_update":
+        return this.setOutput(event.toolCallId, event.toolName, textOf(event.partialResult?.content), false, false);
+      case "tool_execution_end":
+        return this.setOutput(event.toolCallId, event.toolName, textOf(event.result?.content), event.isError);
+    }
+  }
+}
