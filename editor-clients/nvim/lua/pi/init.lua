@@ -90,7 +90,7 @@ end
 
 ---@param event pi.ModeChanged
 function handlers.mode_changed(event)
-  state.mode = event.mode
+  state.mode, state.mode_changes = event.mode, (state.mode_changes or 0) + 1
   vim.cmd.redrawstatus()
 end
 
@@ -263,10 +263,11 @@ end
 -- Model, tokens and cost for the statusline, fetched after each answer.
 function M.refresh_status()
   if not running() then return end
-  local quiet = function() end
+  local quiet, changes = function() end, state.mode_changes or 0
   M.request("getState", {}, function(s)
     if s.model ~= vim.NIL and s.model then state.model = s.model.provider .. "/" .. s.model.id end
-    state.mode = s.mode or state.mode
+    -- a mode_changed that came while getState was answered is newer than its answer
+    if changes == (state.mode_changes or 0) then state.mode = s.mode or state.mode end
     if s.pendingRewind and s.pendingRewind ~= vim.NIL then
       vim.notify("pi: a rewind was cut short; :PiRewind to the same message finishes it", vim.log.levels.WARN)
     end
@@ -434,7 +435,10 @@ end
 
 function M.rewind() M.start() rewind.run(M) end
 
-local function mode_set(mode) state.mode = mode vim.cmd.redrawstatus() end
+local function mode_set(mode)
+  state.mode, state.mode_changes = mode, (state.mode_changes or 0) + 1
+  vim.cmd.redrawstatus()
+end
 function M.mode(mode) M.start() modes.choose(M, mode, state.mode, mode_set) end
 function M.execute_plan(auto) M.start() modes.execute_plan(M, auto, mode_set) end
 
