@@ -21,7 +21,9 @@ command("PiModel", function() pi().model() end, {})
 command("PiRewind", function() pi().rewind() end,
         { desc = "Go back to before a message: the conversation, and the files if you confirm" })
 command("PiMode", function(o) pi().mode(o.args) end, { nargs = "?", desc = "plan, ask or auto-edit",
-        complete = function() return require("pi.modes").MODES end })
+        complete = function(lead)
+          return vim.tbl_filter(function(m) return vim.startswith(m, lead) end, require("pi.modes").MODES)
+        end })
 command("PiExecutePlan", function(o) pi().execute_plan(o.bang) end,
         { bang = true, desc = "Carry out the plan: ask mode (! auto-edit) and tell the agent to go ahead" })
 command("PiSubagents", function() pi().subagents() end, { desc = "Open or stop a subagent of this chat" })

@@ -58,7 +58,7 @@ local function start(dir, permissions, args, cwd)
   pi.start({ cmd = cmd,
              cwd = cwd or dir, env = env, permissions = permissions or false })
   local buf = pi.status().buf
-  if buf then vim.api.nvim_buf_set_lines(buf, 0, -1, false, {}) end
+  if buf then require("pi.chat").clear() end -- its text and what is drawn on it
   return pi
 end
 

@@ -118,6 +118,19 @@ PLAN_REPLIES = [
     {"content": [{"type": "toolCall", "id": "p2", "name": "write", "arguments": {"path": "notes.txt", "content": "x"}}],
      "stopReason": "toolUse"},
     {"content": [{"type": "text", "text": "Plan carried out."}]},
+    {"content": [{"type": "toolCall", "id": "p3", "name": "write",
+                  "arguments": {"path": "notes.txt", "content": "only the notes"}}], "stopReason": "toolUse"},
+    {"content": [{"type": "text", "text": "Notes written."}]},
+]
+
+SUBAGENT_REPLIES = [
+    {"content": [{"type": "toolCall", "id": "t1", "name": "task",
+                  "arguments": {"prompt": "child job", "description": "look around"}}], "stopReason": "toolUse"},
+    {"when": "child job", "content": [{"type": "toolCall", "id": "w1", "name": "write",
+                                       "arguments": {"path": "child.txt", "content": "from the child"}}],
+     "stopReason": "toolUse"},
+    {"when": "child job", "content": [{"type": "text", "text": "The child is done."}]},
+    {"content": [{"type": "text", "text": "Parent heard back."}]},
 ]
 
 
@@ -154,6 +167,11 @@ def terminal(tmp_path):
 @pytest.fixture
 def plan_terminal(tmp_path):
     yield from open_terminal(tmp_path, PLAN_REPLIES)
+
+
+@pytest.fixture
+def subagent_terminal(tmp_path):
+    yield from open_terminal(tmp_path, SUBAGENT_REPLIES)
 
 
 def test_a_user_session_in_a_terminal_neovim(terminal):
@@ -222,3 +240,58 @@ def test_plan_mode_then_carry_it_out_then_rewind_in_a_terminal_neovim(plan_termi
     assert "Plan carried out." not in term.screen()
     term.wait_for("Ask pi")  # the message is back in the prompt window, to edit and send again
     assert "Go ahead with the plan." in term.screen()
+
+    # The user rewrites the message in the prompt window and sends it: the agent answers it.
+    term.keys("Escape", "S")
+    term.type("Write the notes only.")
+    term.keys("Escape", "C-s")
+    term.wait_for("Notes written.")
+    term.wait_until("luaeval(\"require('pi').status().settled\")", "3")
+    assert "## you" in term.screen() and "Write the notes only." in term.screen()
+
+    # Rewind the conversation only: the notes the agent wrote stay.
+    term.command("PiRewind")
+    screen = term.wait_for("Rewind to before")
+    assert "1. │ make notes" in screen and "2.   Go ahead with the plan." in screen  # a branch left
+    assert "3. │ Write the notes only." in screen
+    term.keys("3")
+    screen = term.wait_for("Rewind conversation only (keep the files)")
+    assert "Rewind to before “Write the notes only.”?" in screen
+    term.keys("2")
+    term.wait_for("[rewound the conversation; the files were kept]")
+    assert "Notes written." not in term.screen()
+    notes = str(term.workspace / "notes.txt")
+    assert term.evaluate(f"substitute(join(getbufline(bufnr('{notes}'), 1, '$'), '|'), ' ', '_', 'g')") == \
+        "only_the_notes"
+    term.wait_for("Ask pi")
+    term.keys("Escape", "q")  # the user lets the message go
+
+    # :PiMode completes the mode's name as it is typed.
+    term.keys("Escape")
+    term.type(":PiMode as")
+    term.keys("Tab")
+    term.wait_for(":PiMode ask")
+    term.keys("Enter")
+    term.wait_for("π faux/script · ask")
+
+
+def test_a_subagent_shown_under_its_task_call_in_a_terminal_neovim(subagent_terminal):
+    term = subagent_terminal
+    term.command("Pi delegate")
+    # The child asks to write: its question names it, and meanwhile its progress is drawn under
+    # the task call that started it.
+    screen = term.wait_for("subagent “look around”: Write child.txt")
+    screen = term.wait_for("│ → write child.txt …")
+    assert "┌ subagent: look around · running" in screen
+    assert "· 1 subagent" in screen  # the statusline
+    term.keys("1")
+    screen = term.wait_for("└ subagent: look around · completed")
+    term.wait_for("Parent heard back.")
+    assert "┌ subagent" not in term.screen()
+    term.command("PiSubagents")
+    term.wait_for("1. [completed] look around")
+    term.keys("1")
+    term.wait_for("1. Open")
+    term.keys("1")
+    screen = term.wait_for("# subagent: look around")  # its own view, from its session file
+    assert "child job" in screen and "The child is done." in screen

@@ -2,13 +2,33 @@
 -- region that grows while the tool runs, and renders stored messages exactly as the live
 -- stream renders them, so a replayed session reads the same as it did live.
 -- Windows whose cursor sits on the last line follow the text; the others stay where the user is.
+-- Everything writes to the chat buffer, or to another one (a subagent's) inside M.with(buf, fn).
 local M = {}
 
 local ns = vim.api.nvim_create_namespace("pi_chat")
+local nested_ns = vim.api.nvim_create_namespace("pi_nested")
 local buf_ = nil
-local tools = {} -- toolCallId -> { mark, count, name }: the live output regions
+local target = nil -- the buffer written to instead of the chat's, inside M.with
+-- per buffer: tools (toolCallId -> { mark, count, name }: the live output regions) and calls
+-- (toolCallId -> the extmark on a call's last line, where what it started is drawn: M.nested)
+local per_buf = {}
+
+local function of(buf)
+  per_buf[buf] = per_buf[buf] or { tools = {}, calls = {} }
+  return per_buf[buf]
+end
+
+-- Runs fn with every write going to `buf` (a subagent's own view) instead of the chat buffer.
+function M.with(buf, fn)
+  local saved = target
+  target = buf
+  local ok, err = pcall(fn)
+  target = saved
+  if not ok then error(err, 0) end
+end
 
 function M.buffer()
+  if target then return target end
   if buf_ and vim.api.nvim_buf_is_valid(buf_) then return buf_ end
   local buf = vim.api.nvim_create_buf(true, true)
   vim.api.nvim_buf_set_name(buf, "pi://chat")
@@ -24,8 +44,9 @@ function M.current()
 end
 
 function M.clear()
-  tools = {}
+  per_buf[M.buffer()] = nil
   vim.api.nvim_buf_clear_namespace(M.buffer(), ns, 0, -1)
+  vim.api.nvim_buf_clear_namespace(M.buffer(), nested_ns, 0, -1)
   vim.api.nvim_buf_set_lines(M.buffer(), 0, -1, false, {})
 end
 
@@ -82,6 +103,34 @@ end
 function M.tool_call(call)
   M.line("→ " .. call.name)
   for _, l in ipairs(M.format_args(call.arguments or vim.empty_dict())) do M.line(l) end
+  if call.id then
+    local buf = M.buffer()
+    of(buf).calls[call.id] = vim.api.nvim_buf_set_extmark(buf, nested_ns, vim.api.nvim_buf_line_count(buf) - 1, 0, {})
+  end
+end
+
+-- Virtual lines drawn under a tool call's arguments (what the call started: a subagent's
+-- progress), outside every fold and not part of the text; replaced at each call, {} removes
+-- them. A call not shown in the buffer (nil returned) draws nothing.
+function M.nested(id, lines)
+  local buf = M.buffer()
+  local mark = of(buf).calls[id]
+  if not mark then return nil end
+  local row = vim.api.nvim_buf_get_extmark_by_id(buf, nested_ns, mark, {})[1]
+  if not row then return nil end
+  local virt = {}
+  for _, l in ipairs(lines) do table.insert(virt, { { l[1], l[2] or "Comment" } }) end
+  vim.api.nvim_buf_set_extmark(buf, nested_ns, row, 0, { id = mark, virt_lines = #virt > 0 and virt or nil })
+  return true
+end
+
+-- The nested lines under the call `id` (for tests).
+function M.nested_lines(id)
+  local buf = M.buffer()
+  local mark = of(buf).calls[id]
+  if not mark then return {} end
+  local details = vim.api.nvim_buf_get_extmark_by_id(buf, nested_ns, mark, { details = true })[3] or {}
+  return vim.tbl_map(function(l) return l[1][1] end, details.virt_lines or {})
 end
 
 -- The fold's first line is what a closed fold shows, so the error tag goes there.
@@ -101,12 +150,12 @@ function M.tool_start(id, name)
   M.line(header(name))
   local buf = M.buffer()
   local row = vim.api.nvim_buf_line_count(buf) - 1
-  tools[id] = { mark = vim.api.nvim_buf_set_extmark(buf, ns, row, 0, {}), count = 0, name = name }
+  of(buf).tools[id] = { mark = vim.api.nvim_buf_set_extmark(buf, ns, row, 0, {}), count = 0, name = name }
   M.line("}}}")
 end
 
 function M.tool_update(id, text)
-  local tool = tools[id]
+  local tool = of(M.buffer()).tools[id]
   if not tool then return end
   changing(function(buf)
     local row = vim.api.nvim_buf_get_extmark_by_id(buf, ns, tool.mark, {})[1]
@@ -118,7 +167,7 @@ function M.tool_update(id, text)
 end
 
 function M.tool_end(id, text, is_error)
-  local tool = tools[id]
+  local tool = of(M.buffer()).tools[id]
   if not tool then return end
   M.tool_update(id, text)
   if is_error then
@@ -127,7 +176,7 @@ function M.tool_end(id, text, is_error)
     if row then vim.api.nvim_buf_set_lines(buf, row, row + 1, false, { header(tool.name, true) }) end
   end
   vim.api.nvim_buf_del_extmark(M.buffer(), ns, tool.mark)
-  tools[id] = nil
+  of(M.buffer()).tools[id] = nil
 end
 
 -- A line of virtual text under the current end (turn separators): not part of the conversation.

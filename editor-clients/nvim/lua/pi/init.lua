@@ -30,6 +30,7 @@ local language = require("pi.language")
 local modes = require("pi.modes")
 local rewind = require("pi.rewind")
 local subagents = require("pi.subagents")
+local sessions = require("pi.sessions")
 
 local state = { rpc = nil, busy = false, queue = { steering = {}, followUp = {} }, session = nil,
                 settled = 0, log = nil, stats = nil, model = nil, commands = {}, mode = "ask" }
@@ -48,73 +49,18 @@ local function show_queue()
   end
 end
 
-local function line(text)
-  chat.line(text)
-  if #state.queue.steering + #state.queue.followUp > 0 then show_queue() end
+local render = require("pi.render")
+local line = render.line
+-- the queue stays under the last line of the chat (not of a subagent's view)
+render.after_line = function()
+  if #state.queue.steering + #state.queue.followUp > 0 and chat.buffer() == chat.current() then show_queue() end
 end
 
----@param message pi.AgentMessage
-local function content_text(message)
-  if type(message.content) == "string" then return message.content end
-  local out = {}
-  for _, block in ipairs(message.content or {}) do
-    if block.type == "text" then table.insert(out, block.text) end
-  end
-  return table.concat(out)
-end
-
-local handlers = {}
-
--- A stored message (a replay) comes whole; a streaming one grows through message_update.
--- Both produce the same lines.
----@param m pi.AssistantMessage
-local function render_assistant(m)
-  for _, block in ipairs(m.content or {}) do
-    if block.type == "text" then line(block.text)
-    elseif block.type == "thinking" then line("thinking {{{") line(block.thinking or "") line("}}}")
-    elseif block.type == "toolCall" then chat.tool_call(block) end
-  end
-end
-
----@param event pi.MessageStart
-function handlers.message_start(event)
-  local m = event.message
-  if m.role == "user" then line("") line("## you") line(content_text(m))
-  elseif m.role == "assistant" then
-    line("") line("## pi") line("")
-    if m.stopReason ~= "pending" then render_assistant(m) end
-  elseif m.role == "toolResult" and not state.busy then -- live results were shown by tool_execution_*
-    chat.tool_output(m.toolName, content_text(m), m.isError)
-  elseif m.role == "bashExecution" then line("") line("$ " .. m.command) line(m.output or "") end
-end
-
----@param event pi.MessageUpdate
-function handlers.message_update(event)
-  local e = event.assistantMessageEvent
-  if e.type == "text_start" then line("")
-  elseif e.type == "text_delta" or e.type == "thinking_delta" then chat.append(e.delta)
-  elseif e.type == "thinking_start" then line("thinking {{{") line("")
-  elseif e.type == "thinking_end" then line("}}}")
-  elseif e.type == "toolcall_end" then chat.tool_call(e.toolCall)
-  end
-end
-
----@param event pi.MessageEnd
-function handlers.message_end(event)
-  local m = event.message
-  if m.role == "assistant" and (m.stopReason == "error" or m.stopReason == "aborted") then
-    line("[" .. m.stopReason .. ": " .. (m.errorMessage or "") .. "]")
-  end
-end
-
-local function result_text(result) return content_text(result or {}) end
-
----@param event pi.ToolExecutionStart
-function handlers.tool_execution_start(event) chat.tool_start(event.toolCallId, event.toolName) end
----@param event pi.ToolExecutionUpdate
-function handlers.tool_execution_update(event) chat.tool_update(event.toolCallId, result_text(event.partialResult)) end
----@param event pi.ToolExecutionEnd
-function handlers.tool_execution_end(event) chat.tool_end(event.toolCallId, result_text(event.result), event.isError) end
+-- The conversation's events draw through lua/pi/render.lua; the others are the chat's.
+local handlers = setmetatable({}, { __index = function(_, name)
+  local draw = render.handlers[name]
+  return draw and function(event) draw(event, state.busy) end
+end })
 
 ---@param event pi.QueueUpdate
 function handlers.queue_update(event)
@@ -138,26 +84,30 @@ function handlers.agent_settled(event)
   state.busy = false
   state.settled = state.settled + 1
   chat.mark_end(event.aborted and "— aborted —" or "—")
-  if state.mode == "plan" and not event.aborted then chat.line(modes.PLAN_READY) end
+  if state.mode == "plan" and not event.aborted then chat.mark_end(modes.PLAN_READY) end
   M.refresh_status()
 end
 
 ---@param event pi.ModeChanged
 function handlers.mode_changed(event)
-  state.mode = event.mode
+  state.mode, state.mode_changes = event.mode, (state.mode_changes or 0) + 1
   vim.cmd.redrawstatus()
 end
 
--- A task call started a subagent: its own events are its, not the chat's (its progress
--- arrives as the task call's output, in that call's fold).
+-- A task call started a subagent: from now on its events (its own sessionId) are drawn
+-- nested under that call (lua/pi/subagents.lua), not as the chat's.
 ---@param event pi.SubagentStart
-function handlers.subagent_start(event)
-  subagents.started(event)
-  chat.tool_update(event.toolCallId, "[subagent " .. event.description .. ": running]")
-end
+function handlers.subagent_start(event) subagents.started(event, state.session) vim.cmd.redrawstatus() end
 
 ---@param event pi.SubagentEnd
-function handlers.subagent_end(event) subagents.ended(event) end
+function handlers.subagent_end(event) subagents.ended(event) vim.cmd.redrawstatus() end
+
+-- A replay (session/load) drew the whole conversation: what waited for it runs.
+function handlers.replay_end()
+  local after = state.after_replay
+  state.after_replay = nil
+  if after then after() end
+end
 
 function handlers.permission_timeout(event)
   line(("[%s was not run: nobody answered the permission request within %s s]"):format(event.toolName,
@@ -202,7 +152,9 @@ end
 ---@return pi.PermissionRequestResult
 local function permission(params)
   local items = params.options or { "allow_once", "reject_once" }
-  local choice = select_async(items, { prompt = params.title, kind = "pi.permission",
+  local child = subagents.children[params.sessionId]
+  local prompt = child and ("subagent “%s”: %s"):format(child.description, params.title) or params.title
+  local choice = select_async(items, { prompt = prompt, kind = "pi.permission",
                                        format_item = function(item) return M.permission_label(item, params) end })
   return { outcome = choice or "cancelled" }
 end
@@ -260,6 +212,7 @@ function M.start(opts)
   cmd = vim.list_extend({ "sh", "-c", 'log=$1; shift; exec "$@" 2>>"$log"', "sh", state.log }, cmd)
   state.busy, state.settled, state.queue, state.commands = false, 0, { steering = {}, followUp = {} }, {}
   state.stats, state.model = nil, nil
+  subagents.reset()
   local rpc
   rpc = vim.lsp.rpc.start(cmd, {
     notification = function(method, params)
@@ -310,10 +263,11 @@ end
 -- Model, tokens and cost for the statusline, fetched after each answer.
 function M.refresh_status()
   if not running() then return end
-  local quiet = function() end
+  local quiet, changes = function() end, state.mode_changes or 0
   M.request("getState", {}, function(s)
     if s.model ~= vim.NIL and s.model then state.model = s.model.provider .. "/" .. s.model.id end
-    state.mode = s.mode or state.mode
+    -- a mode_changed that came while getState was answered is newer than its answer
+    if changes == (state.mode_changes or 0) then state.mode = s.mode or state.mode end
     if s.pendingRewind and s.pendingRewind ~= vim.NIL then
       vim.notify("pi: a rewind was cut short; :PiRewind to the same message finishes it", vim.log.levels.WARN)
     end
@@ -332,6 +286,8 @@ function M.statusline()
     table.insert(parts, ("$%.4f"):format(state.stats.cost))
   end
   if state.busy then table.insert(parts, "working") end
+  local running = subagents.running()
+  if running > 0 then table.insert(parts, running .. " subagent" .. (running > 1 and "s" or "")) end
   return table.concat(parts, " · ")
 end
 
@@ -449,43 +405,11 @@ function M.follow_up(text) M.request("followUp", { text = text }) end
 function M.abort() M.request("abort") end
 function M.new() M.start() M.request("session/new", {}, function() chat.clear() M.refresh_status() end) end
 
-local function when(iso)
-  return iso and iso ~= vim.NIL and (iso:gsub("T", " "):sub(1, 16)) or "?"
-end
-
-function M.session_label(s)
-  local title = s.name ~= vim.NIL and s.name or s.firstMessage
-  if title == nil or title == vim.NIL or title == "" then title = "(empty)" end
-  return ("%s  %s  (%d messages)"):format(when(s.updatedAt), title, s.messageCount)
-end
-
-function M.sessions()
-  M.start()
-  M.request("session/list", {}, function(result)
-    vim.ui.select(result.sessions, { prompt = "Resume session", format_item = M.session_label }, function(choice)
-      if not choice then return end
-      chat.clear()
-      M.open()
-      M.request("session/load", { sessionId = choice.sessionId, replay = true }, function() M.refresh_status() end)
-    end)
-  end)
-end
-
-function M.fork()
-  M.request("session/entries", {}, function(result)
-    local users = vim.tbl_filter(function(e) return e.type == "message" and e.message.role == "user" end, result.entries)
-    vim.ui.select(users, { prompt = "Fork from", format_item = function(e) return content_text(e.message) end },
-      function(choice)
-        if not choice then return end
-        M.request("session/fork", { entryId = choice.id }, function(forked)
-          chat.clear()
-          M.request("session/load", { sessionId = forked.sessionId, replay = true })
-          vim.fn.setreg("p", forked.text)
-          vim.notify("pi: forked; the message is in register p")
-        end)
-      end)
-  end)
-end
+-- :PiSessions, :PiFork, :PiTree (lua/pi/sessions.lua)
+M.session_label, M.tree_items = sessions.label, sessions.tree_items
+function M.sessions() M.start() sessions.resume(M) end
+function M.fork() sessions.fork(M) end
+function M.tree(summarize) sessions.tree(M, summarize) end
 
 -- The models to pick from: the current one marked, the unusable ones with the reason.
 function M.model_items(result, current)
@@ -501,118 +425,24 @@ function M.model_items(result, current)
   return items
 end
 
--- The session tree as select items, depth first: linear runs at one depth, one level
--- deeper at each branch point; the current entry is marked ●, its path │.
-function M.tree_items(tree)
-  local children, roots = {}, {}
-  for _, node in ipairs(tree.nodes) do
-    local parent = node.parentId
-    if parent == nil or parent == vim.NIL then table.insert(roots, node)
-    else
-      children[parent] = children[parent] or {}
-      table.insert(children[parent], node)
-    end
-  end
-  local items, stack = {}, {}
-  for i = #roots, 1, -1 do table.insert(stack, { node = roots[i], depth = #roots > 1 and 1 or 0 }) end
-  while #stack > 0 do
-    local top = table.remove(stack)
-    local node = top.node
-    local text = node.type == "message" and (node.role .. ": " .. (node.text or "")):gsub("%s+", " ")
-      or node.type:gsub("_", " ")
-    local mark = node.id == tree.leafId and "● " or (node.onPath and "│ " or "  ")
-    local label = node.label and node.label ~= vim.NIL and ("  [" .. node.label .. "]") or ""
-    table.insert(items, { id = node.id, current = node.id == tree.leafId,
-                          line = string.rep("  ", top.depth) .. mark .. text:sub(1, 80) .. label })
-    local kids = children[node.id] or {}
-    for i = #kids, 1, -1 do table.insert(stack, { node = kids[i], depth = top.depth + (#kids > 1 and 1 or 0) }) end
-  end
-  return items
+-- Draws the chat again from the current session (after its path moved); `after()` once drawn.
+function M.redraw(after)
+  chat.clear()
+  M.open()
+  state.after_replay = after
+  M.request("session/load", { sessionId = state.session, replay = true }, function() M.refresh_status() end)
 end
 
--- :PiTree — pick an entry of the session's tree and continue from there (redraws the chat).
-function M.tree(summarize)
-  M.request("session/tree", {}, function(tree)
-    vim.ui.select(M.tree_items(tree), { prompt = "Continue from", format_item = function(i) return i.line end },
-      function(choice)
-        if not choice then return end
-        M.request("session/navigate", { entryId = choice.id, summarize = summarize or false }, function(moved)
-          chat.clear()
-          M.open()
-          M.request("session/load", { sessionId = moved.state.sessionId, replay = true })
-        end)
-      end)
-  end)
-end
+function M.rewind() M.start() rewind.run(M) end
 
--- :PiRewind — pick a user message and go back to before it (lua/pi/rewind.lua); its text
--- comes back in the prompt window to be edited and sent again.
-function M.rewind()
-  M.request("session/tree", {}, function(tree)
-    vim.ui.select(rewind.items(tree), { prompt = "Rewind to before", format_item = function(i) return i.line end },
-      function(item)
-        if not item then return end
-        rewind.confirm(M, item, function(result, files)
-          chat.clear()
-          M.open()
-          local report = rewind.report(result, files)
-          M.request("session/load", { sessionId = state.session, replay = true },
-                    function() chat.line("[" .. report .. "]") end)
-          vim.notify("pi: " .. report)
-          local buf = M.ask()
-          vim.api.nvim_buf_set_lines(buf, 0, -1, false, vim.split(item.text, "\n"))
-        end)
-      end)
-  end)
+local function mode_set(mode)
+  state.mode, state.mode_changes = mode, (state.mode_changes or 0) + 1
+  vim.cmd.redrawstatus()
 end
+function M.mode(mode) M.start() modes.choose(M, mode, state.mode, mode_set) end
+function M.execute_plan(auto) M.start() modes.execute_plan(M, auto, mode_set) end
 
--- :PiMode [mode] — without a mode, pick one.
-function M.mode(mode)
-  M.start()
-  local function set(choice)
-    M.request("setMode", { mode = choice }, function(result) state.mode = result.mode vim.cmd.redrawstatus() end)
-  end
-  if mode and mode ~= "" then
-    if not modes.valid(mode) then
-      vim.notify("pi: the modes are " .. table.concat(modes.MODES, ", "), vim.log.levels.ERROR)
-      return
-    end
-    set(mode)
-    return
-  end
-  vim.ui.select(modes.MODES, { prompt = "Mode (now " .. state.mode .. ")", kind = "pi.mode",
-                               format_item = function(m) return modes.DESCRIPTIONS[m] end }, function(choice)
-    if choice then set(choice) end
-  end)
-end
-
--- :PiExecutePlan[!] — carry out the plan: ask mode (auto-edit with !), then tell the agent to go ahead.
-function M.execute_plan(auto)
-  M.start()
-  M.request("setMode", { mode = auto and "auto-edit" or "ask" }, function(result)
-    state.mode = result.mode
-    M.send(modes.GO_AHEAD)
-  end)
-end
-
--- :PiSubagents — the subagents of this chat: open one (its own conversation) or stop it.
-function M.subagents()
-  local items = subagents.items()
-  if #items == 0 then vim.notify("pi: no subagent has run in this chat") return end
-  vim.ui.select(items, { prompt = "Subagents", format_item = function(i) return i.line end }, function(item)
-    if not item then return end
-    local actions = item.child.status == "running" and { "Open", "Stop" } or { "Open" }
-    vim.ui.select(actions, { prompt = item.child.description }, function(action)
-      if action == "Stop" then M.request("abort", { sessionId = item.child.id })
-      elseif action == "Open" then
-        item.child.opened = true
-        chat.clear()
-        M.open()
-        M.request("session/load", { sessionId = item.child.id, replay = true })
-      end
-    end)
-  end)
-end
+function M.subagents() subagents.pick(M) end
 
 function M.model()
   M.start()

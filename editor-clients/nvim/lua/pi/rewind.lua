@@ -1,6 +1,7 @@
 -- :PiRewind — go back to before a user message: the conversation and (if the user agrees)
 -- the workspace's files as they were there. The daemon's dry run lists what would change
 -- and what it would leave alone (files changed by hand since), and the user confirms.
+local chat = require("pi.chat")
 local M = {}
 
 -- The user messages of a session tree (file order) as picker items; those on the current
@@ -59,6 +60,25 @@ function M.report(result, files)
     msg = msg .. "; left alone: " .. table.concat(left, ", ")
   end
   return msg
+end
+
+-- :PiRewind — pick a user message and go back to before it; the chat is redrawn from the
+-- session, the outcome said under it, and the message's text comes back in the prompt window
+-- to be edited and sent again. `pi` is require("pi").
+function M.run(pi)
+  pi.request("session/tree", {}, function(tree)
+    vim.ui.select(M.items(tree), { prompt = "Rewind to before", format_item = function(i) return i.line end },
+      function(item)
+        if not item then return end
+        M.confirm(pi, item, function(result, files)
+          local report = M.report(result, files)
+          pi.redraw(function() chat.mark_end("[" .. report .. "]") end)
+          vim.notify("pi: " .. report, #result.conflicts > 0 and vim.log.levels.WARN or nil)
+          local buf = pi.ask()
+          vim.api.nvim_buf_set_lines(buf, 0, -1, false, vim.split(item.text, "\n"))
+        end)
+      end)
+  end)
 end
 
 return M
