@@ -41,6 +41,12 @@ export async function flows({ page, chat, run, shot, send, command, openFile, wo
   const until = async (check) => {
     for (let i = 0; i < 100 && !check(); i++) await new Promise((r) => setTimeout(r, 100));
   };
+  // The input is filled once the rewound conversation is redrawn, after the old messages go.
+  const valueBecomes = async (selector, want) => {
+    const field = chat().locator(selector);
+    for (let i = 0; i < 100 && (await field.inputValue()) !== want; i++) await new Promise((r) => setTimeout(r, 100));
+    assert.equal(await field.inputValue(), want);
+  };
   const allow = async () => {
     await dialog.waitFor({ timeout: T });
     await dialog.locator(".monaco-button", { hasText: "Allow once" }).click();
@@ -68,7 +74,7 @@ export async function flows({ page, chat, run, shot, send, command, openFile, wo
     await dialog.locator(".monaco-button", { hasText: "Rewind conversation and files" }).click();
     await message.waitFor({ state: "detached", timeout: T });
     assert.equal(await chat().locator(".assistant", { hasText: "The greeting is changed." }).count(), 0);
-    assert.equal(await chat().locator("#input").inputValue(), "change the greeting");
+    await valueBecomes("#input", "change the greeting");
     // through VS Code: the open document holds the old text; saved, so does the disk
     await page.locator(".monaco-editor .view-lines", { hasText: "hello" }).waitFor({ timeout: T });
     await command("File: Save");
@@ -91,7 +97,7 @@ export async function flows({ page, chat, run, shot, send, command, openFile, wo
     assert.ok((await dialog.innerText()).includes("extra.txt (deleted)"));
     await dialog.locator(".monaco-button", { hasText: "Rewind conversation only" }).click();
     await chat().locator(".user", { hasText: "add another file" }).waitFor({ state: "detached", timeout: T });
-    assert.equal(await chat().locator("#input").inputValue(), "add another file");
+    await valueBecomes("#input", "add another file");
     assert.equal(await chat().locator(".m").count(), 0);
     assert.ok(existsSync(join(work, "extra.txt")), "files kept: the agent's extra.txt stays");
   });
@@ -112,7 +118,7 @@ export async function flows({ page, chat, run, shot, send, command, openFile, wo
     await shot("the plan with its execute actions");
     await execute.click();
     await page.locator(".statusbar-item", { hasText: "ask" }).waitFor({ timeout: T });
-    assert.equal(await chat().locator("#mode").inputValue(), "ask");
+    await valueBecomes("#mode", "ask");
     await chat().locator(".user", { hasText: "Go ahead with the plan." }).waitFor({ timeout: T });
     await allow(); // ask mode asks again
     await chat().locator(".assistant", { hasText: "Plan carried out." }).waitFor({ timeout: T });
