@@ -114,6 +114,14 @@ class Progress:
         text = "\n".join(p for p in [*self.parts, self.streaming] if p)
         return text if len(text) <= PROGRESS_CHARS else "…" + text[-PROGRESS_CHARS:]
 
+    def _add(self, part: str) -> None:
+        """Keep a finished part; only the last PROGRESS_CHARS are ever shown, so older parts go
+        (a long child would otherwise make every update join all it ever did)."""
+        self.parts.append(part)
+        kept = sum(len(p) + 1 for p in self.parts)
+        while len(self.parts) > 1 and kept - len(self.parts[0]) - 1 >= PROGRESS_CHARS:
+            kept -= len(self.parts.pop(0)) + 1
+
     async def _send(self) -> None:
         self.sent_at = time.monotonic()
         text = self.text()
@@ -131,10 +139,10 @@ class Progress:
             self.streaming = ""
             answer = event.message.text()
             if answer:
-                self.parts.append(answer)
+                self._add(answer)
                 await self._send()
         elif isinstance(event, ToolExecutionStart):
-            self.parts.append(_brief(event.tool_name, event.args))
+            self._add(_brief(event.tool_name, event.args))
             await self._send()
         elif isinstance(event, AgentSettled):
             self.settled = event
