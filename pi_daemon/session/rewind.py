@@ -28,7 +28,7 @@ from ..tools.git_isolated import in_git_folder
 from ..tools.snapshot import UNKNOWN
 from ..tools.workspace import PathRefused
 from .blobs import UNKNOWN_BLOB
-from .store import SIDE_ENTRIES, SessionStore
+from .store import SessionStore
 
 if TYPE_CHECKING:
     from .agent_session import AgentSession
@@ -41,14 +41,9 @@ def _records(store: SessionStore) -> list[tuple[str | None, dict[str, Any]]]:
     leaf: str | None = None
     out = []
     for entry in store.entries:
-        kind = entry.get("type")
-        if kind == "leaf":
-            target = entry.get("targetId")
-            leaf = target if target is None or target in store.by_id else leaf
-        elif kind == "turn_changes":
+        if entry.get("type") == "turn_changes":
             out.append((leaf, entry))
-        elif kind not in SIDE_ENTRIES and isinstance(entry.get("id"), str):
-            leaf = entry["id"]
+        leaf = store.leaf_after(entry, leaf)
     return out
 
 

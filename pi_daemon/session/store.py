@@ -208,16 +208,21 @@ class SessionStore:
 
     def _index(self, entry: dict[str, Any]) -> None:
         entry_id = entry.get("id")
+        if isinstance(entry_id, str) and entry.get("type") not in SIDE_ENTRIES:
+            self.by_id[entry_id] = entry
+        self.leaf_id = self.leaf_after(entry, self.leaf_id)
+
+    def leaf_after(self, entry: dict[str, Any], leaf: str | None) -> str | None:
+        """The current position once ``entry`` is read, ``leaf`` before it: a tree entry becomes
+        the leaf, a ``leaf`` entry moves it to a known entry (or the start), side entries leave it."""
         kind = entry.get("type")
         if kind == "leaf":
             target = entry.get("targetId")
             while target in self._moved:
                 target = self._moved[target]
-            if target is None or target in self.by_id:
-                self.leaf_id = target
-        elif isinstance(entry_id, str) and kind not in SIDE_ENTRIES:
-            self.by_id[entry_id] = entry
-            self.leaf_id = entry_id
+            return target if target is None or target in self.by_id else leaf
+        entry_id = entry.get("id")
+        return entry_id if isinstance(entry_id, str) and kind not in SIDE_ENTRIES else leaf
 
     def new_id(self) -> str:
         while True:
