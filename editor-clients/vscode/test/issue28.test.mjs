@@ -1,52 +1,27 @@
 // Issue #28 in the chat view and the extension's decisions, against the real daemon: the chat's page in
 // headless Chromium fed the events as the extension forwards them (a subagent's routed by its session id),
 // the rewind's target and confirmation, plan mode's offer.
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, writeFileSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
 import { createRequire } from "node:module";
-import { chromium } from "playwright-core";
+import { openView as openPage, text, useBrowser, workspace as pageWorkspace } from "../test-support/page.mjs";
 
 const require = createRequire(import.meta.url);
 const { PiClient } = require("../dist/rpcClient.js");
-const { chatHtml, newNonce } = require("../dist/chatHtml.js");
 const { SubagentRouter, storedSubagents, sessionMarkdown } = require("../dist/subagents.js");
 const { rewindTarget, rewindPrompt, rewindReport } = require("../dist/rewind.js");
 const { modeStatus } = require("../dist/modes.js");
 const PYTHON = process.env.PI_DAEMON_PYTHON || "python3";
-const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
-const LAUNCH = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync", "--no-first-run"];
 
-let browser;
-before(async () => { browser = await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH }); });
-after(async () => { await browser?.close(); });
+const held = useBrowser();
 
-const text = (t) => ({ content: [{ type: "text", text: t }] });
 const call = (id, name, args) => ({ content: [{ type: "toolCall", id, name, arguments: args }], stopReason: "toolUse" });
 
-function workspace(replies, options = {}) {
-  const dir = mkdtempSync(join(tmpdir(), "pi-28-"));
-  writeFileSync(join(dir, "script.json"), JSON.stringify({ modelId: "script", replies, ...options }));
-  return dir;
-}
+const workspace = (replies, options = {}) => pageWorkspace(replies, options, "pi-28-");
 
-async function openView() {
-  const dir = mkdtempSync(join(tmpdir(), "pi-page-"));
-  const html = chatHtml({ cspSource: "file:", scriptUri: pathToFileURL(resolve("dist/webview.js")).href, nonce: newNonce() });
-  writeFileSync(join(dir, "chat.html"), html);
-  const page = await browser.newPage({ viewport: { width: 420, height: 700 } });
-  await page.addInitScript(() => {
-    window.posted = [];
-    window.acquireVsCodeApi = () => ({ postMessage: (m) => window.posted.push(m) });
-  });
-  await page.goto(pathToFileURL(join(dir, "chat.html")).href);
-  await page.waitForFunction(() => window.posted.some((m) => m.type === "ready"));
-  return page;
-}
+const openView = () => openPage(held.browser, 700);
 
 // The daemon, its events posted to the page as extension.ts does: a subagent's as `subevent`.
 async function daemon(dir, page, args = []) {

@@ -1,48 +1,22 @@
 // The chat view's page in a real browser (the system's Chromium, headless), fed with the
 // events of the real daemon as the extension forwards them.
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
 import { createRequire } from "node:module";
-import { chromium } from "playwright-core";
+import { openView as openPage, text, useBrowser, workspace as pageWorkspace } from "../test-support/page.mjs";
 
 const require = createRequire(import.meta.url);
 const { PiClient } = require("../dist/rpcClient.js");
-const { chatHtml, newNonce } = require("../dist/chatHtml.js");
 const PYTHON = process.env.PI_DAEMON_PYTHON || "python3";
-const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
-const LAUNCH = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync", "--no-first-run"];
 
-let browser;
-before(async () => { browser = await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH }); });
-after(async () => { await browser?.close(); });
+const held = useBrowser();
 
-function workspace(replies, options = {}) {
-  const dir = mkdtempSync(join(tmpdir(), "pi-webview-"));
-  writeFileSync(join(dir, "script.json"), JSON.stringify({ modelId: "script", replies, ...options }));
-  return dir;
-}
-const text = (t) => ({ content: [{ type: "text", text: t }] });
+const workspace = (replies, options = {}) => pageWorkspace(replies, options, "pi-webview-");
 const call = (name, args) => ({ content: [{ type: "toolCall", id: `c_${name}`, name, arguments: args }], stopReason: "toolUse" });
 
-// The page as VS Code would show it: the extension's HTML (its CSP included) and script.
-async function openView() {
-  const dir = mkdtempSync(join(tmpdir(), "pi-page-"));
-  const html = chatHtml({ cspSource: "file:", scriptUri: pathToFileURL(resolve("dist/webview.js")).href, nonce: newNonce() });
-  writeFileSync(join(dir, "chat.html"), html);
-  const page = await browser.newPage({ viewport: { width: 420, height: 500 } });
-  await page.addInitScript(() => {
-    window.posted = [];
-    window.acquireVsCodeApi = () => ({ postMessage: (m) => window.posted.push(m) });
-  });
-  await page.goto(pathToFileURL(join(dir, "chat.html")).href);
-  await page.waitForFunction(() => window.posted.some((m) => m.type === "ready"));
-  return page;
-}
+const openView = () => openPage(held.browser, 500);
 
 // A daemon whose events go to the page in order, as the extension posts them.
 async function daemon(dir, page, extra = {}) {
