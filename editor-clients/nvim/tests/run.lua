@@ -66,7 +66,9 @@ local function text(t) return { content = { { type = "text", text = t } } } end
 local function call(name, args) return { content = { { type = "toolCall", id = "c_" .. name, name = name, arguments = args } },
                                          stopReason = "toolUse" } end
 
+local only = os.getenv("PI_TEST_ONLY") -- a Lua pattern: run only the tests whose name matches it
 local function test(name, fn)
+  if only and not name:find(only) then return end
   local ok, err = pcall(fn)
   local violations = schema_check.take()
   if ok and #violations > 0 then
@@ -104,12 +106,16 @@ test("steer while a tool runs", function()
   vim.cmd("Pi run something")
   wait("the tool", function() return buffer_text():find("bash output {{{", 1, true) ~= nil end)
   vim.cmd("PiSteer change course please")
+  -- the queue is drawn above the input area's text, where following the chat's end keeps it in view
   wait("the queue shown", function()
-    local marks = vim.api.nvim_buf_get_extmarks(pi.status().buf, vim.api.nvim_create_namespace("pi_queue"), 0, -1,
-                                                { details = true })
-    return #marks == 1 and marks[1][4].virt_lines[1][1][1] == "  queued steer: change course please"
+    return vim.deep_equal(require("pi.input").queue_lines(), { "queued steer: change course please" })
   end, 5000)
+  assert(pi.statusline():find(" · 1 queued", 1, true), pi.statusline())
+  local input_win = require("pi.input").window()
+  assert(input_win and vim.api.nvim_win_call(input_win, function() return vim.fn.winsaveview().topfill end) == 1,
+         "the queue's line is on screen, above the input's first line")
   wait("settled", function() return pi.status().settled >= 1 end)
+  wait("the queue emptied", function() return #require("pi.input").queue_lines() == 0 end)
   assert(buffer_lines()[#buffer_lines()] == "changed course", buffer_text())
   local content = buffer_text()
   assert(content:find("tool-done", 1, true), content)
@@ -127,8 +133,9 @@ test("abort", function()
   assert(buffer_text():find("[aborted: Request was aborted]", 1, true), buffer_text())
 end)
 
-test("permission request answered with vim.ui.select", function()
+test("permission request answered with vim.ui.select (review = false)", function()
   local dir = workspace({ call("write", { path = "made.txt", content = "by pi" }), text("written") })
+  require("pi").config.review = false -- a write is asked with the picker, not as a diff
   local asked = {}
   local original = vim.ui.select
   local shown
@@ -141,6 +148,7 @@ test("permission request answered with vim.ui.select", function()
   vim.cmd("Pi write a file")
   wait("settled", function() return pi.status().settled >= 1 end)
   vim.ui.select = original
+  pi.config.review = true
   assert(asked[1] == "Write made.txt", vim.inspect(asked))
   assert(vim.deep_equal(shown, { "Allow once", "Allow this session: write calls on `made.txt`",
                                  "Always allow: write calls on `made.txt`", "Reject",
@@ -273,6 +281,7 @@ test("a permission request waits for an async picker; the editor keeps working m
   timer:start(0, 20, vim.schedule_wrap(function() ticks = ticks + 1 end))
   -- a short daemon-side timeout: a handler that blocks until it expires loses the answer
   local pi = start(dir, true, { "--permission-timeout", "6" })
+  pi.config.review = false -- the picker, not the diff (tests/review.lua)
   vim.cmd("Pi write a file")
   wait("the question", function() return answer ~= nil end)
   local before, during = ticks, nil
@@ -284,6 +293,7 @@ test("a permission request waits for an async picker; the editor keeps working m
   wait("settled", function() return pi.status().settled >= 1 end)
   timer:stop() timer:close()
   vim.ui.select = original
+  pi.config.review = true
   -- the write went through the editor: a buffer holds it, unsaved (tests/editfs.lua)
   local made = vim.fn.bufnr(dir .. "/made.txt")
   assert(made > 0 and vim.api.nvim_buf_get_lines(made, 0, -1, false)[1] == "by pi", buffer_text())
@@ -302,7 +312,7 @@ test("the live view equals the replayed one: text after thinking on its own line
   wait("settled", function() return pi.status().settled >= 1 end)
   local live = buffer_lines()
   local expected = { "", "", "## you", "think and write", "", "## pi", "", "thinking {{{", "quietly", "}}}",
-                     "Writing it.", "→ write", "  content:", "    one", "    two", "  path: a.txt",
+                     "Writing it.", "→ write a.txt", "    one", "    two",
                      "write output {{{", "Created a.txt (7 bytes)", "}}}",
                      "", "## pi", "", "→ bash", "  command: echo tool-done", "bash output {{{", "tool-done", "",
                      -- the write went through the editor: a.txt is a new buffer, not saved yet
@@ -406,18 +416,49 @@ test("commands before the daemon runs give a clear message", function()
   for _, message in ipairs(shown) do assert(message:find("not running", 1, true), message) end
 end)
 
-test("the floating prompt sends what was typed; the statusline shows model, tokens and cost", function()
-  local dir = workspace({ text("answered from the prompt") })
+test("the input area under the chat sends what was typed; the statusline shows model, tokens and cost", function()
+  local dir = workspace({ text("answered from the input area") })
   local pi = start(dir)
   local buf, win = pi.ask()
-  assert(vim.api.nvim_win_get_config(win).relative == "editor", "a floating window")
+  local chat_win = vim.fn.win_findbuf(pi.status().buf)[1]
+  assert(vim.api.nvim_win_get_config(win).relative == "", "a window, not a float")
+  local chat_pos, input_pos = vim.api.nvim_win_get_position(chat_win), vim.api.nvim_win_get_position(win)
+  assert(input_pos[1] > chat_pos[1] and input_pos[2] == chat_pos[2], vim.inspect({ chat_pos, input_pos }))
+  assert(vim.api.nvim_eval_statusline(vim.wo[win].winbar, { winid = win, use_winbar = true }).str:find("Ask pi", 1, true))
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, { "a question", "on two lines" })
-  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes("<Esc><C-s>", true, false, true), "x", false)
+  local keys = function(k) vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(k, true, false, true), "x", false) end
+  keys("<Esc>") -- (the insert mode the input area started in begins here)
+  keys("<CR>")
   wait("settled", function() return pi.status().settled >= 1 end)
-  assert(not vim.api.nvim_win_is_valid(win), "the prompt closed")
+  assert(vim.api.nvim_win_is_valid(win), "the input area stays")
+  assert(vim.deep_equal(vim.api.nvim_buf_get_lines(buf, 0, -1, false), { "" }), "emptied once sent")
   assert(buffer_text():find("## you\na question\non two lines", 1, true), buffer_text())
   wait("the status", function() return pi.statusline():find("tok", 1, true) ~= nil end)
   assert(pi.statusline():match("^π faux/script · ask · %d+ tok · %$%d+%.%d%d%d%d$"), pi.statusline())
+end)
+
+test("the input area's history: <C-p> / <C-n> step through the prompts sent, back to the draft", function()
+  local dir = workspace({ text("one"), text("two") })
+  local pi = start(dir)
+  local buf, win = pi.ask()
+  local keys = function(k) vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(k, true, false, true), "x", false) end
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, { "first prompt" })
+  keys("<C-s>")
+  wait("settled", function() return pi.status().settled >= 1 end)
+  vim.cmd("Pi second prompt") -- :Pi with text goes into the same history
+  wait("settled twice", function() return pi.status().settled >= 2 end)
+  vim.api.nvim_set_current_win(win)
+  keys("<Esc>")
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, { "a draft" })
+  local text = function() return table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n") end
+  keys("<C-p>")
+  assert(text() == "second prompt", text())
+  keys("<C-p>")
+  assert(text() == "first prompt", text())
+  keys("<C-n>")
+  assert(text() == "second prompt", text())
+  keys("<C-n>")
+  assert(text() == "a draft", text())
 end)
 
 test(":PiModel marks the current model and says why others are unavailable", function()
@@ -435,7 +476,7 @@ test(":PiModel marks the current model and says why others are unavailable", fun
   vim.ui.select = original
   assert(prompt == "Model (now faux/script)", prompt)
   assert(vim.tbl_contains(labels, "● faux/script"), vim.inspect(labels))
-  local reason = vim.tbl_filter(function(l) return l:find("^✗ openai/") and l:find("OPENAI_API_KEY", 1, true) end, labels)
+  local reason = vim.tbl_filter(function(l) return l:find("^✗ openai — ") and l:find("OPENAI_API_KEY", 1, true) end, labels)
   assert(#reason == 1, vim.inspect(labels))
 end)
 
@@ -444,6 +485,9 @@ dofile(root .. "/tests/editfs.lua")({ test = test, start = start, workspace = wo
 dofile(root .. "/tests/language.lua")({ test = test, start = start, workspace = workspace, wait = wait, text = text,
                                        call = call, buffer_text = buffer_text, python = python })
 
+dofile(root .. "/tests/chat_review.lua")({ test = test, start = start, workspace = workspace, wait = wait,
+                                         text = text, call = call, buffer_text = buffer_text,
+                                         buffer_lines = buffer_lines })
 dofile(root .. "/tests/session_features.lua")({ test = test, start = start, workspace = workspace, wait = wait,
                                                text = text, call = call, buffer_text = buffer_text })
 

@@ -13,14 +13,17 @@ return function(t)
     return vim.fn.filereadable(path) == 1 and table.concat(vim.fn.readfile(path), "\n") or nil
   end
 
-  -- vim.ui.select answered by `answer(items, opts)` (an item or nil) for each call; the prompts are kept.
+  -- vim.ui.select answered by `answer(items, opts)` (an item or nil) for each call (every permission
+  -- too); the prompts are kept.
   local function picking(answer)
     local original, prompts = vim.ui.select, {}
+    local pi = require("pi")
+    pi.config.review = false -- a write is asked in the picker too, not shown as a diff (tests/chat_review.lua)
     vim.ui.select = function(items, opts, on_choice)
       table.insert(prompts, opts.prompt)
       on_choice(answer(items, opts))
     end
-    return prompts, function() vim.ui.select = original end
+    return prompts, function() vim.ui.select, pi.config.review = original, true end
   end
 
 

@@ -7,6 +7,8 @@ local M = {}
 
 local ns = vim.api.nvim_create_namespace("pi_chat")
 local nested_ns = vim.api.nvim_create_namespace("pi_nested")
+local diff_ns = vim.api.nvim_create_namespace("pi_chat_diff")
+local calls = require("pi.calls")
 local buf_ = nil
 local target = nil -- the buffer written to instead of the chat's, inside M.with
 -- per buffer: tools (toolCallId -> { mark, count, name }: the live output regions) and calls
@@ -47,6 +49,7 @@ function M.clear()
   per_buf[M.buffer()] = nil
   vim.api.nvim_buf_clear_namespace(M.buffer(), ns, 0, -1)
   vim.api.nvim_buf_clear_namespace(M.buffer(), nested_ns, 0, -1)
+  vim.api.nvim_buf_clear_namespace(M.buffer(), diff_ns, 0, -1)
   vim.api.nvim_buf_set_lines(M.buffer(), 0, -1, false, {})
 end
 
@@ -79,34 +82,27 @@ local function split(text)
   return vim.split(text, "\n", { plain = true })
 end
 
--- A tool call's arguments, one per line; multi-line strings (file contents, scripts) as
--- indented blocks.
-function M.format_args(args)
-  local out = {}
-  if type(args) ~= "table" then return { "  " .. vim.json.encode(args) } end
-  local keys = vim.tbl_keys(args)
-  table.sort(keys)
-  for _, key in ipairs(keys) do
-    local value = args[key]
-    if type(value) == "string" and value:find("\n", 1, true) then
-      table.insert(out, "  " .. key .. ":")
-      for _, l in ipairs(split(value)) do table.insert(out, "    " .. l) end
-    elseif type(value) == "string" then
-      table.insert(out, "  " .. key .. ": " .. value)
-    else
-      table.insert(out, "  " .. key .. ": " .. vim.json.encode(value))
+-- A tool call as lua/pi/calls.lua reads it; diff lines highlighted.
+function M.tool_call(call)
+  local buf = M.buffer()
+  for _, l in ipairs(calls.lines(call)) do
+    M.line(l[1])
+    if l[2] then
+      vim.api.nvim_buf_set_extmark(buf, diff_ns, vim.api.nvim_buf_line_count(buf) - 1, 0, { line_hl_group = l[2] })
     end
   end
-  return out
-end
-
-function M.tool_call(call)
-  M.line("→ " .. call.name)
-  for _, l in ipairs(M.format_args(call.arguments or vim.empty_dict())) do M.line(l) end
   if call.id then
-    local buf = M.buffer()
     of(buf).calls[call.id] = vim.api.nvim_buf_set_extmark(buf, nested_ns, vim.api.nvim_buf_line_count(buf) - 1, 0, {})
   end
+end
+
+-- The highlight group of each highlighted line: { [row (1-based)] = group } (for tests).
+function M.highlights()
+  local out = {}
+  for _, mark in ipairs(vim.api.nvim_buf_get_extmarks(M.buffer(), diff_ns, 0, -1, { details = true })) do
+    out[mark[2] + 1] = mark[4].line_hl_group
+  end
+  return out
 end
 
 -- Virtual lines drawn under a tool call's arguments (what the call started: a subagent's

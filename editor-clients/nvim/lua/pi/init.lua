@@ -1,7 +1,8 @@
 -- pi.nvim: the pi-daemon coding agent in Neovim.
 -- Talks JSON-RPC (Content-Length framing) to the daemon through vim.lsp.rpc, streams the
--- answer into a chat buffer (lua/pi/chat.lua), asks permissions with vim.ui.select without
--- blocking the editor, and manages sessions and models.
+-- answer into a chat buffer (lua/pi/chat.lua) with an input area under it (lua/pi/input.lua),
+-- asks permissions without blocking the editor (a write or edit as a diff, lua/pi/review.lua;
+-- the others with vim.ui.select), and manages sessions and models.
 -- Types: lua/pi/protocol.lua (LuaCATS, generated from the daemon's protocol declaration).
 local chat = require("pi.chat")
 local protocol = require("pi.protocol")
@@ -22,6 +23,8 @@ M.config = {
     prompt = "<leader>pp", chat = "<leader>pc", abort = "<leader>pa", sessions = "<leader>ps",
     model = "<leader>pm", new = "<leader>pn",
   },
+  review = true, -- a write / edit permission opens its diff to accept or reject (lua/pi/review.lua)
+  input = {}, -- the chat's input area: height and keys (lua/pi/input.lua's defaults)
   editor_fs = true, -- the agent reads loaded buffers and edits through them (see lua/pi/editfs.lua)
   language_features = true, -- the agent asks Neovim's language servers (see lua/pi/language.lua)
 }
@@ -35,26 +38,11 @@ local sessions = require("pi.sessions")
 local state = { rpc = nil, busy = false, queue = { steering = {}, followUp = {} }, session = nil,
                 settled = 0, log = nil, stats = nil, model = nil, commands = {}, mode = "ask" }
 
-local queue_ns = vim.api.nvim_create_namespace("pi_queue")
-
--- The queue is shown under the last line, as virtual lines that are not part of the text.
-local function show_queue()
-  local buf = chat.buffer()
-  vim.api.nvim_buf_clear_namespace(buf, queue_ns, 0, -1)
-  local lines = {}
-  for _, text in ipairs(state.queue.steering) do table.insert(lines, { { "  queued steer: " .. text, "Comment" } }) end
-  for _, text in ipairs(state.queue.followUp) do table.insert(lines, { { "  queued follow-up: " .. text, "Comment" } }) end
-  if #lines > 0 then
-    vim.api.nvim_buf_set_extmark(buf, queue_ns, vim.api.nvim_buf_line_count(buf) - 1, 0, { virt_lines = lines })
-  end
-end
-
+local input = require("pi.input")
+local pick = require("pi.pick")
+local review = require("pi.review")
 local render = require("pi.render")
 local line = render.line
--- the queue stays under the last line of the chat (not of a subagent's view)
-render.after_line = function()
-  if #state.queue.steering + #state.queue.followUp > 0 and chat.buffer() == chat.current() then show_queue() end
-end
 
 -- The conversation's events draw through lua/pi/render.lua; the others are the chat's.
 local handlers = setmetatable({}, { __index = function(_, name)
@@ -65,8 +53,8 @@ end })
 ---@param event pi.QueueUpdate
 function handlers.queue_update(event)
   state.queue = { steering = event.steering, followUp = event.followUp, items = event.items or {} }
-  vim.b[chat.buffer()].pi_queue = state.queue
-  show_queue()
+  input.show_queue(state.queue)
+  vim.cmd.redrawstatus()
 end
 
 function handlers.model_changed(event)
@@ -83,6 +71,7 @@ function handlers.commands_update(event) state.commands = event.commands end
 function handlers.agent_settled(event)
   state.busy = false
   state.settled = state.settled + 1
+  review.close_all() -- a review left open belongs to the run that ended
   chat.mark_end(event.aborted and "— aborted —" or "—")
   if state.mode == "plan" and not event.aborted then chat.mark_end(modes.PLAN_READY) end
   M.refresh_status()
@@ -122,21 +111,6 @@ local function on_event(params)
   if handler then handler(params.event) end
 end
 
--- Asks with vim.ui.select from inside a server request. vim.lsp.rpc runs each server
--- request handler in a coroutine and sends its return value as the reply, so the handler
--- yields until the picker calls back, whenever that is (dressing, snacks, telescope draw
--- later from the event loop); the editor never waits.
-local function select_async(items, opts)
-  local co = coroutine.running()
-  local answered = false
-  vim.ui.select(items, opts, function(item)
-    if answered then return end
-    answered = true
-    vim.schedule(function() coroutine.resume(co, item) end)
-  end)
-  return coroutine.yield()
-end
-
 local choice_labels = { allow_once = "Allow once", allow_session = "Allow this session", allow_always = "Always allow",
                         reject_once = "Reject", reject_always = "Always reject" }
 local remembering = { allow_session = true, allow_always = true, reject_always = true }
@@ -154,7 +128,13 @@ local function permission(params)
   local items = params.options or { "allow_once", "reject_once" }
   local child = subagents.children[params.sessionId]
   local prompt = child and ("subagent “%s”: %s"):format(child.description, params.title) or params.title
-  local choice = select_async(items, { prompt = prompt, kind = "pi.permission",
+  local label = function(item) return M.permission_label(item, params) end
+  if M.config.review and review.reviews(params) then
+    local outcome, why = review.await(params, state.workspace, prompt, label)
+    if outcome then return { outcome = outcome } end
+    prompt = prompt .. " (no diff to show: " .. why .. ")"
+  end
+  local choice = pick.await(items, { prompt = prompt, kind = "pi.permission",
                                        format_item = function(item) return M.permission_label(item, params) end })
   return { outcome = choice or "cancelled" }
 end
@@ -166,7 +146,7 @@ local function workspace_trust(params)
   local lines = {}
   for _, r in ipairs(params.reasons or {}) do table.insert(lines, r.field .. ": " .. r.effect) end
   local prompt = "Trust workspace " .. params.workspace .. "? Until then pi ignores: " .. table.concat(lines, "; ")
-  local item = select_async({ "Trust", "Don't trust" }, { prompt = prompt, kind = "pi.trust" })
+  local item = pick.await({ "Trust", "Don't trust" }, { prompt = prompt, kind = "pi.trust" })
   if item == nil then return nil, vim.lsp.rpc.rpc_response_error(-32800, "not answered") end
   return { trusted = item == "Trust" }
 end
@@ -286,6 +266,8 @@ function M.statusline()
     table.insert(parts, ("$%.4f"):format(state.stats.cost))
   end
   if state.busy then table.insert(parts, "working") end
+  local queued = #state.queue.steering + #state.queue.followUp
+  if queued > 0 then table.insert(parts, queued .. " queued") end
   local running = subagents.running()
   if running > 0 then table.insert(parts, running .. " subagent" .. (running > 1 and "s" or "")) end
   return table.concat(parts, " · ")
@@ -311,6 +293,7 @@ local function command_done(result)
   chat.line("[/" .. result.command.name .. " done" .. (file and (": " .. file) or "") .. "]")
 end
 
+-- The chat's window (made on the right when none shows it) with its input area under it.
 function M.open()
   local buf = chat.buffer()
   if #vim.fn.win_findbuf(buf) == 0 then
@@ -319,6 +302,8 @@ function M.open()
     vim.wo.foldmethod = "marker"
     vim.wo.foldlevel = 0
   end
+  input.config = vim.tbl_extend("force", input.defaults, M.config.input or {})
+  return input.open(vim.fn.win_findbuf(buf)[1])
 end
 
 function M.prompt(text, behaviour, context)
@@ -328,37 +313,20 @@ end
 
 -- `context`: editor context items (see editfs.selection), sent with the text.
 function M.send(text, context)
+  input.remember(text)
   if state.busy then
-    vim.ui.select({ "steer", "followUp" }, { prompt = "pi is working; send as" }, function(choice)
+    pick.select({ "steer", "followUp" }, { prompt = "pi is working; send as" }, function(choice)
       if choice then M.prompt(text, choice, context) end
     end)
   else M.prompt(text, nil, context) end
 end
 
--- A floating prompt: write (several lines if needed), <C-s> or <CR> in normal mode sends, q cancels.
--- `context`: editor context items sent with what is written (:'<,'>Pi without text).
+-- The input area under the chat (lua/pi/input.lua), focused; `context`: editor context items
+-- sent with what is written there next (:'<,'>Pi without text). Returns its buffer and window.
 function M.ask(context)
-  local buf = vim.api.nvim_create_buf(false, true)
-  vim.bo[buf].filetype = "markdown"
-  local width = math.max(40, math.floor(vim.o.columns * 0.6))
-  local win = vim.api.nvim_open_win(buf, true, {
-    relative = "editor", width = width, height = 5, row = math.floor((vim.o.lines - 7) / 2),
-    col = math.floor((vim.o.columns - width) / 2), style = "minimal", border = "rounded",
-    title = (state.busy and " pi is working: steer or follow up" or " Ask pi")
-      .. (context and " about the selection " or " "), title_pos = "center",
-    footer = " <C-s> send · q cancel ", footer_pos = "center",
-  })
-  local function submit()
-    local text = vim.trim(table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n"))
-    vim.api.nvim_win_close(win, true)
-    vim.cmd.stopinsert()
-    if text ~= "" then M.send(text, context) end
-  end
-  vim.keymap.set({ "n", "i" }, "<C-s>", submit, { buffer = buf, desc = "pi: send" })
-  vim.keymap.set("n", "<CR>", submit, { buffer = buf, desc = "pi: send" })
-  vim.keymap.set("n", "q", function() vim.api.nvim_win_close(win, true) end, { buffer = buf, desc = "pi: cancel" })
-  vim.cmd.startinsert()
-  return buf, win
+  M.start()
+  M.open()
+  return input.focus(context, vim.fn.win_findbuf(chat.buffer())[1])
 end
 
 -- Review (lua/pi/editfs.lua): :PiDiff, :PiAccept, :PiRevert.
@@ -419,8 +387,9 @@ function M.model_items(result, current)
     table.insert(items, { model = m, label = (name == current and "● " or "  ") .. name })
   end
   for _, u in ipairs(result.unavailable or {}) do
+    -- the reason first: a picker cuts a long line at its end
     table.insert(items, { reason = u.reason,
-                          label = "✗ " .. u.provider .. "/" .. table.concat(u.models or {}, ", ") .. " — " .. u.reason })
+                          label = "✗ " .. u.provider .. " — " .. u.reason .. ": " .. table.concat(u.models or {}, ", ") })
   end
   return items
 end
@@ -448,7 +417,7 @@ function M.model()
   M.start()
   M.request("listModels", {}, function(result)
     local items = M.model_items(result, state.model)
-    vim.ui.select(items, { prompt = "Model (now " .. (state.model or "none") .. ")",
+    pick.select(items, { prompt = "Model (now " .. (state.model or "none") .. ")",
                            format_item = function(item) return item.label end }, function(choice)
       if not choice then return end
       if choice.reason then vim.notify("pi: " .. choice.reason, vim.log.levels.WARN) return end

@@ -1,5 +1,6 @@
 -- The session's mode: plan (read-only tools, the agent answers with a plan), ask (the
 -- default) or auto-edit (writes and edits without asking, commands still ask).
+local pick = require("pi.pick")
 local M = { MODES = { "plan", "ask", "auto-edit" } }
 
 M.DESCRIPTIONS = {
@@ -26,7 +27,7 @@ function M.choose(pi, mode, current, done)
     end
     return set(mode)
   end
-  vim.ui.select(M.MODES, { prompt = "Mode (now " .. current .. ")", kind = "pi.mode",
+  pick.select(M.MODES, { prompt = "Mode (now " .. current .. ")", kind = "pi.mode",
                            format_item = function(m) return M.DESCRIPTIONS[m] end }, function(choice)
     if choice then set(choice) end
   end)

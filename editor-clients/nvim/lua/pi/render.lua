@@ -4,14 +4,7 @@
 local chat = require("pi.chat")
 local M = {}
 
----Called after each line written (the chat re-anchors its queue there).
----@type fun()|nil
-M.after_line = nil
-
-local function line(text)
-  chat.line(text)
-  if M.after_line then M.after_line() end
-end
+local function line(text) chat.line(text) end
 M.line = line
 
 ---@param message pi.AgentMessage
@@ -22,6 +15,27 @@ function M.content_text(message)
     if block.type == "text" then table.insert(out, block.text) end
   end
   return table.concat(out)
+end
+
+M.CONTEXT = "\n\n[editor context]\n"
+
+-- The editor context the daemon rendered after a prompt's text (lua/pi/editfs.lua's
+-- selection, sent with :'<,'>Pi) is one closed fold, its first line naming what it holds:
+-- "context: app.py lines 3-4 {{{".
+local function user_text(text)
+  local at = text:find(M.CONTEXT, 1, true)
+  if not at then line(text) return end
+  line(text:sub(1, at - 1))
+  local body = vim.split(text:sub(at + #M.CONTEXT), "\n", { plain = true })
+  local names = {}
+  for i, l in ipairs(body) do
+    local path, span = l:match("^(%S.-) (lines? [%d%-]+):$")
+    if path then table.insert(names, vim.fn.fnamemodify(path, ":~:.") .. " " .. span)
+    elseif i == 1 then table.insert(names, vim.fn.fnamemodify((l:gsub(":$", "")), ":~:.")) end
+  end
+  line("context: " .. table.concat(names, ", ") .. " {{{")
+  for _, l in ipairs(body) do line(l) end
+  line("}}}")
 end
 
 -- A stored message (a replay) comes whole; a streaming one grows through message_update.
@@ -43,7 +57,7 @@ local handlers = M.handlers
 ---@param event pi.MessageStart
 function handlers.message_start(event, live)
   local m = event.message
-  if m.role == "user" then line("") line("## you") line(M.content_text(m))
+  if m.role == "user" then line("") line("## you") user_text(M.content_text(m))
   elseif m.role == "assistant" then
     line("") line("## pi") line("")
     if m.stopReason ~= "pending" then assistant(m) end

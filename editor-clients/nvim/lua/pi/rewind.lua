@@ -2,6 +2,7 @@
 -- the workspace's files as they were there. The daemon's dry run lists what would change
 -- and what it would leave alone (files changed by hand since), and the user confirms.
 local chat = require("pi.chat")
+local pick = require("pi.pick")
 local M = {}
 
 -- The user messages of a session tree (file order) as picker items; those on the current
@@ -39,7 +40,7 @@ function M.confirm(pi, item, done)
     local labels = { files = "Rewind conversation and files: " .. M.summary(preview),
                      keep = "Rewind conversation only (keep the files)", cancel = "Cancel" }
     local prompt = ("Rewind to before “%s”?"):format((item.text:gsub("%s+", " ")):sub(1, 60))
-    vim.ui.select(M.CHOICES, { prompt = prompt, kind = "pi.rewind", format_item = function(c) return labels[c] end },
+    pick.select(M.CHOICES, { prompt = prompt, kind = "pi.rewind", format_item = function(c) return labels[c] end },
       function(choice)
         if not choice or choice == "cancel" then return end
         local files = choice == "files" and "revert" or "keep"
@@ -67,7 +68,7 @@ end
 -- to be edited and sent again. `pi` is require("pi").
 function M.run(pi)
   pi.request("session/tree", {}, function(tree)
-    vim.ui.select(M.items(tree), { prompt = "Rewind to before", format_item = function(i) return i.line end },
+    pick.select(M.items(tree), { prompt = "Rewind to before", format_item = function(i) return i.line end },
       function(item)
         if not item then return end
         M.confirm(pi, item, function(result, files)

@@ -2,15 +2,19 @@
 -- and :PiTree (continue from any entry of the session's tree). `pi` is require("pi").
 local chat = require("pi.chat")
 local render = require("pi.render")
+local pick = require("pi.pick")
 local M = {}
 
 local function when(iso)
   return iso and iso ~= vim.NIL and (iso:gsub("T", " "):sub(1, 16)) or "?"
 end
 
+M.TITLE = 80 -- a session's title in the list is cut to this width
+
 function M.label(s)
   local title = s.name ~= vim.NIL and s.name or s.firstMessage
   if title == nil or title == vim.NIL or title == "" then title = "(empty)" end
+  title = pick.one_line(title, M.TITLE)
   return ("%s  %s  (%d messages)"):format(when(s.updatedAt), title, s.messageCount)
 end
 
@@ -40,7 +44,7 @@ end
 
 function M.resume(pi)
   pi.request("session/list", {}, function(result)
-    vim.ui.select(M.resume_items(result.sessions),
+    pick.select(M.resume_items(result.sessions),
                   { prompt = "Resume session", format_item = function(i) return i.line end }, function(item)
       if not item then return end
       chat.clear()
@@ -54,7 +58,7 @@ end
 function M.fork(pi)
   pi.request("session/entries", {}, function(result)
     local users = vim.tbl_filter(function(e) return e.type == "message" and e.message.role == "user" end, result.entries)
-    vim.ui.select(users, { prompt = "Fork from", format_item = function(e) return render.content_text(e.message) end },
+    pick.select(users, { prompt = "Fork from", format_item = function(e) return render.content_text(e.message) end },
       function(choice)
         if not choice then return end
         pi.request("session/fork", { entryId = choice.id }, function(forked)
@@ -99,7 +103,7 @@ end
 -- :PiTree — pick an entry of the session's tree and continue from there (redraws the chat).
 function M.tree(pi, summarize)
   pi.request("session/tree", {}, function(tree)
-    vim.ui.select(M.tree_items(tree), { prompt = "Continue from", format_item = function(i) return i.line end },
+    pick.select(M.tree_items(tree), { prompt = "Continue from", format_item = function(i) return i.line end },
       function(choice)
         if not choice then return end
         pi.request("session/navigate", { entryId = choice.id, summarize = summarize or false }, function(moved)

@@ -5,6 +5,7 @@
 -- (:PiSubagents, which can also abort a running one).
 local chat = require("pi.chat")
 local render = require("pi.render")
+local pick = require("pi.pick")
 local M = { children = {}, order = {} }
 
 M.SHOWN_TOOLS = 4 -- the latest tool calls shown under the task call
@@ -149,11 +150,11 @@ end
 function M.pick(pi)
   local items = M.items()
   if #items == 0 then vim.notify("pi: no subagent has run in this chat") return end
-  vim.ui.select(items, { prompt = "Subagents", kind = "pi.subagents", format_item = function(i) return i.line end },
+  pick.select(items, { prompt = "Subagents", kind = "pi.subagents", format_item = function(i) return i.line end },
     function(item)
       if not item then return end
       local actions = item.child.status == "running" and { "Open", "Abort" } or { "Open" }
-      vim.ui.select(actions, { prompt = "subagent: " .. item.child.description, kind = "pi.subagent" },
+      pick.select(actions, { prompt = "subagent: " .. item.child.description, kind = "pi.subagent" },
         function(action)
           if action == "Abort" then pi.request("abort", { sessionId = item.child.id })
           elseif action == "Open" then M.open(pi, item.child) end

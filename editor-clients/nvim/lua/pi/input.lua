@@ -1,0 +1,164 @@
+-- The chat's input area: a window under the transcript (as codecompanion's) where the prompt
+-- is written over as many lines as needed and sent with a key (<CR> in normal mode, <C-s> in
+-- both; while pi works it steers or follows up), with the prompts sent before a key away
+-- (<C-p> / <C-n> in normal mode). Its winbar says what sending does and what goes along
+-- (a selection from :'<,'>Pi); the queue of steers and follow-ups waiting is drawn just above
+-- the text, so it stays in view while the chat follows its end.
+local M = {}
+
+M.defaults = { height = 5, send = "<CR>", send_insert = "<C-s>", previous = "<C-p>", next = "<C-n>" }
+M.config = vim.deepcopy(M.defaults)
+
+local ns = vim.api.nvim_create_namespace("pi_queue")
+local s = { buf = nil, history = {}, at = nil, draft = nil, context = nil, queue = 0 }
+
+local function text_of(buf) return vim.trim(table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n")) end
+local function set_text(text) vim.api.nvim_buf_set_lines(M.buffer(), 0, -1, false, vim.split(text, "\n", { plain = true })) end
+
+-- The window showing the input, if any.
+function M.window()
+  return s.buf and vim.api.nvim_buf_is_valid(s.buf) and vim.fn.win_findbuf(s.buf)[1] or nil
+end
+
+-- The queue's lines sit above line 1 (virtual lines there show only as the window's top filler).
+local function show_top()
+  local win = M.window()
+  if win and s.queue > 0 then
+    vim.api.nvim_win_call(win, function()
+      if vim.fn.line("w0") == 1 then vim.fn.winrestview({ topfill = s.queue }) end
+    end)
+  end
+end
+
+-- A prompt sent (from here or with :Pi text) goes to the end of the history.
+function M.remember(text)
+  if s.history[#s.history] ~= text then table.insert(s.history, text) end
+  s.at, s.draft = nil, nil
+end
+
+-- Steps through the history (-1: older, 1: newer); past the newest is what was being written.
+function M.recall(step)
+  local buf = M.buffer()
+  if #s.history == 0 then return end
+  if not s.at then
+    if step > 0 then return end
+    s.draft, s.at = text_of(buf), #s.history + 1
+  end
+  s.at = math.max(1, s.at + step)
+  if s.at > #s.history then
+    s.at = nil
+    set_text(s.draft or "")
+  else
+    set_text(s.history[s.at])
+  end
+end
+
+-- Sends what is written (with the pending context), empties the area.
+function M.submit()
+  local buf = M.buffer()
+  local text = text_of(buf)
+  if text == "" then return end
+  local context = s.context
+  s.context = nil
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, {})
+  require("pi").send(text, context)
+end
+
+function M.buffer()
+  if s.buf and vim.api.nvim_buf_is_valid(s.buf) then return s.buf end
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_buf_set_name(buf, "pi://input")
+  vim.bo[buf].buftype = "nofile"
+  vim.bo[buf].bufhidden = "hide"
+  vim.bo[buf].filetype = "markdown"
+  local keys, opts = M.config, function(desc) return { buffer = buf, desc = "pi: " .. desc } end
+  if keys.send then vim.keymap.set("n", keys.send, M.submit, opts("send")) end
+  if keys.send_insert then vim.keymap.set({ "n", "i" }, keys.send_insert, M.submit, opts("send")) end
+  if keys.previous then vim.keymap.set("n", keys.previous, function() M.recall(-1) end, opts("previous prompt")) end
+  if keys.next then vim.keymap.set("n", keys.next, function() M.recall(1) end, opts("next prompt")) end
+  vim.api.nvim_create_autocmd({ "TextChanged", "TextChangedI", "CursorMoved", "CursorMovedI", "BufWinEnter" },
+                              { buffer = buf, callback = show_top })
+  s.buf = buf
+  return buf
+end
+
+local function keys_label()
+  local c = M.config
+  local parts = {}
+  if c.send then table.insert(parts, c.send) end
+  if c.send_insert then table.insert(parts, c.send_insert) end
+  local out = table.concat(parts, "/") .. " send"
+  if c.previous and c.next then out = out .. " · " .. c.previous .. "/" .. c.next .. " history" end
+  return out
+end
+
+-- The winbar: what sending does now, what goes along, the keys.
+function M.winbar()
+  local ok, pi = pcall(require, "pi")
+  local busy = ok and pi.status().busy
+  local title = busy and "pi is working: steer or follow up" or "Ask pi"
+  if s.context then
+    local names = {}
+    for _, item in ipairs(s.context) do
+      local span = item.range and ("lines %d-%d"):format(item.range.start.line + 1, item.range["end"].line) or ""
+      table.insert(names, vim.fn.fnamemodify(item.path, ":t") .. " " .. span)
+    end
+    title = title .. " about " .. table.concat(names, ", ")
+  end
+  return (" %s%%=%s "):format(title:gsub("%%", "%%%%"), keys_label():gsub("%%", "%%%%"))
+end
+
+-- A window under `chat_win` showing the input area (made when there is none).
+function M.open(chat_win)
+  local win = M.window()
+  if win then return win end
+  win = vim.api.nvim_open_win(M.buffer(), false, { split = "below", win = chat_win, height = M.config.height + s.queue })
+  vim.wo[win].winfixheight = true
+  vim.wo[win].number = false
+  vim.wo[win].relativenumber = false
+  vim.wo[win].signcolumn = "no"
+  vim.wo[win].wrap = true
+  vim.wo[win].winbar = "%{%v:lua.require'pi.input'.winbar()%}"
+  vim.api.nvim_create_autocmd("WinClosed", { pattern = tostring(chat_win), once = true, callback = function()
+    vim.schedule(function() if vim.api.nvim_win_is_valid(win) then pcall(vim.api.nvim_win_close, win, false) end end)
+  end })
+  show_top()
+  return win
+end
+
+-- Focus the input area (in insert mode); `context`: editor context items sent with the next
+-- prompt (nil: none). Returns its buffer and window.
+function M.focus(context, chat_win)
+  s.context = context
+  local win = M.open(chat_win)
+  vim.api.nvim_set_current_win(win)
+  vim.cmd.startinsert()
+  vim.cmd.redrawstatus()
+  return M.buffer(), win
+end
+
+-- The queue (a queue_update's steering and followUp texts), one line each above the text.
+function M.show_queue(queue)
+  local buf = M.buffer()
+  vim.api.nvim_buf_clear_namespace(buf, ns, 0, -1)
+  local lines = {}
+  for _, text in ipairs(queue.steering or {}) do table.insert(lines, { { "queued steer: " .. text, "Comment" } }) end
+  for _, text in ipairs(queue.followUp or {}) do table.insert(lines, { { "queued follow-up: " .. text, "Comment" } }) end
+  for i, l in ipairs(lines) do l[1][1] = require("pi.pick").one_line(l[1][1]) lines[i] = l end
+  s.queue = #lines
+  if #lines > 0 then vim.api.nvim_buf_set_extmark(buf, ns, 0, 0, { virt_lines = lines, virt_lines_above = true }) end
+  local win = M.window()
+  if win then vim.api.nvim_win_set_height(win, M.config.height + #lines) end
+  show_top()
+end
+
+-- The queue lines shown (for tests).
+function M.queue_lines()
+  local out = {}
+  for _, mark in ipairs(vim.api.nvim_buf_get_extmarks(M.buffer(), ns, 0, -1, { details = true })) do
+    for _, l in ipairs(mark[4].virt_lines or {}) do table.insert(out, l[1][1]) end
+  end
+  return out
+end
+
+return M
