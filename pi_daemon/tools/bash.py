@@ -8,6 +8,7 @@ see :mod:`.shell`). The sandbox (:mod:`.sandbox`) is read from settings at each 
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
@@ -57,10 +58,14 @@ class BashTool(WorkspaceTool):
         if self.files.changes is not None:  # allowed, about to run: what it changes is found from here
             await self.files.changes.before_bash()
         box = sandbox.configured(self.workspace.root)
-        result = await run_shell(args["command"], str(self.workspace.cwd), cancel=cancel,
-                                 timeout=args.get("timeout", 300), on_output=output,
-                                 spill_dir=self.workspace.root / ".pi" / "tmp",
-                                 sandbox=box, writable=self.workspace.roots)
+        try:
+            result = await run_shell(args["command"], str(self.workspace.cwd), cancel=cancel,
+                                     timeout=args.get("timeout", 300), on_output=output,
+                                     spill_dir=self.workspace.root / ".pi" / "tmp",
+                                     sandbox=box, writable=self.workspace.roots)
+        except asyncio.CancelledError:
+            await on_update(ToolResult.text(window))  # stopped: its result is the output shown so far
+            raise
         text = result.output or "(no output)"
         if result.truncated and result.full_output_path:
             text = f"[output cut to its last lines; the full output is in {result.full_output_path}]\n{text}"
