@@ -87,12 +87,13 @@ export interface AutoRetryStart {
   errorMessage: string;
 }
 
-/** How the command ended. */
+/** How the command ended, and the agent's edits the editor saved before it ran (shown paths; also in each of its updates' details). */
 export interface BashDetails {
   exitCode: number | null;
   truncated: boolean;
   fullOutputPath: string | null;
   sandboxed: boolean;
+  savedFiles?: string[];
 }
 
 export interface BashExecutionMessage {
@@ -488,6 +489,7 @@ export interface FilesTouched {
 export interface FsCapabilities {
   readTextFile?: boolean;
   applyEdit?: boolean;
+  save?: boolean;
 }
 
 export interface GetCommandsResult {
@@ -949,6 +951,21 @@ export interface SandboxState {
   active: boolean;
   network: boolean;
   reason?: string;
+}
+
+export interface SaveFailure {
+  path: string;
+  reason: string;
+}
+
+export interface SaveFilesParams {
+  sessionId: string;
+  paths: string[];
+}
+
+export interface SaveFilesResult {
+  saved?: string[];
+  failed?: SaveFailure[];
 }
 
 export interface ServerCapabilities {
@@ -1689,6 +1706,8 @@ export interface ClientRequests {
   "editor/workspaceSymbols": { params: WorkspaceSymbolsParams; result: SymbolInformation[] };
   /** the file as the editor holds it */
   "fs/readTextFile": { params: ReadTextFileParams; result: ReadTextFileResult };
+  /** save these buffers (the agent's edits) before a command runs */
+  "fs/save": { params: SaveFilesParams; result: SaveFilesResult };
   /** may this tool call run? (and what to remember) */
   "permission/request": { params: PermissionRequestParams; result: PermissionRequestResult };
   /** apply an edit in the editor (LSP's request) */

@@ -74,12 +74,13 @@
 ---@field delayMs integer
 ---@field errorMessage string
 
---- How the command ended.
+--- How the command ended, and the agent's edits the editor saved before it ran (shown paths; also in each of its updates' details).
 ---@class pi.BashDetails
 ---@field exitCode integer|nil
 ---@field truncated boolean
 ---@field fullOutputPath string|nil
 ---@field sandboxed boolean
+---@field savedFiles? string[]
 
 ---@class pi.BashExecutionMessage
 ---@field role "bashExecution"
@@ -406,6 +407,7 @@
 ---@class pi.FsCapabilities
 ---@field readTextFile? boolean
 ---@field applyEdit? boolean
+---@field save? boolean
 
 ---@class pi.GetCommandsResult
 ---@field commands pi.CommandInfo[]
@@ -786,6 +788,18 @@
 ---@field active boolean
 ---@field network boolean
 ---@field reason? string
+
+---@class pi.SaveFailure
+---@field path string
+---@field reason string
+
+---@class pi.SaveFilesParams
+---@field sessionId string
+---@field paths string[]
+
+---@class pi.SaveFilesResult
+---@field saved? string[]
+---@field failed? pi.SaveFailure[]
 
 ---@class pi.ServerCapabilities
 ---@field methods string[]
@@ -1362,6 +1376,7 @@
 -- editor/references: params pi.ReferencesParams, result pi.Location[]
 -- editor/workspaceSymbols: params pi.WorkspaceSymbolsParams, result pi.SymbolInformation[]
 -- fs/readTextFile: params pi.ReadTextFileParams, result pi.ReadTextFileResult
+-- fs/save: params pi.SaveFilesParams, result pi.SaveFilesResult
 -- permission/request: params pi.PermissionRequestParams, result pi.PermissionRequestResult
 -- workspace/applyEdit: params pi.ApplyWorkspaceEditParams, result pi.ApplyWorkspaceEditResult
 -- workspace/trust: params pi.WorkspaceTrustParams, result pi.WorkspaceTrustResult
