@@ -300,6 +300,40 @@ class ListModelsResult:
 
 
 @attrs.define
+class SetApiKeyParams:
+    provider: str
+    key: str
+
+
+@attrs.define
+class ModelsResult:
+    models: list[ModelInfo]
+
+
+@attrs.define
+class ProbeLocalServersParams:
+    urls: list[str] | None = None
+
+
+@attrs.define
+class LocalServer:
+    name: str
+    base_url: str
+    models: list[str]
+
+
+@attrs.define
+class ProbeLocalServersResult:
+    servers: list[LocalServer]
+
+
+@attrs.define
+class AddModelServerParams:
+    name: str
+    base_url: str
+
+
+@attrs.define
 class SetAutoRetryParams:
     enabled: bool | None = None
     max_attempts: int | None = None

@@ -5,6 +5,10 @@
 ---@class pi.AbortResult
 ---@field aborted boolean
 
+---@class pi.AddModelServerParams
+---@field name string
+---@field baseUrl string
+
 ---@class pi.AgentEnd
 ---@field type "agent_end"
 ---@field messages pi.AgentMessage[]
@@ -494,6 +498,11 @@
 ---@field servers pi.McpServerInfo[]
 ---@field problems string[]
 
+---@class pi.LocalServer
+---@field name string
+---@field baseUrl string
+---@field models string[]
+
 ---@class pi.Location
 ---@field uri string
 ---@field range pi.Range
@@ -587,6 +596,9 @@
 ---@field cacheRead number
 ---@field cacheWrite number
 
+---@class pi.ModelsResult
+---@field models pi.ModelInfo[]
+
 --- An environment variable of a stdio MCP server, or a header of an http one (ACP's shape).
 ---@class pi.NameValue
 ---@field name string
@@ -642,6 +654,12 @@
 ---@class pi.Position
 ---@field line integer
 ---@field character integer
+
+---@class pi.ProbeLocalServersParams
+---@field urls? string[]|nil
+
+---@class pi.ProbeLocalServersResult
+---@field servers pi.LocalServer[]
 
 ---@class pi.PromptParams
 ---@field text string
@@ -950,6 +968,10 @@
 ---@field error string
 ---@field errno string
 ---@field file string
+
+---@class pi.SetApiKeyParams
+---@field provider string
+---@field key string
 
 ---@class pi.SetAutoCompactionParams
 ---@field enabled? boolean|nil
@@ -1322,6 +1344,7 @@
 -- Methods:
 -- abort: params pi.SessionRef, result pi.AbortResult
 -- abortBash: params pi.SessionRef, result pi.AbortResult
+-- addModelServer: params pi.AddModelServerParams, result pi.ModelsResult
 -- bash: params pi.BashParams, result pi.BashResult
 -- changes/accept: params pi.ChangesAcceptParams, result pi.ChangesAcceptResult
 -- changes/get: params pi.ChangesGetParams, result pi.ChangesResult
@@ -1338,6 +1361,7 @@
 -- initialize: params pi.InitializeParams, result pi.InitializeResult
 -- listModels: params pi.Empty, result pi.ListModelsResult
 -- listTools: params pi.SessionRef, result pi.ListToolsResult
+-- probeLocalServers: params pi.ProbeLocalServersParams, result pi.ProbeLocalServersResult
 -- prompt: params pi.PromptParams, result pi.PromptResult
 -- removeQueued: params pi.RemoveQueuedParams, result pi.RemovedResult
 -- session/clone: params pi.SessionRef, result pi.SessionNewResult
@@ -1355,6 +1379,7 @@
 -- session/setName: params pi.SetNameParams, result pi.SetNameResult
 -- session/stats: params pi.SessionRef, result pi.StatsResult
 -- session/tree: params pi.SessionRef, result pi.TreeResult
+-- setApiKey: params pi.SetApiKeyParams, result pi.ModelsResult
 -- setAutoCompaction: params pi.SetAutoCompactionParams, result pi.AutoCompactionSettings
 -- setAutoRetry: params pi.SetAutoRetryParams, result pi.AutoRetrySettings
 -- setMode: params pi.SetModeParams, result pi.SetModeResult
@@ -1390,6 +1415,7 @@ M.PROTOCOL_VERSION = 1
 M.methods = {
   ["abort"] = true,
   ["abortBash"] = true,
+  ["addModelServer"] = true,
   ["bash"] = true,
   ["changes/accept"] = true,
   ["changes/get"] = true,
@@ -1406,6 +1432,7 @@ M.methods = {
   ["initialize"] = true,
   ["listModels"] = true,
   ["listTools"] = true,
+  ["probeLocalServers"] = true,
   ["prompt"] = true,
   ["removeQueued"] = true,
   ["session/clone"] = true,
@@ -1423,6 +1450,7 @@ M.methods = {
   ["session/setName"] = true,
   ["session/stats"] = true,
   ["session/tree"] = true,
+  ["setApiKey"] = true,
   ["setAutoCompaction"] = true,
   ["setAutoRetry"] = true,
   ["setMode"] = true,
