@@ -4,11 +4,13 @@ scripted faux model. The `vim.ui.select` in use is an asynchronous picker (a flo
 answered by a later key press, as dressing / snacks / telescope do).
 
 Run: .venv/bin/python -m pytest editor-clients/nvim/tests/test_terminal.py
+(PI_NVIM_SCREENS=folder keeps the screens of the #29 flows there as text.)
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -73,6 +75,13 @@ class Terminal:
     def screen(self) -> str:
         return subprocess.run(["tmux", "capture-pane", "-p", "-t", self.name], check=True,
                               capture_output=True, text=True).stdout
+
+    def capture(self, name: str) -> None:
+        """Keeps the screen as it is now in $PI_NVIM_SCREENS/<name>.txt (when that is set)."""
+        folder = os.environ.get("PI_NVIM_SCREENS")
+        if folder:
+            Path(folder).mkdir(parents=True, exist_ok=True)
+            (Path(folder) / f"{name}.txt").write_text(self.screen())
 
     def wait_for(self, text: str, timeout: float = 30) -> str:
         deadline = time.monotonic() + timeout
@@ -176,16 +185,19 @@ def subagent_terminal(tmp_path):
 
 def test_a_user_session_in_a_terminal_neovim(terminal):
     terminal.command("Pi write a file")
-    screen = terminal.wait_for("1. Allow once")
-    assert "Write made.txt" in screen
-    assert "Always allow: write calls on `made.txt`" in screen
+    # The write is asked as a side-by-side diff in a tab of its own: the file now (none) and
+    # what pi would write, with the keys that answer.
+    screen = terminal.wait_for("ga accept · gr reject · gs session · gA always · gR never · g? all")
+    assert "Write made.txt: a new file · proposed →" in screen
+    assert "by pi" in screen
 
-    # The picker is open and the editor still answers the user.
+    # The review is open and the editor still answers the user.
     assert terminal.evaluate("6 * 7") == "42"
     assert not (terminal.workspace / "made.txt").exists()
 
-    terminal.keys("1")  # the picker has the focus; its key answers
+    terminal.type("ga")  # accept
     screen = terminal.wait_for("All written.")
+    assert "ga accept" not in screen  # answering closed the review
     # The write went through the editor: the buffer holds it, unsaved, until the user saves.
     made = str(terminal.workspace / "made.txt")
     assert terminal.evaluate(f"substitute(join(getbufline(bufnr('{made}'), 1, '$'), '|'), ' ', '_', 'g')") == "by_pi"
@@ -264,7 +276,8 @@ def test_plan_mode_then_carry_it_out_then_rewind_in_a_terminal_neovim(plan_termi
     assert term.evaluate(f"substitute(join(getbufline(bufnr('{notes}'), 1, '$'), '|'), ' ', '_', 'g')") == \
         "only_the_notes"
     term.wait_for("Ask pi")
-    term.keys("Escape", "q")  # the user lets the message go
+    term.keys("Escape")
+    term.type("dd")  # the user lets the message go
 
     # :PiMode completes the mode's name as it is typed.
     term.keys("Escape")
@@ -280,11 +293,15 @@ def test_a_subagent_shown_under_its_task_call_in_a_terminal_neovim(subagent_term
     term.command("Pi delegate")
     # The child asks to write: its question names it, and meanwhile its progress is drawn under
     # the task call that started it.
-    screen = term.wait_for("subagent “look around”: Write child.txt")
+    screen = term.wait_for("subagent “look around”: Write child.txt: a new file · proposed →")  # its review, in a new tab
+    assert "from the child" in screen
+    term.type("gT")  # back to the chat's tab, while the question waits
     screen = term.wait_for("│ → write child.txt …")
     assert "┌ subagent: look around · running" in screen
     assert "· 1 subagent" in screen  # the statusline
-    term.keys("1")
+    term.type("gt")
+    term.wait_for("ga accept · gr reject")
+    term.type("ga")
     screen = term.wait_for("└ subagent: look around · completed")
     term.wait_for("Parent heard back.")
     assert "┌ subagent" not in term.screen()
@@ -295,3 +312,127 @@ def test_a_subagent_shown_under_its_task_call_in_a_terminal_neovim(subagent_term
     term.keys("1")
     screen = term.wait_for("# subagent: look around")  # its own view, from its session file
     assert "child job" in screen and "The child is done." in screen
+
+
+INPUT_REPLIES = [
+    {"content": [{"type": "toolCall", "id": "b1", "name": "bash",
+                  "arguments": {"command": "for i in $(seq 1 25); do echo tick $i; sleep 0.2; done"}}],
+     "stopReason": "toolUse"},
+    {"content": [{"type": "text", "text": "Hurrying now."}]},
+]
+
+
+@pytest.fixture
+def input_terminal(tmp_path):
+    yield from open_terminal(tmp_path, INPUT_REPLIES)
+
+
+def test_the_chat_input_area_and_its_queue_in_a_terminal_neovim(input_terminal):
+    term = input_terminal
+    term.command("PiChat")
+    term.wait_for("Ask pi")  # the input area's winbar, under the chat
+    screen = term.wait_for("<CR>/<C-s> send · <C-p>/<C-n> history")
+    term.keys("C-w", "j")  # into the input area
+    term.keys("i")
+    term.type("line one")
+    term.keys("Enter")
+    term.type("line two")
+    term.keys("Escape", "Enter")  # <CR> in normal mode sends
+    term.wait_for("1. Allow once")  # the agent runs a command; its permission
+    term.keys("1")
+    screen = term.wait_for("pi is working: steer or follow up")
+    assert "## you" in screen and "line one" in screen and "line two" in screen
+    # While it works the user writes the next message in the same place; it is queued as a steer.
+    term.keys("i")
+    term.type("please hurry")
+    term.keys("Escape", "Enter")
+    term.wait_for("1. steer")
+    term.keys("1")
+    screen = term.wait_for("queued steer: please hurry")  # above the input, while the chat follows its end
+    term.capture("input-queue")
+    assert "· 1 queued" in screen
+    term.wait_for("Hurrying now.")
+    term.wait_until("luaeval(\"require('pi').status().settled\")", "1")
+    assert "queued steer" not in term.screen()
+    term.wait_for(" Ask pi ")  # the input area says it sends again, not steers
+    # The prompts sent come back with <C-p>.
+    term.keys("C-p")
+    term.wait_until("getline(1)", "please")  # (an echo shows up to the first blank)
+    term.keys("C-p")
+    term.wait_until("getline(1)", "line")
+    assert term.evaluate("line('$')") == "2"
+
+
+REVIEW_REPLIES = [
+    {"content": [{"type": "toolCall", "id": "e1", "name": "edit",
+                  "arguments": {"path": "calc.py",
+                                "edits": [{"oldText": "    return 1", "newText": "    return 2"}]}}],
+     "stopReason": "toolUse"},
+    {"content": [{"type": "text", "text": "Edited."}]},
+    {"content": [{"type": "toolCall", "id": "w1", "name": "write",
+                  "arguments": {"path": "notes.txt", "content": "unwanted notes"}}], "stopReason": "toolUse"},
+    {"content": [{"type": "text", "text": "Not written then."}]},
+]
+
+
+@pytest.fixture
+def review_terminal(tmp_path):
+    yield from open_terminal(tmp_path, REVIEW_REPLIES)
+
+
+def test_an_edit_and_a_write_reviewed_side_by_side_in_a_terminal_neovim(review_terminal):
+    term = review_terminal
+    (term.workspace / "calc.py").write_text("def f():\n    return 1\n")
+    term.command("Pi make f return 2")
+    screen = term.wait_for("ga accept · gr reject")
+    assert "Edit calc.py: now · proposed →" in screen
+    assert "return 1" in screen and "return 2" in screen  # the file now, beside what the edit makes of it
+    assert term.evaluate("&diff") == "1"
+    term.capture("review-edit")
+    term.type("ga")
+    screen = term.wait_for("Edited.")
+    term.capture("review-edit-accepted")
+    calc = str(term.workspace / "calc.py")
+    assert term.evaluate(f"getbufline(bufnr('{calc}'), 2)[0] =~ 'return 2'") == "1"
+    # The chat shows the edit as a diff, not as its JSON arguments.
+    assert "→ edit calc.py" in screen and "-    return 1" in screen and "+    return 2" in screen
+    assert "oldText" not in screen
+
+    term.command("Pi now write notes")
+    screen = term.wait_for("Write notes.txt: a new file · proposed →")
+    assert "unwanted notes" in screen
+    term.type("gr")  # reject
+    term.wait_for("Not written then.")
+    assert "ga accept" not in term.screen()
+    assert not (term.workspace / "notes.txt").exists()
+    assert term.evaluate(f"bufnr('{term.workspace / 'notes.txt'}')") == "-1"
+
+
+STOP_REPLIES = [
+    {"content": [{"type": "toolCall", "id": "s1", "name": "bash",
+                  "arguments": {"command": "for i in $(seq 1 300); do echo out $i; sleep 0.1; done"}}],
+     "stopReason": "toolUse"},
+]
+
+
+@pytest.fixture
+def stop_terminal(tmp_path):
+    yield from open_terminal(tmp_path, STOP_REPLIES)
+
+
+def test_stop_keeps_a_long_commands_output_in_a_terminal_neovim(stop_terminal):
+    term = stop_terminal
+    term.command("Pi run the long one")
+    term.wait_for("1. Allow once")
+    term.keys("1")
+    term.wait_for("lines: bash output")  # the output streams into a closed fold
+    # The user opens the command's output in the chat and watches it.
+    term.command("lua vim.api.nvim_set_current_win(vim.fn.win_findbuf(vim.fn.bufnr('pi://chat'))[1])")
+    term.command("normal! zRG")
+    term.wait_for("out 5")
+    term.command("PiAbort")
+    screen = term.wait_for("[stopped by the user]")
+    term.capture("stop-keeps-output")
+    assert "out 5" in screen
+    assert "— aborted —" in term.wait_for("— aborted —")
+    assert "Tool execution was aborted" not in screen

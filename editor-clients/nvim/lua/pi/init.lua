@@ -54,12 +54,12 @@ end })
 function handlers.queue_update(event)
   state.queue = { steering = event.steering, followUp = event.followUp, items = event.items or {} }
   input.show_queue(state.queue)
-  vim.cmd.redrawstatus()
+  vim.cmd("redrawstatus!")
 end
 
 function handlers.model_changed(event)
   state.model = event.provider .. "/" .. event.modelId
-  vim.cmd.redrawstatus()
+  vim.cmd("redrawstatus!")
 end
 
 function handlers.agent_start() state.busy = true end
@@ -80,16 +80,16 @@ end
 ---@param event pi.ModeChanged
 function handlers.mode_changed(event)
   state.mode, state.mode_changes = event.mode, (state.mode_changes or 0) + 1
-  vim.cmd.redrawstatus()
+  vim.cmd("redrawstatus!")
 end
 
 -- A task call started a subagent: from now on its events (its own sessionId) are drawn
 -- nested under that call (lua/pi/subagents.lua), not as the chat's.
 ---@param event pi.SubagentStart
-function handlers.subagent_start(event) subagents.started(event, state.session) vim.cmd.redrawstatus() end
+function handlers.subagent_start(event) subagents.started(event, state.session) vim.cmd("redrawstatus!") end
 
 ---@param event pi.SubagentEnd
-function handlers.subagent_end(event) subagents.ended(event) vim.cmd.redrawstatus() end
+function handlers.subagent_end(event) subagents.ended(event) vim.cmd("redrawstatus!") end
 
 -- A replay (session/load) drew the whole conversation: what waited for it runs.
 function handlers.replay_end()
@@ -219,7 +219,7 @@ function M.start(opts)
           vim.notify(("pi-daemon stopped (exit code %d)%s"):format(code, why ~= "" and ":\n" .. why or ""),
                      vim.log.levels.ERROR)
         end
-        vim.cmd.redrawstatus()
+        vim.cmd("redrawstatus!")
       end)
     end,
   }, { cwd = M.config.cwd or vim.fn.getcwd(), env = M.config.env })
@@ -252,8 +252,8 @@ function M.refresh_status()
       vim.notify("pi: a rewind was cut short; :PiRewind to the same message finishes it", vim.log.levels.WARN)
     end
     if not running() then return end
-    M.request("session/stats", {}, function(stats) state.stats = stats vim.cmd.redrawstatus() end, quiet)
-    vim.cmd.redrawstatus()
+    M.request("session/stats", {}, function(stats) state.stats = stats vim.cmd("redrawstatus!") end, quiet)
+    vim.cmd("redrawstatus!")
   end, quiet)
 end
 
@@ -406,7 +406,7 @@ function M.rewind() M.start() rewind.run(M) end
 
 local function mode_set(mode)
   state.mode, state.mode_changes = mode, (state.mode_changes or 0) + 1
-  vim.cmd.redrawstatus()
+  vim.cmd("redrawstatus!")
 end
 function M.mode(mode) M.start() modes.choose(M, mode, state.mode, mode_set) end
 function M.execute_plan(auto) M.start() modes.execute_plan(M, auto, mode_set) end

@@ -133,7 +133,7 @@ function M.focus(context, chat_win)
   local win = M.open(chat_win)
   vim.api.nvim_set_current_win(win)
   vim.cmd.startinsert()
-  vim.cmd.redrawstatus()
+  vim.cmd("redrawstatus!")
   return M.buffer(), win
 end
 

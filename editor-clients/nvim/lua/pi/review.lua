@@ -127,14 +127,15 @@ end
 
 local function bar(text) return (text:gsub("%%", "%%%%")) end
 
--- The winbar of the proposed side: the keys that answer (g?: each choice's full label).
+-- The winbar of the proposed side: the keys that answer (g?: each choice's full label); the
+-- left side's names the request and the sides.
 function M.winbar(params)
   local keys = {}
   for _, k in ipairs(M.KEYS) do
     if vim.tbl_contains(params.options, k[1]) then table.insert(keys, k[2] .. " " .. k[3]) end
   end
   table.insert(keys, "g? all")
-  return bar(" proposed: " .. table.concat(keys, " · "))
+  return bar(" " .. table.concat(keys, " · "))
 end
 
 -- Shows the review of `params` and calls `done(outcome)` once, when answered or closed.
@@ -157,7 +158,7 @@ function M.show(params, root, title, label, done)
   local after = scratch("pi://review/" .. id .. "/proposed/" .. shown, proposed, filetype)
   local right = vim.api.nvim_open_win(after, true, { split = "right", win = left })
   for _, win in ipairs({ left, right }) do vim.api.nvim_win_call(win, function() vim.cmd("diffthis") end) end
-  vim.wo[left].winbar = bar((" %s — %s"):format(title, now and "now" or "a new file"))
+  vim.wo[left].winbar = bar((" %s: %s · proposed →"):format(title, now and "now" or "a new file"))
   vim.wo[right].winbar = M.winbar(params)
   local answered = false
   local review = {}
