@@ -8,7 +8,7 @@ command("Pi", function(o)
   if o.args == "" then pi().ask(context) return end
   pi().send(o.args, context)
 end, { nargs = "*", range = true,
-       desc = "Ask pi (steer / follow-up while it works); a range goes along as context; no text opens a prompt window",
+       desc = "Ask pi (steer / follow-up while it works); a range goes along as context; no text: the chat's input area",
        complete = function(lead, line) return pi().complete(lead, line) end })
 command("PiSteer", function(o) pi().steer(o.args) end, { nargs = "+" })
 command("PiFollowUp", function(o) pi().follow_up(o.args) end, { nargs = "+" })

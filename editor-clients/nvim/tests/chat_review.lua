@@ -144,6 +144,18 @@ return function(t)
     vim.api.nvim_buf_delete(buf, { force = true })
   end)
 
+  test("a review nobody answers closes when the daemon stops waiting for it", function()
+    local dir = workspace({ call("write", { path = "late.txt", content = "too late" }), text("gave up") })
+    local pi = start(dir, true, { "--permission-timeout", "2" })
+    local tabs = #vim.api.nvim_list_tabpages()
+    vim.cmd("Pi write late")
+    wait("the review", function() return require("pi.review").count() == 1 end)
+    wait("the timeout said", function() return chat():find("nobody answered the permission request", 1, true) ~= nil end)
+    wait("the review closed", function() return #vim.api.nvim_list_tabpages() == tabs end)
+    assert(require("pi.review").count() == 0)
+    wait("settled", function() return pi.status().settled >= 1 end)
+  end)
+
   test("an edit whose old text is not in the file is asked with the picker, saying why", function()
     local dir = workspace({ call("edit", { path = "n.py", edits = { { oldText = "absent", newText = "z" } } }),
                            text("ok") })

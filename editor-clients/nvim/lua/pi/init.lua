@@ -71,7 +71,7 @@ function handlers.commands_update(event) state.commands = event.commands end
 function handlers.agent_settled(event)
   state.busy = false
   state.settled = state.settled + 1
-  review.close_all() -- a review left open belongs to the run that ended
+  review.close() -- a review left open belongs to the run that ended
   chat.mark_end(event.aborted and "— aborted —" or "—")
   if state.mode == "plan" and not event.aborted then chat.mark_end(modes.PLAN_READY) end
   M.refresh_status()
@@ -99,6 +99,7 @@ function handlers.replay_end()
 end
 
 function handlers.permission_timeout(event)
+  review.close(event.toolCallId)
   line(("[%s was not run: nobody answered the permission request within %s s]"):format(event.toolName,
                                                                                       event.timeoutSeconds))
 end

@@ -161,7 +161,7 @@ function M.show(params, root, title, label, done)
   vim.wo[left].winbar = bar((" %s: %s · proposed →"):format(title, now and "now" or "a new file"))
   vim.wo[right].winbar = M.winbar(params)
   local answered = false
-  local review = {}
+  local review = { id = id }
   local function finish(outcome)
     if answered then return end
     answered = true
@@ -206,9 +206,12 @@ function M.await(params, root, title, label)
   return coroutine.yield()
 end
 
--- The reviews still open are cancelled and closed (the run they belonged to has ended).
-function M.close_all()
-  for review in pairs(open) do review.close() end
+-- The reviews still open (of the call `id`; nil: all) are cancelled and closed: the daemon
+-- stopped waiting for them, or the run they belonged to has ended.
+function M.close(id)
+  for review in pairs(open) do
+    if id == nil or review.id == id then review.close() end
+  end
 end
 
 -- How many reviews are open (for tests).
