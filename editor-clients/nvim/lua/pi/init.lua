@@ -135,8 +135,7 @@ local function permission(params)
     if outcome then return { outcome = outcome } end
     prompt = prompt .. " (no diff to show: " .. why .. ")"
   end
-  local choice = pick.await(items, { prompt = prompt, kind = "pi.permission",
-                                       format_item = function(item) return M.permission_label(item, params) end })
+  local choice = pick.await(items, { prompt = prompt, kind = "pi.permission", format_item = label })
   return { outcome = choice or "cancelled" }
 end
 
