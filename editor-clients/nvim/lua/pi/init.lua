@@ -127,6 +127,12 @@ end
 ---@return pi.PermissionRequestResult
 local function permission(params)
   local items = params.options or { "allow_once", "reject_once" }
+  if params.parentSessionId and params.parentSessionId ~= vim.NIL and not subagents.owns(params.sessionId) then
+    -- its subagent_start came first but waits in the event loop's queue (events are scheduled)
+    local co = coroutine.running()
+    vim.schedule(function() coroutine.resume(co) end)
+    coroutine.yield()
+  end
   local child = subagents.children[params.sessionId]
   local prompt = child and ("subagent “%s”: %s"):format(child.description, params.title) or params.title
   local label = function(item) return M.permission_label(item, params) end
