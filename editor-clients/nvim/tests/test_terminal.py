@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -91,6 +92,14 @@ class Terminal:
                 return screen
             time.sleep(0.1)
         raise AssertionError(f"{text!r} never appeared on the screen:\n{self.screen()}")
+
+    def wait_gone(self, text: str, timeout: float = 30) -> str:
+        deadline = time.monotonic() + timeout
+        while (screen := self.screen()) and text in screen:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{text!r} stayed on the screen:\n{screen}")
+            time.sleep(0.1)
+        return screen
 
     def wait_until(self, expression: str, value: str, timeout: float = 60) -> None:
         deadline = time.monotonic() + timeout
@@ -340,7 +349,8 @@ def test_the_chat_input_area_and_its_queue_in_a_terminal_neovim(input_terminal):
     term.keys("Escape", "Enter")  # <CR> in normal mode sends
     term.wait_for("1. Allow once")  # the agent runs a command; its permission
     term.keys("1")
-    screen = term.wait_for("pi is working: steer or follow up")
+    screen = term.wait_gone("1. Allow once")
+    assert "pi is working: steer or follow up" in screen
     assert "## you" in screen and "line one" in screen and "line two" in screen
     # While it works the user writes the next message in the same place; it is queued as a steer.
     term.keys("i")
@@ -433,6 +443,9 @@ def test_stop_keeps_a_long_commands_output_in_a_terminal_neovim(stop_terminal):
     term.command("PiAbort")
     screen = term.wait_for("[stopped by the user]")
     term.capture("stop-keeps-output")
-    assert "out 5" in screen
+    rows = [row.split("│")[-1] for row in screen.splitlines()]
+    stopped = next(i for i, row in enumerate(rows) if row.startswith("[stopped by the user]"))
+    assert re.fullmatch(r"out \d+\s*", rows[stopped - 1]), rows  # the last line it printed, still there
+    assert term.evaluate("search('^out 5$', 'nw') > 0") == "1"  # and all before it
     assert "— aborted —" in term.wait_for("— aborted —")
     assert "Tool execution was aborted" not in screen
