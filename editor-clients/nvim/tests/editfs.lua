@@ -182,14 +182,14 @@ return function(t)
     vim.cmd("1,2Pi")
     local win = vim.api.nvim_get_current_win()
     assert(win == require("pi.input").window(), "the chat's input area")
-    local bar = vim.api.nvim_eval_statusline(vim.wo[win].winbar, { winid = win, use_winbar = true }).str
+    local bar = vim.api.nvim_eval_statusline(vim.wo[win].winbar, { winid = win, use_winbar = true, maxwidth = 200 }).str
     assert(bar:find("Ask pi about .*ask%.py lines 1%-2"), bar)
     vim.api.nvim_buf_set_lines(vim.api.nvim_win_get_buf(win), 0, -1, false, { "what does g return?" })
     vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes("<Esc><C-s>", true, false, true), "x", false)
     wait("settled", function() return pi.status().settled >= 1 end)
     assert(chat():find("what does g return?", 1, true), chat())
     assert(chat():find("context: [^\n]*ask%.py lines 1%-2 {{{") and chat():find("     2\t    return 7", 1, true), chat())
-    bar = vim.api.nvim_eval_statusline(vim.wo[win].winbar, { winid = win, use_winbar = true }).str
+    bar = vim.api.nvim_eval_statusline(vim.wo[win].winbar, { winid = win, use_winbar = true, maxwidth = 200 }).str
     assert(not bar:find("about", 1, true), "the context went with that prompt only: " .. bar)
     vim.api.nvim_buf_delete(buf, { force = true })
   end)

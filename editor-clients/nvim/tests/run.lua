@@ -66,9 +66,10 @@ local function text(t) return { content = { { type = "text", text = t } } } end
 local function call(name, args) return { content = { { type = "toolCall", id = "c_" .. name, name = name, arguments = args } },
                                          stopReason = "toolUse" } end
 
-local only = os.getenv("PI_TEST_ONLY") -- a Lua pattern: run only the tests whose name matches it
+-- PI_TEST_ONLY="pattern|pattern": run only the tests whose name matches one of these Lua patterns
+local only = os.getenv("PI_TEST_ONLY") and vim.split(os.getenv("PI_TEST_ONLY"), "|", { plain = true })
 local function test(name, fn)
-  if only and not name:find(only) then return end
+  if only and not vim.iter(only):any(function(p) return name:find(p) ~= nil end) then return end
   local ok, err = pcall(fn)
   local violations = schema_check.take()
   if ok and #violations > 0 then
@@ -424,7 +425,7 @@ test("the input area under the chat sends what was typed; the statusline shows m
   assert(vim.api.nvim_win_get_config(win).relative == "", "a window, not a float")
   local chat_pos, input_pos = vim.api.nvim_win_get_position(chat_win), vim.api.nvim_win_get_position(win)
   assert(input_pos[1] > chat_pos[1] and input_pos[2] == chat_pos[2], vim.inspect({ chat_pos, input_pos }))
-  assert(vim.api.nvim_eval_statusline(vim.wo[win].winbar, { winid = win, use_winbar = true }).str:find("Ask pi", 1, true))
+  assert(vim.api.nvim_eval_statusline(vim.wo[win].winbar, { winid = win, use_winbar = true, maxwidth = 200 }).str:find("Ask pi", 1, true))
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, { "a question", "on two lines" })
   local keys = function(k) vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(k, true, false, true), "x", false) end
   keys("<Esc>") -- (the insert mode the input area started in begins here)
@@ -459,6 +460,18 @@ test("the input area's history: <C-p> / <C-n> step through the prompts sent, bac
   assert(text() == "second prompt", text())
   keys("<C-n>")
   assert(text() == "a draft", text())
+end)
+
+test("closing the chat's window closes its input area; :PiChat brings both back", function()
+  local pi = require("pi")
+  pi.open()
+  local input = require("pi.input")
+  local chat_win = vim.fn.win_findbuf(pi.status().buf)[1]
+  assert(input.window(), "an input area under the chat")
+  vim.api.nvim_win_close(chat_win, false)
+  wait("the input area closed", function() return input.window() == nil end, 2000)
+  vim.cmd("PiChat")
+  assert(#vim.fn.win_findbuf(pi.status().buf) == 1 and input.window(), "both back")
 end)
 
 test(":PiModel marks the current model and says why others are unavailable", function()

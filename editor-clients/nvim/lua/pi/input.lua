@@ -105,7 +105,7 @@ function M.winbar()
     end
     title = title .. " about " .. table.concat(names, ", ")
   end
-  return (" %s%%=%s "):format(title:gsub("%%", "%%%%"), keys_label():gsub("%%", "%%%%"))
+  return (" %s %%<%%=%s "):format(title:gsub("%%", "%%%%"), keys_label():gsub("%%", "%%%%"))
 end
 
 -- A window under `chat_win` showing the input area (made when there is none).
@@ -113,9 +113,10 @@ function M.open(chat_win)
   local win = M.window()
   if win then return win end
   win = vim.api.nvim_open_win(M.buffer(), false, { split = "below", win = chat_win, height = M.config.height + s.queue })
-  vim.wo[win].winfixheight = true
   vim.wo[win].number = false
   vim.wo[win].relativenumber = false
+  -- no 'winfixheight': with it a later :split in a crowded layout hung Neovim (0.11) in its
+  -- window sizing; show_queue sets the height again
   vim.wo[win].signcolumn = "no"
   vim.wo[win].wrap = true
   vim.wo[win].winbar = "%{%v:lua.require'pi.input'.winbar()%}"
