@@ -1,0 +1,158 @@
+// The permission requests in VS Code. A `write` or `edit` opens the native diff editor, the
+// file now against what the call would leave (a read-only pi-proposed: document), with Accept /
+// Reject in its title bar and in a notification; its "More choices…" offers the remembering
+// answers with the rule they keep. Answered, the diff closes; closed unanswered, the request
+// waits (a notification brings the diff back) until the daemon withdraws it. Anything else, or
+// an edit whose result cannot be computed, asks in a modal: short fixed buttons, the whole
+// command and the rule in its body.
+
+import * as vscode from "vscode";
+import * as nodePath from "path";
+import { Outcome, PermissionRequest, permissionPrompt } from "./rpcClient";
+import { proposedText } from "./proposedEdit";
+
+const SCHEME = "pi-proposed";
+const CONTEXT = "pi.reviewingPermission"; // a proposed change is on screen
+
+interface Pending {
+  request: PermissionRequest;
+  left: vscode.Uri;
+  right: vscode.Uri;
+  path: string;
+  answer(outcome: Outcome): void;
+}
+
+export async function askModal(request: PermissionRequest, note?: string): Promise<Outcome> {
+  const { message, detail, choices } = permissionPrompt(request);
+  const choice = await vscode.window.showWarningMessage(message, { modal: true, detail: note ? `${note}\n\n${detail}` : detail },
+                                                        ...choices.map((c) => c.label));
+  return choices.find((c) => c.label === choice)?.outcome ?? "cancelled";
+}
+
+export class PermissionReview implements vscode.TextDocumentContentProvider, vscode.Disposable {
+  private readonly texts = new Map<string, string>(); // a pi-proposed: uri -> its text
+  private readonly pending = new Map<string, Pending>(); // by the proposed (right) side's uri
+  private readonly disposables: vscode.Disposable[];
+
+  constructor(private readonly workspace: () => string) {
+    this.disposables = [
+      vscode.workspace.registerTextDocumentContentProvider(SCHEME, this),
+      vscode.commands.registerCommand("pi.permission.accept", (uri?: vscode.Uri) => this.answer(uri, "allow_once")),
+      vscode.commands.registerCommand("pi.permission.reject", (uri?: vscode.Uri) => this.answer(uri, "reject_once")),
+      vscode.commands.registerCommand("pi.permission.choices", (uri?: vscode.Uri) => this.moreChoices(this.find(uri))),
+      vscode.window.tabGroups.onDidChangeTabs((change) => this.closedUnanswered(change.closed)),
+    ];
+  }
+
+  provideTextDocumentContent(uri: vscode.Uri): string {
+    return this.texts.get(uri.toString()) ?? "";
+  }
+
+  // The answer to a permission request: a diff review for a file change, else the modal.
+  async ask(request: PermissionRequest, cancelled: Promise<unknown>): Promise<Outcome> {
+    if (request.toolName !== "write" && request.toolName !== "edit") return askModal(request);
+    const path = nodePath.resolve(this.workspace(), String(request.args?.path ?? ""));
+    const current = await this.currentText(path);
+    const proposed = proposedText(request.toolName, request.args, current);
+    if ("error" in proposed) return askModal(request, `(No diff to show: ${proposed.error}.)`);
+    const shown = "/" + vscode.workspace.asRelativePath(path, false).replace(/^\/+/, "");
+    const query = `call=${encodeURIComponent(request.toolCallId)}`;
+    const right = vscode.Uri.from({ scheme: SCHEME, path: shown, query });
+    const left = current === undefined ? vscode.Uri.from({ scheme: SCHEME, path: shown, query: `${query}&before` })
+      : vscode.Uri.file(path);
+    this.texts.set(right.toString(), proposed.text);
+    if (current === undefined) this.texts.set(left.toString(), "");
+    const outcome = new Promise<Outcome>((resolve) => {
+      this.pending.set(right.toString(), { request, left, right, path: shown.slice(1), answer: resolve });
+    });
+    cancelled.then(() => this.settle(right, "cancelled"));
+    await this.show(this.pending.get(right.toString())!);
+    this.notify(right);
+    return outcome;
+  }
+
+  private async currentText(path: string): Promise<string | undefined> {
+    const open = vscode.workspace.textDocuments.find((d) => d.uri.scheme === "file" && d.uri.fsPath === path);
+    if (open) return open.getText();
+    try {
+      return new TextDecoder().decode(await vscode.workspace.fs.readFile(vscode.Uri.file(path)));
+    } catch {
+      return undefined; // a new file
+    }
+  }
+
+  private async show(p: Pending): Promise<void> {
+    const verb = p.request.toolName === "write" ? "write" : "edit";
+    await vscode.commands.executeCommand("vscode.diff", p.left, p.right, `${p.path}: pi's proposed ${verb} (review)`,
+                                         { preview: false });
+    vscode.commands.executeCommand("setContext", CONTEXT, true);
+  }
+
+  private notify(right: vscode.Uri): void {
+    const p = this.pending.get(right.toString());
+    if (!p) return;
+    vscode.window.showInformationMessage(`pi wants to ${p.request.toolName} ${p.path}: review the diff.`,
+                                         "Accept", "Reject", "More choices…").then((choice) => {
+      if (choice === "Accept") this.settle(right, "allow_once");
+      else if (choice === "Reject") this.settle(right, "reject_once");
+      else if (choice) this.moreChoices(this.pending.get(right.toString()));
+    });
+  }
+
+  private find(uri?: vscode.Uri): Pending | undefined {
+    const target = uri ?? vscode.window.activeTextEditor?.document.uri;
+    return (target && this.pending.get(target.toString())) ?? [...this.pending.values()].pop();
+  }
+
+  private answer(uri: vscode.Uri | undefined, outcome: Outcome): void {
+    const p = this.find(uri);
+    if (p) this.settle(p.right, outcome);
+  }
+
+  // Every answer the request offers, the remembering ones with the rule they keep.
+  private async moreChoices(p: Pending | undefined): Promise<void> {
+    if (!p) return;
+    const { choices } = permissionPrompt(p.request);
+    const remembers = (o: Outcome) => o !== "allow_once" && o !== "reject_once";
+    const pick = await vscode.window.showQuickPick(choices.map((c) => ({
+      label: c.label, outcome: c.outcome,
+      detail: remembers(c.outcome) && p.request.remember ? `remembers: ${p.request.remember.label}` : undefined,
+    })), { placeHolder: `${p.request.title}: your answer` });
+    if (pick) this.settle(p.right, pick.outcome);
+  }
+
+  // The answer given (or the request withdrawn): the diff closes and the documents go.
+  private settle(right: vscode.Uri, outcome: Outcome): void {
+    const p = this.pending.get(right.toString());
+    if (!p) return;
+    this.pending.delete(right.toString());
+    p.answer(outcome);
+    const tabs = vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) =>
+      t.input instanceof vscode.TabInputTextDiff && t.input.modified.toString() === right.toString());
+    vscode.window.tabGroups.close(tabs).then(() => {
+      this.texts.delete(right.toString());
+      this.texts.delete(p.left.toString());
+    });
+    if (!this.pending.size) vscode.commands.executeCommand("setContext", CONTEXT, false);
+  }
+
+  // A review closed without an answer: the request still waits, so say how to come back to it.
+  private closedUnanswered(closed: readonly vscode.Tab[]): void {
+    for (const tab of closed) {
+      if (!(tab.input instanceof vscode.TabInputTextDiff)) continue;
+      const p = this.pending.get(tab.input.modified.toString());
+      if (!p) continue;
+      vscode.window.showWarningMessage(`pi still waits for your answer to its ${p.request.toolName} of ${p.path}.`,
+                                       "Show the diff", "Accept", "Reject").then((choice) => {
+        if (!this.pending.has(p.right.toString())) return;
+        if (choice === "Show the diff") this.show(p);
+        else if (choice === "Accept") this.settle(p.right, "allow_once");
+        else if (choice === "Reject") this.settle(p.right, "reject_once");
+      });
+    }
+  }
+
+  dispose(): void {
+    for (const d of this.disposables) d.dispose();
+  }
+}
