@@ -337,6 +337,7 @@ class ChatView implements vscode.WebviewViewProvider {
         else if (message.type === "executePlan") await executePlan(host, message.mode);
         else if (message.type === "abortSubagent") await (await ensureClient()).abort(message.sessionId);
         else if (message.type === "openSubagent") await documents.open(message.sessionId);
+        else if (message.type === "permissionAnswer") permissions.fromChat(message.toolCallId, message.answer);
         else if (message.type === "ready") {
           post({ type: "reset" });
           post({ type: "events", events: transcript });
@@ -344,6 +345,7 @@ class ChatView implements vscode.WebviewViewProvider {
           post({ type: "busy", busy: conversation.busy });
           post({ type: "mode", mode: modes.mode });
           postCommands();
+          permissions.repost();
           await ensureClient();
         }
       } catch (error: any) {
@@ -363,7 +365,7 @@ export async function activate(extensionContext: vscode.ExtensionContext): Promi
   status.show();
   modes = new ModeIndicator(host);
   documents = new SessionDocuments(host);
-  permissions = new PermissionReview(() => client?.workspace ?? "");
+  permissions = new PermissionReview(() => client?.workspace ?? "", post);
   context.subscriptions.push(reportDirty(lazyClient), modes, permissions,
     vscode.workspace.registerTextDocumentContentProvider(SessionDocuments.scheme, documents));
   registerReview(context, lazyClient);

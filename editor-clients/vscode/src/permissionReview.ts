@@ -1,14 +1,15 @@
 // The permission requests in VS Code. A `write` or `edit` opens the native diff editor, the
 // file now against what the call would leave (a read-only pi-proposed: document), with Accept /
-// Reject in its title bar and in a notification; its "More choices…" offers the remembering
-// answers with the rule they keep. Answered, the diff closes; closed unanswered, the request
-// waits (a notification brings the diff back) until the daemon withdraws it. Anything else, or
+// Reject in its title bar and in the chat under the call (webview/permissionCard.ts); "More…"
+// offers the remembering answers with the rule they keep. Answered, the diff and the chat's
+// card go; closed unanswered, the request waits (the card stays, a notification offers the
+// diff again) until the daemon withdraws it. Anything else, or
 // an edit whose result cannot be computed, asks in a modal: short fixed buttons, the whole
 // command and the rule in its body.
 
 import * as vscode from "vscode";
 import * as nodePath from "path";
-import { Outcome, PermissionRequest, permissionPrompt } from "./rpcClient";
+import { Json, Outcome, PermissionRequest, permissionPrompt } from "./rpcClient";
 import { proposedText } from "./proposedEdit";
 
 const SCHEME = "pi-proposed";
@@ -34,7 +35,7 @@ export class PermissionReview implements vscode.TextDocumentContentProvider, vsc
   private readonly pending = new Map<string, Pending>(); // by the proposed (right) side's uri
   private readonly disposables: vscode.Disposable[];
 
-  constructor(private readonly workspace: () => string) {
+  constructor(private readonly workspace: () => string, private readonly post: (message: Json) => void) {
     this.disposables = [
       vscode.workspace.registerTextDocumentContentProvider(SCHEME, this),
       vscode.commands.registerCommand("pi.permission.accept", (uri?: vscode.Uri) => this.answer(uri, "allow_once")),
@@ -66,8 +67,9 @@ export class PermissionReview implements vscode.TextDocumentContentProvider, vsc
       this.pending.set(right.toString(), { request, left, right, path: shown.slice(1), answer: resolve });
     });
     cancelled.then(() => this.settle(right, "cancelled"));
-    await this.show(this.pending.get(right.toString())!);
-    this.notify(right);
+    const p = this.pending.get(right.toString())!;
+    await this.show(p);
+    this.post({ type: "permission", ask: this.askOf(p) });
     return outcome;
   }
 
@@ -88,15 +90,23 @@ export class PermissionReview implements vscode.TextDocumentContentProvider, vsc
     vscode.commands.executeCommand("setContext", CONTEXT, true);
   }
 
-  private notify(right: vscode.Uri): void {
-    const p = this.pending.get(right.toString());
+  private askOf(p: Pending) {
+    return { toolCallId: p.request.toolCallId, toolName: p.request.toolName, path: p.path };
+  }
+
+  // The chat view opened (again): the requests still waiting.
+  repost(): void {
+    for (const p of this.pending.values()) this.post({ type: "permission", ask: this.askOf(p) });
+  }
+
+  // A click in the chat's card: accept, reject, choices, show.
+  fromChat(toolCallId: string, answer: string): void {
+    const p = [...this.pending.values()].find((x) => x.request.toolCallId === toolCallId);
     if (!p) return;
-    vscode.window.showInformationMessage(`pi wants to ${p.request.toolName} ${p.path}: review the diff.`,
-                                         "Accept", "Reject", "More choices…").then((choice) => {
-      if (choice === "Accept") this.settle(right, "allow_once");
-      else if (choice === "Reject") this.settle(right, "reject_once");
-      else if (choice) this.moreChoices(this.pending.get(right.toString()));
-    });
+    if (answer === "accept") this.settle(p.right, "allow_once");
+    else if (answer === "reject") this.settle(p.right, "reject_once");
+    else if (answer === "choices") this.moreChoices(p);
+    else if (answer === "show") this.show(p);
   }
 
   private find(uri?: vscode.Uri): Pending | undefined {
@@ -127,6 +137,7 @@ export class PermissionReview implements vscode.TextDocumentContentProvider, vsc
     if (!p) return;
     this.pending.delete(right.toString());
     p.answer(outcome);
+    this.post({ type: "permissionDone", toolCallId: p.request.toolCallId });
     const tabs = vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) =>
       t.input instanceof vscode.TabInputTextDiff && t.input.modified.toString() === right.toString());
     vscode.window.tabGroups.close(tabs).then(() => {

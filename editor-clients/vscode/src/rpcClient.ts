@@ -58,7 +58,9 @@ export function permissionPrompt(request: PermissionRequest): {
   const lines = describeCall(request.toolName, request.args).split("\n");
   const shown = lines.length > 40 ? [...lines.slice(0, 40), `… ${lines.length - 40} more lines`] : lines;
   const remembering = choices.filter((c) => c.outcome !== "allow_once" && c.outcome !== "reject_once").map((c) => `"${c.label}"`);
-  const rule = request.remember && remembering.length ? `\n\n${remembering.join(", ")} remember: ${request.remember.label}` : "";
+  // a rule for exactly this command would only repeat the command shown just above
+  const scope = request.remember?.scope === "exact" && request.toolName === "bash" ? "exactly this command" : request.remember?.label;
+  const rule = scope && remembering.length ? `\n\n${remembering.join(", ")} remember: ${scope}` : "";
   return { message, detail: shown.join("\n") + rule, choices };
 }
 

@@ -50,8 +50,10 @@ test("a long command's permission: short whole buttons, the whole command and th
   const { message, detail, choices } = permissionPrompt(asked[0]);
   assert.ok(message.length <= 81 && message.startsWith("Run `python3"), message);
   assert.ok(detail.includes(`$ ${command}`), detail);
-  assert.ok(detail.includes(`remember: ${asked[0].remember.label}`), detail);
-  assert.ok(asked[0].remember.label.length > 20);
+  // the rule for exactly this command is not the whole command a second time
+  assert.equal(asked[0].remember.scope, "exact");
+  assert.ok(detail.endsWith('"Allow for this session", "Always allow…", "Always reject…" remember: exactly this command'), detail);
+  assert.equal(detail.split(command).length, 2, "the command is shown once");
   assert.deepEqual(choices.map((x) => x.label), ["Allow once", "Allow for this session", "Always allow…", "Reject", "Always reject…"]);
   await c.stop();
 });
@@ -190,6 +192,37 @@ test("Stop keeps the output the command had streamed, and the chat shows it mark
   await tool.locator("summary").click();
   const shown = await tool.locator(":scope > .output").innerText();
   assert.ok(shown.includes("progress-line-5") && shown.includes("[stopped by the user]"), shown);
+  await page.close();
+  await c.stop();
+});
+
+test("the chat's card for a write/edit under review: under its call, answers posted back, gone once answered", async () => {
+  const dir = workspace([call("w", "write", { path: "made.txt", content: "x\n" }), text("done")]);
+  const page = await openView(held.browser, 700);
+  let ask;
+  const c = daemon(dir, { onPermission: (request, cancelled) => new Promise((resolve) => {
+    ask = { request, resolve };
+    cancelled.then(() => resolve("cancelled"));
+  }) });
+  c.onEvent((_s, event) => page.evaluate((m) => window.postMessage(m, "*"), { type: "event", event }));
+  await c.start();
+  await c.prompt("write it");
+  await waitFor(() => ask);
+  await page.locator("details.tool", { hasText: "write made.txt" }).waitFor();
+  await page.evaluate((m) => window.postMessage(m, "*"),
+                      { type: "permission", ask: { toolCallId: ask.request.toolCallId, toolName: "write", path: "made.txt" } });
+  const card = page.locator("details.tool + .permission");
+  await card.waitFor();
+  assert.equal(await card.locator(".said").innerText(), "pi wants to write made.txt: review the diff in the editor.");
+  assert.deepEqual(await card.locator("button").allInnerTexts(), ["Accept", "Reject", "More…", "Show diff"]);
+  await card.getByRole("button", { name: "Accept", exact: true }).click();
+  const posted = await page.evaluate(() => window.posted.filter((m) => m.type === "permissionAnswer"));
+  assert.deepEqual(posted, [{ type: "permissionAnswer", toolCallId: ask.request.toolCallId, answer: "accept" }]);
+  ask.resolve("allow_once");
+  await page.evaluate((m) => window.postMessage(m, "*"), { type: "permissionDone", toolCallId: ask.request.toolCallId });
+  await card.waitFor({ state: "detached" });
+  await c.settled();
+  assert.equal(readFileSync(join(dir, "made.txt"), "utf8"), "x\n");
   await page.close();
   await c.stop();
 });
