@@ -226,3 +226,19 @@ test("the chat's card for a write/edit under review: under its call, answers pos
   await page.close();
   await c.stop();
 });
+
+test("a review left unanswered: the handler learns the daemon withdrew it (the diff and the card then go)", async () => {
+  const dir = workspace([call("w", "write", { path: "late.txt", content: "x\n" }), text("not written")]);
+  let withdrawn = false;
+  const c = daemon(dir, { onPermission: (_request, cancelled) => {
+    cancelled.then(() => { withdrawn = true; });
+    return new Promise(() => {}); // the user closed the diff and never answered
+  } }, ["--permission-timeout", "1"]);
+  await c.start();
+  await c.prompt("write late");
+  await c.settled();
+  assert.equal(withdrawn, true);
+  assert.ok(c.events.some((e) => e.type === "permission_timeout"));
+  assert.throws(() => readFileSync(join(dir, "late.txt")));
+  await c.stop();
+});
