@@ -95,12 +95,20 @@ try {
     assert.equal(onDisk("review.txt"), "written after review\n");
   });
 
-  await run("an edit's diff, Rejected from the chat: the file stays", async () => {
+  await run("an edit's diff closed unanswered waits; reopened and Rejected from the chat: the file stays", async () => {
     await send("rewrite a word");
     await page.locator(".monaco-diff-editor .modified .view-lines", { hasText: "REWRITTEN after review" }).waitFor({ timeout: T });
     await page.locator(".monaco-diff-editor .original .view-lines", { hasText: "written after review" }).waitFor({ timeout: T });
     await chat().locator(".permission", { hasText: "pi wants to edit review.txt" }).waitFor({ timeout: T });
     await shot("the proposed edit against the file, the answers in the chat");
+    // closed without an answer: the request waits, its card stays and brings the diff back
+    const tab = page.locator(".tabs-container .tab", { hasText: "review.txt: pi's proposed edit" });
+    await command("View: Close Editor");
+    await tab.waitFor({ state: "detached", timeout: T });
+    const card = chat().locator(".permission", { hasText: "pi wants to edit review.txt" });
+    assert.equal(await card.count(), 1);
+    assert.equal(await chat().locator(".assistant", { hasText: "Edit refused, fine." }).count(), 0);
+    await card.getByRole("button", { name: "Show diff", exact: true }).click();
     await review("review.txt", "Reject");
     await chat().locator(".assistant", { hasText: "Edit refused, fine." }).waitFor({ timeout: T });
     assert.ok(await chat().locator("details.tool.failed", { hasText: "edit review.txt" }).count());
