@@ -107,9 +107,11 @@ try {
     await tab.waitFor({ state: "detached", timeout: T });
     const card = chat().locator(".permission", { hasText: "pi wants to edit review.txt" });
     assert.equal(await card.count(), 1);
+    await page.locator(".statusbar-item", { hasText: "pi waits for your answer to its edit of review.txt" }).waitFor({ timeout: T });
     assert.equal(await chat().locator(".assistant", { hasText: "Edit refused, fine." }).count(), 0);
     await card.getByRole("button", { name: "Show diff", exact: true }).click();
     await review("review.txt", "Reject");
+    await page.locator(".statusbar-item", { hasText: "pi waits for your answer" }).waitFor({ state: "detached", timeout: T });
     await chat().locator(".assistant", { hasText: "Edit refused, fine." }).waitFor({ timeout: T });
     assert.ok(await chat().locator("details.tool.failed", { hasText: "edit review.txt" }).count());
     assert.equal(onDisk("review.txt"), "written after review\n");

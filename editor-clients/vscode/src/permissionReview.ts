@@ -2,8 +2,8 @@
 // file now against what the call would leave (a read-only pi-proposed: document), with Accept /
 // Reject in its title bar and in the chat under the call (webview/permissionCard.ts); "More…"
 // offers the remembering answers with the rule they keep. Answered, the diff and the chat's
-// card go; closed unanswered, the request waits (the card stays, a notification offers the
-// diff again) until the daemon withdraws it. Anything else, or
+// card go; closed unanswered, the request waits (the card stays and opens the diff again, the
+// status bar reminds) until the daemon withdraws it. Anything else, or
 // an edit whose result cannot be computed, asks in a modal: short fixed buttons, the whole
 // command and the rule in its body.
 
@@ -21,6 +21,7 @@ interface Pending {
   right: vscode.Uri;
   path: string;
   answer(outcome: Outcome): void;
+  waiting?: vscode.Disposable; // the status bar's reminder, once the diff was closed unanswered
 }
 
 export async function askModal(request: PermissionRequest, note?: string): Promise<Outcome> {
@@ -84,6 +85,8 @@ export class PermissionReview implements vscode.TextDocumentContentProvider, vsc
   }
 
   private async show(p: Pending): Promise<void> {
+    p.waiting?.dispose();
+    p.waiting = undefined;
     const verb = p.request.toolName === "write" ? "write" : "edit";
     await vscode.commands.executeCommand("vscode.diff", p.left, p.right, `${p.path}: pi's proposed ${verb} (review)`,
                                          { preview: false });
@@ -137,6 +140,7 @@ export class PermissionReview implements vscode.TextDocumentContentProvider, vsc
     if (!p) return;
     this.pending.delete(right.toString());
     p.answer(outcome);
+    p.waiting?.dispose();
     this.post({ type: "permissionDone", toolCallId: p.request.toolCallId });
     const tabs = vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) =>
       t.input instanceof vscode.TabInputTextDiff && t.input.modified.toString() === right.toString());
@@ -147,19 +151,15 @@ export class PermissionReview implements vscode.TextDocumentContentProvider, vsc
     if (!this.pending.size) vscode.commands.executeCommand("setContext", CONTEXT, false);
   }
 
-  // A review closed without an answer: the request still waits, so say how to come back to it.
+  // A review closed without an answer: the request still waits (its card in the chat brings the
+  // diff back); the status bar says so until it is answered or withdrawn.
   private closedUnanswered(closed: readonly vscode.Tab[]): void {
     for (const tab of closed) {
       if (!(tab.input instanceof vscode.TabInputTextDiff)) continue;
       const p = this.pending.get(tab.input.modified.toString());
-      if (!p) continue;
-      vscode.window.showWarningMessage(`pi still waits for your answer to its ${p.request.toolName} of ${p.path}.`,
-                                       "Show the diff", "Accept", "Reject").then((choice) => {
-        if (!this.pending.has(p.right.toString())) return;
-        if (choice === "Show the diff") this.show(p);
-        else if (choice === "Accept") this.settle(p.right, "allow_once");
-        else if (choice === "Reject") this.settle(p.right, "reject_once");
-      });
+      if (!p || p.waiting) continue;
+      p.waiting = vscode.window.setStatusBarMessage(
+        `$(warning) pi waits for your answer to its ${p.request.toolName} of ${p.path} (in the chat, or pi: Accept / Reject)`);
     }
   }
 
