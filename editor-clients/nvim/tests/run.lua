@@ -446,6 +446,8 @@ dofile(root .. "/tests/language.lua")({ test = test, start = start, workspace = 
 
 dofile(root .. "/tests/session_features.lua")({ test = test, start = start, workspace = workspace, wait = wait,
                                                text = text, call = call, buffer_text = buffer_text })
+dofile(root .. "/tests/lifecycle.lua")({ test = test, start = start, workspace = workspace, wait = wait, text = text,
+                                        call = call, buffer_text = buffer_text, python = python })
 
 require("pi").stop()
 io.stdout:write(string.format("\n%d passed, %d failed\n", passed, failed))
