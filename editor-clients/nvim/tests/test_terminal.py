@@ -295,3 +295,53 @@ def test_a_subagent_shown_under_its_task_call_in_a_terminal_neovim(subagent_term
     term.keys("1")
     screen = term.wait_for("# subagent: look around")  # its own view, from its session file
     assert "child job" in screen and "The child is done." in screen
+
+
+@pytest.fixture
+def lifecycle_terminal(tmp_path):
+    yield from open_terminal(tmp_path, [{"content": [{"type": "text", "text": "First answer."}]}])
+
+
+def next_replies(tmp_path, replies, delay_ms=15):
+    """The faux replies of the next daemon started (a restarted one reads its script anew)."""
+    script = {"modelId": "script", "chunkSize": 3, "delayMs": delay_ms, "replies": replies}
+    (tmp_path / "script.json").write_text(json.dumps(script))
+
+
+def kill_daemon(term):
+    pid = term.evaluate("luaeval(\"require('pi.daemon').pid(require('pi').status().log)\")")
+    subprocess.run(["kill", "-9", pid], check=True)
+
+
+def test_the_daemon_killed_idle_then_mid_answer_comes_back_with_the_conversation(lifecycle_terminal, tmp_path):
+    term = lifecycle_terminal
+    term.command("Pi hello there")
+    term.wait_for("First answer.")
+    term.wait_until("luaeval(\"require('pi').status().settled\")", "1")
+    session = term.evaluate("luaeval(\"require('pi').status().session\")")
+
+    # Killed while idle: said in the chat, restarted, the same conversation drawn again.
+    next_replies(tmp_path, [{"content": [{"type": "text", "text": "\n".join(f"Long answer line {i}" for i in range(400))}]}])
+    kill_daemon(term)
+    screen = term.wait_for("— pi-daemon was killed (SIGKILL): restarted, this conversation loaded again —")
+    assert "hello there" in screen and "First answer." in screen
+
+    # The conversation goes on, and the daemon is killed in the middle of the answer.
+    term.command("Pi tell me more")
+    term.wait_for("Long answer line 5")
+    assert "working" in term.screen()  # the statusline
+    next_replies(tmp_path, [{"content": [{"type": "text", "text": "Continued after the crash."}]}])
+    kill_daemon(term)
+    screen = term.wait_for("— the answer was cut off: :PiContinue answers again —")
+    assert "Long answer line 5" in screen  # what was shown stays
+    term.wait_for("[No Name] π faux/script · ask ·")  # the statusline
+    assert "working" not in term.screen()
+    assert term.evaluate("luaeval(\"require('pi').status().session\")") == session
+
+    term.command("PiContinue")
+    term.wait_for("Continued after the crash.")
+    term.wait_until("luaeval(\"require('pi').status().settled\")", "1")
+    # in the chat, in this order: the first answer, the cut-off one, the continued one
+    positions = [term.evaluate(f"search('{t}', 'nw')") for t in
+                 ("First answer.", "tell me more", "Long answer line 5", "Continued after the crash.")]
+    assert 0 < int(positions[0]) < int(positions[1]) < int(positions[2]) < int(positions[3]), positions

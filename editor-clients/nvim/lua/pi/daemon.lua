@@ -55,9 +55,20 @@ end
 
 local SIGNALS = { [1] = "SIGHUP", [2] = "SIGINT", [6] = "SIGABRT", [9] = "SIGKILL", [11] = "SIGSEGV", [15] = "SIGTERM" }
 
+-- "pi-daemon was killed (SIGKILL)", "pi-daemon exited with code 3"
 function M.how(code, signal)
-  if signal and signal ~= 0 then return ("killed by signal %d (%s)"):format(signal, SIGNALS[signal] or "?") end
-  return ("exit code %d"):format(code)
+  if signal and signal ~= 0 then return ("pi-daemon was killed (%s)"):format(SIGNALS[signal] or ("signal " .. signal)) end
+  return ("pi-daemon exited with code %d"):format(code)
+end
+
+-- The chat's windows show its end (a redraw left them wherever the old text had them).
+local function show_end()
+  local buf = chat.current()
+  if not buf then return end
+  for _, win in ipairs(vim.fn.win_findbuf(buf)) do
+    vim.api.nvim_win_set_cursor(win, { vim.api.nvim_buf_line_count(buf), 0 })
+  end
+  vim.cmd("redrawstatus!") -- every window's statusline: no longer "working"
 end
 
 -- True while the conversation is being loaded again; `fn` runs once it is.
@@ -102,10 +113,9 @@ local function restore(pi, session, before, what)
     if not (loaded and drawn) then return end
     local tail = M.cut_off(before, buffer_lines())
     if #tail > 0 then chat.append("\n" .. table.concat(tail, "\n")) end
-    chat.mark_end(("— pi-daemon stopped (%s); restarted and this conversation loaded again —"):format(what))
-    if interrupted then
-      chat.mark_end("— the last answer was cut off: :PiContinue answers again —")
-    end
+    chat.mark_end(("— %s: restarted, this conversation loaded again —"):format(what))
+    if interrupted then chat.mark_end("— the answer was cut off: :PiContinue answers again —") end
+    show_end()
     release()
   end
   chat.clear()
@@ -118,8 +128,9 @@ local function restore(pi, session, before, what)
     -- nothing stored to load (a conversation not started yet): the chat as it was
     state.after_replay = nil
     chat.append("\n" .. table.concat(before, "\n"))
-    chat.mark_end(("— pi-daemon stopped (%s) and was restarted; the conversation could not be loaded: %s —")
+    chat.mark_end(("— %s and was restarted; the conversation could not be loaded: %s —")
                   :format(what, err.message or vim.inspect(err)))
+    show_end()
     release()
   end)
 end
@@ -137,18 +148,19 @@ function M.exited(pi, current, code, signal, lived, log_tail)
     quick_deaths = 0
     state.busy = false
     release()
-    chat.mark_end(("— pi-daemon stopped (%s), %d times within %d s of starting: not restarted. :PiLog shows why; :Pi starts it again —")
-                  :format(what, M.MAX_QUICK_DEATHS, M.QUICK_SECONDS))
-    vim.notify(("pi-daemon stopped (%s) %d times in a row soon after starting; not restarting it%s")
+    show_end()
+    chat.mark_end(("— %s, %d times in a row soon after starting: not restarted (:PiLog says why) —")
+                  :format(what, M.MAX_QUICK_DEATHS))
+    vim.notify(("pi: %s, %d times in a row soon after starting; not restarting it%s")
                :format(what, M.MAX_QUICK_DEATHS, detail), vim.log.levels.ERROR)
     return
   end
-  vim.notify(("pi-daemon stopped (%s)%s; restarting it"):format(what, detail), vim.log.levels.WARN)
+  vim.notify(("pi: %s; restarting it%s"):format(what, detail), vim.log.levels.WARN)
   local session, before = state.session, buffer_lines()
   if not pi.start() then return end
   restarted_log = state.log
   if not session then
-    chat.mark_end(("— pi-daemon stopped (%s) and was restarted —"):format(what))
+    chat.mark_end(("— %s and was restarted —"):format(what))
     return
   end
   restoring = true

@@ -284,8 +284,9 @@ function M.refresh_status()
       vim.notify("pi: a rewind was cut short; :PiRewind to the same message finishes it", vim.log.levels.WARN)
     end
     if not running() then return end
-    M.request("session/stats", {}, function(stats) state.stats = stats vim.cmd.redrawstatus() end, quiet)
-    vim.cmd.redrawstatus()
+    -- every window's statusline (the component may be in each)
+    M.request("session/stats", {}, function(stats) state.stats = stats vim.cmd("redrawstatus!") end, quiet)
+    vim.cmd("redrawstatus!")
   end, quiet)
 end
 
