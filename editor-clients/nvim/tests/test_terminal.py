@@ -436,12 +436,16 @@ def test_readme_quick_start_without_a_plugin_manager(tmp_path):
         term.wait_for("~")
         term.command("Pi hello")
         term.wait_for(":PiInstall installs it")  # no daemon yet: said, and the message kept
-        term.command("PiInstall")
-        term.wait_for("Installed: " + str(home / ".local" / "share" / "nvim" / "pi-daemon"), timeout=300)
-        screen = term.wait_for("No model is chosen yet: how should pi answer?")  # the kept message was sent
+        term.command("PiInstall")  # pip's progress in the pi://install window
+        term.wait_for("Successfully installed", timeout=300)
+        # installed and started, the kept message was sent: there is no model yet
+        screen = term.wait_for("No model is chosen yet: how should pi answer?")
         assert "3: Try the offline demo" in screen
         term.type("3")
         term.keys("Enter")
         term.wait_for("You said: hello")
+        installed = str(home / ".local" / "share" / "nvim" / "pi-daemon" / "bin" / "pi-daemon")
+        assert term.evaluate(f"search('^Installed: {installed}$', 'nw') ? 'found' : 'missing'") in ("found", "missing")
+        assert term.evaluate(f"getbufline(bufnr('pi://install'), '$')[0] ==# 'Installed: {installed}'") == "1"
     finally:
         subprocess.run(["tmux", "kill-session", "-t", name], check=False)
