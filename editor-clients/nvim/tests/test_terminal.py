@@ -445,7 +445,6 @@ def test_readme_quick_start_without_a_plugin_manager(tmp_path):
         term.keys("Enter")
         term.wait_for("You said: hello")
         installed = str(home / ".local" / "share" / "nvim" / "pi-daemon" / "bin" / "pi-daemon")
-        assert term.evaluate(f"search('^Installed: {installed}$', 'nw') ? 'found' : 'missing'") in ("found", "missing")
         assert term.evaluate(f"getbufline(bufnr('pi://install'), '$')[0] ==# 'Installed: {installed}'") == "1"
     finally:
         subprocess.run(["tmux", "kill-session", "-t", name], check=False)
