@@ -71,18 +71,31 @@ local function show_end()
   vim.cmd("redrawstatus!") -- every window's statusline: no longer "working"
 end
 
--- True while the conversation is being loaded again; `fn` runs once it is.
-function M.hold(fn)
+-- True while the conversation is being loaded again; `send()` runs once it is. `text`: what
+-- the user typed, put back in the prompt window if the daemon is given up on meanwhile.
+function M.hold(send, text)
   if not restoring then return false end
-  table.insert(waiting, fn)
+  table.insert(waiting, { send = send, text = text })
   return true
 end
 
 local function release()
   restoring = false
-  local fns = waiting
+  local held = waiting
   waiting = {}
-  for _, fn in ipairs(fns) do fn() end
+  for _, h in ipairs(held) do h.send() end
+end
+
+function M.restoring() return restoring end
+
+-- No daemon to send them to: what was typed meanwhile goes back to the prompt window.
+local function give_back(pi)
+  restoring = false
+  local texts = vim.tbl_map(function(h) return h.text end, waiting)
+  waiting = {}
+  if #texts == 0 then return end
+  local buf = pi.ask()
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, vim.split(table.concat(texts, "\n\n"), "\n"))
 end
 
 local function buffer_lines()
@@ -147,7 +160,7 @@ function M.exited(pi, current, code, signal, lived, log_tail)
   if quick_deaths >= M.MAX_QUICK_DEATHS then
     quick_deaths = 0
     state.busy = false
-    release()
+    give_back(pi)
     show_end()
     chat.mark_end(("— %s, %d times in a row soon after starting: not restarted (:PiLog says why) —")
                   :format(what, M.MAX_QUICK_DEATHS))

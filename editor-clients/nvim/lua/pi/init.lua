@@ -340,7 +340,7 @@ function M.prompt(text, behaviour, context)
   local kept = { text = text, behaviour = behaviour, context = context }
   if not M.start(nil, kept) then return end
   M.open()
-  if daemon.hold(function() M.prompt(text, behaviour, context) end) then return end
+  if daemon.hold(function() M.prompt(text, behaviour, context) end, text) then return end
   M.request("prompt", { text = text, streamingBehavior = behaviour, context = context }, command_done,
             function(err) firstrun.failed(M, err, kept) end)
 end
