@@ -134,6 +134,17 @@ SUBAGENT_REPLIES = [
 ]
 
 
+def new_session(args: list[str]) -> None:
+    """tmux new-session; once more if it met the server of the previous test's session exiting
+    ("server exited unexpectedly")."""
+    for attempt in range(3):
+        run = subprocess.run(["tmux", "new-session", "-d", *args], capture_output=True, text=True)
+        if run.returncode == 0:
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"tmux new-session failed: {run.stderr}")
+
+
 def open_terminal(tmp_path, replies, model=True):
     if not shutil.which("tmux"):
         pytest.fail("tmux is needed (Debian package tmux; scripts/test-all installs it)")
@@ -148,8 +159,7 @@ def open_terminal(tmp_path, replies, model=True):
     env = {"PI_DAEMON_HOME": str(home), "OPENAI_API_KEY": "", "ANTHROPIC_API_KEY": "", "OPENROUTER_API_KEY": ""}
     init = tmp_path / "init.lua"
     init.write_text(INIT % {"plugin": lua(str(PLUGIN)), "cmd": lua(cmd), "env": lua(env), "cwd": lua(str(workspace))})
-    subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "160", "-y", "48", "-c", str(workspace),
-                    f"{NVIM} -u {init} -i NONE"], check=True)
+    new_session(["-s", name, "-x", "160", "-y", "48", "-c", str(workspace), f"{NVIM} -u {init} -i NONE"])
     term = Terminal(name)
     term.workspace = workspace
     try:
@@ -429,8 +439,7 @@ def test_readme_quick_start_without_a_plugin_manager(tmp_path):
            "PIP_CACHE_DIR": str(Path("~/.cache/pip").expanduser())}
     name = f"pi-nvim-{uuid.uuid4().hex[:8]}"
     shell = " ".join(f"{k}={json.dumps(v)}" for k, v in env.items())
-    subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "160", "-y", "48", "-c", str(workspace),
-                    f"env -i {shell} {NVIM} -i NONE"], check=True)
+    new_session(["-s", name, "-x", "160", "-y", "48", "-c", str(workspace), f"env -i {shell} {NVIM} -i NONE"])
     term = Terminal(name)
     try:
         term.wait_for("~")
