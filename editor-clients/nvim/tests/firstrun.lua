@@ -7,10 +7,10 @@ return function(t)
   local pi = require("pi")
 
   -- A daemon with no model chosen (no --model, no key in the environment).
-  local function start_without_model(dir)
+  local function start_without_model(dir, args)
     pi.stop()
     vim.wait(200)
-    pi.start({ cmd = { t.python, "-m", "pi_daemon" }, cwd = dir, permissions = false,
+    pi.start({ cmd = vim.list_extend({ t.python, "-m", "pi_daemon" }, args or {}), cwd = dir, permissions = false,
                env = { PI_DAEMON_HOME = dir, OPENAI_API_KEY = "", ANTHROPIC_API_KEY = "", OPENROUTER_API_KEY = "",
                        GEMINI_API_KEY = "", GOOGLE_API_KEY = "" } })
     require("pi.chat").clear()
@@ -66,7 +66,7 @@ return function(t)
     vim.notify = function(msg) table.insert(shown, msg) end
     vim.cmd("Pi keep this question")
     wait("the model list", function() return #asked == 3 end)
-    wait("the prompt window", function() return vim.bo.filetype == "markdown" and vim.bo.buftype == "nofile" end)
+    wait("the prompt window", function() return vim.api.nvim_win_get_config(0).relative ~= "" end)
     vim.ui.input, vim.notify = original_input, original_notify
     restore()
     assert(input_opts.secret == true and input_opts.prompt == "openai API key: ", vim.inspect(input_opts))
@@ -134,6 +134,20 @@ s.serve_forever()
     end)
     server:kill(9)
     if not ok then error(err, 0) end
+  end)
+
+  test("a model whose key is missing: the picker offers to enter that key first", function()
+    local dir = workspace({})
+    start_without_model(dir, { "--model", "openai/gpt-6.2-sol" })
+    local asked, restore = answering({}) -- dismissed: the message goes back to the prompt window
+    vim.cmd("Pi use openai")
+    wait("the prompt window", function() return vim.api.nvim_win_get_config(0).relative ~= "" end)
+    restore()
+    assert(asked[1].prompt == "No openai API key (OPENAI_API_KEY): how should pi answer?", vim.inspect(asked))
+    assert(asked[1].labels[1] == "Enter the openai API key (OPENAI_API_KEY)", vim.inspect(asked[1].labels))
+    assert(vim.api.nvim_buf_get_lines(0, 0, -1, false)[1] == "use openai")
+    vim.cmd.stopinsert()
+    vim.cmd("close")
   end)
 
   local function save_case(save)

@@ -137,7 +137,7 @@ SUBAGENT_REPLIES = [
 def new_session(args: list[str]) -> None:
     """tmux new-session; once more if it met the server of the previous test's session exiting
     ("server exited unexpectedly")."""
-    for attempt in range(3):
+    for _ in range(3):
         run = subprocess.run(["tmux", "new-session", "-d", *args], capture_output=True, text=True)
         if run.returncode == 0:
             return
