@@ -58,7 +58,8 @@ export class PermissionReview implements vscode.TextDocumentContentProvider, vsc
     const proposed = proposedText(request.toolName, request.args, current);
     if ("error" in proposed) return askModal(request, `(No diff to show: ${proposed.error}.)`);
     const shown = "/" + vscode.workspace.asRelativePath(path, false).replace(/^\/+/, "");
-    const query = `call=${encodeURIComponent(request.toolCallId)}`;
+    // a subagent's session may use the same call ids as its parent's
+    const query = `session=${encodeURIComponent(request.sessionId)}&call=${encodeURIComponent(request.toolCallId)}`;
     const right = vscode.Uri.from({ scheme: SCHEME, path: shown, query });
     const left = current === undefined ? vscode.Uri.from({ scheme: SCHEME, path: shown, query: `${query}&before` })
       : vscode.Uri.file(path);
