@@ -67,7 +67,7 @@ return function(t)
                                             "Rewind conversation only (keep the files)", "Cancel" }),
            vim.inspect(confirm_labels))
     wait("the file taken back", function() return seen(dir .. "/a.txt") == "as it was" end)
-    -- the message comes back in the prompt window, to be edited and sent again
+    -- the message comes back in the input area, to be edited and sent again
     local prompt_buf = vim.api.nvim_get_current_buf()
     assert(vim.api.nvim_buf_get_lines(prompt_buf, 0, -1, false)[1] == "change a.txt")
     vim.api.nvim_win_close(0, true)
@@ -104,7 +104,7 @@ return function(t)
     wait("the chat redrawn", function() return chat():find("change both", 1, true) == nil end)
     wait("a.txt taken back", function() return seen(dir .. "/a.txt") == "a before" end)
     assert(seen(dir .. "/b.txt") == "b by hand", seen(dir .. "/b.txt"))
-    vim.api.nvim_win_close(0, true) -- the prompt window with the message
+    vim.api.nvim_win_close(0, true) -- the input area with the message
     -- conversation only: the agent's file stays
     vim.cmd("Pi write c")
     wait("settled twice", function() return pi.status().settled >= 2 end)

@@ -64,7 +64,7 @@ function M.report(result, files)
 end
 
 -- :PiRewind — pick a user message and go back to before it; the chat is redrawn from the
--- session, the outcome said under it, and the message's text comes back in the prompt window
+-- session, the outcome said under it, and the message's text comes back in the input area
 -- to be edited and sent again. `pi` is require("pi").
 function M.run(pi)
   pi.request("session/tree", {}, function(tree)
