@@ -125,7 +125,8 @@ async function saveAndKill() {
       const bash = chat().locator("details.tool", { hasText: "greeting is" });
       const shown = await bash.textContent();
       assert.match(shown, /greeting is hi/);
-      assert.match(shown, /saved before running: app\.py/i);
+      assert.match(shown, /saved before running: app\.py/);
+      await chat().locator(".saved", { hasText: "Saved app.py before running" }).waitFor({ timeout: T });
       assert.equal(readFileSync(join(work, "app.py"), "utf8"), 'GREETING = "hi"\n');
       assert.equal(await page.locator(".tabs-container .tab.dirty", { hasText: "app.py" }).count(), 0);
       await bash.locator("summary").first().click(); // open, for the screenshot
@@ -152,7 +153,7 @@ async function installThenFirstRun() {
       await toast(page, "installing pi-daemon").waitFor({ timeout: T });
     });
     await run("installed and started: no model yet, so it asks how to answer, the prompt kept", async () => {
-      await page.locator(".quick-input-widget", { hasText: "No model is chosen yet" }).waitFor({ timeout: INSTALL_T });
+      await page.locator(".quick-input-widget input[placeholder*='No model is chosen yet']").waitFor({ timeout: INSTALL_T });
       assert.equal(await chat().locator(".user").count(), 0); // not sent yet, not lost either
     });
     await run("choose the offline demo: the kept prompt is answered", async () => {
@@ -198,7 +199,7 @@ async function localServerFirstRun() {
     await run("open the chat and ask: no model yet, so it asks how to answer", async () => {
       await openChat(kit);
       await send("hello local model");
-      await page.locator(".quick-input-widget", { hasText: "No model is chosen yet" }).waitFor({ timeout: T });
+      await page.locator(".quick-input-widget input[placeholder*='No model is chosen yet']").waitFor({ timeout: T });
     });
     await run("use a local model server: given by its URL", async () => {
       await pick("Use a local model server");
