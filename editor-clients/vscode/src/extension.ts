@@ -261,7 +261,7 @@ async function steerOrFollow(client: PiClient, text: string, context?: ContextIt
     [{ label: "Steer", description: "after the current tool calls", value: "steer" },
      { label: "Follow up", description: "when the agent is done", value: "followUp" }],
     { placeHolder: "The agent is working. Send this as…" });
-  if (!pick) return;
+  if (!pick) return post({ type: "input", text }); // not sent: back in the input
   await client.prompt(text, pick.value as "steer" | "followUp", undefined, context);
   post({ type: "queue", items: queueItems() });
 }

@@ -12,9 +12,9 @@ function users<T>(section: string, key: string, fallback: T): T {
 }
 
 // The Python extension's selected interpreter (as ruff's extension asks it), else the user's
-// python.defaultInterpreterPath.
+// python.defaultInterpreterPath. An untrusted workspace's choice of interpreter is not run.
 async function interpreter(): Promise<string | undefined> {
-  try {
+  if (vscode.workspace.isTrusted) try {
     const python = vscode.extensions.getExtension("ms-python.python");
     const api: any = python && (python.isActive ? python.exports : await python.activate());
     const environments = api?.environments;
