@@ -5,7 +5,7 @@
 // the daemon is looked for, and the Python the install needs.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createRequire } from "node:module";
@@ -155,4 +155,44 @@ test("the install needs Python 3.11+: the first one found is used, none found is
   await assert.rejects(installDaemon({ python: PYTHON, storageDir: mkdtempSync(join(tmpdir(), "pi-storage-")),
                                        wheelDir: join(tmpdir(), "no-wheels-here"), log: () => {} }),
                        /holds no pi-daemon wheel/);
+});
+
+test("save before commands: the edited document is asked for and saved, the command sees it, the result says so", async () => {
+  const { fsHandlers, applyTextEdits, uriPath } = require("../dist/editorFs.js");
+  const docs = new Map(); // open documents, unsaved text included
+  const host = {
+    document: (path) => docs.get(path), dirty: () => [...docs.keys()],
+    async applyEdit(_label, edit) {
+      for (const change of edit.documentChanges) {
+        const path = uriPath(change.textDocument.uri);
+        const doc = docs.get(path) ?? { content: readFileSync(path, "utf8"), version: 1 };
+        docs.set(path, { content: applyTextEdits(doc.content, change.edits), version: doc.version + 1 });
+      }
+      return { applied: true };
+    },
+  };
+  const asked = [];
+  const save = async ({ paths }) => {
+    asked.push(paths);
+    for (const path of paths) writeFileSync(path, docs.get(path).content);
+    return { saved: paths, failed: [] };
+  };
+  const call = (id, name, args) => ({ content: [{ type: "toolCall", id, name, arguments: args }], stopReason: "toolUse" });
+  const work = mkdtempSync(join(tmpdir(), "pi-life-work-")); // not the daemon's home, which its sandbox hides
+  const d = daemon([call("e", "edit", { path: "a.py", edits: [{ oldText: "x = 1", newText: "x = 2" }] }),
+                    call("b", "bash", { command: "cat a.py" }), text("done")],
+                   { cwd: work, fs: fsHandlers(host), save, onPermission: async () => "allow_once" });
+  writeFileSync(join(work, "a.py"), "x = 1\n");
+  try {
+    const init = await d.c.start();
+    assert.equal(init.capabilities.fs.save, true);
+    await d.c.prompt("bump x and show it");
+    await waitFor(() => d.events.some((e) => e.type === "agent_settled"), "the run");
+    assert.deepEqual(asked, [[join(work, "a.py")]]);
+    const bash = d.events.find((e) => e.type === "tool_execution_end" && e.toolName === "bash");
+    assert.match(bash.result.content[0].text, /^\[saved before running: a\.py\]\n[\s\S]*x = 2/);
+    assert.deepEqual(bash.result.details.savedFiles, ["a.py"]);
+  } finally {
+    await d.c.stop();
+  }
 });
