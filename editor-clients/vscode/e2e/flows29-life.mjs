@@ -129,7 +129,7 @@ async function saveAndKill() {
       await chat().locator(".saved", { hasText: "Saved app.py before running" }).waitFor({ timeout: T });
       assert.equal(readFileSync(join(work, "app.py"), "utf8"), 'GREETING = "hi"\n');
       assert.equal(await page.locator(".tabs-container .tab.dirty", { hasText: "app.py" }).count(), 0);
-      await bash.locator("summary").first().click(); // open, for the screenshot
+      await chat().locator(".saved").scrollIntoViewIfNeeded(); // for the screenshot
     });
   } catch (error) {
     await kit.fail(error);

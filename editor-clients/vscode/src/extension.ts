@@ -22,7 +22,6 @@ import { saveBeforeCommands, saveDocuments } from "./saveDocuments";
 let client: PiClient | undefined;
 let starting: Promise<PiClient> | undefined;
 let context: vscode.ExtensionContext;
-const extensionContext = () => context; // \`send\` has its own \`context\` (the prompt's)
 let conversation = new Conversation();
 let view: vscode.WebviewView | undefined;
 let status: vscode.StatusBarItem;
@@ -221,25 +220,25 @@ async function showDiff(toolCallId: string): Promise<void> {
 
 // The text is never lost: a daemon still starting (or being installed, or coming back) is waited for,
 // a missing model is chosen first (firstRun.ts), and what could not be sent goes back into the input.
-async function send(text: string, context?: ContextItem[]): Promise<void> {
+async function send(text: string, items?: ContextItem[]): Promise<void> {
   if (!text.trim()) return;
   try {
     await recovery.ready();
     const client = await ensureClient();
-    if (conversation.busy) return await steerOrFollow(client, text, context);
+    if (conversation.busy) return await steerOrFollow(client, text, items);
     let result;
     try {
-      result = await client.prompt(text, undefined, undefined, context);
+      result = await client.prompt(text, undefined, undefined, items);
     } catch (error: any) {
       const missing = modelMissing(error);
       if (!missing) throw error;
-      if (!(await chooseModel(client, extensionContext().secrets, missing))) {
+      if (!(await chooseModel(client, context.secrets, missing))) {
         post({ type: "input", text });
         vscode.window.showInformationMessage("pi: no model chosen, so your message was not sent; it is back in the input.");
         return;
       }
       refreshStatus();
-      result = await client.prompt(text, undefined, undefined, context);
+      result = await client.prompt(text, undefined, undefined, items);
     }
     const command = result.command;
     if (result.disposition === "command" && command) {
