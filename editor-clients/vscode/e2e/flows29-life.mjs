@@ -40,10 +40,17 @@ const toast = (page, text) => page.locator(".notifications-toasts .notification-
 const sessionFiles = (work) => readdirSync(join(work, ".pi", "sessions")).map((f) => join(work, ".pi", "sessions", f));
 
 // The daemon the settings start, by its faux script's path (the oldest such process: not a child of it).
+function daemonPid(root) {
+  try {
+    return Number(execFileSync("pgrep", ["-o", "-f", join(root, "script.json")], { encoding: "utf8" }).trim());
+  } catch {
+    return undefined; // none running
+  }
+}
 function killDaemon(root) {
-  const pid = execFileSync("pgrep", ["-o", "-f", join(root, "script.json")], { encoding: "utf8" }).trim();
-  process.kill(Number(pid), "SIGKILL");
-  return Number(pid);
+  const pid = daemonPid(root);
+  process.kill(pid, "SIGKILL");
+  return pid;
 }
 
 async function saveAndKill() {
@@ -130,6 +137,31 @@ async function saveAndKill() {
       assert.equal(readFileSync(join(work, "app.py"), "utf8"), 'GREETING = "hi"\n');
       assert.equal(await page.locator(".tabs-container .tab.dirty", { hasText: "app.py" }).count(), 0);
       await chat().locator(".saved").scrollIntoViewIfNeeded(); // for the screenshot
+    });
+
+    await run("three quick deaths: no more restarts, the chat offers Restart, which brings the conversation back", async () => {
+      await command("pi: New Session");
+      await chat().locator(".m").first().waitFor({ state: "detached", timeout: T });
+      await send("before the deaths");
+      await answered(kit, "You said: before the deaths");
+      for (let death = 1; death <= 3; death++) {
+        killDaemon(root);
+        if (death === 3) break;
+        // "starting it again…" at once, then (the chat redrawn) "was restarted"
+        const starting = chat().locator(".notice", { hasText: "starting it again" });
+        await starting.waitFor({ timeout: T });
+        await starting.waitFor({ state: "detached", timeout: T });
+        await chat().locator(".notice", { hasText: "was restarted" }).waitFor({ timeout: T });
+      }
+      const notice = chat().locator(".notice", { hasText: "again soon after starting, so it was not restarted" });
+      await notice.waitFor({ timeout: T });
+      await kit.shot("life-given-up-with-restart");
+      await notice.locator("button", { hasText: "Restart" }).click();
+      await notice.waitFor({ state: "detached", timeout: T }); // the chat redrawn
+      await chat().locator(".notice", { hasText: "was restarted; this conversation is loaded again" }).waitFor({ timeout: T });
+      await chat().locator(".user", { hasText: "before the deaths" }).waitFor({ timeout: T });
+      await send("still there?");
+      await answered(kit, "You said: still there?");
     });
   } catch (error) {
     await kit.fail(error);

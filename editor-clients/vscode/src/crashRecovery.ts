@@ -36,6 +36,19 @@ export class CrashRecovery {
     return this.back ?? Promise.resolve();
   }
 
+  // The user's "Restart" after the restarts gave up; prompts meanwhile wait for it.
+  async revive(client: PiClient): Promise<void> {
+    this.back ??= new Promise((resolve) => (this.comeBack = resolve));
+    try {
+      await client.revive();
+    } catch (error) {
+      const done = this.comeBack;
+      this.back = this.comeBack = undefined;
+      done?.();
+      throw error;
+    }
+  }
+
   private died(exit: DaemonExit): void {
     const how = exit.signal ? `killed by ${exit.signal}` : exit.code === null ? "it could not be started again" : `exit code ${exit.code}`;
     if (!this.back) {

@@ -409,7 +409,7 @@ const commands: Record<string, () => Promise<void>> = {
 // The buttons of the chat's notices (crashRecovery.ts).
 async function noticeAction(action: string): Promise<void> {
   if (action === "Show Log") output.show();
-  else if (action === "Restart" && client) await client.revive();
+  else if (action === "Restart" && client) await recovery.revive(client);
   else if (action === "Continue" && client) await client.request("continue", { sessionId: shownSession });
 }
 

@@ -79,7 +79,8 @@ type EventListener = (sessionId: string, event: AgentEvent, seq: number) => void
 export interface SaveResult { saved: string[]; failed: { path: string; reason: string }[] }
 
 // How the daemon ended: its exit code or signal, and whether it is being started again
-// (false once it died `quickDeaths` times in a row, each within QUICK_MS of its start).
+// (false once it died `quickDeaths` times in a row, each within QUICK_MS of its start and
+// before it finished a run).
 export interface DaemonExit { code: number | null; signal: string | null; restarting: boolean }
 const QUICK_MS = 30_000;
 
@@ -181,6 +182,7 @@ export class PiClient {
       const previous = this.lastSeq.get(params.sessionId) ?? 0;
       if (params.seq !== previous + 1) this.gaps++;
       this.lastSeq.set(params.sessionId, params.seq);
+      if (params.event.type === "agent_settled") this.quickDeaths = 0; // it did its work: not dying in a loop
       for (const listener of this.listeners) listener(params.sessionId, params.event, params.seq);
     });
     connection.onRequest("permission/request", async (params: PermissionRequest, token) => {
