@@ -3,7 +3,7 @@
 
 import * as vscode from "vscode";
 import * as os from "os";
-import { Commands, Conversation, Json, Outcome, PiClient, PermissionRequest, TreeItem, WorkspaceTrustRequest, permissionPrompt } from "./rpcClient";
+import { Commands, Conversation, Json, PiClient, TreeItem, WorkspaceTrustRequest } from "./rpcClient";
 import { chatHtml, newNonce } from "./chatHtml";
 import { statusText } from "./status";
 import { registerReview, reportDirty, selectionContext, vscodeFiles } from "./changesView";
@@ -18,6 +18,9 @@ import { DaemonStartError } from "./rpcClient";
 import { CrashRecovery } from "./crashRecovery";
 import { chooseModel, modelMissing, sendStoredKeys } from "./firstRun";
 import { saveBeforeCommands, saveDocuments } from "./saveDocuments";
+import { PermissionReview } from "./permissionReview";
+import { SessionTree, goBack } from "./sessionTree";
+import { sessionItem } from "./sessionList";
 
 let client: PiClient | undefined;
 let starting: Promise<PiClient> | undefined;
@@ -54,6 +57,7 @@ const recovery = new CrashRecovery({
   redraw: (sessionId) => redraw(sessionId),
   log: (text) => output.append(text),
 });
+let permissions: PermissionReview;
 
 function postCommands(): void {
   post({ type: "commands", commands: slashCommands.list });
@@ -115,7 +119,8 @@ function ensureClient(): Promise<PiClient> {
     output.append(`starting ${found.command} ${found.args.join(" ")} (found: ${found.source})\n`);
     const started = new PiClient({
       command: found.command, args: found.args, cwd: await workspaceFolder(),
-      onLog: (text) => output.append(text), onPermission: askPermission, onWorkspaceTrust: askWorkspaceTrust,
+      onLog: (text) => output.append(text), onPermission: (request, cancelled) => permissions.ask(request, cancelled),
+      onWorkspaceTrust: askWorkspaceTrust,
       fs: fsHandlers(vscodeFiles), language: vscodeLanguage(), save: saveBeforeCommands() ? saveDocuments : undefined,
     });
     started.onEvent(onEvent);
@@ -154,12 +159,6 @@ async function restart(reason: string): Promise<void> {
   resetView();
   if (sessionId) await fresh.request("session/load", { sessionId, replay: true }).catch(() => undefined);
   vscode.window.showInformationMessage(`pi: ${reason}; the daemon was restarted.`);
-}
-
-async function askPermission(request: PermissionRequest): Promise<Outcome> {
-  const { detail, choices } = permissionPrompt(request);
-  const choice = await vscode.window.showWarningMessage(request.title, { modal: true, detail }, ...choices.map((c) => c.label));
-  return choices.find((c) => c.label === choice)?.outcome ?? "cancelled";
 }
 
 async function askWorkspaceTrust(request: WorkspaceTrustRequest): Promise<boolean | undefined> {
@@ -282,53 +281,11 @@ async function redraw(sessionId: string): Promise<Json> {
 
 const host: ChatHost = { client: ensureClient, post, redraw, send: (text) => send(text) };
 
-// The current session's tree: linear runs flat, one collapsible item per branch; a click navigates.
-class SessionTree implements vscode.TreeDataProvider<TreeItem> {
-  private changed = new vscode.EventEmitter<void>();
-  readonly onDidChangeTreeData = this.changed.event;
-
-  refresh(): void {
-    this.changed.fire();
-  }
-
-  async getChildren(item?: TreeItem): Promise<TreeItem[]> {
-    if (item) return item.children;
-    try {
-      return await client!.tree();
-    } catch {
-      return []; // no session yet
-    }
-  }
-
-  getTreeItem(item: TreeItem): vscode.TreeItem {
-    const collapse = item.kind === "branch"
-      ? (item.current ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed)
-      : vscode.TreeItemCollapsibleState.None;
-    const node = new vscode.TreeItem(item.title, collapse);
-    node.description = [item.label && `🏷 ${item.label}`, item.current && (item.kind === "entry" ? "● current" : "current branch")]
-      .filter(Boolean).join(" ");
-    node.contextValue = "entry";
-    node.tooltip = `${item.title}\n(entry ${item.id})`;
-    if (item.kind === "entry") node.command = { command: "pi.navigate", title: "Continue from here", arguments: [item] };
-    return node;
-  }
-}
-
-const tree = new SessionTree();
-
-async function navigate(item: TreeItem | undefined, summarize: boolean): Promise<void> {
-  if (!item) return;
-  const sessionId = (await client!.request("getState")).sessionId;
-  await client!.navigate(item.id, summarize);
-  await redraw(sessionId);
-}
+const tree = new SessionTree(() => client);
 
 async function pickSession(placeHolder: string): Promise<Json | undefined> {
   const { sessions } = await (await ensureClient()).request("session/list");
-  const items = sessions.map((s: Json) => ({
-    label: s.name || s.firstMessage || "(empty)", description: `${s.messageCount} messages`, detail: s.updatedAt, s,
-  }));
-  return (await vscode.window.showQuickPick(items, { placeHolder }) as Json)?.s;
+  return (await vscode.window.showQuickPick(sessions.map((s) => sessionItem(s)), { placeHolder }))?.session;
 }
 
 const commands: Record<string, () => Promise<void>> = {
@@ -440,6 +397,7 @@ class ChatView implements vscode.WebviewViewProvider {
         else if (message.type === "abortSubagent") await (await ensureClient()).abort(message.sessionId);
         else if (message.type === "openSubagent") await documents.open(message.sessionId);
         else if (message.type === "noticeAction") await noticeAction(message.action);
+        else if (message.type === "permissionAnswer") permissions.fromChat(message.toolCallId, message.answer);
         else if (message.type === "ready") {
           post({ type: "reset" });
           post({ type: "events", events: transcript });
@@ -447,6 +405,7 @@ class ChatView implements vscode.WebviewViewProvider {
           post({ type: "busy", busy: conversation.busy });
           post({ type: "mode", mode: modes.mode });
           postCommands();
+          permissions.repost();
           await ensureClient();
         }
       } catch (error: any) {
@@ -466,7 +425,8 @@ export async function activate(extensionContext: vscode.ExtensionContext): Promi
   status.show();
   modes = new ModeIndicator(host);
   documents = new SessionDocuments(host);
-  context.subscriptions.push(reportDirty(lazyClient), modes,
+  permissions = new PermissionReview(() => client?.workspace ?? "", post);
+  context.subscriptions.push(reportDirty(lazyClient), modes, permissions,
     vscode.workspace.registerTextDocumentContentProvider(SessionDocuments.scheme, documents));
   registerReview(context, lazyClient);
   context.subscriptions.push(
@@ -481,7 +441,7 @@ export async function activate(extensionContext: vscode.ExtensionContext): Promi
     }),
     vscode.window.registerTreeDataProvider("pi.tree", tree),
     ...[["pi.navigate", false], ["pi.navigateWithSummary", true]].map(([name, summarize]) =>
-      vscode.commands.registerCommand(name as string, (item?: TreeItem) => navigate(item, summarize as boolean)
+      vscode.commands.registerCommand(name as string, (item?: TreeItem) => goBack(host, item, summarize as boolean)
         .catch((error: any) => vscode.window.showErrorMessage(`pi: ${error.message ?? error}`)))),
     vscode.commands.registerCommand("pi.rewind", (item?: TreeItem) => (item ? rewindTo(host, item.id) : Promise.resolve())
       .catch((error: any) => vscode.window.showErrorMessage(`pi: ${error.message ?? error}`))),

@@ -10,6 +10,7 @@ import { CommandInfo, completeCommand } from "../commands";
 import { insertMention, mentionAt, mentionContext, rankFiles } from "../mentions";
 import { Transcript, element, setChanging } from "./render";
 import { Subagents } from "./subagents";
+import { permissionDone, showPermission } from "./permissionCard";
 
 type Json = any;
 declare function acquireVsCodeApi(): { postMessage(message: unknown): void };
@@ -122,6 +123,9 @@ log.addEventListener("click", (e) => {
     vscode.postMessage({ type: "abortSubagent", sessionId: button.dataset.sessionId });
   } else if (button.dataset.notice) {
     vscode.postMessage({ type: "noticeAction", action: button.dataset.notice });
+  } else if (button.dataset.answer) {
+    const card = button.closest(".permission") as HTMLElement;
+    vscode.postMessage({ type: "permissionAnswer", toolCallId: card.dataset.id, answer: button.dataset.answer });
   } else if (button.dataset.action === "open") {
     vscode.postMessage({ type: "openSubagent", sessionId: button.dataset.sessionId });
   }
@@ -241,6 +245,8 @@ window.addEventListener("message", ({ data }) => {
     log.append(line);
   });
   else if (data.type === "mode") showMode(data.mode);
+  else if (data.type === "permission") changing(() => showPermission(log, transcript.tools, data.ask));
+  else if (data.type === "permissionDone") permissionDone(log, data.toolCallId);
   else if (data.type === "queue") showQueue(data.items);
   else if (data.type === "busy") stop.disabled = !data.busy;
   else if (data.type === "commands") {
