@@ -46,7 +46,12 @@ export async function launch({ cache, out, prefix = "", settings, prepare = () =
   const extensions = join(root, "extensions");
   for (const dir of [work, join(data, "User"), extensions]) mkdirSync(dir, { recursive: true });
   await prepare(root, work);
-  writeFileSync(join(data, "User", "settings.json"), JSON.stringify({ ...quietSettings, ...settings(root, work) }));
+  const userSettings = JSON.stringify({ ...quietSettings, ...settings(root, work) });
+  writeFileSync(join(data, "User", "settings.json"), userSettings);
+  // code-server runs extensions as in a remote window: machine-scoped settings (pi.command, pi.args) are
+  // read from its Machine settings (the Settings editor's "Remote" tab), as a user of code-server sets them.
+  mkdirSync(join(data, "Machine"), { recursive: true });
+  writeFileSync(join(data, "Machine", "settings.json"), userSettings);
 
   const common = ["--user-data-dir", data, "--extensions-dir", extensions];
   execFileSync(node22, [entry, ...common, "--install-extension", vsix], { stdio: "inherit" });

@@ -37,7 +37,7 @@ textarea{width:100%;min-height:3em;box-sizing:border-box}
 #suggest{list-style:none;margin:0;padding:0;max-height:40vh;overflow:auto}details.context summary{opacity:.8;font-size:90%}#suggest li{cursor:pointer;padding:1px 4px}
 #suggest li.sel{background:var(--vscode-list-activeSelectionBackground)}#suggest .d{opacity:.7;margin-left:6px}
 .user{position:relative}.user button.rewind{font-size:11px;margin-top:4px;visibility:hidden}.user:hover button.rewind,.user button.rewind:focus{visibility:visible}
-.plan-actions{display:flex;gap:6px;align-items:center;flex-wrap:wrap}
+.plan-actions{display:flex;gap:6px;align-items:center;flex-wrap:wrap}.notice button{margin-left:6px;font-style:normal}
 .permission{padding:4px 8px;border-left:3px solid var(--vscode-editorWarning-foreground)}.permission .answers{display:flex;gap:6px;flex-wrap:wrap;margin-top:4px}
 .subagent{border-left:2px solid var(--vscode-textLink-foreground);margin:4px 0 4px 6px;padding-left:8px}
 .subagent.failed,.subagent.aborted{border-left-color:var(--vscode-errorForeground)}

@@ -13,6 +13,11 @@ import { workspaceFiles } from "./workspaceFiles";
 import type { ContextItem } from "./protocol";
 import { ChatHost, ModeIndicator, SessionDocuments, executePlan, pickMode, rewindTo, setMode } from "./sessionActions";
 import { SubagentRouter, storedSubagents } from "./subagents";
+import { daemonCommand, offerInstall } from "./vscodeDaemon";
+import { DaemonStartError } from "./rpcClient";
+import { CrashRecovery } from "./crashRecovery";
+import { chooseModel, modelMissing, sendStoredKeys } from "./firstRun";
+import { saveBeforeCommands, saveDocuments } from "./saveDocuments";
 import { PermissionReview } from "./permissionReview";
 import { SessionTree, goBack } from "./sessionTree";
 import { sessionItem } from "./sessionList";
@@ -32,6 +37,26 @@ const subagents = new SubagentRouter(); // the child sessions whose events go in
 let modes: ModeIndicator;
 let documents: SessionDocuments;
 const slashCommands = new Commands(); // completion after "/" in the chat input
+let shownSession: string | undefined; // the session on screen, to load again when the daemon comes back
+const recovery = new CrashRecovery({
+  post,
+  show: (event) => {
+    transcript.push(event);
+    post({ type: "event", event });
+  },
+  sessionId: () => shownSession,
+  partialAnswer: () => {
+    const last = conversation.messages[conversation.messages.length - 1];
+    const text = last?.streaming && last.role === "assistant" ? last.blocks.map((b) => b.text ?? "").join("") : "";
+    return text.trim() ? text : undefined;
+  },
+  settle: () => {
+    conversation.busy = false;
+    post({ type: "busy", busy: false });
+  },
+  redraw: (sessionId) => redraw(sessionId),
+  log: (text) => output.append(text),
+});
 let permissions: PermissionReview;
 
 function postCommands(): void {
@@ -65,21 +90,6 @@ async function refreshStatus(): Promise<void> {
   }
 }
 
-// The settings, read each time the daemon starts (they can change at any time). The program and its
-// arguments come from the user's settings alone: a repository's .vscode/settings.json could otherwise name
-// a program to run, or add --yes or --trust-workspace.
-function daemonCommand(): { command: string; args: string[] } {
-  const config = vscode.workspace.getConfiguration("pi");
-  const users = <T>(key: string, fallback: T): T => {
-    const found = config.inspect<T>(key);
-    return found?.globalValue ?? found?.defaultValue ?? fallback;
-  };
-  const args = [...users<string[]>("args", []), "--log-level", config.get("logLevel", "warning")];
-  const model = config.get<string>("model", "");
-  if (model) args.push("--model", model);
-  return { command: users("command", "pi-daemon"), args };
-}
-
 // The folder pi works in: the only one, the one chosen before, or the user's pick.
 async function workspaceFolder(ask = false): Promise<string> {
   const folders = vscode.workspace.workspaceFolders ?? [];
@@ -93,22 +103,32 @@ async function workspaceFolder(ask = false): Promise<string> {
   return folder;
 }
 
-// The daemon starts on first use: opening the chat or running a pi command.
+// The daemon starts on first use: opening the chat or running a pi command. Not found, the user is
+// offered to install it; installed, it starts.
 function ensureClient(): Promise<PiClient> {
   if (client) return Promise.resolve(client);
   starting ??= (async () => {
-    const { command, args } = daemonCommand();
+    const storage = context.globalStorageUri.fsPath;
+    let found = await daemonCommand(storage);
+    if (!found && (await offerInstall(storage, vscode.Uri.joinPath(context.extensionUri, "dist", "daemon").fsPath, output)))
+      found = await daemonCommand(storage);
+    if (!found) {
+      status.text = "π (not installed)";
+      throw new Error("pi-daemon is not installed: run \"pi: Install pi-daemon\", or set pi.command in your user settings.");
+    }
+    output.append(`starting ${found.command} ${found.args.join(" ")} (found: ${found.source})\n`);
     const started = new PiClient({
-      command, args, cwd: await workspaceFolder(),
+      command: found.command, args: found.args, cwd: await workspaceFolder(),
       onLog: (text) => output.append(text), onPermission: (request, cancelled) => permissions.ask(request, cancelled),
       onWorkspaceTrust: askWorkspaceTrust,
-      fs: fsHandlers(vscodeFiles), language: vscodeLanguage(),
+      fs: fsHandlers(vscodeFiles), language: vscodeLanguage(), save: saveBeforeCommands() ? saveDocuments : undefined,
     });
     started.onEvent(onEvent);
     started.onRestart(() => {
-      vscode.window.showWarningMessage("pi-daemon stopped and was restarted; resume your session from the list.");
+      sendStoredKeys(started, context.secrets, (t) => output.append(t));
       refreshStatus();
     });
+    recovery.attach(started);
     status.text = "π starting…";
     try {
       await started.start();
@@ -116,9 +136,11 @@ function ensureClient(): Promise<PiClient> {
       await started.stop();
       status.text = "π (did not start)";
       output.show(true);
-      throw new Error(`pi-daemon did not start: ${error.message ?? error}`);
+      const missing = error instanceof DaemonStartError && error.code === "ENOENT" && found.configured;
+      throw new Error(`pi-daemon did not start: ${error.message ?? error}${missing ? " (check pi.command in your user settings)" : ""}`);
     }
     client = started;
+    await sendStoredKeys(started, context.secrets, (t) => output.append(t));
     refreshStatus();
     slashCommands.load(started).then(postCommands, (error) => output.append(`commands: ${error.message ?? error}\n`));
     return started;
@@ -168,6 +190,7 @@ function onEvent(sessionId: string, event: Json): void {
     return;
   }
   for (const listener of eventListeners) listener(sessionId, event);
+  shownSession = sessionId;
   if (slashCommands.apply(event)) postCommands();
   conversation.apply(event);
   if (!delta) transcript.push(event);
@@ -194,11 +217,28 @@ async function showDiff(toolCallId: string): Promise<void> {
   await vscode.window.showTextDocument(document, { preview: true });
 }
 
-async function send(text: string, context?: ContextItem[]): Promise<void> {
+// The text is never lost: a daemon still starting (or being installed, or coming back) is waited for,
+// a missing model is chosen first (firstRun.ts), and what could not be sent goes back into the input.
+async function send(text: string, items?: ContextItem[]): Promise<void> {
   if (!text.trim()) return;
-  const client = await ensureClient();
-  if (!conversation.busy) {
-    const result = await client.prompt(text, undefined, undefined, context);
+  try {
+    await recovery.ready();
+    const client = await ensureClient();
+    if (conversation.busy) return await steerOrFollow(client, text, items);
+    let result;
+    try {
+      result = await client.prompt(text, undefined, undefined, items);
+    } catch (error: any) {
+      const missing = modelMissing(error);
+      if (!missing) throw error;
+      if (!(await chooseModel(client, context.secrets, missing))) {
+        post({ type: "input", text });
+        vscode.window.showInformationMessage("pi: no model chosen, so your message was not sent; it is back in the input.");
+        return;
+      }
+      refreshStatus();
+      result = await client.prompt(text, undefined, undefined, items);
+    }
     const command = result.command;
     if (result.disposition === "command" && command) {
       if (command.name === "new") resetView();
@@ -208,21 +248,27 @@ async function send(text: string, context?: ContextItem[]): Promise<void> {
       else vscode.window.setStatusBarMessage(`pi: /${command.name} done`, 3000);
       refreshStatus();
     }
-    return;
+  } catch (error) {
+    post({ type: "input", text });
+    throw error;
   }
+}
+
+async function steerOrFollow(client: PiClient, text: string, context?: ContextItem[]): Promise<void> {
   const pick = await vscode.window.showQuickPick(
     [{ label: "Steer", description: "after the current tool calls", value: "steer" },
      { label: "Follow up", description: "when the agent is done", value: "followUp" }],
     { placeHolder: "The agent is working. Send this as…" });
-  if (!pick) return;
+  if (!pick) return post({ type: "input", text }); // not sent: back in the input
   await client.prompt(text, pick.value as "steer" | "followUp", undefined, context);
   post({ type: "queue", items: queueItems() });
 }
 
-async function redraw(sessionId: string): Promise<void> {
+async function redraw(sessionId: string): Promise<Json> {
   resetView();
   const client = await ensureClient();
-  await client.load(sessionId);
+  const loaded = await client.load(sessionId);
+  shownSession = loaded.sessionId;
   refreshStatus();
   tree.refresh();
   // its finished subagents, under their task calls (a replay sends no subagent events)
@@ -230,6 +276,7 @@ async function redraw(sessionId: string): Promise<void> {
   const stored = storedSubagents(entries).map((s) => ({ type: "subagent_start", ...s }));
   transcript.push(...stored);
   if (stored.length) post({ type: "events", events: stored });
+  return loaded;
 }
 
 const host: ChatHost = { client: ensureClient, post, redraw, send: (text) => send(text) };
@@ -243,7 +290,7 @@ async function pickSession(placeHolder: string): Promise<Json | undefined> {
 
 const commands: Record<string, () => Promise<void>> = {
   "pi.newSession": async () => {
-    await (await ensureClient()).request("session/new");
+    shownSession = (await (await ensureClient()).request("session/new")).sessionId;
     resetView();
     refreshStatus();
   },
@@ -296,6 +343,11 @@ const commands: Record<string, () => Promise<void>> = {
     if (level) await (await ensureClient()).request("setThinkingLevel", { level });
   },
   "pi.showLog": async () => output.show(),
+  "pi.installDaemon": async () => {
+    const found = await daemonCommand(context.globalStorageUri.fsPath);
+    if (found) vscode.window.showInformationMessage(`pi: pi-daemon is there: ${found.command} (${found.source})`);
+    else await ensureClient();
+  },
   "pi.selectFolder": async () => {
     await workspaceFolder(true);
     if (client) await restart("pi now works in another folder");
@@ -310,6 +362,13 @@ const commands: Record<string, () => Promise<void>> = {
     if (text) await send(text, [selectionContext(editor)]);
   },
 };
+
+// The buttons of the chat's notices (crashRecovery.ts).
+async function noticeAction(action: string): Promise<void> {
+  if (action === "Show Log") output.show();
+  else if (action === "Restart" && client) await recovery.revive(client);
+  else if (action === "Continue" && client) await client.request("continue", { sessionId: shownSession });
+}
 
 class ChatView implements vscode.WebviewViewProvider {
   constructor(private readonly extensionUri: vscode.Uri) {}
@@ -337,6 +396,7 @@ class ChatView implements vscode.WebviewViewProvider {
         else if (message.type === "executePlan") await executePlan(host, message.mode);
         else if (message.type === "abortSubagent") await (await ensureClient()).abort(message.sessionId);
         else if (message.type === "openSubagent") await documents.open(message.sessionId);
+        else if (message.type === "noticeAction") await noticeAction(message.action);
         else if (message.type === "permissionAnswer") permissions.fromChat(message.toolCallId, message.answer);
         else if (message.type === "ready") {
           post({ type: "reset" });

@@ -75,11 +75,29 @@ export interface ClientOptions {
   onPermission?: (request: PermissionRequest, cancelled: Promise<unknown>) => Promise<Outcome>;
   onWorkspaceTrust?: (request: WorkspaceTrustRequest) => Promise<boolean | undefined>; // undefined: no answer
   fs?: FsHandlers; // the editor is the agent's file system (editorFs.ts)
+  save?: (params: { sessionId: string; paths: string[] }) => Promise<SaveResult>; // fs/save (saveDocuments.ts)
+  quickDeaths?: number; // deaths within QUICK_MS of their start after which restarting gives up (default 3)
   language?: LanguageHandlers; // the editor's language servers answer the agent (languageFeatures.ts)
 }
 
 
 type EventListener = (sessionId: string, event: AgentEvent, seq: number) => void;
+
+export interface SaveResult { saved: string[]; failed: { path: string; reason: string }[] }
+
+// How the daemon ended: its exit code or signal, and whether it is being started again
+// (false once it died `quickDeaths` times in a row, each within QUICK_MS of its start and
+// before it finished a run).
+export interface DaemonExit { code: number | null; signal: string | null; restarting: boolean }
+const QUICK_MS = 30_000;
+
+// The daemon could not be started at all (`code` ENOENT: the program is not there), or it
+// ended before it answered `initialize` (`code` "EXITED"; `log` holds what it printed).
+export class DaemonStartError extends Error {
+  constructor(message: string, readonly code: string, readonly log = "") {
+    super(message);
+  }
+}
 
 export class PiClient {
   private child?: ChildProcess;
@@ -87,6 +105,8 @@ export class PiClient {
   private stopping = false;
   private listeners: EventListener[] = [];
   private restartListeners: ((attempt: number) => void)[] = [];
+  private exitListeners: ((exit: DaemonExit) => void)[] = [];
+  private quickDeaths = 0;
   private lastSeq = new Map<string, number>();
   restarts = 0;
   gaps = 0;
@@ -100,6 +120,10 @@ export class PiClient {
 
   onRestart(listener: (attempt: number) => void): void {
     this.restartListeners.push(listener);
+  }
+
+  onExit(listener: (exit: DaemonExit) => void): void {
+    this.exitListeners.push(listener);
   }
 
   get pid(): number | undefined {
@@ -129,13 +153,33 @@ export class PiClient {
 
   async start(): Promise<InitializeResult> {
     this.stopping = false;
-    const child = spawn(this.options.command, this.options.args ?? [], {
+    const command = this.options.command;
+    const child = spawn(command, this.options.args ?? [], {
       cwd: this.options.cwd,
       env: this.options.env ?? process.env,
       stdio: ["pipe", "pipe", "pipe"],
     });
     this.child = child;
-    child.stderr?.on("data", (chunk: Buffer) => this.options.onLog?.(chunk.toString()));
+    let printed = ""; // the last of what it printed, for the error when it ends before answering
+    child.stderr?.on("data", (chunk: Buffer) => {
+      printed = (printed + chunk.toString()).slice(-2000);
+      this.options.onLog?.(chunk.toString());
+    });
+    // Nothing is written to a program that never started: its stdin would be gone.
+    await new Promise<void>((ok, fail) => {
+      child.once("spawn", ok);
+      child.once("error", (error: NodeJS.ErrnoException) => {
+        const why = error.code === "ENOENT" ? `"${command}" was not found` : `"${command}" could not be run (${error.message})`;
+        this.options.onLog?.(`pi-daemon did not start: ${why}\n`);
+        fail(new DaemonStartError(why, error.code ?? "ESPAWN"));
+      });
+    });
+    const startedAt = Date.now();
+    let answered = false;
+    const ended = new Promise<never>((_ok, fail) => child.once("exit", (code, signal) => {
+      if (!answered) fail(new DaemonStartError(`it ended (${signal ?? `exit code ${code}`}) before it answered${printed.trim() ? `: ${printed.trim().split("\n").slice(-3).join(" ")}` : ""}`, "EXITED", printed));
+    }));
+    ended.catch(() => undefined);
     const connection = createMessageConnection(
       new StreamMessageReader(child.stdout!),
       new StreamMessageWriter(child.stdin!),
@@ -145,6 +189,7 @@ export class PiClient {
       const previous = this.lastSeq.get(params.sessionId) ?? 0;
       if (params.seq !== previous + 1) this.gaps++;
       this.lastSeq.set(params.sessionId, params.seq);
+      if (params.event.type === "agent_settled") this.quickDeaths = 0; // it did its work: not dying in a loop
       for (const listener of this.listeners) listener(params.sessionId, params.event, params.seq);
     });
     connection.onRequest("permission/request", async (params: PermissionRequest, token) => {
@@ -159,6 +204,8 @@ export class PiClient {
       connection.onRequest("fs/readTextFile", (params: Json) => fs.readTextFile(params));
       connection.onRequest("workspace/applyEdit", (params: Json) => fs.applyEdit(params));
     }
+    const save = this.options.save;
+    if (save) connection.onRequest("fs/save", (params: Json) => save(params));
     const language = this.options.language;
     if (language) {
       connection.onRequest("editor/diagnostics", (params: Json) => language.diagnostics(params));
@@ -172,34 +219,50 @@ export class PiClient {
     child.on("exit", (code, signal) => {
       connection.dispose();
       if (this.child !== child) return;
-      this.options.onLog?.(`pi-daemon exited (${signal ?? code})\n`);
-      if (!this.stopping && (this.options.restart ?? true)) {
-        this.restarts++;
-        const delay = Math.min(5000, 200 * 2 ** Math.min(this.restarts, 5));
-        setTimeout(() => {
-          if (this.stopping) return;
-          this.lastSeq.clear();
-          this.start().then(
-            () => this.restartListeners.forEach((l) => l(this.restarts)),
-            (error) => this.options.onLog?.(`restart failed: ${error}\n`),
-          );
-        }, delay);
-      }
+      this.connection = undefined; // requests until it is back: "pi-daemon is not running"
+      this.options.onLog?.(`pi-daemon exited (${signal ?? `exit code ${code}`})\n`);
+      if (this.stopping || !answered) return; // a start that failed is the caller's to report
+      this.quickDeaths = Date.now() - startedAt < QUICK_MS ? this.quickDeaths + 1 : 1;
+      const restarting = (this.options.restart ?? true) && this.quickDeaths < (this.options.quickDeaths ?? 3);
+      this.exitListeners.forEach((l) => l({ code, signal, restarting }));
+      if (!restarting) return;
+      this.restarts++;
+      setTimeout(() => {
+        if (this.stopping) return;
+        this.lastSeq.clear();
+        this.start().then(
+          () => this.restartListeners.forEach((l) => l(this.restarts)),
+          (error) => {
+            this.options.onLog?.(`restart failed: ${error.message ?? error}\n`);
+            this.exitListeners.forEach((l) => l({ code: null, signal: null, restarting: false }));
+          },
+        );
+      }, Math.min(2000, 200 * 2 ** (this.quickDeaths - 1)));
     });
-    const initialized = await this.request("initialize", {
+    const initialized = await Promise.race([ended, this.request("initialize", {
       protocolVersion: 1,
       clientInfo: { name: "pi-daemon-vscode", version: "0.1.0" },
       capabilities: {
         permissions: Boolean(this.options.onPermission),
         workspaceTrust: Boolean(this.options.onWorkspaceTrust),
-        ...(fs ? { fs: { readTextFile: true, applyEdit: true } } : {}),
+        ...(fs ? { fs: { readTextFile: true, applyEdit: true, ...(save ? { save: true } : {}) } } : {}),
         ...(language ? { languageFeatures: language.features } : {}),
       },
-    });
+    })]);
+    answered = true;
     this.answeredWorkspace = typeof initialized.workspace === "string" && initialized.workspace ? initialized.workspace : undefined;
     // A new daemon knows no unsaved documents: those left unsaved before it started count too.
     if (fs) this.notify("fs/didChangeDirty", { paths: fs.dirtyPaths() });
     return initialized;
+  }
+
+  // Starts it again after restarting gave up (the user's "Restart"); listeners hear it as a restart.
+  async revive(): Promise<void> {
+    this.quickDeaths = 0;
+    this.lastSeq.clear();
+    await this.start();
+    this.restarts++;
+    this.restartListeners.forEach((l) => l(this.restarts));
   }
 
   // A declared method: params and result typed by protocol.ts.

@@ -78,7 +78,7 @@ test("the agent reads the dirty document and edits through applyEdit", async () 
   writeFileSync(join(dir, "a.py"), "x = 1\n");
   docs.open(join(dir, "a.py"), "x = 2\n"); // unsaved
   const init = await c.start();
-  assert.deepEqual(init.capabilities.fs, { readTextFile: true, applyEdit: true });
+  assert.deepEqual(init.capabilities.fs, { readTextFile: true, applyEdit: true, save: false }); // no save handler: never asked to save
   await c.prompt("bump x");
   await settled();
   const [read, edit] = results(events);

@@ -121,6 +121,8 @@ log.addEventListener("click", (e) => {
   } else if (button.dataset.action === "stop") {
     button.disabled = true;
     vscode.postMessage({ type: "abortSubagent", sessionId: button.dataset.sessionId });
+  } else if (button.dataset.notice) {
+    vscode.postMessage({ type: "noticeAction", action: button.dataset.notice });
   } else if (button.dataset.answer) {
     const card = button.closest(".permission") as HTMLElement;
     vscode.postMessage({ type: "permissionAnswer", toolCallId: card.dataset.id, answer: button.dataset.answer });
@@ -236,6 +238,12 @@ window.addEventListener("message", ({ data }) => {
     e.child ? subagents.event(e.child, e.event) : applyEvent(e, false)));
   else if (data.type === "subevent") changing(() => subagents.event(data.sessionId, data.event));
   else if (data.type === "subagents") changing(() => data.items.forEach((item: Json) => subagents.start(item)));
+  // a line from the extension itself (the daemon stopped, came back…), with its buttons
+  else if (data.type === "notice") changing(() => {
+    const line = element("div", "m notice note", data.text);
+    for (const action of data.actions ?? []) Object.assign(line.appendChild(element("button", "", action)).dataset, { notice: action });
+    log.append(line);
+  });
   else if (data.type === "mode") showMode(data.mode);
   else if (data.type === "permission") changing(() => showPermission(log, transcript.tools, data.ask));
   else if (data.type === "permissionDone") permissionDone(log, data.toolCallId);

@@ -143,6 +143,14 @@ export class Transcript {
     block.querySelector(":scope > summary")!.textContent = title(block.dataset.name ?? name, args, isError, stopped);
   }
 
+  // Under a bash call: the files saved for it to see the agent's edits (details.savedFiles).
+  private showSaved(id: string, files?: string[]): void {
+    if (!files?.length) return;
+    const block = this.toolBlock(id, "bash");
+    if (block.nextElementSibling?.classList.contains("saved")) return;
+    block.after(element("div", "note saved", `Saved ${files.join(", ")} before running`));
+  }
+
   private blockFor(b: Json): HTMLElement {
     if (b.type === "thinking") return thinkingBlock(b.thinking ?? "");
     if (b.type === "toolCall") return this.toolBlock(b.id, b.name, b.arguments);
@@ -175,6 +183,7 @@ export class Transcript {
       if (Array.isArray(m.content)) this.reconcile(this.current, m.content);
     } else if (m.role === "toolResult") {
       this.setOutput(m.toolCallId, m.toolName, textOf(m.content), m.isError);
+      this.showSaved(m.toolCallId, m.details?.savedFiles);
     } else if (m.role === "bashExecution") {
       this.root.append(element("pre", "m bash", `$ ${m.command}\n${m.output ?? ""}`));
     } else if (m.summary) {
@@ -227,9 +236,11 @@ export class Transcript {
       case "message_end": return this.messageEnd(event.message, event.entryId);
       case "tool_execution_start": this.toolBlock(event.toolCallId, event.toolName, event.args).classList.add("running"); return;
       case "tool_execution_update":
-        return this.setOutput(event.toolCallId, event.toolName, textOf(event.partialResult?.content), false, false);
+        this.setOutput(event.toolCallId, event.toolName, textOf(event.partialResult?.content), false, false);
+        return this.showSaved(event.toolCallId, event.partialResult?.details?.savedFiles);
       case "tool_execution_end":
-        return this.setOutput(event.toolCallId, event.toolName, textOf(event.result?.content), event.isError);
+        this.setOutput(event.toolCallId, event.toolName, textOf(event.result?.content), event.isError);
+        return this.showSaved(event.toolCallId, event.result?.details?.savedFiles);
     }
   }
 }

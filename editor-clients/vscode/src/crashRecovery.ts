@@ -1,0 +1,93 @@
+// When the daemon dies (killed, crashed) the chat says so in one line, and once the client has started
+// it again the same session is loaded and redrawn; an answer that was streaming stays on screen marked
+// cut off (it never reached the session file), with Continue when the run was interrupted. After
+// repeated quick deaths the client stops restarting: the line then offers Restart.
+
+import type { DaemonExit, Json, PiClient } from "./rpcClient";
+
+export interface RecoveryHost {
+  post(message: Json): void;
+  show(event: Json): void; // an event drawn in the chat and kept for a view opened later
+  sessionId(): string | undefined; // the session on screen
+  partialAnswer(): string | undefined; // the text of the answer streaming now
+  settle(): void; // nothing runs any more: not busy
+  redraw(sessionId: string): Promise<Json>; // session/load with replay, into a fresh chat
+  log(text: string): void;
+}
+
+export const CUT_OFF = "cut off: pi-daemon stopped before this answer ended";
+
+export class CrashRecovery {
+  private back?: Promise<void>;
+  private comeBack?: () => void;
+  private exit?: DaemonExit;
+  private partial?: string;
+  private session?: string;
+
+  constructor(private readonly host: RecoveryHost) {}
+
+  attach(client: PiClient): void {
+    client.onExit((exit) => this.died(exit));
+    client.onRestart(() => this.restarted());
+  }
+
+  // Resolves once a dead daemon is back with its session (at once when none died).
+  ready(): Promise<void> {
+    return this.back ?? Promise.resolve();
+  }
+
+  // The user's "Restart" after the restarts gave up; prompts meanwhile wait for it.
+  async revive(client: PiClient): Promise<void> {
+    this.back ??= new Promise((resolve) => (this.comeBack = resolve));
+    try {
+      await client.revive();
+    } catch (error) {
+      const done = this.comeBack;
+      this.back = this.comeBack = undefined;
+      done?.();
+      throw error;
+    }
+  }
+
+  private died(exit: DaemonExit): void {
+    const how = exit.signal ? `killed by ${exit.signal}` : exit.code === null ? "it could not be started again" : `exit code ${exit.code}`;
+    if (!this.back) {
+      this.partial = this.host.partialAnswer();
+      this.session = this.host.sessionId();
+      this.back = new Promise((resolve) => (this.comeBack = resolve));
+    }
+    this.exit = exit;
+    this.host.settle();
+    this.host.log(`pi-daemon stopped (${how})${exit.restarting ? "; starting it again" : "; not restarted"}\n`);
+    if (exit.restarting) this.host.post({ type: "notice", text: `pi-daemon stopped (${how}); starting it again…` });
+    else {
+      this.host.post({ type: "notice", text: `pi-daemon stopped (${how}) again soon after starting, so it was not restarted.`,
+                       actions: ["Restart", "Show Log"] });
+      this.comeBack?.(); // prompts now fail with "not running" instead of waiting
+      this.back = undefined;
+    }
+  }
+
+  private async restarted(): Promise<void> {
+    const exit = this.exit;
+    const how = exit?.signal ? `killed by ${exit.signal}` : exit?.code != null ? `exit code ${exit.code}` : "it had stopped";
+    let interrupted = false;
+    try {
+      if (this.session) interrupted = Boolean((await this.host.redraw(this.session))?.interrupted);
+    } catch (error: any) {
+      this.host.log(`reloading session ${this.session}: ${error.message ?? error}\n`);
+    }
+    if (this.partial) {
+      this.host.show({ type: "message_start", message: { role: "assistant", content: [{ type: "text", text: this.partial }] } });
+      this.host.show({ type: "message_end", message: { role: "assistant", content: [{ type: "text", text: this.partial }],
+                                                         stopReason: "error", errorMessage: CUT_OFF } });
+    }
+    const where = this.session ? "this conversation is loaded again" : "nothing was lost";
+    this.host.post({ type: "notice", text: `pi-daemon stopped (${how}) and was restarted; ${where}.`,
+                     actions: interrupted || this.partial ? ["Continue"] : [] });
+    this.partial = this.session = this.exit = undefined;
+    const done = this.comeBack;
+    this.back = this.comeBack = undefined;
+    done?.();
+  }
+}

@@ -1,0 +1,198 @@
+// The daemon's life as the extension sees it, against the real daemon: a program that is not there or
+// ends at once gives a clear error (never a write to a dead stream); a daemon killed idle or mid-answer
+// is noticed (exit code or signal), started again, and its session loads back (interrupted when cut
+// off) and takes the next prompt; quick deaths in a row stop the restarts until revive(). Also: where
+// the daemon is looked for, and the Python the install needs.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createRequire } from "node:module";
+
+const require = createRequire(import.meta.url);
+const { PiClient, DaemonStartError } = require("../dist/rpcClient.js");
+const { locateDaemon, managedVenv } = require("../dist/daemonLocator.js");
+const { findPython, installDaemon } = require("../dist/daemonInstall.js");
+const PYTHON = process.env.PI_DAEMON_PYTHON || "python3";
+
+const text = (t) => ({ content: [{ type: "text", text: t }] });
+const waitFor = async (check, what) => {
+  for (let i = 0; i < 1500 && !check(); i++) await new Promise((r) => setTimeout(r, 20));
+  assert.ok(check(), `timed out waiting for ${what}`);
+};
+
+function daemon(replies, options = {}, script = {}) {
+  const dir = mkdtempSync(join(tmpdir(), "pi-life-"));
+  writeFileSync(join(dir, "script.json"), JSON.stringify({ modelId: "script", replies, ...script }));
+  const env = { ...process.env, PI_DAEMON_HOME: dir };
+  for (const key of Object.keys(env)) if (key.endsWith("_API_KEY")) delete env[key];
+  const log = [];
+  const c = new PiClient({ command: PYTHON, args: ["-m", "pi_daemon", "--faux-script", join(dir, "script.json"), "--model", "faux/script"],
+                           cwd: dir, env, onLog: (t) => log.push(t), ...options });
+  const events = [];
+  const exits = [];
+  let restarts = 0;
+  c.onEvent((sessionId, event) => events.push({ sessionId, ...event }));
+  c.onExit((exit) => exits.push(exit));
+  c.onRestart(() => restarts++);
+  return { c, dir, log, events, exits, restarts: () => restarts };
+}
+
+test("a daemon program that is not there: a clear error, said in the log, and no restart", async () => {
+  const log = [];
+  const c = new PiClient({ command: "pi-daemon-not-installed", cwd: tmpdir(), onLog: (t) => log.push(t) });
+  const error = await c.start().then(() => undefined, (e) => e);
+  assert.ok(error instanceof DaemonStartError, String(error));
+  assert.equal(error.code, "ENOENT");
+  assert.match(error.message, /"pi-daemon-not-installed" was not found/);
+  assert.match(log.join(""), /pi-daemon did not start: "pi-daemon-not-installed" was not found/);
+  await assert.rejects(c.request("getState"), /not running/);
+});
+
+test("a daemon that ends before answering: its exit code and last words in the error", async () => {
+  const c = new PiClient({ command: PYTHON, args: ["-c", "import sys; print('No module named pi_daemon', file=sys.stderr); sys.exit(3)"],
+                           cwd: tmpdir() });
+  const error = await c.start().then(() => undefined, (e) => e);
+  assert.equal(error?.code, "EXITED");
+  assert.match(error.message, /exit code 3.*No module named pi_daemon/);
+});
+
+test("killed while idle: noticed with its signal, started again, the same session loads and takes the next prompt", async () => {
+  const d = daemon([text("first answer"), text("second answer")]);
+  await d.c.start();
+  await d.c.prompt("hello");
+  await waitFor(() => d.events.some((e) => e.type === "agent_settled"), "the first answer");
+  const sessionId = d.events[0].sessionId;
+  process.kill(d.c.pid, "SIGKILL");
+  await waitFor(() => d.restarts() === 1, "the restart");
+  assert.deepEqual(d.exits, [{ code: null, signal: "SIGKILL", restarting: true }]);
+  const replayed = [];
+  d.c.onEvent((_s, e) => replayed.push(e));
+  const loaded = await d.c.load(sessionId);
+  assert.equal(loaded.sessionId, sessionId);
+  assert.equal(loaded.interrupted, false);
+  await waitFor(() => replayed.some((e) => e.type === "message_end" && e.message.role === "assistant"), "the replay");
+  await d.c.prompt("again");
+  await waitFor(() => d.events.filter((e) => e.type === "agent_settled").length === 2, "the second answer");
+  assert.equal((await d.c.request("getState")).sessionId, sessionId);
+  assert.equal((await d.c.request("getState")).messageCount, 4);
+  await d.c.stop();
+});
+
+test("killed mid-answer: the session loads back interrupted, and continue answers it", async () => {
+  const long = Array.from({ length: 150 }, (_, i) => `word${i}`).join(" ");
+  const d = daemon([text(long)], {}, { chunkSize: 3, delayMs: 10 });
+  await d.c.start();
+  await d.c.prompt("tell me a long story");
+  await waitFor(() => d.events.some((e) => e.type === "message_update"), "the answer streaming");
+  const sessionId = d.events[0].sessionId;
+  process.kill(d.c.pid, "SIGKILL");
+  await waitFor(() => d.restarts() === 1, "the restart");
+  const loaded = await d.c.load(sessionId);
+  assert.equal(loaded.interrupted, true);
+  assert.equal(loaded.state.messageCount, 1); // the prompt, without an answer
+  await d.c.request("continue", { sessionId });
+  await waitFor(() => d.events.filter((e) => e.type === "agent_settled").length === 1, "the continued answer");
+  const answer = d.events.filter((e) => e.type === "message_end" && e.message.role === "assistant").at(-1);
+  assert.equal(answer.message.content[0].text, long); // the restarted faux script answers from its start
+  assert.equal((await d.c.request("getState")).messageCount, 2);
+  await d.c.stop();
+});
+
+test("quick deaths in a row stop the restarts; revive starts it again", async () => {
+  const d = daemon([text("hi")], { quickDeaths: 2 });
+  await d.c.start();
+  process.kill(d.c.pid, "SIGKILL");
+  await waitFor(() => d.restarts() === 1, "the first restart");
+  process.kill(d.c.pid, "SIGKILL");
+  await waitFor(() => d.exits.length === 2, "the second death");
+  assert.equal(d.exits[1].restarting, false);
+  try {
+    await assert.rejects(d.c.request("getState"), /pi-daemon is not running/);
+    await d.c.revive();
+    assert.equal(d.restarts(), 2);
+    assert.ok((await d.c.request("getState")).model);
+  } finally {
+    await d.c.stop();
+  }
+});
+
+test("where the daemon is found: pi.command, then PATH, then the interpreter's module, then the installed venv", async () => {
+  const storageDir = mkdtempSync(join(tmpdir(), "pi-storage-"));
+  const bin = mkdtempSync(join(tmpdir(), "pi-bin-"));
+  const configured = { command: "/opt/my/pi-daemon", args: [] };
+  assert.equal((await locateDaemon({ configured, pathEnv: bin, interpreter: PYTHON, storageDir })).source, "pi.command");
+  // nothing anywhere (an interpreter without the module)
+  const saved = process.env.PYTHONPATH;
+  delete process.env.PYTHONPATH;
+  try {
+    assert.equal(await locateDaemon({ pathEnv: bin, interpreter: "python-not-there", storageDir }), undefined);
+  } finally {
+    if (saved !== undefined) process.env.PYTHONPATH = saved;
+  }
+  // the selected interpreter with pi_daemon importable (the tests' PYTHONPATH holds it)
+  const viaInterpreter = await locateDaemon({ pathEnv: bin, interpreter: PYTHON, storageDir });
+  assert.deepEqual([viaInterpreter.command, viaInterpreter.args, viaInterpreter.source], [PYTHON, ["-m", "pi_daemon"], "interpreter"]);
+  // the venv "Install pi-daemon" makes
+  const venv = managedVenv(storageDir);
+  mkdirSync(join(venv.daemon, ".."), { recursive: true });
+  writeFileSync(venv.daemon, "");
+  assert.deepEqual(await locateDaemon({ pathEnv: bin, storageDir }), { command: venv.daemon, args: [], source: "installed" });
+  // on PATH wins over both
+  writeFileSync(join(bin, "pi-daemon"), "");
+  chmodSync(join(bin, "pi-daemon"), 0o755);
+  assert.deepEqual(await locateDaemon({ pathEnv: bin, interpreter: PYTHON, storageDir }),
+                   { command: join(bin, "pi-daemon"), args: [], source: "PATH" });
+});
+
+test("the install needs Python 3.11+: the first one found is used, none found is a clear error", async () => {
+  const found = await findPython(["python-not-there", PYTHON]);
+  assert.equal(found.python, PYTHON);
+  assert.match(found.version, /^3\.(1[1-9]|[2-9]\d)\.\d+$/);
+  await assert.rejects(findPython(["python-not-there", "python9-not-there"]),
+                       /needs Python 3\.11 or newer and none was found \(looked for python-not-there, python9-not-there\)/);
+  await assert.rejects(installDaemon({ python: PYTHON, storageDir: mkdtempSync(join(tmpdir(), "pi-storage-")),
+                                       wheelDir: join(tmpdir(), "no-wheels-here"), log: () => {} }),
+                       /holds no pi-daemon wheel/);
+});
+
+test("save before commands: the edited document is asked for and saved, the command sees it, the result says so", async () => {
+  const { fsHandlers, applyTextEdits, uriPath } = require("../dist/editorFs.js");
+  const docs = new Map(); // open documents, unsaved text included
+  const host = {
+    document: (path) => docs.get(path), dirty: () => [...docs.keys()],
+    async applyEdit(_label, edit) {
+      for (const change of edit.documentChanges) {
+        const path = uriPath(change.textDocument.uri);
+        const doc = docs.get(path) ?? { content: readFileSync(path, "utf8"), version: 1 };
+        docs.set(path, { content: applyTextEdits(doc.content, change.edits), version: doc.version + 1 });
+      }
+      return { applied: true };
+    },
+  };
+  const asked = [];
+  const save = async ({ paths }) => {
+    asked.push(paths);
+    for (const path of paths) writeFileSync(path, docs.get(path).content);
+    return { saved: paths, failed: [] };
+  };
+  const call = (id, name, args) => ({ content: [{ type: "toolCall", id, name, arguments: args }], stopReason: "toolUse" });
+  const work = mkdtempSync(join(tmpdir(), "pi-life-work-")); // not the daemon's home, which its sandbox hides
+  const d = daemon([call("e", "edit", { path: "a.py", edits: [{ oldText: "x = 1", newText: "x = 2" }] }),
+                    call("b", "bash", { command: "cat a.py" }), text("done")],
+                   { cwd: work, fs: fsHandlers(host), save, onPermission: async () => "allow_once" });
+  writeFileSync(join(work, "a.py"), "x = 1\n");
+  try {
+    const init = await d.c.start();
+    assert.equal(init.capabilities.fs.save, true);
+    await d.c.prompt("bump x and show it");
+    await waitFor(() => d.events.some((e) => e.type === "agent_settled"), "the run");
+    assert.deepEqual(asked, [[join(work, "a.py")]]);
+    const bash = d.events.find((e) => e.type === "tool_execution_end" && e.toolName === "bash");
+    assert.match(bash.result.content[0].text, /^\[saved before running: a\.py\]\n[\s\S]*x = 2/);
+    assert.deepEqual(bash.result.details.savedFiles, ["a.py"]);
+  } finally {
+    await d.c.stop();
+  }
+});
