@@ -10,7 +10,7 @@ import { registerReview, reportDirty, selectionContext, vscodeFiles } from "./ch
 import { fsHandlers } from "./editorFs";
 import { vscodeLanguage } from "./languageFeatures";
 import { workspaceFiles } from "./workspaceFiles";
-import type { ContextItem } from "./protocol";
+import type { ContextItem, Image } from "./protocol";
 import { ChatHost, ModeIndicator, SessionDocuments, executePlan, pickMode, rewindTo, setMode } from "./sessionActions";
 import { SubagentRouter, storedSubagents } from "./subagents";
 
@@ -195,11 +195,11 @@ async function showDiff(toolCallId: string): Promise<void> {
   await vscode.window.showTextDocument(document, { preview: true });
 }
 
-async function send(text: string, context?: ContextItem[]): Promise<void> {
-  if (!text.trim()) return;
+async function send(text: string, context?: ContextItem[], images?: Image[]): Promise<void> {
+  if (!text.trim() && !images?.length) return;
   const client = await ensureClient();
   if (!conversation.busy) {
-    const result = await client.prompt(text, undefined, undefined, context);
+    const result = await client.prompt(text, undefined, undefined, context, images);
     const command = result.command;
     if (result.disposition === "command" && command) {
       if (command.name === "new") resetView();
@@ -216,7 +216,7 @@ async function send(text: string, context?: ContextItem[]): Promise<void> {
      { label: "Follow up", description: "when the agent is done", value: "followUp" }],
     { placeHolder: "The agent is working. Send this as…" });
   if (!pick) return;
-  await client.prompt(text, pick.value as "steer" | "followUp", undefined, context);
+  await client.prompt(text, pick.value as "steer" | "followUp", undefined, context, images);
   post({ type: "queue", items: queueItems() });
 }
 
@@ -369,7 +369,7 @@ class ChatView implements vscode.WebviewViewProvider {
     webviewView.onDidDispose(() => { if (view === webviewView) view = undefined; });
     webviewView.webview.onDidReceiveMessage(async (message) => {
       try {
-        if (message.type === "send") await send(message.text, message.context);
+        if (message.type === "send") await send(message.text, message.context, message.images);
         else if (message.type === "files") post({ type: "files", files: await workspaceFiles(await workspaceFolder()) });
         else if (message.type === "abort") await commands["pi.abort"]();
         else if (message.type === "removeQueued") await (await ensureClient()).request("removeQueued", { queueId: message.queueId });
