@@ -13,6 +13,8 @@ import { workspaceFiles } from "./workspaceFiles";
 import type { ContextItem, Image } from "./protocol";
 import { ChatHost, ModeIndicator, SessionDocuments, executePlan, pickMode, rewindTo, setMode } from "./sessionActions";
 import { SubagentRouter, storedSubagents } from "./subagents";
+import { ChatTabs } from "./chatTabs";
+import { pickHistory } from "./history";
 
 let client: PiClient | undefined;
 let starting: Promise<PiClient> | undefined;
@@ -29,6 +31,10 @@ const subagents = new SubagentRouter(); // the child sessions whose events go in
 let modes: ModeIndicator;
 let documents: SessionDocuments;
 const slashCommands = new Commands(); // completion after "/" in the chat input
+let tabs: ChatTabs; // the chats in editor tabs, each on its own session (chatTabs.ts)
+// The side bar's session: the daemon's current one (a tab names its own in every request).
+let sidebarSession: string | undefined;
+let pendingReveal: { query: string; entryId?: string } | undefined; // a History match, shown after the replay
 
 function postCommands(): void {
   post({ type: "commands", commands: slashCommands.list });
@@ -162,6 +168,14 @@ const lazyClient = {
 } as unknown as PiClient;
 
 function onEvent(sessionId: string, event: Json): void {
+  if (tabs.route(sessionId, event) && sessionId !== sidebarSession && !subagents.children.has(sessionId)) {
+    for (const listener of eventListeners) listener(sessionId, event);
+    return; // an editor tab's session only
+  }
+  if (event.type === "replay_end" && pendingReveal) {
+    post({ type: "reveal", ...pendingReveal });
+    pendingReveal = undefined;
+  }
   const delta = event.type === "message_update" || event.type === "tool_execution_update";
   if (subagents.route(sessionId, event) === "child") { // drawn in its task call; the session's state is not its
     if (!delta) transcript.push({ child: sessionId, event });
@@ -198,11 +212,13 @@ async function showDiff(toolCallId: string): Promise<void> {
 async function send(text: string, context?: ContextItem[], images?: Image[]): Promise<void> {
   if (!text.trim() && !images?.length) return;
   const client = await ensureClient();
+  sidebarSession ??= (await client.request("getState")).sessionId;
   if (!conversation.busy) {
-    const result = await client.prompt(text, undefined, undefined, context, images);
+    const result = await client.prompt(text, undefined, sidebarSession, context, images);
     const command = result.command;
     if (result.disposition === "command" && command) {
       if (command.name === "new") resetView();
+      sidebarSession = (await client.request("getState")).sessionId; // /new, /resume … move the side bar's chat
       // What a built-in command answers depends on the command: /export answers the file it wrote.
       const file = (command.result as { file?: string } | null)?.file;
       if (command.name === "export") vscode.window.showInformationMessage(`pi: exported to ${file}`);
@@ -216,12 +232,13 @@ async function send(text: string, context?: ContextItem[], images?: Image[]): Pr
      { label: "Follow up", description: "when the agent is done", value: "followUp" }],
     { placeHolder: "The agent is working. Send this as…" });
   if (!pick) return;
-  await client.prompt(text, pick.value as "steer" | "followUp", undefined, context, images);
+  await client.prompt(text, pick.value as "steer" | "followUp", sidebarSession, context, images);
   post({ type: "queue", items: queueItems() });
 }
 
 async function redraw(sessionId: string): Promise<void> {
   resetView();
+  sidebarSession = sessionId;
   const client = await ensureClient();
   await client.load(sessionId);
   refreshStatus();
@@ -286,7 +303,7 @@ async function pickSession(placeHolder: string): Promise<Json | undefined> {
 
 const commands: Record<string, () => Promise<void>> = {
   "pi.newSession": async () => {
-    await (await ensureClient()).request("session/new");
+    sidebarSession = (await (await ensureClient()).request("session/new")).sessionId;
     resetView();
     refreshStatus();
   },
@@ -354,6 +371,40 @@ const commands: Record<string, () => Promise<void>> = {
   },
 };
 
+// What every chat page asks alike, the side bar's and the editor tabs'; true when it was one of these.
+async function sharedMessage(message: Json, reply: (message: Json) => void): Promise<boolean> {
+  if (message.type === "files") reply({ type: "files", files: await workspaceFiles(await workspaceFolder()) });
+  else if (message.type === "diff") await showDiff(message.toolCallId);
+  else if (message.type === "copy") await vscode.env.clipboard.writeText(message.text);
+  else if (message.type === "abortSubagent") await (await ensureClient()).abort(message.sessionId);
+  else if (message.type === "openSubagent") await documents.open(message.sessionId);
+  else return false;
+  return true;
+}
+
+// Issue #29: the chat in editor tabs, New and History on its title bars, History's full-text search.
+const chatCommands: Record<string, () => Promise<void>> = {
+  "pi.openChatInEditor": async () => {
+    const state = await (await ensureClient()).request("getState");
+    sidebarSession = state.sessionId;
+    await tabs.openCurrent(state.sessionId, state.sessionName, transcript);
+  },
+  "pi.tab.new": async () => tabs.openNew(),
+  "pi.history": async () => openFromHistory(false),
+  "pi.searchHistory": async () => openFromHistory(false),
+  "pi.tab.history": async () => openFromHistory(true),
+};
+
+// History's pick opens in the side bar's chat, or in a tab (from a tab's title bar).
+async function openFromHistory(inTab: boolean): Promise<void> {
+  const chosen = await pickHistory(await ensureClient());
+  if (!chosen) return;
+  if (inTab) return tabs.open(chosen.session.sessionId, chosen.title, chosen.reveal);
+  if (chosen.session.sessionId === sidebarSession && chosen.reveal) return post({ type: "reveal", ...chosen.reveal });
+  pendingReveal = chosen.reveal;
+  await redraw(chosen.session.sessionId);
+}
+
 class ChatView implements vscode.WebviewViewProvider {
   constructor(private readonly extensionUri: vscode.Uri) {}
 
@@ -369,17 +420,13 @@ class ChatView implements vscode.WebviewViewProvider {
     webviewView.onDidDispose(() => { if (view === webviewView) view = undefined; });
     webviewView.webview.onDidReceiveMessage(async (message) => {
       try {
+        if (await sharedMessage(message, post)) return;
         if (message.type === "send") await send(message.text, message.context, message.images);
-        else if (message.type === "files") post({ type: "files", files: await workspaceFiles(await workspaceFolder()) });
         else if (message.type === "abort") await commands["pi.abort"]();
         else if (message.type === "removeQueued") await (await ensureClient()).request("removeQueued", { queueId: message.queueId });
-        else if (message.type === "diff") await showDiff(message.toolCallId);
-        else if (message.type === "copy") await vscode.env.clipboard.writeText(message.text);
         else if (message.type === "rewind") await rewindTo(host, message.entryId);
         else if (message.type === "setMode") await setMode(host, message.mode);
         else if (message.type === "executePlan") await executePlan(host, message.mode);
-        else if (message.type === "abortSubagent") await (await ensureClient()).abort(message.sessionId);
-        else if (message.type === "openSubagent") await documents.open(message.sessionId);
         else if (message.type === "ready") {
           post({ type: "reset" });
           post({ type: "events", events: transcript });
@@ -409,11 +456,18 @@ export async function activate(extensionContext: vscode.ExtensionContext): Promi
   context.subscriptions.push(reportDirty(lazyClient), modes,
     vscode.workspace.registerTextDocumentContentProvider(SessionDocuments.scheme, documents));
   registerReview(context, lazyClient);
+  tabs = new ChatTabs({
+    client: ensureClient, extensionUri: context.extensionUri, shared: sharedMessage, commands: () => slashCommands.list,
+    askQueueKind: async () => (await vscode.window.showQuickPick(
+      [{ label: "Steer", description: "after the current tool calls", value: "steer" as const },
+       { label: "Follow up", description: "when the agent is done", value: "followUp" as const }],
+      { placeHolder: "The agent is working. Send this as…" }))?.value,
+  });
   context.subscriptions.push(
     output, status,
     vscode.window.registerWebviewViewProvider("pi.chat", new ChatView(context.extensionUri),
                                               { webviewOptions: { retainContextWhenHidden: true } }),
-    ...Object.entries(commands).map(([name, run]) => vscode.commands.registerCommand(name, () =>
+    ...Object.entries({ ...commands, ...chatCommands }).map(([name, run]) => vscode.commands.registerCommand(name, () =>
       run().catch((error: any) => vscode.window.showErrorMessage(`pi: ${error.message ?? error}`)))),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration("pi")) restart("the pi settings changed").catch((error) =>

@@ -4,6 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { openView as openPage, text, useBrowser, workspace as pageWorkspace } from "../test-support/page.mjs";
 
@@ -25,7 +26,7 @@ async function daemon(dir, page) {
   const events = [];
   c.onEvent((_id, event) => {
     events.push(event);
-    chain = chain.then(() => page.evaluate((e) => window.postMessage({ type: "event", event: e }, "*"), event));
+    if (page) chain = chain.then(() => page.evaluate((e) => window.postMessage({ type: "event", event: e }, "*"), event));
   });
   c.settled = async () => {
     while (!events.some((e) => e.type === "agent_settled")) await new Promise((r) => setTimeout(r, 20));
@@ -131,6 +132,40 @@ test("a search match is marked in its message, its folded tool output opened, an
     assert.ok(await mark.isVisible());
     const box = await mark.boundingBox();
     assert.ok(box.y >= 0 && box.y < 600, `the match is on screen (y=${box.y})`);
+  } finally {
+    await c.stop();
+  }
+});
+
+test("History's search finds words in any stored session's prompts, answers and tool output, newest first", async () => {
+  const { searchSessions, searchFile } = require("../dist/historySearch.js");
+  const { readFile } = await import("node:fs/promises");
+  const dir = pageWorkspace([
+    text("The capital of Freedonia is Fredville."),
+    { content: [{ type: "toolCall", id: "c1", name: "read", arguments: { path: "notes.txt" } }], stopReason: "toolUse" },
+    text("Done."),
+  ]);
+  writeFileSync(join(dir, "notes.txt"), "black and white zebra-stripes\n");
+  const c = await daemon(dir, null);
+  try {
+    const first = (await c.request("session/new")).sessionId;
+    await c.prompt("tell me about freedonia", undefined, first);
+    await c.request("waitForIdle", { sessionId: first });
+    const second = (await c.request("session/new")).sessionId;
+    await c.prompt("print the stripes", undefined, second);
+    await c.request("waitForIdle", { sessionId: second });
+    const { sessions } = await c.request("session/list");
+    const read = (file) => readFile(file, "utf8");
+    const answer = await searchSessions(sessions, "fredVILLE", read);
+    assert.deepEqual(answer.hits.map((h) => [h.sessionId, h.role, h.match]), [[first, "assistant", "Fredville"]]);
+    assert.match(answer.hits[0].snippet, /capital of Freedonia is Fredville/);
+    const { entries } = await c.request("session/entries", { sessionId: first });
+    assert.equal(entries.find((e) => e.id === answer.hits[0].entryId).message.role, "assistant", "the hit names its entry");
+    const output = await searchSessions(sessions, "zebra-stripes", read);
+    assert.deepEqual(output.hits.map((h) => [h.sessionId, h.role]), [[second, "toolResult"]], "a tool's output");
+    assert.deepEqual((await searchSessions(sessions, "no such words anywhere", read)).hits, []);
+    assert.deepEqual(searchFile("s", '{"type":"message","id":"e1","message":{"role":"user","content":"naïve café"}}\n{"torn', "CAFÉ")
+      .map((h) => h.match), ["café"], "words with accents, and a torn last line skipped");
   } finally {
     await c.stop();
   }

@@ -1,0 +1,241 @@
+// Chats in editor tabs (issue #29): each tab is a WebviewPanel bound to one session of the daemon,
+// which serves many at once; events are routed to the tab of their sessionId (a subagent's to the
+// tab of its parent). The page is the side bar's (chatHtml.ts, webview/), so a conversation is
+// drawn by the same code in both. The side bar's chat stays the daemon's *current* session: a tab
+// names its session in every request, and after it creates or loads one the side bar's is made
+// current again (keepingCurrent).
+
+import * as vscode from "vscode";
+import { Conversation, Json, PiClient } from "./rpcClient";
+import { chatHtml, newNonce } from "./chatHtml";
+import { SubagentRouter, storedSubagents } from "./subagents";
+import { ChatHost, executePlan, rewindTo, setMode } from "./sessionActions";
+import { tabTitle } from "./history";
+
+export const PANEL_TYPE = "pi.chatTab";
+
+// What the tabs need of the extension.
+export interface TabsHost {
+  client(): Promise<PiClient>;
+  extensionUri: vscode.Uri;
+  // The messages every chat handles alike (files for "@", copy, a diff, a subagent's session …);
+  // true when it was one of them.
+  shared(message: Json, post: (message: Json) => void): Promise<boolean>;
+  commands(): Json[]; // the slash commands, for "/" completion
+  // "Send as steering or follow-up?" while the agent works; undefined: the user dismissed it.
+  askQueueKind(): Promise<"steer" | "followUp" | undefined>;
+}
+
+// Runs `change` (which may make another session current) and makes the current session current again.
+async function keepingCurrent<T>(client: PiClient, change: () => Promise<T>): Promise<T> {
+  const { sessionId } = await client.request("getState"); // creates one when there is none, so the side bar keeps its own
+  try {
+    return await change();
+  } finally {
+    await client.request("session/load", { sessionId }).catch(() => undefined);
+  }
+}
+
+class ChatTab implements ChatHost {
+  conversation = new Conversation();
+  transcript: Json[] = []; // the events so far, without deltas, to fill the page when it (re)loads
+  readonly subagents = new SubagentRouter();
+  private named = false; // the title is the session's name, not its first message
+
+  constructor(readonly panel: vscode.WebviewPanel, public sessionId: string, private readonly tabs: ChatTabs) {}
+
+  client(): Promise<PiClient> {
+    return this.tabs.host.client();
+  }
+
+  post(message: Json): void {
+    this.panel.webview.postMessage(message);
+  }
+
+  setTitle(title: string | undefined, named = false): void {
+    if (!title || (this.named && !named)) return;
+    this.named ||= named;
+    this.panel.title = tabTitle(title);
+  }
+
+  reset(): void {
+    this.conversation = new Conversation();
+    this.transcript = [];
+    this.subagents.clear();
+    this.post({ type: "reset" });
+    this.post({ type: "busy", busy: false });
+    this.post({ type: "session", sessionId: this.sessionId });
+  }
+
+  apply(sessionId: string, event: Json): void {
+    const delta = event.type === "message_update" || event.type === "tool_execution_update";
+    if (sessionId !== this.sessionId) { // one of its subagents
+      if (!delta) this.transcript.push({ child: sessionId, event });
+      this.post({ type: "subevent", sessionId, event });
+      return;
+    }
+    this.subagents.route(sessionId, event);
+    this.conversation.apply(event);
+    if (!delta) this.transcript.push(event);
+    this.post({ type: "event", event });
+    if (event.type === "message_start" && event.message?.role === "user" && !this.named) {
+      const text = event.message.content;
+      this.setTitle(typeof text === "string" ? text : (text ?? []).find((b: Json) => b.type === "text")?.text);
+    }
+    if (event.type === "session_info_changed") this.setTitle(event.name, true);
+    if (event.type === "queue_update") this.postQueue();
+    if (event.type === "agent_start" || event.type === "agent_settled") this.post({ type: "busy", busy: this.conversation.busy });
+  }
+
+  private postQueue(): void {
+    this.post({ type: "queue", items: this.conversation.queue.items.map((q) => ({ id: q.queueId, text: q.text, kind: q.kind })) });
+  }
+
+  // The tab's session drawn again from its file (after a rewind, or when it is opened).
+  async redraw(sessionId: string, reveal?: { query: string; entryId?: string }): Promise<void> {
+    this.sessionId = sessionId;
+    this.reset();
+    this.pendingReveal = reveal; // shown once the replay has drawn the conversation
+    const client = await this.client();
+    await keepingCurrent(client, () => client.load(sessionId));
+    const { entries } = await client.request("session/entries", { sessionId, scope: "file" });
+    const stored = storedSubagents(entries).map((s) => ({ type: "subagent_start", ...s }));
+    this.transcript.push(...stored);
+    if (stored.length) this.post({ type: "events", events: stored });
+    const state = await client.request("getState", { sessionId });
+    this.post({ type: "mode", mode: state.mode ?? "ask" });
+  }
+
+  // The replay comes as events after session/load answers; a match is shown after its end.
+  private pendingReveal?: { query: string; entryId?: string };
+
+  replayEnded(): void {
+    if (!this.pendingReveal) return;
+    this.post({ type: "reveal", ...this.pendingReveal });
+    this.pendingReveal = undefined;
+  }
+
+  async send(text: string, context?: Json[], images?: Json[]): Promise<void> {
+    if (!text.trim() && !images?.length) return;
+    if (text.trim() === "/new") return this.tabs.openNew(); // a new chat is a new tab
+    const client = await this.client();
+    let behaviour: "steer" | "followUp" | undefined;
+    if (this.conversation.busy) {
+      behaviour = await this.tabs.host.askQueueKind();
+      if (!behaviour) {
+        this.post({ type: "input", text }); // not sent: the text goes back
+        return;
+      }
+    }
+    const prompt = () => client.prompt(text, behaviour, this.sessionId, context as any, images as any);
+    // a built-in command may make another session current: the side bar's stays its own
+    const result = text.startsWith("/") ? await keepingCurrent(client, prompt) : await prompt();
+    if (result.disposition === "command") vscode.window.setStatusBarMessage(`pi: /${result.command?.name} done`, 3000);
+    this.postQueue();
+  }
+
+  async onMessage(message: Json): Promise<void> {
+    if (await this.tabs.host.shared(message, (m) => this.post(m))) return;
+    const client = await this.client();
+    if (message.type === "send") await this.send(message.text, message.context, message.images);
+    else if (message.type === "abort") await client.abort(this.sessionId);
+    else if (message.type === "removeQueued") await client.request("removeQueued", { queueId: message.queueId, sessionId: this.sessionId });
+    else if (message.type === "rewind") await rewindTo(this, message.entryId);
+    else if (message.type === "setMode") await setMode(this, message.mode);
+    else if (message.type === "executePlan") await executePlan(this, message.mode);
+    else if (message.type === "ready") {
+      this.post({ type: "reset" });
+      this.post({ type: "session", sessionId: this.sessionId });
+      this.post({ type: "events", events: this.transcript });
+      this.postQueue();
+      this.post({ type: "busy", busy: this.conversation.busy });
+      this.post({ type: "commands", commands: this.tabs.host.commands() });
+      const state = await client.request("getState", { sessionId: this.sessionId });
+      this.post({ type: "mode", mode: state.mode ?? "ask" });
+    }
+  }
+}
+
+export class ChatTabs {
+  private readonly tabs = new Set<ChatTab>();
+
+  constructor(readonly host: TabsHost) {}
+
+  private tabOf(sessionId: string): ChatTab | undefined {
+    for (const tab of this.tabs) if (tab.sessionId === sessionId || tab.subagents.children.has(sessionId)) return tab;
+    return undefined;
+  }
+
+  // Whether a tab shows this session (or one of its subagents).
+  owns(sessionId: string): boolean {
+    return this.tabOf(sessionId) !== undefined;
+  }
+
+  // Draws the event in its session's tab; false when no tab shows that session.
+  route(sessionId: string, event: Json): boolean {
+    const tab = this.tabOf(sessionId);
+    if (!tab) return false;
+    if (event.type === "replay_end") tab.replayEnded();
+    tab.apply(sessionId, event);
+    return true;
+  }
+
+  private create(sessionId: string, title: string): ChatTab {
+    const dist = vscode.Uri.joinPath(this.host.extensionUri, "dist");
+    const panel = vscode.window.createWebviewPanel(PANEL_TYPE, tabTitle(title), vscode.ViewColumn.Active,
+      { enableScripts: true, localResourceRoots: [dist], retainContextWhenHidden: true });
+    panel.iconPath = vscode.Uri.joinPath(this.host.extensionUri, "media", "pi.svg");
+    panel.webview.html = chatHtml({
+      cspSource: panel.webview.cspSource, nonce: newNonce(), surface: "tab",
+      scriptUri: panel.webview.asWebviewUri(vscode.Uri.joinPath(dist, "webview.js")).toString(),
+    });
+    const tab = new ChatTab(panel, sessionId, this);
+    this.tabs.add(tab);
+    panel.onDidDispose(() => this.tabs.delete(tab));
+    panel.webview.onDidReceiveMessage((message) => tab.onMessage(message).catch((error: any) =>
+      vscode.window.showErrorMessage(`pi: ${error.message ?? error}`)));
+    return tab;
+  }
+
+  // A new session in a new tab.
+  async openNew(): Promise<void> {
+    const client = await this.host.client();
+    const { sessionId } = await keepingCurrent(client, () => client.request("session/new"));
+    this.create(sessionId, "new chat");
+  }
+
+  // A stored session in a tab (the one already showing it, if any), its match shown when given.
+  async open(sessionId: string, title: string, reveal?: { query: string; entryId?: string }): Promise<void> {
+    const shown = [...this.tabs].find((t) => t.sessionId === sessionId);
+    if (shown) {
+      shown.panel.reveal();
+      if (reveal) shown.post({ type: "reveal", ...reveal });
+      return;
+    }
+    const tab = this.create(sessionId, title);
+    tab.setTitle(title);
+    await tab.redraw(sessionId, reveal);
+  }
+
+  // The side bar's conversation moved to a tab: it goes on in both, drawn from the events so far.
+  async openCurrent(sessionId: string, title: string | undefined, events: Json[]): Promise<void> {
+    const shown = [...this.tabs].find((t) => t.sessionId === sessionId);
+    if (shown) return shown.panel.reveal();
+    const tab = this.create(sessionId, title || "chat");
+    for (const e of events) {
+      if (e.child) tab.transcript.push(e);
+      else {
+        tab.subagents.route(sessionId, e);
+        tab.conversation.apply(e);
+        tab.transcript.push(e);
+        if (e.type === "message_start" && e.message?.role === "user" && !title) tab.setTitle(
+          typeof e.message.content === "string" ? e.message.content : e.message.content?.find((b: Json) => b.type === "text")?.text);
+      }
+    }
+  }
+
+  // The tab in front, if it is a chat (for New and History on its title bar).
+  active(): ChatTab | undefined {
+    return [...this.tabs].find((t) => t.panel.active);
+  }
+}
