@@ -48,11 +48,11 @@ textarea{width:100%;min-height:3em;box-sizing:border-box}
 body[data-mode=plan] #mode{outline:1px solid var(--vscode-textLink-foreground)}
 .hl-k{color:var(--vscode-debugTokenExpression-name,#c586c0)}.hl-s{color:var(--vscode-debugTokenExpression-string,#ce9178)}
 .hl-n{color:var(--vscode-debugTokenExpression-number,#b5cea8)}.hl-l{color:var(--vscode-debugTokenExpression-boolean,#4e94ce)}
-.hl-c{color:var(--vscode-descriptionForeground,#8b949e);font-style:italic}
+.hl-c{color:var(--vscode-debugTokenExpression-value,#8b949e);font-style:italic}
 #attachments{display:flex;gap:6px;flex-wrap:wrap;margin-bottom:4px}#attachments .chip{position:relative;display:inline-block}
 #attachments img{height:48px;max-width:96px;object-fit:cover;border:1px solid var(--vscode-panel-border,#888);border-radius:3px}
 #attachments .remove{position:absolute;top:-6px;right:-6px;font-size:10px;padding:0 3px;cursor:pointer}
-.user .images img.thumb{max-height:120px;max-width:200px;margin:2px 4px 2px 0;border-radius:3px}
+.user .images img.thumb{height:96px;max-width:240px;object-fit:contain;image-rendering:pixelated;margin:2px 4px 2px 0;border-radius:3px;border:1px solid var(--vscode-panel-border,#888)}
 mark.found{background:var(--vscode-editor-findMatchHighlightBackground,#ea5c0055);color:inherit;outline:1px solid var(--vscode-editor-findMatchBorder,#ea5c00)}
 </style></head><body data-surface="${surface}">
 <div id="log"></div>

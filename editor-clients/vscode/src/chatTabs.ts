@@ -14,6 +14,9 @@ import { tabTitle } from "./history";
 
 export const PANEL_TYPE = "pi.chatTab";
 
+const textOf = (content: Json): string | undefined =>
+  typeof content === "string" ? content : (content ?? []).find((b: Json) => b.type === "text")?.text;
+
 // What the tabs need of the extension.
 export interface TabsHost {
   client(): Promise<PiClient>;
@@ -24,6 +27,7 @@ export interface TabsHost {
   commands(): Json[]; // the slash commands, for "/" completion
   // "Send as steering or follow-up?" while the agent works; undefined: the user dismissed it.
   askQueueKind(): Promise<"steer" | "followUp" | undefined>;
+  sidebar(): { sessionId?: string; events: Json[] }; // the side bar chat's session and its events so far
 }
 
 // Runs `change` (which may make another session current) and makes the current session current again.
@@ -40,7 +44,7 @@ class ChatTab implements ChatHost {
   conversation = new Conversation();
   transcript: Json[] = []; // the events so far, without deltas, to fill the page when it (re)loads
   readonly subagents = new SubagentRouter();
-  private named = false; // the title is the session's name, not its first message
+  private titled = false; // the title is set: the session's name or first message (a name replaces it)
 
   constructor(readonly panel: vscode.WebviewPanel, public sessionId: string, private readonly tabs: ChatTabs) {}
 
@@ -53,8 +57,8 @@ class ChatTab implements ChatHost {
   }
 
   setTitle(title: string | undefined, named = false): void {
-    if (!title || (this.named && !named)) return;
-    this.named ||= named;
+    if (!title || (this.titled && !named)) return;
+    this.titled = true;
     this.panel.title = tabTitle(title);
   }
 
@@ -78,10 +82,7 @@ class ChatTab implements ChatHost {
     this.conversation.apply(event);
     if (!delta) this.transcript.push(event);
     this.post({ type: "event", event });
-    if (event.type === "message_start" && event.message?.role === "user" && !this.named) {
-      const text = event.message.content;
-      this.setTitle(typeof text === "string" ? text : (text ?? []).find((b: Json) => b.type === "text")?.text);
-    }
+    if (event.type === "message_start" && event.message?.role === "user") this.setTitle(textOf(event.message.content));
     if (event.type === "session_info_changed") this.setTitle(event.name, true);
     if (event.type === "queue_update") this.postQueue();
     if (event.type === "agent_start" || event.type === "agent_settled") this.post({ type: "busy", busy: this.conversation.busy });
@@ -95,7 +96,8 @@ class ChatTab implements ChatHost {
   async redraw(sessionId: string, reveal?: { query: string; entryId?: string }): Promise<void> {
     this.sessionId = sessionId;
     this.reset();
-    this.pendingReveal = reveal; // shown once the replay has drawn the conversation
+    this.pendingReveal = reveal;
+    this.replaying = true;
     const client = await this.client();
     await keepingCurrent(client, () => client.load(sessionId));
     const { entries } = await client.request("session/entries", { sessionId, scope: "file" });
@@ -106,11 +108,19 @@ class ChatTab implements ChatHost {
     this.post({ type: "mode", mode: state.mode ?? "ask" });
   }
 
-  // The replay comes as events after session/load answers; a match is shown after its end.
-  private pendingReveal?: { query: string; entryId?: string };
+  // A History match is shown once the page is there and the replay (events after session/load's
+  // answer) has drawn the conversation.
+  pendingReveal?: { query: string; entryId?: string };
+  private replaying = false;
+  private pageReady = false;
 
   replayEnded(): void {
-    if (!this.pendingReveal) return;
+    this.replaying = false;
+    this.showPendingReveal();
+  }
+
+  private showPendingReveal(): void {
+    if (!this.pendingReveal || this.replaying || !this.pageReady) return;
     this.post({ type: "reveal", ...this.pendingReveal });
     this.pendingReveal = undefined;
   }
@@ -150,6 +160,8 @@ class ChatTab implements ChatHost {
       this.postQueue();
       this.post({ type: "busy", busy: this.conversation.busy });
       this.post({ type: "commands", commands: this.tabs.host.commands() });
+      this.pageReady = true;
+      this.showPendingReveal();
       const state = await client.request("getState", { sessionId: this.sessionId });
       this.post({ type: "mode", mode: state.mode ?? "ask" });
     }
@@ -212,26 +224,36 @@ export class ChatTabs {
       if (reveal) shown.post({ type: "reveal", ...reveal });
       return;
     }
+    const sidebar = this.host.sidebar();
+    if (sidebar.sessionId === sessionId) { // drawn from the side bar's events: a replay would draw it twice there
+      const tab = this.openCurrent(sessionId, title, sidebar.events);
+      tab.pendingReveal = reveal;
+      return;
+    }
     const tab = this.create(sessionId, title);
     tab.setTitle(title);
     await tab.redraw(sessionId, reveal);
   }
 
   // The side bar's conversation moved to a tab: it goes on in both, drawn from the events so far.
-  async openCurrent(sessionId: string, title: string | undefined, events: Json[]): Promise<void> {
+  openCurrent(sessionId: string, title: string | undefined, events: Json[]): ChatTab {
     const shown = [...this.tabs].find((t) => t.sessionId === sessionId);
-    if (shown) return shown.panel.reveal();
+    if (shown) {
+      shown.panel.reveal();
+      return shown;
+    }
     const tab = this.create(sessionId, title || "chat");
+    tab.setTitle(title);
     for (const e of events) {
       if (e.child) tab.transcript.push(e);
       else {
         tab.subagents.route(sessionId, e);
         tab.conversation.apply(e);
         tab.transcript.push(e);
-        if (e.type === "message_start" && e.message?.role === "user" && !title) tab.setTitle(
-          typeof e.message.content === "string" ? e.message.content : e.message.content?.find((b: Json) => b.type === "text")?.text);
+        if (e.type === "message_start" && e.message?.role === "user") tab.setTitle(textOf(e.message.content));
       }
     }
+    return tab;
   }
 
   // The tab in front, if it is a chat (for New and History on its title bar).

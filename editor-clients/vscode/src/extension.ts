@@ -387,7 +387,7 @@ const chatCommands: Record<string, () => Promise<void>> = {
   "pi.openChatInEditor": async () => {
     const state = await (await ensureClient()).request("getState");
     sidebarSession = state.sessionId;
-    await tabs.openCurrent(state.sessionId, state.sessionName, transcript);
+    tabs.openCurrent(state.sessionId, state.sessionName, transcript);
   },
   "pi.tab.new": async () => tabs.openNew(),
   "pi.history": async () => openFromHistory(false),
@@ -462,6 +462,7 @@ export async function activate(extensionContext: vscode.ExtensionContext): Promi
       [{ label: "Steer", description: "after the current tool calls", value: "steer" as const },
        { label: "Follow up", description: "when the agent is done", value: "followUp" as const }],
       { placeHolder: "The agent is working. Send this as…" }))?.value,
+    sidebar: () => ({ sessionId: sidebarSession, events: transcript }),
   });
   context.subscriptions.push(
     output, status,

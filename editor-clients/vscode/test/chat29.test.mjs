@@ -11,8 +11,8 @@ import { openView as openPage, text, useBrowser, workspace as pageWorkspace } fr
 const require = createRequire(import.meta.url);
 const { PiClient } = require("../dist/rpcClient.js");
 const PYTHON = process.env.PI_DAEMON_PYTHON || "python3";
-// A 2×2 red PNG.
-const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEklEQVR4nGP4z8DAwMDAxMDAAAAyAwMBiGxbjQAAAABJRU5ErkJggg==";
+// A 24×16 PNG, red on the left, blue on the right.
+const PNG = "iVBORw0KGgoAAAANSUhEUgAAABgAAAAQCAIAAACDRijCAAAAH0lEQVR42mO4oKBAECk4XCCIGEYNGjVo1KBRgygzCAAOOLAQB3488AAAAABJRU5ErkJggg==";
 
 const held = useBrowser();
 const openView = () => openPage(held.browser, 600);
@@ -88,7 +88,7 @@ test("an image pasted into the input shows as a chip, can be removed, and is sen
     await c.prompt(sent.text, undefined, undefined, undefined, sent.images);
     await c.settled();
     await page.locator(".user .images img.thumb").waitFor();
-    assert.equal(await page.locator(".user .images img.thumb").evaluate((img) => img.naturalWidth), 2, "the image drawn");
+    assert.equal(await page.locator(".user .images img.thumb").evaluate((img) => img.complete && img.naturalWidth), 24, "the image decoded and drawn");
     const { entries } = await c.request("session/entries");
     const stored = entries.find((e) => e.type === "message" && e.message.role === "user").message.content;
     assert.deepEqual(stored.find((b) => b.type === "image"), { type: "image", mimeType: "image/png", data: PNG });
