@@ -18,7 +18,7 @@ import attrs
 
 from ..cancel import CancelToken, Cancelled
 from ..events import ToolExecutionEnd, ToolExecutionStart, ToolExecutionUpdate
-from ..messages import AssistantMessage, ToolCall, ToolResult, ToolResultMessage
+from ..messages import AssistantMessage, TextContent, ToolCall, ToolResult, ToolResultMessage
 from ..tools.base import Tool
 from ..tools.validation import ToolArgumentError, validate_arguments
 
@@ -31,6 +31,21 @@ TRUNCATED_TEXT = (
     "limit, so its arguments may be incomplete. Issue the call again, complete."
 )
 ABORTED_TEXT = "Tool execution was aborted by the user."
+STOPPED_LINE = "[stopped by the user]"
+
+
+def stopped(partial: ToolResult | None) -> ToolResult:
+    """An aborted call's result: what it had shown (its latest partial result), then that it was stopped."""
+    if partial is None:
+        return ToolResult.text(ABORTED_TEXT)
+    content = list(partial.content)
+    if content and isinstance(content[-1], TextContent):
+        text = content[-1].text
+        separator = "" if not text or text.endswith("\n") else "\n"
+        content[-1] = TextContent(text=text + separator + STOPPED_LINE)
+    else:
+        content.append(TextContent(text=STOPPED_LINE))
+    return ToolResult(content=content, details=partial.details, is_error=True)
 
 
 def truncated_text(call: ToolCall) -> str:
@@ -166,7 +181,11 @@ class ToolBatch:
             if reason:
                 return _Outcome(ToolResult.text(f"Tool call blocked: {reason}"), True)
 
+        latest: ToolResult | None = None
+
         async def on_update(partial: ToolResult) -> None:
+            nonlocal latest
+            latest = partial
             await self.emit(ToolExecutionUpdate(call.id, call.name, call.arguments, partial))
 
         started = time.monotonic()
@@ -178,7 +197,7 @@ class ToolBatch:
         except (Cancelled, asyncio.CancelledError):
             if not self.cancel.cancelled:
                 raise
-            result, is_error = ToolResult.text(ABORTED_TEXT), True
+            result, is_error = stopped(latest), True
         except Exception as exc:  # noqa: BLE001 - a raising tool is an error result
             log.debug("tool %s raised", call.name, exc_info=True)
             result, is_error = ToolResult.text(f"{type(exc).__name__}: {exc}"), True

@@ -47,8 +47,8 @@ LOWER_LAYER_ERRORS: dict[type[Exception], Callable[[Any], RpcError]] = {
     SessionReadOnly: lambda exc: SessionReadOnlyError(str(exc)),
     OutsidePath: lambda exc: InvalidParams(f"invalid params: params.{exc.field}: {exc}"),
     EntryError: lambda exc: InvalidParams(f"invalid params: params.entryId: {exc}"),
-    SessionError: lambda exc: _SESSION_REFUSALS[exc.kind](str(exc)),
-    ModelUnavailable: lambda exc: ModelUnavailableError(str(exc)),
+    SessionError: lambda exc: _SESSION_REFUSALS[exc.kind](str(exc), exc.data),
+    ModelUnavailable: lambda exc: ModelUnavailableError(str(exc), exc.data),
     UnknownCommand: lambda exc: UnknownCommandError(str(exc)),
 }
 """A lower layer's exception class -> the protocol error it is."""

@@ -13,6 +13,10 @@ A value is one of:
   form); otherwise the text itself.
 * anything else — the literal text.
 
+A key the client hands over (``setApiKey``) is held in memory as the value of its
+provider's variable (:func:`hold`): it is read exactly as if that variable were set, and
+never enters the environment the daemon's commands and servers inherit.
+
 Which URLs may receive an environment value is :mod:`.credentials`' business; whether a
 workspace file may use a command or the environment at all is :mod:`.config`'s.
 """
@@ -29,6 +33,17 @@ COMMAND_TIMEOUT_S = 10.0
 
 _REFERENCE = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 _BARE_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
+_held: dict[str, str] = {}
+
+
+def hold(name: str, value: str) -> None:
+    """Read ``$name`` as ``value`` from now on, for the daemon's life (the environment wins)."""
+    _held[name] = value
+
+
+def variable(name: str) -> str | None:
+    """The value of ``$name``: the environment's, else one the client handed over."""
+    return os.environ.get(name) or _held.get(name)
 
 
 def is_command(spec: str | None) -> TypeGuard[str]:
@@ -49,7 +64,7 @@ def reads_environment(spec: str | None) -> bool:
     if not isinstance(spec, str) or is_command(spec):
         return False
     if _BARE_NAME.fullmatch(spec):
-        return spec in os.environ
+        return variable(spec) is not None
     return bool(env_references(spec))
 
 
@@ -58,7 +73,7 @@ def expand(spec: str | None) -> str | None:
     if spec is None or is_command(spec):
         return None
     if _BARE_NAME.fullmatch(spec):
-        return os.environ.get(spec) or spec
+        return variable(spec) or spec
     prefix = ""
     if spec.startswith("$!"):
         prefix, spec = "!", spec[2:]
@@ -69,7 +84,7 @@ def expand(spec: str | None) -> str | None:
         name = match.group(1) or match.group(2)
         if name is None:
             return "$"
-        found = os.environ.get(name)
+        found = variable(name)
         if not found:
             missing = True
         return found or ""

@@ -16,11 +16,10 @@ elsewhere.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 from urllib.parse import urlsplit
 
-from .config_values import env_references
+from .config_values import env_references, variable
 
 SHORTEST_CHECKED = 6  # a shorter value is matched only as a whole header value
 
@@ -97,7 +96,7 @@ def _carries(header_value: str, secret: str) -> bool:
 def check_request(url: str, headers: dict[str, str]) -> None:
     """Raise CredentialRefused when a header carries an environment value ``url`` may not get."""
     for name in _installed.names():
-        secret = os.environ.get(name)
+        secret = variable(name)
         if not secret:
             continue
         if any(_carries(value, secret) for value in headers.values()):

@@ -11,7 +11,6 @@ the reason.
 from __future__ import annotations
 
 import logging
-import os
 
 import attrs
 
@@ -21,7 +20,7 @@ from ..settings import Ignored
 from .catalog import PROVIDERS, builtin_models
 from .config import Providers, merged_providers, model_from_config
 from .config_values import (env_references, expand, is_command, reads_environment, resolve, resolved_now,
-                            secret_failure)
+                            secret_failure, variable)
 from .credentials import Destinations, env_names, install
 from .discovery import discover, discoverable
 from .faux import FauxProvider, echo_reply, load_script
@@ -33,7 +32,12 @@ log = logging.getLogger(__name__)
 
 
 class ModelUnavailable(Exception):
-    """Unknown model, or one that cannot be used (no API key); the text says which."""
+    """Unknown model, or one that cannot be used (no API key); the text says which, ``data`` what
+    a client can do about it (``{reason: "missingKey", provider, envVar?}``)."""
+
+    def __init__(self, message: str, data: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.data = data
 
 
 @attrs.define
@@ -224,7 +228,7 @@ class ModelRegistry:
         if entry.needs_key and not expand(spec):
             names = env_references(spec)
             if names:
-                where = f"set the environment variable {', '.join(n for n in names if not os.environ.get(n))}"
+                where = f"set the environment variable {', '.join(n for n in names if not variable(n))}"
             else:
                 where = f"set apiKey for provider {model.provider!r} in models.json"
             return False, f"no API key for {model.provider}: {where}"
@@ -247,8 +251,16 @@ class ModelRegistry:
     def usable(self, model: Model) -> Model:
         ok, reason = self.availability(model)
         if not ok:
-            raise ModelUnavailable(reason or f"model {model.spec} cannot be used")
+            raise ModelUnavailable(reason or f"model {model.spec} cannot be used", self._missing_key(model))
         return model
+
+    def _missing_key(self, model: Model) -> dict[str, str] | None:
+        """What a client needs to supply for ``model``, when what it lacks is a key."""
+        entry = self._entries.get((model.provider, model.id))
+        if entry is None or entry.refused or not entry.needs_key or is_command(entry.api_key) or expand(entry.api_key):
+            return None
+        unset = [name for name in env_references(entry.api_key) if not variable(name)]
+        return {"reason": "missingKey", "provider": model.provider, **({"envVar": unset[0]} if unset else {})}
 
     def _key_refusal(self, entry: Entry, model: Model) -> str | None:
         reason = _refusal(entry.api_key, model.base_url, self.destinations)

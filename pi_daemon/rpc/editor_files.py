@@ -37,7 +37,7 @@ from ..tools.file_access import DiskFiles, lines_as_editors_count, looks_binary
 from ..tools.workspace import EDIT, LIST, READ, WRITE, PathRefused, Workspace
 from . import lsp
 from .initialize import ClientState
-from .types import APPLY_EDIT, READ_TEXT_FILE, ReadTextFileParams
+from .types import APPLY_EDIT, READ_TEXT_FILE, SAVE_FILES, ReadTextFileParams, SaveFilesParams
 
 if TYPE_CHECKING:
     from lsprotocol.types import TextEdit, WorkspaceEdit
@@ -85,6 +85,7 @@ class EditorFiles(DiskFiles):
         self.session_id = session_id
         self.client = client
         self.seen: dict[str, tuple[str, int | None]] = {}  # path -> (text, version) the last read gave
+        self.edited: set[str] = set()  # paths changed through applyEdit and not yet saved through fs/save
 
     async def _buffer(self, target: Path, line: int | None = None,
                       limit: int | None = None) -> tuple[str | None, int | None]:
@@ -207,3 +208,29 @@ class EditorFiles(DiskFiles):
             self.client.dirty_buffers.append(str(target))
         elif not unsaved and str(target) in self.client.dirty_buffers:
             self.client.dirty_buffers.remove(str(target))
+        if unsaved:
+            self.edited.add(str(target))
+        else:
+            self.edited.discard(str(target))
+
+    async def save_edits(self) -> tuple[list[str], list[str]]:
+        if not self.client.fs_save or not self.edited:
+            return [], []
+        paths = sorted(self.edited)
+        try:
+            answer = await self.ask(SAVE_FILES.name, to_wire(SaveFilesParams(session_id=self.session_id, paths=paths)))
+            saved = [p for p in answer.get("saved", []) if isinstance(p, str)]
+            failed = {f["path"]: str(f.get("reason") or "no reason given") for f in answer.get("failed", [])
+                      if isinstance(f, dict) and isinstance(f.get("path"), str)}
+        except (OSError, AttributeError) as exc:  # no answer, an error reply, or not an object
+            reason = str(exc) if isinstance(exc, OSError) else "the editor's fs/save answer is not an object"
+            failed = {p: reason for p in paths}
+            saved = []
+        for path in paths:
+            if path not in failed:  # saved now, or not unsaved in the editor any more
+                self.edited.discard(path)
+                if path in self.client.dirty_buffers:
+                    self.client.dirty_buffers.remove(path)
+        shown = self.workspace.show
+        return ([shown(Path(p)) for p in paths if p in saved],
+                [f"{shown(Path(p))} ({reason})" for p, reason in sorted(failed.items()) if p in paths])

@@ -28,6 +28,9 @@ __all__ = [
     "DidChangeDirtyParams",
     "ReadTextFileParams",
     "ReadTextFileResult",
+    "SaveFilesParams",
+    "SaveFailure",
+    "SaveFilesResult",
     "TextEdit",
     "OptionalVersionedTextDocumentIdentifier",
     "TextDocumentEdit",
@@ -90,6 +93,24 @@ class ReadTextFileParams:
 class ReadTextFileResult:
     content: str | None = None
     version: int | None = None
+
+
+@attrs.define
+class SaveFilesParams:
+    session_id: str
+    paths: list[str]
+
+
+@attrs.define
+class SaveFailure:
+    path: str
+    reason: str
+
+
+@attrs.define
+class SaveFilesResult:
+    saved: list[str] = attrs.field(factory=list)
+    failed: list[SaveFailure] = attrs.field(factory=list)
 
 
 @attrs.define

@@ -38,6 +38,7 @@ class ClientState:
     allowed_roots: list[str] = attrs.field(factory=list)
     fs_read: bool = False  # the client answers fs/readTextFile
     fs_apply_edit: bool = False  # the client applies workspace/applyEdit
+    fs_save: bool = False  # the client saves buffers on fs/save
     dirty_buffers: list[str] = attrs.field(factory=list)  # absolute paths, from fs/didChangeDirty
     language_features: LanguageFeatures | None = None  # the editor/* requests the client answers
 
@@ -60,6 +61,7 @@ def initialize(params: InitializeParams, state: ClientState, max_frame_bytes: in
     fs = params.capabilities.fs
     state.fs_read = bool(fs and fs.read_text_file)
     state.fs_apply_edit = bool(fs and fs.apply_edit)
+    state.fs_save = bool(fs and fs.apply_edit and fs.save)
     state.language_features = params.capabilities.language_features
     return InitializeResult(
         protocol_version=PROTOCOL_VERSION,

@@ -4,6 +4,7 @@ method declarations, the event classes and the thinking levels; do not edit."""
 REQUEST_NAMES = (
     "abort",
     "abortBash",
+    "addModelServer",
     "bash",
     "changes/accept",
     "changes/get",
@@ -18,6 +19,7 @@ REQUEST_NAMES = (
     "initialize",
     "listModels",
     "listTools",
+    "probeLocalServers",
     "prompt",
     "removeQueued",
     "session/clone",
@@ -35,6 +37,7 @@ REQUEST_NAMES = (
     "session/setName",
     "session/stats",
     "session/tree",
+    "setApiKey",
     "setAutoCompaction",
     "setAutoRetry",
     "setMode",

@@ -15,6 +15,7 @@ PROTOCOL_VERSION = 1
 class FsCapabilities:
     read_text_file: bool = False
     apply_edit: bool = False
+    save: bool = False  # the client saves the agent's edits before its commands (fs/save)
 
 
 @attrs.define

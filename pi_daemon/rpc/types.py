@@ -24,6 +24,8 @@ from .editor_types import (
     FsCapabilities,
     ReadTextFileParams,
     ReadTextFileResult,
+    SaveFilesParams,
+    SaveFilesResult,
 )
 from .initialize_types import (  # re-exported: answered before this module is loaded
     PROTOCOL_VERSION as PROTOCOL_VERSION,
@@ -298,6 +300,40 @@ class ListModelsResult:
 
 
 @attrs.define
+class SetApiKeyParams:
+    provider: str
+    key: str
+
+
+@attrs.define
+class ModelsResult:
+    models: list[ModelInfo]
+
+
+@attrs.define
+class ProbeLocalServersParams:
+    urls: list[str] | None = None
+
+
+@attrs.define
+class LocalServer:
+    name: str
+    base_url: str
+    models: list[str]
+
+
+@attrs.define
+class ProbeLocalServersResult:
+    servers: list[LocalServer]
+
+
+@attrs.define
+class AddModelServerParams:
+    name: str
+    base_url: str
+
+
+@attrs.define
 class SetAutoRetryParams:
     enabled: bool | None = None
     max_attempts: int | None = None
@@ -436,6 +472,8 @@ WORKSPACE_TRUST = client_request("workspace/trust", params=WorkspaceTrustParams,
                                  summary="may the workspace configure the daemon")
 READ_TEXT_FILE = client_request("fs/readTextFile", params=ReadTextFileParams, result=ReadTextFileResult,
                                 summary="the file as the editor holds it")
+SAVE_FILES = client_request("fs/save", params=SaveFilesParams, result=SaveFilesResult,
+                            summary="save these buffers (the agent's edits) before a command runs")
 APPLY_EDIT = client_request("workspace/applyEdit", params=ApplyWorkspaceEditParams, result=ApplyWorkspaceEditResult,
                             summary="apply an edit in the editor (LSP's request)")
 EDITOR_DIAGNOSTICS = client_request("editor/diagnostics", params=DiagnosticsParams, result=DiagnosticsResult,

@@ -73,9 +73,10 @@ MAX_QUEUED_BYTES = 1 << 20  # their text and images
 class SessionError(Exception):
     """A request the session refuses; ``kind`` is busy / state / model."""
 
-    def __init__(self, kind: str, message: str) -> None:
+    def __init__(self, kind: str, message: str, data: dict[str, str] | None = None) -> None:
         super().__init__(message)
         self.kind = kind
+        self.data = data  # what a client can do about it (a model refusal's reason)
 
 
 class AgentSession:
@@ -166,11 +167,12 @@ class AgentSession:
 
     def check_model(self) -> Model:
         if self.model is None:
-            raise SessionError("model", "no model is selected: pass --model provider/id or call setModel")
+            raise SessionError("model", "no model is selected: pass --model provider/id or call setModel",
+                               {"reason": "noModel"})
         try:
             return self.registry.usable(self.model)
         except ModelUnavailable as exc:
-            raise SessionError("model", str(exc)) from None
+            raise SessionError("model", str(exc), exc.data) from None
 
     async def prompt(self, text: str, images: Sequence[ImageContent] | None = None,
                      streaming_behavior: str | None = None,

@@ -8,6 +8,7 @@ see :mod:`.shell`). The sandbox (:mod:`.sandbox`) is read from settings at each 
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
@@ -51,24 +52,37 @@ class BashTool(WorkspaceTool):
             now = time.monotonic()
             if now - last >= UPDATE_EVERY_S:
                 last = now
-                await on_update(ToolResult.text(window))
+                await on_update(ToolResult.text(window, details=shown_details))
 
+        saved, not_saved = await self.files.save_edits()  # the agent's edits, so the command reads them
+        notes = []
+        if saved:
+            notes.append(f"[saved before running: {', '.join(saved)}]")
+        if not_saved:
+            notes.append(f"[could not save before running: {', '.join(not_saved)}]")
+        shown_details = {"savedFiles": saved} if saved else None
         unsaved = self.files.unsaved()  # as the command starts: it reads these as last saved
         if self.files.changes is not None:  # allowed, about to run: what it changes is found from here
             await self.files.changes.before_bash()
         box = sandbox.configured(self.workspace.root)
-        result = await run_shell(args["command"], str(self.workspace.cwd), cancel=cancel,
-                                 timeout=args.get("timeout", 300), on_output=output,
-                                 spill_dir=self.workspace.root / ".pi" / "tmp",
-                                 sandbox=box, writable=self.workspace.roots)
-        text = result.output or "(no output)"
+        try:
+            result = await run_shell(args["command"], str(self.workspace.cwd), cancel=cancel,
+                                     timeout=args.get("timeout", 300), on_output=output,
+                                     spill_dir=self.workspace.root / ".pi" / "tmp",
+                                     sandbox=box, writable=self.workspace.roots)
+        except asyncio.CancelledError:
+            await on_update(ToolResult.text(window, details=shown_details))  # stopped: the output so far is its result
+            raise
+        text = "\n".join([*notes, result.output or "(no output)"])
         if result.truncated and result.full_output_path:
             text = f"[output cut to its last lines; the full output is in {result.full_output_path}]\n{text}"
         if unsaved:
             text += ("\n[unsaved in the editor, so this command read them as last saved on the disk: "
                      f"{', '.join(unsaved)}]")
-        details = {"exitCode": result.exit_code, "truncated": result.truncated,
-                   "fullOutputPath": result.full_output_path, "sandboxed": box is not None}
+        details: dict[str, Any] = {"exitCode": result.exit_code, "truncated": result.truncated,
+                                   "fullOutputPath": result.full_output_path, "sandboxed": box is not None}
+        if saved:
+            details["savedFiles"] = saved
         if result.timed_out:
             return failure(f"{text}\n[timed out after {args.get('timeout', 300)} s: the process group was killed]", details)
         if result.cancelled:

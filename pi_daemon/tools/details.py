@@ -16,12 +16,14 @@ from ..events import IntroducedDiagnostic
 
 @attrs.define
 class BashDetails:
-    """How the command ended."""
+    """How the command ended, and the agent's edits the editor saved before it ran (shown paths;
+    also in each of its updates' details)."""
 
     exit_code: int | None
     truncated: bool
     full_output_path: str | None
     sandboxed: bool
+    saved_files: list[str] | None = None
 
 
 @attrs.define

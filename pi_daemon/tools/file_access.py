@@ -70,6 +70,11 @@ class FileAccess:
         the disk, so it sees them as last saved. The disk has none."""
         return []
 
+    async def save_edits(self) -> tuple[list[str], list[str]]:
+        """Have the editor save the files the agent changed in it, before a command reads the disk:
+        ``(saved, failed)`` as shown paths (a failure with its reason). The disk has nothing to save."""
+        return [], []
+
     def note_write(self, target: Path, before: Callable[[], bytes | None], after: bytes | None) -> None:
         """Tell the change log; ``before`` is only called when the log needs it."""
         if self.changes is not None:

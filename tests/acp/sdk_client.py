@@ -1,4 +1,4 @@
-"""An ACP client built on the official Python SDK (PyPI ``agent-client-protocol``) that
+"""An ACP client built on the official Python SDK (the Python package ``agent-client-protocol``) that
 starts the real ``pi-daemon --acp`` as a subprocess and records what it hears."""
 
 from __future__ import annotations

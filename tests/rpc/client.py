@@ -155,6 +155,12 @@ class Daemon(Client):
             return matching[count - 1] if len(matching) >= count else None
         return self._wait(found, timeout, f"{count}x {kind}")
 
+    def wait_for(self, predicate, what: str, timeout: float = 10.0) -> dict:
+        """Until an event (the whole notification's params) satisfies ``predicate``."""
+        def found():
+            return next((e for e in self.events if predicate(e["event"])), None)
+        return self._wait(found, timeout, what)
+
     def event_types(self, session_id: str | None = None, skip_updates: bool = True) -> list[str]:
         with self._cond:
             return [e["event"]["type"] for e in self.events

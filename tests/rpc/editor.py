@@ -40,7 +40,7 @@ def path_of(uri: str) -> str:
 class Editor:
     """Buffers by absolute path: ``{path: [text, version, dirty]}``."""
 
-    def __init__(self, daemon, *, read: bool = True, apply_edit: bool = True) -> None:
+    def __init__(self, daemon, *, read: bool = True, apply_edit: bool = True, save: bool = False) -> None:
         self.daemon = daemon
         self.buffers: dict[str, list] = {}
         self.refuse: str | None = None  # a failureReason to refuse every edit with
@@ -50,7 +50,11 @@ class Editor:
         self.lock = threading.Lock()
         daemon.on_request["fs/readTextFile"] = self.read_text_file
         daemon.on_request["workspace/applyEdit"] = self.apply_edit
-        daemon.call("initialize", {"capabilities": {"fs": {"readTextFile": read, "applyEdit": apply_edit}}})
+        daemon.on_request["fs/save"] = self.save
+        self.saves: list[dict] = []
+        self.unsavable: dict[str, str] = {}  # path -> the reason its save fails
+        daemon.call("initialize", {"capabilities": {"fs": {"readTextFile": read, "applyEdit": apply_edit,
+                                                           "save": save}}})
 
     def open(self, path, text: str, dirty: bool = True) -> None:
         with self.lock:
@@ -63,6 +67,22 @@ class Editor:
 
     def text(self, path) -> str:
         return self.buffers[str(path)][0]
+
+    def save(self, params: dict) -> dict:
+        """Writes each dirty buffer named to the disk, as an editor's save does."""
+        with self.lock:
+            self.saves.append(params)
+            saved, failed = [], []
+            for path in params["paths"]:
+                buf = self.buffers.get(path)
+                if path in self.unsavable:
+                    failed.append({"path": path, "reason": self.unsavable[path]})
+                elif buf is not None and buf[2]:
+                    with open(path, "w", encoding="utf-8", newline="") as f:
+                        f.write(buf[0])
+                    buf[2] = False
+                    saved.append(path)
+            return {"saved": saved, "failed": failed}
 
     def read_text_file(self, params: dict) -> dict:
         with self.lock:

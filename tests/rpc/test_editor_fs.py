@@ -412,3 +412,47 @@ def test_a_bash_result_names_the_files_unsaved_in_the_editor(spawn, tmp_path, se
                                "m.py, typed.py]")
     # what the model read says so too
     assert "m.py, typed.py]" in sent_tool_messages(server, 2)[-1]
+
+
+def test_the_agents_edits_are_saved_before_its_command_runs(spawn, tmp_path, server):
+    (tmp_path / "m.py").write_text("x = 1\n")
+    (tmp_path / "n.py").write_text("y = 1\n")
+    (tmp_path / "typed.py").write_text("saved\n")
+    server.script(calls(("e", "edit", {"path": "m.py", "edits": [{"oldText": "x = 1", "newText": "x = 2"}]}),
+                        ("f", "edit", {"path": "n.py", "edits": [{"oldText": "y = 1", "newText": "y = 2"}]})),
+                  calls(("b", "bash", {"command": "cat m.py n.py"})),
+                  calls(("c", "bash", {"command": "cat m.py"})),
+                  Reply(body=openai_text("ok")))
+    d = spawn("--model", "local/coder", "--yes", cwd=project(tmp_path, server))
+    editor = Editor(d, save=True)
+    editor.open(tmp_path / "typed.py", "typed, not saved\n")
+    editor.unsavable[str(tmp_path / "n.py")] = "the file is read-only"
+    d.notify("fs/didChangeDirty", {"paths": ["typed.py"]})
+    d.call("prompt", {"text": "bump x and y, then test"})
+    d.wait_event("agent_settled", timeout=30)
+    _, _, bash, again = results(d, 4)
+    # only the agent's own edits were asked for, and the command read the saved one
+    assert editor.saves[0]["paths"] == [str(tmp_path / "m.py"), str(tmp_path / "n.py")]
+    assert (tmp_path / "m.py").read_text() == "x = 2\n" and (tmp_path / "typed.py").read_text() == "saved\n"
+    assert tool_text(bash) == ("[saved before running: m.py]\n"
+                               "[could not save before running: n.py (the file is read-only)]\n"
+                               "x = 2\ny = 1\n\n[unsaved in the editor, so this command read them as last saved "
+                               "on the disk: n.py, typed.py]")
+    assert bash["result"]["details"]["savedFiles"] == ["m.py"]
+    # a file saved once is not asked again; one that failed is
+    assert editor.saves[1]["paths"] == [str(tmp_path / "n.py")]
+    assert "savedFiles" not in again["result"]["details"]
+    # undo still works in the editor: the save wrote the buffer, it did not replace it
+    assert editor.text(tmp_path / "m.py") == "x = 2\n"
+
+
+def test_without_the_save_capability_nothing_is_saved(spawn, tmp_path, server):
+    (tmp_path / "m.py").write_text("x = 1\n")
+    server.script(calls(("e", "edit", {"path": "m.py", "edits": [{"oldText": "x = 1", "newText": "x = 2"}]})),
+                  calls(("b", "bash", {"command": "cat m.py"})),
+                  Reply(body=openai_text("ok")))
+    d = spawn("--model", "local/coder", "--yes", cwd=project(tmp_path, server))
+    editor = Editor(d)
+    d.call("prompt", {"text": "bump x"})
+    d.wait_event("agent_settled", timeout=30)
+    assert editor.saves == [] and tool_text(results(d, 2)[1]).startswith("x = 1\n")

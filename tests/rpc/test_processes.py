@@ -103,3 +103,19 @@ def test_an_orphan_with_a_cleared_environment_is_killed_when_the_command_ends(sp
     d.wait_event("agent_settled")
     assert wait_gone(mark) == []
     assert d.call("getState")["isStreaming"] is False
+
+
+@SANDBOX
+def test_stop_keeps_the_output_the_command_had_printed(spawn, tmp_path, sandboxed):
+    mark = unique_seconds()
+    d = start(spawn, tmp_path, sandboxed, bash_call(f"for i in 1 2 3; do echo step $i; done; sleep {mark}"))
+    d.call("prompt", {"text": "go"})
+    d.wait_for(lambda e: e["type"] == "tool_execution_update"
+               and "step 3" in e["partialResult"]["content"][0]["text"], "step 3 shown")
+    d.call("abort")
+    d.wait_event("agent_settled")
+    end = tool_ends(d)[0]
+    assert end["isError"]
+    assert end["result"]["content"][0]["text"] == "step 1\nstep 2\nstep 3\n[stopped by the user]"
+    stored = [m for m in d.call("getMessages")["messages"] if m["role"] == "toolResult"]
+    assert stored[0]["content"][0]["text"] == "step 1\nstep 2\nstep 3\n[stopped by the user]"

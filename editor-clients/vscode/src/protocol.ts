@@ -7,6 +7,12 @@ export interface AbortResult {
   aborted: boolean;
 }
 
+export interface AddModelServerParams {
+  name: string;
+  baseUrl: string;
+  [key: string]: unknown;
+}
+
 export interface AgentEnd {
   type: "agent_end";
   messages: AgentMessage[];
@@ -87,12 +93,13 @@ export interface AutoRetryStart {
   errorMessage: string;
 }
 
-/** How the command ended. */
+/** How the command ended, and the agent's edits the editor saved before it ran (shown paths; also in each of its updates' details). */
 export interface BashDetails {
   exitCode: number | null;
   truncated: boolean;
   fullOutputPath: string | null;
   sandboxed: boolean;
+  savedFiles?: string[];
 }
 
 export interface BashExecutionMessage {
@@ -488,6 +495,7 @@ export interface FilesTouched {
 export interface FsCapabilities {
   readTextFile?: boolean;
   applyEdit?: boolean;
+  save?: boolean;
 }
 
 export interface GetCommandsResult {
@@ -593,6 +601,12 @@ export interface ListToolsResult {
   tools: ToolInfo[];
   servers: McpServerInfo[];
   problems: string[];
+}
+
+export interface LocalServer {
+  name: string;
+  baseUrl: string;
+  models: string[];
 }
 
 export interface Location {
@@ -704,6 +718,10 @@ export interface ModelRates {
   cacheWrite: number;
 }
 
+export interface ModelsResult {
+  models: ModelInfo[];
+}
+
 /** An environment variable of a stdio MCP server, or a header of an http one (ACP's shape). */
 export interface NameValue {
   name: string;
@@ -769,6 +787,15 @@ export interface PermissionTimeout {
 export interface Position {
   line: number;
   character: number;
+}
+
+export interface ProbeLocalServersParams {
+  urls?: string[] | null;
+  [key: string]: unknown;
+}
+
+export interface ProbeLocalServersResult {
+  servers: LocalServer[];
 }
 
 export interface PromptParams {
@@ -951,6 +978,21 @@ export interface SandboxState {
   reason?: string;
 }
 
+export interface SaveFailure {
+  path: string;
+  reason: string;
+}
+
+export interface SaveFilesParams {
+  sessionId: string;
+  paths: string[];
+}
+
+export interface SaveFilesResult {
+  saved?: string[];
+  failed?: SaveFailure[];
+}
+
 export interface ServerCapabilities {
   methods: string[];
   notifications: string[];
@@ -1129,6 +1171,12 @@ export interface SessionWriteFailed {
   error: string;
   errno: string;
   file: string;
+}
+
+export interface SetApiKeyParams {
+  provider: string;
+  key: string;
+  [key: string]: unknown;
 }
 
 export interface SetAutoCompactionParams {
@@ -1583,6 +1631,8 @@ export interface Methods {
   "abort": { params: SessionRef; result: AbortResult };
   /** stop the user's shell command */
   "abortBash": { params: SessionRef; result: AbortResult };
+  /** add an OpenAI-compatible server to the user's models.json */
+  "addModelServer": { params: AddModelServerParams; result: ModelsResult };
   /** run a shell command for the user */
   "bash": { params: BashParams; result: BashResult };
   /** mark a run's hunks reviewed */
@@ -1615,6 +1665,8 @@ export interface Methods {
   "listModels": { params: Empty; result: ListModelsResult };
   /** the session's tools and the MCP servers' states */
   "listTools": { params: SessionRef; result: ListToolsResult };
+  /** the model servers answering on this machine's usual ports */
+  "probeLocalServers": { params: ProbeLocalServersParams; result: ProbeLocalServersResult };
   /** start a run, or queue while one runs */
   "prompt": { params: PromptParams; result: PromptResult };
   /** remove one queued message */
@@ -1649,6 +1701,8 @@ export interface Methods {
   "session/stats": { params: SessionRef; result: StatsResult };
   /** the entry tree */
   "session/tree": { params: SessionRef; result: TreeResult };
+  /** hold a hosted provider's API key for the daemon's life */
+  "setApiKey": { params: SetApiKeyParams; result: ModelsResult };
   /** switch and tune auto-compaction */
   "setAutoCompaction": { params: SetAutoCompactionParams; result: AutoCompactionSettings };
   /** switch and tune automatic retry */
@@ -1689,6 +1743,8 @@ export interface ClientRequests {
   "editor/workspaceSymbols": { params: WorkspaceSymbolsParams; result: SymbolInformation[] };
   /** the file as the editor holds it */
   "fs/readTextFile": { params: ReadTextFileParams; result: ReadTextFileResult };
+  /** save these buffers (the agent's edits) before a command runs */
+  "fs/save": { params: SaveFilesParams; result: SaveFilesResult };
   /** may this tool call run? (and what to remember) */
   "permission/request": { params: PermissionRequestParams; result: PermissionRequestResult };
   /** apply an edit in the editor (LSP's request) */

@@ -1,16 +1,23 @@
-"""Models: which there are, and the session's model and thinking level."""
+"""Models: which there are, the session's model and thinking level, and the ways to a first model
+(a hosted provider's key, a local server)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from .. import types as t
-from ...wire.errors import AgentBusy, ModelUnavailableError, SessionNotFoundError
+from ...llm.catalog import PROVIDERS
+from ...llm.config_values import hold
+from ...llm.model_servers import ServerRefused, add_server, probe
+from ...wire.errors import AgentBusy, InvalidParams, ModelUnavailableError, SessionNotFoundError
 from ..registry import method
 from ..state import model_info
 
 if TYPE_CHECKING:
     from ..context import Context
+
+MAX_KEY_CHARS = 4096
+MAX_PROBED = 16  # URLs a client may ask about besides the usual ones
 
 
 @method("listModels", params=t.Empty, result=t.ListModelsResult,
@@ -30,6 +37,50 @@ async def list_models(ctx: "Context", p: t.Empty) -> t.ListModelsResult:
         unavailable.setdefault(disabled.provider, t.UnavailableModels(
             provider=disabled.provider, reason=disabled.reason, models=list(disabled.models)))
     return t.ListModelsResult(models=usable, unavailable=list(unavailable.values()))
+
+
+@method("setApiKey", params=t.SetApiKeyParams, result=t.ModelsResult, errors=(InvalidParams,),
+        summary="hold a hosted provider's API key for the daemon's life")
+async def set_api_key(ctx: "Context", p: t.SetApiKeyParams) -> t.ModelsResult:
+    if p.provider not in PROVIDERS:
+        raise InvalidParams(f"invalid params: params.provider: {p.provider[:100]!r} takes no key here; "
+                            f"the hosted providers are {', '.join(sorted(PROVIDERS))}")
+    if not p.key or len(p.key) > MAX_KEY_CHARS or any(c.isspace() or not c.isprintable() for c in p.key):
+        raise InvalidParams(f"invalid params: params.key: a key is 1 to {MAX_KEY_CHARS} printable characters "
+                            "without spaces")
+    hold(PROVIDERS[p.provider][2], p.key)
+    return t.ModelsResult(models=_models_of(ctx, p.provider))
+
+
+@method("probeLocalServers", params=t.ProbeLocalServersParams, result=t.ProbeLocalServersResult,
+        errors=(InvalidParams,), summary="the model servers answering on this machine's usual ports")
+async def probe_local_servers(ctx: "Context", p: t.ProbeLocalServersParams) -> t.ProbeLocalServersResult:
+    try:
+        found = await probe(list(p.urls or [])[:MAX_PROBED])
+    except ServerRefused as exc:
+        raise InvalidParams(f"invalid params: params.urls: {exc}") from None
+    return t.ProbeLocalServersResult(servers=[t.LocalServer(name=s.name, base_url=s.base_url, models=s.models)
+                                              for s in found])
+
+
+@method("addModelServer", params=t.AddModelServerParams, result=t.ModelsResult,
+        errors=(InvalidParams, ModelUnavailableError),
+        summary="add an OpenAI-compatible server to the user's models.json")
+async def add_model_server(ctx: "Context", p: t.AddModelServerParams) -> t.ModelsResult:
+    try:
+        add_server(p.name, p.base_url)
+    except ServerRefused as exc:
+        raise InvalidParams(f"invalid params: {exc}") from None
+    ctx.registry.reload()
+    models = _models_of(ctx, p.name)
+    if not models:
+        reasons = [d.reason for d in ctx.registry.disabled if d.provider == p.name]
+        raise ModelUnavailableError(reasons[0] if reasons else f"{p.base_url} lists no models")
+    return t.ModelsResult(models=models)
+
+
+def _models_of(ctx: "Context", provider: str) -> list[t.ModelInfo]:
+    return [model_info(ctx, m) for m in ctx.registry.models() if m.provider == provider]
 
 
 @method("setModel", params=t.SetModelParams, result=t.SetModelResult,

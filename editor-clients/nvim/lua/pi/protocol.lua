@@ -5,6 +5,10 @@
 ---@class pi.AbortResult
 ---@field aborted boolean
 
+---@class pi.AddModelServerParams
+---@field name string
+---@field baseUrl string
+
 ---@class pi.AgentEnd
 ---@field type "agent_end"
 ---@field messages pi.AgentMessage[]
@@ -74,12 +78,13 @@
 ---@field delayMs integer
 ---@field errorMessage string
 
---- How the command ended.
+--- How the command ended, and the agent's edits the editor saved before it ran (shown paths; also in each of its updates' details).
 ---@class pi.BashDetails
 ---@field exitCode integer|nil
 ---@field truncated boolean
 ---@field fullOutputPath string|nil
 ---@field sandboxed boolean
+---@field savedFiles? string[]
 
 ---@class pi.BashExecutionMessage
 ---@field role "bashExecution"
@@ -406,6 +411,7 @@
 ---@class pi.FsCapabilities
 ---@field readTextFile? boolean
 ---@field applyEdit? boolean
+---@field save? boolean
 
 ---@class pi.GetCommandsResult
 ---@field commands pi.CommandInfo[]
@@ -491,6 +497,11 @@
 ---@field tools pi.ToolInfo[]
 ---@field servers pi.McpServerInfo[]
 ---@field problems string[]
+
+---@class pi.LocalServer
+---@field name string
+---@field baseUrl string
+---@field models string[]
 
 ---@class pi.Location
 ---@field uri string
@@ -585,6 +596,9 @@
 ---@field cacheRead number
 ---@field cacheWrite number
 
+---@class pi.ModelsResult
+---@field models pi.ModelInfo[]
+
 --- An environment variable of a stdio MCP server, or a header of an http one (ACP's shape).
 ---@class pi.NameValue
 ---@field name string
@@ -640,6 +654,12 @@
 ---@class pi.Position
 ---@field line integer
 ---@field character integer
+
+---@class pi.ProbeLocalServersParams
+---@field urls? string[]|nil
+
+---@class pi.ProbeLocalServersResult
+---@field servers pi.LocalServer[]
 
 ---@class pi.PromptParams
 ---@field text string
@@ -786,6 +806,18 @@
 ---@field active boolean
 ---@field network boolean
 ---@field reason? string
+
+---@class pi.SaveFailure
+---@field path string
+---@field reason string
+
+---@class pi.SaveFilesParams
+---@field sessionId string
+---@field paths string[]
+
+---@class pi.SaveFilesResult
+---@field saved? string[]
+---@field failed? pi.SaveFailure[]
 
 ---@class pi.ServerCapabilities
 ---@field methods string[]
@@ -936,6 +968,10 @@
 ---@field error string
 ---@field errno string
 ---@field file string
+
+---@class pi.SetApiKeyParams
+---@field provider string
+---@field key string
 
 ---@class pi.SetAutoCompactionParams
 ---@field enabled? boolean|nil
@@ -1308,6 +1344,7 @@
 -- Methods:
 -- abort: params pi.SessionRef, result pi.AbortResult
 -- abortBash: params pi.SessionRef, result pi.AbortResult
+-- addModelServer: params pi.AddModelServerParams, result pi.ModelsResult
 -- bash: params pi.BashParams, result pi.BashResult
 -- changes/accept: params pi.ChangesAcceptParams, result pi.ChangesAcceptResult
 -- changes/get: params pi.ChangesGetParams, result pi.ChangesResult
@@ -1324,6 +1361,7 @@
 -- initialize: params pi.InitializeParams, result pi.InitializeResult
 -- listModels: params pi.Empty, result pi.ListModelsResult
 -- listTools: params pi.SessionRef, result pi.ListToolsResult
+-- probeLocalServers: params pi.ProbeLocalServersParams, result pi.ProbeLocalServersResult
 -- prompt: params pi.PromptParams, result pi.PromptResult
 -- removeQueued: params pi.RemoveQueuedParams, result pi.RemovedResult
 -- session/clone: params pi.SessionRef, result pi.SessionNewResult
@@ -1341,6 +1379,7 @@
 -- session/setName: params pi.SetNameParams, result pi.SetNameResult
 -- session/stats: params pi.SessionRef, result pi.StatsResult
 -- session/tree: params pi.SessionRef, result pi.TreeResult
+-- setApiKey: params pi.SetApiKeyParams, result pi.ModelsResult
 -- setAutoCompaction: params pi.SetAutoCompactionParams, result pi.AutoCompactionSettings
 -- setAutoRetry: params pi.SetAutoRetryParams, result pi.AutoRetrySettings
 -- setMode: params pi.SetModeParams, result pi.SetModeResult
@@ -1362,6 +1401,7 @@
 -- editor/references: params pi.ReferencesParams, result pi.Location[]
 -- editor/workspaceSymbols: params pi.WorkspaceSymbolsParams, result pi.SymbolInformation[]
 -- fs/readTextFile: params pi.ReadTextFileParams, result pi.ReadTextFileResult
+-- fs/save: params pi.SaveFilesParams, result pi.SaveFilesResult
 -- permission/request: params pi.PermissionRequestParams, result pi.PermissionRequestResult
 -- workspace/applyEdit: params pi.ApplyWorkspaceEditParams, result pi.ApplyWorkspaceEditResult
 -- workspace/trust: params pi.WorkspaceTrustParams, result pi.WorkspaceTrustResult
@@ -1375,6 +1415,7 @@ M.PROTOCOL_VERSION = 1
 M.methods = {
   ["abort"] = true,
   ["abortBash"] = true,
+  ["addModelServer"] = true,
   ["bash"] = true,
   ["changes/accept"] = true,
   ["changes/get"] = true,
@@ -1391,6 +1432,7 @@ M.methods = {
   ["initialize"] = true,
   ["listModels"] = true,
   ["listTools"] = true,
+  ["probeLocalServers"] = true,
   ["prompt"] = true,
   ["removeQueued"] = true,
   ["session/clone"] = true,
@@ -1408,6 +1450,7 @@ M.methods = {
   ["session/setName"] = true,
   ["session/stats"] = true,
   ["session/tree"] = true,
+  ["setApiKey"] = true,
   ["setAutoCompaction"] = true,
   ["setAutoRetry"] = true,
   ["setMode"] = true,

@@ -1,0 +1,95 @@
+"""Local model servers for a first run: finding them on their usual ports, and adding one.
+
+A user without a hosted provider's key often has a local server already: Ollama on 11434,
+llama.cpp's ``llama-server`` on 8080, both OpenAI-compatible. :func:`probe` asks each
+``GET {baseUrl}/models`` (through :func:`.discovery.discover`, the same reading, limits and
+time limit as a ``models.json`` provider listing no models) and returns the ones that
+answered with models. :func:`add_server` writes a server as a provider of the user's own
+``$PI_DAEMON_HOME/models.json`` (whose models the daemon asks the server for each time it
+reads its configuration), keeping the rest of the file; the registry is then reloaded by
+the caller.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import tempfile
+from typing import Any
+from urllib.parse import urlsplit
+
+import attrs
+
+from ..home import home_dir
+from .catalog import PROVIDERS
+from ..config_file import read_json
+from .discovery import discover
+
+USUAL_SERVERS = (("ollama", "http://127.0.0.1:11434/v1"), ("llama-cpp", "http://127.0.0.1:8080/v1"))
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+API = "openai-completions"
+
+
+class ServerRefused(ValueError):
+    """A server that cannot be added; the text says why (a bad name or URL, an unwritable file)."""
+
+
+@attrs.define
+class FoundServer:
+    name: str
+    base_url: str
+    models: list[str]
+
+
+def name_for(base_url: str) -> str:
+    """A provider name for a server given by URL: its host and port."""
+    split = urlsplit(base_url)
+    return re.sub(r"[^A-Za-z0-9._-]", "-", f"{split.hostname or 'server'}-{split.port or 80}")
+
+
+def check_url(base_url: str) -> str:
+    split = urlsplit(base_url)
+    if split.scheme not in ("http", "https") or not split.hostname or split.username or split.password:
+        raise ServerRefused(f"{base_url!r} is not an http(s) URL of a server (e.g. http://127.0.0.1:8080/v1)")
+    return base_url.rstrip("/")
+
+
+async def probe(urls: list[str]) -> list[FoundServer]:
+    """The servers among the usual ones and ``urls`` that list models, asked concurrently."""
+    candidates = list(USUAL_SERVERS) + [(name_for(url), check_url(url)) for url in urls]
+
+    async def ask(name: str, base_url: str) -> FoundServer | None:
+        entries, _ = await asyncio.to_thread(discover, {"api": API, "baseUrl": base_url})
+        return FoundServer(name, base_url, [e["id"] for e in entries]) if entries else None
+
+    found = await asyncio.gather(*(ask(name, url) for name, url in candidates))
+    return [server for server in found if server is not None]
+
+
+def add_server(name: str, base_url: str) -> None:
+    """Write ``name`` (replacing one of that name) into the user's models.json, atomically."""
+    if not NAME.fullmatch(name) or name in PROVIDERS or name == "faux":
+        raise ServerRefused(f"{name!r} cannot name a server: use letters, digits, '.', '_' or '-', "
+                            f"and not a built-in provider's name")
+    base_url = check_url(base_url)
+    path = home_dir() / "models.json"
+    data: dict[str, Any] = {}
+    if path.is_file():  # kept as it is, apart from this provider
+        try:
+            data = read_json(path)
+        except (OSError, ValueError) as exc:
+            raise ServerRefused(f"{path} cannot be read ({exc}); fix it or move it aside first") from None
+    if not isinstance(data, dict) or not isinstance(data.setdefault("providers", {}), dict):
+        raise ServerRefused(f"{path} is not an object with a providers object; fix it or move it aside first")
+    data["providers"][name] = {"api": API, "baseUrl": base_url, "models": []}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".models.json.")
+        with os.fdopen(fd, "w", encoding="utf-8") as file:
+            json.dump(data, file, indent=2)
+            file.write("\n")
+        os.replace(temporary, path)
+    except OSError as exc:
+        raise ServerRefused(f"{path} could not be written: {exc.strerror or exc}") from None
