@@ -255,9 +255,9 @@ class ModelRegistry:
         return model
 
     def _missing_key(self, model: Model) -> dict[str, str] | None:
-        """What a client needs to supply for ``model``, when what it lacks is a key."""
+        """What a client can supply (``setApiKey``) for ``model``, when what it lacks is a hosted provider's key."""
         entry = self._entries.get((model.provider, model.id))
-        if entry is None or entry.refused or not entry.needs_key or is_command(entry.api_key) or expand(entry.api_key):
+        if model.provider not in PROVIDERS or entry is None or entry.refused or not entry.needs_key or is_command(entry.api_key) or expand(entry.api_key):
             return None
         unset = [name for name in env_references(entry.api_key) if not variable(name)]
         return {"reason": "missingKey", "provider": model.provider, **({"envVar": unset[0]} if unset else {})}

@@ -34,6 +34,7 @@ REQUEST_NAMES = (
     "session/navigate",
     "session/new",
     "session/rewind",
+    "session/search",
     "session/setName",
     "session/stats",
     "session/tree",

@@ -15,6 +15,9 @@ from ..converter import converter
 from ..session.entry_types import StoredEntry, StoredHeader
 
 __all__ = [
+    "SessionSearchParams",
+    "SessionSearchMatch",
+    "SessionSearchResult",
     "NameValue",
     "McpServerStdio",
     "McpServerHttp",
@@ -129,6 +132,30 @@ class SessionLoadParams:
 @attrs.define
 class SessionListParams:
     cwd: str | None = None
+
+
+@attrs.define
+class SessionSearchParams:
+    query: str
+    limit: int = 50
+
+
+@attrs.define
+class SessionSearchMatch:
+    session_id: str
+    file: str
+    name: str | None
+    first_message: str
+    entry_id: str
+    role: Literal["user", "assistant"]
+    timestamp: str
+    snippet: str
+
+
+@attrs.define
+class SessionSearchResult:
+    matches: list[SessionSearchMatch]
+    truncated: bool
 
 
 @attrs.define

@@ -103,6 +103,20 @@ def _iso(seconds: float) -> str:
         .replace("+00:00", "Z")
 
 
+def open_regular(path: Path) -> tuple[int, int] | None:
+    """``(fd, size)`` of a regular session file within the size limit, opened without following a
+    link (or blocking on a FIFO); None for anything else (:func:`describe` says why)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_SESSION_BYTES:
+        os.close(fd)
+        return None
+    return fd, info.st_size
+
+
 def describe(path: Path) -> dict[str, Any] | None:
     """The listing of one file: None when it is no session with anything said in it."""
     try:

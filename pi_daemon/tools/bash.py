@@ -1,9 +1,10 @@
 """The agent's ``bash`` tool: a command in the workspace, sandboxed when the sandbox is available.
 
 Updates carry the last ``UPDATE_CHARS`` characters of output at most every
-``UPDATE_EVERY_S``; only that window is kept for them, so a command printing hundreds
-of megabytes costs linear time and bounded memory (the full output goes to a file,
-see :mod:`.shell`). The sandbox (:mod:`.sandbox`) is read from settings at each call.
+``UPDATE_EVERY_S`` (output that comes sooner is shown that long after the last update, so
+the last lines before a pause are never held back); only that window is kept for them, so
+a command printing hundreds of megabytes costs linear time and bounded memory (the full
+output goes to a file, see :mod:`.shell`). The sandbox (:mod:`.sandbox`) is read from settings at each call.
 """
 
 from __future__ import annotations
@@ -45,14 +46,27 @@ class BashTool(WorkspaceTool):
     async def run(self, args: dict[str, Any], cancel: CancelToken, on_update: ToolUpdate) -> ToolResult:
         window = ""
         last = 0.0
+        trailing: asyncio.Task[None] | None = None  # shows output that came within UPDATE_EVERY_S of the last update
+
+        async def update() -> None:
+            nonlocal last
+            last = time.monotonic()
+            await on_update(ToolResult.text(window, details=shown_details))
+
+        async def update_later(delay: float) -> None:
+            nonlocal trailing
+            await asyncio.sleep(delay)
+            trailing = None
+            await update()
 
         async def output(delta: str) -> None:
-            nonlocal window, last
+            nonlocal window, trailing
             window = (window + delta)[-UPDATE_CHARS:]
-            now = time.monotonic()
-            if now - last >= UPDATE_EVERY_S:
-                last = now
-                await on_update(ToolResult.text(window, details=shown_details))
+            since = time.monotonic() - last
+            if since >= UPDATE_EVERY_S:
+                await update()
+            elif trailing is None:
+                trailing = asyncio.ensure_future(update_later(UPDATE_EVERY_S - since))
 
         saved, not_saved = await self.files.save_edits()  # the agent's edits, so the command reads them
         notes = []
@@ -71,8 +85,12 @@ class BashTool(WorkspaceTool):
                                      spill_dir=self.workspace.root / ".pi" / "tmp",
                                      sandbox=box, writable=self.workspace.roots)
         except asyncio.CancelledError:
-            await on_update(ToolResult.text(window, details=shown_details))  # stopped: the output so far is its result
+            if trailing is not None:
+                trailing.cancel()
+            await update()  # stopped: the output so far is its result
             raise
+        if trailing is not None:
+            trailing.cancel()
         text = "\n".join([*notes, result.output or "(no output)"])
         if result.truncated and result.full_output_path:
             text = f"[output cut to its last lines; the full output is in {result.full_output_path}]\n{text}"

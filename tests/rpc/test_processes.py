@@ -108,7 +108,9 @@ def test_an_orphan_with_a_cleared_environment_is_killed_when_the_command_ends(sp
 @SANDBOX
 def test_stop_keeps_the_output_the_command_had_printed(spawn, tmp_path, sandboxed):
     mark = unique_seconds()
-    d = start(spawn, tmp_path, sandboxed, bash_call(f"for i in 1 2 3; do echo step $i; done; sleep {mark}"))
+    # three lines in separate writes, quicker than updates are sent: the last one still shows before the pause
+    d = start(spawn, tmp_path, sandboxed,
+              bash_call(f"for i in 1 2 3; do echo step $i; sleep 0.02; done; sleep {mark}"))
     d.call("prompt", {"text": "go"})
     d.wait_for(lambda e: e["type"] == "tool_execution_update"
                and "step 3" in e["partialResult"]["content"][0]["text"], "step 3 shown")

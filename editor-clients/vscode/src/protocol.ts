@@ -1110,6 +1110,28 @@ export interface SessionRef {
   [key: string]: unknown;
 }
 
+export interface SessionSearchMatch {
+  sessionId: string;
+  file: string;
+  name: string | null;
+  firstMessage: string;
+  entryId: string;
+  role: "user" | "assistant";
+  timestamp: string;
+  snippet: string;
+}
+
+export interface SessionSearchParams {
+  query: string;
+  limit?: number;
+  [key: string]: unknown;
+}
+
+export interface SessionSearchResult {
+  matches: SessionSearchMatch[];
+  truncated: boolean;
+}
+
 /** The settings group that changed (the names and values of ``setQueueModes``, ``setAutoRetry``, ``setAutoCompaction``, ``setMode``); outside the tree. */
 export interface SessionSettingsEntry {
   id: string;
@@ -1695,6 +1717,8 @@ export interface Methods {
   "session/new": { params: SessionNewParams; result: SessionNewResult };
   /** continue from an earlier entry, with the workspace's files as they were there */
   "session/rewind": { params: RewindParams; result: RewindResult };
+  /** what was said in the workspace's sessions, searched for a text */
+  "session/search": { params: SessionSearchParams; result: SessionSearchResult };
   /** name the session */
   "session/setName": { params: SetNameParams; result: SetNameResult };
   /** counts, tokens, cost, context usage */

@@ -22,6 +22,9 @@ from ..params import not_negative
 from ..registry import method
 from ..state import session_state
 
+MAX_QUERY_CHARS = 200
+MAX_SEARCH_MATCHES = 500
+
 if TYPE_CHECKING:
     from ..context import Context
 
@@ -63,6 +66,19 @@ async def session_list(ctx: "Context", p: t.SessionListParams) -> t.SessionListR
 
     found = await asyncio.to_thread(list_sessions, ctx.sessions.sessions_dir, p.cwd)  # never holds the loop
     return t.SessionListResult(sessions=[from_wire(d, t.SessionSummary) for d in found])
+
+
+@method("session/search", params=t.SessionSearchParams, result=t.SessionSearchResult, errors=(InvalidParams,),
+        summary="what was said in the workspace's sessions, searched for a text")
+async def session_search(ctx: "Context", p: t.SessionSearchParams) -> t.SessionSearchResult:
+    from ...session.search import search
+
+    if not p.query.strip() or len(p.query) > MAX_QUERY_CHARS:
+        raise InvalidParams(f"invalid params: params.query: 1 to {MAX_QUERY_CHARS} characters, not only spaces")
+    if not 1 <= p.limit <= MAX_SEARCH_MATCHES:
+        raise InvalidParams(f"invalid params: params.limit: 1 to {MAX_SEARCH_MATCHES}")
+    found, more = await asyncio.to_thread(search, ctx.sessions.sessions_dir, p.query, p.limit)
+    return t.SessionSearchResult(matches=[from_wire(m, t.SessionSearchMatch) for m in found], truncated=more)
 
 
 @method("session/fork", params=t.SessionForkParams, result=t.SessionForkResult,

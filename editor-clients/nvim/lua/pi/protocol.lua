@@ -912,6 +912,24 @@
 ---@class pi.SessionRef
 ---@field sessionId? string|nil
 
+---@class pi.SessionSearchMatch
+---@field sessionId string
+---@field file string
+---@field name string|nil
+---@field firstMessage string
+---@field entryId string
+---@field role "user"|"assistant"
+---@field timestamp string
+---@field snippet string
+
+---@class pi.SessionSearchParams
+---@field query string
+---@field limit? integer
+
+---@class pi.SessionSearchResult
+---@field matches pi.SessionSearchMatch[]
+---@field truncated boolean
+
 --- The settings group that changed (the names and values of ``setQueueModes``, ``setAutoRetry``, ``setAutoCompaction``, ``setMode``); outside the tree.
 ---@class pi.SessionSettingsEntry
 ---@field id string
@@ -1376,6 +1394,7 @@
 -- session/navigate: params pi.NavigateParams, result pi.NavigateResult
 -- session/new: params pi.SessionNewParams, result pi.SessionNewResult
 -- session/rewind: params pi.RewindParams, result pi.RewindResult
+-- session/search: params pi.SessionSearchParams, result pi.SessionSearchResult
 -- session/setName: params pi.SetNameParams, result pi.SetNameResult
 -- session/stats: params pi.SessionRef, result pi.StatsResult
 -- session/tree: params pi.SessionRef, result pi.TreeResult
@@ -1447,6 +1466,7 @@ M.methods = {
   ["session/navigate"] = true,
   ["session/new"] = true,
   ["session/rewind"] = true,
+  ["session/search"] = true,
   ["session/setName"] = true,
   ["session/stats"] = true,
   ["session/tree"] = true,
