@@ -1,10 +1,9 @@
-// History: the workspace's sessions in a picker that also searches their text as the user types
-// (historySearch.ts), with "pi: Search Session History" opening it ready to type. A chosen
-// session (or match) opens where History was asked from: the side bar's chat or an editor tab.
+// History: the workspace's sessions in a picker that also searches what was said in all of them as
+// the user types (the daemon's session/search). A chosen session (or match) opens where History
+// was asked from: the side bar's chat or an editor tab, the match marked and in view.
 
 import * as vscode from "vscode";
 import type { Json, PiClient } from "./rpcClient";
-import { MAX_FILE_BYTES, searchSessions } from "./historySearch";
 
 export interface Chosen {
   session: Json;
@@ -23,11 +22,6 @@ function sessionTitle(s: Json): string {
 }
 
 const localTime = (iso: string) => (iso ? new Date(iso).toLocaleString() : "");
-
-async function readStart(file: string): Promise<string> {
-  const bytes = await vscode.workspace.fs.readFile(vscode.Uri.file(file));
-  return new TextDecoder().decode(bytes.length > MAX_FILE_BYTES ? bytes.subarray(0, MAX_FILE_BYTES) : bytes);
-}
 
 type Item = vscode.QuickPickItem & { chosen?: Chosen };
 
@@ -54,15 +48,15 @@ export async function pickHistory(client: PiClient, initialQuery = ""): Promise<
       return;
     }
     pick.busy = true;
-    searchSessions(listed, query, readStart).then(({ hits, capped }) => {
+    client.request("session/search", { query: query.trim().slice(0, 200), limit: 100 }).then(({ matches, truncated }) => {
       if (no !== searchNo) return; // the user typed on
-      const found: Item[] = hits.map((h) => {
-        const s = byId.get(h.sessionId)!;
-        return { label: `$(search) ${sessionTitle(s)}`, description: `${h.role} · ${localTime(s.updatedAt)}`, detail: h.snippet,
-                 alwaysShow: true, chosen: { session: s, title: sessionTitle(s), reveal: { query: h.match, entryId: h.entryId } } };
+      const found: Item[] = matches.filter((m: Json) => byId.has(m.sessionId)).map((m: Json) => {
+        const s = byId.get(m.sessionId)!;
+        return { label: `$(search) ${sessionTitle(s)}`, description: `${m.role} · ${localTime(m.timestamp)}`, detail: m.snippet,
+                 alwaysShow: true, chosen: { session: s, title: sessionTitle(s), reveal: { query: query.trim(), entryId: m.entryId } } };
       });
       const note: Item[] = found.length ? [] : [{ label: `No session says "${query.trim()}"`, alwaysShow: true }];
-      const more: Item[] = capped ? [{ label: "Only the newest sessions and the first matches were searched", kind: vscode.QuickPickItemKind.Separator }] : [];
+      const more: Item[] = truncated ? [{ label: "the first 100 matches", kind: vscode.QuickPickItemKind.Separator }] : [];
       pick.items = [...found, ...note, ...more, { label: "sessions", kind: vscode.QuickPickItemKind.Separator }, ...sessionItems];
       pick.busy = false;
     }, (error) => {
