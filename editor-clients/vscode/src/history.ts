@@ -23,6 +23,12 @@ function sessionTitle(s: Json): string {
 
 const localTime = (iso: string) => (iso ? new Date(iso).toLocaleString() : "");
 
+// The match's line, starting shortly before the words (a long snippet is cut off at the right).
+function around(snippet: string, query: string): string {
+  const at = snippet.toLowerCase().indexOf(query.toLowerCase());
+  return at > 30 ? `…${snippet.slice(at - 30).replace(/^\S*\s/, "")}` : snippet;
+}
+
 type Item = vscode.QuickPickItem & { chosen?: Chosen };
 
 export async function pickHistory(client: PiClient, initialQuery = ""): Promise<Chosen | undefined> {
@@ -52,7 +58,7 @@ export async function pickHistory(client: PiClient, initialQuery = ""): Promise<
       if (no !== searchNo) return; // the user typed on
       const found: Item[] = matches.filter((m: Json) => byId.has(m.sessionId)).map((m: Json) => {
         const s = byId.get(m.sessionId)!;
-        return { label: `$(search) ${sessionTitle(s)}`, description: `${m.role} · ${localTime(m.timestamp)}`, detail: m.snippet,
+        return { label: `$(search) ${sessionTitle(s)}`, description: `${m.role} · ${localTime(m.timestamp)}`, detail: around(m.snippet, query.trim()),
                  alwaysShow: true, chosen: { session: s, title: sessionTitle(s), reveal: { query: query.trim(), entryId: m.entryId } } };
       });
       const note: Item[] = found.length ? [] : [{ label: `No session says "${query.trim()}"`, alwaysShow: true }];
