@@ -7,6 +7,7 @@
 //   node e2e/flows29-chat.mjs <cache folder from e2e/install.sh>   (env: PI_DAEMON_PYTHON, PI_E2E_OUT)
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
 import { join, resolve } from "node:path";
 import { launch, daemonSettings } from "./harness.mjs";
 
@@ -78,7 +79,8 @@ try {
   await run("the side bar's chat answers with code in syntax colours", async () => {
     await page.locator(".activitybar .action-item a[aria-label^='pi']").first().click({ timeout: T });
     const chat = await sidebar();
-    await chat.locator("#input").waitFor({ timeout: T });
+    await chat.locator("body[data-mode]").waitFor({ timeout: T }); // the page's script runs and has its mode
+    await page.locator(".statusbar-item", { hasText: "π faux/script" }).waitFor({ timeout: T });
     await sendIn(chat, "greet in Python");
     await chat.locator(".assistant code.language-python .hl-k", { hasText: "return" }).waitFor({ timeout: T });
     await chat.locator("#stop:disabled").waitFor({ timeout: T }); // the answer is complete: no redraw under the checks
@@ -179,6 +181,30 @@ try {
     const viewport = await opened.evaluate(() => window.innerHeight);
     assert.ok(y >= 0 && y + height <= viewport, `the match is in view (y=${y}, view ${viewport})`);
     await tabTitled("tell me about Freedonia").waitFor({ timeout: T });
+  });
+  await run("a tab's chat goes on after the daemon dies and is started again", async () => {
+    // this run's daemon: the process started with this run's faux script (not a process of its own it started)
+    const daemons = () => {
+      let found;
+      try {
+        found = execFileSync("pgrep", ["-f", "--", `--faux-script ${join(kit.root, "script.json")}`], { encoding: "utf8" })
+          .split("\n").filter(Boolean).map(Number);
+      } catch { return []; }
+      const parent = (pid) => Number(readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ")[1]);
+      return found.filter((pid) => { try { return !found.includes(parent(pid)); } catch { return false; } });
+    };
+    const before = daemons();
+    assert.equal(before.length, 1, `one daemon runs: ${before}`);
+    process.kill(before[0], "SIGKILL");
+    let now = [];
+    await until(() => { now = daemons(); return now.length === 1 && now[0] !== before[0]; }, "the daemon started again")
+      .catch((error) => { throw new Error(`${error.message}: was ${before}, now ${now}`); });
+    // the new daemon's faux script starts over: the beta chat's own reply comes again
+    await sendIn(tabB, "beta story, once more");
+    await tabB.locator(".user", { hasText: "beta story, once more" }).waitFor({ timeout: T });
+    await tabB.locator(".assistant").last().filter({ hasText: "Beta line 60 of the story." }).waitFor({ timeout: 2 * T });
+    assert.equal(await tabB.locator(".user", { hasText: "what is in this picture?" }).count(), 1, "the conversation is still there");
+    await tabTitled("beta story").waitFor({ timeout: T });
   });
 } catch (error) {
   await kit.fail(error);

@@ -52,6 +52,19 @@ class ChatTab implements ChatHost {
     return this.tabs.host.client();
   }
 
+  // A request on the tab's session; a daemon started again since (it answers -32002, the session is
+  // not open there) opens the session and is asked again, so the tab goes on with its conversation.
+  private async onSession<T>(request: (client: PiClient) => Promise<T>): Promise<T> {
+    const client = await this.client();
+    try {
+      return await request(client);
+    } catch (error: any) {
+      if (error?.code !== -32002) throw error;
+      await keepingCurrent(client, () => client.request("session/load", { sessionId: this.sessionId }));
+      return request(client);
+    }
+  }
+
   post(message: Json): void {
     this.panel.webview.postMessage(message);
   }
@@ -128,7 +141,6 @@ class ChatTab implements ChatHost {
   async send(text: string, context?: Json[], images?: Json[]): Promise<void> {
     if (!text.trim() && !images?.length) return;
     if (text.trim() === "/new") return this.tabs.openNew(); // a new chat is a new tab
-    const client = await this.client();
     let behaviour: "steer" | "followUp" | undefined;
     if (this.conversation.busy) {
       behaviour = await this.tabs.host.askQueueKind();
@@ -137,19 +149,21 @@ class ChatTab implements ChatHost {
         return;
       }
     }
-    const prompt = () => client.prompt(text, behaviour, this.sessionId, context as any, images as any);
-    // a built-in command may make another session current: the side bar's stays its own
-    const result = text.startsWith("/") ? await keepingCurrent(client, prompt) : await prompt();
+    const result = await this.onSession((client) => {
+      const prompt = () => client.prompt(text, behaviour, this.sessionId, context as any, images as any);
+      // a built-in command may make another session current: the side bar's stays its own
+      return text.startsWith("/") ? keepingCurrent(client, prompt) : prompt();
+    });
     if (result.disposition === "command") vscode.window.setStatusBarMessage(`pi: /${result.command?.name} done`, 3000);
     this.postQueue();
   }
 
   async onMessage(message: Json): Promise<void> {
     if (await this.tabs.host.shared(message, (m) => this.post(m))) return;
-    const client = await this.client();
     if (message.type === "send") await this.send(message.text, message.context, message.images);
-    else if (message.type === "abort") await client.abort(this.sessionId);
-    else if (message.type === "removeQueued") await client.request("removeQueued", { queueId: message.queueId, sessionId: this.sessionId });
+    else if (message.type === "abort") await this.onSession((client) => client.abort(this.sessionId));
+    else if (message.type === "removeQueued")
+      await this.onSession((client) => client.request("removeQueued", { queueId: message.queueId, sessionId: this.sessionId }));
     else if (message.type === "rewind") await rewindTo(this, message.entryId);
     else if (message.type === "setMode") await setMode(this, message.mode);
     else if (message.type === "executePlan") await executePlan(this, message.mode);
@@ -162,7 +176,7 @@ class ChatTab implements ChatHost {
       this.post({ type: "commands", commands: this.tabs.host.commands() });
       this.pageReady = true;
       this.showPendingReveal();
-      const state = await client.request("getState", { sessionId: this.sessionId });
+      const state = await this.onSession((client) => client.request("getState", { sessionId: this.sessionId }));
       this.post({ type: "mode", mode: state.mode ?? "ask" });
     }
   }
@@ -254,6 +268,15 @@ export class ChatTabs {
       }
     }
     return tab;
+  }
+
+  // The daemon died and was started again: a run it was doing is over (its sessions open again on
+  // the tabs' next requests, onSession).
+  daemonRestarted(): void {
+    for (const tab of this.tabs) {
+      tab.conversation.busy = false;
+      tab.post({ type: "busy", busy: false });
+    }
   }
 
   // The tab in front, if it is a chat (for New and History on its title bar).

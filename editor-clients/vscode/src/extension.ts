@@ -107,6 +107,7 @@ function ensureClient(): Promise<PiClient> {
     });
     started.onEvent(onEvent);
     started.onRestart(() => {
+      tabs.daemonRestarted();
       vscode.window.showWarningMessage("pi-daemon stopped and was restarted; resume your session from the list.");
       refreshStatus();
     });
