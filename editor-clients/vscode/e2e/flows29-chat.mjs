@@ -199,12 +199,25 @@ try {
     let now = [];
     await until(() => { now = daemons(); return now.length === 1 && now[0] !== before[0]; }, "the daemon started again")
       .catch((error) => { throw new Error(`${error.message}: was ${before}, now ${now}`); });
+    // started and answering: the extension says so once the new daemon is initialized
+    await page.locator(".notification-toast", { hasText: "restarted" }).waitFor({ timeout: T });
     // the new daemon's faux script starts over: the beta chat's own reply comes again
+    await tabTitled("beta story").click(); // in front again (History's tab may have opened over it)
     await sendIn(tabB, "beta story, once more");
     await tabB.locator(".user", { hasText: "beta story, once more" }).waitFor({ timeout: T });
     await tabB.locator(".assistant").last().filter({ hasText: "Beta line 60 of the story." }).waitFor({ timeout: 2 * T });
     assert.equal(await tabB.locator(".user", { hasText: "what is in this picture?" }).count(), 1, "the conversation is still there");
     await tabTitled("beta story").waitFor({ timeout: T });
+  });
+  await run("the chat tabs come back with the window, each on its session", async () => {
+    await page.reload();
+    await page.waitForSelector(".monaco-workbench", { timeout: T });
+    await tabTitled("beta story").waitFor({ timeout: T });
+    await tabTitled("tell me about Freedonia").waitFor({ timeout: T });
+    await tabTitled("beta story").click();
+    const beta = await tabWith("beta story, once more");
+    await beta.locator(".user", { hasText: "what is in this picture?" }).locator("img.thumb").waitFor({ timeout: T });
+    await beta.locator(".assistant", { hasText: "I see a small red square." }).waitFor({ timeout: T });
   });
 } catch (error) {
   await kit.fail(error);

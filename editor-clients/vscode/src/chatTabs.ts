@@ -153,6 +153,9 @@ class ChatTab implements ChatHost {
       const prompt = () => client.prompt(text, behaviour, this.sessionId, context as any, images as any);
       // a built-in command may make another session current: the side bar's stays its own
       return text.startsWith("/") ? keepingCurrent(client, prompt) : prompt();
+    }).catch((error) => {
+      this.post({ type: "input", text }); // not sent: the text is not lost
+      throw error;
     });
     if (result.disposition === "command") vscode.window.setStatusBarMessage(`pi: /${result.command?.name} done`, 3000);
     this.postQueue();
@@ -206,10 +209,11 @@ export class ChatTabs {
     return true;
   }
 
-  private create(sessionId: string, title: string): ChatTab {
+  private create(sessionId: string, title: string, restored?: vscode.WebviewPanel): ChatTab {
     const dist = vscode.Uri.joinPath(this.host.extensionUri, "dist");
-    const panel = vscode.window.createWebviewPanel(PANEL_TYPE, tabTitle(title), vscode.ViewColumn.Active,
+    const panel = restored ?? vscode.window.createWebviewPanel(PANEL_TYPE, tabTitle(title), vscode.ViewColumn.Active,
       { enableScripts: true, localResourceRoots: [dist], retainContextWhenHidden: true });
+    panel.webview.options = { enableScripts: true, localResourceRoots: [dist] };
     panel.iconPath = vscode.Uri.joinPath(this.host.extensionUri, "media", "pi.svg");
     panel.webview.html = chatHtml({
       cspSource: panel.webview.cspSource, nonce: newNonce(), surface: "tab",
@@ -221,6 +225,22 @@ export class ChatTabs {
     panel.webview.onDidReceiveMessage((message) => tab.onMessage(message).catch((error: any) =>
       vscode.window.showErrorMessage(`pi: ${error.message ?? error}`)));
     return tab;
+  }
+
+  // The tabs of a window reopened (VS Code keeps a tab's state: its page's sessionId), each drawn
+  // again from its session.
+  serializer(): vscode.WebviewPanelSerializer {
+    return {
+      deserializeWebviewPanel: async (panel, state: { sessionId?: string } | undefined) => {
+        if (!state?.sessionId) return panel.dispose(); // a tab that never had a session: nothing to show
+        const tab = this.create(state.sessionId, panel.title, panel);
+        tab.setTitle(panel.title);
+        await tab.redraw(state.sessionId).catch((error: any) => {
+          tab.post({ type: "reset" });
+          vscode.window.showErrorMessage(`pi: the chat "${panel.title}" could not be opened again: ${error.message ?? error}`);
+        });
+      },
+    };
   }
 
   // A new session in a new tab.

@@ -13,7 +13,7 @@ import { workspaceFiles } from "./workspaceFiles";
 import type { ContextItem, Image } from "./protocol";
 import { ChatHost, ModeIndicator, SessionDocuments, executePlan, pickMode, rewindTo, setMode } from "./sessionActions";
 import { SubagentRouter, storedSubagents } from "./subagents";
-import { ChatTabs } from "./chatTabs";
+import { ChatTabs, PANEL_TYPE } from "./chatTabs";
 import { pickHistory } from "./history";
 
 let client: PiClient | undefined;
@@ -467,6 +467,7 @@ export async function activate(extensionContext: vscode.ExtensionContext): Promi
   });
   context.subscriptions.push(
     output, status,
+    vscode.window.registerWebviewPanelSerializer(PANEL_TYPE, tabs.serializer()),
     vscode.window.registerWebviewViewProvider("pi.chat", new ChatView(context.extensionUri),
                                               { webviewOptions: { retainContextWhenHidden: true } }),
     ...Object.entries({ ...commands, ...chatCommands }).map(([name, run]) => vscode.commands.registerCommand(name, () =>

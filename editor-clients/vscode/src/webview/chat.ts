@@ -14,7 +14,7 @@ import { Attachments } from "./attachments";
 import { Subagents } from "./subagents";
 
 type Json = any;
-declare function acquireVsCodeApi(): { postMessage(message: unknown): void };
+declare function acquireVsCodeApi(): { postMessage(message: unknown): void; setState(state: unknown): void };
 
 const vscode = acquireVsCodeApi();
 
@@ -255,7 +255,10 @@ window.addEventListener("message", ({ data }) => {
   } else if (data.type === "input") {
     input.value = data.text;
     input.focus();
-  } else if (data.type === "session") document.body.dataset.sessionId = data.sessionId;
+  } else if (data.type === "session") {
+    document.body.dataset.sessionId = data.sessionId;
+    vscode.setState({ sessionId: data.sessionId }); // a tab reopened with the window comes back on its session
+  }
   else if (data.type === "reveal") reveal(log, data.query ?? "", data.entryId);
 });
 
