@@ -304,9 +304,9 @@ test("the live view equals the replayed one: text after thinking on its own line
   local expected = { "", "", "## you", "think and write", "", "## pi", "", "thinking {{{", "quietly", "}}}",
                      "Writing it.", "→ write", "  content:", "    one", "    two", "  path: a.txt",
                      "write output {{{", "Created a.txt (7 bytes)", "}}}",
-                     "", "## pi", "", "→ bash", "  command: echo tool-done", "bash output {{{", "tool-done", "",
-                     -- the write went through the editor: a.txt is a new buffer, not saved yet
-                     "[unsaved in the editor, so this command read them as last saved on the disk: a.txt]", "}}}",
+                     "", "## pi", "", "→ bash", "  command: echo tool-done", "bash output {{{",
+                     -- the write went through the editor (a new buffer), saved before the command ran
+                     "[saved before running: a.txt]", "tool-done", "", "}}}",
                      "", "## pi", "", "thinking {{{", "done?", "}}}", "All done." }
   assert(vim.deep_equal(live, expected), vim.inspect(live))
   pi = start(dir)
@@ -446,6 +446,10 @@ dofile(root .. "/tests/language.lua")({ test = test, start = start, workspace = 
 
 dofile(root .. "/tests/session_features.lua")({ test = test, start = start, workspace = workspace, wait = wait,
                                                text = text, call = call, buffer_text = buffer_text })
+dofile(root .. "/tests/firstrun.lua")({ test = test, start = start, workspace = workspace, wait = wait, text = text,
+                                       call = call, buffer_text = buffer_text, python = python })
+dofile(root .. "/tests/lifecycle.lua")({ test = test, start = start, workspace = workspace, wait = wait, text = text,
+                                        call = call, buffer_text = buffer_text, python = python })
 
 require("pi").stop()
 io.stdout:write(string.format("\n%d passed, %d failed\n", passed, failed))

@@ -134,7 +134,18 @@ SUBAGENT_REPLIES = [
 ]
 
 
-def open_terminal(tmp_path, replies):
+def new_session(args: list[str]) -> None:
+    """tmux new-session; once more if it met the server of the previous test's session exiting
+    ("server exited unexpectedly")."""
+    for _ in range(3):
+        run = subprocess.run(["tmux", "new-session", "-d", *args], capture_output=True, text=True)
+        if run.returncode == 0:
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"tmux new-session failed: {run.stderr}")
+
+
+def open_terminal(tmp_path, replies, model=True):
     if not shutil.which("tmux"):
         pytest.fail("tmux is needed (Debian package tmux; scripts/test-all installs it)")
     name = f"pi-nvim-{uuid.uuid4().hex[:8]}"
@@ -144,12 +155,11 @@ def open_terminal(tmp_path, replies):
     workspace.mkdir()
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"modelId": "script", "chunkSize": 3, "delayMs": 15, "replies": replies}))
-    cmd = [sys.executable, "-m", "pi_daemon", "--faux-script", str(script), "--model", "faux/script"]
+    cmd = [sys.executable, "-m", "pi_daemon", "--faux-script", str(script)] + (["--model", "faux/script"] if model else [])
     env = {"PI_DAEMON_HOME": str(home), "OPENAI_API_KEY": "", "ANTHROPIC_API_KEY": "", "OPENROUTER_API_KEY": ""}
     init = tmp_path / "init.lua"
     init.write_text(INIT % {"plugin": lua(str(PLUGIN)), "cmd": lua(cmd), "env": lua(env), "cwd": lua(str(workspace))})
-    subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "160", "-y", "48", "-c", str(workspace),
-                    f"{NVIM} -u {init} -i NONE"], check=True)
+    new_session(["-s", name, "-x", "160", "-y", "48", "-c", str(workspace), f"{NVIM} -u {init} -i NONE"])
     term = Terminal(name)
     term.workspace = workspace
     try:
@@ -295,3 +305,155 @@ def test_a_subagent_shown_under_its_task_call_in_a_terminal_neovim(subagent_term
     term.keys("1")
     screen = term.wait_for("# subagent: look around")  # its own view, from its session file
     assert "child job" in screen and "The child is done." in screen
+
+
+@pytest.fixture
+def lifecycle_terminal(tmp_path):
+    yield from open_terminal(tmp_path, [{"content": [{"type": "text", "text": "First answer."}]}])
+
+
+def next_replies(tmp_path, replies, delay_ms=15):
+    """The faux replies of the next daemon started (a restarted one reads its script anew)."""
+    script = {"modelId": "script", "chunkSize": 3, "delayMs": delay_ms, "replies": replies}
+    (tmp_path / "script.json").write_text(json.dumps(script))
+
+
+def kill_daemon(term):
+    pid = term.evaluate("luaeval(\"require('pi.daemon').pid(require('pi').status().log)\")")
+    subprocess.run(["kill", "-9", pid], check=True)
+
+
+def test_the_daemon_killed_idle_then_mid_answer_comes_back_with_the_conversation(lifecycle_terminal, tmp_path):
+    term = lifecycle_terminal
+    term.command("Pi hello there")
+    term.wait_for("First answer.")
+    term.wait_until("luaeval(\"require('pi').status().settled\")", "1")
+    session = term.evaluate("luaeval(\"require('pi').status().session\")")
+
+    # Killed while idle: said in the chat, restarted, the same conversation drawn again.
+    next_replies(tmp_path, [{"content": [{"type": "text", "text": "\n".join(f"Long answer line {i}" for i in range(400))}]}])
+    kill_daemon(term)
+    screen = term.wait_for("— pi-daemon was killed (SIGKILL): restarted, this conversation loaded again —")
+    assert "hello there" in screen and "First answer." in screen
+
+    # The conversation goes on, and the daemon is killed in the middle of the answer.
+    term.command("Pi tell me more")
+    term.wait_for("Long answer line 5")
+    assert "working" in term.screen()  # the statusline
+    next_replies(tmp_path, [{"content": [{"type": "text", "text": "Continued after the crash."}]}])
+    kill_daemon(term)
+    screen = term.wait_for("— the answer was cut off: :PiContinue answers again —")
+    assert "Long answer line 5" in screen  # what was shown stays
+    term.wait_for("[No Name] π faux/script · ask ·")  # the statusline
+    assert "working" not in term.screen()
+    assert term.evaluate("luaeval(\"require('pi').status().session\")") == session
+
+    term.command("PiContinue")
+    term.wait_for("Continued after the crash.")
+    term.wait_until("luaeval(\"require('pi').status().settled\")", "1")
+    # in the chat, in this order: the first answer, the cut-off one, the continued one
+    positions = [term.evaluate(f"search('{t}', 'nw')") for t in
+                 ("First answer.", "tell me more", "Long answer line 5", "Continued after the crash.")]
+    assert 0 < int(positions[0]) < int(positions[1]) < int(positions[2]) < int(positions[3]), positions
+
+
+@pytest.fixture
+def no_model_terminal(tmp_path):
+    yield from open_terminal(tmp_path, [], model=False)
+
+
+def test_first_run_without_a_model_to_a_first_answer(no_model_terminal):
+    term = no_model_terminal
+    term.command("Pi what can you do?")
+    screen = term.wait_for("No model is chosen yet: how should pi answer?")
+    assert "1. Enter an API key (anthropic, openai, openrouter, google)" in screen
+    assert "2. Use a local model server (Ollama, llama.cpp, or a URL)" in screen
+    term.keys("3")  # the offline demo
+    screen = term.wait_for("You said: what can you do?")  # the typed prompt was kept and sent
+    assert "## you" in screen
+    term.wait_for("π faux/echo · ask")
+
+
+EDIT_REPLIES = [
+    {"content": [{"type": "toolCall", "id": "e1", "name": "edit",
+                  "arguments": {"path": "calc.py", "edits": [{"oldText": "a - b", "newText": "a + b"}]}}],
+     "stopReason": "toolUse"},
+    {"content": [{"type": "toolCall", "id": "b1", "name": "bash",
+                  "arguments": {"command": "python3 -m unittest -v test_calc 2>&1"}}], "stopReason": "toolUse"},
+    {"content": [{"type": "text", "text": "Fixed; the test passes."}]},
+]
+
+
+@pytest.fixture
+def edit_terminal(tmp_path):
+    yield from open_terminal(tmp_path, EDIT_REPLIES)
+
+
+def test_the_agent_edits_then_its_test_run_sees_the_edit(edit_terminal):
+    term = edit_terminal
+    (term.workspace / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    (term.workspace / "test_calc.py").write_text(
+        "import unittest\nfrom calc import add\n\n\nclass T(unittest.TestCase):\n"
+        "    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n")
+    term.command("edit calc.py")
+    term.command("Pi fix add and run its test")
+    term.wait_for("1. Allow once")
+    term.keys("1")  # the edit
+    term.wait_for("Run `python3 -m unittest")
+    term.keys("1")  # the test run
+    screen = term.wait_for("Fixed; the test passes.")
+    assert "saved calc.py before running" in screen  # under the bash call
+    calc = str(term.workspace / "calc.py")
+    assert term.evaluate(f"getbufvar(bufnr('{calc}'), '&modified')") == "0"
+    assert "return a + b" in (term.workspace / "calc.py").read_text()
+    # the test run read the edit: its output says it passed
+    assert term.evaluate("search('^test_add .* ok$', 'nw')") != "0"
+    # undo still takes the agent's edit back
+    term.command(f"buffer {calc}")
+    term.keys("u")
+    term.wait_until(f"getbufline(bufnr('{calc}'), 2)[0]", "return")
+    assert term.evaluate(f"substitute(getbufline(bufnr('{calc}'), 2)[0], ' ', '_', 'g')") == "____return_a_-_b"
+
+
+def readme_lua_block(after: str) -> str:
+    """The first ```lua block of README.md after the line starting with `after`."""
+    text = (PLUGIN.parents[1] / "README.md").read_text()
+    start = text.index("\n" + after)
+    block = text.index("```lua\n", start) + len("```lua\n")
+    return text[block:text.index("```", block)]
+
+
+def test_readme_quick_start_without_a_plugin_manager(tmp_path):
+    """A stranger follows README's Neovim quick start: clone, the init.lua lines, :PiInstall,
+    :Pi hello, the offline demo in Neovim's own vim.ui.select (an inputlist)."""
+    if not shutil.which("tmux"):
+        pytest.fail("tmux is needed (Debian package tmux; scripts/test-all installs it)")
+    home = tmp_path / "home"
+    subprocess.run(["git", "clone", "-q", str(PLUGIN.parents[1]), str(home / "src" / "pi-daemon")], check=True)
+    (home / ".config" / "nvim").mkdir(parents=True)
+    (home / ".config" / "nvim" / "init.lua").write_text(readme_lua_block("Without a plugin manager"))
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    # no pi-daemon on PATH; pip's cache of this machine, so the downloads are not made twice
+    env = {"HOME": str(home), "PATH": "/usr/local/bin:/usr/bin:/bin", "TERM": "xterm-256color",
+           "PIP_CACHE_DIR": str(Path("~/.cache/pip").expanduser())}
+    name = f"pi-nvim-{uuid.uuid4().hex[:8]}"
+    shell = " ".join(f"{k}={json.dumps(v)}" for k, v in env.items())
+    new_session(["-s", name, "-x", "160", "-y", "48", "-c", str(workspace), f"env -i {shell} {NVIM} -i NONE"])
+    term = Terminal(name)
+    try:
+        term.wait_for("~")
+        term.command("Pi hello")
+        term.wait_for(":PiInstall installs it")  # no daemon yet: said, and the message kept
+        term.command("PiInstall")  # pip's progress in the pi://install window
+        term.wait_for("Successfully installed", timeout=300)
+        # installed and started, the kept message was sent: there is no model yet
+        screen = term.wait_for("No model is chosen yet: how should pi answer?")
+        assert "3: Try the offline demo" in screen
+        term.type("3")
+        term.keys("Enter")
+        term.wait_for("You said: hello")
+        installed = str(home / ".local" / "share" / "nvim" / "pi-daemon" / "bin" / "pi-daemon")
+        assert term.evaluate(f"getbufline(bufnr('pi://install'), '$')[0] ==# 'Installed: {installed}'") == "1"
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", name], check=False)

@@ -35,7 +35,7 @@ export function prepare(work) {
   writeFileSync(join(work, "greeting.txt"), "hello\n");
 }
 
-export async function flows({ page, chat, run, shot, send, command, openFile, work, T }) {
+export async function flows({ page, chat, run, shot, send, command, openFile, review, work, T }) {
   const dialog = page.locator(".monaco-dialog-box");
   const onDisk = (name) => readFileSync(join(work, name), "utf8");
   const until = async (check) => {
@@ -47,17 +47,13 @@ export async function flows({ page, chat, run, shot, send, command, openFile, wo
     for (let i = 0; i < 100 && (await field.inputValue()) !== want; i++) await new Promise((r) => setTimeout(r, 100));
     assert.equal(await field.inputValue(), want);
   };
-  const allow = async () => {
-    await dialog.waitFor({ timeout: T });
-    await dialog.locator(".monaco-button", { hasText: "Allow once" }).click();
-    await dialog.waitFor({ state: "detached", timeout: T });
-  };
+  const allow = (file) => review(file, "Accept"); // a write/edit is answered in its review diff
 
   await run("rewind a message from the chat: the file goes back, the text comes back to the input", async () => {
     await command("pi: New Session");
     await chat().locator(".m").first().waitFor({ state: "detached", timeout: T });
     await send("change the greeting");
-    await allow();
+    await allow("greeting.txt");
     await chat().locator(".assistant", { hasText: "The greeting is changed." }).waitFor({ timeout: T });
     await openFile("greeting.txt", "hi there");
     await command("File: Save");
@@ -84,12 +80,12 @@ export async function flows({ page, chat, run, shot, send, command, openFile, wo
 
   await run("rewind from the Session Tree, the conversation only", async () => {
     await send("add another file");
-    await allow();
+    await allow("extra.txt");
     await chat().locator(".assistant", { hasText: "Another file." }).waitFor({ timeout: T });
     await command("pi: Focus on Session Tree View");
     const tree = page.locator(".pane", { has: page.locator(".pane-header", { hasText: "Session Tree" }) });
     await command("pi: Refresh Session Tree");
-    const row = tree.locator(".monaco-list-row", { hasText: "user: add another file" });
+    const row = tree.locator(".monaco-list-row", { hasText: "you: add another file" });
     await row.waitFor({ timeout: T });
     await row.hover();
     await row.locator(".action-label[aria-label^='pi: Rewind to Here']").click({ timeout: T });
@@ -120,7 +116,7 @@ export async function flows({ page, chat, run, shot, send, command, openFile, wo
     await page.locator(".statusbar-item", { hasText: "ask" }).waitFor({ timeout: T });
     await valueBecomes("#mode", "ask");
     await chat().locator(".user", { hasText: "Go ahead with the plan." }).waitFor({ timeout: T });
-    await allow(); // ask mode asks again
+    await allow("plan.txt"); // ask mode asks again
     await chat().locator(".assistant", { hasText: "Plan carried out." }).waitFor({ timeout: T });
     assert.equal(await chat().locator(".plan-actions").count(), 0);
   });

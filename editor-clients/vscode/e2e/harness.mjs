@@ -1,6 +1,7 @@
 // Starts the built .vsix in a real VS Code (code-server with Node 22, from e2e/install.sh's cache) on a fresh
 // project, opens it in headless Chromium, and hands back what a flow drives it with: the page, the chat view's
-// frame, `run(name, fn)` (a step: screenshot after it, `ok - name`), `command`, `pick`, `send`, `openFile`.
+// frame, `run(name, fn)` (a step: screenshot after it, `ok - name`), `command`, `pick`, `send`, `openFile`,
+// `review` (answer a write/edit's review diff).
 // Each e2e script (run.mjs, flows29*.mjs) launches its own, so its faux script of replies is its own.
 import { spawn, execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
@@ -87,6 +88,16 @@ export async function launch({ cache, out, prefix = "", settings, prepare = () =
     await pick(name);
     await page.locator(".monaco-editor .view-lines", { hasText: text }).waitFor({ timeout: T });
   }
+  // A write/edit asks in a review diff (the file against pi's proposal): `answer` ("Accept" or
+  // "Reject") clicked in the chat's card under the call; the diff and the card go.
+  async function review(file, answer = "Accept") {
+    const tab = page.locator(".tabs-container .tab", { hasText: `${file}: pi's proposed` });
+    await tab.waitFor({ timeout: T });
+    const card = chat().locator(".permission", { hasText: `pi wants to` }).filter({ hasText: file });
+    await card.getByRole("button", { name: answer, exact: true }).click({ timeout: T });
+    await tab.waitFor({ state: "detached", timeout: T });
+    await card.waitFor({ state: "detached", timeout: T });
+  }
   async function send(text) {
     const input = chat().locator("#input");
     await input.click();
@@ -128,6 +139,6 @@ export async function launch({ cache, out, prefix = "", settings, prepare = () =
     server.kill("SIGTERM");
     return !failed;
   }
-  return { page, chat, run, shot, send, command, pick, openFile, open, close, fail, root, work, T,
+  return { page, chat, run, shot, send, command, pick, openFile, review, open, close, fail, root, work, T,
            get failed() { return failed; }, set failed(value) { failed = value; } };
 }

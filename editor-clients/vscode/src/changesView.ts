@@ -6,7 +6,7 @@
 // what "Send selection to pi" sends as editor context.
 
 import * as vscode from "vscode";
-import { DirtyReporter, FsHost, Hunk, Review, uriPath } from "./editorFs";
+import { DirtyReporter, FsHost, Hunk, Review, revertQuestion, revertReport, toReview, uriPath } from "./editorFs";
 import type { ContextItem } from "./protocol";
 import type { Json, PiClient } from "./rpcClient";
 
@@ -64,7 +64,7 @@ class ChangesTree implements vscode.TreeDataProvider<Item> {
   }
 
   getChildren(item?: Item): Item[] {
-    const files = this.review.current?.files ?? [];
+    const files = toReview(this.review.current);
     if (!item) return files.map((f) => ({ kind: "file", path: f.path, status: f.status }));
     if (item.kind === "hunk") return [];
     return (files.find((f) => f.path === item.path)?.hunks ?? []).map((hunk) => ({ kind: "hunk", path: item.path, hunk }));
@@ -79,7 +79,6 @@ class ChangesTree implements vscode.TreeDataProvider<Item> {
       return tree;
     }
     const tree = new vscode.TreeItem(item.hunk.header, vscode.TreeItemCollapsibleState.None);
-    tree.description = item.hunk.accepted ? "accepted" : "";
     tree.contextValue = "piHunk";
     tree.command = { command: "pi.changes.openDiff", title: "Show diff", arguments: [item] };
     return tree;
@@ -156,7 +155,18 @@ export function registerReview(context: vscode.ExtensionContext, client: PiClien
       }
     }),
     vscode.commands.registerCommand("pi.changes.accept", act((path, ids) => review.accept(path, ids))),
-    vscode.commands.registerCommand("pi.changes.revert", act((path, ids) => review.revert(path, ids))),
+    vscode.commands.registerCommand("pi.changes.revert", async (item?: Item) => {
+      if (item) return act((path, ids) => review.revert(path, ids))(item);
+      // the whole run: asked first, then told what went back and what was left alone
+      const changes = review.current ?? await review.load();
+      if (!toReview(changes).length) return vscode.window.showInformationMessage(`pi: run ${changes.runId} has nothing left to revert`);
+      const { message, detail } = revertQuestion(changes);
+      if (await vscode.window.showWarningMessage(message, { modal: true, detail }, "Revert") !== "Revert") return;
+      const result = await review.revertPending();
+      const report = revertReport(result);
+      if (result.conflicts.length) vscode.window.showWarningMessage(report);
+      else vscode.window.showInformationMessage(report);
+    }),
     vscode.commands.registerCommand("pi.changes.acceptHere", actHere((path, ids) => review.accept(path, ids))),
     vscode.commands.registerCommand("pi.changes.revertHere", actHere((path, ids) => review.revert(path, ids))),
     vscode.window.onDidChangeActiveTextEditor(markEditor),

@@ -39,6 +39,7 @@ textarea{width:100%;min-height:3em;box-sizing:border-box}
 #suggest li.sel{background:var(--vscode-list-activeSelectionBackground)}#suggest .d{opacity:.7;margin-left:6px}
 .user{position:relative}.user button.rewind{font-size:11px;margin-top:4px;visibility:hidden}.user:hover button.rewind,.user button.rewind:focus{visibility:visible}
 .plan-actions{display:flex;gap:6px;align-items:center;flex-wrap:wrap}
+.permission{padding:4px 8px;border-left:3px solid var(--vscode-editorWarning-foreground)}.permission .answers{display:flex;gap:6px;flex-wrap:wrap;margin-top:4px}
 .subagent{border-left:2px solid var(--vscode-textLink-foreground);margin:4px 0 4px 6px;padding-left:8px}
 .subagent.failed,.subagent.aborted{border-left-color:var(--vscode-errorForeground)}
 .sub-head{display:flex;gap:6px;align-items:center;font-size:90%}.sub-title{font-weight:600}

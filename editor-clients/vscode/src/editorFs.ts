@@ -180,10 +180,46 @@ export class Review {
     return result.accepted;
   }
 
+  // "revert run": what is still to review (an accepted hunk stays as the user said).
+  async revertPending(): Promise<RevertResult> {
+    const runId = this.current?.runId;
+    const files = toReview(this.current).map((f) => ({ path: f.path, hunkIds: f.hunks.length ? f.hunks.map((h) => h.id) : undefined }));
+    const result = await this.client.request<RevertResult>("changes/revert", { runId, files });
+    await this.load(runId);
+    return result;
+  }
+
   async revert(path?: string, hunkIds?: string[]): Promise<RevertResult> {
     const runId = this.current?.runId;
     const result = await this.client.request<RevertResult>("changes/revert", { runId, files: this.choice(path, hunkIds) });
     await this.load(runId);
     return result;
   }
+}
+
+// What the Changes view lists of a run: the hunks still to review (an accepted hunk is done, a
+// reverted one is gone from the run's diff) and the files that still have some (a file with no
+// hunks at all, an empty one created, stays).
+export function toReview(changes: Changes | undefined): ChangedFile[] {
+  return (changes?.files ?? []).filter((f) => !f.hunks.length || f.hunks.some((h) => !h.accepted))
+    .map((f) => ({ ...f, hunks: f.hunks.filter((h) => !h.accepted) }));
+}
+
+const count = (n: number, one: string) => `${n} ${one}${n === 1 ? "" : "s"}`;
+
+// What "revert run" asks first, and what it says after.
+export function revertQuestion(changes: Changes): { message: string; detail: string } {
+  const files = toReview(changes);
+  const hunks = files.reduce((n, f) => n + f.hunks.length, 0);
+  return { message: `Revert run ${changes.runId}?`,
+           detail: `${count(hunks, "hunk")} in ${count(files.length, "file")} go back to how they were before the run:\n`
+             + files.map((f) => `• ${f.path} (${count(f.hunks.length, "hunk")})`).join("\n")
+             + "\n\nA hunk changed since by someone else is left alone and listed." };
+}
+
+export function revertReport(result: RevertResult): string {
+  const hunks = result.reverted.reduce((n, f) => n + f.hunkIds.length, 0);
+  const said = `pi: reverted ${count(hunks, "hunk")} in ${count(result.reverted.length, "file")}`;
+  if (!result.conflicts.length) return said;
+  return `${said}; left alone (changed since): ${result.conflicts.map((c) => `${c.path}: ${c.reason}`).join("; ")}`;
 }

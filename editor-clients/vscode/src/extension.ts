@@ -3,7 +3,7 @@
 
 import * as vscode from "vscode";
 import * as os from "os";
-import { Commands, Conversation, Json, Outcome, PiClient, PermissionRequest, TreeItem, WorkspaceTrustRequest, permissionPrompt } from "./rpcClient";
+import { Commands, Conversation, Json, PiClient, TreeItem, WorkspaceTrustRequest } from "./rpcClient";
 import { chatHtml, newNonce } from "./chatHtml";
 import { statusText } from "./status";
 import { registerReview, reportDirty, selectionContext, vscodeFiles } from "./changesView";
@@ -15,6 +15,9 @@ import { ChatHost, ModeIndicator, SessionDocuments, executePlan, pickMode, rewin
 import { SubagentRouter, storedSubagents } from "./subagents";
 import { ChatTabs, PANEL_TYPE } from "./chatTabs";
 import { pickHistory } from "./history";
+import { PermissionReview } from "./permissionReview";
+import { SessionTree, goBack } from "./sessionTree";
+import { sessionItem } from "./sessionList";
 
 let client: PiClient | undefined;
 let starting: Promise<PiClient> | undefined;
@@ -35,6 +38,7 @@ let tabs: ChatTabs; // the chats in editor tabs, each on its own session (chatTa
 // The side bar's session: the daemon's current one (a tab names its own in every request).
 let sidebarSession: string | undefined;
 let pendingReveal: { query: string; entryId?: string } | undefined; // a History match, shown after the replay
+let permissions: PermissionReview;
 
 function postCommands(): void {
   post({ type: "commands", commands: slashCommands.list });
@@ -102,7 +106,8 @@ function ensureClient(): Promise<PiClient> {
     const { command, args } = daemonCommand();
     const started = new PiClient({
       command, args, cwd: await workspaceFolder(),
-      onLog: (text) => output.append(text), onPermission: askPermission, onWorkspaceTrust: askWorkspaceTrust,
+      onLog: (text) => output.append(text), onPermission: (request, cancelled) => permissions.ask(request, cancelled),
+      onWorkspaceTrust: askWorkspaceTrust,
       fs: fsHandlers(vscodeFiles), language: vscodeLanguage(),
     });
     started.onEvent(onEvent);
@@ -139,12 +144,6 @@ async function restart(reason: string): Promise<void> {
   resetView();
   if (sessionId) await fresh.request("session/load", { sessionId, replay: true }).catch(() => undefined);
   vscode.window.showInformationMessage(`pi: ${reason}; the daemon was restarted.`);
-}
-
-async function askPermission(request: PermissionRequest): Promise<Outcome> {
-  const { detail, choices } = permissionPrompt(request);
-  const choice = await vscode.window.showWarningMessage(request.title, { modal: true, detail }, ...choices.map((c) => c.label));
-  return choices.find((c) => c.label === choice)?.outcome ?? "cancelled";
 }
 
 async function askWorkspaceTrust(request: WorkspaceTrustRequest): Promise<boolean | undefined> {
@@ -253,53 +252,11 @@ async function redraw(sessionId: string): Promise<void> {
 
 const host: ChatHost = { client: ensureClient, post, redraw, send: (text) => send(text) };
 
-// The current session's tree: linear runs flat, one collapsible item per branch; a click navigates.
-class SessionTree implements vscode.TreeDataProvider<TreeItem> {
-  private changed = new vscode.EventEmitter<void>();
-  readonly onDidChangeTreeData = this.changed.event;
-
-  refresh(): void {
-    this.changed.fire();
-  }
-
-  async getChildren(item?: TreeItem): Promise<TreeItem[]> {
-    if (item) return item.children;
-    try {
-      return await client!.tree();
-    } catch {
-      return []; // no session yet
-    }
-  }
-
-  getTreeItem(item: TreeItem): vscode.TreeItem {
-    const collapse = item.kind === "branch"
-      ? (item.current ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed)
-      : vscode.TreeItemCollapsibleState.None;
-    const node = new vscode.TreeItem(item.title, collapse);
-    node.description = [item.label && `🏷 ${item.label}`, item.current && (item.kind === "entry" ? "● current" : "current branch")]
-      .filter(Boolean).join(" ");
-    node.contextValue = "entry";
-    node.tooltip = `${item.title}\n(entry ${item.id})`;
-    if (item.kind === "entry") node.command = { command: "pi.navigate", title: "Continue from here", arguments: [item] };
-    return node;
-  }
-}
-
-const tree = new SessionTree();
-
-async function navigate(item: TreeItem | undefined, summarize: boolean): Promise<void> {
-  if (!item) return;
-  const sessionId = (await client!.request("getState")).sessionId;
-  await client!.navigate(item.id, summarize);
-  await redraw(sessionId);
-}
+const tree = new SessionTree(() => client);
 
 async function pickSession(placeHolder: string): Promise<Json | undefined> {
   const { sessions } = await (await ensureClient()).request("session/list");
-  const items = sessions.map((s: Json) => ({
-    label: s.name || s.firstMessage || "(empty)", description: `${s.messageCount} messages`, detail: s.updatedAt, s,
-  }));
-  return (await vscode.window.showQuickPick(items, { placeHolder }) as Json)?.s;
+  return (await vscode.window.showQuickPick(sessions.map((s) => sessionItem(s)), { placeHolder }))?.session;
 }
 
 const commands: Record<string, () => Promise<void>> = {
@@ -428,6 +385,7 @@ class ChatView implements vscode.WebviewViewProvider {
         else if (message.type === "rewind") await rewindTo(host, message.entryId);
         else if (message.type === "setMode") await setMode(host, message.mode);
         else if (message.type === "executePlan") await executePlan(host, message.mode);
+        else if (message.type === "permissionAnswer") permissions.fromChat(message.toolCallId, message.answer);
         else if (message.type === "ready") {
           post({ type: "reset" });
           post({ type: "events", events: transcript });
@@ -435,6 +393,7 @@ class ChatView implements vscode.WebviewViewProvider {
           post({ type: "busy", busy: conversation.busy });
           post({ type: "mode", mode: modes.mode });
           postCommands();
+          permissions.repost();
           await ensureClient();
         }
       } catch (error: any) {
@@ -454,7 +413,8 @@ export async function activate(extensionContext: vscode.ExtensionContext): Promi
   status.show();
   modes = new ModeIndicator(host);
   documents = new SessionDocuments(host);
-  context.subscriptions.push(reportDirty(lazyClient), modes,
+  permissions = new PermissionReview(() => client?.workspace ?? "", post);
+  context.subscriptions.push(reportDirty(lazyClient), modes, permissions,
     vscode.workspace.registerTextDocumentContentProvider(SessionDocuments.scheme, documents));
   registerReview(context, lazyClient);
   tabs = new ChatTabs({
@@ -478,7 +438,7 @@ export async function activate(extensionContext: vscode.ExtensionContext): Promi
     }),
     vscode.window.registerTreeDataProvider("pi.tree", tree),
     ...[["pi.navigate", false], ["pi.navigateWithSummary", true]].map(([name, summarize]) =>
-      vscode.commands.registerCommand(name as string, (item?: TreeItem) => navigate(item, summarize as boolean)
+      vscode.commands.registerCommand(name as string, (item?: TreeItem) => goBack(host, item, summarize as boolean)
         .catch((error: any) => vscode.window.showErrorMessage(`pi: ${error.message ?? error}`)))),
     vscode.commands.registerCommand("pi.rewind", (item?: TreeItem) => (item ? rewindTo(host, item.id) : Promise.resolve())
       .catch((error: any) => vscode.window.showErrorMessage(`pi: ${error.message ?? error}`))),

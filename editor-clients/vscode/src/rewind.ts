@@ -56,3 +56,18 @@ export function rewindReport(result: RewindResult): string | undefined {
   const names = result.conflicts.map((c) => c.path).join(", ");
   return `pi: rewound, but ${result.conflicts.length === 1 ? "this file was" : "these files were"} changed since and left alone: ${names}`;
 }
+
+// The confirmation a Session Tree click asks before moving there (session/navigate, files left as
+// they are): nothing moves until the user says so, and the conversation left stays as a branch.
+export function goBackPrompt(target: RewindTarget, role: string | undefined, quoted: string): {
+  message: string; detail: string; choice: string;
+} {
+  const short = quoted.replace(/\s+/g, " ").trim();
+  const said = `"${short.length > 80 ? short.slice(0, 79) + "…" : short}"`;
+  const lines = target.text !== undefined
+    ? [`The conversation goes back to just before ${said}; its text comes back into the input to edit and send again.`,
+       "That message and everything after it stay in the Session Tree as a branch you can come back to."]
+    : [`The conversation goes back to ${role === "summary" ? "this summary" : said}; what came after it stays in the Session Tree as a branch you can come back to.`];
+  lines.push("", "Files are not changed (Rewind to Here takes the agent's file changes back too).");
+  return { message: "Go back to this message?", detail: lines.join("\n"), choice: "Go back" };
+}

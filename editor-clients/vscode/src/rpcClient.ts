@@ -39,24 +39,30 @@ export type Outcome = PermissionOutcome;
 export type PermissionRequest = PermissionRequestParams;
 export type WorkspaceTrustRequest = WorkspaceTrustParams;
 
-const CHOICE_LABELS: [Outcome, string][] = [
-  ["allow_once", "Allow once"], ["allow_session", "Allow this session"], ["allow_always", "Always allow"],
-  ["reject_once", "Reject"], ["reject_always", "Always reject"],
+// Short fixed labels: a button never holds the command or the rule (a long one was clipped
+// to fragments); the body says both in full.
+export const CHOICE_LABELS: [Outcome, string][] = [
+  ["allow_once", "Allow once"], ["allow_session", "Allow for this session"], ["allow_always", "Always allow…"],
+  ["reject_once", "Reject"], ["reject_always", "Always reject…"],
 ];
 
-// The prompt for a permission request: what the call will do (the command, the file and
-// its content or diff) and the offered choices; the remembering ones name the exact rule
-// they would keep (the request's `remember`).
-export function permissionPrompt(request: PermissionRequest): { detail: string; choices: { label: string; outcome: Outcome }[] } {
+// The prompt for a permission request: what the call will do (the whole command, the file and
+// its content or diff) and the offered choices; the body names the exact rule the remembering
+// ones would keep (the request's `remember`). The heading is the request's title on one short line.
+export function permissionPrompt(request: PermissionRequest): {
+  message: string; detail: string; choices: { label: string; outcome: Outcome }[];
+} {
+  const heading = request.title.replace(/\s+/g, " ").trim();
+  const message = heading.length > 80 ? `${heading.slice(0, 78)}…${heading.endsWith("`") ? "`" : ""}` : heading;
   const offered = new Set(request.options ?? []);
-  const remembers = new Set<Outcome>(["allow_session", "allow_always", "reject_always"]);
-  const choices = CHOICE_LABELS.filter(([outcome]) => offered.has(outcome)).map(([outcome, label]) => ({
-    label: request.remember && remembers.has(outcome) ? `${label}: ${request.remember.label}` : label, outcome,
-  }));
+  const choices = CHOICE_LABELS.filter(([outcome]) => offered.has(outcome)).map(([outcome, label]) => ({ label, outcome }));
   const lines = describeCall(request.toolName, request.args).split("\n");
   const shown = lines.length > 40 ? [...lines.slice(0, 40), `… ${lines.length - 40} more lines`] : lines;
-  const rule = request.remember ? `\n\n"Allow this session", "Always allow" and "Always reject" remember: ${request.remember.label}` : "";
-  return { detail: shown.join("\n") + rule, choices };
+  const remembering = choices.filter((c) => c.outcome !== "allow_once" && c.outcome !== "reject_once").map((c) => `"${c.label}"`);
+  // a rule for exactly this command would only repeat the command shown just above
+  const scope = request.remember?.scope === "exact" && request.toolName === "bash" ? "exactly this command" : request.remember?.label;
+  const rule = scope && remembering.length ? `\n\n${remembering.join(", ")} remember: ${scope}` : "";
+  return { message, detail: shown.join("\n") + rule, choices };
 }
 
 export interface ClientOptions {
@@ -66,7 +72,8 @@ export interface ClientOptions {
   env?: NodeJS.ProcessEnv;
   restart?: boolean; // start the daemon again when it dies (default true)
   onLog?: (text: string) => void;
-  onPermission?: (request: PermissionRequest) => Promise<Outcome>;
+  // `cancelled` settles when the daemon withdraws the request (the run stopped, nobody answered in time)
+  onPermission?: (request: PermissionRequest, cancelled: Promise<unknown>) => Promise<Outcome>;
   onWorkspaceTrust?: (request: WorkspaceTrustRequest) => Promise<boolean | undefined>; // undefined: no answer
   fs?: FsHandlers; // the editor is the agent's file system (editorFs.ts)
   language?: LanguageHandlers; // the editor's language servers answer the agent (languageFeatures.ts)
@@ -144,7 +151,7 @@ export class PiClient {
     connection.onRequest("permission/request", async (params: PermissionRequest, token) => {
       // The daemon cancels the request when the run is aborted or nobody answered in time.
       const cancelled = new Promise<Outcome>((resolve) => token.onCancellationRequested(() => resolve("cancelled")));
-      const outcome = this.options.onPermission ? await Promise.race([this.options.onPermission(params), cancelled]) : "cancelled";
+      const outcome = this.options.onPermission ? await Promise.race([this.options.onPermission(params, cancelled), cancelled]) : "cancelled";
       return { outcome };
     });
     connection.onRequest("workspace/trust", (params: WorkspaceTrustRequest) => this.answerWorkspaceTrust(params));
@@ -252,43 +259,65 @@ export class PiClient {
 
 // --- the session tree, as an outline of branches ------------------------------------------
 
-// An entry, or a branch: the entries that follow one child of a branch point.
+// A message, or a branch: the messages that follow one child of a branch point.
 export interface TreeItem {
   kind: "entry" | "branch";
-  id: string; // the entry (for a branch: its first entry)
+  id: string; // the entry (for a branch: its first shown entry)
   title: string;
+  role?: string; // an entry's: user, assistant, summary
+  text?: string; // an entry's whole text (as session/tree gives it), for the confirmation
   label?: string; // the user's bookmark
   current: boolean; // the current position (entry) / holds it (branch)
   children: TreeItem[]; // a branch's items
 }
 
-function title(node: Json): string {
-  const text = (node.text ?? "").replace(/\s+/g, " ").trim();
-  if (node.type === "message") return `${node.role}: ${text || "(no text)"}`.slice(0, 80);
-  if (node.type === "branch_summary") return `summary of a branch left: ${text}`.slice(0, 80);
-  return node.type.replace(/_/g, " ");
+// The conversation as a user reads it: what they said, the answers that say something, and the
+// summaries standing for a branch left or a compacted start. Tool calls and results, model and
+// thinking changes, names, labels and an answer that only called tools are the file's bookkeeping.
+function shownRole(node: Json): string | undefined {
+  const text = (node.text ?? "").trim();
+  if (node.type === "message" && node.role === "user") return "user";
+  if (node.type === "message" && node.role === "assistant" && text) return "assistant";
+  if ((node.type === "branch_summary" || node.type === "compaction") && text) return "summary";
+  return undefined;
 }
 
-// session/tree's nodes as a list of entries where the conversation is linear and one
-// collapsible branch per child where it forks, so a long conversation stays flat.
+function title(node: Json): string {
+  const text = (node.text ?? "").replace(/\s+/g, " ").trim();
+  const said = node.type === "message" ? `${node.role === "user" ? "you" : "pi"}: ${text || "(no text)"}`
+    : node.type === "branch_summary" ? `summary of a branch left: ${text}` : `summary of the start: ${text}`;
+  return said.length > 80 ? `${said.slice(0, 79)}…` : said;
+}
+
+// session/tree's nodes as the conversation's messages, a list where it is linear and one
+// collapsible branch per child where it forks, so a long conversation stays flat. The current
+// message is the leaf, or the last message before it when the leaf is bookkeeping.
 export function outline(tree: { nodes: Json[]; leafId?: string }): TreeItem[] {
   const children = new Map<string | undefined, Json[]>();
+  const byId = new Map<string, Json>();
   for (const node of tree.nodes) {
     const list = children.get(node.parentId) ?? [];
     list.push(node);
     children.set(node.parentId, list);
+    byId.set(node.id, node);
   }
+  let current: Json = tree.leafId ? byId.get(tree.leafId) : undefined;
+  while (current && !shownRole(current)) current = byId.get(current.parentId);
+  const branches = (heads: Json[]): TreeItem[] => {
+    const made = heads.map((head) => ({ head, items: chain(head) })).filter((b) => b.items.length);
+    return made.map(({ head, items }, n) => ({ kind: "branch" as const, id: items[0].id, title: `branch ${n + 1} of ${made.length}`,
+                                               current: Boolean(head.onPath), children: items }));
+  };
   const chain = (first: Json | undefined): TreeItem[] => {
     const items: TreeItem[] = [];
     for (let node = first; node; ) {
-      items.push({ kind: "entry", id: node.id, title: title(node), label: node.label, current: node.id === tree.leafId, children: [] });
+      const role = shownRole(node);
+      if (role) items.push({ kind: "entry", id: node.id, title: title(node), role, text: node.text ?? "", label: node.label,
+                             current: node === current, children: [] });
       const next = children.get(node.id) ?? [];
       if (next.length > 1) {
-        next.forEach((child, n) => {
-          const inner = chain(child);
-          items.push({ kind: "branch", id: child.id, title: `branch ${n + 1} of ${next.length}`, current: child.onPath,
-                       children: inner });
-        });
+        const forks = branches(next);
+        items.push(...(forks.length === 1 ? forks[0].children : forks));
         break;
       }
       node = next[0];
@@ -296,9 +325,9 @@ export function outline(tree: { nodes: Json[]; leafId?: string }): TreeItem[] {
     return items;
   };
   const roots = children.get(undefined) ?? [];
-  return roots.length > 1
-    ? roots.map((root, n) => ({ kind: "branch", id: root.id, title: `branch ${n + 1} of ${roots.length}`, current: root.onPath, children: chain(root) }))
-    : chain(roots[0]);
+  if (roots.length <= 1) return chain(roots[0]);
+  const forks = branches(roots);
+  return forks.length === 1 ? forks[0].children : forks;
 }
 
 // --- the conversation, rebuilt from events ---------------------------------------------

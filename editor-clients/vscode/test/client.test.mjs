@@ -201,9 +201,9 @@ test("session tree: branches, the current entry, labels; navigate moves and cont
   const branches = items.slice(at + 1);
   assert.deepEqual(branches.map((b) => [b.kind, b.title, b.current]),
     [["branch", "branch 1 of 2", false], ["branch", "branch 2 of 2", true]]);
-  assert.deepEqual(branches[0].children.map((i) => i.title), ["user: two", "assistant: second answer"]);
+  assert.deepEqual(branches[0].children.map((i) => i.title), ["you: two", "pi: second answer"]);
   assert.deepEqual(branches[1].children.map((i) => [i.title, i.current]),
-    [["user: three", false], ["assistant: third answer", true]]);
+    [["you: three", false], ["pi: third answer", true]]);
   await c.navigate(branches[0].children[1].id); // back to the first branch's end
   const { messages } = await c.request("getMessages");
   assert.deepEqual(messages.map((m) => m.content[0]?.text ?? m.content), ["one", "first answer", "two", "second answer"]);

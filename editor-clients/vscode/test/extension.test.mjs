@@ -61,8 +61,9 @@ test("the permission prompt shows what will happen and the exact rule that would
   assert.ok(write.detail.startsWith("made.txt\nline 1\nline 2\n\n"), write.detail);
   assert.ok(editing.detail.startsWith("notes.txt\n- old line\n+ new line\n+ second"), editing.detail);
   assert.ok(bash.detail.startsWith("$ git status --short"), bash.detail);
-  assert.deepEqual(write.choices.map((x) => x.label), ["Allow once", "Allow this session: write calls on `made.txt`",
-    "Always allow: write calls on `made.txt`", "Reject", "Always reject: write calls on `made.txt`"]);
+  // short fixed buttons; the rule they would keep is said in full in the body
+  assert.deepEqual(write.choices.map((x) => x.label), ["Allow once", "Allow for this session", "Always allow…", "Reject", "Always reject…"]);
+  assert.ok(write.detail.endsWith('"Allow for this session", "Always allow…", "Always reject…" remember: write calls on `made.txt`'), write.detail);
   assert.ok(bash.detail.endsWith(`remember: ${asked[2].remember.label}`), bash.detail);
   await c.stop();
 });

@@ -12,7 +12,7 @@ local M = {}
 M.on_receive = nil
 
 M.config = {
-  cmd = { "pi-daemon" }, -- the daemon; extra arguments can follow
+  cmd = nil, -- the daemon and its arguments; default: found by lua/pi/daemon.lua
   model = nil, -- "provider/id", passed as --model
   permissions = true, -- ask before write / edit / bash
   cwd = nil, -- the workspace (default: the current directory)
@@ -24,6 +24,8 @@ M.config = {
   },
   editor_fs = true, -- the agent reads loaded buffers and edits through them (see lua/pi/editfs.lua)
   language_features = true, -- the agent asks Neovim's language servers (see lua/pi/language.lua)
+  python = nil, -- interpreters :PiInstall may use, e.g. { "python3.12" } (lua/pi/install.lua)
+  save_before_commands = true, -- the agent's edits are saved before its commands run (lua/pi/savebefore.lua)
 }
 local editfs = require("pi.editfs")
 local language = require("pi.language")
@@ -31,6 +33,9 @@ local modes = require("pi.modes")
 local rewind = require("pi.rewind")
 local subagents = require("pi.subagents")
 local sessions = require("pi.sessions")
+local daemon = require("pi.daemon")
+local firstrun = require("pi.firstrun")
+local savebefore = require("pi.savebefore")
 
 local state = { rpc = nil, busy = false, queue = { steering = {}, followUp = {} }, session = nil,
                 settled = 0, log = nil, stats = nil, model = nil, commands = {}, mode = "ask" }
@@ -120,6 +125,7 @@ local function on_event(params)
   state.session = params.sessionId
   local handler = handlers[params.event.type]
   if handler then handler(params.event) end
+  savebefore.event(params.event)
 end
 
 -- Asks with vim.ui.select from inside a server request. vim.lsp.rpc runs each server
@@ -196,24 +202,29 @@ function M.request(method, params, callback, on_error)
 end
 
 -- The last lines the daemon wrote to stderr: why it could not start or why it stopped.
-local function log_tail(n)
+function M.log_tail(n)
   if not state.log or vim.fn.filereadable(state.log) == 0 then return "" end
   local lines = vim.fn.readfile(state.log)
   return vim.trim(table.concat(vim.list_slice(lines, math.max(1, #lines - n + 1)), "\n"))
 end
 
-function M.start(opts)
+-- Starts the daemon unless it runs; false when there is none to start (lua/pi/daemon.lua),
+-- which keeps `prompt` ({text, behaviour, context}) to send once :PiInstall starts one.
+function M.start(opts, prompt)
   M.config = vim.tbl_deep_extend("force", M.config, opts or {})
-  if running() then return end
-  local cmd = vim.deepcopy(M.config.cmd)
+  if running() then return true end
+  local cmd, why_not = daemon.command(M.config)
+  if not cmd then daemon.missing(why_not, prompt) return false end
   if M.config.model then vim.list_extend(cmd, { "--model", M.config.model }) end
   state.log = vim.fn.tempname() .. "-pi-daemon.log"
   -- stderr (the daemon's log) goes to a file, so that a failed start can say why.
-  cmd = vim.list_extend({ "sh", "-c", 'log=$1; shift; exec "$@" 2>>"$log"', "sh", state.log }, cmd)
+  cmd = vim.list_extend({ "sh", "-c", 'log=$1; shift; echo $$ >"$log.pid"; exec "$@" 2>>"$log"', "sh", state.log },
+                        cmd)
   state.busy, state.settled, state.queue, state.commands = false, 0, { steering = {}, followUp = {} }, {}
   state.stats, state.model = nil, nil
   subagents.reset()
   local rpc
+  local started = vim.uv.now()
   rpc = vim.lsp.rpc.start(cmd, {
     notification = function(method, params)
       if M.on_receive then M.on_receive("notification", method, params) end
@@ -229,16 +240,14 @@ function M.start(opts)
       end
       if method == "permission/request" then return permission(params) end
       if method == "workspace/trust" then return workspace_trust(params) end
+      if method == "fs/save" then return savebefore.save(params) end
       return nil, vim.lsp.rpc.rpc_response_error(-32601, "unknown method " .. method)
     end,
     on_exit = function(code, signal)
       vim.schedule(function()
-        if state.rpc == rpc then state.rpc = nil end -- not a newer connection's
-        if code ~= 0 and signal ~= 15 then
-          local why = log_tail(12)
-          vim.notify(("pi-daemon stopped (exit code %d)%s"):format(code, why ~= "" and ":\n" .. why or ""),
-                     vim.log.levels.ERROR)
-        end
+        local current = state.rpc == rpc -- not stopped on purpose, nor a newer connection's
+        if current then state.rpc = nil end
+        daemon.exited(M, current, code, signal, (vim.uv.now() - started) / 1000, M.log_tail(12))
         vim.cmd.redrawstatus()
       end)
     end,
@@ -248,16 +257,19 @@ function M.start(opts)
   state.workspace = vim.fs.normalize(vim.fn.fnamemodify(M.config.cwd or vim.fn.getcwd(), ":p"))
   M.request("initialize", { protocolVersion = protocol.PROTOCOL_VERSION, clientInfo = { name = "pi.nvim" },
                             capabilities = { permissions = M.config.permissions, workspaceTrust = true,
-                                             fs = { readTextFile = M.config.editor_fs, applyEdit = M.config.editor_fs },
+                                             fs = { readTextFile = M.config.editor_fs, applyEdit = M.config.editor_fs,
+                                                    save = M.config.save_before_commands or nil },
                                              languageFeatures = M.config.language_features and language.features
                                                or nil } },
             function(result)
               -- the daemon's workspace (--workspace in `cmd`) is what changed paths are relative to
               if type(result.workspace) == "string" then state.workspace = vim.fs.normalize(result.workspace) end
+              firstrun.send_keys(M)
               M.refresh_status()
             end)
   if M.config.editor_fs then editfs.watch_dirty(function(method, params) rpc.notify(method, params) end) end
   M.request("getCommands", {}, function(result) state.commands = result.commands end)
+  return true
 end
 
 -- Model, tokens and cost for the statusline, fetched after each answer.
@@ -272,8 +284,9 @@ function M.refresh_status()
       vim.notify("pi: a rewind was cut short; :PiRewind to the same message finishes it", vim.log.levels.WARN)
     end
     if not running() then return end
-    M.request("session/stats", {}, function(stats) state.stats = stats vim.cmd.redrawstatus() end, quiet)
-    vim.cmd.redrawstatus()
+    -- every window's statusline (the component may be in each)
+    M.request("session/stats", {}, function(stats) state.stats = stats vim.cmd("redrawstatus!") end, quiet)
+    vim.cmd("redrawstatus!")
   end, quiet)
 end
 
@@ -321,10 +334,17 @@ function M.open()
   end
 end
 
+-- A prompt that cannot be sent yet is kept: no daemon (sent once :PiInstall starts one), the
+-- conversation being loaded again after a crash, no model chosen (lua/pi/firstrun.lua).
 function M.prompt(text, behaviour, context)
-  M.start() M.open()
-  M.request("prompt", { text = text, streamingBehavior = behaviour, context = context }, command_done)
+  local kept = { text = text, behaviour = behaviour, context = context }
+  if not M.start(nil, kept) then return end
+  M.open()
+  if daemon.hold(function() M.prompt(text, behaviour, context) end, text) then return end
+  M.request("prompt", { text = text, streamingBehavior = behaviour, context = context }, command_done,
+            function(err) firstrun.failed(M, err, kept) end)
 end
+function M.continue() daemon.continue(M) end
 
 -- `context`: editor context items (see editfs.selection), sent with the text.
 function M.send(text, context)
@@ -411,19 +431,6 @@ function M.sessions() M.start() sessions.resume(M) end
 function M.fork() sessions.fork(M) end
 function M.tree(summarize) sessions.tree(M, summarize) end
 
--- The models to pick from: the current one marked, the unusable ones with the reason.
-function M.model_items(result, current)
-  local items = {}
-  for _, m in ipairs(result.models) do
-    local name = m.provider .. "/" .. m.id
-    table.insert(items, { model = m, label = (name == current and "● " or "  ") .. name })
-  end
-  for _, u in ipairs(result.unavailable or {}) do
-    table.insert(items, { reason = u.reason,
-                          label = "✗ " .. u.provider .. "/" .. table.concat(u.models or {}, ", ") .. " — " .. u.reason })
-  end
-  return items
-end
 
 -- Draws the chat again from the current session (after its path moved); `after()` once drawn.
 function M.redraw(after)
@@ -447,15 +454,8 @@ function M.subagents() subagents.pick(M) end
 function M.model()
   M.start()
   M.request("listModels", {}, function(result)
-    local items = M.model_items(result, state.model)
-    vim.ui.select(items, { prompt = "Model (now " .. (state.model or "none") .. ")",
-                           format_item = function(item) return item.label end }, function(choice)
-      if not choice then return end
-      if choice.reason then vim.notify("pi: " .. choice.reason, vim.log.levels.WARN) return end
-      M.request("setModel", { provider = choice.model.provider, modelId = choice.model.id }, function()
-        state.model = choice.model.provider .. "/" .. choice.model.id
-        M.refresh_status()
-      end)
+    firstrun.pick_model(M, result, state.model, function(model)
+      if model then state.model = model.provider .. "/" .. model.id end
     end)
   end)
 end

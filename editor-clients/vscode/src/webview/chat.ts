@@ -12,6 +12,7 @@ import { insertMention, mentionAt, mentionContext, rankFiles } from "../mentions
 import { Transcript, element, reveal, setChanging } from "./render";
 import { Attachments } from "./attachments";
 import { Subagents } from "./subagents";
+import { permissionDone, showPermission } from "./permissionCard";
 
 type Json = any;
 declare function acquireVsCodeApi(): { postMessage(message: unknown): void; setState(state: unknown): void };
@@ -123,6 +124,9 @@ log.addEventListener("click", (e) => {
   } else if (button.dataset.action === "stop") {
     button.disabled = true;
     vscode.postMessage({ type: "abortSubagent", sessionId: button.dataset.sessionId });
+  } else if (button.dataset.answer) {
+    const card = button.closest(".permission") as HTMLElement;
+    vscode.postMessage({ type: "permissionAnswer", toolCallId: card.dataset.id, answer: button.dataset.answer });
   } else if (button.dataset.action === "open") {
     vscode.postMessage({ type: "openSubagent", sessionId: button.dataset.sessionId });
   }
@@ -239,6 +243,8 @@ window.addEventListener("message", ({ data }) => {
   else if (data.type === "subevent") changing(() => subagents.event(data.sessionId, data.event));
   else if (data.type === "subagents") changing(() => data.items.forEach((item: Json) => subagents.start(item)));
   else if (data.type === "mode") showMode(data.mode);
+  else if (data.type === "permission") changing(() => showPermission(log, transcript.tools, data.ask));
+  else if (data.type === "permissionDone") permissionDone(log, data.toolCallId);
   else if (data.type === "queue") showQueue(data.items);
   else if (data.type === "busy") stop.disabled = !data.busy;
   else if (data.type === "commands") {

@@ -60,14 +60,15 @@ function thinkingBlock(text: string): HTMLElement {
 }
 
 // A tool's one-line title: its name and the start of what it does (the command, the path, a task's description).
-function title(name: string, args: Json, isError?: boolean): string {
+function title(name: string, args: Json, isError?: boolean, stopped?: boolean): string {
   const what = String((name === "bash" ? args?.command : args?.path ?? args?.pattern ?? args?.query ?? args?.description)
                       ?? "").split("\n")[0];
   const short = what.length > 60 ? `${what.slice(0, 59)}…` : what;
-  return `${name}${short ? ` ${short}` : ""}${isError ? " (error)" : ""}`;
+  return `${name}${short ? ` ${short}` : ""}${stopped ? " (stopped)" : isError ? " (error)" : ""}`;
 }
 
-const CONTEXT_MARK = "\n\n[editor context]\n"; // how the daemon renders prompt context after the text
+const CONTEXT_MARK = "\n\n[editor context]\n";
+const STOPPED = "[stopped by the user]"; // the daemon's last line of a call Stop cut short // how the daemon renders prompt context after the text
 
 // The images sent with a prompt, as thumbnails.
 function images(content: Json): HTMLElement[] {
@@ -146,13 +147,16 @@ export class Transcript {
     return block;
   }
 
+  // A call Stop cut short keeps the output it had streamed, its result ending in STOPPED.
   private setOutput(id: string, name: string, text: string, isError?: boolean, done = true): void {
     const block = this.toolBlock(id, name);
     block.querySelector(":scope > .output")!.textContent = text;
+    const stopped = Boolean(isError) && text.trimEnd().endsWith(STOPPED);
     block.classList.toggle("running", !done);
     block.classList.toggle("failed", Boolean(isError));
+    block.classList.toggle("stopped", stopped);
     const args = block.dataset.args ? JSON.parse(block.dataset.args) : undefined;
-    block.querySelector(":scope > summary")!.textContent = title(block.dataset.name ?? name, args, isError);
+    block.querySelector(":scope > summary")!.textContent = title(block.dataset.name ?? name, args, isError, stopped);
   }
 
   private blockFor(b: Json): HTMLElement {

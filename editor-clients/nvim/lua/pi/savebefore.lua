@@ -1,0 +1,51 @@
+-- Saving the agent's edits before its commands run: the daemon's `fs/save` request names the
+-- files it changed through the editor (unsaved buffers), so that a test the agent runs reads
+-- what it wrote. Declared in initialize unless setup's `save_before_commands = false`.
+-- The chat says under the bash call which files were saved.
+local chat = require("pi.chat")
+local M = {}
+
+local function loaded_buffer(path)
+  local wanted = vim.fs.normalize(path)
+  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(buf) and vim.fs.normalize(vim.api.nvim_buf_get_name(buf)) == wanted then
+      return buf
+    end
+  end
+end
+
+-- Writes exactly the buffers named that are open and modified; the undo history stays.
+---@param params { sessionId: string, paths: string[] }
+---@return { saved: string[], failed: { path: string, reason: string }[] }
+function M.save(params)
+  local saved, failed = {}, {}
+  for _, path in ipairs(params.paths or {}) do
+    local buf = loaded_buffer(path)
+    if buf and vim.bo[buf].modified then
+      -- write! : the buffer holds the agent's edit, which is what its command must read; a
+      -- plain :write would stop at a question (the file changed on the disk) nobody answers
+      local ok, err = pcall(vim.api.nvim_buf_call, buf, function() vim.cmd("silent keepalt write!") end)
+      if ok and not vim.bo[buf].modified then table.insert(saved, path)
+      else table.insert(failed, { path = path, reason = ok and "still modified after :write" or tostring(err) }) end
+    end
+  end
+  return { saved = saved, failed = failed }
+end
+
+local function saved_files(result)
+  local details = type(result) == "table" and result.details
+  local files = type(details) == "table" and details.savedFiles
+  return type(files) == "table" and #files > 0 and files or nil
+end
+
+-- Under a bash call whose result says it saved files: "saved a.py, b.py before running".
+function M.event(event)
+  local result = event.type == "tool_execution_update" and event.partialResult
+    or event.type == "tool_execution_end" and event.result
+  local files = result and saved_files(result)
+  if files then
+    chat.nested(event.toolCallId, { { "  saved " .. table.concat(files, ", ") .. " before running", "Comment" } })
+  end
+end
+
+return M

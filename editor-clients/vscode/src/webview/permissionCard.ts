@@ -1,0 +1,41 @@
+// A write/edit waiting for the user's review, in the chat: under its tool call, what it would
+// change and the answers (Accept, Reject, More… for the remembering ones, Show diff to open the
+// review again). The extension posts `permission` when it asks and `permissionDone` once the
+// request is answered or withdrawn; a click posts `permissionAnswer` back.
+
+import { element } from "./render";
+
+export interface PermissionAsk {
+  toolCallId: string;
+  toolName: string;
+  path: string;
+}
+
+const ANSWERS: [string, string, string][] = [ // label, answer, hint
+  ["Accept", "accept", "Let pi make this change"],
+  ["Reject", "reject", "Refuse this change; pi is told"],
+  ["More…", "choices", "Allow for this session, always allow or always reject (with the rule they keep)"],
+  ["Show diff", "show", "Open the review diff again"],
+];
+
+export function showPermission(log: HTMLElement, tools: Map<string, HTMLElement>, ask: PermissionAsk): void {
+  if (log.querySelector(`.permission[data-id="${CSS.escape(ask.toolCallId)}"]`)) return;
+  const card = element("div", "m permission");
+  card.dataset.id = ask.toolCallId;
+  card.append(element("div", "said", `pi wants to ${ask.toolName} ${ask.path}: review the diff in the editor.`));
+  const buttons = element("div", "answers");
+  for (const [label, answer, hint] of ANSWERS) {
+    const button = element("button", `answer ${answer}`, label);
+    button.dataset.answer = answer;
+    button.title = hint;
+    buttons.append(button);
+  }
+  card.append(buttons);
+  const tool = tools.get(ask.toolCallId);
+  if (tool) tool.after(card);
+  else log.append(card);
+}
+
+export function permissionDone(log: HTMLElement, toolCallId: string): void {
+  log.querySelectorAll(`.permission[data-id="${CSS.escape(toolCallId)}"]`).forEach((n) => n.remove());
+}
