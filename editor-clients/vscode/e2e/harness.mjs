@@ -130,7 +130,7 @@ export async function launch({ cache, out, prefix = "", settings, prepare = () =
       await shot(name);
       console.log(`ok - ${name}`);
     } catch (error) {
-      fail(error);
+      await fail(error);
     }
   }
   function fail(error) {

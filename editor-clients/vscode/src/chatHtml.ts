@@ -5,6 +5,7 @@ export interface PageSources {
   cspSource: string; // the webview's resource origin (webview.cspSource)
   scriptUri: string; // dist/webview.js as the webview sees it
   nonce: string;
+  surface?: "sidebar" | "tab"; // the side bar's view or an editor tab (on <body data-surface>)
 }
 
 export function newNonce(): string {
@@ -14,7 +15,7 @@ export function newNonce(): string {
   return nonce;
 }
 
-export function chatHtml({ cspSource, scriptUri, nonce }: PageSources): string {
+export function chatHtml({ cspSource, scriptUri, nonce, surface = "sidebar" }: PageSources): string {
   const csp = [
     "default-src 'none'", `img-src ${cspSource} data:`, `style-src ${cspSource} 'nonce-${nonce}'`,
     `font-src ${cspSource}`, `script-src 'nonce-${nonce}'`,
@@ -46,9 +47,17 @@ textarea{width:100%;min-height:3em;box-sizing:border-box}
 .sub-head button{font-size:11px;white-space:nowrap}.sub-title{flex:1}details.tool.has-sub.running>pre.output{display:none}
 #controls{display:flex;gap:6px;align-items:center;margin-top:4px}#controls label{opacity:.8}
 body[data-mode=plan] #mode{outline:1px solid var(--vscode-textLink-foreground)}
-</style></head><body>
+.hl-k{color:var(--vscode-debugTokenExpression-name,#c586c0)}.hl-s{color:var(--vscode-debugTokenExpression-string,#ce9178)}
+.hl-n{color:var(--vscode-debugTokenExpression-number,#b5cea8)}.hl-l{color:var(--vscode-debugTokenExpression-boolean,#4e94ce)}
+.hl-c{color:var(--vscode-debugTokenExpression-value,#8b949e);font-style:italic}
+#attachments{display:flex;gap:6px;flex-wrap:wrap;margin-bottom:4px}#attachments .chip{position:relative;display:inline-block}
+#attachments img{height:48px;max-width:96px;object-fit:cover;border:1px solid var(--vscode-panel-border,#888);border-radius:3px}
+#attachments .remove{position:absolute;top:-6px;right:-6px;font-size:10px;padding:0 3px;cursor:pointer}
+.user .images img.thumb{height:96px;max-width:240px;object-fit:contain;image-rendering:pixelated;margin:2px 4px 2px 0;border-radius:3px;border:1px solid var(--vscode-panel-border,#888)}
+mark.found{background:var(--vscode-editor-findMatchHighlightBackground,#ea5c0055);color:inherit;outline:1px solid var(--vscode-editor-findMatchBorder,#ea5c00)}
+</style></head><body data-surface="${surface}">
 <div id="log"></div>
-<div id="bar"><ul id="queue"></ul><ul id="suggest"></ul><textarea id="input" placeholder="Ask pi… (Enter sends, Shift+Enter new line, / for commands, @ for files)"></textarea>
+<div id="bar"><ul id="queue"></ul><ul id="suggest"></ul><div id="attachments"></div><textarea id="input" placeholder="Ask pi… (Enter sends, Shift+Enter new line, / for commands, @ for files, paste images)"></textarea>
 <div id="controls"><button id="stop" disabled>Stop</button>
 <label for="mode">Mode</label><select id="mode" title="plan: read-only tools, the agent writes a plan · ask: asks before changes · auto-edit: edits files without asking">
 <option value="plan">plan</option><option value="ask" selected>ask</option><option value="auto-edit">auto-edit</option></select></div></div>

@@ -10,7 +10,7 @@ import { registerReview, reportDirty, selectionContext, vscodeFiles } from "./ch
 import { fsHandlers } from "./editorFs";
 import { vscodeLanguage } from "./languageFeatures";
 import { workspaceFiles } from "./workspaceFiles";
-import type { ContextItem } from "./protocol";
+import type { ContextItem, Image } from "./protocol";
 import { ChatHost, ModeIndicator, SessionDocuments, executePlan, pickMode, rewindTo, setMode } from "./sessionActions";
 import { SubagentRouter, storedSubagents } from "./subagents";
 import { daemonCommand, offerInstall } from "./vscodeDaemon";
@@ -18,6 +18,8 @@ import { DaemonStartError } from "./rpcClient";
 import { CrashRecovery } from "./crashRecovery";
 import { chooseModel, modelMissing, sendStoredKeys } from "./firstRun";
 import { saveBeforeCommands, saveDocuments } from "./saveDocuments";
+import { ChatTabs, PANEL_TYPE } from "./chatTabs";
+import { pickHistory } from "./history";
 import { PermissionReview } from "./permissionReview";
 import { SessionTree, goBack } from "./sessionTree";
 import { sessionItem } from "./sessionList";
@@ -37,14 +39,17 @@ const subagents = new SubagentRouter(); // the child sessions whose events go in
 let modes: ModeIndicator;
 let documents: SessionDocuments;
 const slashCommands = new Commands(); // completion after "/" in the chat input
-let shownSession: string | undefined; // the session on screen, to load again when the daemon comes back
+let tabs: ChatTabs; // the chats in editor tabs, each on its own session (chatTabs.ts)
+// The side bar's session: the daemon's current one (a tab names its own in every request).
+let sidebarSession: string | undefined;
+let pendingReveal: { query: string; entryId?: string } | undefined; // a History match, shown after the replay
 const recovery = new CrashRecovery({
   post,
   show: (event) => {
     transcript.push(event);
     post({ type: "event", event });
   },
-  sessionId: () => shownSession,
+  sessionId: () => sidebarSession,
   partialAnswer: () => {
     const last = conversation.messages[conversation.messages.length - 1];
     const text = last?.streaming && last.role === "assistant" ? last.blocks.map((b) => b.text ?? "").join("") : "";
@@ -125,6 +130,7 @@ function ensureClient(): Promise<PiClient> {
     });
     started.onEvent(onEvent);
     started.onRestart(() => {
+      tabs.daemonRestarted();
       sendStoredKeys(started, context.secrets, (t) => output.append(t));
       refreshStatus();
     });
@@ -183,6 +189,14 @@ const lazyClient = {
 } as unknown as PiClient;
 
 function onEvent(sessionId: string, event: Json): void {
+  if (tabs.route(sessionId, event) && sessionId !== sidebarSession && !subagents.children.has(sessionId)) {
+    for (const listener of eventListeners) listener(sessionId, event);
+    return; // an editor tab's session only
+  }
+  if (event.type === "replay_end" && pendingReveal) {
+    post({ type: "reveal", ...pendingReveal });
+    pendingReveal = undefined;
+  }
   const delta = event.type === "message_update" || event.type === "tool_execution_update";
   if (subagents.route(sessionId, event) === "child") { // drawn in its task call; the session's state is not its
     if (!delta) transcript.push({ child: sessionId, event });
@@ -190,7 +204,7 @@ function onEvent(sessionId: string, event: Json): void {
     return;
   }
   for (const listener of eventListeners) listener(sessionId, event);
-  shownSession = sessionId;
+  sidebarSession ??= sessionId;
   if (slashCommands.apply(event)) postCommands();
   conversation.apply(event);
   if (!delta) transcript.push(event);
@@ -219,15 +233,16 @@ async function showDiff(toolCallId: string): Promise<void> {
 
 // The text is never lost: a daemon still starting (or being installed, or coming back) is waited for,
 // a missing model is chosen first (firstRun.ts), and what could not be sent goes back into the input.
-async function send(text: string, items?: ContextItem[]): Promise<void> {
-  if (!text.trim()) return;
+async function send(text: string, items?: ContextItem[], images?: Image[]): Promise<void> {
+  if (!text.trim() && !images?.length) return;
   try {
     await recovery.ready();
     const client = await ensureClient();
-    if (conversation.busy) return await steerOrFollow(client, text, items);
+    sidebarSession ??= (await client.request("getState")).sessionId;
+    if (conversation.busy) return await steerOrFollow(client, text, items, images);
     let result;
     try {
-      result = await client.prompt(text, undefined, undefined, items);
+      result = await client.prompt(text, undefined, sidebarSession, items, images);
     } catch (error: any) {
       const missing = modelMissing(error);
       if (!missing) throw error;
@@ -237,11 +252,12 @@ async function send(text: string, items?: ContextItem[]): Promise<void> {
         return;
       }
       refreshStatus();
-      result = await client.prompt(text, undefined, undefined, items);
+      result = await client.prompt(text, undefined, sidebarSession, items, images);
     }
     const command = result.command;
     if (result.disposition === "command" && command) {
       if (command.name === "new") resetView();
+      sidebarSession = (await client.request("getState")).sessionId; // /new, /resume … move the side bar's chat
       // What a built-in command answers depends on the command: /export answers the file it wrote.
       const file = (command.result as { file?: string } | null)?.file;
       if (command.name === "export") vscode.window.showInformationMessage(`pi: exported to ${file}`);
@@ -254,21 +270,21 @@ async function send(text: string, items?: ContextItem[]): Promise<void> {
   }
 }
 
-async function steerOrFollow(client: PiClient, text: string, context?: ContextItem[]): Promise<void> {
+async function steerOrFollow(client: PiClient, text: string, context?: ContextItem[], images?: Image[]): Promise<void> {
   const pick = await vscode.window.showQuickPick(
     [{ label: "Steer", description: "after the current tool calls", value: "steer" },
      { label: "Follow up", description: "when the agent is done", value: "followUp" }],
     { placeHolder: "The agent is working. Send this as…" });
   if (!pick) return post({ type: "input", text }); // not sent: back in the input
-  await client.prompt(text, pick.value as "steer" | "followUp", undefined, context);
+  await client.prompt(text, pick.value as "steer" | "followUp", sidebarSession, context, images);
   post({ type: "queue", items: queueItems() });
 }
 
 async function redraw(sessionId: string): Promise<Json> {
   resetView();
+  sidebarSession = sessionId;
   const client = await ensureClient();
   const loaded = await client.load(sessionId);
-  shownSession = loaded.sessionId;
   refreshStatus();
   tree.refresh();
   // its finished subagents, under their task calls (a replay sends no subagent events)
@@ -290,7 +306,7 @@ async function pickSession(placeHolder: string): Promise<Json | undefined> {
 
 const commands: Record<string, () => Promise<void>> = {
   "pi.newSession": async () => {
-    shownSession = (await (await ensureClient()).request("session/new")).sessionId;
+    sidebarSession = (await (await ensureClient()).request("session/new")).sessionId;
     resetView();
     refreshStatus();
   },
@@ -367,7 +383,41 @@ const commands: Record<string, () => Promise<void>> = {
 async function noticeAction(action: string): Promise<void> {
   if (action === "Show Log") output.show();
   else if (action === "Restart" && client) await recovery.revive(client);
-  else if (action === "Continue" && client) await client.request("continue", { sessionId: shownSession });
+  else if (action === "Continue" && client) await client.request("continue", { sessionId: sidebarSession });
+}
+
+// What every chat page asks alike, the side bar's and the editor tabs'; true when it was one of these.
+async function sharedMessage(message: Json, reply: (message: Json) => void): Promise<boolean> {
+  if (message.type === "files") reply({ type: "files", files: await workspaceFiles(await workspaceFolder()) });
+  else if (message.type === "diff") await showDiff(message.toolCallId);
+  else if (message.type === "copy") await vscode.env.clipboard.writeText(message.text);
+  else if (message.type === "abortSubagent") await (await ensureClient()).abort(message.sessionId);
+  else if (message.type === "openSubagent") await documents.open(message.sessionId);
+  else return false;
+  return true;
+}
+
+// Issue #29: the chat in editor tabs, New and History on its title bars, History's full-text search.
+const chatCommands: Record<string, () => Promise<void>> = {
+  "pi.openChatInEditor": async () => {
+    const state = await (await ensureClient()).request("getState");
+    sidebarSession = state.sessionId;
+    tabs.openCurrent(state.sessionId, state.sessionName, transcript);
+  },
+  "pi.tab.new": async () => tabs.openNew(),
+  "pi.history": async () => openFromHistory(false),
+  "pi.searchHistory": async () => openFromHistory(false),
+  "pi.tab.history": async () => openFromHistory(true),
+};
+
+// History's pick opens in the side bar's chat, or in a tab (from a tab's title bar).
+async function openFromHistory(inTab: boolean): Promise<void> {
+  const chosen = await pickHistory(await ensureClient());
+  if (!chosen) return;
+  if (inTab) return tabs.open(chosen.session.sessionId, chosen.title, chosen.reveal);
+  if (chosen.session.sessionId === sidebarSession && chosen.reveal) return post({ type: "reveal", ...chosen.reveal });
+  pendingReveal = chosen.reveal;
+  await redraw(chosen.session.sessionId);
 }
 
 class ChatView implements vscode.WebviewViewProvider {
@@ -385,17 +435,13 @@ class ChatView implements vscode.WebviewViewProvider {
     webviewView.onDidDispose(() => { if (view === webviewView) view = undefined; });
     webviewView.webview.onDidReceiveMessage(async (message) => {
       try {
-        if (message.type === "send") await send(message.text, message.context);
-        else if (message.type === "files") post({ type: "files", files: await workspaceFiles(await workspaceFolder()) });
+        if (await sharedMessage(message, post)) return;
+        if (message.type === "send") await send(message.text, message.context, message.images);
         else if (message.type === "abort") await commands["pi.abort"]();
         else if (message.type === "removeQueued") await (await ensureClient()).request("removeQueued", { queueId: message.queueId });
-        else if (message.type === "diff") await showDiff(message.toolCallId);
-        else if (message.type === "copy") await vscode.env.clipboard.writeText(message.text);
         else if (message.type === "rewind") await rewindTo(host, message.entryId);
         else if (message.type === "setMode") await setMode(host, message.mode);
         else if (message.type === "executePlan") await executePlan(host, message.mode);
-        else if (message.type === "abortSubagent") await (await ensureClient()).abort(message.sessionId);
-        else if (message.type === "openSubagent") await documents.open(message.sessionId);
         else if (message.type === "noticeAction") await noticeAction(message.action);
         else if (message.type === "permissionAnswer") permissions.fromChat(message.toolCallId, message.answer);
         else if (message.type === "ready") {
@@ -429,11 +475,20 @@ export async function activate(extensionContext: vscode.ExtensionContext): Promi
   context.subscriptions.push(reportDirty(lazyClient), modes, permissions,
     vscode.workspace.registerTextDocumentContentProvider(SessionDocuments.scheme, documents));
   registerReview(context, lazyClient);
+  tabs = new ChatTabs({
+    client: ensureClient, extensionUri: context.extensionUri, shared: sharedMessage, commands: () => slashCommands.list,
+    askQueueKind: async () => (await vscode.window.showQuickPick(
+      [{ label: "Steer", description: "after the current tool calls", value: "steer" as const },
+       { label: "Follow up", description: "when the agent is done", value: "followUp" as const }],
+      { placeHolder: "The agent is working. Send this as…" }))?.value,
+    sidebar: () => ({ sessionId: sidebarSession, events: transcript }),
+  });
   context.subscriptions.push(
     output, status,
+    vscode.window.registerWebviewPanelSerializer(PANEL_TYPE, tabs.serializer()),
     vscode.window.registerWebviewViewProvider("pi.chat", new ChatView(context.extensionUri),
                                               { webviewOptions: { retainContextWhenHidden: true } }),
-    ...Object.entries(commands).map(([name, run]) => vscode.commands.registerCommand(name, () =>
+    ...Object.entries({ ...commands, ...chatCommands }).map(([name, run]) => vscode.commands.registerCommand(name, () =>
       run().catch((error: any) => vscode.window.showErrorMessage(`pi: ${error.message ?? error}`)))),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration("pi")) restart("the pi settings changed").catch((error) =>

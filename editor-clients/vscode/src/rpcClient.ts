@@ -20,6 +20,7 @@ import type {
   AgentEvent,
   AgentEventParams,
   ContextItem,
+  Image,
   AgentMessage,
   InitializeResult,
   MethodName,
@@ -277,8 +278,8 @@ export class PiClient {
     this.connection?.sendNotification(method, params);
   }
 
-  prompt(text: string, behaviour?: "steer" | "followUp", sessionId?: string, context?: ContextItem[]) {
-    return this.request("prompt", { text, sessionId, streamingBehavior: behaviour, context });
+  prompt(text: string, behaviour?: "steer" | "followUp", sessionId?: string, context?: ContextItem[], images?: Image[]) {
+    return this.request("prompt", { text, sessionId, streamingBehavior: behaviour, context, images });
   }
   steer(text: string, sessionId?: string) {
     return this.request("steer", { text, sessionId });

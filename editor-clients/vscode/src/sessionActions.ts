@@ -15,25 +15,27 @@ export interface ChatHost {
   post(message: Json): void;
   redraw(sessionId: string): Promise<void>; // the chat drawn again from the session (after a move)
   send(text: string): Promise<void>; // as if typed in the chat
+  sessionId?: string; // the chat's session (an editor tab's); none: the current session (the side bar's)
 }
 
 // Rewind to an entry (a user message: to before it, its text back into the input). A dry run
 // first: the modal lists the files that would go back and those changed by someone else since.
 export async function rewindTo(host: ChatHost, entryId: string): Promise<void> {
   const client = await host.client();
-  const state = await client.request("getState");
+  const sessionId = host.sessionId;
+  const state = await client.request("getState", { sessionId });
   if (state.isStreaming) {
     vscode.window.showWarningMessage("pi: wait until the agent is done (or stop it) to rewind");
     return;
   }
-  const { entries } = await client.request("session/entries", { scope: "file" });
+  const { entries } = await client.request("session/entries", { scope: "file", sessionId });
   const target = rewindTarget(entries, entryId);
-  const plan = await client.request("session/rewind", { entryId: target.entryId, dryRun: true });
+  const plan = await client.request("session/rewind", { entryId: target.entryId, dryRun: true, sessionId });
   const { message, detail, choices } = rewindPrompt(plan, target.text);
   const choice = await vscode.window.showWarningMessage(message, { modal: true, detail }, ...choices.map((c) => c.label));
   const files = choices.find((c) => c.label === choice)?.files;
   if (!files) return;
-  const result = await client.request("session/rewind", { entryId: target.entryId, files });
+  const result = await client.request("session/rewind", { entryId: target.entryId, files, sessionId });
   await host.redraw(state.sessionId);
   if (target.text !== undefined) host.post({ type: "input", text: target.text });
   const report = rewindReport(result);
@@ -85,7 +87,7 @@ export class ModeIndicator implements vscode.Disposable {
 }
 
 export async function setMode(host: ChatHost, mode: string): Promise<void> {
-  await (await host.client()).request("setMode", { mode: mode as "plan" | "ask" | "auto-edit" });
+  await (await host.client()).request("setMode", { mode: mode as "plan" | "ask" | "auto-edit", sessionId: host.sessionId });
 }
 
 export async function pickMode(host: ChatHost, current: string): Promise<void> {

@@ -30,7 +30,7 @@ export async function openView(browser, height = 500) {
   const page = await browser.newPage({ viewport: { width: 420, height } });
   await page.addInitScript(() => {
     window.posted = [];
-    window.acquireVsCodeApi = () => ({ postMessage: (m) => window.posted.push(m) });
+    window.acquireVsCodeApi = () => ({ postMessage: (m) => window.posted.push(m), setState: (s) => (window.state = s) });
   });
   await page.goto(pathToFileURL(join(dir, "chat.html")).href);
   await page.waitForFunction(() => window.posted.some((m) => m.type === "ready"));

@@ -25,7 +25,8 @@ function daemon(replies, daemonArgs = [], options = {}) {
 
 test("the extension activates only when pi is used", () => {
   const manifest = JSON.parse(readFileSync(new URL("../package.json", import.meta.url)));
-  assert.deepEqual(manifest.activationEvents, ["onView:pi.chat"]); // commands activate it implicitly
+  // commands activate it implicitly; a chat tab reopened with the window does too
+  assert.deepEqual(manifest.activationEvents, ["onView:pi.chat", "onWebviewPanel:pi.chatTab"]);
 });
 
 test("the status bar shows the model from the start, then tokens, cost and context", async () => {

@@ -4,16 +4,18 @@
 // answer streams — and renders answers as Markdown (raw HTML off) with a copy button on code.
 // Live events and a replayed session go through the same code, so both look the same
 // (render.ts). Also here: the mode selector, "Rewind to here" on the user's messages, the
-// offer to execute a plan, and the subagents nested in their task calls (subagents.ts).
+// offer to execute a plan, and the subagents nested in their task calls (subagents.ts), images
+// pasted into the input (attachments.ts) and a history search's match shown (reveal).
 
 import { CommandInfo, completeCommand } from "../commands";
 import { insertMention, mentionAt, mentionContext, rankFiles } from "../mentions";
-import { Transcript, element, setChanging } from "./render";
+import { Transcript, element, reveal, setChanging } from "./render";
+import { Attachments } from "./attachments";
 import { Subagents } from "./subagents";
 import { permissionDone, showPermission } from "./permissionCard";
 
 type Json = any;
-declare function acquireVsCodeApi(): { postMessage(message: unknown): void };
+declare function acquireVsCodeApi(): { postMessage(message: unknown): void; setState(state: unknown): void };
 
 const vscode = acquireVsCodeApi();
 
@@ -24,6 +26,7 @@ const input = $("input") as HTMLTextAreaElement;
 const stop = $("stop") as HTMLButtonElement;
 const modeSelect = $("mode") as HTMLSelectElement;
 const suggest = $("suggest");
+const attachments = new Attachments(input, $("attachments"));
 
 // --- following the end --------------------------------------------------------------------
 
@@ -224,7 +227,10 @@ input.addEventListener("keydown", (e) => {
   if (e.key === "Enter" && !e.shiftKey) {
     e.preventDefault();
     const context = mentionContext(input.value, chosen);
-    vscode.postMessage({ type: "send", text: input.value, ...(context.length ? { context } : {}) });
+    const images = attachments.take();
+    if (!input.value.trim() && !images.length) return;
+    vscode.postMessage({ type: "send", text: input.value, ...(context.length ? { context } : {}),
+                         ...(images.length ? { images } : {}) });
     input.value = "";
     chosen.clear();
   }
@@ -263,7 +269,11 @@ window.addEventListener("message", ({ data }) => {
   } else if (data.type === "input") {
     input.value = data.text;
     input.focus();
+  } else if (data.type === "session") {
+    document.body.dataset.sessionId = data.sessionId;
+    vscode.setState({ sessionId: data.sessionId }); // a tab reopened with the window comes back on its session
   }
+  else if (data.type === "reveal") reveal(log, data.query ?? "", data.entryId);
 });
 
 vscode.postMessage({ type: "ready" });

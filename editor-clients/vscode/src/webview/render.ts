@@ -5,10 +5,11 @@
 
 import MarkdownIt from "markdown-it";
 import { describeCall } from "../describe";
+import { highlight } from "./highlight";
 
 type Json = any;
 
-const md = new MarkdownIt({ html: false, linkify: true });
+const md = new MarkdownIt({ html: false, linkify: true, highlight });
 const fence = md.renderer.rules.fence!;
 md.renderer.rules.fence = (tokens, idx, options, env, self) =>
   `<div class="code"><button class="copy" title="Copy to the clipboard">Copy</button>${fence(tokens, idx, options, env, self)}</div>`;
@@ -69,10 +70,25 @@ function title(name: string, args: Json, isError?: boolean, stopped?: boolean): 
 const CONTEXT_MARK = "\n\n[editor context]\n";
 const STOPPED = "[stopped by the user]"; // the daemon's last line of a call Stop cut short // how the daemon renders prompt context after the text
 
+// The images sent with a prompt, as thumbnails.
+function images(content: Json): HTMLElement[] {
+  if (!Array.isArray(content)) return [];
+  return content.filter((b: Json) => b.type === "image" && b.data).map((b: Json) => {
+    const img = document.createElement("img");
+    img.className = "thumb";
+    img.src = `data:${b.mimeType};base64,${b.data}`;
+    img.alt = "image sent with the prompt";
+    return img;
+  });
+}
+
 // A user message; the editor context the daemon rendered after it (files, selections) is
 // folded under the names of its items. `dataset.text` keeps what the user typed.
-function userMessage(text: string): HTMLElement {
+function userMessage(text: string, content?: Json): HTMLElement {
   const node = element("div", "m user");
+  const pictures = images(content);
+  if (pictures.length) node.append(element("div", "images"));
+  node.querySelector(".images")?.append(...pictures);
   const at = text.indexOf(CONTEXT_MARK);
   node.dataset.text = at < 0 ? text : text.slice(0, at);
   if (at < 0) {
@@ -175,7 +191,7 @@ export class Transcript {
 
   private messageStart(m: Json): void {
     if (m.role === "user") {
-      this.lastUser = userMessage(textOf(m.content));
+      this.lastUser = userMessage(textOf(m.content), m.content);
       this.root.append(this.lastUser);
     } else if (m.role === "assistant") {
       this.current = { node: element("div", "m assistant"), blocks: [] };
@@ -196,8 +212,10 @@ export class Transcript {
       this.lastUser.dataset.entryId = entryId;
       this.options.onUserStored?.(this.lastUser, entryId);
     }
+    if (m.role === "toolResult" && entryId) this.tools.get(m.toolCallId)?.setAttribute("data-entry-id", entryId);
     const current = this.current;
     if (m.role !== "assistant" || !current) return;
+    if (entryId) current.node.dataset.entryId = entryId;
     if (Array.isArray(m.content)) this.reconcile(current, m.content);
     if (m.stopReason === "aborted") current.node.append(element("div", "note", "stopped"));
     else if (m.stopReason === "error") current.node.append(element("div", "error", m.errorMessage ?? "the request failed"));
@@ -243,4 +261,29 @@ export class Transcript {
         return this.showSaved(event.toolCallId, event.result?.details?.savedFiles);
     }
   }
+}
+
+// Shows where `query` occurs (in the message stored as `entryId` when it is drawn, else anywhere):
+// the first occurrence is marked, its folded blocks opened and scrolled into view.
+export function reveal(root: HTMLElement, query: string, entryId?: string): HTMLElement | undefined {
+  root.querySelectorAll("mark.found").forEach((m) => m.replaceWith(...m.childNodes));
+  const scope = (entryId && root.querySelector<HTMLElement>(`[data-entry-id="${CSS.escape(entryId)}"]`)) || root;
+  const wanted = query.toLowerCase();
+  const walker = document.createTreeWalker(scope, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode() as Text | null; node; node = walker.nextNode() as Text | null) {
+    const at = wanted ? (node.data.toLowerCase().indexOf(wanted)) : -1;
+    if (at < 0) continue;
+    const range = document.createRange();
+    range.setStart(node, at);
+    range.setEnd(node, at + wanted.length);
+    const mark = document.createElement("mark");
+    mark.className = "found";
+    range.surroundContents(mark);
+    for (let up = mark.parentElement; up && up !== root; up = up.parentElement)
+      if (up instanceof HTMLDetailsElement) up.open = true;
+    mark.scrollIntoView({ block: "center" });
+    return mark;
+  }
+  if (scope !== root) scope.scrollIntoView({ block: "center" });
+  return undefined;
 }
