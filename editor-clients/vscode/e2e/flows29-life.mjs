@@ -27,10 +27,6 @@ const call = (id, name, args) => ({ content: [{ type: "toolCall", id, name, argu
 const SAVE = "Rename the greeting";
 const echo = { echo: true };
 
-const openChat = async ({ page, chat, T }) => {
-  await page.locator(".activitybar .action-item a[aria-label^='pi']").first().click({ timeout: T });
-  await chat().locator("#input").waitFor({ timeout: T });
-};
 // An answer shown and its run over (the Stop button off again).
 const answered = async ({ chat, T }, text) => {
   await chat().locator(".assistant", { hasText: text }).waitFor({ timeout: T });
@@ -76,7 +72,7 @@ async function saveAndKill() {
   const { page, chat, run, send, command, openFile, root, work, T } = kit;
   try {
     await kit.open();
-    await run("open the chat", () => openChat(kit));
+    await run("open the chat", () => kit.openChat());
 
     await run("killed while idle: the chat says so and the same conversation is back", async () => {
       await command("pi: New Session");
@@ -176,7 +172,7 @@ async function installThenFirstRun() {
   try {
     await kit.open();
     await run("open the chat: pi-daemon is not installed, and the extension offers to install it", async () => {
-      await openChat(kit);
+      await kit.openChat();
       await toast(page, "pi-daemon is not installed").waitFor({ timeout: T });
     });
     await run("type the first prompt; click Install pi-daemon: it installs with progress", async () => {
@@ -229,7 +225,7 @@ async function localServerFirstRun() {
   try {
     await kit.open();
     await run("open the chat and ask: no model yet, so it asks how to answer", async () => {
-      await openChat(kit);
+      await kit.openChat();
       await send("hello local model");
       await page.locator(".quick-input-widget input[placeholder*='No model is chosen yet']").waitFor({ timeout: T });
     });

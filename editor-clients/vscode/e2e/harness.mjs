@@ -103,6 +103,12 @@ export async function launch({ cache, out, prefix = "", settings, prepare = () =
     await tab.waitFor({ state: "detached", timeout: T });
     await card.waitFor({ state: "detached", timeout: T });
   }
+  // Click π in the activity bar and wait for the chat's input (and, given, the model in the status bar).
+  async function openChat(model) {
+    await page.locator(".activitybar .action-item a[aria-label^='pi']").first().click({ timeout: T });
+    await chat().locator("#input").waitFor({ timeout: T });
+    if (model) await page.locator(".statusbar-item", { hasText: `π ${model}` }).waitFor({ timeout: T });
+  }
   async function send(text) {
     const input = chat().locator("#input");
     await input.click();
@@ -144,6 +150,6 @@ export async function launch({ cache, out, prefix = "", settings, prepare = () =
     server.kill("SIGTERM");
     return !failed;
   }
-  return { page, chat, run, shot, send, command, pick, openFile, review, open, close, fail, root, work, T,
+  return { page, chat, run, shot, openChat, send, command, pick, openFile, review, open, close, fail, root, work, T,
            get failed() { return failed; }, set failed(value) { failed = value; } };
 }

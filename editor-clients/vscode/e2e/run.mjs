@@ -81,11 +81,7 @@ const run = (name, fn, always = false) => (only28 && !always ? undefined : kit.r
 try {
   await kit.open();
 
-  await run("open the chat", async () => {
-    await page.locator(".activitybar .action-item a[aria-label^='pi']").first().click({ timeout: T });
-    await chat().locator("#input").waitFor({ timeout: T });
-    await page.locator(".statusbar-item", { hasText: "π faux/script" }).waitFor({ timeout: T });
-  }, true);
+  await run("open the chat", () => kit.openChat("faux/script"), true);
 
   await run("prompt and watch it stream", async () => {
     await send("hello");

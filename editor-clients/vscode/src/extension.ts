@@ -16,7 +16,7 @@ import { SubagentRouter, storedSubagents } from "./subagents";
 import { daemonCommand, offerInstall } from "./vscodeDaemon";
 import { DaemonStartError } from "./rpcClient";
 import { CrashRecovery } from "./crashRecovery";
-import { chooseModel, modelMissing, sendStoredKeys } from "./firstRun";
+import { chooseModel, modelMissing, pickModel, sendStoredKeys } from "./firstRun";
 import { saveBeforeCommands, saveDocuments } from "./saveDocuments";
 import { ChatTabs, PANEL_TYPE } from "./chatTabs";
 import { pickHistory } from "./history";
@@ -340,18 +340,7 @@ const commands: Record<string, () => Promise<void>> = {
     if (client && conversation.busy) await client.abort(); // stopping is not an error, nor is "nothing to stop"
   },
   "pi.selectModel": async () => {
-    const client = await ensureClient();
-    const [{ models, unavailable }, state] = await Promise.all([client.request("listModels"), client.request("getState")]);
-    const current = state.model ? `${state.model.provider}/${state.model.id}` : "";
-    const items: Json[] = models.map((m: Json) => {
-      const name = `${m.provider}/${m.id}`;
-      return { label: name, description: name === current ? "current" : m.name, picked: name === current, m };
-    });
-    if (unavailable.length) items.push({ label: "unavailable", kind: vscode.QuickPickItemKind.Separator });
-    for (const u of unavailable) items.push({ label: `$(circle-slash) ${u.provider}`, description: u.reason, detail: (u.models ?? []).join(", ") });
-    const pick = (await vscode.window.showQuickPick(items, { placeHolder: `Model (now ${current || "none"})` })) as Json;
-    if (pick?.m) await client.request("setModel", { provider: pick.m.provider, modelId: pick.m.id });
-    else if (pick) vscode.window.showWarningMessage(`pi: ${pick.description}`);
+    await pickModel(await ensureClient());
     refreshStatus();
   },
   "pi.selectThinking": async () => {

@@ -1,7 +1,8 @@
-// When a prompt finds no model (the daemon's -32004 with data.reason "noModel" or "missingKey"), the
-// user is led to one instead of being shown the daemon's words: a model that has a key, an API key for
-// a provider (kept in VS Code's SecretStorage, never in settings, and given to every daemon started),
-// a local model server (Ollama, llama.cpp or a URL), or the offline demo. The prompt is then sent.
+// Choosing a model: *pi: Select Model*, and, when a prompt finds no model (the daemon's -32004 with
+// data.reason "noModel" or "missingKey"), leading the user to one instead of showing the daemon's words:
+// a model that has a key, an API key for a provider (kept in VS Code's SecretStorage, never in settings,
+// and given to every daemon started), a local model server (Ollama, llama.cpp or a URL), or the offline
+// demo. The prompt is then sent.
 
 import * as vscode from "vscode";
 import type { PiClient, Json } from "./rpcClient";
@@ -95,4 +96,19 @@ export async function chooseModel(client: PiClient, secrets: vscode.SecretStorag
   const why = missing.reason === "missingKey" ? `The model needs a ${missing.provider ?? ""} API key.` : "No model is chosen yet.";
   const pick = await vscode.window.showQuickPick(choices, { placeHolder: `${why} Your message is kept and sent once you choose.`, ignoreFocusOut: true });
   return pick?.run ? pick.run() : false;
+}
+
+// pi: Select Model — every model, the current one marked, the unavailable ones with the reason.
+export async function pickModel(client: PiClient): Promise<void> {
+  const [{ models, unavailable }, state] = await Promise.all([client.request("listModels"), client.request("getState")]);
+  const current = state.model ? `${state.model.provider}/${state.model.id}` : "";
+  const items: Json[] = models.map((m: Json) => {
+    const name = `${m.provider}/${m.id}`;
+    return { label: name, description: name === current ? "current" : m.name, picked: name === current, m };
+  });
+  if (unavailable.length) items.push({ label: "unavailable", kind: vscode.QuickPickItemKind.Separator });
+  for (const u of unavailable) items.push({ label: `$(circle-slash) ${u.provider}`, description: u.reason, detail: (u.models ?? []).join(", ") });
+  const pick = (await vscode.window.showQuickPick(items, { placeHolder: `Model (now ${current || "none"})` })) as Json;
+  if (pick?.m) await client.request("setModel", { provider: pick.m.provider, modelId: pick.m.id });
+  else if (pick) vscode.window.showWarningMessage(`pi: ${pick.description}`);
 }

@@ -5,6 +5,7 @@ import { mkdtempSync, mkdirSync, writeFileSync, existsSync, readFileSync } from 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createRequire } from "node:module";
+import { waitFor } from "../test-support/wait.mjs";
 
 const require = createRequire(import.meta.url);
 const { PiClient, Conversation, Commands, permissionPrompt, outline } = require("../dist/rpcClient.js");
@@ -68,14 +69,6 @@ function client(dir, extra = {}) {
   const settled = (n = 1) => waitFor(() => events.filter((e) => e.type === "agent_settled").length >= n);
   const saw = (type, n = 1) => waitFor(() => events.filter((e) => e.type === type).length >= n);
   return { c, conversation, events, settled, saw };
-}
-
-async function waitFor(predicate, timeout = 15000) {
-  const start = Date.now();
-  while (!predicate()) {
-    if (Date.now() - start > timeout) throw new Error("timed out");
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 test("streams an answer into the conversation", async () => {

@@ -5,6 +5,7 @@ import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, unlinkSync } from 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createRequire } from "node:module";
+import { waitFor } from "../test-support/wait.mjs";
 
 const require = createRequire(import.meta.url);
 const { PiClient } = require("../dist/rpcClient.js");
@@ -56,14 +57,6 @@ function start(replies, answers = [], folder = undefined) {
 function recorded(handlers, answers) {
   const read = handlers.readTextFile;
   return { ...handlers, readTextFile: (params) => { const a = read(params); answers.push([params, a]); return a; } };
-}
-
-async function waitFor(predicate, timeout = 20000) {
-  const begin = Date.now();
-  while (!predicate()) {
-    if (Date.now() - begin > timeout) throw new Error("timed out");
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 const results = (events) => events.filter((e) => e.type === "tool_execution_end");

@@ -8,6 +8,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createRequire } from "node:module";
 import { openView, text, useBrowser, workspace } from "../test-support/page.mjs";
+import { waitFor } from "../test-support/wait.mjs";
 
 const require = createRequire(import.meta.url);
 const { PiClient, permissionPrompt } = require("../dist/rpcClient.js");
@@ -29,14 +30,6 @@ function daemon(dir, options = {}, args = []) {
   c.onEvent((_s, event) => c.events.push(event));
   c.settled = (n = 1) => waitFor(() => c.events.filter((e) => e.type === "agent_settled").length >= n);
   return c;
-}
-
-async function waitFor(predicate, timeout = 20000) {
-  const start = Date.now();
-  while (!(await predicate())) {
-    if (Date.now() - start > timeout) throw new Error("timed out");
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 test("a long command's permission: short whole buttons, the whole command and the rule in the body", async () => {

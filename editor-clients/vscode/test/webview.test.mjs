@@ -6,6 +6,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { createRequire } from "node:module";
 import { openView as openPage, text, useBrowser, workspace as pageWorkspace } from "../test-support/page.mjs";
+import { waitFor } from "../test-support/wait.mjs";
 
 const require = createRequire(import.meta.url);
 const { PiClient } = require("../dist/rpcClient.js");
@@ -39,14 +40,6 @@ async function daemon(dir, page, extra = {}) {
   c.events = events;
   await c.start();
   return c;
-}
-
-async function waitFor(predicate, timeout = 20000) {
-  const start = Date.now();
-  while (!(await predicate())) {
-    if (Date.now() - start > timeout) throw new Error("timed out");
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 const posted = (page) => page.evaluate(() => window.posted);
