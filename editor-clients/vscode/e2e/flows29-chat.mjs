@@ -199,8 +199,8 @@ try {
     let now = [];
     await until(() => { now = daemons(); return now.length === 1 && now[0] !== before[0]; }, "the daemon started again")
       .catch((error) => { throw new Error(`${error.message}: was ${before}, now ${now}`); });
-    // started and answering: the extension says so once the new daemon is initialized
-    await page.locator(".notification-toast", { hasText: "restarted" }).waitFor({ timeout: T });
+    // started and answering: the side bar's chat says so once the new daemon is initialized
+    await (await sidebar()).locator(".notice", { hasText: "was restarted" }).waitFor({ timeout: T });
     // the new daemon's faux script starts over: the beta chat's own reply comes again
     await tabTitled("beta story").click(); // in front again (History's tab may have opened over it)
     await sendIn(tabB, "beta story, once more");
