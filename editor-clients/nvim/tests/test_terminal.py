@@ -361,6 +361,7 @@ def test_the_daemon_killed_idle_then_mid_answer_comes_back_with_the_conversation
     kill_daemon(term)
     screen = term.wait_for("— pi-daemon was killed (SIGKILL): restarted, this conversation loaded again —")
     assert "hello there" in screen and "First answer." in screen
+    term.capture("killed-idle")
 
     # The conversation goes on, and the daemon is killed in the middle of the answer.
     term.command("Pi tell me more")
@@ -370,6 +371,7 @@ def test_the_daemon_killed_idle_then_mid_answer_comes_back_with_the_conversation
     kill_daemon(term)
     screen = term.wait_for("— the answer was cut off: :PiContinue answers again —")
     assert "Long answer line 5" in screen  # what was shown stays
+    term.capture("killed-mid-answer")
     term.wait_for("[No Name] π faux/script · ask ·")  # the statusline
     assert "working" not in term.screen()
     assert term.evaluate("luaeval(\"require('pi').status().session\")") == session
@@ -394,8 +396,10 @@ def test_first_run_without_a_model_to_a_first_answer(no_model_terminal):
     screen = term.wait_for("No model is chosen yet: how should pi answer?")
     assert "1. Enter an API key (anthropic, openai, openrouter, google)" in screen
     assert "2. Use a local model server (Ollama, llama.cpp, or a URL)" in screen
+    term.capture("first-run-picker")
     term.keys("3")  # the offline demo
     screen = term.wait_for("You said: what can you do?")  # the typed prompt was kept and sent
+    term.capture("first-run-answer")
     assert "## you" in screen
     term.wait_for("π faux/echo · ask")
 
@@ -429,6 +433,7 @@ def test_the_agent_edits_then_its_test_run_sees_the_edit(edit_terminal):
     term.keys("1")  # the test run
     screen = term.wait_for("Fixed; the test passes.")
     assert "saved calc.py before running" in screen  # under the bash call
+    term.capture("edit-then-test-saved")
     calc = str(term.workspace / "calc.py")
     assert term.evaluate(f"getbufvar(bufnr('{calc}'), '&modified')") == "0"
     assert "return a + b" in (term.workspace / "calc.py").read_text()
@@ -479,6 +484,7 @@ def test_readme_quick_start_without_a_plugin_manager(tmp_path):
         term.type("3")
         term.keys("Enter")
         term.wait_for("You said: hello")
+        term.capture("readme-quick-start-answer")
         installed = str(home / ".local" / "share" / "nvim" / "pi-daemon" / "bin" / "pi-daemon")
         assert term.evaluate(f"getbufline(bufnr('pi://install'), '$')[0] ==# 'Installed: {installed}'") == "1"
     finally:
