@@ -217,15 +217,17 @@ class EditorFiles(DiskFiles):
         if not self.client.fs_save or not self.edited:
             return [], []
         paths = sorted(self.edited)
+        saved: list[str] = []
         try:
             answer = await self.ask(SAVE_FILES.name, to_wire(SaveFilesParams(session_id=self.session_id, paths=paths)))
+            if not (isinstance(answer, dict) and isinstance(answer.get("saved", []), list)
+                    and isinstance(answer.get("failed", []), list)):
+                raise OSError(errno.EIO, "the editor's fs/save answer has no saved and failed lists")
             saved = [p for p in answer.get("saved", []) if isinstance(p, str)]
             failed = {f["path"]: str(f.get("reason") or "no reason given") for f in answer.get("failed", [])
                       if isinstance(f, dict) and isinstance(f.get("path"), str)}
-        except (OSError, AttributeError) as exc:  # no answer, an error reply, or not an object
-            reason = str(exc) if isinstance(exc, OSError) else "the editor's fs/save answer is not an object"
-            failed = {p: reason for p in paths}
-            saved = []
+        except OSError as exc:  # no answer, an error reply, or an answer of another shape
+            failed = {p: exc.strerror or str(exc) for p in paths}
         for path in paths:
             if path not in failed:  # saved now, or not unsaved in the editor any more
                 self.edited.discard(path)

@@ -456,3 +456,19 @@ def test_without_the_save_capability_nothing_is_saved(spawn, tmp_path, server):
     d.call("prompt", {"text": "bump x"})
     d.wait_event("agent_settled", timeout=30)
     assert editor.saves == [] and tool_text(results(d, 2)[1]).startswith("x = 1\n")
+
+
+def test_a_save_answer_of_another_shape_fails_the_save_not_the_command(spawn, tmp_path, server):
+    (tmp_path / "m.py").write_text("x = 1\n")
+    server.script(calls(("e", "edit", {"path": "m.py", "edits": [{"oldText": "x = 1", "newText": "x = 2"}]})),
+                  calls(("b", "bash", {"command": "cat m.py"})),
+                  Reply(body=openai_text("ok")))
+    d = spawn("--model", "local/coder", "--yes", cwd=project(tmp_path, server))
+    Editor(d, save=True)
+    d.on_request["fs/save"] = lambda params: {"saved": 5, "failed": "no"}
+    d.call("prompt", {"text": "bump x"})
+    d.wait_event("agent_settled", timeout=30)
+    bash = results(d, 2)[1]
+    assert not bash["isError"] and tool_text(bash).startswith(
+        "[could not save before running: m.py (the editor's fs/save answer has no saved and failed lists)]\nx = 1\n")
+    assert d.call("getState")["sessionId"]  # still serving
