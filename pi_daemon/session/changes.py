@@ -34,7 +34,8 @@ from ..converter import from_wire
 from ..events import AgentEnd, AgentStart, ChangedFile, ToolExecutionEnd, TurnDiff, TurnEnd
 from ..tools.diffs import FileDiff, file_diff, revert_hunks
 from ..tools.git_isolated import in_git_folder
-from ..tools.snapshot import UNKNOWN, take_async
+from ..tools.snapshot import UNKNOWN
+from ..tools.watched_snapshot import take_async
 from ..tools.workspace import READ, PathRefused, Workspace
 from .blobs import GIT_PREFIX, UNKNOWN_BLOB, Blobs
 from .store import SessionStore

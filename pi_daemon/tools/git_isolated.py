@@ -221,8 +221,8 @@ class IsolatedGit:
         except FileNotFoundError:
             pass
 
-    def run(self, *args: str, cwd: str | None = None, data: bytes | None = None) -> bytes:
-        """Git's standard output; GitRunError when it fails."""
+    def run(self, *args: str, cwd: str | None = None, data: bytes | None = None, ok: tuple[int, ...] = (0,)) -> bytes:
+        """Git's standard output; GitRunError when it fails (exits with a status not in ``ok``)."""
         try:
             git = which("git")
             if git is None:
@@ -232,7 +232,7 @@ class IsolatedGit:
                                   stdin=None if data is not None else subprocess.DEVNULL)
         except (OSError, subprocess.SubprocessError) as exc:
             raise GitRunError(f"git {args[0]}: {exc}") from None
-        if done.returncode != 0:
+        if done.returncode not in ok:
             raise GitRunError(f"git {args[0]} exited {done.returncode}: "
                               f"{done.stderr.decode(errors='replace').strip()[:500]}")
         return done.stdout

@@ -15,9 +15,9 @@ changed file whose content was not kept is reported without its before-content.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import stat
+from collections.abc import Callable
 
 from .git_isolated import GitRunError, IsolatedGit, find_repo, read_data
 
@@ -84,7 +84,8 @@ class GitSnapshot:
         self.uncommitted: tuple[bool, set[bytes]] | None = None
 
     @classmethod
-    def take(cls, root: str) -> "GitSnapshot | None":
+    def take(cls, root: str, before_reading: Callable[["GitSnapshot"], None] | None = None) -> "GitSnapshot | None":
+        """The snapshot; ``before_reading`` is called with it just before the worktree is read."""
         repo = find_repo(root)
         if repo is None:
             return None
@@ -98,6 +99,12 @@ class GitSnapshot:
             snap.spec = ("--", ".")
         except GitRunError:
             pass
+        if before_reading is not None:
+            try:
+                before_reading(snap)
+            except BaseException:
+                snap.close()
+                raise
         try:
             snap.base = snap._write_tree()
         except GitRunError:  # an index git cannot write a tree of (a merge conflict, another format)
@@ -217,11 +224,3 @@ class StatSnapshot:
 
     def close(self) -> None:
         self.kept.clear()
-
-
-def take(root: str) -> GitSnapshot | StatSnapshot:
-    return GitSnapshot.take(root) or StatSnapshot(root)
-
-
-async def take_async(root: str) -> GitSnapshot | StatSnapshot:
-    return await asyncio.to_thread(take, root)

@@ -1,12 +1,34 @@
-"""The git snapshot of a workspace (what ``bash`` changed): its before-contents are read by the
-temporary index's blob ids with one ``cat-file --batch``, a committed one is named by its blob
-id (so it need not be copied), and the user's index is never touched."""
+"""The git snapshot of a workspace (what ``bash`` changed): its before-contents are read by
+blob id with one ``cat-file --batch``, a committed one is named by its blob id (so it need not
+be copied), and the user's index is never touched. Each test runs on both ways of taking one:
+the full read of the worktree, and the watched tree (a base read once, the kernel's file
+events since) — they must say the same."""
 
 import os
 import subprocess
 
+import pytest
+
 from helpers import git, git_repo
-from pi_daemon.tools.snapshot import GitSnapshot, read_git_blobs, take
+from pi_daemon.tools import watched_snapshot
+from pi_daemon.tools.snapshot import GitSnapshot, read_git_blobs
+from pi_daemon.tools.watched_snapshot import WatchSnapshot, take
+
+
+@pytest.fixture(params=["full", "watched"])
+def snapshot_of(request):
+    """Takes a snapshot the way the test's parameter says (the watched way: its base read at the
+    first snapshot, as the first command of a daemon's life does)."""
+    def take_one(root):
+        if request.param == "full":
+            return GitSnapshot.take(str(root))
+        tree = watched_snapshot.watched(str(root))
+        assert tree is not None
+        snap = tree.snapshot()
+        assert isinstance(snap, WatchSnapshot)
+        return snap
+    yield take_one
+    watched_snapshot.close_all()
 
 
 def blob_id(cwd, path: str) -> str:
@@ -26,12 +48,12 @@ def test_blobs_are_read_by_id_in_one_batch_and_unknown_ids_are_left_out(tmp_path
     assert read_git_blobs(str(tmp_path / "dir" / "nowhere"), [a]) == {}
 
 
-def test_changes_since_the_last_call_follow_each_file(tmp_path):
+def test_changes_since_the_last_call_follow_each_file(tmp_path, snapshot_of):
     (tmp_path / ".gitignore").write_text("/.pi/\n*.log\n")
     (tmp_path / ".pi").mkdir()
     (tmp_path / "kept.txt").write_text("one\n")
     git_repo(tmp_path)
-    snap = GitSnapshot.take(str(tmp_path))
+    snap = snapshot_of(tmp_path)
     assert snap is not None
     kept = blob_id(tmp_path, "kept.txt")
     try:
@@ -51,7 +73,7 @@ def test_changes_since_the_last_call_follow_each_file(tmp_path):
         snap.close()
 
 
-def test_only_a_committed_before_content_is_named_by_its_blob_id(tmp_path):
+def test_only_a_committed_before_content_is_named_by_its_blob_id(tmp_path, snapshot_of):
     for name in ("committed", "staged", "dirty", "gone"):
         (tmp_path / f"{name}.txt").write_text(f"{name}\n")
     git_repo(tmp_path)
@@ -60,7 +82,7 @@ def test_only_a_committed_before_content_is_named_by_its_blob_id(tmp_path):
     (tmp_path / "dirty.txt").write_text("dirty in the worktree\n")
     (tmp_path / "untracked.txt").write_text("never added\n")
     index = (tmp_path / ".git" / "index").read_bytes()
-    snap = GitSnapshot.take(str(tmp_path))
+    snap = snapshot_of(tmp_path)
     assert snap is not None
     try:
         for name in ("committed", "staged", "dirty", "untracked", "gone"):
@@ -77,10 +99,10 @@ def test_only_a_committed_before_content_is_named_by_its_blob_id(tmp_path):
     assert (tmp_path / ".git" / "index").read_bytes() == index
 
 
-def test_before_any_commit_nothing_is_named_by_its_blob_id(tmp_path):
+def test_before_any_commit_nothing_is_named_by_its_blob_id(tmp_path, snapshot_of):
     (tmp_path / "a.txt").write_text("a\n")
     git(tmp_path, "init", "-q")
-    snap = GitSnapshot.take(str(tmp_path))
+    snap = snapshot_of(tmp_path)
     assert snap is not None
     try:
         (tmp_path / "a.txt").write_text("b\n")
@@ -89,12 +111,12 @@ def test_before_any_commit_nothing_is_named_by_its_blob_id(tmp_path):
         snap.close()
 
 
-def test_a_workspace_below_the_repositorys_top_names_its_files_from_the_top(tmp_path):
+def test_a_workspace_below_the_repositorys_top_names_its_files_from_the_top(tmp_path, snapshot_of):
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "a.txt").write_text("a\n")
     (tmp_path / "b.txt").write_text("outside the workspace\n")
     git_repo(tmp_path)
-    snap = GitSnapshot.take(str(tmp_path / "sub"))
+    snap = snapshot_of(tmp_path / "sub")
     assert snap is not None
     try:
         (tmp_path / "sub" / "a.txt").write_text("changed\n")
@@ -104,7 +126,7 @@ def test_a_workspace_below_the_repositorys_top_names_its_files_from_the_top(tmp_
         snap.close()
 
 
-def test_a_linked_work_tree_and_a_submodule_are_snapshotted_with_their_repositorys_objects(tmp_path):
+def test_a_linked_work_tree_and_a_submodule_are_snapshotted_with_their_repositorys_objects(tmp_path, snapshot_of):
     main = tmp_path / "main"
     main.mkdir()
     (main / "f.txt").write_text("one\n")
@@ -116,7 +138,7 @@ def test_a_linked_work_tree_and_a_submodule_are_snapshotted_with_their_repositor
     git(tmp_path / "super", "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(main), "sub")
     for work_tree in (tmp_path / "linked", tmp_path / "super" / "sub"):
         assert (work_tree / ".git").is_file()
-        snap = GitSnapshot.take(str(work_tree))
+        snap = snapshot_of(work_tree)
         assert snap is not None
         try:
             (work_tree / "f.txt").write_text("two\n")

@@ -1,0 +1,418 @@
+"""What ``bash`` changed in a git work tree, at a cost that does not grow with the tree.
+
+The worktree is read in full once (the *base*: a tree object written as
+:class:`~.snapshot.GitSnapshot` writes one, isolated from the repository's programs), while
+a :class:`~.tree_watch.TreeWatch` notes every name touched from then on. A run's snapshot is
+the base plus the content, read when the run's first command starts, of the names touched
+since the base was read (kept in memory, bounded: past :data:`MAX_OVERLAY` names or
+:data:`~.snapshot.MAX_KEPT_BYTES` the base is read again instead). What a command changed is
+the names touched while it ran, each compared with the snapshot: its before-content is the
+base's blob (one ``cat-file`` for all) or the content kept. So neither taking a snapshot nor
+looking at a command's changes reads the unchanged tree.
+
+Which names count is the full scan's rule: what the snapshot held (tracked files, and
+untracked ones not ignored), and new files git does not ignore (``check-ignore``, reading
+the ``.gitignore`` files as data). When the watch lost events (the kernel's queue
+overflowed), or a ``.gitignore`` changed, the worktree is read in full again, once; where the
+kernel cannot watch (another system, the limit of watches reached) every run takes a full
+snapshot (:func:`take` falls back to :class:`~.snapshot.GitSnapshot`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import logging
+import os
+import stat
+import threading
+from typing import TYPE_CHECKING
+
+from .git_isolated import GitRunError, find_repo, read_data
+from .snapshot import MAX_FILE_BYTES, MAX_KEPT_BYTES, UNKNOWN, GitSnapshot, StatSnapshot, _batch
+
+if TYPE_CHECKING:
+    from .tree_watch import Marks
+
+log = logging.getLogger(__name__)
+
+MAX_OVERLAY = 20_000  # names kept beside the base before the base is read again
+MAX_TREES = 4  # work trees watched at once by one daemon
+MAX_TREES_LISTED = 200  # folders made, moved or deleted at once; past that the tree is read in full
+Before = object  # bytes, None (absent, or not counted) or UNKNOWN
+
+
+class WatchedTree:
+    """One workspace's base, overlay and watch, kept for the daemon's life."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self.lock = threading.Lock()
+        self.base: GitSnapshot | None = None
+        self.overlay: dict[str, Before] = {}  # name (relative to root) -> content when last read
+        self.kept = 0  # bytes held by the overlay
+        self.users: dict[GitSnapshot, int] = {}  # base -> runs using it
+        from .tree_watch import TreeWatch  # Linux only (inotify): elsewhere this raises ImportError
+
+        self.watch = TreeWatch(root, self._ignored_folders, skip={".pi"})
+        self.pending = self.watch.reader()  # touched since the overlay was last brought up to date
+
+    @property
+    def usable(self) -> bool:
+        return self.watch.broken is None and self.base is not None
+
+    def start(self) -> None:
+        """Watch, then read the worktree (a change made meanwhile is noted, and read again later)."""
+        self.base = GitSnapshot.take(self.root, before_reading=lambda snap: self.watch.start(self._skipped(snap)))
+        if self.base is None:
+            self.close()
+            raise OSError("not a git work tree git can read")
+        self.users[self.base] = 0
+
+    def _skipped(self, snap: GitSnapshot) -> set[str]:
+        """The folders git ignores as a whole (none of their files tracked): not watched."""
+        try:
+            out = snap.git.run("ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory",
+                               cwd=self.root)
+        except GitRunError:
+            return set()
+        return {os.fsdecode(name).rstrip("/") for name in out.split(b"\0") if name.endswith(b"/")}
+
+    def _ignored_folders(self, names: list[str]) -> set[str]:
+        base = self.base
+        return ignored(base, self.root, names) if base is not None else set()
+
+    # --- a run's snapshot ------------------------------------------------------------
+
+    def snapshot(self) -> "WatchSnapshot | None":
+        with self.lock:
+            if not self.usable:
+                return None
+            self.watch.flush()
+            if self.watch.stale:
+                assert self.base is not None
+                self.watch.rewalk(self._skipped(self.base))
+            files, trees, everything = self.pending.take()
+            if self.watch.broken is not None:
+                return None
+            names = None if everything else self._expand(files, trees)
+            if names is None or len(self.overlay) + len(names) > MAX_OVERLAY or self.kept > MAX_KEPT_BYTES:
+                if not self._read_again():
+                    return None
+            else:
+                self._keep(names)
+            assert self.base is not None
+            self.users[self.base] += 1
+            return WatchSnapshot(self, self.base, dict(self.overlay), self.watch.reader())
+
+    def _read_again(self) -> bool:
+        """A new base: the worktree read in full (the pending names are all in it)."""
+        base = GitSnapshot.take(self.root)
+        if base is None:
+            return False
+        old, self.base = self.base, base
+        self.users[base] = 0
+        self.overlay, self.kept = {}, 0
+        if old is not None:
+            self.release(old, 0)
+        return True
+
+    def release(self, base: GitSnapshot, runs: int = 1) -> None:
+        self.users[base] -= runs
+        if base is not self.base and self.users[base] <= 0:
+            del self.users[base]
+            base.close()
+
+    def _keep(self, names: set[str]) -> None:
+        """Read the content of the touched names into the overlay: what the snapshot will say
+        they held. A name the base does not hold and git ignores is kept as not counted."""
+        if not names:
+            return
+        assert self.base is not None
+        ordered = sorted(names)
+        held = look_up(self.base, [self._top(n) for n in ordered])
+        new = [n for n in ordered if held.get(self._top(n)) is None and _present(os.path.join(self.root, n))]
+        left_out = ignored(self.base, self.root, new)
+        for name in ordered:
+            old = self.overlay.get(name)
+            if isinstance(old, bytes):
+                self.kept -= len(old)
+            content = None if name in left_out else read_kept(os.path.join(self.root, name),
+                                                             MAX_KEPT_BYTES - self.kept)
+            self.overlay[name] = content
+            if isinstance(content, bytes):
+                self.kept += len(content)
+
+    def _top(self, name: str) -> str:
+        """``name`` (relative to the root) as git names it (relative to the work tree's top)."""
+        assert self.base is not None
+        return os.path.relpath(os.path.join(self.root, name), self.base.top)
+
+    def _name(self, base: GitSnapshot, top_name: bytes) -> str:
+        """A name as git gives it (relative to the top) as the watch names it (relative to the root)."""
+        return os.path.relpath(os.path.join(base.top, os.fsdecode(top_name)), self.root)
+
+    def _expand(self, files: set[str], trees: set[str], base: GitSnapshot | None = None,
+                overlay: dict[str, Before] | None = None) -> set[str] | None:
+        """The names ``files`` and ``trees`` stand for: a tree is every name below it in the base,
+        the overlay and on the disk (git's ignored folders left out). None: too many."""
+        base = base or self.base
+        overlay = self.overlay if overlay is None else overlay
+        assert base is not None
+        trees = {t for t in trees if not _own(t)}
+        trees = {t for t in trees if not any(a in trees for a in _ancestors(t))}
+        if len(trees) > MAX_TREES_LISTED:
+            return None
+        names = {n for n in files if not _own(n)} | trees
+        if trees:
+            try:
+                listed = base.git.run("ls-tree", "-r", "-z", "--name-only", "--full-tree", base.base, "--",
+                                      *sorted(self._top(t) for t in trees), cwd=base.top)
+            except GitRunError:
+                listed = b""
+            names.update(self._name(base, n) for n in listed.split(b"\0") if n)
+            names.update(n for n in overlay if any(a in trees for a in _ancestors(n)))
+            names.update(walk(base, self.root, sorted(trees)))
+        return None if len(names) > MAX_OVERLAY else names
+
+    def close(self) -> None:
+        self.watch.close()
+        for base in list(self.users):
+            base.close()
+        self.users.clear()
+        self.base = None
+
+
+class WatchSnapshot:
+    """A run's snapshot: a base and the overlay as they were when it was taken."""
+
+    def __init__(self, tree: WatchedTree, base: GitSnapshot, overlay: dict[str, Before], marks: Marks) -> None:
+        self.tree = tree
+        self.base = base
+        self.overlay = overlay
+        self.marks = marks
+        self.head = base.git.repo.head()  # the commit a committed before-content is named from
+        self.reported: set[str] = set()
+
+    def changes(self) -> list[tuple[str, object, str | None]]:
+        """Files changed since the last call, as :meth:`GitSnapshot.changes` gives them."""
+        tree = self.tree
+        with tree.lock:
+            tree.watch.flush()
+            files, trees, everything = self.marks.take()
+            names = None if everything or tree.watch.broken else tree._expand(files, trees, self.base, self.overlay)
+            if names is None:
+                names = self._all_changed()
+            names |= {n for n in files if n in self.reported}
+            return self._compare(sorted(names))
+
+    def _all_changed(self) -> set[str]:
+        """Every name that differs from the snapshot, the worktree read in full (the watch lost
+        events): the base's index brought up to now, its tree compared with the base's."""
+        base, tree = self.base, self.tree
+        try:
+            now = base._write_tree()
+            out = base.git.run("diff-tree", "-r", "-z", "--name-only", "--no-renames", base.base, now,
+                               "--", *base.spec[1:], cwd=tree.root)
+        except GitRunError:
+            return set(self.overlay) | self.reported
+        names = {tree._name(base, n) for n in out.split(b"\0") if n}
+        return names | set(self.overlay) | self.reported
+
+    def _compare(self, names: list[str]) -> list[tuple[str, object, str | None]]:
+        tree, base = self.tree, self.base
+        from_base = [n for n in names if n not in self.overlay]
+        tops = {n: tree._top(n) for n in from_base}
+        held = look_up(base, list(tops.values()))
+        committed = look_up(base, list(tops.values()), self.head) if self.head else {}
+        blobs = [oid for oid in held.values() if oid is not None]
+        try:
+            contents = _batch(base.git, blobs) if blobs else {}
+        except GitRunError:
+            contents = {}
+        befores: dict[str, tuple[object, str | None]] = {}
+        for name in names:
+            if name in self.overlay:
+                befores[name] = (self.overlay[name], None)
+            else:
+                oid = held.get(tops[name])
+                content = contents.get(oid, UNKNOWN) if oid is not None else None
+                ref = oid if oid is not None and content is not UNKNOWN and committed.get(tops[name]) == oid else None
+                befores[name] = (content, ref)
+        appeared = [n for n in names if befores[n][0] is None and n not in self.reported
+                    and _present(os.path.join(tree.root, n))]
+        left_out = ignored(base, tree.root, appeared)
+        out = []
+        for name in names:
+            before, ref = befores[name]
+            if before is None and name not in self.reported:
+                if name in left_out or name not in appeared:
+                    continue
+            self.reported.add(name)
+            out.append((os.path.join(tree.root, name), before, ref))
+        return out
+
+    def close(self) -> None:
+        self.tree.watch.drop(self.marks)
+        with self.tree.lock:
+            self.tree.release(self.base)
+
+
+# --- git lookups, all isolated (see git_isolated) -------------------------------------
+
+def look_up(base: GitSnapshot, tops: list[str], tree: str | None = None) -> dict[str, str | None]:
+    """The blob id each name (relative to the top) has in ``tree`` (the base's by default);
+    None where it is not a blob there."""
+    if not tops:
+        return {}
+    tree = tree or base.base
+    query = "".join(f"{tree}:{name}\n" for name in tops if "\n" not in name)
+    try:
+        out = base.git.run("cat-file", "--batch-check=%(objectname) %(objecttype)", data=os.fsencode(query))
+    except GitRunError:
+        return {}
+    found: dict[str, str | None] = {}
+    lines = out.decode("ascii", "replace").splitlines()
+    for name, line in zip([n for n in tops if "\n" not in n], lines):
+        oid, _, kind = line.partition(" ")
+        found[name] = oid if kind == "blob" else None
+    return found
+
+
+def ignored(base: GitSnapshot, root: str, names: list[str]) -> set[str]:
+    """Which of ``names`` (relative to ``root``) git's ignore rules leave out."""
+    if not names:
+        return set()
+    try:
+        out = base.git.run("check-ignore", "--no-index", "-z", "--stdin", cwd=root, ok=(0, 1),
+                           data=b"".join(os.fsencode(n) + b"\0" for n in names))
+    except GitRunError:
+        return set()
+    return {os.fsdecode(n) for n in out.split(b"\0") if n}
+
+
+def walk(base: GitSnapshot, root: str, trees: list[str]) -> list[str]:
+    """The files below ``trees`` on the disk (not through symlinks; not into another repository
+    or a folder git ignores: those are asked a level at a time)."""
+    found: list[str] = []
+    level = trees
+    while level and len(found) <= MAX_OVERLAY:
+        below: list[str] = []
+        for name in level:
+            path = os.path.join(root, name)
+            if os.path.lexists(os.path.join(path, ".git")):
+                continue
+            try:
+                with os.scandir(path) as entries:
+                    for entry in entries:
+                        if entry.name == ".git":
+                            continue
+                        sub = f"{name}/{entry.name}"
+                        (below if entry.is_dir(follow_symlinks=False) else found).append(sub)
+            except OSError:
+                continue
+        left = ignored(base, root, below)
+        level = [b for b in below if b not in left]
+    return found
+
+
+def read_kept(path: str, budget: int) -> Before:
+    """What a name holds, as git would hash it: a regular file's bytes (UNKNOWN past the size
+    limit or the budget), a symlink's target; None when absent or neither."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        try:
+            return os.fsencode(os.readlink(path))
+        except OSError:
+            return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    if st.st_size > min(MAX_FILE_BYTES, budget):
+        return UNKNOWN
+    data = read_data(path, min(MAX_FILE_BYTES, budget))
+    return UNKNOWN if data is None else data
+
+
+def _own(name: str) -> bool:
+    return name == ".pi" or name.startswith(".pi/")
+
+
+def _ancestors(name: str) -> list[str]:
+    parts = name.split("/")
+    return ["/".join(parts[:k]) for k in range(1, len(parts))]
+
+
+def _present(path: str) -> bool:
+    """Something other than a folder is there."""
+    try:
+        return not stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+# --- the daemon's watched trees --------------------------------------------------------
+
+_trees: dict[str, WatchedTree] = {}
+_trees_lock = threading.Lock()
+_given_up: set[str] = set()  # work trees the kernel would not watch: full snapshots for the daemon's life
+
+
+def watched(root: str) -> WatchedTree | None:
+    """The kept watch of ``root``'s work tree, started (reading the tree once) if need be;
+    None where the kernel cannot watch it."""
+    key = os.path.realpath(root)
+    with _trees_lock:
+        tree = _trees.get(key)
+        if tree is not None and tree.usable:
+            _trees[key] = _trees.pop(key)  # most recently used last
+            return tree
+        if tree is not None:
+            del _trees[key]
+            tree.close()
+            _given_up.add(key)
+        if key in _given_up:
+            return None
+        idle = [k for k, t in _trees.items() if all(n == 0 for n in t.users.values())]
+        if len(_trees) >= MAX_TREES:
+            if not idle:
+                return None
+            _trees.pop(idle[0]).close()
+        if find_repo(key) is None:
+            return None
+        try:
+            tree = WatchedTree(key)
+        except (OSError, ImportError) as exc:  # no inotify here, or too many watchers
+            log.info("cannot watch %s: %s", key, exc)
+            _given_up.add(key)
+            return None
+        try:
+            tree.start()
+        except (OSError, GitRunError) as exc:
+            log.info("cannot watch %s: %s", key, exc)
+            tree.close()
+            _given_up.add(key)
+            return None
+        _trees[key] = tree
+        return tree
+
+
+@atexit.register
+def close_all() -> None:
+    with _trees_lock:
+        for tree in _trees.values():
+            tree.close()
+        _trees.clear()
+        _given_up.clear()
+
+
+def take(root: str) -> WatchSnapshot | GitSnapshot | StatSnapshot:
+    tree = watched(root)
+    snap = tree.snapshot() if tree is not None else None
+    return snap or GitSnapshot.take(root) or StatSnapshot(root)
+
+
+async def take_async(root: str) -> WatchSnapshot | GitSnapshot | StatSnapshot:
+    return await asyncio.to_thread(take, root)
