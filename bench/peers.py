@@ -87,9 +87,9 @@ def text_body(deltas: int) -> bytes:
     return _sse(chunks + [_chunk({}, "stop"), _chunk(None, usage=USAGE)])
 
 
-def read_body(call_id: str, path: str) -> bytes:
+def call_body(call_id: str, tool: str, arguments: dict) -> bytes:
     call = {"index": 0, "id": call_id, "type": "function",
-            "function": {"name": "read", "arguments": json.dumps({"path": path})}}
+            "function": {"name": tool, "arguments": json.dumps(arguments)}}
     chunks = [_chunk({"role": "assistant", "content": None, "tool_calls": [call]}),
               _chunk({}, "tool_calls"), _chunk(None, usage=USAGE)]
     return _sse(chunks)
@@ -98,8 +98,9 @@ def read_body(call_id: str, path: str) -> bytes:
 def serve() -> None:
     """``--serve``: print the port, then answer each model request with the next scripted reply.
 
-    ``POST /script`` with ``[{"text": N} | {"reads": N, "path": P}, ...]`` appends replies; a
-    ``reads`` entry is N tool calls of ``read``. ``GET /count`` answers how many model requests came.
+    ``POST /script`` with ``[{"text": N} | {"reads": N, "path": P} | {"call": TOOL, "arguments": {...}},
+    ...]`` appends replies; a ``reads`` entry is N tool calls of ``read``, a ``call`` entry one call of
+    any tool. ``GET /count`` answers how many model requests came.
     """
     replies: list[bytes] = []
     served = 0
@@ -120,8 +121,11 @@ def serve() -> None:
                     for item in json.loads(body):
                         if "text" in item:
                             replies.append(text_body(item["text"]))
+                        elif "call" in item:
+                            replies.append(call_body(f"call_{served}_{len(replies)}", item["call"], item["arguments"]))
                         else:
-                            replies.extend(read_body(f"call_{served}_{n}", item["path"]) for n in range(item["reads"]))
+                            replies.extend(call_body(f"call_{served}_{n}", "read", {"path": item["path"]})
+                                           for n in range(item["reads"]))
                     answer, kind = b"{}", b"application/json"
                 elif path == b"/count":
                     answer, kind = str(served).encode(), b"application/json"
@@ -223,9 +227,9 @@ class Daemon(Agent):
         env.update(PI_DAEMON_HOME=str(home), HOME=str(root / "home"))
         return env
 
-    def __init__(self, env: dict, cwd: str) -> None:
+    def __init__(self, env: dict, cwd: str, *args: str) -> None:
         self.spawned = time.perf_counter()
-        self.client = Client("--model", "local/bench", cwd=cwd, env=env, stderr=subprocess.DEVNULL)
+        self.client = Client("--model", "local/bench", *args, cwd=cwd, env=env, stderr=subprocess.DEVNULL)
         self.proc = self.client.proc
 
     def wait_answer(self, answer: Future) -> object:

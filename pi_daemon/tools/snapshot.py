@@ -16,6 +16,7 @@ changed file whose content was not kept is reported without its before-content.
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Callable
 
@@ -59,6 +60,7 @@ def _batch(git: IsolatedGit, oids: list[str]) -> dict[str, bytes]:
     return found
 
 
+_GITLINK = re.compile(rb"(?:^|\0)160000 [^\t\0]*\t([^\0]+)")  # an index entry that is a submodule
 CLEAN = (-1,)  # a file listed before that is back to its snapshot state
 
 
@@ -124,8 +126,7 @@ class GitSnapshot:
         """Pathspecs leaving out the submodules the index records: ``add`` asks a changed one for
         its state by running git inside it, which obeys the submodule's own configuration."""
         listed = self.git.run("ls-files", "-z", "--stage", "--full-name", cwd=self.root)
-        return [":(top,exclude,literal)" + os.fsdecode(entry.split(b"\t", 1)[1])
-                for entry in listed.split(b"\0") if entry.startswith(b"160000 ") and b"\t" in entry]
+        return [":(top,exclude,literal)" + os.fsdecode(name) for name in _GITLINK.findall(listed)]
 
     def changes(self) -> list[tuple[str, object, str | None]]:
         """Files changed since the last call (absolute paths), each with its content at the snapshot

@@ -37,6 +37,7 @@ EVENTS = (flags.CREATE | flags.DELETE | flags.MODIFY | flags.ATTRIB | flags.CLOS
           | flags.MOVED_TO | flags.DELETE_SELF | flags.MOVE_SELF)
 WATCH = EVENTS | flags.ONLYDIR | flags.DONT_FOLLOW | flags.EXCL_UNLINK
 SKIP_NAMES = {".git"}
+SHARE_OF_LIMIT = 2  # use at most half the user's watches: editors and other tools need theirs
 IGNORE_FILES = {".gitignore"}
 
 
@@ -78,6 +79,7 @@ class TreeWatch:
         self.readers: list[Marks] = []
         self.stale = False
         self.broken: str | None = None
+        self.limit = _user_watch_limit() // SHARE_OF_LIMIT
         self._stop_r, self._stop_w = os.pipe()
         self._thread: threading.Thread | None = None
 
@@ -241,6 +243,9 @@ class TreeWatch:
             level = below
 
     def _watch(self, name: str, path: str) -> bool:
+        if len(self.folders) >= self.limit:
+            self._break(f"more folders than {self.limit} (half of fs.inotify.max_user_watches)")
+            return False
         try:
             wd = self.inotify.add_watch(path, WATCH)
         except OSError as exc:
@@ -250,3 +255,11 @@ class TreeWatch:
             return True  # gone already, or not a folder any more: its parent's events say so
         self.folders[wd] = name
         return True
+
+
+def _user_watch_limit() -> int:
+    try:
+        with open("/proc/sys/fs/inotify/max_user_watches") as f:
+            return int(f.read())
+    except (OSError, ValueError):
+        return 8192  # the kernel's old default

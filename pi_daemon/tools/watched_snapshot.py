@@ -395,6 +395,10 @@ def watched(root: str) -> WatchedTree | None:
             tree.close()
             _given_up.add(key)
             return None
+        if not tree.usable:  # the kernel's limit was reached while walking
+            tree.close()
+            _given_up.add(key)
+            return None
         _trees[key] = tree
         return tree
 

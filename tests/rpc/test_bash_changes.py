@@ -286,3 +286,31 @@ def test_a_symlinked_packs_folder_is_not_written_through_and_blobs_that_cannot_b
     files = {f["path"]: f for f in d.call("changes/get", {})["files"]}
     assert "(its content after the run was not kept)" in files["f.txt"]["diff"]
     assert d.wait_stderr(b"could not be stored")
+
+
+def test_runs_after_the_first_see_the_users_edits_between_them_and_the_folders_a_command_moves(spawn, tmp_path,
+                                                                                               server):
+    """The worktree is read at the daemon's first command, then followed by the kernel's file
+    events: a later run's before-contents are what the user left between the runs, and a
+    command that moves and makes folders has every file it moved or made in its turn diff."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.py").write_text("a = 1\n")
+    (tmp_path / "notes.txt").write_text("one\n")
+    (tmp_path / ".gitignore").write_text("/.pi/\nbuild/\n")
+    git_repo(tmp_path)
+    server.script(calls(("b1", "bash", {"command": "echo two >> notes.txt"})), Reply(body=openai_text("ok")),
+                  calls(("b2", "bash", {"command": "echo three >> notes.txt && mv src lib && mkdir -p new/deep"
+                                                   " build && echo x > new/deep/x.py && echo o > build/out.o"})),
+                  Reply(body=openai_text("ok")))
+    d = spawn("--model", "local/coder", "--yes", cwd=project(tmp_path, server))
+    d.call("prompt", {"text": "first"})
+    d.wait_event("agent_settled", timeout=30)
+    (tmp_path / "notes.txt").write_text("the user's own edit\n")  # between the runs, in the editor
+    d.call("prompt", {"text": "second"})
+    d.wait_event("agent_settled", count=2, timeout=30)
+    last = turn_diffs(d)[-1]["files"]
+    assert {f["path"]: f["diff"].count("\n+") - f["diff"].count("\n+++") for f in last} == {
+        "notes.txt": 1, "lib/a.py": 1, "new/deep/x.py": 1, "src/a.py": 0}
+    notes = next(f for f in last if f["path"] == "notes.txt")
+    assert "-the user's own edit\n+the user's own edit\n+three" not in notes["diff"]
+    assert " the user's own edit\n+three" in notes["diff"]  # the user's edit is the before, not the command's

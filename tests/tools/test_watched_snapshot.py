@@ -185,3 +185,24 @@ def test_taking_a_snapshot_does_not_read_the_unchanged_tree(repo):
         assert snap.overlay == {"src/a.py": b"a = 4\n"}
     finally:
         snap.close()
+
+
+def test_a_tree_with_more_folders_than_its_share_of_watches_is_read_in_full_each_run(tmp_path, monkeypatch):
+    """The user's watches are shared with the editor and other tools: past half of them the
+    work tree is not watched, and every run reads it in full (still right)."""
+    from pi_daemon.tools import tree_watch
+
+    monkeypatch.setattr(tree_watch, "_user_watch_limit", lambda: 6)  # three folders' worth
+    for name in ("a", "b", "c", "d"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "f.txt").write_text(f"{name}\n")
+    git_repo(tmp_path)
+    for _ in range(2):
+        snap = take(str(tmp_path))
+        try:
+            assert isinstance(snap, GitSnapshot)
+            (tmp_path / "d" / "f.txt").write_text("changed\n")
+            assert list(changed(snap, tmp_path)) == ["d/f.txt"]
+        finally:
+            snap.close()
+    assert watched_snapshot.watched(str(tmp_path)) is None
