@@ -197,11 +197,11 @@ def test_a_tree_with_more_folders_than_its_share_of_watches_is_read_in_full_each
         (tmp_path / name).mkdir()
         (tmp_path / name / "f.txt").write_text(f"{name}\n")
     git_repo(tmp_path)
-    for _ in range(2):
+    for run in range(2):
         snap = take(str(tmp_path))
         try:
             assert isinstance(snap, GitSnapshot)
-            (tmp_path / "d" / "f.txt").write_text("changed\n")
+            (tmp_path / "d" / "f.txt").write_text(f"changed by run {run}\n")
             assert list(changed(snap, tmp_path)) == ["d/f.txt"]
         finally:
             snap.close()
