@@ -5,7 +5,7 @@ The worktree is read in full once (the *base*: a tree object written as
 a :class:`~.tree_watch.TreeWatch` notes every name touched from then on. A run's snapshot is
 the base plus the content, read when the run's first command starts, of the names touched
 since the base was read (kept in memory, bounded: past :data:`MAX_OVERLAY` names or
-:data:`~.snapshot.MAX_KEPT_BYTES` the base is read again instead). What a command changed is
+:data:`MAX_OVERLAY_BYTES` the base is read again instead). What a command changed is
 the names touched while it ran, each compared with the snapshot: its before-content is the
 base's blob (one ``cat-file`` for all) or the content kept. So neither taking a snapshot nor
 looking at a command's changes reads the unchanged tree.
@@ -29,14 +29,15 @@ import threading
 from typing import TYPE_CHECKING
 
 from .git_isolated import GitRunError, find_repo, read_data
-from .snapshot import MAX_FILE_BYTES, MAX_KEPT_BYTES, UNKNOWN, GitSnapshot, StatSnapshot, _batch
+from .snapshot import MAX_FILE_BYTES, UNKNOWN, GitSnapshot, StatSnapshot, _batch
 
 if TYPE_CHECKING:
     from .tree_watch import Marks
 
 log = logging.getLogger(__name__)
 
-MAX_OVERLAY = 20_000  # names kept beside the base before the base is read again
+MAX_OVERLAY = 5_000  # names kept beside the base before the base is read again
+MAX_OVERLAY_BYTES = 16 << 20  # their contents, held in memory for the daemon's life
 MAX_TREES = 4  # work trees watched at once by one daemon
 MAX_TREES_LISTED = 200  # folders made, moved or deleted at once; past that the tree is read in full
 Before = object  # bytes, None (absent, or not counted) or UNKNOWN
@@ -96,7 +97,7 @@ class WatchedTree:
             if self.watch.broken is not None:
                 return None
             names = None if everything else self._expand(files, trees)
-            if names is None or len(self.overlay) + len(names) > MAX_OVERLAY or self.kept > MAX_KEPT_BYTES:
+            if names is None or len(self.overlay) + len(names) > MAX_OVERLAY or self.kept > MAX_OVERLAY_BYTES:
                 if not self._read_again():
                     return None
             else:
@@ -138,7 +139,7 @@ class WatchedTree:
             if isinstance(old, bytes):
                 self.kept -= len(old)
             content = None if name in left_out else read_kept(os.path.join(self.root, name),
-                                                             MAX_KEPT_BYTES - self.kept)
+                                                             MAX_OVERLAY_BYTES - self.kept)
             self.overlay[name] = content
             if isinstance(content, bytes):
                 self.kept += len(content)

@@ -206,3 +206,17 @@ def test_a_tree_with_more_folders_than_its_share_of_watches_is_read_in_full_each
         finally:
             snap.close()
     assert watched_snapshot.watched(str(tmp_path)) is None
+
+
+def test_past_its_bound_of_kept_names_the_base_is_read_again(repo, monkeypatch):
+    """What the user changes between runs is held in memory up to a bound; past it the worktree
+    is read again into a new base, and the snapshot still says what the files held."""
+    monkeypatch.setattr(watched_snapshot, "MAX_OVERLAY", 3)
+    tree = watched_snapshot.watched(str(repo))
+    assert tree is not None
+    first = tree.base
+    for n in range(4):
+        (repo / f"user{n}.txt").write_text(f"the user's file {n}\n")
+    watched, full = both(repo, lambda: [(repo / f"user{n}.txt").write_text("by the command\n") for n in range(4)])
+    assert tree.base is not first and tree.overlay == {}
+    assert watched == full == {f"user{n}.txt": (f"the user's file {n}\n".encode(), None) for n in range(4)}
