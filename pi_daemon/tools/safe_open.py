@@ -170,6 +170,12 @@ def read_beneath(root: str | os.PathLike[str], path: str | os.PathLike[str], lim
     return _read_open(fd, path, limit)
 
 
+def read_under(root_fd: int, parts: Sequence[str], limit: int) -> bytes:
+    """The bytes of the regular file ``root/parts...``, reached with no symlink followed (the last
+    name's included). At most ``limit`` bytes. OSError saying why not."""
+    return _read_open(open_beneath(root_fd, parts, os.O_RDONLY | os.O_NONBLOCK), "/".join(parts), limit)
+
+
 def _read_open(fd: int, path: str | os.PathLike[str], limit: int) -> bytes:
     try:
         info = os.fstat(fd)

@@ -31,11 +31,13 @@ from typing import Any
 
 from inotify_simple import INotify, flags
 
+from .safe_open import open_beneath, open_root
+
 log = logging.getLogger(__name__)
 
 EVENTS = (flags.CREATE | flags.DELETE | flags.MODIFY | flags.ATTRIB | flags.CLOSE_WRITE | flags.MOVED_FROM
           | flags.MOVED_TO | flags.DELETE_SELF | flags.MOVE_SELF)
-WATCH = EVENTS | flags.ONLYDIR | flags.DONT_FOLLOW | flags.EXCL_UNLINK
+WATCH = EVENTS | flags.ONLYDIR | flags.EXCL_UNLINK  # added through /proc/self/fd: that link is followed
 SKIP_NAMES = {".git"}
 SHARE_OF_LIMIT = 2  # use at most half the user's watches: editors and other tools need theirs
 IGNORE_FILES = {".gitignore"}
@@ -74,6 +76,7 @@ class TreeWatch:
         self.ignored = ignored
         self.skip = set(skip)  # relative names of folders never watched (the daemon's own)
         self.lock = threading.RLock()
+        self.root_fd = open_root(root)
         self.inotify = INotify(nonblocking=True)
         self.folders: dict[int, str] = {}  # watch descriptor -> relative folder ("" is the root)
         self.readers: list[Marks] = []
@@ -124,6 +127,7 @@ class TreeWatch:
             self._thread.join(timeout=5)
         with self.lock:
             self.inotify.close()
+            os.close(self.root_fd)
             os.close(self._stop_r)
             os.close(self._stop_w)
 
@@ -220,39 +224,49 @@ class TreeWatch:
     def _add_tree(self, top: str, skipped: set[str], new: bool = False) -> None:
         """Watch ``top`` and the folders below it, a level at a time: each folder's watch is
         added before it is listed, so a folder made inside it meanwhile comes as an event. In a
-        ``new`` subtree the folders of each level are checked with ``ignored`` at once."""
+        ``new`` subtree the folders of each level are checked with ``ignored`` at once. Each
+        folder is reached from the root with no symlink followed on the way (a folder swapped
+        for a symlink is not watched through it)."""
         level = [top]
         while level:
             below: list[str] = []
             for name in level:
-                path = os.path.join(self.root, name) if name else self.root
-                if name and os.path.lexists(os.path.join(path, ".git")):
-                    continue  # another repository (a submodule, a nested clone): not part of this tree
-                if not self._watch(name, path):
-                    return
                 try:
-                    with os.scandir(path) as entries:
+                    fd = open_beneath(self.root_fd, name.split("/") if name else [], os.O_RDONLY | os.O_DIRECTORY)
+                except OSError:
+                    continue  # gone, not a folder, or a symlink on the way: its parent's events say so
+                try:
+                    with os.scandir(fd) as entries:
+                        listed = [(e.name, e.is_dir(follow_symlinks=False)) for e in entries]
+                    if name and any(entry in SKIP_NAMES for entry, _ in listed):
+                        continue  # another repository (a submodule, a nested clone): not part of this tree
+                    if not self._watch(name, fd):
+                        return
+                    # listed before the watch was added: list again, now that a new folder comes as an event
+                    with os.scandir(fd) as entries:
                         below += [f"{name}/{e.name}" if name else e.name for e in entries
                                   if e.name not in SKIP_NAMES and e.is_dir(follow_symlinks=False)]
                 except OSError:
                     continue
+                finally:
+                    os.close(fd)
             below = [b for b in below if b not in self.skip and b not in skipped]
             if new and below:
                 left = self.ignored(below)
                 below = [b for b in below if b not in left]
             level = below
 
-    def _watch(self, name: str, path: str) -> bool:
+    def _watch(self, name: str, fd: int) -> bool:
         if len(self.folders) >= self.limit:
             self._break(f"more folders than {self.limit} (half of fs.inotify.max_user_watches)")
             return False
-        try:
-            wd = self.inotify.add_watch(path, WATCH)
+        try:  # the folder the descriptor holds, whatever its path has become since
+            wd = self.inotify.add_watch(f"/proc/self/fd/{fd}", WATCH)
         except OSError as exc:
             if exc.errno == errno.ENOSPC:
                 self._break("the system's limit of watched folders is reached (fs.inotify.max_user_watches)")
                 return False
-            return True  # gone already, or not a folder any more: its parent's events say so
+            return True
         self.folders[wd] = name
         return True
 

@@ -28,7 +28,8 @@ import stat
 import threading
 from typing import TYPE_CHECKING
 
-from .git_isolated import GitRunError, find_repo, read_data
+from .git_isolated import GitRunError, find_repo
+from .safe_open import open_beneath, open_root, read_under
 from .snapshot import MAX_FILE_BYTES, UNKNOWN, GitSnapshot, StatSnapshot, _batch
 
 if TYPE_CHECKING:
@@ -134,15 +135,18 @@ class WatchedTree:
         held = look_up(self.base, [self._top(n) for n in ordered])
         new = [n for n in ordered if held.get(self._top(n)) is None and _present(os.path.join(self.root, n))]
         left_out = ignored(self.base, self.root, new)
-        for name in ordered:
-            old = self.overlay.get(name)
-            if isinstance(old, bytes):
-                self.kept -= len(old)
-            content = None if name in left_out else read_kept(os.path.join(self.root, name),
-                                                             MAX_OVERLAY_BYTES - self.kept)
-            self.overlay[name] = content
-            if isinstance(content, bytes):
-                self.kept += len(content)
+        root_fd = open_root(self.root)
+        try:
+            for name in ordered:
+                old = self.overlay.get(name)
+                if isinstance(old, bytes):
+                    self.kept -= len(old)
+                content = None if name in left_out else read_kept(root_fd, name, MAX_OVERLAY_BYTES - self.kept)
+                self.overlay[name] = content
+                if isinstance(content, bytes):
+                    self.kept += len(content)
+        finally:
+            os.close(root_fd)
 
     def _top(self, name: str) -> str:
         """``name`` (relative to the root) as git names it (relative to the work tree's top)."""
@@ -297,44 +301,58 @@ def walk(base: GitSnapshot, root: str, trees: list[str]) -> list[str]:
     or a folder git ignores: those are asked a level at a time)."""
     found: list[str] = []
     level = trees
-    while level and len(found) <= MAX_OVERLAY:
-        below: list[str] = []
-        for name in level:
-            path = os.path.join(root, name)
-            if os.path.lexists(os.path.join(path, ".git")):
-                continue
-            try:
-                with os.scandir(path) as entries:
-                    for entry in entries:
-                        if entry.name == ".git":
-                            continue
-                        sub = f"{name}/{entry.name}"
-                        (below if entry.is_dir(follow_symlinks=False) else found).append(sub)
-            except OSError:
-                continue
-        left = ignored(base, root, below)
-        level = [b for b in below if b not in left]
+    root_fd = open_root(root)
+    try:
+        while level and len(found) <= MAX_OVERLAY:
+            below: list[str] = []
+            for name in level:
+                try:
+                    fd = open_beneath(root_fd, name.split("/"), os.O_RDONLY | os.O_DIRECTORY)
+                except OSError:  # gone, not a folder, or a symlink on the way
+                    continue
+                try:
+                    with os.scandir(fd) as entries:
+                        listed = [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in entries]
+                except OSError:
+                    continue
+                finally:
+                    os.close(fd)
+                if any(entry == ".git" for entry, _ in listed):
+                    continue  # another repository (a submodule, a nested clone)
+                for entry, folder in listed:
+                    (below if folder else found).append(f"{name}/{entry}")
+            left = ignored(base, root, below)
+            level = [b for b in below if b not in left]
+    finally:
+        os.close(root_fd)
     return found
 
 
-def read_kept(path: str, budget: int) -> Before:
-    """What a name holds, as git would hash it: a regular file's bytes (UNKNOWN past the size
-    limit or the budget), a symlink's target; None when absent or neither."""
+def read_kept(root_fd: int, name: str, budget: int) -> Before:
+    """What ``name`` holds, as git would hash it, reached with no symlink followed on the way: a
+    regular file's bytes (UNKNOWN past the size limit or the budget), a symlink's target; None
+    when absent, neither, or behind a symlink (git sees the symlink, not what it leads to)."""
+    parts = name.split("/")
+    limit = min(MAX_FILE_BYTES, budget)
     try:
-        st = os.lstat(path)
+        parent = open_beneath(root_fd, parts[:-1], os.O_RDONLY | os.O_DIRECTORY)
     except OSError:
         return None
-    if stat.S_ISLNK(st.st_mode):
-        try:
-            return os.fsencode(os.readlink(path))
-        except OSError:
+    try:
+        st = os.stat(parts[-1], dir_fd=parent, follow_symlinks=False)
+        if stat.S_ISLNK(st.st_mode):
+            return os.fsencode(os.readlink(parts[-1], dir_fd=parent))
+        if not stat.S_ISREG(st.st_mode):
             return None
-    if not stat.S_ISREG(st.st_mode):
+        if st.st_size > limit:
+            return UNKNOWN
+        return read_under(parent, parts[-1:], limit)
+    except FileNotFoundError:
         return None
-    if st.st_size > min(MAX_FILE_BYTES, budget):
+    except OSError:  # changed while being read, or past the limit now
         return UNKNOWN
-    data = read_data(path, min(MAX_FILE_BYTES, budget))
-    return UNKNOWN if data is None else data
+    finally:
+        os.close(parent)
 
 
 def _own(name: str) -> bool:

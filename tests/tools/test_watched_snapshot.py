@@ -220,3 +220,22 @@ def test_past_its_bound_of_kept_names_the_base_is_read_again(repo, monkeypatch):
     watched, full = both(repo, lambda: [(repo / f"user{n}.txt").write_text("by the command\n") for n in range(4)])
     assert tree.base is not first and tree.overlay == {}
     assert watched == full == {f"user{n}.txt": (f"the user's file {n}\n".encode(), None) for n in range(4)}
+
+
+def test_a_folder_swapped_for_a_symlink_is_never_read_or_watched_through(repo, tmp_path_factory):
+    """A command (or anything between runs) can put a symlink where a watched folder was: what
+    it leads to (here a secret outside the workspace) is neither read into a snapshot nor
+    watched; git, too, sees only the symlink."""
+    outside = tmp_path_factory.mktemp("outside")
+    (outside / "b.py").write_text("a secret\n")
+    (repo / "src" / "pkg").rename(repo / "pkg.old")
+    os.symlink(outside, repo / "src" / "pkg")
+    watched, full = both(repo, lambda: (repo / "pkg.old" / "b.py").write_text("changed\n"))
+    assert watched == full == {"pkg.old/b.py": (b"b = 1\n", None)}
+    tree = watched_snapshot.watched(str(repo))
+    assert tree is not None
+    assert tree.overlay["src/pkg"] == os.fsencode(outside) and tree.overlay["src/pkg/b.py"] is None
+    assert not any(b"secret" in v for v in tree.overlay.values() if isinstance(v, bytes))
+    (outside / "b.py").write_text("a secret, changed\n")
+    watched, full = both(repo, lambda: (outside / "new.py").write_text("another secret\n"))
+    assert watched == full == {}
