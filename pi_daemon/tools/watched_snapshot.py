@@ -208,7 +208,6 @@ class WatchSnapshot:
             names = None if everything or tree.watch.broken else tree._expand(files, trees, self.base, self.overlay)
             if names is None:
                 names = self._all_changed()
-            names |= {n for n in files if n in self.reported}
             return self._compare(sorted(names))
 
     def _all_changed(self) -> set[str]:
