@@ -188,17 +188,19 @@ class TreeWatch:
             if not event.name:
                 continue
             name = f"{folder}/{event.name}" if folder else event.name
+            if event.name in SKIP_NAMES:
+                if folder:  # a .git made below the root: that folder is another repository's now
+                    self._mark("tree", folder)
+                    self._forget(folder, moved=True)
+                continue
             if event.mask & flags.ISDIR:
                 if event.mask & (flags.DELETE | flags.MOVED_FROM):
                     self._mark("tree", name)
                     self._forget(name, moved=bool(event.mask & flags.MOVED_FROM))
                 elif event.mask & (flags.CREATE | flags.MOVED_TO):
                     self._mark("tree", name)  # what it held before its watch was added is found by a walk
-                    if name not in self.skip and event.name not in SKIP_NAMES:
+                    if name not in self.skip:
                         made.append(name)
-                continue
-            if event.name in SKIP_NAMES:  # a .git file: the folder may be another repository's now
-                self._mark("tree", folder)
                 continue
             self._mark("file", name)
             if event.name in IGNORE_FILES:

@@ -169,6 +169,7 @@ class WatchedTree:
         if len(trees) > MAX_TREES_LISTED:
             return None
         names = {n for n in files if not _own(n)} | trees
+        names -= _in_other_repositories(self.root, names)
         if trees:
             try:
                 listed = base.git.run("ls-tree", "-r", "-z", "--name-only", "--full-tree", base.base, "--",
@@ -178,6 +179,7 @@ class WatchedTree:
             names.update(self._name(base, n) for n in listed.split(b"\0") if n)
             names.update(n for n in overlay if any(a in trees for a in _ancestors(n)))
             names.update(walk(base, self.root, sorted(trees)))
+            names -= _in_other_repositories(self.root, names)
         return None if len(names) > MAX_OVERLAY else names
 
     def close(self) -> None:
@@ -356,6 +358,21 @@ def read_kept(root_fd: int, name: str, budget: int) -> Before:
 
 def _own(name: str) -> bool:
     return name == ".pi" or name.startswith(".pi/")
+
+
+def _in_other_repositories(root: str, names: set[str]) -> set[str]:
+    """The names inside a folder (below the root) that holds a ``.git``: another repository's
+    files (a nested clone, a submodule), which the full read leaves out too."""
+    other: dict[str, bool] = {}
+    inside = set()
+    for name in names:
+        for folder in _ancestors(name):
+            if folder not in other:
+                other[folder] = os.path.lexists(os.path.join(root, folder, ".git"))
+            if other[folder]:
+                inside.add(name)
+                break
+    return inside
 
 
 def _ancestors(name: str) -> list[str]:

@@ -117,6 +117,7 @@ def test_ignored_folders_and_other_repositories_do_not_count(repo):
         (repo / "build" / "out" / "x.o").write_text("object\n")
         (repo / "run.log").write_text("log\n")
         (repo / "nested").mkdir()
+        watched_snapshot.watched(str(repo)).watch.flush()  # watched already when it becomes a repository
         git(repo / "nested", "init", "-q")
         (repo / "nested" / "theirs.txt").write_text("another repository's\n")
         (repo / "src" / "a.py").write_text("a = 3\n")
