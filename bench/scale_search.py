@@ -13,11 +13,12 @@ client sees it, median of ``--runs`` calls in one daemon per size:
   * grep EVERYWHERE: every file matches (the tool stops at its limit of 200 lines);
   * grep NEEDLE: one match, the whole repository read;
   * find **/*.py: every file matches (the tool stops at its limit of 500 paths);
-  * find **/*.rare: one path, the whole tree walked.
+  * find **/*.rare: one path, the whole tree walked;
+  * both "every file" calls again with a limit of 1,000,000 (what is shown is held to 50 KB).
 
 While the calls run, another thread asks ``getState`` again and again: the slowest answer
 ("stall") is how long the tool held the daemon's event loop, which every other session
-shares. Peak RSS is the daemon's (``VmHWM``), over all its calls.
+shares (``--no-probe`` leaves it out: the call's time alone). Peak RSS is the daemon's (``VmHWM``), over all its calls.
 
 Run: .venv/bin/python bench/scale_search.py [--sizes 1000,10000,200000] [--runs 5]
      .venv/bin/python bench/scale_search.py --check   (one small repository, one call each)
@@ -48,6 +49,8 @@ CALLS = [  # (label, tool, arguments, what the result must hold)
     ("grep, one match (whole tree read)", "grep", {"pattern": "NEEDLE"}, "NEEDLE"),
     ("find **/*.py, every file", "find", {"pattern": "**/*.py"}, "file000.py"),
     ("find **/*.rare, one path (whole tree walked)", "find", {"pattern": "**/*.rare"}, "only.rare"),
+    ("grep every file, limit 1,000,000", "grep", {"pattern": "EVERYWHERE", "limit": 1_000_000}, "EVERYWHERE"),
+    ("find **/*.py, limit 1,000,000", "find", {"pattern": "**/*.py", "limit": 1_000_000}, "file000.py"),
 ]
 SHAPES = {200: (2, 10, 10), 1000: (10, 10, 10), 10_000: (10, 10, 100), 200_000: (100, 20, 100)}
 
@@ -118,7 +121,7 @@ class Prober(threading.Thread):
         return max((b - a for a, b in self.answers if a <= end and b >= start), default=float("nan"))
 
 
-def measure(repo: Path, runs: int) -> tuple[dict[str, list[tuple[float, float]]], float]:
+def measure(repo: Path, runs: int, probe: bool) -> tuple[dict[str, list[tuple[float, float]]], float]:
     """Per call of ``CALLS``: (seconds, worst getState answer) of each run; and the daemon's peak RSS."""
     shutil.rmtree(repo / ".pi", ignore_errors=True)
     figures: dict[str, list[tuple[float, float]]] = {label: [] for label, *_ in CALLS}
@@ -131,7 +134,8 @@ def measure(repo: Path, runs: int) -> tuple[dict[str, list[tuple[float, float]]]
                     stderr=subprocess.DEVNULL) as client:
             client.request("getState")
             prober = Prober(client)
-            prober.start()
+            if probe:
+                prober.start()
             for _ in range(runs):
                 for label, tool, _, expect in CALLS:
                     client.request("prompt", PromptParams(text=f"run {tool}"))
@@ -151,7 +155,8 @@ def measure(repo: Path, runs: int) -> tuple[dict[str, list[tuple[float, float]]]
                     time.sleep(0.05)  # let the prober answer once after the call
                     figures[label].append((end - start, prober.worst(start, end)))
             prober.stopping.set()
-            prober.join()
+            if probe:
+                prober.join()
             peak = peak_rss_mb(client.proc.pid)
     shutil.rmtree(repo / ".pi", ignore_errors=True)
     return figures, peak
@@ -161,13 +166,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="1000,10000,200000", help="committed files per repository")
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--no-probe", action="store_true",
+                        help="no getState prober (the tool's own time, without a second client competing)")
     parser.add_argument("--check", action="store_true", help="one 200-file repository, one call each")
     args = parser.parse_args()
     precompile()
     sizes = [200] if args.check else [int(s) for s in args.sizes.split(",")]
     runs = 1 if args.check else args.runs
     repos = {size: build_repo(size) for size in sizes}
-    results = {size: measure(repos[size], runs) for size in sizes}
+    results = {size: measure(repos[size], runs, not args.no_probe) for size in sizes}
     if args.check:
         print(f"scale_search --check: {len(CALLS)} tool calls answered in a {sizes[0]}-file repository")
         return
