@@ -99,7 +99,8 @@ def script(path: Path, runs: int) -> None:
             replies.append({"content": [{"type": "toolCall", "id": f"call_{n}", "name": tool, "arguments": args}],
                             "stopReason": "toolUse"})
             replies.append({"content": [{"type": "text", "text": "ok"}]})
-    path.write_text(json.dumps({"modelId": "bench", "replies": replies}))
+    # a window no result fills: the old unbounded results started a compaction, which took a reply
+    path.write_text(json.dumps({"modelId": "bench", "contextWindow": 1_000_000_000, "replies": replies}))
 
 
 class Prober(threading.Thread):
@@ -138,6 +139,7 @@ def measure(repo: Path, runs: int, probe: bool) -> tuple[dict[str, list[tuple[fl
                 prober.start()
             for _ in range(runs):
                 for label, tool, _, expect in CALLS:
+                    client.request("session/new")  # each call in a fresh conversation, as the first of a task
                     client.request("prompt", PromptParams(text=f"run {tool}"))
                     start = end = 0.0
                     text = ""
