@@ -63,3 +63,21 @@ def test_matches_deep_in_a_file_larger_than_a_read_block(spawn, tmp_path):
         "big.log:150001:MATCH in the middle " + "y" * 480 + " … [line cut]",
         "big.log:300000:MATCH on the last line, which has no line end",
     ]
+
+
+def test_symlink_loops_and_symlinks_out_are_not_followed(spawn, tmp_path):
+    ws, outside = tmp_path / "ws", tmp_path / "outside"
+    (ws / "src").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "secret.py").write_text("OUTSIDE-SECRET = 1\n")
+    (ws / "src" / "app.py").write_text("INSIDE = 1\n")
+    (ws / "src" / "loop").symlink_to("..")  # src/loop/src/loop/... without end
+    (ws / "self").symlink_to("self")
+    (ws / "out").symlink_to(outside)
+    (ws / "out.py").symlink_to(outside / "secret.py")
+    ends = run_calls(spawn, tmp_path, ws, [
+        call("g", "grep", {"pattern": "SECRET|INSIDE"}),
+        call("f", "find", {"pattern": "**/*.py"}),
+    ])
+    assert said(ends["g"]) == "src/app.py:1:INSIDE = 1"
+    assert said(ends["f"]) == "src/app.py"
