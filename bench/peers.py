@@ -65,9 +65,12 @@ def install_pi() -> tuple[Path, Path]:
 
 # --- the loopback model server (its own process) ------------------------------------------
 
+def _events(chunks: list[dict]) -> bytes:
+    return b"".join(b"data: " + json.dumps(c, separators=(",", ":")).encode() + b"\n\n" for c in chunks)
+
+
 def _sse(chunks: list[dict]) -> bytes:
-    return b"".join(b"data: " + json.dumps(c, separators=(",", ":")).encode() + b"\n\n" for c in chunks) + \
-        b"data: [DONE]\n\n"
+    return _events(chunks) + b"data: [DONE]\n\n"
 
 
 def _chunk(delta: dict | None, finish: str | None = None, usage: dict | None = None) -> dict:
@@ -87,6 +90,32 @@ def text_body(deltas: int) -> bytes:
     return _sse(chunks + [_chunk({}, "stop"), _chunk(None, usage=USAGE)])
 
 
+class Paced:
+    """A text answer of ``deltas`` deltas written ``rate`` deltas a second, as a model streams
+    (pre-encoded: the server's cost stays a few writes per tick)."""
+
+    def __init__(self, deltas: int, rate: float) -> None:
+        self.head = _events([_chunk({"role": "assistant", "content": ""})])
+        self.delta = _events([_chunk({"content": "x"})])
+        self.tail = _sse([_chunk({}, "stop"), _chunk(None, usage=USAGE)])
+        self.deltas, self.rate = deltas, rate
+
+    def __len__(self) -> int:
+        return len(self.head) + self.deltas * len(self.delta) + len(self.tail)
+
+    async def write(self, writer: asyncio.StreamWriter) -> None:
+        loop = asyncio.get_running_loop()
+        writer.write(self.head)
+        start, sent = loop.time(), 0
+        while sent < self.deltas:
+            due = min(self.deltas, max(sent + 1, int((loop.time() - start) * self.rate)))
+            writer.write(self.delta * (due - sent))
+            sent = due
+            await writer.drain()
+            await asyncio.sleep(0.005)
+        writer.write(self.tail)
+
+
 def call_body(call_id: str, tool: str, arguments: dict) -> bytes:
     call = {"index": 0, "id": call_id, "type": "function",
             "function": {"name": tool, "arguments": json.dumps(arguments)}}
@@ -100,9 +129,10 @@ def serve() -> None:
 
     ``POST /script`` with ``[{"text": N} | {"reads": N, "path": P} | {"call": TOOL, "arguments": {...}},
     ...]`` appends replies; a ``reads`` entry is N tool calls of ``read``, a ``call`` entry one call of
-    any tool. ``GET /count`` answers how many model requests came.
+    any tool; a ``text`` entry with ``"rate": R`` is streamed at R deltas a second. ``GET /count``
+    answers how many model requests came.
     """
-    replies: list[bytes] = []
+    replies: list[bytes | Paced] = []
     served = 0
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -119,7 +149,9 @@ def serve() -> None:
                 path = request_line.split(b" ")[1]
                 if path == b"/script":
                     for item in json.loads(body):
-                        if "text" in item:
+                        if "rate" in item:
+                            replies.append(Paced(item["text"], item["rate"]))
+                        elif "text" in item:
                             replies.append(text_body(item["text"]))
                         elif "call" in item:
                             replies.append(call_body(f"call_{served}_{len(replies)}", item["call"], item["arguments"]))
@@ -131,6 +163,15 @@ def serve() -> None:
                     answer, kind = str(served).encode(), b"application/json"
                 elif request_line.startswith(b"GET "):  # a probe (llama.cpp's /props, /v1/models): not a model turn
                     writer.write(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n")
+                    await writer.drain()
+                    continue
+                elif replies and isinstance(replies[0], Paced):
+                    served += 1
+                    paced = replies.pop(0)
+                    assert isinstance(paced, Paced)
+                    writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: %d\r\n\r\n"
+                                 % len(paced))
+                    await paced.write(writer)
                     await writer.drain()
                     continue
                 elif replies:

@@ -7,6 +7,7 @@ checked against the confinement before the model sees it (``search``).
 
 from __future__ import annotations
 
+import asyncio
 import os
 import stat
 from pathlib import Path
@@ -16,7 +17,8 @@ from ..cancel import CancelToken
 from ..messages import ToolResult
 from .base import ToolUpdate
 from .buffer_search import with_buffers
-from .search import checked_files, checked_matches, rg_binary, run_rg, where
+from .files import MAX_BYTES
+from .search import Found, bounded, checked_files, checked_matches, rg_binary, run_rg, where
 from .workspace import O_PATH, READ, PathRefused, Place, Workspace
 from .workspace_tool import WorkspaceTool, failure
 
@@ -32,11 +34,18 @@ def _open_target(workspace: Workspace, path: str | None, flags: int) -> tuple[in
         raise PathRefused(f"cannot search {path!r}: {exc.strerror}") from None
 
 
+def _stopped(found: Found, over: bool, limit: int, what: str) -> str:
+    """The note on a result that was cut: at the call's limit, or at the size a result may have."""
+    if found.stopped == "bytes" or over:
+        return f"\n[stopped at {MAX_BYTES // 1024} KB of output; narrow the search]"
+    return f"\n[stopped at {limit} {what}]" if found.stopped else ""
+
+
 class GrepTool(WorkspaceTool):
     read_only = True
     name = "grep"
     description = ("Search file contents with a regular expression (ripgrep syntax), respecting .gitignore. "
-                   "Lines come as path:line:text.")
+                   "Lines come as path:line:text, cut at 500 characters; at most 50 KB in all.")
     parameters = {
         "type": "object",
         "properties": {
@@ -64,18 +73,19 @@ class GrepTool(WorkspaceTool):
         if args.get("glob"):
             flags += ["--glob", args["glob"]]
         limit = args.get("limit", 200)
-        records, more, err = await run_rg([*flags, "--regexp", args["pattern"], *where(self.workspace, target)],
-                                          self.workspace.cwd, limit)
-        if err and not records:
-            return failure(f"grep failed: {err}")
-        lines, left_out = checked_matches(self.workspace, records)
+        found = await run_rg([*flags, "--regexp", args["pattern"], *where(self.workspace, target)],
+                             self.workspace.cwd, limit)
+        if found.err and not found.records:
+            return failure(f"grep failed: {found.err}")
+        lines, left_out = await asyncio.to_thread(checked_matches, self.workspace, found)
         buffers = await self.files.modified_buffers(target)
         if buffers:
             lines = with_buffers(lines, buffers, args)[:limit]
         if not lines:
             return ToolResult.text("no matches" + left_out)
-        note = f"\n[stopped at {limit} lines; narrow the search or raise limit]" if more else ""
-        return ToolResult.text("\n".join(lines) + note + left_out)
+        lines, over = bounded(lines)
+        return ToolResult.text("\n".join(lines) + _stopped(found, over, limit, "lines; narrow the search or raise limit")
+                               + left_out)
 
     def _target(self, path: str | None) -> Path:
         """The folder or file to search, checked as read would check it (a file: its links too)."""
@@ -111,14 +121,16 @@ class FindTool(WorkspaceTool):
         os.close(fd)
         target = place.path
         limit = args.get("limit", 500)
-        records, more, err = await run_rg(["--files", "--null", "--no-require-git", "--color=never", "--glob",
-                                           args["pattern"], *where(self.workspace, target)],
-                                          self.workspace.cwd, limit, sep=b"\0")
-        if err and not records:
-            return failure(f"find failed: {err}")
-        lines, left_out = checked_files(self.workspace, records)
-        note = f"\n[stopped at {limit} paths]" if more else ""
-        return ToolResult.text(("\n".join(sorted(lines)) + note if lines else "no files found") + left_out)
+        found = await run_rg(["--files", "--null", "--no-require-git", "--color=never", "--glob",
+                              args["pattern"], *where(self.workspace, target)],
+                             self.workspace.cwd, limit, sep=b"\0")
+        if found.err and not found.records:
+            return failure(f"find failed: {found.err}")
+        lines, left_out = await asyncio.to_thread(checked_files, self.workspace, found)
+        if not lines:
+            return ToolResult.text("no files found" + left_out)
+        lines, over = bounded(sorted(lines))
+        return ToolResult.text("\n".join(lines) + _stopped(found, over, limit, "paths") + left_out)
 
 
 class LsTool(WorkspaceTool):
