@@ -30,21 +30,9 @@ from typing import Any, Iterator, Sequence
 
 import orjson
 
-from .. import json_read
 from ..tools.safe_open import read_regular
 from .blob_files import open_folder
-
-VERSION = 3
-MAX_SESSION_BYTES = 512 << 20  # a session file is read whole to open it; past this it is not written
-
-# Entries that are not part of the conversation tree: they never move the leaf.
-SIDE_ENTRIES = ("queue_add", "queue_done", "leaf", "label", "session_settings", "turn_changes", "turn_review",
-                "rewind", "rewind_end", "subagent")
-
-
-class SessionFileError(Exception):
-    """The file is missing, unreadable or not a session file; the text says which."""
-
+from .entry_lines import MAX_SESSION_BYTES, SIDE_ENTRIES, VERSION, SessionFileError, parse
 
 class SessionLocked(Exception):
     """Another process has the session open for writing."""
@@ -181,7 +169,7 @@ class SessionStore:
         try:
             if fd >= 0:
                 _lock(fd, path)
-            header, entries, good_end, lines, skipped = _parse(path, data)
+            header, entries, good_end, lines, skipped = parse(path, data)
             store = cls(path, header, entries, fd, size=good_end, read_only=read_only, lines=lines, skipped=skipped)
             if good_end < len(data) and fd >= 0:
                 store._cut_torn_tail(data[good_end:])
@@ -395,99 +383,3 @@ def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]
-
-
-def _check_header(path: Path, data: bytes, first_nl: int) -> dict[str, Any]:
-    try:
-        header = json_read.loads(data[: first_nl if first_nl >= 0 else len(data)])
-    except (ValueError, RecursionError):
-        header = None
-    if not isinstance(header, dict) or header.get("type") != "session" or first_nl < 0:
-        raise SessionFileError(f"{path} is not a pi-daemon session file (no session header on line 1)")
-    version = header.get("version")
-    if type(version) is not int or version < 1:
-        raise SessionFileError(f"{path} has no valid format version in its header (got {version!r})")
-    if version > VERSION:
-        raise SessionFileError(f"{path} is in session format version {version}, newer than this daemon reads "
-                               f"({VERSION}): open it with a newer pi-daemon")
-    if not isinstance(header.get("id"), str) or not header["id"]:
-        raise SessionFileError(f"{path} has no session id in its header")
-    return header
-
-
-Parsed = tuple[dict[str, Any], list[dict[str, Any]], int, list[int], list[dict[str, Any]]]
-
-
-def _parse(path: Path, data: bytes) -> Parsed:
-    """Header, entries, the offset where the last complete line ends, entry line numbers, skipped lines.
-
-    Entries whose parent is an unreadable line are given, in memory, the tree entry read
-    just before them as parent (appends chain to the leaf, so that is where they hung).
-    """
-    first_nl = data.find(b"\n")
-    header = _check_header(path, data, first_nl)
-    # orjson reads a line as the json module would unless the file holds a 20-digit number
-    # (checked once, for the whole file) or orjson refuses the line (a lone surrogate, NaN).
-    read = orjson.loads if not json_read.long_number(data) else json_read.loads
-    entries: list[dict[str, Any]] = []
-    lines: list[int] = []
-    skipped: list[dict[str, Any]] = []
-    ids: set[str] = set()
-    last_tree: str | None = None
-    raw = data.split(b"\n")
-    del raw[0]  # the header
-    torn = raw.pop()  # after the last line end: nothing, or a torn last line (cut off)
-    good_end = len(data) - len(torn)
-    last = len(raw) + 1 if not torn else -1  # the last line, when nothing follows it
-    for line_no, line in enumerate(raw, 2):
-        if not line or line.isspace():
-            continue
-        try:
-            entry = read(line)
-        except ValueError:
-            try:
-                entry = json_read.loads(line)
-            except (ValueError, RecursionError):
-                if line_no == last:
-                    good_end -= len(line) + 1
-                    break  # a garbled last line: cut off
-                skipped.append({"line": line_no, "reason": "not valid JSON"})
-                continue
-        if type(entry) is dict and entry.get("type") not in SIDE_ENTRIES:
-            entry_id, parent = entry.get("id"), entry.get("parentId")
-            if not (type(entry_id) is str and entry_id not in ids and (parent is None or parent in ids)
-                    and type(entry.get("type")) is str):  # the common case, checked quickly
-                reason = _entry_problem(entry, ids)
-                if reason is not None:
-                    skipped.append({"line": line_no, "reason": reason})
-                    continue
-                if parent is not None and parent not in ids:
-                    entry = {**entry, "parentId": last_tree}
-            ids.add(entry_id)  # type: ignore[arg-type]  # a str: the quick check or _entry_problem said so
-            last_tree = entry_id
-        elif type(entry) is not dict:
-            skipped.append({"line": line_no, "reason": "not a JSON object"})
-            continue
-        entries.append(entry)
-        lines.append(line_no)
-    return header, entries, good_end, lines, skipped
-
-
-def _entry_problem(entry: Any, ids: set[str]) -> str | None:
-    """Why a parsed line cannot be an entry, or None."""
-    if not isinstance(entry, dict):
-        return "not a JSON object"
-    kind = entry.get("type")
-    if not isinstance(kind, str):
-        return "no entry type"
-    if kind in SIDE_ENTRIES:
-        return None
-    entry_id = entry.get("id")
-    if not isinstance(entry_id, str):
-        return f"a {kind} entry without a string id"
-    if entry_id in ids:
-        return f"a second entry with id {entry_id!r}"
-    parent = entry.get("parentId")
-    if parent is not None and not isinstance(parent, str):
-        return "parentId is not a string"
-    return None

@@ -1,0 +1,133 @@
+"""Reading a session file's lines: the header, then one entry per line (what :mod:`.store` opens).
+
+Lines are read where they lie in the file's bytes (no copy of the file split into lines),
+so a 200 MB session is held once while its entries are built.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from .. import json_read
+
+VERSION = 3
+MAX_SESSION_BYTES = 512 << 20  # a session file is read whole to open it; past this it is not written
+
+# Entries that are not part of the conversation tree: they never move the leaf.
+SIDE_ENTRIES = ("queue_add", "queue_done", "leaf", "label", "session_settings", "turn_changes", "turn_review",
+                "rewind", "rewind_end", "subagent")
+LONG_NUMBER_BLOCK = 1 << 24  # the file is looked at for long numbers this much at a time
+
+
+class SessionFileError(Exception):
+    """The file is missing, unreadable or not a session file; the text says which."""
+
+
+def check_header(path: Path, data: bytes, first_nl: int) -> dict[str, Any]:
+    try:
+        header = json_read.loads(data[: first_nl if first_nl >= 0 else len(data)])
+    except (ValueError, RecursionError):
+        header = None
+    if not isinstance(header, dict) or header.get("type") != "session" or first_nl < 0:
+        raise SessionFileError(f"{path} is not a pi-daemon session file (no session header on line 1)")
+    version = header.get("version")
+    if type(version) is not int or version < 1:
+        raise SessionFileError(f"{path} has no valid format version in its header (got {version!r})")
+    if version > VERSION:
+        raise SessionFileError(f"{path} is in session format version {version}, newer than this daemon reads "
+                               f"({VERSION}): open it with a newer pi-daemon")
+    if not isinstance(header.get("id"), str) or not header["id"]:
+        raise SessionFileError(f"{path} has no session id in its header")
+    return header
+
+
+Parsed = tuple[dict[str, Any], list[dict[str, Any]], int, list[int], list[dict[str, Any]]]
+
+
+def parse(path: Path, data: bytes) -> Parsed:
+    """Header, entries, the offset where the last complete line ends, entry line numbers, skipped lines.
+
+    Entries whose parent is an unreadable line are given, in memory, the tree entry read
+    just before them as parent (appends chain to the leaf, so that is where they hung).
+    """
+    first_nl = data.find(b"\n")
+    header = check_header(path, data, first_nl)
+    # orjson reads a line as the json module would unless the file holds a 20-digit number
+    # (checked once, for the whole file) or orjson refuses the line (a lone surrogate, NaN).
+    read = orjson.loads if not _long_number(data) else json_read.loads
+    entries: list[dict[str, Any]] = []
+    lines: list[int] = []
+    skipped: list[dict[str, Any]] = []
+    ids: set[str] = set()
+    last_tree: str | None = None
+    view = memoryview(data)
+    final = data.rfind(b"\n")  # what follows it is nothing, or a torn last line (cut off)
+    good_end = final + 1
+    line_no, start = 1, first_nl + 1
+    while start <= final:
+        end = data.find(b"\n", start)
+        line_no += 1
+        line, start = view[start:end], end + 1
+        if not line:
+            continue
+        try:
+            entry = read(line)
+        except ValueError:
+            text = bytes(line)
+            if text.isspace():
+                continue
+            try:
+                entry = json_read.loads(text)
+            except (ValueError, RecursionError):
+                if end == final == len(data) - 1:
+                    good_end -= len(line) + 1
+                    break  # a garbled last line: cut off
+                skipped.append({"line": line_no, "reason": "not valid JSON"})
+                continue
+        if type(entry) is dict and entry.get("type") not in SIDE_ENTRIES:
+            entry_id, parent = entry.get("id"), entry.get("parentId")
+            if not (type(entry_id) is str and entry_id not in ids and (parent is None or parent in ids)
+                    and type(entry.get("type")) is str):  # the common case, checked quickly
+                reason = entry_problem(entry, ids)
+                if reason is not None:
+                    skipped.append({"line": line_no, "reason": reason})
+                    continue
+                if parent is not None and parent not in ids:
+                    entry = {**entry, "parentId": last_tree}
+            ids.add(entry_id)  # type: ignore[arg-type]  # a str: the quick check or _entry_problem said so
+            last_tree = entry_id
+        elif type(entry) is not dict:
+            skipped.append({"line": line_no, "reason": "not a JSON object"})
+            continue
+        entries.append(entry)
+        lines.append(line_no)
+    return header, entries, good_end, lines, skipped
+
+
+def _long_number(data: bytes) -> bool:
+    """:func:`..json_read.long_number` of ``data``, a block at a time (a block's copy, not the file's)."""
+    step = LONG_NUMBER_BLOCK
+    return any(json_read.long_number(data[at:at + step + 19]) for at in range(0, len(data), step))
+
+
+def entry_problem(entry: Any, ids: set[str]) -> str | None:
+    """Why a parsed line cannot be an entry, or None."""
+    if not isinstance(entry, dict):
+        return "not a JSON object"
+    kind = entry.get("type")
+    if not isinstance(kind, str):
+        return "no entry type"
+    if kind in SIDE_ENTRIES:
+        return None
+    entry_id = entry.get("id")
+    if not isinstance(entry_id, str):
+        return f"a {kind} entry without a string id"
+    if entry_id in ids:
+        return f"a second entry with id {entry_id!r}"
+    parent = entry.get("parentId")
+    if parent is not None and not isinstance(parent, str):
+        return "parentId is not a string"
+    return None
