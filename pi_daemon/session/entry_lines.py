@@ -57,7 +57,7 @@ def parse(path: Path, data: bytes) -> Parsed:
     header = check_header(path, data, first_nl)
     # orjson reads a line as the json module would unless the file holds a 20-digit number
     # (checked once, for the whole file) or orjson refuses the line (a lone surrogate, NaN).
-    read = orjson.loads if not _long_number(data) else json_read.loads
+    read = orjson.loads if not _long_number(data) else lambda line: json_read.loads(bytes(line))
     entries: list[dict[str, Any]] = []
     lines: list[int] = []
     skipped: list[dict[str, Any]] = []

@@ -30,12 +30,20 @@ from ..tools.language import DEFAULT_DIAGNOSTICS_WAIT_MS, LanguageAccess, checke
 from ..tools.permissions import PermissionGate
 from ..tools.shell import clean_spill
 from ..tools.workspace import PathRefused, Workspace
-from . import kept_settings
+from . import kept_settings, load_index
 from .agent_session import AgentSession, EntryError, SessionError
 from .changes import ChangeLog
 from .compaction import CompactionSettings
 from .rebuild import context_messages, interrupted, pending_queue, readable_message, session_name, settings
-from .store import SessionFileError, SessionLocked, SessionReadOnly, SessionStore, file_stamp, storage_error
+from .store import (
+    INDEXED_SIDE_ENTRIES,
+    SessionFileError,
+    SessionLocked,
+    SessionReadOnly,
+    SessionStore,
+    file_stamp,
+    storage_error,
+)
 from .subagents import TaskTool, inherit
 from .system_prompt import build as build_system_prompt
 
@@ -102,6 +110,7 @@ class SessionManager:
         self.compaction = compaction or CompactionSettings()
         self.subagents = True  # settings' subagents.enabled: sessions opened from now on get the task tool
         self.sessions: dict[str, AgentSession] = {}
+        self._index_writers: dict[Path, Any] = {}  # session file -> the thread writing its index
         self.current: AgentSession | None = None
         self.input_closed = False
         clean_spill(self.spill_dir)
@@ -172,6 +181,7 @@ class SessionManager:
         session.changes = ChangeLog(self.tools_workspace, store, Path(self.workspace) / ".pi")
         if parent is None:  # a subagent's tools record their changes in its parent's run
             files.changes = session.changes
+            store.before_close = self._index_on_close
         session.spill_dir = self.spill_dir  # a session in a sub-folder still spills into the workspace's .pi/tmp
         kept_settings.restore(session)
         if self.mcp is not None and parent is None:
@@ -309,15 +319,18 @@ class SessionManager:
             return self._load_file(path, read_only)
 
     def _load_file(self, path: Path, read_only: str | None) -> tuple[AgentSession, bool]:
-        store = SessionStore.open(path, read_only=read_only)
+        store = SessionStore.open(path, read_only=read_only, known=load_index.read if read_only is None else None)
         if store.header.get("id") in self.sessions:
             store.close()
             raise SessionFileError(f"{store.path} has the id of another open session")
+        if store.facts is not None:
+            return self._open_indexed(store), store.facts.interrupted
         if store.torn_file is not None:
             log.warning("%s ended in a torn line; it was cut off and saved to %s", store.path, store.torn_file)
         session = self._open_stored(store, self.default_model)
         bad = []
-        for entry in pending_queue(store):
+        queued = pending_queue(store)
+        for entry in queued:
             message, reason = readable_message({**entry, "type": "message"})
             if reason is not None:
                 bad.append((entry, reason))
@@ -330,19 +343,63 @@ class SessionManager:
         if store.skipped:
             log.warning("%s: %d line(s) could not be read and were set aside (left in the file): %s", store.path,
                         len(store.skipped), ", ".join(f"line {s['line']}: {s['reason']}" for s in store.skipped[:5]))
-        return session, interrupted(session.messages)
+        stopped = interrupted(session.messages)
+        if not queued:  # a session opened from its index starts with an empty queue
+            self._keep_index(store, session.messages, stopped)
+        return session, stopped
+
+    def _open_indexed(self, store: SessionStore) -> AgentSession:
+        """A session for a file whose index says what a full load would find; its entries and
+        messages are read from the file when first asked for (the first prompt, a replay)."""
+        facts = store.facts
+        session = self._open(store, model=self._stored_model(store, facts.model) or self.default_model,
+                             thinking_level=facts.thinking_level or "off", name=facts.name)
+
+        def read_context(store: SessionStore) -> None:
+            with _collector_paused():
+                session.agent.state.messages = context_messages(store, store.branch())
+
+        store.on_read = read_context
+        session.agent.state.defer_messages(store.read_all, facts.messages)
+        return session
+
+    def _keep_index(self, store: SessionStore, messages: list[Any], stopped: bool) -> None:
+        """Write what a full load of ``store`` finds beside its file (:mod:`.load_index`)."""
+        if store.read_only is not None or not store.has_file or not self.in_sessions_dir(store.path):
+            return
+        model, level = settings(store, store.branch())
+        facts = load_index.Facts(model=model, thinking_level=level, name=session_name(store),
+                                 side=store.of_type(*INDEXED_SIDE_ENTRIES), skipped=list(store.skipped),
+                                 messages=len(messages), interrupted=stopped)
+        self._index_writers[store.path] = load_index.write(store.path, store.fd, store.size, facts, now=store.closing)
+        store.indexed_size = store.size
+
+    def _index_on_close(self, store: SessionStore) -> None:
+        """Before a session's file is closed: its index, when the file changed since it was written."""
+        writer = self._index_writers.pop(store.path, None)
+        if writer is not None:
+            writer.join()  # the index of the load: written whole before the file is let go
+        if store.indexed_size == store.size:
+            return
+        if pending_queue(store):
+            load_index.remove(store.path)  # the queue is restored by a full load only
+            return
+        messages = context_messages(store)
+        self._keep_index(store, messages, interrupted(messages))
+
+    def _stored_model(self, store: SessionStore, model_ref: tuple[str, str] | None) -> Model | None:
+        if model_ref is not None:
+            try:
+                return self.registry.find(*model_ref)
+            except ModelUnavailable:
+                log.warning("session %s used model %s/%s, which is not known here", store.header["id"], *model_ref)
+        return None
 
     def _open_stored(self, store: SessionStore, fallback: Model | None) -> AgentSession:
         """A session for a file: its context, model and thinking level rebuilt from the branch."""
         branch = store.branch()
         model_ref, level = settings(store, branch)
-        model = None
-        if model_ref is not None:
-            try:
-                model = self.registry.find(*model_ref)
-            except ModelUnavailable:
-                log.warning("session %s used model %s/%s, which is not known here", store.header["id"], *model_ref)
-        return self._open(store, model=model or fallback, thinking_level=level or "off",
+        return self._open(store, model=self._stored_model(store, model_ref) or fallback, thinking_level=level or "off",
                           messages=context_messages(store, branch), name=session_name(store))
 
     def fork(self, session: AgentSession, entry_id: str) -> tuple[AgentSession, str]:
@@ -410,6 +467,7 @@ class SessionManager:
             path.unlink()
         except OSError as exc:
             raise storage_error(exc, path, "delete") from None
+        load_index.remove(path)
         return str(path)
 
     async def abort_all(self) -> None:

@@ -22,17 +22,21 @@ import datetime as dt
 import errno
 import fcntl
 import json
+import logging
 import os
 import secrets
 import stat
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import orjson
 
 from ..tools.safe_open import read_regular
 from .blob_files import open_folder
 from .entry_lines import MAX_SESSION_BYTES, SIDE_ENTRIES, VERSION, SessionFileError, parse
+
+__all__ = ["MAX_SESSION_BYTES", "SIDE_ENTRIES", "VERSION", "SessionFileError", "SessionLocked", "SessionReadOnly",
+           "SessionStore", "SessionWriteError", "INDEXED_SIDE_ENTRIES", "file_stamp", "iso_now", "storage_error"]
 
 class SessionLocked(Exception):
     """Another process has the session open for writing."""
@@ -57,6 +61,8 @@ class SessionWriteError(Exception):
         exc.args = (f"{prefix}: {self}",)
         return exc
 
+
+log = logging.getLogger(__name__)
 
 # Errors that mean "this place cannot be written", as opposed to "this write failed".
 _READ_ONLY_ERRNOS = (errno.EROFS, errno.EACCES, errno.EPERM)
@@ -83,9 +89,15 @@ class SessionStore:
                  skipped: list[dict[str, Any]] | None = None) -> None:
         self.path = path
         self.header = header
-        self.entries = entries
-        self.by_id: dict[str, dict[str, Any]] = {}
-        self.leaf_id: str | None = None
+        self._entries = entries
+        self._by_id: dict[str, dict[str, Any]] = {}
+        self._leaf_id: str | None = None
+        self.facts: Any = None  # a store opened from its index: what the full load found (.load_index.Facts)
+        self.on_read: Callable[[SessionStore], None] | None = None  # once the entries of such a store are read
+        self._unread = False  # opened from its index: the entries are read when first asked for
+        self.before_close: Callable[[SessionStore], None] | None = None  # e.g. keep the index up to date
+        self.indexed_size = -1  # the file's size when its index was last written
+        self.closing = False
         self._fd = fd
         self._size = size  # bytes of complete lines: where a failed write is cut back to
         self._closed = False
@@ -150,8 +162,13 @@ class SessionStore:
         return store
 
     @classmethod
-    def open(cls, path: Path, *, read_only: str | None = None) -> "SessionStore":
-        """Open a session file; read-only (``read_only`` says why) when asked or when it cannot be written."""
+    def open(cls, path: Path, *, read_only: str | None = None,
+             known: Callable[[Path, int], tuple[dict[str, Any], Any, int] | None] | None = None) -> "SessionStore":
+        """Open a session file; read-only (``read_only`` says why) when asked or when it cannot be written.
+
+        ``known``: for a writable file, ``(header, facts, size)`` when its index says what a full
+        load would find (:func:`.load_index.read`); the store's entries are then read when first
+        asked for (:meth:`read_all`)."""
         fd = -1
         if read_only is None:
             try:
@@ -160,6 +177,18 @@ class SessionStore:
                 if exc.errno not in _READ_ONLY_ERRNOS:
                     raise _cannot_open(exc, path) from None
                 read_only = f"{path} cannot be written ({exc.strerror}): the session is open read-only"
+        if known is not None and fd >= 0:
+            try:
+                _lock(fd, path)
+                found = known(path, fd) if stat.S_ISREG(os.fstat(fd).st_mode) else None
+            except BaseException:
+                os.close(fd)
+                raise
+            if found is not None:
+                header, facts, size = found
+                store = cls(path, header, [], fd, size=size, skipped=list(facts.skipped))
+                store.facts, store._unread, store.indexed_size = facts, True, size
+                return store
         try:  # data, not a path to follow: a symlink, FIFO or device is refused, the size bounded
             data = read_regular(path, MAX_SESSION_BYTES) if fd < 0 else _read_whole(fd, path)
         except OSError as exc:
@@ -191,6 +220,72 @@ class SessionStore:
         self.torn_file = torn
         os.ftruncate(self._fd, self._size)
         os.fsync(self._fd)
+
+    # --- the entries, read when first asked for when the store was opened from its index ----
+
+    def read_all(self) -> None:
+        """Read the entries of a store opened from its index (nothing when they are read)."""
+        if not self._unread:
+            return
+        self._unread = False
+        data = _read_whole(self._fd, self.path)
+        header, entries, good_end, lines, skipped = parse(self.path, data)
+        if good_end != self._size:  # written by something that ignores the lock: the file is what counts
+            log.warning("%s changed on disk since it was opened (%d bytes, now %d)", self.path, self._size, good_end)
+            self._size = good_end
+        self.header, self._entries, self._lines, self.skipped = header, entries, lines, skipped
+        for entry in entries:
+            self._index(entry)
+        if self.on_read is not None:
+            self.on_read(self)
+
+    @property
+    def read(self) -> bool:
+        """The entries are in memory (always, unless opened from the index and not yet asked for)."""
+        return not self._unread
+
+    @property
+    def fd(self) -> int:
+        return self._fd
+
+    @property
+    def size(self) -> int:
+        """Bytes of complete lines in the file."""
+        return self._size
+
+    @property
+    def entries(self) -> list[dict[str, Any]]:
+        self.read_all()
+        return self._entries
+
+    @entries.setter
+    def entries(self, value: list[dict[str, Any]]) -> None:
+        self._entries = value
+
+    @property
+    def by_id(self) -> dict[str, dict[str, Any]]:
+        self.read_all()
+        return self._by_id
+
+    @by_id.setter
+    def by_id(self, value: dict[str, dict[str, Any]]) -> None:
+        self._by_id = value
+
+    @property
+    def leaf_id(self) -> str | None:
+        self.read_all()
+        return self._leaf_id
+
+    @leaf_id.setter
+    def leaf_id(self, value: str | None) -> None:
+        self._leaf_id = value
+
+    def of_type(self, *types: str) -> list[dict[str, Any]]:
+        """The entries of these types, in file order; those of :data:`INDEXED_SIDE_ENTRIES`
+        without reading the file when the store was opened from its index."""
+        if self._unread and set(types) <= set(INDEXED_SIDE_ENTRIES):
+            return [e for e in self.facts.side if e.get("type") in types]
+        return [e for e in self.entries if e.get("type") in types]
 
     # --- the tree ---------------------------------------------------------------------
 
@@ -311,6 +406,12 @@ class SessionStore:
                 raise SessionWriteError(exc, self.path, "sync") from None
 
     def close(self) -> None:
+        if self.before_close is not None and self._fd >= 0 and not self._closed:
+            self.closing = True
+            try:
+                self.before_close(self)
+            except Exception:  # noqa: BLE001 - the index is a cache: the file closes whatever happens to it
+                log.warning("keeping the index of %s failed", self.path, exc_info=True)
         self._closed = True
         if self._fd >= 0:
             try:
@@ -324,6 +425,11 @@ class SessionStore:
     @property
     def closed(self) -> bool:
         return self._closed
+
+
+# Side entries a store opened from its index answers for without reading the file: what opening
+# the session reads (kept settings, an unfinished rewind).
+INDEXED_SIDE_ENTRIES = ("session_settings", "rewind", "rewind_end")
 
 
 def _lock(fd: int, path: Path) -> None:
