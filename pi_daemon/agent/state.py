@@ -30,8 +30,8 @@ class AgentState:
     def messages(self) -> list[Any]:
         """The transcript; a stored session's is read from its file when first asked for."""
         if self._read_messages is not None:
-            read, self._read_messages = self._read_messages, None
-            read()  # sets messages
+            self._read_messages()  # sets messages
+            self._read_messages = None
         return self._messages
 
     @messages.setter
@@ -42,6 +42,11 @@ class AgentState:
     def defer_messages(self, read: Callable[[], None], count: int) -> None:
         """``read`` sets the ``count`` messages of the transcript when they are first asked for."""
         self._read_messages, self._message_count = read, count
+
+    @property
+    def deferred(self) -> bool:
+        """The messages are still to be read (:meth:`defer_messages`)."""
+        return self._read_messages is not None
 
     @property
     def message_count(self) -> int:

@@ -356,8 +356,9 @@ class SessionManager:
                              thinking_level=facts.thinking_level or "off", name=facts.name)
 
         def read_context(store: SessionStore) -> None:
-            with _collector_paused():
-                session.agent.state.messages = context_messages(store, store.branch())
+            if session.agent.state.deferred:  # else the transcript was set anew before the file was read
+                with _collector_paused():
+                    session.agent.state.messages = context_messages(store, store.branch())
 
         store.on_read = read_context
         session.agent.state.defer_messages(store.read_all, facts.messages)
