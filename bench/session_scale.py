@@ -1,8 +1,12 @@
 """Sessions at the scale a user reaches: long sessions and many of them (issue #30).
 
-  * ``session/load`` of a stored 10,000-entry (~8 MB) and 100,000-entry (~200 MB) session,
+  * ``session/load`` of a stored 10,000-entry (~8 MB) and 100,000-entry (~230 MB) session,
     against Pi 1.6.0's ``switch_session`` in the same run (Pi driven by :mod:`peers`, the two
-    agents interleaved), with each agent's peak RSS once the session is loaded;
+    agents interleaved), with each agent's peak RSS once the session is loaded. The daemon
+    twice: the first load of the file (no index beside it: read whole, the index written), and
+    a load with its index (what reopening a session costs);
+  * the conversation shown: ``session/load{replay}`` up to ``replay_end`` (the daemon, with its
+    index), ``switch_session`` then ``get_messages`` (Pi);
   * ``session/list`` and ``session/search`` over 1,000 sessions in one workspace (the daemon
     only: Pi's RPC mode has neither), with the daemon's peak RSS.
 
@@ -27,7 +31,9 @@ from common import precompile
 from peers import Bench, ModelServer, install_pi, peak_rss_mb, write_session
 from sessions import start, write_session as write_small
 
-from pi_daemon.rpc.types import SessionListParams, SessionSearchParams
+from pi_daemon.events import ReplayEnd
+from pi_daemon.rpc.types import SessionListParams, SessionLoadParams, SessionSearchParams
+from pi_daemon.session.load_index import index_path
 
 
 def many_sessions(workspace: Path, count: int) -> None:
@@ -59,6 +65,27 @@ def list_and_search(workspace: Path, count: int, runs: int) -> dict[str, list[fl
     return figures
 
 
+def shown(bench: Bench, which: str, session: Path) -> float:
+    """Seconds from asking for the stored session to having its whole conversation."""
+    agent = bench.spawn(which)
+    agent.wait_answer(agent.first_request())
+    if which == "daemon":
+        target = bench.workspace / ".pi" / "sessions" / session.name
+        started = time.perf_counter()
+        agent.client.request("session/load", SessionLoadParams(file=str(target), replay=True))
+        for params in agent.client.events():
+            if isinstance(params.event, ReplayEnd):
+                break
+    else:
+        started = time.perf_counter()
+        agent.load(session, bench.workspace)
+        messages = agent.wait_answer(agent.request({"type": "get_messages"}))["messages"]
+        assert messages, "Pi showed no messages"
+    elapsed = time.perf_counter() - started
+    agent.close()
+    return elapsed
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=5)
@@ -84,12 +111,18 @@ def main() -> None:
                                       f"0194c0de-0000-7000-8000-000000000001.jsonl"
                 write_session(session, entries, bench.workspace, answer)
                 megabytes[entries] = session.stat().st_size / 1e6
+                index = index_path(bench.workspace / ".pi" / "sessions" / session.name)
                 for _ in range(runs):
                     for which in agents:  # interleaved, so both see the same machine load
-                        result = bench.session_load(which, session)
-                        row = loads.setdefault((which, entries), {"s": [], "rss": []})
-                        row["s"].append(result["session load"])
-                        row["rss"].append(result["peak RSS, loaded"])
+                        kinds = ["first", "indexed"] if which == "daemon" else [""]
+                        for kind in kinds:
+                            if kind == "first":
+                                index.unlink(missing_ok=True)
+                            result = bench.session_load(which, session)
+                            row = loads.setdefault((which + kind, entries), {"s": [], "rss": [], "shown": []})
+                            row["s"].append(result["session load"])
+                            row["rss"].append(result["peak RSS, loaded"])
+                        row["shown"].append(shown(bench, which, session))
                 session.unlink()
                 for copy in (bench.workspace / ".pi" / "sessions").glob("*.jsonl"):
                     copy.unlink()  # the daemon's copy: the next size has the same id
@@ -101,18 +134,24 @@ def main() -> None:
         print(f"session_scale --check: loads, list and search of {many} sessions ran")
         return
     med = statistics.median
-    print(f"{'what':<46} {'pi-daemon':>10} {'Pi 1.6.0':>10} {'ratio':>6} {'RSS daemon':>11} {'RSS Pi':>8}")
+
+    def line(label: str, row: dict | None, pi: dict | None, key: str) -> None:
+        mine = med(row[key]) if row else float("nan")
+        theirs = med(pi[key]) if pi else float("nan")
+        rss = [f"{med(r['rss']):>8.0f} MB" if r and key == "s" else f"{'':>11}" for r in (row, pi)]
+        print(f"{label:<62} {mine:>9.3f}s {theirs:>9.3f}s {mine / theirs:>5.2f}x {rss[0]:>11} {rss[1]:>11}")
+
+    print(f"{'what':<62} {'pi-daemon':>10} {'Pi 1.6.0':>10} {'ratio':>6} {'RSS daemon':>11} {'RSS Pi':>8}")
     for entries, _ in sizes:
-        cells = {a: loads.get((a, entries)) for a in ("daemon", "pi")}
-        secs = {a: med(c["s"]) for a, c in cells.items() if c}
-        rss = {a: med(c["rss"]) for a, c in cells.items() if c}
-        ratio = secs["daemon"] / secs["pi"] if len(secs) == 2 else float("nan")
-        label = f"session/load, {entries:,} entries ({megabytes[entries]:.0f} MB)"
-        print(f"{label:<46} {secs.get('daemon', float('nan')):>9.3f}s {secs.get('pi', float('nan')):>9.3f}s "
-              f"{ratio:>5.2f}x {rss.get('daemon', float('nan')):>8.0f} MB {rss.get('pi', float('nan')):>5.0f} MB")
+        pi = loads.get(("pi", entries))
+        for kind, label in (("first", "first load, no index"), ("indexed", "with its index")):
+            row = loads.get(("daemon" + kind, entries))
+            line(f"session/load, {entries:,} entries ({megabytes[entries]:.0f} MB), {label}", row, pi, "s")
+        line(f"  conversation shown (replay / get_messages), {entries:,}", loads.get(("daemonindexed", entries)),
+             pi, "shown")
     for what in ("list", "search"):
         label = f"session/{what}, {many:,} sessions"
-        print(f"{label:<46} {med(listing[what]):>9.3f}s {'-':>10} {'':>6} {listing['rss'][0]:>8.0f} MB")
+        print(f"{label:<62} {med(listing[what]):>9.3f}s {'-':>10} {'':>6} {listing['rss'][0]:>8.0f} MB")
     print(f"(medians of {runs} runs; loads in fresh agents, interleaved; {os.cpu_count()} cores; "
           f"{time.strftime('%Y-%m-%d')})")
 
