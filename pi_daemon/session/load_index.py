@@ -23,7 +23,6 @@ import logging
 import os
 import secrets
 import stat
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -153,31 +152,19 @@ def read(path: Path, fd: int) -> tuple[dict[str, Any], Facts, int] | None:
         return None
 
 
-def write(path: Path, fd: int, size: int, facts: Facts, now: bool = False) -> threading.Thread | None:
+def write(path: Path, fd: int, size: int, facts: Facts) -> None:
     """Keep ``facts`` beside the session file open at ``fd`` (its first ``size`` bytes); replaces
-    the index atomically, never through a link. Unless ``now``, in a thread of its own (hashing
-    a long file runs beside the daemon)."""
+    the index atomically, never through a link."""
     try:  # the file is read through a descriptor of its own (the store's may be write-only)
         reader = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
-        return None
-    mine, theirs = os.fstat(reader), os.fstat(fd)
-    if (mine.st_dev, mine.st_ino) != (theirs.st_dev, theirs.st_ino) or not stat.S_ISREG(mine.st_mode):
-        os.close(reader)
-        return None
-
-    def run() -> None:
-        try:
+        return
+    try:
+        mine, theirs = os.fstat(reader), os.fstat(fd)
+        if (mine.st_dev, mine.st_ino) == (theirs.st_dev, theirs.st_ino) and stat.S_ISREG(mine.st_mode):
             _write(path, reader, size, facts)
-        finally:
-            os.close(reader)
-
-    if now:
-        run()
-        return None
-    thread = threading.Thread(target=run, name="session-index", daemon=False)
-    thread.start()
-    return thread
+    finally:
+        os.close(reader)
 
 
 def _write(path: Path, fd: int, size: int, facts: Facts) -> None:

@@ -110,7 +110,6 @@ class SessionManager:
         self.compaction = compaction or CompactionSettings()
         self.subagents = True  # settings' subagents.enabled: sessions opened from now on get the task tool
         self.sessions: dict[str, AgentSession] = {}
-        self._index_writers: dict[Path, Any] = {}  # session file -> the thread writing its index
         self.current: AgentSession | None = None
         self.input_closed = False
         clean_spill(self.spill_dir)
@@ -329,8 +328,7 @@ class SessionManager:
             log.warning("%s ended in a torn line; it was cut off and saved to %s", store.path, store.torn_file)
         session = self._open_stored(store, self.default_model)
         bad = []
-        queued = pending_queue(store)
-        for entry in queued:
+        for entry in pending_queue(store):
             message, reason = readable_message({**entry, "type": "message"})
             if reason is not None:
                 bad.append((entry, reason))
@@ -343,10 +341,7 @@ class SessionManager:
         if store.skipped:
             log.warning("%s: %d line(s) could not be read and were set aside (left in the file): %s", store.path,
                         len(store.skipped), ", ".join(f"line {s['line']}: {s['reason']}" for s in store.skipped[:5]))
-        stopped = interrupted(session.messages)
-        if not queued:  # a session opened from its index starts with an empty queue
-            self._keep_index(store, session.messages, stopped)
-        return session, stopped
+        return session, interrupted(session.messages)
 
     def _open_indexed(self, store: SessionStore) -> AgentSession:
         """A session for a file whose index says what a full load would find; its entries and
@@ -364,29 +359,22 @@ class SessionManager:
         session.agent.state.defer_messages(store.read_all, facts.messages)
         return session
 
-    def _keep_index(self, store: SessionStore, messages: list[Any], stopped: bool) -> None:
-        """Write what a full load of ``store`` finds beside its file (:mod:`.load_index`)."""
-        if store.read_only is not None or not store.has_file or not self.in_sessions_dir(store.path):
+    def _index_on_close(self, store: SessionStore) -> None:
+        """Before a session's file is closed: what a full load of it finds, kept beside it
+        (:mod:`.load_index`), when the file changed since its index was written."""
+        if store.indexed_size == store.size or store.read_only is not None or not store.has_file \
+                or not self.in_sessions_dir(store.path):
             return
+        if pending_queue(store):
+            load_index.remove(store.path)  # a queue is restored by a full load only
+            return
+        with _collector_paused():
+            messages = context_messages(store)  # as a load reads them (the transcript in memory may hold more)
         model, level = settings(store, store.branch())
         facts = load_index.Facts(model=model, thinking_level=level, name=session_name(store),
                                  side=store.of_type(*INDEXED_SIDE_ENTRIES), skipped=list(store.skipped),
-                                 messages=len(messages), interrupted=stopped)
-        self._index_writers[store.path] = load_index.write(store.path, store.fd, store.size, facts, now=store.closing)
-        store.indexed_size = store.size
-
-    def _index_on_close(self, store: SessionStore) -> None:
-        """Before a session's file is closed: its index, when the file changed since it was written."""
-        writer = self._index_writers.pop(store.path, None)
-        if writer is not None:
-            writer.join()  # the index of the load: written whole before the file is let go
-        if store.indexed_size == store.size:
-            return
-        if pending_queue(store):
-            load_index.remove(store.path)  # the queue is restored by a full load only
-            return
-        messages = context_messages(store)
-        self._keep_index(store, messages, interrupted(messages))
+                                 messages=len(messages), interrupted=interrupted(messages))
+        load_index.write(store.path, store.fd, store.size, facts)
 
     def _stored_model(self, store: SessionStore, model_ref: tuple[str, str] | None) -> Model | None:
         if model_ref is not None:

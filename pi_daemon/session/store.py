@@ -97,7 +97,6 @@ class SessionStore:
         self._unread = False  # opened from its index: the entries are read when first asked for
         self.before_close: Callable[[SessionStore], None] | None = None  # e.g. keep the index up to date
         self.indexed_size = -1  # the file's size when its index was last written
-        self.closing = False
         self._fd = fd
         self._size = size  # bytes of complete lines: where a failed write is cut back to
         self._closed = False
@@ -407,7 +406,6 @@ class SessionStore:
 
     def close(self) -> None:
         if self.before_close is not None and self._fd >= 0 and not self._closed:
-            self.closing = True
             try:
                 self.before_close(self)
             except Exception:  # noqa: BLE001 - the index is a cache: the file closes whatever happens to it
