@@ -65,8 +65,9 @@ def list_and_search(workspace: Path, count: int, runs: int) -> dict[str, list[fl
     return figures
 
 
-def shown(bench: Bench, which: str, session: Path) -> float:
-    """Seconds from asking for the stored session to having its whole conversation."""
+def shown(bench: Bench, which: str, session: Path) -> tuple[float, float]:
+    """Seconds from asking for the stored session to having its whole conversation, and the
+    agent's peak RSS then (MB)."""
     agent = bench.spawn(which)
     agent.wait_answer(agent.first_request())
     if which == "daemon":
@@ -82,8 +83,9 @@ def shown(bench: Bench, which: str, session: Path) -> float:
         messages = agent.wait_answer(agent.request({"type": "get_messages"}))["messages"]
         assert messages, "Pi showed no messages"
     elapsed = time.perf_counter() - started
+    peak = peak_rss_mb(agent.proc.pid)
     agent.close()
-    return elapsed
+    return elapsed, peak
 
 
 def main() -> None:
@@ -122,7 +124,9 @@ def main() -> None:
                             row = loads.setdefault((which + kind, entries), {"s": [], "rss": [], "shown": []})
                             row["s"].append(result["session load"])
                             row["rss"].append(result["peak RSS, loaded"])
-                        row["shown"].append(shown(bench, which, session))
+                        seconds, peak = shown(bench, which, session)
+                        row["shown"].append(seconds)
+                        row.setdefault("shown rss", []).append(peak)
                 session.unlink()
                 for copy in (bench.workspace / ".pi" / "sessions").glob("*.jsonl"):
                     copy.unlink()  # the daemon's copy: the next size has the same id
@@ -138,7 +142,7 @@ def main() -> None:
     def line(label: str, row: dict | None, pi: dict | None, key: str) -> None:
         mine = med(row[key]) if row else float("nan")
         theirs = med(pi[key]) if pi else float("nan")
-        rss = [f"{med(r['rss']):>8.0f} MB" if r and key == "s" else f"{'':>11}" for r in (row, pi)]
+        rss = [f"{med(r['rss' if key == 's' else 'shown rss']):>8.0f} MB" if r else f"{'':>11}" for r in (row, pi)]
         print(f"{label:<62} {mine:>9.3f}s {theirs:>9.3f}s {mine / theirs:>5.2f}x {rss[0]:>11} {rss[1]:>11}")
 
     print(f"{'what':<62} {'pi-daemon':>10} {'Pi 1.6.0':>10} {'ratio':>6} {'RSS daemon':>11} {'RSS Pi':>8}")
