@@ -28,11 +28,11 @@ import time
 from pathlib import Path
 
 from common import precompile
-from peers import Bench, ModelServer, install_pi, peak_rss_mb, write_session
+from peers import Agent, Bench, Lines, ModelServer, install_pi, peak_rss_mb, write_session
 from sessions import start, write_session as write_small
 
-from pi_daemon.events import ReplayEnd
-from pi_daemon.rpc.types import SessionListParams, SessionLoadParams, SessionSearchParams
+from pi_daemon.client import daemon_command
+from pi_daemon.rpc.types import SessionListParams, SessionSearchParams
 from pi_daemon.session.load_index import index_path
 
 
@@ -67,17 +67,22 @@ def list_and_search(workspace: Path, count: int, runs: int) -> dict[str, list[fl
 
 def shown(bench: Bench, which: str, session: Path) -> tuple[float, float]:
     """Seconds from asking for the stored session to having its whole conversation, and the
-    agent's peak RSS then (MB)."""
-    agent = bench.spawn(which)
-    agent.wait_answer(agent.first_request())
+    agent's peak RSS then (MB). Both agents' output is read as raw lines here (the daemon's
+    replay is 2 events a message: decoding them into classes would measure this script)."""
     if which == "daemon":
+        agent: Agent = Lines(daemon_command("--model", "local/bench"), bench.env["daemon"], str(bench.workspace))
+        agent.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}})
+        while b'"id":1' not in agent.readline():
+            pass
         target = bench.workspace / ".pi" / "sessions" / session.name
         started = time.perf_counter()
-        agent.client.request("session/load", SessionLoadParams(file=str(target), replay=True))
-        for params in agent.client.events():
-            if isinstance(params.event, ReplayEnd):
-                break
+        agent.send({"jsonrpc": "2.0", "id": 2, "method": "session/load",
+                    "params": {"file": str(target), "replay": True}})
+        while b'"replay_end"' not in agent.readline():
+            pass
     else:
+        agent = bench.spawn(which)
+        agent.wait_answer(agent.first_request())
         started = time.perf_counter()
         agent.load(session, bench.workspace)
         messages = agent.wait_answer(agent.request({"type": "get_messages"}))["messages"]
