@@ -1,13 +1,13 @@
 """Reading a session file's lines: the header, then one entry per line (what :mod:`.store` opens).
 
-Lines are read where they lie in the file's bytes (no copy of the file split into lines),
-so a 200 MB session is held once while its entries are built.
+The file is read a block at a time and its lines are read where they lie in the block (no
+copy split into lines), so a 200 MB session is not held in memory beside its entries.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 import orjson
 
@@ -19,7 +19,7 @@ MAX_SESSION_BYTES = 512 << 20  # a session file is read whole to open it; past t
 # Entries that are not part of the conversation tree: they never move the leaf.
 SIDE_ENTRIES = ("queue_add", "queue_done", "leaf", "label", "session_settings", "turn_changes", "turn_review",
                 "rewind", "rewind_end", "subagent")
-LONG_NUMBER_BLOCK = 1 << 24  # the file is looked at for long numbers this much at a time
+BLOCK = 1 << 24  # a session file is read this much at a time
 
 
 class SessionFileError(Exception):
@@ -47,70 +47,90 @@ def check_header(path: Path, data: bytes, first_nl: int) -> dict[str, Any]:
 Parsed = tuple[dict[str, Any], list[dict[str, Any]], int, list[int], list[dict[str, Any]]]
 
 
-def parse(path: Path, data: bytes) -> Parsed:
-    """Header, entries, the offset where the last complete line ends, entry line numbers, skipped lines.
+def parse(path: Path, blocks: Iterable[bytes]) -> Parsed:
+    """Header, entries, the offset where the last complete line ends, entry line numbers and
+    skipped lines, from the file's bytes given a block at a time (a line may span blocks).
 
     Entries whose parent is an unreadable line are given, in memory, the tree entry read
     just before them as parent (appends chain to the leaf, so that is where they hung).
     """
-    first_nl = data.find(b"\n")
-    header = check_header(path, data, first_nl)
-    # orjson reads a line as the json module would unless the file holds a 20-digit number
-    # (checked once, for the whole file) or orjson refuses the line (a lone surrogate, NaN).
-    read = orjson.loads if not _long_number(data) else lambda line: json_read.loads(bytes(line))
+    header: dict[str, Any] | None = None
     entries: list[dict[str, Any]] = []
     lines: list[int] = []
     skipped: list[dict[str, Any]] = []
     ids: set[str] = set()
     last_tree: str | None = None
-    view = memoryview(data)
-    final = data.rfind(b"\n")  # what follows it is nothing, or a torn last line (cut off)
-    good_end = final + 1
-    line_no, start = 1, first_nl + 1
-    while start <= final:
-        end = data.find(b"\n", start)
-        line_no += 1
-        line, start = view[start:end], end + 1
-        if not line:
+    line_no = 1
+    good_end = 0  # the file offset where ``carry`` starts: the end of the last complete line
+    carry = b""  # a line not yet ended
+    garbled: tuple[int, int] | None = None  # (line, length) of an unreadable line that may be the last
+    for block in blocks:
+        data = carry + block if carry else block
+        start = 0
+        if header is None:
+            first_nl = data.find(b"\n")
+            if first_nl < 0:
+                carry = data
+                continue
+            header = check_header(path, data, first_nl)
+            start = first_nl + 1
+        final = data.rfind(b"\n")
+        if final < start:  # no line ends in it (after the header)
+            good_end += start
+            carry = data[start:]
             continue
-        try:
-            entry = read(line)
-        except ValueError:
-            text = bytes(line)
-            if text.isspace():
+        # orjson reads a line as the json module would unless the block holds a 20-digit number
+        # or orjson refuses the line (a lone surrogate, NaN).
+        read = orjson.loads if not json_read.long_number(data) else lambda line: json_read.loads(bytes(line))
+        view = memoryview(data)
+        while start <= final:
+            end = data.find(b"\n", start)
+            line_no += 1
+            line, start = view[start:end], end + 1
+            if garbled is not None:  # a line follows it: it is not the last
+                skipped.append({"line": garbled[0], "reason": "not valid JSON"})
+                garbled = None
+            if not line:
                 continue
             try:
-                entry = json_read.loads(text)
-            except (ValueError, RecursionError):
-                if end == final == len(data) - 1:
-                    good_end -= len(line) + 1
-                    break  # a garbled last line: cut off
-                skipped.append({"line": line_no, "reason": "not valid JSON"})
-                continue
-        if type(entry) is dict and entry.get("type") not in SIDE_ENTRIES:
-            entry_id, parent = entry.get("id"), entry.get("parentId")
-            if not (type(entry_id) is str and entry_id not in ids and (parent is None or parent in ids)
-                    and type(entry.get("type")) is str):  # the common case, checked quickly
-                reason = entry_problem(entry, ids)
-                if reason is not None:
-                    skipped.append({"line": line_no, "reason": reason})
+                entry = read(line)
+            except ValueError:
+                text = bytes(line)
+                if text.isspace():
                     continue
-                if parent is not None and parent not in ids:
-                    entry = {**entry, "parentId": last_tree}
-            ids.add(entry_id)  # type: ignore[arg-type]  # a str: the quick check or _entry_problem said so
-            last_tree = entry_id
-        elif type(entry) is not dict:
-            skipped.append({"line": line_no, "reason": "not a JSON object"})
-            continue
-        entries.append(entry)
-        lines.append(line_no)
+                try:
+                    entry = json_read.loads(text)
+                except (ValueError, RecursionError):
+                    garbled = (line_no, len(line))
+                    continue
+            if type(entry) is dict and entry.get("type") not in SIDE_ENTRIES:
+                entry_id, parent = entry.get("id"), entry.get("parentId")
+                if not (type(entry_id) is str and entry_id not in ids and (parent is None or parent in ids)
+                        and type(entry.get("type")) is str):  # the common case, checked quickly
+                    reason = entry_problem(entry, ids)
+                    if reason is not None:
+                        skipped.append({"line": line_no, "reason": reason})
+                        continue
+                    if parent is not None and parent not in ids:
+                        entry = {**entry, "parentId": last_tree}
+                ids.add(entry_id)  # type: ignore[arg-type]  # a str: the quick check or _entry_problem said so
+                last_tree = entry_id
+            elif type(entry) is not dict:
+                skipped.append({"line": line_no, "reason": "not a JSON object"})
+                continue
+            entries.append(entry)
+            lines.append(line_no)
+        good_end += final + 1
+        carry = data[final + 1:]
+    if header is None:
+        check_header(path, carry, -1)  # raises: no header line
+    if garbled is not None:
+        if carry:  # a torn line follows it (cut off): it was not the last
+            skipped.append({"line": garbled[0], "reason": "not valid JSON"})
+        else:
+            good_end -= garbled[1] + 1  # a garbled last line: cut off
+    assert header is not None
     return header, entries, good_end, lines, skipped
-
-
-def _long_number(data: bytes) -> bool:
-    """:func:`..json_read.long_number` of ``data``, a block at a time (a block's copy, not the file's)."""
-    step = LONG_NUMBER_BLOCK
-    return any(json_read.long_number(data[at:at + step + 19]) for at in range(0, len(data), step))
 
 
 def entry_problem(entry: Any, ids: set[str]) -> str | None:

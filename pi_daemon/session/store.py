@@ -33,7 +33,7 @@ import orjson
 
 from ..tools.safe_open import read_regular
 from .blob_files import open_folder
-from .entry_lines import MAX_SESSION_BYTES, SIDE_ENTRIES, VERSION, SessionFileError, parse
+from .entry_lines import BLOCK, MAX_SESSION_BYTES, SIDE_ENTRIES, VERSION, Parsed, SessionFileError, parse
 
 __all__ = ["MAX_SESSION_BYTES", "SIDE_ENTRIES", "VERSION", "SessionFileError", "SessionLocked", "SessionReadOnly",
            "SessionStore", "SessionWriteError", "INDEXED_SIDE_ENTRIES", "file_stamp", "iso_now", "storage_error"]
@@ -189,7 +189,11 @@ class SessionStore:
                 store.facts, store._unread, store.indexed_size = facts, True, size
                 return store
         try:  # data, not a path to follow: a symlink, FIFO or device is refused, the size bounded
-            data = read_regular(path, MAX_SESSION_BYTES) if fd < 0 else _read_whole(fd, path)
+            if fd < 0:
+                data = read_regular(path, MAX_SESSION_BYTES)
+                size, blocks = len(data), iter([data])
+            else:
+                size, blocks = _blocks(fd, path)
         except OSError as exc:
             if fd >= 0:
                 os.close(fd)
@@ -197,10 +201,10 @@ class SessionStore:
         try:
             if fd >= 0:
                 _lock(fd, path)
-            header, entries, good_end, lines, skipped = parse(path, data)
+            header, entries, good_end, lines, skipped = _parse(path, blocks)
             store = cls(path, header, entries, fd, size=good_end, read_only=read_only, lines=lines, skipped=skipped)
-            if good_end < len(data) and fd >= 0:
-                store._cut_torn_tail(data[good_end:])
+            if good_end < size and fd >= 0:
+                store._cut_torn_tail(os.pread(fd, size - good_end, good_end))
             return store
         except BaseException:
             if fd >= 0:
@@ -227,8 +231,7 @@ class SessionStore:
         if not self._unread:
             return
         self._unread = False
-        data = _read_whole(self._fd, self.path)
-        header, entries, good_end, lines, skipped = parse(self.path, data)
+        header, entries, good_end, lines, skipped = _parse(self.path, _blocks(self._fd, self.path)[1])
         if good_end != self._size:  # written by something that ignores the lock: the file is what counts
             log.warning("%s changed on disk since it was opened (%d bytes, now %d)", self.path, self._size, good_end)
             self._size = good_end
@@ -465,22 +468,32 @@ def _folder_error(exc: OSError, path: Path) -> Exception:
     return storage_error(exc, path, "create")
 
 
-def _read_whole(fd: int, path: Path) -> bytes:
-    """The whole regular file open at ``fd`` (kept open), at most :data:`MAX_SESSION_BYTES`."""
+def _blocks(fd: int, path: Path) -> tuple[int, Iterator[bytes]]:
+    """The size of the regular file open at ``fd`` (kept open), at most :data:`MAX_SESSION_BYTES`,
+    and its bytes, read a block at a time as they are asked for."""
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):
         raise OSError(errno.EINVAL, "not a regular file", str(path))
     if info.st_size > MAX_SESSION_BYTES:
         raise OSError(errno.EFBIG, f"larger than {MAX_SESSION_BYTES >> 20} MiB", str(path))
-    chunks = []
-    at = 0
-    while at < info.st_size:
-        chunk = os.pread(fd, min(1 << 24, info.st_size - at), at)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        at += len(chunk)
-    return b"".join(chunks)
+
+    def read() -> Iterator[bytes]:
+        at = 0
+        while at < info.st_size:
+            block = os.pread(fd, min(BLOCK, info.st_size - at), at)
+            if not block:
+                break
+            at += len(block)
+            yield block
+
+    return info.st_size, read()
+
+
+def _parse(path: Path, blocks: Iterator[bytes]) -> Parsed:
+    try:
+        return parse(path, blocks)
+    except OSError as exc:  # reading a block failed
+        raise _cannot_open(exc, path) from None
 
 
 def _write_all(fd: int, data: bytes) -> None:
