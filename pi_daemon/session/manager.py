@@ -341,7 +341,9 @@ class SessionManager:
         if store.skipped:
             log.warning("%s: %d line(s) could not be read and were set aside (left in the file): %s", store.path,
                         len(store.skipped), ", ".join(f"line {s['line']}: {s['reason']}" for s in store.skipped[:5]))
-        return session, interrupted(session.messages)
+        stopped = interrupted(session.messages)
+        store.read_as = (store.size, len(session.messages), stopped)
+        return session, stopped
 
     def _open_indexed(self, store: SessionStore) -> AgentSession:
         """A session for a file whose index says what a full load would find; its entries and
@@ -368,12 +370,15 @@ class SessionManager:
         if pending_queue(store):
             load_index.remove(store.path)  # a queue is restored by a full load only
             return
-        with _collector_paused():
-            messages = context_messages(store)  # as a load reads them (the transcript in memory may hold more)
+        size, count, stopped = store.read_as
+        if size != store.size:  # written to since it was read: the messages as a load reads them
+            with _collector_paused():
+                messages = context_messages(store)
+            count, stopped = len(messages), interrupted(messages)
         model, level = settings(store, store.branch())
         facts = load_index.Facts(model=model, thinking_level=level, name=session_name(store),
                                  side=store.of_type(*INDEXED_SIDE_ENTRIES), skipped=list(store.skipped),
-                                 messages=len(messages), interrupted=interrupted(messages))
+                                 messages=count, interrupted=stopped)
         load_index.write(store.path, store.fd, store.size, facts)
 
     def _stored_model(self, store: SessionStore, model_ref: tuple[str, str] | None) -> Model | None:

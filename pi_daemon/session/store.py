@@ -97,6 +97,7 @@ class SessionStore:
         self._unread = False  # opened from its index: the entries are read when first asked for
         self.before_close: Callable[[SessionStore], None] | None = None  # e.g. keep the index up to date
         self.indexed_size = -1  # the file's size when its index was last written
+        self.read_as: tuple[int, int, bool] = (-1, 0, False)  # (size, messages, cut off) when a load read it whole
         self._fd = fd
         self._size = size  # bytes of complete lines: where a failed write is cut back to
         self._closed = False
