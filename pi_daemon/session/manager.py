@@ -7,13 +7,11 @@ modifies a file outside the folder.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import logging
 import os
 import uuid
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Sequence
 
 import attrs
 
@@ -41,6 +39,7 @@ from .store import (
     SessionLocked,
     SessionReadOnly,
     SessionStore,
+    collector_paused,
     file_stamp,
     storage_error,
 )
@@ -50,25 +49,6 @@ from .system_prompt import build as build_system_prompt
 log = logging.getLogger(__name__)
 
 MAX_OPEN_SESSIONS = 256  # each holds its conversation in memory; a stored one is reopened with session/load
-
-
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """No cyclic garbage collection while a session file is read: reading builds a tree of
-    new objects (no cycles) that each collection would scan again, which took about a third
-    of the time of loading a long session. What was read lives as long as the session, so it
-    goes straight to the oldest generation (freeze, then unfreeze: no scan) instead of being
-    scanned once more by the youngest; skipped when something else keeps objects frozen."""
-    paused = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if paused:
-            if gc.get_freeze_count() == 0:
-                gc.freeze()
-                gc.unfreeze()
-            gc.enable()
 
 
 def default_tools(workspace: Workspace, files: FileAccess | None = None) -> list[Any]:
@@ -314,7 +294,7 @@ class SessionManager:
                 raise OutsidePath(field, f"{path} is outside this workspace's session folder {self.sessions_dir}; "
                                          "pass allowOutside: true to open it read-only")
             read_only = f"{path} is outside the session folder {self.sessions_dir}: the session is open read-only"
-        with _collector_paused():
+        with collector_paused():
             return self._load_file(path, read_only)
 
     def _load_file(self, path: Path, read_only: str | None) -> tuple[AgentSession, bool]:
@@ -352,10 +332,9 @@ class SessionManager:
         session = self._open(store, model=self._stored_model(store, facts.model) or self.default_model,
                              thinking_level=facts.thinking_level or "off", name=facts.name)
 
-        def read_context(store: SessionStore) -> None:
+        def read_context(store: SessionStore) -> None:  # within read_all's collector_paused
             if session.agent.state.deferred:  # else the transcript was set anew before the file was read
-                with _collector_paused():
-                    session.agent.state.messages = context_messages(store, store.branch())
+                session.agent.state.messages = context_messages(store, store.branch())
 
         store.on_read = read_context
         session.agent.state.defer_messages(store.read_all, facts.messages)
@@ -372,7 +351,7 @@ class SessionManager:
             return
         size, count, stopped = store.read_as
         if size != store.size:  # written to since it was read: the messages as a load reads them
-            with _collector_paused():
+            with collector_paused():
                 messages = context_messages(store)
             count, stopped = len(messages), interrupted(messages)
         model, level = settings(store, store.branch())

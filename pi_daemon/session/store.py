@@ -33,10 +33,20 @@ import orjson
 
 from ..tools.safe_open import read_regular
 from .blob_files import open_folder
-from .entry_lines import BLOCK, MAX_SESSION_BYTES, SIDE_ENTRIES, VERSION, Parsed, SessionFileError, parse
+from .entry_lines import (
+    MAX_SESSION_BYTES,
+    SIDE_ENTRIES,
+    VERSION,
+    Parsed,
+    SessionFileError,
+    collector_paused,
+    file_blocks,
+    parse,
+)
 
 __all__ = ["MAX_SESSION_BYTES", "SIDE_ENTRIES", "VERSION", "SessionFileError", "SessionLocked", "SessionReadOnly",
-           "SessionStore", "SessionWriteError", "INDEXED_SIDE_ENTRIES", "file_stamp", "iso_now", "storage_error"]
+           "SessionStore", "SessionWriteError", "INDEXED_SIDE_ENTRIES", "collector_paused", "file_stamp", "iso_now",
+           "storage_error"]
 
 class SessionLocked(Exception):
     """Another process has the session open for writing."""
@@ -194,7 +204,7 @@ class SessionStore:
                 data = read_regular(path, MAX_SESSION_BYTES)
                 size, blocks = len(data), iter([data])
             else:
-                size, blocks = _blocks(fd, path)
+                size, blocks = file_blocks(fd, path)
         except OSError as exc:
             if fd >= 0:
                 os.close(fd)
@@ -232,7 +242,11 @@ class SessionStore:
         if not self._unread:
             return
         self._unread = False
-        header, entries, good_end, lines, skipped = _parse(self.path, _blocks(self._fd, self.path)[1])
+        with collector_paused():
+            self._read_all()
+
+    def _read_all(self) -> None:
+        header, entries, good_end, lines, skipped = _parse(self.path, file_blocks(self._fd, self.path)[1])
         if good_end != self._size:  # written by something that ignores the lock: the file is what counts
             log.warning("%s changed on disk since it was opened (%d bytes, now %d)", self.path, self._size, good_end)
             self._size = good_end
@@ -467,27 +481,6 @@ def _folder_error(exc: OSError, path: Path) -> Exception:
                                "written through: a repository could point it anywhere); sessions are not kept "
                                "until it is removed")
     return storage_error(exc, path, "create")
-
-
-def _blocks(fd: int, path: Path) -> tuple[int, Iterator[bytes]]:
-    """The size of the regular file open at ``fd`` (kept open), at most :data:`MAX_SESSION_BYTES`,
-    and its bytes, read a block at a time as they are asked for."""
-    info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode):
-        raise OSError(errno.EINVAL, "not a regular file", str(path))
-    if info.st_size > MAX_SESSION_BYTES:
-        raise OSError(errno.EFBIG, f"larger than {MAX_SESSION_BYTES >> 20} MiB", str(path))
-
-    def read() -> Iterator[bytes]:
-        at = 0
-        while at < info.st_size:
-            block = os.pread(fd, min(BLOCK, info.st_size - at), at)
-            if not block:
-                break
-            at += len(block)
-            yield block
-
-    return info.st_size, read()
 
 
 def _parse(path: Path, blocks: Iterator[bytes]) -> Parsed:

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from pi_daemon.session import load_index
-from test_session_files import conversation, user_texts
+from test_session_files import conversation, is_user, replace_line, user_texts
 
 
 def opened(spawn, ws: Path, home: Path, sid: str) -> tuple[dict, list, object]:
@@ -80,4 +80,20 @@ def test_deleting_a_session_deletes_its_index(spawn, tmp_path):
     assert load_index.index_path(file).is_file()
     d.call("session/delete", {"sessionId": sid})
     assert not file.exists() and not load_index.index_path(file).exists()
+    assert d.close() == 0
+
+
+def test_lines_set_aside_are_reported_the_same_from_the_index(spawn, tmp_path):
+    ws, sid, file = conversation(tmp_path)
+    entries = [json.loads(line) for line in file.read_bytes().splitlines()[1:]]
+    answer = [e for e in entries if e["type"] == "message" and e["message"]["role"] == "assistant"][-1]
+    answer["message"]["content"] = 42  # a message that cannot be read
+    replace_line(file, lambda e: e.get("id") == answer["id"], json.dumps(answer).encode())
+    replace_line(file, is_user("second"), b'{"type":"message","id":"dead')  # not JSON
+    home = tmp_path / "home"
+    full, messages, d = opened(spawn, ws, home, sid)
+    assert len(full["skipped"]) == 2
+    assert d.close() == 0
+    indexed, again, d = opened(spawn, ws, home, sid)
+    assert indexed == full and again == messages
     assert d.close() == 0
