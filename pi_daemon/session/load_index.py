@@ -7,7 +7,9 @@ context holds and whether the last run was cut off (:class:`Facts`). They are wr
 the file for its exact bytes (size and SHA-256), with this user's mark: an HMAC under a key in
 the daemon's home, which no repository can hold. An index is used only when it carries that
 mark and the file still has those bytes; one that came with a cloned repository, one from
-another version, a damaged or a stale one is ignored and written anew after the full load.
+another version, a damaged, linked or stale one is ignored (the file is read whole). The index
+is written when the session closes (the daemon closes its files when it stops), if its file
+changed since the index was written.
 The index never holds the conversation: the session file stays the source of truth, and its
 entries are read from it when first needed (:meth:`.store.SessionStore.read_all`).
 
@@ -31,14 +33,13 @@ import orjson
 
 from .. import __version__
 from ..home import home_dir
-from .entry_lines import check_header
+from .entry_lines import BLOCK, check_header  # hashed a block at a time: never held whole
 
 log = logging.getLogger(__name__)
 
 FORMAT = 1
 KEY_FILE = "session-index.key"
 MAX_INDEX_BYTES = 1 << 20  # facts larger than this (a file with very many damaged lines) are not kept
-BLOCK = 1 << 24  # the session file is hashed this much at a time: never held whole
 
 
 @attrs.frozen
