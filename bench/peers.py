@@ -501,25 +501,28 @@ class Bench:
         return {"session load": loaded, "peak RSS, loaded": rss}
 
 
-def write_session(path: Path, entries: int, cwd: Path) -> None:
-    """A stored conversation in the session format both agents read (version 3)."""
+def write_session(path: Path, entries: int, cwd: Path, answer_chars: int = 1000) -> None:
+    """A stored conversation in the session format both agents read (version 3), written a line
+    at a time (a 100,000-entry one is hundreds of MB)."""
     usage = {"input": 10, "output": 10, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 20,
              "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}
-    lines = [{"type": "session", "version": 3, "id": "0194c0de-0000-7000-8000-000000000001",
-              "timestamp": "2026-01-01T00:00:00.000Z", "cwd": str(cwd)}]
+    header = {"type": "session", "version": 3, "id": "0194c0de-0000-7000-8000-000000000001",
+              "timestamp": "2026-01-01T00:00:00.000Z", "cwd": str(cwd)}
     parent = None
-    for n in range(entries):
-        if n % 2 == 0:
-            message = {"role": "user", "content": [{"type": "text", "text": f"question {n}: look at module_{n}.py"}],
-                       "timestamp": 1767225600000 + n}
-        else:
-            message = {"role": "assistant", "content": [{"type": "text", "text": "x" * 1000}], "api": "openai-completions",
-                       "provider": "local", "model": "bench", "usage": usage, "stopReason": "stop",
-                       "timestamp": 1767225600000 + n}
-        lines.append({"type": "message", "id": f"{n:08x}", "parentId": parent,
-                      "timestamp": "2026-01-01T00:00:00.000Z", "message": message})
-        parent = f"{n:08x}"
-    path.write_text("".join(json.dumps(line, separators=(",", ":")) + "\n" for line in lines))
+    with path.open("w") as out:
+        out.write(json.dumps(header, separators=(",", ":")) + "\n")
+        for n in range(entries):
+            if n % 2 == 0:
+                message = {"role": "user", "content": [{"type": "text", "text": f"question {n}: look at module_{n}.py"}],
+                           "timestamp": 1767225600000 + n}
+            else:
+                message = {"role": "assistant", "content": [{"type": "text", "text": "x" * answer_chars}],
+                           "api": "openai-completions", "provider": "local", "model": "bench", "usage": usage,
+                           "stopReason": "stop", "timestamp": 1767225600000 + n}
+            out.write(json.dumps({"type": "message", "id": f"{n:08x}", "parentId": parent,
+                                  "timestamp": "2026-01-01T00:00:00.000Z", "message": message},
+                                 separators=(",", ":")) + "\n")
+            parent = f"{n:08x}"
 
 
 ROWS = [  # (label, key, unit, target ratio or None: issue #25's, and #14's for initialize)

@@ -37,6 +37,8 @@ import tempfile  # noqa: E402
 
 # In-process tests never read the Pi installation's own models.json of whoever runs them.
 os.environ["PI_CODING_AGENT_DIR"] = os.path.join(tempfile.mkdtemp(prefix="pi-agent-dir-"), "none")
+# ... nor write into the daemon home of whoever runs them (the session index key lives there).
+os.environ.setdefault("PI_DAEMON_HOME", tempfile.mkdtemp(prefix="pi-daemon-home-"))
 
 
 def pytest_configure(config):

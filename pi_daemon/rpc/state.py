@@ -52,7 +52,7 @@ def session_state(ctx: "Context", session: "AgentSession") -> t.SessionState:
         is_streaming=session.busy and session.navigation is None,  # a navigation never ends in agent_settled
         steering_mode=agent.steering.mode,
         follow_up_mode=agent.follow_ups.mode,
-        message_count=len(agent.state.messages),
+        message_count=agent.state.message_count,
         pending_message_count=len(agent.steering) + len(agent.follow_ups),
         queue=t.QueueState(steering=agent.steering.texts(), follow_up=agent.follow_ups.texts(),
                            items=[t.QueueItem(queue_id=q.id, kind=q.kind, text=q.text)

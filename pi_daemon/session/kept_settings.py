@@ -24,9 +24,7 @@ ENTRY = "session_settings"
 
 def restore(session: "AgentSession") -> None:
     """Queue modes, auto-retry and auto-compaction as the session's file last set them."""
-    for entry in session.store.entries:
-        if entry.get("type") != ENTRY:
-            continue
+    for entry in session.store.of_type(ENTRY):
         modes = entry.get("queueModes")
         if isinstance(modes, dict):
             session.agent.set_queue_modes(*(m if m in QUEUE_MODES else None

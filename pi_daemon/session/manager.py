@@ -7,13 +7,11 @@ modifies a file outside the folder.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import logging
 import os
 import uuid
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Sequence
 
 import attrs
 
@@ -30,37 +28,27 @@ from ..tools.language import DEFAULT_DIAGNOSTICS_WAIT_MS, LanguageAccess, checke
 from ..tools.permissions import PermissionGate
 from ..tools.shell import clean_spill
 from ..tools.workspace import PathRefused, Workspace
-from . import kept_settings
+from . import kept_settings, load_index
 from .agent_session import AgentSession, EntryError, SessionError
 from .changes import ChangeLog
 from .compaction import CompactionSettings
 from .rebuild import context_messages, interrupted, pending_queue, readable_message, session_name, settings
-from .store import SessionFileError, SessionLocked, SessionReadOnly, SessionStore, file_stamp, storage_error
+from .store import (
+    INDEXED_SIDE_ENTRIES,
+    SessionFileError,
+    SessionLocked,
+    SessionReadOnly,
+    SessionStore,
+    collector_paused,
+    file_stamp,
+    storage_error,
+)
 from .subagents import TaskTool, inherit
 from .system_prompt import build as build_system_prompt
 
 log = logging.getLogger(__name__)
 
 MAX_OPEN_SESSIONS = 256  # each holds its conversation in memory; a stored one is reopened with session/load
-
-
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """No cyclic garbage collection while a session file is read: reading builds a tree of
-    new objects (no cycles) that each collection would scan again, which took about a third
-    of the time of loading a long session. What was read lives as long as the session, so it
-    goes straight to the oldest generation (freeze, then unfreeze: no scan) instead of being
-    scanned once more by the youngest; skipped when something else keeps objects frozen."""
-    paused = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if paused:
-            if gc.get_freeze_count() == 0:
-                gc.freeze()
-                gc.unfreeze()
-            gc.enable()
 
 
 def default_tools(workspace: Workspace, files: FileAccess | None = None) -> list[Any]:
@@ -172,6 +160,7 @@ class SessionManager:
         session.changes = ChangeLog(self.tools_workspace, store, Path(self.workspace) / ".pi")
         if parent is None:  # a subagent's tools record their changes in its parent's run
             files.changes = session.changes
+            store.before_close = self._index_on_close
         session.spill_dir = self.spill_dir  # a session in a sub-folder still spills into the workspace's .pi/tmp
         kept_settings.restore(session)
         if self.mcp is not None and parent is None:
@@ -305,14 +294,16 @@ class SessionManager:
                 raise OutsidePath(field, f"{path} is outside this workspace's session folder {self.sessions_dir}; "
                                          "pass allowOutside: true to open it read-only")
             read_only = f"{path} is outside the session folder {self.sessions_dir}: the session is open read-only"
-        with _collector_paused():
+        with collector_paused():
             return self._load_file(path, read_only)
 
     def _load_file(self, path: Path, read_only: str | None) -> tuple[AgentSession, bool]:
-        store = SessionStore.open(path, read_only=read_only)
+        store = SessionStore.open(path, read_only=read_only, known=load_index.read if read_only is None else None)
         if store.header.get("id") in self.sessions:
             store.close()
             raise SessionFileError(f"{store.path} has the id of another open session")
+        if store.facts is not None:
+            return self._open_indexed(store), store.facts.interrupted
         if store.torn_file is not None:
             log.warning("%s ended in a torn line; it was cut off and saved to %s", store.path, store.torn_file)
         session = self._open_stored(store, self.default_model)
@@ -330,19 +321,58 @@ class SessionManager:
         if store.skipped:
             log.warning("%s: %d line(s) could not be read and were set aside (left in the file): %s", store.path,
                         len(store.skipped), ", ".join(f"line {s['line']}: {s['reason']}" for s in store.skipped[:5]))
-        return session, interrupted(session.messages)
+        stopped = interrupted(session.messages)
+        store.read_as = (store.size, len(session.messages), stopped)
+        return session, stopped
+
+    def _open_indexed(self, store: SessionStore) -> AgentSession:
+        """A session for a file whose index says what a full load would find; its entries and
+        messages are read from the file when first asked for (the first prompt, a replay)."""
+        facts = store.facts
+        session = self._open(store, model=self._stored_model(store, facts.model) or self.default_model,
+                             thinking_level=facts.thinking_level or "off", name=facts.name)
+
+        def read_context(store: SessionStore) -> None:  # within read_all's collector_paused
+            if session.agent.state.deferred:  # else the transcript was set anew before the file was read
+                session.agent.state.messages = context_messages(store, store.branch())
+
+        store.on_read = read_context
+        session.agent.state.defer_messages(store.read_all, facts.messages)
+        return session
+
+    def _index_on_close(self, store: SessionStore) -> None:
+        """Before a session's file is closed: what a full load of it finds, kept beside it
+        (:mod:`.load_index`), when the file changed since its index was written."""
+        if store.indexed_size == store.size or store.read_only is not None or not store.has_file \
+                or not self.in_sessions_dir(store.path):
+            return
+        if pending_queue(store):
+            load_index.remove(store.path)  # a queue is restored by a full load only
+            return
+        size, count, stopped = store.read_as
+        if size != store.size:  # written to since it was read: the messages as a load reads them
+            with collector_paused():
+                messages = context_messages(store)
+            count, stopped = len(messages), interrupted(messages)
+        model, level = settings(store, store.branch())
+        facts = load_index.Facts(model=model, thinking_level=level, name=session_name(store),
+                                 side=store.of_type(*INDEXED_SIDE_ENTRIES), skipped=list(store.skipped),
+                                 messages=count, interrupted=stopped)
+        load_index.write(store.path, store.fd, store.size, facts)
+
+    def _stored_model(self, store: SessionStore, model_ref: tuple[str, str] | None) -> Model | None:
+        if model_ref is not None:
+            try:
+                return self.registry.find(*model_ref)
+            except ModelUnavailable:
+                log.warning("session %s used model %s/%s, which is not known here", store.header["id"], *model_ref)
+        return None
 
     def _open_stored(self, store: SessionStore, fallback: Model | None) -> AgentSession:
         """A session for a file: its context, model and thinking level rebuilt from the branch."""
         branch = store.branch()
         model_ref, level = settings(store, branch)
-        model = None
-        if model_ref is not None:
-            try:
-                model = self.registry.find(*model_ref)
-            except ModelUnavailable:
-                log.warning("session %s used model %s/%s, which is not known here", store.header["id"], *model_ref)
-        return self._open(store, model=model or fallback, thinking_level=level or "off",
+        return self._open(store, model=self._stored_model(store, model_ref) or fallback, thinking_level=level or "off",
                           messages=context_messages(store, branch), name=session_name(store))
 
     def fork(self, session: AgentSession, entry_id: str) -> tuple[AgentSession, str]:
@@ -410,6 +440,7 @@ class SessionManager:
             path.unlink()
         except OSError as exc:
             raise storage_error(exc, path, "delete") from None
+        load_index.remove(path)
         return str(path)
 
     async def abort_all(self) -> None:

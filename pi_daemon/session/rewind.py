@@ -92,7 +92,7 @@ def _content_at(timeline: list[tuple[str | None, Any, Any]], path_ids: set[str],
 def pending(store: SessionStore) -> dict[str, Any] | None:
     """The last ``rewind`` entry when no ``rewind_end`` followed it (the daemon stopped mid-way)."""
     last = None
-    for entry in store.entries:
+    for entry in store.of_type("rewind", "rewind_end"):
         if entry.get("type") == "rewind":
             last = entry
         elif entry.get("type") == "rewind_end" and last is not None and entry.get("rewindId") == last.get("id"):

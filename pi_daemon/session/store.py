@@ -22,29 +22,31 @@ import datetime as dt
 import errno
 import fcntl
 import json
+import logging
 import os
 import secrets
 import stat
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import orjson
 
-from .. import json_read
 from ..tools.safe_open import read_regular
 from .blob_files import open_folder
+from .entry_lines import (
+    MAX_SESSION_BYTES,
+    SIDE_ENTRIES,
+    VERSION,
+    Parsed,
+    SessionFileError,
+    collector_paused,
+    file_blocks,
+    parse,
+)
 
-VERSION = 3
-MAX_SESSION_BYTES = 512 << 20  # a session file is read whole to open it; past this it is not written
-
-# Entries that are not part of the conversation tree: they never move the leaf.
-SIDE_ENTRIES = ("queue_add", "queue_done", "leaf", "label", "session_settings", "turn_changes", "turn_review",
-                "rewind", "rewind_end", "subagent")
-
-
-class SessionFileError(Exception):
-    """The file is missing, unreadable or not a session file; the text says which."""
-
+__all__ = ["MAX_SESSION_BYTES", "SIDE_ENTRIES", "VERSION", "SessionFileError", "SessionLocked", "SessionReadOnly",
+           "SessionStore", "SessionWriteError", "INDEXED_SIDE_ENTRIES", "collector_paused", "file_stamp", "iso_now",
+           "storage_error"]
 
 class SessionLocked(Exception):
     """Another process has the session open for writing."""
@@ -69,6 +71,8 @@ class SessionWriteError(Exception):
         exc.args = (f"{prefix}: {self}",)
         return exc
 
+
+log = logging.getLogger(__name__)
 
 # Errors that mean "this place cannot be written", as opposed to "this write failed".
 _READ_ONLY_ERRNOS = (errno.EROFS, errno.EACCES, errno.EPERM)
@@ -95,9 +99,15 @@ class SessionStore:
                  skipped: list[dict[str, Any]] | None = None) -> None:
         self.path = path
         self.header = header
-        self.entries = entries
-        self.by_id: dict[str, dict[str, Any]] = {}
-        self.leaf_id: str | None = None
+        self._entries = entries
+        self._by_id: dict[str, dict[str, Any]] = {}
+        self._leaf_id: str | None = None
+        self.facts: Any = None  # a store opened from its index: what the full load found (.load_index.Facts)
+        self.on_read: Callable[[SessionStore], None] | None = None  # once the entries of such a store are read
+        self._unread = False  # opened from its index: the entries are read when first asked for
+        self.before_close: Callable[[SessionStore], None] | None = None  # e.g. keep the index up to date
+        self.indexed_size = -1  # the file's size when its index was last written
+        self.read_as: tuple[int, int, bool] = (-1, 0, False)  # (size, messages, cut off) when a load read it whole
         self._fd = fd
         self._size = size  # bytes of complete lines: where a failed write is cut back to
         self._closed = False
@@ -162,8 +172,13 @@ class SessionStore:
         return store
 
     @classmethod
-    def open(cls, path: Path, *, read_only: str | None = None) -> "SessionStore":
-        """Open a session file; read-only (``read_only`` says why) when asked or when it cannot be written."""
+    def open(cls, path: Path, *, read_only: str | None = None,
+             known: Callable[[Path, int], tuple[dict[str, Any], Any, int] | None] | None = None) -> "SessionStore":
+        """Open a session file; read-only (``read_only`` says why) when asked or when it cannot be written.
+
+        ``known``: for a writable file, ``(header, facts, size)`` when its index says what a full
+        load would find (:func:`.load_index.read`); the store's entries are then read when first
+        asked for (:meth:`read_all`)."""
         fd = -1
         if read_only is None:
             try:
@@ -172,8 +187,24 @@ class SessionStore:
                 if exc.errno not in _READ_ONLY_ERRNOS:
                     raise _cannot_open(exc, path) from None
                 read_only = f"{path} cannot be written ({exc.strerror}): the session is open read-only"
+        if known is not None and fd >= 0:
+            try:
+                _lock(fd, path)
+                found = known(path, fd) if stat.S_ISREG(os.fstat(fd).st_mode) else None
+            except BaseException:
+                os.close(fd)
+                raise
+            if found is not None:
+                header, facts, size = found
+                store = cls(path, header, [], fd, size=size, skipped=list(facts.skipped))
+                store.facts, store._unread, store.indexed_size = facts, True, size
+                return store
         try:  # data, not a path to follow: a symlink, FIFO or device is refused, the size bounded
-            data = read_regular(path, MAX_SESSION_BYTES) if fd < 0 else _read_whole(fd, path)
+            if fd < 0:
+                data = read_regular(path, MAX_SESSION_BYTES)
+                size, blocks = len(data), iter([data])
+            else:
+                size, blocks = file_blocks(fd, path)
         except OSError as exc:
             if fd >= 0:
                 os.close(fd)
@@ -181,10 +212,10 @@ class SessionStore:
         try:
             if fd >= 0:
                 _lock(fd, path)
-            header, entries, good_end, lines, skipped = _parse(path, data)
+            header, entries, good_end, lines, skipped = _parse(path, blocks)
             store = cls(path, header, entries, fd, size=good_end, read_only=read_only, lines=lines, skipped=skipped)
-            if good_end < len(data) and fd >= 0:
-                store._cut_torn_tail(data[good_end:])
+            if good_end < size and fd >= 0:
+                store._cut_torn_tail(os.pread(fd, size - good_end, good_end))
             return store
         except BaseException:
             if fd >= 0:
@@ -203,6 +234,75 @@ class SessionStore:
         self.torn_file = torn
         os.ftruncate(self._fd, self._size)
         os.fsync(self._fd)
+
+    # --- the entries, read when first asked for when the store was opened from its index ----
+
+    def read_all(self) -> None:
+        """Read the entries of a store opened from its index (nothing when they are read)."""
+        if not self._unread:
+            return
+        self._unread = False
+        with collector_paused():
+            self._read_all()
+
+    def _read_all(self) -> None:
+        header, entries, good_end, lines, skipped = _parse(self.path, file_blocks(self._fd, self.path)[1])
+        if good_end != self._size:  # written by something that ignores the lock: the file is what counts
+            log.warning("%s changed on disk since it was opened (%d bytes, now %d)", self.path, self._size, good_end)
+            self._size = good_end
+        self.header, self._entries, self._lines, self.skipped = header, entries, lines, skipped
+        for entry in entries:
+            self._index(entry)
+        if self.on_read is not None:
+            self.on_read(self)
+
+    @property
+    def read(self) -> bool:
+        """The entries are in memory (always, unless opened from the index and not yet asked for)."""
+        return not self._unread
+
+    @property
+    def fd(self) -> int:
+        return self._fd
+
+    @property
+    def size(self) -> int:
+        """Bytes of complete lines in the file."""
+        return self._size
+
+    @property
+    def entries(self) -> list[dict[str, Any]]:
+        self.read_all()
+        return self._entries
+
+    @entries.setter
+    def entries(self, value: list[dict[str, Any]]) -> None:
+        self._entries = value
+
+    @property
+    def by_id(self) -> dict[str, dict[str, Any]]:
+        self.read_all()
+        return self._by_id
+
+    @by_id.setter
+    def by_id(self, value: dict[str, dict[str, Any]]) -> None:
+        self._by_id = value
+
+    @property
+    def leaf_id(self) -> str | None:
+        self.read_all()
+        return self._leaf_id
+
+    @leaf_id.setter
+    def leaf_id(self, value: str | None) -> None:
+        self._leaf_id = value
+
+    def of_type(self, *types: str) -> list[dict[str, Any]]:
+        """The entries of these types, in file order; those of :data:`INDEXED_SIDE_ENTRIES`
+        without reading the file when the store was opened from its index."""
+        if self._unread and set(types) <= set(INDEXED_SIDE_ENTRIES):
+            return [e for e in self.facts.side if e.get("type") in types]
+        return [e for e in self.entries if e.get("type") in types]
 
     # --- the tree ---------------------------------------------------------------------
 
@@ -323,6 +423,11 @@ class SessionStore:
                 raise SessionWriteError(exc, self.path, "sync") from None
 
     def close(self) -> None:
+        if self.before_close is not None and self._fd >= 0 and not self._closed:
+            try:
+                self.before_close(self)
+            except Exception:  # noqa: BLE001 - the index is a cache: the file closes whatever happens to it
+                log.warning("keeping the index of %s failed", self.path, exc_info=True)
         self._closed = True
         if self._fd >= 0:
             try:
@@ -336,6 +441,11 @@ class SessionStore:
     @property
     def closed(self) -> bool:
         return self._closed
+
+
+# Side entries a store opened from its index answers for without reading the file: what opening
+# the session reads (kept settings, an unfinished rewind).
+INDEXED_SIDE_ENTRIES = ("session_settings", "rewind", "rewind_end")
 
 
 def _lock(fd: int, path: Path) -> None:
@@ -373,121 +483,14 @@ def _folder_error(exc: OSError, path: Path) -> Exception:
     return storage_error(exc, path, "create")
 
 
-def _read_whole(fd: int, path: Path) -> bytes:
-    """The whole regular file open at ``fd`` (kept open), at most :data:`MAX_SESSION_BYTES`."""
-    info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode):
-        raise OSError(errno.EINVAL, "not a regular file", str(path))
-    if info.st_size > MAX_SESSION_BYTES:
-        raise OSError(errno.EFBIG, f"larger than {MAX_SESSION_BYTES >> 20} MiB", str(path))
-    chunks = []
-    at = 0
-    while at < info.st_size:
-        chunk = os.pread(fd, min(1 << 24, info.st_size - at), at)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        at += len(chunk)
-    return b"".join(chunks)
+def _parse(path: Path, blocks: Iterator[bytes]) -> Parsed:
+    try:
+        return parse(path, blocks)
+    except OSError as exc:  # reading a block failed
+        raise _cannot_open(exc, path) from None
 
 
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]
-
-
-def _check_header(path: Path, data: bytes, first_nl: int) -> dict[str, Any]:
-    try:
-        header = json_read.loads(data[: first_nl if first_nl >= 0 else len(data)])
-    except (ValueError, RecursionError):
-        header = None
-    if not isinstance(header, dict) or header.get("type") != "session" or first_nl < 0:
-        raise SessionFileError(f"{path} is not a pi-daemon session file (no session header on line 1)")
-    version = header.get("version")
-    if type(version) is not int or version < 1:
-        raise SessionFileError(f"{path} has no valid format version in its header (got {version!r})")
-    if version > VERSION:
-        raise SessionFileError(f"{path} is in session format version {version}, newer than this daemon reads "
-                               f"({VERSION}): open it with a newer pi-daemon")
-    if not isinstance(header.get("id"), str) or not header["id"]:
-        raise SessionFileError(f"{path} has no session id in its header")
-    return header
-
-
-Parsed = tuple[dict[str, Any], list[dict[str, Any]], int, list[int], list[dict[str, Any]]]
-
-
-def _parse(path: Path, data: bytes) -> Parsed:
-    """Header, entries, the offset where the last complete line ends, entry line numbers, skipped lines.
-
-    Entries whose parent is an unreadable line are given, in memory, the tree entry read
-    just before them as parent (appends chain to the leaf, so that is where they hung).
-    """
-    first_nl = data.find(b"\n")
-    header = _check_header(path, data, first_nl)
-    # orjson reads a line as the json module would unless the file holds a 20-digit number
-    # (checked once, for the whole file) or orjson refuses the line (a lone surrogate, NaN).
-    read = orjson.loads if not json_read.long_number(data) else json_read.loads
-    entries: list[dict[str, Any]] = []
-    lines: list[int] = []
-    skipped: list[dict[str, Any]] = []
-    ids: set[str] = set()
-    last_tree: str | None = None
-    raw = data.split(b"\n")
-    del raw[0]  # the header
-    torn = raw.pop()  # after the last line end: nothing, or a torn last line (cut off)
-    good_end = len(data) - len(torn)
-    last = len(raw) + 1 if not torn else -1  # the last line, when nothing follows it
-    for line_no, line in enumerate(raw, 2):
-        if not line or line.isspace():
-            continue
-        try:
-            entry = read(line)
-        except ValueError:
-            try:
-                entry = json_read.loads(line)
-            except (ValueError, RecursionError):
-                if line_no == last:
-                    good_end -= len(line) + 1
-                    break  # a garbled last line: cut off
-                skipped.append({"line": line_no, "reason": "not valid JSON"})
-                continue
-        if type(entry) is dict and entry.get("type") not in SIDE_ENTRIES:
-            entry_id, parent = entry.get("id"), entry.get("parentId")
-            if not (type(entry_id) is str and entry_id not in ids and (parent is None or parent in ids)
-                    and type(entry.get("type")) is str):  # the common case, checked quickly
-                reason = _entry_problem(entry, ids)
-                if reason is not None:
-                    skipped.append({"line": line_no, "reason": reason})
-                    continue
-                if parent is not None and parent not in ids:
-                    entry = {**entry, "parentId": last_tree}
-            ids.add(entry_id)  # type: ignore[arg-type]  # a str: the quick check or _entry_problem said so
-            last_tree = entry_id
-        elif type(entry) is not dict:
-            skipped.append({"line": line_no, "reason": "not a JSON object"})
-            continue
-        entries.append(entry)
-        lines.append(line_no)
-    return header, entries, good_end, lines, skipped
-
-
-def _entry_problem(entry: Any, ids: set[str]) -> str | None:
-    """Why a parsed line cannot be an entry, or None."""
-    if not isinstance(entry, dict):
-        return "not a JSON object"
-    kind = entry.get("type")
-    if not isinstance(kind, str):
-        return "no entry type"
-    if kind in SIDE_ENTRIES:
-        return None
-    entry_id = entry.get("id")
-    if not isinstance(entry_id, str):
-        return f"a {kind} entry without a string id"
-    if entry_id in ids:
-        return f"a second entry with id {entry_id!r}"
-    parent = entry.get("parentId")
-    if parent is not None and not isinstance(parent, str):
-        return "parentId is not a string"
-    return None

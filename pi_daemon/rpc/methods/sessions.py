@@ -47,10 +47,10 @@ async def session_new(ctx: "Context", p: t.SessionNewParams) -> t.SessionNewResu
         errors=_OPEN_ERRORS + (SessionWriteFailed, InvalidState), summary="open a stored session; it becomes current")
 async def session_load(ctx: "Context", p: t.SessionLoadParams) -> t.SessionLoadResult:
     session, interrupted = ctx.sessions.load(p.session_id, p.file, allow_outside=p.allow_outside)
-    if p.replay:
-        import asyncio  # here: the initialize answer does not wait for asyncio's import
-
-        asyncio.ensure_future(session.replay())
+    if p.replay:  # after the reply has gone out (it is written a turn after this returns): a session
+        # opened from its index reads its file for the replay, which should not hold the reply back
+        loop = asyncio.get_running_loop()
+        loop.call_soon(loop.call_soon, lambda: asyncio.ensure_future(session.replay()))
     store = session.store
     skipped = [t.SkippedLine(line=s["line"] or 0, reason=s["reason"]) for s in store.skipped] or None
     torn = str(store.torn_file) if store.torn_file else None

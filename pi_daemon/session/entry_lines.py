@@ -1,0 +1,198 @@
+"""Reading a session file's lines: the header, then one entry per line (what :mod:`.store` opens).
+
+The file is read a block at a time and its lines are read where they lie in the block (no
+copy split into lines), so a 200 MB session is not held in memory beside its entries.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import gc
+import os
+import stat
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+import orjson
+
+from .. import json_read
+
+VERSION = 3
+MAX_SESSION_BYTES = 512 << 20  # a session file is read whole to open it; past this it is not written
+
+# Entries that are not part of the conversation tree: they never move the leaf.
+SIDE_ENTRIES = ("queue_add", "queue_done", "leaf", "label", "session_settings", "turn_changes", "turn_review",
+                "rewind", "rewind_end", "subagent")
+BLOCK = 1 << 24  # a session file is read this much at a time
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """No cyclic garbage collection while a session file is read: reading builds a tree of
+    new objects (no cycles) that each collection would scan again, which took about a third
+    of the time of loading a long session. What was read lives as long as the session, so it
+    goes straight to the oldest generation (freeze, then unfreeze: no scan) instead of being
+    scanned once more by the youngest; skipped when something else keeps objects frozen."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            if gc.get_freeze_count() == 0:
+                gc.freeze()
+                gc.unfreeze()
+            gc.enable()
+
+
+class SessionFileError(Exception):
+    """The file is missing, unreadable or not a session file; the text says which."""
+
+
+def check_header(path: Path, data: bytes, first_nl: int) -> dict[str, Any]:
+    try:
+        header = json_read.loads(data[: first_nl if first_nl >= 0 else len(data)])
+    except (ValueError, RecursionError):
+        header = None
+    if not isinstance(header, dict) or header.get("type") != "session" or first_nl < 0:
+        raise SessionFileError(f"{path} is not a pi-daemon session file (no session header on line 1)")
+    version = header.get("version")
+    if type(version) is not int or version < 1:
+        raise SessionFileError(f"{path} has no valid format version in its header (got {version!r})")
+    if version > VERSION:
+        raise SessionFileError(f"{path} is in session format version {version}, newer than this daemon reads "
+                               f"({VERSION}): open it with a newer pi-daemon")
+    if not isinstance(header.get("id"), str) or not header["id"]:
+        raise SessionFileError(f"{path} has no session id in its header")
+    return header
+
+
+Parsed = tuple[dict[str, Any], list[dict[str, Any]], int, list[int], list[dict[str, Any]]]
+
+
+def parse(path: Path, blocks: Iterable[bytes]) -> Parsed:
+    """Header, entries, the offset where the last complete line ends, entry line numbers and
+    skipped lines, from the file's bytes given a block at a time (a line may span blocks).
+
+    Entries whose parent is an unreadable line are given, in memory, the tree entry read
+    just before them as parent (appends chain to the leaf, so that is where they hung).
+    """
+    header: dict[str, Any] | None = None
+    entries: list[dict[str, Any]] = []
+    lines: list[int] = []
+    skipped: list[dict[str, Any]] = []
+    ids: set[str] = set()
+    last_tree: str | None = None
+    line_no = 1
+    good_end = 0  # the file offset where ``carry`` starts: the end of the last complete line
+    carry = b""  # a line not yet ended
+    garbled: tuple[int, int] | None = None  # (line, length) of an unreadable line that may be the last
+    for block in blocks:
+        data = carry + block if carry else block
+        start = 0
+        if header is None:
+            first_nl = data.find(b"\n")
+            if first_nl < 0:
+                carry = data
+                continue
+            header = check_header(path, data, first_nl)
+            start = first_nl + 1
+        final = data.rfind(b"\n")
+        if final < start:  # no line ends in it (after the header)
+            good_end += start
+            carry = data[start:]
+            continue
+        # orjson reads a line as the json module would unless the block holds a 20-digit number
+        # or orjson refuses the line (a lone surrogate, NaN).
+        read = orjson.loads if not json_read.long_number(data) else lambda line: json_read.loads(bytes(line))
+        view = memoryview(data)
+        while start <= final:
+            end = data.find(b"\n", start)
+            line_no += 1
+            line, start = view[start:end], end + 1
+            if garbled is not None:  # a line follows it: it is not the last
+                skipped.append({"line": garbled[0], "reason": "not valid JSON"})
+                garbled = None
+            if not line:
+                continue
+            try:
+                entry = read(line)
+            except ValueError:
+                text = bytes(line)
+                if text.isspace():
+                    continue
+                try:
+                    entry = json_read.loads(text)
+                except (ValueError, RecursionError):
+                    garbled = (line_no, len(line))
+                    continue
+            if type(entry) is dict and entry.get("type") not in SIDE_ENTRIES:
+                entry_id, parent = entry.get("id"), entry.get("parentId")
+                if not (type(entry_id) is str and entry_id not in ids and (parent is None or parent in ids)
+                        and type(entry.get("type")) is str):  # the common case, checked quickly
+                    reason = entry_problem(entry, ids)
+                    if reason is not None:
+                        skipped.append({"line": line_no, "reason": reason})
+                        continue
+                    if parent is not None and parent not in ids:
+                        entry = {**entry, "parentId": last_tree}
+                ids.add(entry_id)  # type: ignore[arg-type]  # a str: the quick check or _entry_problem said so
+                last_tree = entry_id
+            elif type(entry) is not dict:
+                skipped.append({"line": line_no, "reason": "not a JSON object"})
+                continue
+            entries.append(entry)
+            lines.append(line_no)
+        good_end += final + 1
+        carry = data[final + 1:]
+    if header is None:
+        check_header(path, carry, -1)  # raises: no header line
+    if garbled is not None:
+        if carry:  # a torn line follows it (cut off): it was not the last
+            skipped.append({"line": garbled[0], "reason": "not valid JSON"})
+        else:
+            good_end -= garbled[1] + 1  # a garbled last line: cut off
+    assert header is not None
+    return header, entries, good_end, lines, skipped
+
+
+def entry_problem(entry: Any, ids: set[str]) -> str | None:
+    """Why a parsed line cannot be an entry, or None."""
+    if not isinstance(entry, dict):
+        return "not a JSON object"
+    kind = entry.get("type")
+    if not isinstance(kind, str):
+        return "no entry type"
+    if kind in SIDE_ENTRIES:
+        return None
+    entry_id = entry.get("id")
+    if not isinstance(entry_id, str):
+        return f"a {kind} entry without a string id"
+    if entry_id in ids:
+        return f"a second entry with id {entry_id!r}"
+    parent = entry.get("parentId")
+    if parent is not None and not isinstance(parent, str):
+        return "parentId is not a string"
+    return None
+
+
+def file_blocks(fd: int, path: Path) -> tuple[int, Iterator[bytes]]:
+    """The size of the regular file open at ``fd`` (kept open), at most :data:`MAX_SESSION_BYTES`,
+    and its bytes, read a block at a time as they are asked for."""
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        raise OSError(errno.EINVAL, "not a regular file", str(path))
+    if info.st_size > MAX_SESSION_BYTES:
+        raise OSError(errno.EFBIG, f"larger than {MAX_SESSION_BYTES >> 20} MiB", str(path))
+
+    def read() -> Iterator[bytes]:
+        at = 0
+        while at < info.st_size:
+            block = os.pread(fd, min(BLOCK, info.st_size - at), at)
+            if not block:
+                break
+            at += len(block)
+            yield block
+
+    return info.st_size, read()
