@@ -186,13 +186,16 @@ def file_blocks(fd: int, path: Path) -> tuple[int, Iterator[bytes]]:
     if info.st_size > MAX_SESSION_BYTES:
         raise OSError(errno.EFBIG, f"larger than {MAX_SESSION_BYTES >> 20} MiB", str(path))
 
-    def read() -> Iterator[bytes]:
-        at = 0
-        while at < info.st_size:
-            block = os.pread(fd, min(BLOCK, info.st_size - at), at)
-            if not block:
-                break
-            at += len(block)
-            yield block
+    return info.st_size, blocks(fd, info.st_size)
 
-    return info.st_size, read()
+
+def blocks(fd: int, size: int, block: int = BLOCK) -> Iterator[bytes]:
+    """The first ``size`` bytes of the file open at ``fd``, ``block`` bytes at a time (fewer if
+    it is shorter now): how every reader of session files reads them, never whole."""
+    at = 0
+    while at < size:
+        data = os.pread(fd, min(block, size - at), at)
+        if not data:
+            return
+        at += len(data)
+        yield data

@@ -27,6 +27,7 @@ from typing import Any
 
 from .. import json_read
 from ..messages import message_from_wire, user_text
+from .entry_lines import blocks
 from .store import MAX_SESSION_BYTES
 
 MESSAGE = re.compile(rb'\n\{\s*"type"\s*:\s*"message"\s*,')
@@ -70,10 +71,7 @@ def _scan(fd: int, size: int) -> tuple[bytes, int, bytes | None]:
     name_line: bytes | None = None
     carry = b""  # the end of the previous block: a line cut between blocks is whole here
     at = 0
-    while at < size:
-        block = os.pread(fd, min(BLOCK, size - at), at)
-        if not block:
-            break
+    for block in blocks(fd, size, BLOCK):
         if at < PREFIX_BYTES:
             prefix += block[:PREFIX_BYTES - at]
         at += len(block)

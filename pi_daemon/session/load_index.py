@@ -33,7 +33,7 @@ import orjson
 
 from .. import __version__
 from ..home import home_dir
-from .entry_lines import BLOCK, check_header  # hashed a block at a time: never held whole
+from .entry_lines import blocks, check_header  # hashed a block at a time: never held whole
 
 log = logging.getLogger(__name__)
 
@@ -97,17 +97,12 @@ def _mark(key: bytes, body: dict[str, Any]) -> str:
 def digest(fd: int, size: int) -> tuple[str, bytes]:
     """(SHA-256 of the file's first ``size`` bytes, its first line), read a block at a time."""
     hasher = hashlib.sha256()
-    first = b""
-    at = 0
-    while at < size:
-        block = os.pread(fd, min(BLOCK, size - at), at)
-        if not block:
-            break
-        if at == 0:
+    first = None
+    for block in blocks(fd, size):
+        if first is None:
             first = block[:block.find(b"\n") + 1]
         hasher.update(block)
-        at += len(block)
-    return hasher.hexdigest(), first
+    return hasher.hexdigest(), first or b""
 
 
 def read(path: Path, fd: int) -> tuple[dict[str, Any], Facts, int] | None:

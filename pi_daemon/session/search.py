@@ -17,6 +17,7 @@ from typing import Any, Iterator
 
 from .. import json_read
 from ..messages import message_from_wire, user_text
+from .entry_lines import blocks
 from .listing import BLOCK, MESSAGE, list_sessions, open_regular
 
 SNIPPET_CHARS = 160
@@ -27,10 +28,7 @@ def _lines(fd: int, size: int) -> Iterator[bytes]:
     """The file's ``message`` lines, each with its leading newline, a block at a time."""
     carry = b""
     at = 0
-    while at < size:
-        block = os.pread(fd, min(BLOCK, size - at), at)
-        if not block:
-            break
+    for block in blocks(fd, size, BLOCK):
         at += len(block)
         data = carry + block
         cut = data.rfind(b"\n")
