@@ -95,14 +95,15 @@ def exchange(a, b) -> None:
 
 def swapper(ws, outside, stop: threading.Event) -> threading.Thread:
     """Flip ws/d between a real folder and a symlink to the outside folder, as fast as it goes,
-    holding one of the two now and then for 2 ms: on a busy host the flips alone could fall so
-    that every open met the link, and the test would see nothing served."""
+    holding one of the two now and then for 2 ms (one flip in 20): on a busy host the flips
+    alone could fall so that every open met the link, and the test would see nothing served
+    (one in 100 still let all 300 writes of a full suite run meet it)."""
     (ws / "d.link").symlink_to(outside)
 
     def loop():
         while not stop.is_set():
             exchange(ws / "d", ws / "d.link")
-            if random.random() < 0.01:
+            if random.random() < 0.05:
                 time.sleep(0.002)
 
     return threading.Thread(target=loop, daemon=True)
