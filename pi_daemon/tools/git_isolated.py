@@ -64,6 +64,34 @@ CONFIG = """[core]
 ATTRIBUTES = "* -text -eol -filter -diff -merge -ident -working-tree-encoding\n"
 
 
+PRIVATE_PREFIX = "pi-daemon-git-"  # then the daemon's process id: what a killed daemon left is found by it
+
+
+def sweep_stale() -> None:
+    """Remove the private git folders of daemons that are gone (killed before they could):
+    this user's, named for a process that no longer exists."""
+    folder = tempfile.gettempdir()
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        pid = name[len(PRIVATE_PREFIX):].split("-", 1)[0]
+        if not name.startswith(PRIVATE_PREFIX) or not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        path = os.path.join(folder, name)
+        try:
+            info = os.lstat(path)
+            os.kill(int(pid), 0)
+            continue  # that daemon is running
+        except ProcessLookupError:
+            pass
+        except OSError:
+            continue  # gone already, or another user's process
+        if stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid():
+            shutil.rmtree(path, ignore_errors=True)
+
+
 class GitRunError(Exception):
     """Git failed (its exit status and what it said), timed out, or could not be started."""
 
@@ -181,7 +209,7 @@ class IsolatedGit:
 
     def __init__(self, repo: Repo, seed_index: bool = False) -> None:
         self.repo = repo
-        self.dir = tempfile.mkdtemp(prefix="pi-daemon-git-")
+        self.dir = tempfile.mkdtemp(prefix=f"{PRIVATE_PREFIX}{os.getpid()}-")
         self.index = os.path.join(self.dir, "index")
         try:
             self._lay_out(seed_index)

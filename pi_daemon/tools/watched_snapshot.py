@@ -28,7 +28,7 @@ import stat
 import threading
 from typing import TYPE_CHECKING
 
-from .git_isolated import GitRunError, find_repo
+from .git_isolated import GitRunError, find_repo, sweep_stale
 from .safe_open import open_beneath, open_root, read_under
 from .snapshot import MAX_FILE_BYTES, UNKNOWN, GitSnapshot, StatSnapshot, _batch
 
@@ -417,6 +417,8 @@ def watched(root: str) -> WatchedTree | None:
             _trees.pop(idle[0]).close()
         if find_repo(key) is None:
             return None
+        if not _trees:
+            sweep_stale()  # a base is kept for the daemon's life: a killed daemon's is removed here
         try:
             tree = WatchedTree(key)
         except (OSError, ImportError) as exc:  # no inotify here, or too many watchers

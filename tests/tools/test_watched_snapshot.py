@@ -5,6 +5,7 @@ read in full again. Each case is checked against what a full read of the tree sa
 
 import os
 import subprocess
+import sys
 
 import pytest
 
@@ -240,3 +241,28 @@ def test_a_folder_swapped_for_a_symlink_is_never_read_or_watched_through(repo, t
     (outside / "b.py").write_text("a secret, changed\n")
     watched, full = both(repo, lambda: (outside / "new.py").write_text("another secret\n"))
     assert watched == full == {}
+
+
+def test_a_killed_daemons_private_git_folder_is_removed_by_the_next(tmp_path):
+    """A base is kept for the daemon's life, in a private git folder the daemon removes when it
+    stops; one a killed daemon left is removed when another starts watching."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("a\n")
+    git_repo(ws)
+    script = ("import os, sys\nfrom pi_daemon.tools import watched_snapshot\n"
+              "tree = watched_snapshot.watched(sys.argv[1])\nprint(tree.base.git.dir, flush=True)\n"
+              "sys.stdin.read()\n")
+    child = subprocess.Popen([sys.executable, "-c", script, str(ws)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             text=True)
+    left = child.stdout.readline().strip()
+    assert os.path.isdir(left)
+    child.kill()  # SIGKILL: no atexit
+    child.wait()
+    assert os.path.isdir(left)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "b.txt").write_text("b\n")
+    git_repo(other)
+    assert watched_snapshot.watched(str(other)) is not None
+    assert not os.path.exists(left)
