@@ -37,12 +37,13 @@ def read_git_blobs(root: str, oids: list[str]) -> dict[str, bytes]:
         return {}
     try:
         with IsolatedGit(repo) as git:
-            return _batch(git, oids)
+            return blobs_by_id(git, oids)
     except (OSError, GitRunError):
         return {}
 
 
-def _batch(git: IsolatedGit, oids: list[str]) -> dict[str, bytes]:
+def blobs_by_id(git: IsolatedGit, oids: list[str]) -> dict[str, bytes]:
+    """The content of each of ``oids`` that is a blob, read with one ``cat-file --batch``."""
     out = git.run("cat-file", "--batch", data="".join(f"{oid}\n" for oid in oids).encode())
     found: dict[str, bytes] = {}
     at = 0
@@ -108,17 +109,18 @@ class GitSnapshot:
                 snap.close()
                 raise
         try:
-            snap.base = snap._write_tree()
+            snap.base = snap.write_tree()
         except GitRunError:  # an index git cannot write a tree of (a merge conflict, another format)
             try:
                 git.drop_index()
-                snap.base = snap._write_tree()
+                snap.base = snap.write_tree()
             except (OSError, GitRunError):
                 snap.close()
                 return None
         return snap
 
-    def _write_tree(self) -> str:
+    def write_tree(self) -> str:
+        """The worktree (beneath the root) added to the private index, written as a tree object."""
         self.git.run("add", "-A", *self.spec, *self._submodules(), cwd=self.root)
         return self.git.run("write-tree", cwd=self.root).decode().strip()
 
@@ -158,7 +160,7 @@ class GitSnapshot:
         self.seen = {name: key for name, key in now.items() if key is not CLEAN}
         oids = [self.ids.get(name) for name in names]
         try:
-            contents = _batch(self.git, [oid for oid in oids if oid is not None]) if any(oids) else {}
+            contents = blobs_by_id(self.git, [oid for oid in oids if oid is not None]) if any(oids) else {}
         except GitRunError:
             contents = {}
         has_head, uncommitted = self._committed()

@@ -31,14 +31,14 @@ from typing import Any
 
 from inotify_simple import INotify, flags
 
-from .safe_open import open_beneath, open_root
+from .safe_open import open_root
+from .tree_walk import GIT, walk_levels
 
 log = logging.getLogger(__name__)
 
 EVENTS = (flags.CREATE | flags.DELETE | flags.MODIFY | flags.ATTRIB | flags.CLOSE_WRITE | flags.MOVED_FROM
           | flags.MOVED_TO | flags.DELETE_SELF | flags.MOVE_SELF)
 WATCH = EVENTS | flags.ONLYDIR | flags.EXCL_UNLINK  # added through /proc/self/fd: that link is followed
-SKIP_NAMES = {".git"}
 SHARE_OF_LIMIT = 2  # use at most half the user's watches: editors and other tools need theirs
 IGNORE_FILES = {".gitignore"}
 
@@ -188,7 +188,7 @@ class TreeWatch:
             if not event.name:
                 continue
             name = f"{folder}/{event.name}" if folder else event.name
-            if event.name in SKIP_NAMES:
+            if event.name == GIT:
                 if folder:  # a .git made below the root: that folder is another repository's now
                     self._mark("tree", folder)
                     self._forget(folder, moved=True)
@@ -224,39 +224,17 @@ class TreeWatch:
                         pass
 
     def _add_tree(self, top: str, skipped: set[str], new: bool = False) -> None:
-        """Watch ``top`` and the folders below it, a level at a time: each folder's watch is
-        added before it is listed, so a folder made inside it meanwhile comes as an event. In a
-        ``new`` subtree the folders of each level are checked with ``ignored`` at once. Each
-        folder is reached from the root with no symlink followed on the way (a folder swapped
-        for a symlink is not watched through it)."""
-        level = [top]
-        while level:
-            below: list[str] = []
-            for name in level:
-                try:
-                    fd = open_beneath(self.root_fd, name.split("/") if name else [], os.O_RDONLY | os.O_DIRECTORY)
-                except OSError:
-                    continue  # gone, not a folder, or a symlink on the way: its parent's events say so
-                try:
-                    with os.scandir(fd) as entries:
-                        listed = [(e.name, e.is_dir(follow_symlinks=False)) for e in entries]
-                    if name and any(entry in SKIP_NAMES for entry, _ in listed):
-                        continue  # another repository (a submodule, a nested clone): not part of this tree
-                    if not self._watch(name, fd):
-                        return
-                    # listed before the watch was added: list again, now that a new folder comes as an event
-                    with os.scandir(fd) as entries:
-                        below += [f"{name}/{e.name}" if name else e.name for e in entries
-                                  if e.name not in SKIP_NAMES and e.is_dir(follow_symlinks=False)]
-                except OSError:
-                    continue
-                finally:
-                    os.close(fd)
+        """Watch ``top`` and the folders below it (:func:`.tree_walk.walk_levels`: no symlink
+        followed, other repositories left out), each watched before it is listed, so a folder
+        made inside it meanwhile comes as an event. In a ``new`` subtree the folders of each
+        level are checked with ``ignored`` at once."""
+        def keep(below: list[str]) -> list[str]:
             below = [b for b in below if b not in self.skip and b not in skipped]
-            if new and below:
-                left = self.ignored(below)
-                below = [b for b in below if b not in left]
-            level = below
+            left = self.ignored(below) if new and below else set()
+            return [b for b in below if b not in left]
+
+        for _ in walk_levels(self.root_fd, [top], keep, visit=self._watch):
+            pass
 
     def _watch(self, name: str, fd: int) -> bool:
         if len(self.folders) >= self.limit:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import itertools
 import logging
 import os
 import stat
@@ -30,7 +31,8 @@ from typing import TYPE_CHECKING
 
 from .git_isolated import GitRunError, find_repo, sweep_stale
 from .safe_open import open_beneath, open_root, read_under
-from .snapshot import MAX_FILE_BYTES, UNKNOWN, GitSnapshot, StatSnapshot, _batch
+from .snapshot import MAX_FILE_BYTES, UNKNOWN, GitSnapshot, StatSnapshot, blobs_by_id
+from .tree_walk import walk_levels
 
 if TYPE_CHECKING:
     from .tree_watch import Marks
@@ -132,8 +134,9 @@ class WatchedTree:
             return
         assert self.base is not None
         ordered = sorted(names)
-        held = look_up(self.base, [self._top(n) for n in ordered])
-        new = [n for n in ordered if held.get(self._top(n)) is None and _present(os.path.join(self.root, n))]
+        tops = [self._top(n) for n in ordered]
+        held = look_up(self.base, tops)[self.base.base]
+        new = [n for n, top in zip(ordered, tops) if held.get(top) is None and _present(os.path.join(self.root, n))]
         left_out = ignored(self.base, self.root, new)
         root_fd = open_root(self.root)
         try:
@@ -169,7 +172,6 @@ class WatchedTree:
         if len(trees) > MAX_TREES_LISTED:
             return None
         names = {n for n in files if not _own(n)} | trees
-        names -= _in_other_repositories(self.root, names)
         if trees:
             try:
                 listed = base.git.run("ls-tree", "-r", "-z", "--name-only", "--full-tree", base.base, "--",
@@ -217,7 +219,7 @@ class WatchSnapshot:
         events): the base's index brought up to now, its tree compared with the base's."""
         base, tree = self.base, self.tree
         try:
-            now = base._write_tree()
+            now = base.write_tree()
             out = base.git.run("diff-tree", "-r", "-z", "--name-only", "--no-renames", base.base, now,
                                "--", *base.spec[1:], cwd=tree.root)
         except GitRunError:
@@ -229,11 +231,11 @@ class WatchSnapshot:
         tree, base = self.tree, self.base
         from_base = [n for n in names if n not in self.overlay]
         tops = {n: tree._top(n) for n in from_base}
-        held = look_up(base, list(tops.values()))
-        committed = look_up(base, list(tops.values()), self.head) if self.head else {}
+        found = look_up(base, list(tops.values()), self.head)
+        held, committed = found[base.base], found.get(self.head or "", {})
         blobs = [oid for oid in held.values() if oid is not None]
         try:
-            contents = _batch(base.git, blobs) if blobs else {}
+            contents = blobs_by_id(base.git, blobs) if blobs else {}
         except GitRunError:
             contents = {}
         befores: dict[str, tuple[object, str | None]] = {}
@@ -266,22 +268,22 @@ class WatchSnapshot:
 
 # --- git lookups, all isolated (see git_isolated) -------------------------------------
 
-def look_up(base: GitSnapshot, tops: list[str], tree: str | None = None) -> dict[str, str | None]:
-    """The blob id each name (relative to the top) has in ``tree`` (the base's by default);
-    None where it is not a blob there."""
-    if not tops:
-        return {}
-    tree = tree or base.base
-    query = "".join(f"{tree}:{name}\n" for name in tops if "\n" not in name)
+def look_up(base: GitSnapshot, tops: list[str], other: str | None = None) -> dict[str, dict[str, str | None]]:
+    """For the base's tree (and ``other``, a commit or tree, when given): the blob id each name
+    (relative to the top) has there, None where it is not a blob there; one ``cat-file``."""
+    trees = [base.base] + ([other] if other else [])
+    found: dict[str, dict[str, str | None]] = {tree: {} for tree in trees}
+    asked = [(tree, name) for name in tops if "\n" not in name for tree in trees]
+    if not asked:
+        return found
+    query = "".join(f"{tree}:{name}\n" for tree, name in asked)
     try:
         out = base.git.run("cat-file", "--batch-check=%(objectname) %(objecttype)", data=os.fsencode(query))
     except GitRunError:
-        return {}
-    found: dict[str, str | None] = {}
-    lines = out.decode("ascii", "replace").splitlines()
-    for name, line in zip([n for n in tops if "\n" not in n], lines):
+        return found
+    for (tree, name), line in zip(asked, out.decode("ascii", "replace").splitlines()):
         oid, _, kind = line.partition(" ")
-        found[name] = oid if kind == "blob" else None
+        found[tree][name] = oid if kind == "blob" else None
     return found
 
 
@@ -298,35 +300,18 @@ def ignored(base: GitSnapshot, root: str, names: list[str]) -> set[str]:
 
 
 def walk(base: GitSnapshot, root: str, trees: list[str]) -> list[str]:
-    """The files below ``trees`` on the disk (not through symlinks; not into another repository
-    or a folder git ignores: those are asked a level at a time)."""
-    found: list[str] = []
-    level = trees
+    """The files below ``trees`` on the disk (:func:`.tree_walk.walk_levels`: not through
+    symlinks, not into another repository or a folder git ignores), at most about
+    :data:`MAX_OVERLAY`."""
+    def keep(below: list[str]) -> list[str]:
+        left = ignored(base, root, below)
+        return [b for b in below if b not in left]
+
     root_fd = open_root(root)
     try:
-        while level and len(found) <= MAX_OVERLAY:
-            below: list[str] = []
-            for name in level:
-                try:
-                    fd = open_beneath(root_fd, name.split("/"), os.O_RDONLY | os.O_DIRECTORY)
-                except OSError:  # gone, not a folder, or a symlink on the way
-                    continue
-                try:
-                    with os.scandir(fd) as entries:
-                        listed = [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in entries]
-                except OSError:
-                    continue
-                finally:
-                    os.close(fd)
-                if any(entry == ".git" for entry, _ in listed):
-                    continue  # another repository (a submodule, a nested clone)
-                for entry, folder in listed:
-                    (below if folder else found).append(f"{name}/{entry}")
-            left = ignored(base, root, below)
-            level = [b for b in below if b not in left]
+        return list(itertools.islice(walk_levels(root_fd, trees, keep), MAX_OVERLAY + 1))
     finally:
         os.close(root_fd)
-    return found
 
 
 def read_kept(root_fd: int, name: str, budget: int) -> Before:
