@@ -85,6 +85,13 @@ export async function launch({ cache, out, prefix = "", settings, prepare = () =
     await page.locator(".quick-input-widget input").fill(`>${title}`);
     await page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first().click({ timeout: T });
   }
+  // Settings and other editors open as a modal over the workbench: dismissed by a click outside the
+  // dialog, as a user would (Escape only closes it while the dialog itself has focus).
+  async function closeModal() {
+    const block = page.locator(".monaco-modal-editor-block");
+    await block.click({ position: { x: 5, y: 5 }, timeout: T });
+    await block.waitFor({ state: "detached", timeout: T });
+  }
   // Quick Open a file by name and wait until its editor shows `text`.
   async function openFile(name, text) {
     await page.locator(".monaco-workbench .part.statusbar").click({ position: { x: 5, y: 5 } });
@@ -150,6 +157,6 @@ export async function launch({ cache, out, prefix = "", settings, prepare = () =
     server.kill("SIGTERM");
     return !failed;
   }
-  return { page, chat, run, shot, openChat, send, command, pick, openFile, review, open, close, fail, root, work, T,
+  return { page, chat, run, shot, openChat, send, command, closeModal, pick, openFile, review, open, close, fail, root, work, T,
            get failed() { return failed; }, set failed(value) { failed = value; } };
 }

@@ -75,7 +75,7 @@ const kit = await launch({
     "typescript.tsserver.useSyntaxServer": "never",
   }),
 });
-const { page, chat, shot, send, command, pick, openFile, review, work, T } = kit;
+const { page, chat, shot, send, command, closeModal, pick, openFile, review, work, T } = kit;
 const run = (name, fn, always = false) => (only28 && !always ? undefined : kit.run(name, fn));
 
 try {
@@ -237,7 +237,7 @@ try {
     await field.press("Tab");
     await page.locator(".notification-toast", { hasText: "the daemon was restarted" }).waitFor({ timeout: T });
     await shot("restarted with the new settings");
-    await page.keyboard.press("Escape"); // the settings editor
+    await closeModal(); // the settings editor
     await command("pi: New Session");
     await chat().locator(".m").first().waitFor({ state: "detached", timeout: T });
     await page.locator(".statusbar-item", { hasText: "π faux/echo" }).waitFor({ timeout: T });
