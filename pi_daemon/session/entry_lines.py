@@ -33,7 +33,11 @@ def collector_paused() -> Iterator[None]:
     new objects (no cycles) that each collection would scan again, which took about a third
     of the time of loading a long session. What was read lives as long as the session, so it
     goes straight to the oldest generation (freeze, then unfreeze: no scan) instead of being
-    scanned once more by the youngest; skipped when something else keeps objects frozen."""
+    scanned once more by the youngest. Not when something else keeps objects frozen, as the
+    daemon keeps its start-up objects (``cli.settle_heap``): unfreezing would hand those back
+    to the collector, and freezing what was read would keep a closed session's cycles for
+    good; there the next young collection scans what was read once (about 6 ms for 10,000
+    entries)."""
     paused = gc.isenabled()
     gc.disable()
     try:

@@ -48,6 +48,13 @@ __all__ = ["MAX_SESSION_BYTES", "SIDE_ENTRIES", "VERSION", "SessionFileError", "
            "SessionStore", "SessionWriteError", "INDEXED_SIDE_ENTRIES", "collector_paused", "file_stamp", "iso_now",
            "storage_error"]
 
+log = logging.getLogger(__name__)
+
+# Side entries a store opened from its index answers for without reading the file: what opening
+# the session reads (kept settings, an unfinished rewind).
+INDEXED_SIDE_ENTRIES = ("session_settings", "rewind", "rewind_end")
+
+
 class SessionLocked(Exception):
     """Another process has the session open for writing."""
 
@@ -71,8 +78,6 @@ class SessionWriteError(Exception):
         exc.args = (f"{prefix}: {self}",)
         return exc
 
-
-log = logging.getLogger(__name__)
 
 # Errors that mean "this place cannot be written", as opposed to "this write failed".
 _READ_ONLY_ERRNOS = (errno.EROFS, errno.EACCES, errno.EPERM)
@@ -441,11 +446,6 @@ class SessionStore:
     @property
     def closed(self) -> bool:
         return self._closed
-
-
-# Side entries a store opened from its index answers for without reading the file: what opening
-# the session reads (kept settings, an unfinished rewind).
-INDEXED_SIDE_ENTRIES = ("session_settings", "rewind", "rewind_end")
 
 
 def _lock(fd: int, path: Path) -> None:
