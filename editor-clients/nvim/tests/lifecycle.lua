@@ -109,11 +109,21 @@ return function(t)
   end)
 
   -- Neither setup's cmd, nor pi-daemon on PATH, nor an installed one: a clear message; :PiInstall
-  -- installs it (really, with pip) and the kept prompt is answered.
+  -- installs it (really, with pip) and the kept prompt is answered. Run from a workspace holding
+  -- venv and pip folders of its own: Python's are what run.
   test("no pi-daemon: the message points at :PiInstall, which installs it and sends the kept prompt", function()
     local dir = workspace({})
     local pi = start(dir)
     pi.stop()
+    local marker = dir .. "/ran"
+    for _, name in ipairs({ "venv", "pip" }) do
+      vim.fn.mkdir(dir .. "/" .. name, "p")
+      vim.fn.writefile({}, dir .. "/" .. name .. "/__init__.py")
+      vim.fn.writefile({ ("open(%q, 'a').write('the workspace''s %s ran')"):format(marker, name) },
+                       dir .. "/" .. name .. "/__main__.py")
+    end
+    local cwd = vim.fn.getcwd()
+    vim.fn.chdir(dir)
     local data, path = vim.env.XDG_DATA_HOME, vim.env.PATH
     vim.env.XDG_DATA_HOME = dir .. "/data"
     vim.env.PATH = "/usr/bin:/bin" -- no pi-daemon there
@@ -144,7 +154,9 @@ return function(t)
       wait("settled", function() return pi.status().settled >= 1 end)
       -- the statusline's model comes with the getState asked after the answer
       wait("the model in the statusline", function() return pi.status().model == "faux/echo" end)
+      if vim.fn.filereadable(marker) == 1 then error("a workspace's folder ran: " .. vim.fn.readfile(marker)[1]) end
     end)
+    vim.fn.chdir(cwd)
     vim.env.XDG_DATA_HOME, vim.env.PATH = data, path
     pi.config.model = nil
     pi.stop()

@@ -50,9 +50,10 @@ export async function installDaemon({ python, storageDir, wheelDir, log, step = 
     }
   };
   rmSync(venv.dir, { recursive: true, force: true }); // a half-made venv from an earlier try
-  await stage(`Creating a Python environment with ${python}`, python, ["-m", "venv", venv.dir]);
+  // -I: isolated from the current folder (a venv or pip folder there would run instead) and from PYTHON* variables
+  await stage(`Creating a Python environment with ${python}`, python, ["-I", "-m", "venv", venv.dir]);
   await stage("Installing pi-daemon and its dependencies", venv.python,
-              ["-m", "pip", "install", "--disable-pip-version-check", wheel]);
+              ["-I", "-m", "pip", "install", "--disable-pip-version-check", wheel]);
   if (!existsSync(venv.daemon)) throw new Error(`pip finished but ${venv.daemon} is not there`);
   log(`pi-daemon installed: ${venv.daemon}\n`);
   return venv.daemon;

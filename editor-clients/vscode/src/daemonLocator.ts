@@ -74,7 +74,8 @@ export function run(command: string, args: string[],
 }
 
 export async function hasModule(python: string): Promise<boolean> {
-  const found = await run(python, ["-c", "import importlib.util, sys; sys.exit(0 if importlib.util.find_spec('pi_daemon') else 3)"]);
+  // -P: the current folder is not searched (else a folder named pi_daemon there would be found)
+  const found = await run(python, ["-P", "-c", "import importlib.util, sys; sys.exit(0 if importlib.util.find_spec('pi_daemon') else 3)"]);
   return found.code === 0;
 }
 
@@ -83,7 +84,9 @@ export async function locateDaemon(places: Places): Promise<DaemonCommand | unde
   const found = onPath("pi-daemon", places.pathEnv);
   if (found) return { command: found, args: [], source: "PATH" };
   if (places.interpreter && (await hasModule(places.interpreter)))
-    return { command: places.interpreter, args: ["-m", "pi_daemon"], source: "interpreter" };
+    // -P (Python 3.11+, which pi-daemon needs): `-m` would put the daemon's working folder, the
+    // untrusted workspace, first on the import path, and a pi_daemon folder there would run instead.
+    return { command: places.interpreter, args: ["-P", "-m", "pi_daemon"], source: "interpreter" };
   const venv = managedVenv(places.storageDir);
   if (existsSync(venv.daemon)) return { command: venv.daemon, args: [], source: "installed" };
   return undefined;

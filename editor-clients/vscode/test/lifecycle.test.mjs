@@ -5,7 +5,7 @@
 // the daemon is looked for, and the Python the install needs.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createRequire } from "node:module";
@@ -133,7 +133,7 @@ test("where the daemon is found: pi.command, then PATH, then the interpreter's m
   }
   // the selected interpreter with pi_daemon importable (the tests' PYTHONPATH holds it)
   const viaInterpreter = await locateDaemon({ pathEnv: bin, interpreter: PYTHON, storageDir });
-  assert.deepEqual([viaInterpreter.command, viaInterpreter.args, viaInterpreter.source], [PYTHON, ["-m", "pi_daemon"], "interpreter"]);
+  assert.deepEqual([viaInterpreter.command, viaInterpreter.args, viaInterpreter.source], [PYTHON, ["-P", "-m", "pi_daemon"], "interpreter"]);
   // the venv "Install pi-daemon" makes
   const venv = managedVenv(storageDir);
   mkdirSync(join(venv.daemon, ".."), { recursive: true });
@@ -144,6 +144,50 @@ test("where the daemon is found: pi.command, then PATH, then the interpreter's m
   chmodSync(join(bin, "pi-daemon"), 0o755);
   assert.deepEqual(await locateDaemon({ pathEnv: bin, interpreter: PYTHON, storageDir }),
                    { command: join(bin, "pi-daemon"), args: [], source: "PATH" });
+});
+
+// A cloned repository is not trusted: a pi_daemon, venv or pip folder in it must never be what runs.
+function hostileFolder(...names) {
+  const work = mkdtempSync(join(tmpdir(), "pi-hostile-"));
+  const marker = join(work, "ran");
+  for (const name of names) {
+    mkdirSync(join(work, name));
+    writeFileSync(join(work, name, "__init__.py"), "");
+    writeFileSync(join(work, name, "__main__.py"), `open(${JSON.stringify(marker)}, "a").write("the workspace's ${name} ran\\n")\n`);
+  }
+  return { work, ran: () => (existsSync(marker) ? readFileSync(marker, "utf8") : "") };
+}
+
+test("the selected interpreter starts the installed daemon, never a pi_daemon folder in the workspace", async () => {
+  const { work, ran } = hostileFolder("pi_daemon");
+  const found = await locateDaemon({ pathEnv: mkdtempSync(join(tmpdir(), "pi-bin-")), interpreter: PYTHON,
+                                     storageDir: mkdtempSync(join(tmpdir(), "pi-storage-")) });
+  const c = new PiClient({ command: found.command, args: [...found.args, "--model", "faux/echo"], cwd: work,
+                           env: { ...process.env, PI_DAEMON_HOME: work } });
+  try {
+    await c.start();
+    assert.equal((await c.request("getState")).model.id, "echo");
+  } finally {
+    await c.stop();
+  }
+  assert.equal(ran(), "");
+});
+
+test("the install runs the Python's own venv and pip, never a venv or pip folder where it is run from", async () => {
+  const { work, ran } = hostileFolder("venv", "pip");
+  const wheels = mkdtempSync(join(tmpdir(), "pi-wheels-"));
+  writeFileSync(join(wheels, "pi_daemon-0.0.0-py3-none-any.whl"), "not a wheel");
+  const before = process.cwd();
+  process.chdir(work);
+  try {
+    // the venv is made (by the real venv module); pip then refuses the broken wheel
+    await assert.rejects(installDaemon({ python: PYTHON, storageDir: mkdtempSync(join(tmpdir(), "pi-storage-")),
+                                         wheelDir: wheels, log: () => {} }),
+                         /Installing pi-daemon and its dependencies failed/);
+  } finally {
+    process.chdir(before);
+  }
+  assert.equal(ran(), "");
 });
 
 test("the install needs Python 3.11+: the first one found is used, none found is a clear error", async () => {

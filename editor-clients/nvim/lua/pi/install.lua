@@ -94,9 +94,11 @@ function M.run(pi, done)
   end
   local venv = daemon.managed_dir()
   progress(("Installing pi-daemon from %s into %s with %s"):format(repo, venv, python))
-  step({ python, "-m", "venv", venv }, function(ok, code)
+  -- -I: Neovim's current folder (the untrusted workspace) is not on the import path, where a venv or
+  -- pip folder would run instead of Python's own; PYTHON* variables are not read either.
+  step({ python, "-I", "-m", "venv", venv }, function(ok, code)
     if not ok then return fail(("creating the venv failed (exit code %d)"):format(code)) end
-    step({ venv .. "/bin/python", "-m", "pip", "install", "--upgrade", repo }, function(ok2, code2)
+    step({ venv .. "/bin/python", "-I", "-m", "pip", "install", "--upgrade", repo }, function(ok2, code2)
       if not ok2 then return fail(("pip install failed (exit code %d), see pi://install"):format(code2)) end
       running = false
       progress("Installed: " .. daemon.managed_bin())
