@@ -15,7 +15,7 @@ const { PiClient, permissionPrompt } = require("../dist/rpcClient.js");
 const { proposedText } = require("../dist/proposedEdit.js");
 const { goBackPrompt, rewindTarget } = require("../dist/rewind.js");
 const { sessionItem, localTime } = require("../dist/sessionList.js");
-const { Review, toReview, revertQuestion, revertReport } = require("../dist/editorFs.js");
+const { Review, choose, pending, toReview, revertQuestion, revertReport } = require("../dist/editorFs.js");
 const PYTHON = process.env.PI_DAEMON_PYTHON || "python3";
 
 const held = useBrowser();
@@ -147,14 +147,14 @@ test("Changes: an accepted or reverted hunk leaves the list; revert run asks wit
   await c.settled();
   const hunks = (await review.load()).files.find((f) => f.path === "f.txt").hunks;
   await review.accept("f.txt", [hunks[0].id]);
-  await review.revert("f.txt", [hunks[1].id]);
+  await review.revert(choose("f.txt", [hunks[1].id]));
   const listed = toReview(review.current);
   assert.deepEqual(listed.map((f) => [f.path, f.hunks.map((h) => h.id)]), [["f.txt", [hunks[2].id]], ["g.txt", [listed[1].hunks[0].id]]]);
   const asked = revertQuestion(review.current);
   assert.equal(asked.message, `Revert run ${review.current.runId}?`);
   assert.ok(asked.detail.startsWith("2 hunks in 2 files go back") && asked.detail.includes("• f.txt (1 hunk)"), asked.detail);
   writeFileSync(join(dir, "g.txt"), "changed by someone else\n");
-  const result = await review.revertPending();
+  const result = await review.revert(pending(review.current));
   assert.equal(revertReport(result), "pi: reverted 1 hunk in 1 file; left alone (changed since): "
     + result.conflicts.map((x) => `${x.path}: ${x.reason}`).join("; "));
   assert.deepEqual(result.conflicts.map((x) => x.path), ["g.txt"]);
