@@ -50,12 +50,12 @@ export async function goBack(host: ChatHost, item: TreeItem | undefined, summari
   const found = await moveTarget(host, item.id, "go back in the conversation");
   if (!found) return;
   const { client, state, target } = found;
-  const { message, detail, choice } = goBackPrompt(target, item.role, item.text ?? item.title);
-  if ((await vscode.window.showWarningMessage(message, { modal: true, detail }, choice)) !== choice) return;
   if (target.entryId === null) {
     vscode.window.showWarningMessage("pi: nothing comes before the first message; use Rewind to Here or start a new session");
     return;
   }
+  const { message, detail, choice } = goBackPrompt(target, item.role, item.text ?? item.title);
+  if ((await vscode.window.showWarningMessage(message, { modal: true, detail }, choice)) !== choice) return;
   await client.navigate(target.entryId, summarize);
   await host.redraw(state.sessionId);
   if (target.text !== undefined) host.post({ type: "input", text: target.text });
