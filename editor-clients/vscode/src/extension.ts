@@ -13,7 +13,7 @@ import { workspaceFiles } from "./workspaceFiles";
 import type { ContextItem, Image } from "./protocol";
 import { ChatHost, ModeIndicator, SessionDocuments, executePlan, pickMode, rewindTo, setMode } from "./sessionActions";
 import { SubagentRouter, storedSubagents } from "./subagents";
-import { daemonCommand, offerInstall } from "./vscodeDaemon";
+import { daemonCommand, install, offerInstall } from "./vscodeDaemon";
 import { DaemonStartError } from "./rpcClient";
 import { CrashRecovery } from "./crashRecovery";
 import { chooseModel, modelMissing, pickModel, sendStoredKeys } from "./firstRun";
@@ -115,7 +115,7 @@ function ensureClient(): Promise<PiClient> {
   starting ??= (async () => {
     const storage = context.globalStorageUri.fsPath;
     let found = await daemonCommand(storage);
-    if (!found && (await offerInstall(storage, vscode.Uri.joinPath(context.extensionUri, "dist", "daemon").fsPath, output)))
+    if (!found && (await offerInstall(context, output)))
       found = await daemonCommand(storage);
     if (!found) {
       status.text = "π (not installed)";
@@ -351,7 +351,7 @@ const commands: Record<string, () => Promise<void>> = {
   "pi.installDaemon": async () => {
     const found = await daemonCommand(context.globalStorageUri.fsPath);
     if (found) vscode.window.showInformationMessage(`pi: pi-daemon is there: ${found.command} (${found.source})`);
-    else await ensureClient();
+    else if (await install(context, output)) await ensureClient();
   },
   "pi.selectFolder": async () => {
     await workspaceFolder(true);
