@@ -9,6 +9,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createRequire } from "node:module";
+import { execFileSync } from "node:child_process";
 
 const require = createRequire(import.meta.url);
 const { PiClient, DaemonStartError } = require("../dist/rpcClient.js");
@@ -114,6 +115,29 @@ test("quick deaths in a row stop the restarts; revive starts it again", async ()
     assert.equal(d.restarts(), 2);
     assert.ok((await d.c.request("getState")).model);
   } finally {
+    await d.c.stop();
+  }
+});
+
+// The daemons this process started for a test's script (each test has its own folder), by process id
+// (not their own children: a daemon forks a helper with the same command line).
+const daemonPids = (dir) => execFileSync("ps", ["-eo", "pid=,ppid=,args="], { encoding: "utf8" }).split("\n")
+  .map((line) => line.trim().split(/\s+/)).filter(([, ppid, ...args]) => Number(ppid) === process.pid
+    && args.includes("pi_daemon") && args.includes(join(dir, "script.json"))).map(([pid]) => Number(pid));
+
+test("Restart clicked twice at once: one daemon starts, the second revive waits for it", async () => {
+  const d = daemon([text("hi")], { restart: false });
+  await d.c.start();
+  try {
+    process.kill(d.c.pid, "SIGKILL");
+    await waitFor(() => d.exits.length === 1, "the death");
+    assert.equal(d.exits[0].restarting, false);
+    await Promise.all([d.c.revive(), d.c.revive()]);
+    assert.deepEqual(daemonPids(d.dir), [d.c.pid]);
+    assert.equal(d.restarts(), 1);
+    assert.ok((await d.c.request("getState")).model);
+  } finally {
+    for (const pid of daemonPids(d.dir)) if (pid !== d.c.pid) process.kill(pid, "SIGKILL"); // one a second start left running
     await d.c.stop();
   }
 });
