@@ -382,6 +382,7 @@ async function sharedMessage(message: Json, reply: (message: Json) => void): Pro
   else if (message.type === "copy") await vscode.env.clipboard.writeText(message.text);
   else if (message.type === "abortSubagent") await (await ensureClient()).abort(message.sessionId);
   else if (message.type === "openSubagent") await documents.open(message.sessionId);
+  else if (message.type === "permissionAnswer") permissions.fromChat(message.sessionId, message.toolCallId, message.answer);
   else return false;
   return true;
 }
@@ -432,7 +433,6 @@ class ChatView implements vscode.WebviewViewProvider {
         else if (message.type === "setMode") await setMode(host, message.mode);
         else if (message.type === "executePlan") await executePlan(host, message.mode);
         else if (message.type === "noticeAction") await noticeAction(message.action);
-        else if (message.type === "permissionAnswer") permissions.fromChat(message.toolCallId, message.answer);
         else if (message.type === "ready") {
           post({ type: "reset" });
           post({ type: "events", events: transcript });
@@ -440,7 +440,7 @@ class ChatView implements vscode.WebviewViewProvider {
           post({ type: "busy", busy: conversation.busy });
           post({ type: "mode", mode: modes.mode });
           postCommands();
-          permissions.repost();
+          permissions.repost((sessionId) => !tabs.owns(sessionId), post);
           await ensureClient();
         }
       } catch (error: any) {
@@ -460,7 +460,7 @@ export async function activate(extensionContext: vscode.ExtensionContext): Promi
   status.show();
   modes = new ModeIndicator(host);
   documents = new SessionDocuments(host);
-  permissions = new PermissionReview(() => client?.workspace ?? "", post);
+  permissions = new PermissionReview(() => client?.workspace ?? "", (sessionId, m) => tabs.post(sessionId, m) || post(m));
   context.subscriptions.push(reportDirty(lazyClient), modes, permissions,
     vscode.workspace.registerTextDocumentContentProvider(SessionDocuments.scheme, documents));
   registerReview(context, lazyClient);
@@ -471,6 +471,7 @@ export async function activate(extensionContext: vscode.ExtensionContext): Promi
        { label: "Follow up", description: "when the agent is done", value: "followUp" as const }],
       { placeHolder: "The agent is working. Send this as…" }))?.value,
     sidebar: () => ({ sessionId: sidebarSession, events: transcript }),
+    permissions: (shows, reply) => permissions.repost(shows, reply),
   });
   context.subscriptions.push(
     output, status,

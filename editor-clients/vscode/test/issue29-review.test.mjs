@@ -203,16 +203,16 @@ test("the chat's card for a write/edit under review: under its call, answers pos
   await waitFor(() => ask);
   await page.locator("details.tool", { hasText: "write made.txt" }).waitFor();
   await page.evaluate((m) => window.postMessage(m, "*"),
-                      { type: "permission", ask: { toolCallId: ask.request.toolCallId, toolName: "write", path: "made.txt" } });
+                      { type: "permission", ask: { sessionId: ask.request.sessionId, toolCallId: ask.request.toolCallId, toolName: "write", path: "made.txt" } });
   const card = page.locator("details.tool + .permission");
   await card.waitFor();
   assert.equal(await card.locator(".said").innerText(), "pi wants to write made.txt: review the diff in the editor.");
   assert.deepEqual(await card.locator("button").allInnerTexts(), ["Accept", "Reject", "More…", "Show diff"]);
   await card.getByRole("button", { name: "Accept", exact: true }).click();
   const posted = await page.evaluate(() => window.posted.filter((m) => m.type === "permissionAnswer"));
-  assert.deepEqual(posted, [{ type: "permissionAnswer", toolCallId: ask.request.toolCallId, answer: "accept" }]);
+  assert.deepEqual(posted, [{ type: "permissionAnswer", sessionId: ask.request.sessionId, toolCallId: ask.request.toolCallId, answer: "accept" }]);
   ask.resolve("allow_once");
-  await page.evaluate((m) => window.postMessage(m, "*"), { type: "permissionDone", toolCallId: ask.request.toolCallId });
+  await page.evaluate((m) => window.postMessage(m, "*"), { type: "permissionDone", sessionId: ask.request.sessionId, toolCallId: ask.request.toolCallId });
   await card.waitFor({ state: "detached" });
   await c.settled();
   assert.equal(readFileSync(join(dir, "made.txt"), "utf8"), "x\n");
