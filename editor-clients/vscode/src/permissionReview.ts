@@ -72,7 +72,8 @@ export class PermissionReview implements vscode.TextDocumentContentProvider, vsc
     cancelled.then(() => this.settle(right, "cancelled"));
     const p = this.pending.get(right.toString())!;
     await this.show(p);
-    this.post(request.sessionId, { type: "permission", ask: this.askOf(p) });
+    if (this.pending.has(right.toString())) this.post(request.sessionId, { type: "permission", ask: this.askOf(p) });
+    else this.closeDiff(p); // withdrawn while the file was read or the diff opened: settle found no diff to close
     return outcome;
   }
 
@@ -144,10 +145,15 @@ export class PermissionReview implements vscode.TextDocumentContentProvider, vsc
     p.answer(outcome);
     p.waiting?.dispose();
     this.post(p.request.sessionId, { type: "permissionDone", sessionId: p.request.sessionId, toolCallId: p.request.toolCallId });
+    this.closeDiff(p);
+  }
+
+  private closeDiff(p: Pending): void {
+    const right = p.right.toString();
     const tabs = vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) =>
-      t.input instanceof vscode.TabInputTextDiff && t.input.modified.toString() === right.toString());
+      t.input instanceof vscode.TabInputTextDiff && t.input.modified.toString() === right);
     vscode.window.tabGroups.close(tabs).then(() => {
-      this.texts.delete(right.toString());
+      this.texts.delete(right);
       this.texts.delete(p.left.toString());
     });
     if (!this.pending.size) vscode.commands.executeCommand("setContext", CONTEXT, false);
