@@ -9,7 +9,8 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createRequire } from "node:module";
-import { execFileSync } from "node:child_process";
+import { daemonPids } from "../test-support/daemons.mjs";
+import { waitFor } from "../test-support/wait.mjs";
 
 const require = createRequire(import.meta.url);
 const { PiClient, DaemonStartError } = require("../dist/rpcClient.js");
@@ -18,10 +19,6 @@ const { findPython, installDaemon } = require("../dist/daemonInstall.js");
 const PYTHON = process.env.PI_DAEMON_PYTHON || "python3";
 
 const text = (t) => ({ content: [{ type: "text", text: t }] });
-const waitFor = async (check, what) => {
-  for (let i = 0; i < 1500 && !check(); i++) await new Promise((r) => setTimeout(r, 20));
-  assert.ok(check(), `timed out waiting for ${what}`);
-};
 
 function daemon(replies, options = {}, script = {}) {
   const dir = mkdtempSync(join(tmpdir(), "pi-life-"));
@@ -119,12 +116,6 @@ test("quick deaths in a row stop the restarts; revive starts it again", async ()
   }
 });
 
-// The daemons this process started for a test's script (each test has its own folder), by process id
-// (not their own children: a daemon forks a helper with the same command line).
-const daemonPids = (dir) => execFileSync("ps", ["-eo", "pid=,ppid=,args="], { encoding: "utf8" }).split("\n")
-  .map((line) => line.trim().split(/\s+/)).filter(([, ppid, ...args]) => Number(ppid) === process.pid
-    && args.includes("pi_daemon") && args.includes(join(dir, "script.json"))).map(([pid]) => Number(pid));
-
 test("Restart clicked twice at once: one daemon starts, the second revive waits for it", async () => {
   const d = daemon([text("hi")], { restart: false });
   await d.c.start();
@@ -133,11 +124,11 @@ test("Restart clicked twice at once: one daemon starts, the second revive waits 
     await waitFor(() => d.exits.length === 1, "the death");
     assert.equal(d.exits[0].restarting, false);
     await Promise.all([d.c.revive(), d.c.revive()]);
-    assert.deepEqual(daemonPids(d.dir), [d.c.pid]);
+    assert.deepEqual(daemonPids(join(d.dir, "script.json")), [d.c.pid]);
     assert.equal(d.restarts(), 1);
     assert.ok((await d.c.request("getState")).model);
   } finally {
-    for (const pid of daemonPids(d.dir)) if (pid !== d.c.pid) process.kill(pid, "SIGKILL"); // one a second start left running
+    for (const pid of daemonPids(join(d.dir, "script.json"))) if (pid !== d.c.pid) process.kill(pid, "SIGKILL"); // one a second start left running
     await d.c.stop();
   }
 });
