@@ -41,7 +41,7 @@ export type WorkspaceTrustRequest = WorkspaceTrustParams;
 
 // Short fixed labels: a button never holds the command or the rule (a long one was clipped
 // to fragments); the body says both in full.
-export const CHOICE_LABELS: [Outcome, string][] = [
+const CHOICE_LABELS: [Outcome, string][] = [
   ["allow_once", "Allow once"], ["allow_session", "Allow for this session"], ["allow_always", "Always allow…"],
   ["reject_once", "Reject"], ["reject_always", "Always reject…"],
 ];
