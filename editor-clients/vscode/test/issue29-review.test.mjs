@@ -104,7 +104,7 @@ test("the Session Tree lists the conversation only; going back asks what will ha
   const { messages } = await c.request("getMessages");
   assert.deepEqual(messages.filter((m) => m.role === "user" || (m.role === "assistant" && m.content.some((b) => b.type === "text")))
     .map((m) => m.content[0]?.text ?? m.content), ["one", "first answer"]);
-  const after = await c.tree(); // the left conversation is a branch
+  const after = await c.tree(); // what was left stays, as the only child: no branch point until another one
   assert.equal(after.filter((i) => i.kind === "branch").length, 0, "one child only: no fork yet");
   assert.equal(after.find((i) => i.current).title, "pi: first answer");
   const answer = goBackPrompt(rewindTarget(entries, items[1].id), "assistant", items[1].text);
@@ -220,7 +220,7 @@ test("the chat's card for a write/edit under review: under its call, answers pos
   await c.stop();
 });
 
-test("a review left unanswered: the handler learns the daemon withdrew it (the diff and the card then go)", async () => {
+test("a review left unanswered: the daemon withdraws it after its timeout, the handler learns so, nothing is written", async () => {
   const dir = workspace([call("w", "write", { path: "late.txt", content: "x\n" }), text("not written")]);
   let withdrawn = false;
   const c = daemon(dir, { onPermission: (_request, cancelled) => {
