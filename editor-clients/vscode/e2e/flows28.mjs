@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { until } from "./harness.mjs";
 
 const text = (t) => ({ content: [{ type: "text", text: t }] });
 const call = (id, name, args) => ({ content: [{ type: "toolCall", id, name, arguments: args }], stopReason: "toolUse" });
@@ -38,9 +39,6 @@ export function prepare(work) {
 export async function flows({ page, chat, run, shot, send, command, openFile, review, work, T }) {
   const dialog = page.locator(".monaco-dialog-box");
   const onDisk = (name) => readFileSync(join(work, name), "utf8");
-  const until = async (check) => {
-    for (let i = 0; i < 100 && !check(); i++) await new Promise((r) => setTimeout(r, 100));
-  };
   // The input is filled once the rewound conversation is redrawn, after the old messages go.
   const valueBecomes = async (selector, want) => {
     const field = chat().locator(selector);
@@ -57,7 +55,7 @@ export async function flows({ page, chat, run, shot, send, command, openFile, re
     await chat().locator(".assistant", { hasText: "The greeting is changed." }).waitFor({ timeout: T });
     await openFile("greeting.txt", "hi there");
     await command("File: Save");
-    await until(() => onDisk("greeting.txt") === "hi there\n");
+    await until(() => onDisk("greeting.txt") === "hi there\n", "the save");
     assert.equal(onDisk("greeting.txt"), "hi there\n");
 
     const message = chat().locator(".user", { hasText: "change the greeting" });
@@ -74,7 +72,7 @@ export async function flows({ page, chat, run, shot, send, command, openFile, re
     // through VS Code: the open document holds the old text; saved, so does the disk
     await page.locator(".monaco-editor .view-lines", { hasText: "hello" }).waitFor({ timeout: T });
     await command("File: Save");
-    await until(() => onDisk("greeting.txt") === "hello\n");
+    await until(() => onDisk("greeting.txt") === "hello\n", "the save");
     assert.equal(onDisk("greeting.txt"), "hello\n");
   });
 

@@ -7,9 +7,8 @@
 //   node e2e/flows29-chat.mjs <cache folder from e2e/install.sh>   (env: PI_DAEMON_PYTHON, PI_E2E_OUT)
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
-import { execFileSync } from "node:child_process";
 import { join, resolve } from "node:path";
-import { launch, daemonSettings } from "./harness.mjs";
+import { launch, daemonSettings, daemonPids, until } from "./harness.mjs";
 
 const here = resolve(new URL(".", import.meta.url).pathname);
 const cache = process.argv[2] ?? join(process.env.HOME, ".cache", "pi-daemon-e2e");
@@ -45,15 +44,6 @@ async function chatFrames(surface) {
     if (is === surface) found.push(frame);
   }
   return found;
-}
-async function until(check, what, timeout = T) {
-  const start = Date.now();
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() - start > timeout) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 const sidebar = () => until(async () => (await chatFrames("sidebar"))[0], "the side bar's chat");
 // The tab whose chat shows `words`.
@@ -183,16 +173,7 @@ try {
     await tabTitled("tell me about Freedonia").waitFor({ timeout: T });
   });
   await run("a tab's chat goes on after the daemon dies and is started again", async () => {
-    // this run's daemon: the process started with this run's faux script (not a process of its own it started)
-    const daemons = () => {
-      let found;
-      try {
-        found = execFileSync("pgrep", ["-f", "--", `--faux-script ${join(kit.root, "script.json")}`], { encoding: "utf8" })
-          .split("\n").filter(Boolean).map(Number);
-      } catch { return []; }
-      const parent = (pid) => Number(readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ")[1]);
-      return found.filter((pid) => { try { return !found.includes(parent(pid)); } catch { return false; } });
-    };
+    const daemons = () => daemonPids(join(kit.root, "script.json"));
     const before = daemons();
     assert.equal(before.length, 1, `one daemon runs: ${before}`);
     process.kill(before[0], "SIGKILL");

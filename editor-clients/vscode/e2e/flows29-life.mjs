@@ -11,11 +11,10 @@
 //
 //   node e2e/flows29-life.mjs <cache folder from e2e/install.sh>   (env: PI_DAEMON_PYTHON, PYTHONPATH, PI_E2E_OUT)
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { join, resolve } from "node:path";
-import { launch, daemonSettings, python } from "./harness.mjs";
+import { launch, daemonSettings, daemonPids, python } from "./harness.mjs";
 
 const here = resolve(new URL(".", import.meta.url).pathname);
 const cache = process.argv[2] ?? join(process.env.HOME, ".cache", "pi-daemon-e2e");
@@ -35,16 +34,8 @@ const answered = async ({ chat, T }, text) => {
 const toast = (page, text) => page.locator(".notifications-toasts .notification-toast", { hasText: text });
 const sessionFiles = (work) => readdirSync(join(work, ".pi", "sessions")).map((f) => join(work, ".pi", "sessions", f));
 
-// The daemon the settings start, by its faux script's path (the oldest such process: not a child of it).
-function daemonPid(root) {
-  try {
-    return Number(execFileSync("pgrep", ["-o", "-f", join(root, "script.json")], { encoding: "utf8" }).trim());
-  } catch {
-    return undefined; // none running
-  }
-}
 function killDaemon(root) {
-  const pid = daemonPid(root);
+  const [pid] = daemonPids(join(root, "script.json"));
   process.kill(pid, "SIGKILL");
   return pid;
 }

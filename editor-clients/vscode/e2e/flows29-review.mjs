@@ -10,7 +10,7 @@
 import { readFileSync, writeFileSync, existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import assert from "node:assert/strict";
-import { launch, daemonSettings } from "./harness.mjs";
+import { launch, daemonSettings, until } from "./harness.mjs";
 
 const here = resolve(new URL(".", import.meta.url).pathname);
 const cache = process.argv[2] ?? join(process.env.HOME, ".cache", "pi-daemon-e2e");
@@ -44,9 +44,6 @@ const kit = await launch({
 const { page, chat, run, shot, send, command, pick, review, work, T } = kit;
 const dialog = page.locator(".monaco-dialog-box");
 const onDisk = (name) => (existsSync(join(work, name)) ? readFileSync(join(work, name), "utf8") : null);
-const until = async (check) => {
-  for (let i = 0; i < 100 && !(await check()); i++) await new Promise((r) => setTimeout(r, 100));
-};
 
 try {
   await kit.open();
@@ -87,7 +84,7 @@ try {
     await tab.waitFor({ state: "detached", timeout: T });
     await chat().locator(".assistant", { hasText: "Written." }).waitFor({ timeout: T });
     await command("File: Save All");
-    await until(() => onDisk("review.txt") === "written after review\n");
+    await until(() => onDisk("review.txt") === "written after review\n", "the save");
     assert.equal(onDisk("review.txt"), "written after review\n");
   });
 
@@ -173,7 +170,7 @@ try {
     await page.locator(".notification-toast", { hasText: "pi: reverted 2 hunks in 1 file" }).waitFor({ timeout: T });
     await hunks.first().waitFor({ state: "detached", timeout: T });
     await command("File: Save All");
-    await until(() => onDisk("notes.txt") === notes);
+    await until(() => onDisk("notes.txt") === notes, "the save");
     assert.equal(onDisk("notes.txt"), notes);
   });
 

@@ -9,11 +9,16 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createServer } from "node:net";
 import { chromium } from "playwright-core";
+import { waitFor } from "../test-support/wait.mjs";
+export { daemonPids } from "../test-support/daemons.mjs";
 
 const here = resolve(new URL(".", import.meta.url).pathname);
 export const T = 60000;
 export const python = process.env.PI_DAEMON_PYTHON ?? "python3";
 export const vsix = resolve(here, "..", "pi-daemon.vsix");
+
+// Polls `check` until it gives a truthy value (returned); timed out (T by default), the error names `what`.
+export const until = (check, what, timeout = T) => waitFor(check, what, timeout);
 
 const freePort = () => new Promise((ok) => {
   const server = createServer().listen(0, "127.0.0.1", () => {

@@ -6,7 +6,7 @@
 // what "Send selection to pi" sends as editor context.
 
 import * as vscode from "vscode";
-import { DirtyReporter, FsHost, Hunk, Review, revertQuestion, revertReport, toReview, uriPath } from "./editorFs";
+import { choose, DirtyReporter, FsHost, Hunk, pending, Review, revertQuestion, revertReport, toReview, uriPath } from "./editorFs";
 import type { ContextItem } from "./protocol";
 import type { Json, PiClient } from "./rpcClient";
 
@@ -156,19 +156,19 @@ export function registerReview(context: vscode.ExtensionContext, client: PiClien
     }),
     vscode.commands.registerCommand("pi.changes.accept", act((path, ids) => review.accept(path, ids))),
     vscode.commands.registerCommand("pi.changes.revert", async (item?: Item) => {
-      if (item) return act((path, ids) => review.revert(path, ids))(item);
+      if (item) return act((path, ids) => review.revert(choose(path, ids)))(item);
       // the whole run: asked first, then told what went back and what was left alone
       const changes = review.current ?? await review.load();
       if (!toReview(changes).length) return vscode.window.showInformationMessage(`pi: run ${changes.runId} has nothing left to revert`);
       const { message, detail } = revertQuestion(changes);
       if (await vscode.window.showWarningMessage(message, { modal: true, detail }, "Revert") !== "Revert") return;
-      const result = await review.revertPending();
+      const result = await review.revert(pending(review.current));
       const report = revertReport(result);
       if (result.conflicts.length) vscode.window.showWarningMessage(report);
       else vscode.window.showInformationMessage(report);
     }),
     vscode.commands.registerCommand("pi.changes.acceptHere", actHere((path, ids) => review.accept(path, ids))),
-    vscode.commands.registerCommand("pi.changes.revertHere", actHere((path, ids) => review.revert(path, ids))),
+    vscode.commands.registerCommand("pi.changes.revertHere", actHere((path, ids) => review.revert(choose(path, ids)))),
     vscode.window.onDidChangeActiveTextEditor(markEditor),
   );
   return review;

@@ -28,6 +28,7 @@ export interface TabsHost {
   // "Send as steering or follow-up?" while the agent works; undefined: the user dismissed it.
   askQueueKind(): Promise<"steer" | "followUp" | undefined>;
   sidebar(): { sessionId?: string; events: Json[] }; // the side bar chat's session and its events so far
+  permissions(shows: (sessionId: string) => boolean, post: (message: Json) => void): void; // the reviews waiting there
 }
 
 // Runs `change` (which may make another session current) and makes the current session current again.
@@ -63,6 +64,11 @@ class ChatTab implements ChatHost {
       await keepingCurrent(client, () => client.request("session/load", { sessionId: this.sessionId }));
       return request(client);
     }
+  }
+
+  // Its session or one of that session's subagents.
+  shows(sessionId: string): boolean {
+    return this.sessionId === sessionId || this.subagents.children.has(sessionId);
   }
 
   post(message: Json): void {
@@ -179,6 +185,7 @@ class ChatTab implements ChatHost {
       this.post({ type: "commands", commands: this.tabs.host.commands() });
       this.pageReady = true;
       this.showPendingReveal();
+      this.tabs.host.permissions((sessionId) => this.shows(sessionId), (m) => this.post(m));
       const state = await this.onSession((client) => client.request("getState", { sessionId: this.sessionId }));
       this.post({ type: "mode", mode: state.mode ?? "ask" });
     }
@@ -191,13 +198,20 @@ export class ChatTabs {
   constructor(readonly host: TabsHost) {}
 
   private tabOf(sessionId: string): ChatTab | undefined {
-    for (const tab of this.tabs) if (tab.sessionId === sessionId || tab.subagents.children.has(sessionId)) return tab;
+    for (const tab of this.tabs) if (tab.shows(sessionId)) return tab;
     return undefined;
   }
 
   // Whether a tab shows this session (or one of its subagents).
   owns(sessionId: string): boolean {
     return this.tabOf(sessionId) !== undefined;
+  }
+
+  // Sends the message to the tab that shows the session; false when none does.
+  post(sessionId: string, message: Json): boolean {
+    const tab = this.tabOf(sessionId);
+    tab?.post(message);
+    return tab !== undefined;
   }
 
   // Draws the event in its session's tab; false when no tab shows that session.

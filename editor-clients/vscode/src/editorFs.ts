@@ -169,32 +169,32 @@ export class Review {
     return file && { path: file.path, hunk: this.hunkAt(file.path, line) };
   }
 
-  private choice(path?: string, hunkIds?: string[]) {
-    return path === undefined ? undefined : [{ path, hunkIds }];
-  }
-
   async accept(path?: string, hunkIds?: string[]): Promise<number> {
     const runId = this.current?.runId;
-    const result = await this.client.request("changes/accept", { runId, files: this.choice(path, hunkIds) });
+    const result = await this.client.request("changes/accept", { runId, files: choose(path, hunkIds) });
     await this.load(runId);
     return result.accepted;
   }
 
-  // "revert run": what is still to review (an accepted hunk stays as the user said).
-  async revertPending(): Promise<RevertResult> {
+  // The files (or hunks) the caller chose: choose(...) for one, pending(...) for "revert run".
+  async revert(files: FileChoice[] | undefined): Promise<RevertResult> {
     const runId = this.current?.runId;
-    const files = toReview(this.current).map((f) => ({ path: f.path, hunkIds: f.hunks.length ? f.hunks.map((h) => h.id) : undefined }));
     const result = await this.client.request<RevertResult>("changes/revert", { runId, files });
     await this.load(runId);
     return result;
   }
+}
 
-  async revert(path?: string, hunkIds?: string[]): Promise<RevertResult> {
-    const runId = this.current?.runId;
-    const result = await this.client.request<RevertResult>("changes/revert", { runId, files: this.choice(path, hunkIds) });
-    await this.load(runId);
-    return result;
-  }
+export interface FileChoice { path: string; hunkIds?: string[] }
+
+// A file (all its hunks, or those named); no path: the whole run.
+export function choose(path?: string, hunkIds?: string[]): FileChoice[] | undefined {
+  return path === undefined ? undefined : [{ path, hunkIds }];
+}
+
+// What "revert run" reverts: what is still to review (an accepted hunk stays as the user said).
+export function pending(changes: Changes | undefined): FileChoice[] {
+  return toReview(changes).map((f) => ({ path: f.path, hunkIds: f.hunks.length ? f.hunks.map((h) => h.id) : undefined }));
 }
 
 // What the Changes view lists of a run: the hunks still to review (an accepted hunk is done, a

@@ -13,7 +13,7 @@ import { workspaceFiles } from "./workspaceFiles";
 import type { ContextItem, Image } from "./protocol";
 import { ChatHost, ModeIndicator, SessionDocuments, executePlan, pickMode, rewindTo, setMode } from "./sessionActions";
 import { SubagentRouter, storedSubagents } from "./subagents";
-import { daemonCommand, offerInstall } from "./vscodeDaemon";
+import { daemonCommand, install, offerInstall } from "./vscodeDaemon";
 import { DaemonStartError } from "./rpcClient";
 import { CrashRecovery } from "./crashRecovery";
 import { chooseModel, modelMissing, pickModel, sendStoredKeys } from "./firstRun";
@@ -115,7 +115,7 @@ function ensureClient(): Promise<PiClient> {
   starting ??= (async () => {
     const storage = context.globalStorageUri.fsPath;
     let found = await daemonCommand(storage);
-    if (!found && (await offerInstall(storage, vscode.Uri.joinPath(context.extensionUri, "dist", "daemon").fsPath, output)))
+    if (!found && (await offerInstall(context, output)))
       found = await daemonCommand(storage);
     if (!found) {
       status.text = "π (not installed)";
@@ -351,7 +351,7 @@ const commands: Record<string, () => Promise<void>> = {
   "pi.installDaemon": async () => {
     const found = await daemonCommand(context.globalStorageUri.fsPath);
     if (found) vscode.window.showInformationMessage(`pi: pi-daemon is there: ${found.command} (${found.source})`);
-    else await ensureClient();
+    else if (await install(context, output)) await ensureClient();
   },
   "pi.selectFolder": async () => {
     await workspaceFolder(true);
@@ -382,6 +382,7 @@ async function sharedMessage(message: Json, reply: (message: Json) => void): Pro
   else if (message.type === "copy") await vscode.env.clipboard.writeText(message.text);
   else if (message.type === "abortSubagent") await (await ensureClient()).abort(message.sessionId);
   else if (message.type === "openSubagent") await documents.open(message.sessionId);
+  else if (message.type === "permissionAnswer") permissions.fromChat(message.sessionId, message.toolCallId, message.answer);
   else return false;
   return true;
 }
@@ -432,7 +433,6 @@ class ChatView implements vscode.WebviewViewProvider {
         else if (message.type === "setMode") await setMode(host, message.mode);
         else if (message.type === "executePlan") await executePlan(host, message.mode);
         else if (message.type === "noticeAction") await noticeAction(message.action);
-        else if (message.type === "permissionAnswer") permissions.fromChat(message.toolCallId, message.answer);
         else if (message.type === "ready") {
           post({ type: "reset" });
           post({ type: "events", events: transcript });
@@ -440,7 +440,7 @@ class ChatView implements vscode.WebviewViewProvider {
           post({ type: "busy", busy: conversation.busy });
           post({ type: "mode", mode: modes.mode });
           postCommands();
-          permissions.repost();
+          permissions.repost((sessionId) => !tabs.owns(sessionId), post);
           await ensureClient();
         }
       } catch (error: any) {
@@ -460,7 +460,7 @@ export async function activate(extensionContext: vscode.ExtensionContext): Promi
   status.show();
   modes = new ModeIndicator(host);
   documents = new SessionDocuments(host);
-  permissions = new PermissionReview(() => client?.workspace ?? "", post);
+  permissions = new PermissionReview(() => client?.workspace ?? "", (sessionId, m) => tabs.post(sessionId, m) || post(m));
   context.subscriptions.push(reportDirty(lazyClient), modes, permissions,
     vscode.workspace.registerTextDocumentContentProvider(SessionDocuments.scheme, documents));
   registerReview(context, lazyClient);
@@ -471,6 +471,7 @@ export async function activate(extensionContext: vscode.ExtensionContext): Promi
        { label: "Follow up", description: "when the agent is done", value: "followUp" as const }],
       { placeHolder: "The agent is working. Send this as…" }))?.value,
     sidebar: () => ({ sessionId: sidebarSession, events: transcript }),
+    permissions: (shows, reply) => permissions.repost(shows, reply),
   });
   context.subscriptions.push(
     output, status,

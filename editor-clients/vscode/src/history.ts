@@ -4,6 +4,7 @@
 
 import * as vscode from "vscode";
 import type { Json, PiClient } from "./rpcClient";
+import { localTime, sessionTitle } from "./sessionList";
 
 export interface Chosen {
   session: Json;
@@ -16,12 +17,6 @@ export function tabTitle(text: string): string {
   const line = text.replace(/\s+/g, " ").trim();
   return line.length > 40 ? `${line.slice(0, 39)}…` : line || "chat";
 }
-
-function sessionTitle(s: Json): string {
-  return (s.name || s.firstMessage || "(empty)").replace(/\s+/g, " ").trim();
-}
-
-const localTime = (iso: string) => (iso ? new Date(iso).toLocaleString() : "");
 
 // The match's line, starting shortly before the words (a long snippet is cut off at the right).
 function around(snippet: string, query: string): string {

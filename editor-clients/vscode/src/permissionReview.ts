@@ -36,7 +36,8 @@ export class PermissionReview implements vscode.TextDocumentContentProvider, vsc
   private readonly pending = new Map<string, Pending>(); // by the proposed (right) side's uri
   private readonly disposables: vscode.Disposable[];
 
-  constructor(private readonly workspace: () => string, private readonly post: (message: Json) => void) {
+  // `post` sends a message to the chat that shows the session (a tab's, else the side bar's).
+  constructor(private readonly workspace: () => string, private readonly post: (sessionId: string, message: Json) => void) {
     this.disposables = [
       vscode.workspace.registerTextDocumentContentProvider(SCHEME, this),
       vscode.commands.registerCommand("pi.permission.accept", (uri?: vscode.Uri) => this.answer(uri, "allow_once")),
@@ -71,7 +72,8 @@ export class PermissionReview implements vscode.TextDocumentContentProvider, vsc
     cancelled.then(() => this.settle(right, "cancelled"));
     const p = this.pending.get(right.toString())!;
     await this.show(p);
-    this.post({ type: "permission", ask: this.askOf(p) });
+    if (this.pending.has(right.toString())) this.post(request.sessionId, { type: "permission", ask: this.askOf(p) });
+    else this.closeDiff(p); // withdrawn while the file was read or the diff opened: settle found no diff to close
     return outcome;
   }
 
@@ -95,17 +97,17 @@ export class PermissionReview implements vscode.TextDocumentContentProvider, vsc
   }
 
   private askOf(p: Pending) {
-    return { toolCallId: p.request.toolCallId, toolName: p.request.toolName, path: p.path };
+    return { sessionId: p.request.sessionId, toolCallId: p.request.toolCallId, toolName: p.request.toolName, path: p.path };
   }
 
-  // The chat view opened (again): the requests still waiting.
-  repost(): void {
-    for (const p of this.pending.values()) this.post({ type: "permission", ask: this.askOf(p) });
+  // A chat opened (again): the requests still waiting in the sessions it shows.
+  repost(shows: (sessionId: string) => boolean, post: (message: Json) => void): void {
+    for (const p of this.pending.values()) if (shows(p.request.sessionId)) post({ type: "permission", ask: this.askOf(p) });
   }
 
   // A click in the chat's card: accept, reject, choices, show.
-  fromChat(toolCallId: string, answer: string): void {
-    const p = [...this.pending.values()].find((x) => x.request.toolCallId === toolCallId);
+  fromChat(sessionId: string, toolCallId: string, answer: string): void {
+    const p = [...this.pending.values()].find((x) => x.request.sessionId === sessionId && x.request.toolCallId === toolCallId);
     if (!p) return;
     if (answer === "accept") this.settle(p.right, "allow_once");
     else if (answer === "reject") this.settle(p.right, "reject_once");
@@ -142,11 +144,16 @@ export class PermissionReview implements vscode.TextDocumentContentProvider, vsc
     this.pending.delete(right.toString());
     p.answer(outcome);
     p.waiting?.dispose();
-    this.post({ type: "permissionDone", toolCallId: p.request.toolCallId });
+    this.post(p.request.sessionId, { type: "permissionDone", sessionId: p.request.sessionId, toolCallId: p.request.toolCallId });
+    this.closeDiff(p);
+  }
+
+  private closeDiff(p: Pending): void {
+    const right = p.right.toString();
     const tabs = vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) =>
-      t.input instanceof vscode.TabInputTextDiff && t.input.modified.toString() === right.toString());
+      t.input instanceof vscode.TabInputTextDiff && t.input.modified.toString() === right);
     vscode.window.tabGroups.close(tabs).then(() => {
-      this.texts.delete(right.toString());
+      this.texts.delete(right);
       this.texts.delete(p.left.toString());
     });
     if (!this.pending.size) vscode.commands.executeCommand("setContext", CONTEXT, false);

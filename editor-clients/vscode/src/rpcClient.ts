@@ -41,7 +41,7 @@ export type WorkspaceTrustRequest = WorkspaceTrustParams;
 
 // Short fixed labels: a button never holds the command or the rule (a long one was clipped
 // to fragments); the body says both in full.
-export const CHOICE_LABELS: [Outcome, string][] = [
+const CHOICE_LABELS: [Outcome, string][] = [
   ["allow_once", "Allow once"], ["allow_session", "Allow for this session"], ["allow_always", "Always allow…"],
   ["reject_once", "Reject"], ["reject_always", "Always reject…"],
 ];
@@ -104,6 +104,7 @@ export class PiClient {
   private child?: ChildProcess;
   private connection?: MessageConnection;
   private stopping = false;
+  private reviving?: Promise<void>; // the user's Restart, until the daemon answers
   private listeners: EventListener[] = [];
   private restartListeners: ((attempt: number) => void)[] = [];
   private exitListeners: ((exit: DaemonExit) => void)[] = [];
@@ -258,12 +259,18 @@ export class PiClient {
   }
 
   // Starts it again after restarting gave up (the user's "Restart"); listeners hear it as a restart.
-  async revive(): Promise<void> {
-    this.quickDeaths = 0;
-    this.lastSeq.clear();
-    await this.start();
-    this.restarts++;
-    this.restartListeners.forEach((l) => l(this.restarts));
+  // While it runs or is being revived, nothing more starts (a second click waits for the first):
+  // two starts would leave the first daemon running, unowned.
+  revive(): Promise<void> {
+    if (this.connection) return Promise.resolve();
+    this.reviving ??= (async () => {
+      this.quickDeaths = 0;
+      this.lastSeq.clear();
+      await this.start();
+      this.restarts++;
+      this.restartListeners.forEach((l) => l(this.restarts));
+    })().finally(() => (this.reviving = undefined));
+    return this.reviving;
   }
 
   // A declared method: params and result typed by protocol.ts.

@@ -5,7 +5,7 @@
 
 import * as vscode from "vscode";
 import type { Json, PiClient } from "./rpcClient";
-import { rewindPrompt, rewindReport, rewindTarget } from "./rewind";
+import { RewindTarget, rewindPrompt, rewindReport, rewindTarget } from "./rewind";
 import { MODES, PLAN_FOLLOW_UP, modeStatus } from "./modes";
 import { sessionMarkdown } from "./subagents";
 
@@ -18,18 +18,28 @@ export interface ChatHost {
   sessionId?: string; // the chat's session (an editor tab's); none: the current session (the side bar's)
 }
 
-// Rewind to an entry (a user message: to before it, its text back into the input). A dry run
-// first: the modal lists the files that would go back and those changed by someone else since.
-export async function rewindTo(host: ChatHost, entryId: string): Promise<void> {
+// Where going back to an entry of the chat's session lands (rewindTarget), with the session's
+// state; none while the agent is running (the user is told to wait before they can `doing`).
+export async function moveTarget(host: ChatHost, entryId: string, doing: string):
+    Promise<{ client: PiClient; state: Json; target: RewindTarget } | undefined> {
   const client = await host.client();
   const sessionId = host.sessionId;
   const state = await client.request("getState", { sessionId });
   if (state.isStreaming) {
-    vscode.window.showWarningMessage("pi: wait until the agent is done (or stop it) to rewind");
-    return;
+    vscode.window.showWarningMessage(`pi: wait until the agent is done (or stop it) to ${doing}`);
+    return undefined;
   }
   const { entries } = await client.request("session/entries", { scope: "file", sessionId });
-  const target = rewindTarget(entries, entryId);
+  return { client, state, target: rewindTarget(entries, entryId) };
+}
+
+// Rewind to an entry (a user message: to before it, its text back into the input). A dry run
+// first: the modal lists the files that would go back and those changed by someone else since.
+export async function rewindTo(host: ChatHost, entryId: string): Promise<void> {
+  const found = await moveTarget(host, entryId, "rewind");
+  if (!found) return;
+  const { client, state, target } = found;
+  const sessionId = host.sessionId;
   const plan = await client.request("session/rewind", { entryId: target.entryId, dryRun: true, sessionId });
   const { message, detail, choices } = rewindPrompt(plan, target.text);
   const choice = await vscode.window.showWarningMessage(message, { modal: true, detail }, ...choices.map((c) => c.label));

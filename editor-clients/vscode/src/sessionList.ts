@@ -1,4 +1,4 @@
-// How the resume / delete pickers show a stored session: a one-line title (its name, else its
+// How the resume / delete pickers and History show a stored session: a one-line title (its name, else its
 // first message, whitespace folded, cut at a readable length) and when it was last used, in
 // local time ("today 14:05", "Dec 3 09:12"). No `vscode` import: node --test runs it.
 

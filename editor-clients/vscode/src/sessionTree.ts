@@ -4,8 +4,8 @@
 
 import * as vscode from "vscode";
 import type { PiClient, TreeItem } from "./rpcClient";
-import type { ChatHost } from "./sessionActions";
-import { goBackPrompt, rewindTarget } from "./rewind";
+import { ChatHost, moveTarget } from "./sessionActions";
+import { goBackPrompt } from "./rewind";
 
 export class SessionTree implements vscode.TreeDataProvider<TreeItem> {
   private changed = new vscode.EventEmitter<void>();
@@ -47,20 +47,15 @@ export class SessionTree implements vscode.TreeDataProvider<TreeItem> {
 // text back into the input); the files stay as they are.
 export async function goBack(host: ChatHost, item: TreeItem | undefined, summarize: boolean): Promise<void> {
   if (!item || item.kind !== "entry") return;
-  const client = await host.client();
-  const state = await client.request("getState");
-  if (state.isStreaming) {
-    vscode.window.showWarningMessage("pi: wait until the agent is done (or stop it) to go back in the conversation");
-    return;
-  }
-  const { entries } = await client.request("session/entries", { scope: "file" });
-  const target = rewindTarget(entries, item.id);
-  const { message, detail, choice } = goBackPrompt(target, item.role, item.text ?? item.title);
-  if ((await vscode.window.showWarningMessage(message, { modal: true, detail }, choice)) !== choice) return;
+  const found = await moveTarget(host, item.id, "go back in the conversation");
+  if (!found) return;
+  const { client, state, target } = found;
   if (target.entryId === null) {
     vscode.window.showWarningMessage("pi: nothing comes before the first message; use Rewind to Here or start a new session");
     return;
   }
+  const { message, detail, choice } = goBackPrompt(target, item.role, item.text ?? item.title);
+  if ((await vscode.window.showWarningMessage(message, { modal: true, detail }, choice)) !== choice) return;
   await client.navigate(target.entryId, summarize);
   await host.redraw(state.sessionId);
   if (target.text !== undefined) host.post({ type: "input", text: target.text });

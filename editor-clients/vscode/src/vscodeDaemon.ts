@@ -42,13 +42,20 @@ export async function daemonCommand(storageDir: string): Promise<(DaemonCommand 
   return { ...found, args, configured: Boolean(command) };
 }
 
-// Asks before installing; installs with progress (every line in the log). True once installed.
-export async function offerInstall(storageDir: string, wheelDir: string, output: vscode.OutputChannel): Promise<boolean> {
+// Asks before installing (then install). True once installed.
+export async function offerInstall(context: vscode.ExtensionContext, output: vscode.OutputChannel): Promise<boolean> {
   const choice = await vscode.window.showWarningMessage(
     "pi: pi-daemon is not installed (not in the pi.command setting, not on PATH, not in the selected Python interpreter). " +
     "Install it into the extension's own Python environment?", "Install pi-daemon", "Show Log");
   if (choice === "Show Log") output.show(true);
-  if (choice !== "Install pi-daemon") return false;
+  return choice === "Install pi-daemon" && install(context, output);
+}
+
+// Installs with progress (every line in the log); "pi: Install pi-daemon" runs it without asking first.
+// True once installed.
+export async function install(context: vscode.ExtensionContext, output: vscode.OutputChannel): Promise<boolean> {
+  const storageDir = context.globalStorageUri.fsPath;
+  const wheelDir = vscode.Uri.joinPath(context.extensionUri, "dist", "daemon").fsPath;
   output.show(true);
   try {
     await vscode.window.withProgress(

@@ -1,8 +1,11 @@
-// Polls until `predicate` (sync or async) holds, for the node tests: they wait for what they mean, not a time.
-export async function waitFor(predicate, timeout = 20000) {
+// Polls until `check` (sync or async) gives a truthy value, and returns it: the node tests and the e2e flows
+// wait for what they mean, not a time. Timed out, the error names `what` was waited for.
+export async function waitFor(check, what = "the condition", timeout = 20000) {
   const start = Date.now();
-  while (!(await predicate())) {
-    if (Date.now() - start > timeout) throw new Error("timed out");
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() - start > timeout) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));
   }
 }

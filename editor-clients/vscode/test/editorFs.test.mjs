@@ -9,7 +9,7 @@ import { waitFor } from "../test-support/wait.mjs";
 
 const require = createRequire(import.meta.url);
 const { PiClient } = require("../dist/rpcClient.js");
-const { fsHandlers, DirtyReporter, Review, applyTextEdits, uriPath } = require("../dist/editorFs.js");
+const { fsHandlers, DirtyReporter, Review, choose, applyTextEdits, uriPath } = require("../dist/editorFs.js");
 const PYTHON = process.env.PI_DAEMON_PYTHON || "python3";
 
 const text = (t) => ({ content: [{ type: "text", text: t }] });
@@ -137,7 +137,7 @@ test("review: a turn's hunks, revert one through the editor, accept another, the
   assert.equal(review.hunkAt("f.txt", 15).id, hunks[1].id);
   assert.equal(review.at(join(dir, "f.txt"), 15).hunk.id, hunks[1].id);
   assert.deepEqual(review.at(join(dir, "f.txt"), 9), { path: "f.txt", hunk: undefined }); // between hunks
-  const reverted = await review.revert("f.txt", [hunks[1].id]);
+  const reverted = await review.revert(choose("f.txt", [hunks[1].id]));
   assert.deepEqual(reverted.reverted, [{ path: "f.txt", hunkIds: [hunks[1].id] }]);
   const now = docs.document(join(dir, "f.txt")).content;
   assert.ok(now.includes("line 15\n") && now.includes("line two\n") && now.includes("line twenty-eight\n"), now);

@@ -15,7 +15,7 @@ const { PiClient, permissionPrompt } = require("../dist/rpcClient.js");
 const { proposedText } = require("../dist/proposedEdit.js");
 const { goBackPrompt, rewindTarget } = require("../dist/rewind.js");
 const { sessionItem, localTime } = require("../dist/sessionList.js");
-const { Review, toReview, revertQuestion, revertReport } = require("../dist/editorFs.js");
+const { Review, choose, pending, toReview, revertQuestion, revertReport } = require("../dist/editorFs.js");
 const PYTHON = process.env.PI_DAEMON_PYTHON || "python3";
 
 const held = useBrowser();
@@ -104,7 +104,7 @@ test("the Session Tree lists the conversation only; going back asks what will ha
   const { messages } = await c.request("getMessages");
   assert.deepEqual(messages.filter((m) => m.role === "user" || (m.role === "assistant" && m.content.some((b) => b.type === "text")))
     .map((m) => m.content[0]?.text ?? m.content), ["one", "first answer"]);
-  const after = await c.tree(); // the left conversation is a branch
+  const after = await c.tree(); // what was left stays, as the only child: no branch point until another one
   assert.equal(after.filter((i) => i.kind === "branch").length, 0, "one child only: no fork yet");
   assert.equal(after.find((i) => i.current).title, "pi: first answer");
   const answer = goBackPrompt(rewindTarget(entries, items[1].id), "assistant", items[1].text);
@@ -147,14 +147,14 @@ test("Changes: an accepted or reverted hunk leaves the list; revert run asks wit
   await c.settled();
   const hunks = (await review.load()).files.find((f) => f.path === "f.txt").hunks;
   await review.accept("f.txt", [hunks[0].id]);
-  await review.revert("f.txt", [hunks[1].id]);
+  await review.revert(choose("f.txt", [hunks[1].id]));
   const listed = toReview(review.current);
   assert.deepEqual(listed.map((f) => [f.path, f.hunks.map((h) => h.id)]), [["f.txt", [hunks[2].id]], ["g.txt", [listed[1].hunks[0].id]]]);
   const asked = revertQuestion(review.current);
   assert.equal(asked.message, `Revert run ${review.current.runId}?`);
   assert.ok(asked.detail.startsWith("2 hunks in 2 files go back") && asked.detail.includes("• f.txt (1 hunk)"), asked.detail);
   writeFileSync(join(dir, "g.txt"), "changed by someone else\n");
-  const result = await review.revertPending();
+  const result = await review.revert(pending(review.current));
   assert.equal(revertReport(result), "pi: reverted 1 hunk in 1 file; left alone (changed since): "
     + result.conflicts.map((x) => `${x.path}: ${x.reason}`).join("; "));
   assert.deepEqual(result.conflicts.map((x) => x.path), ["g.txt"]);
@@ -203,16 +203,16 @@ test("the chat's card for a write/edit under review: under its call, answers pos
   await waitFor(() => ask);
   await page.locator("details.tool", { hasText: "write made.txt" }).waitFor();
   await page.evaluate((m) => window.postMessage(m, "*"),
-                      { type: "permission", ask: { toolCallId: ask.request.toolCallId, toolName: "write", path: "made.txt" } });
+                      { type: "permission", ask: { sessionId: ask.request.sessionId, toolCallId: ask.request.toolCallId, toolName: "write", path: "made.txt" } });
   const card = page.locator("details.tool + .permission");
   await card.waitFor();
   assert.equal(await card.locator(".said").innerText(), "pi wants to write made.txt: review the diff in the editor.");
   assert.deepEqual(await card.locator("button").allInnerTexts(), ["Accept", "Reject", "More…", "Show diff"]);
   await card.getByRole("button", { name: "Accept", exact: true }).click();
   const posted = await page.evaluate(() => window.posted.filter((m) => m.type === "permissionAnswer"));
-  assert.deepEqual(posted, [{ type: "permissionAnswer", toolCallId: ask.request.toolCallId, answer: "accept" }]);
+  assert.deepEqual(posted, [{ type: "permissionAnswer", sessionId: ask.request.sessionId, toolCallId: ask.request.toolCallId, answer: "accept" }]);
   ask.resolve("allow_once");
-  await page.evaluate((m) => window.postMessage(m, "*"), { type: "permissionDone", toolCallId: ask.request.toolCallId });
+  await page.evaluate((m) => window.postMessage(m, "*"), { type: "permissionDone", sessionId: ask.request.sessionId, toolCallId: ask.request.toolCallId });
   await card.waitFor({ state: "detached" });
   await c.settled();
   assert.equal(readFileSync(join(dir, "made.txt"), "utf8"), "x\n");
@@ -220,7 +220,7 @@ test("the chat's card for a write/edit under review: under its call, answers pos
   await c.stop();
 });
 
-test("a review left unanswered: the handler learns the daemon withdrew it (the diff and the card then go)", async () => {
+test("a review left unanswered: the daemon withdraws it after its timeout, the handler learns so, nothing is written", async () => {
   const dir = workspace([call("w", "write", { path: "late.txt", content: "x\n" }), text("not written")]);
   let withdrawn = false;
   const c = daemon(dir, { onPermission: (_request, cancelled) => {

@@ -9,6 +9,8 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileS
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createRequire } from "node:module";
+import { daemonPids } from "../test-support/daemons.mjs";
+import { waitFor } from "../test-support/wait.mjs";
 
 const require = createRequire(import.meta.url);
 const { PiClient, DaemonStartError } = require("../dist/rpcClient.js");
@@ -17,10 +19,6 @@ const { findPython, installDaemon } = require("../dist/daemonInstall.js");
 const PYTHON = process.env.PI_DAEMON_PYTHON || "python3";
 
 const text = (t) => ({ content: [{ type: "text", text: t }] });
-const waitFor = async (check, what) => {
-  for (let i = 0; i < 1500 && !check(); i++) await new Promise((r) => setTimeout(r, 20));
-  assert.ok(check(), `timed out waiting for ${what}`);
-};
 
 function daemon(replies, options = {}, script = {}) {
   const dir = mkdtempSync(join(tmpdir(), "pi-life-"));
@@ -61,43 +59,49 @@ test("a daemon that ends before answering: its exit code and last words in the e
 test("killed while idle: noticed with its signal, started again, the same session loads and takes the next prompt", async () => {
   const d = daemon([text("first answer"), text("second answer")]);
   await d.c.start();
-  await d.c.prompt("hello");
-  await waitFor(() => d.events.some((e) => e.type === "agent_settled"), "the first answer");
-  const sessionId = d.events[0].sessionId;
-  process.kill(d.c.pid, "SIGKILL");
-  await waitFor(() => d.restarts() === 1, "the restart");
-  assert.deepEqual(d.exits, [{ code: null, signal: "SIGKILL", restarting: true }]);
-  const replayed = [];
-  d.c.onEvent((_s, e) => replayed.push(e));
-  const loaded = await d.c.load(sessionId);
-  assert.equal(loaded.sessionId, sessionId);
-  assert.equal(loaded.interrupted, false);
-  await waitFor(() => replayed.some((e) => e.type === "message_end" && e.message.role === "assistant"), "the replay");
-  await d.c.prompt("again");
-  await waitFor(() => d.events.filter((e) => e.type === "agent_settled").length === 2, "the second answer");
-  assert.equal((await d.c.request("getState")).sessionId, sessionId);
-  assert.equal((await d.c.request("getState")).messageCount, 4);
-  await d.c.stop();
+  try {
+    await d.c.prompt("hello");
+    await waitFor(() => d.events.some((e) => e.type === "agent_settled"), "the first answer");
+    const sessionId = d.events[0].sessionId;
+    process.kill(d.c.pid, "SIGKILL");
+    await waitFor(() => d.restarts() === 1, "the restart");
+    assert.deepEqual(d.exits, [{ code: null, signal: "SIGKILL", restarting: true }]);
+    const replayed = [];
+    d.c.onEvent((_s, e) => replayed.push(e));
+    const loaded = await d.c.load(sessionId);
+    assert.equal(loaded.sessionId, sessionId);
+    assert.equal(loaded.interrupted, false);
+    await waitFor(() => replayed.some((e) => e.type === "message_end" && e.message.role === "assistant"), "the replay");
+    await d.c.prompt("again");
+    await waitFor(() => d.events.filter((e) => e.type === "agent_settled").length === 2, "the second answer");
+    assert.equal((await d.c.request("getState")).sessionId, sessionId);
+    assert.equal((await d.c.request("getState")).messageCount, 4);
+  } finally {
+    await d.c.stop();
+  }
 });
 
 test("killed mid-answer: the session loads back interrupted, and continue answers it", async () => {
   const long = Array.from({ length: 150 }, (_, i) => `word${i}`).join(" ");
   const d = daemon([text(long)], {}, { chunkSize: 3, delayMs: 10 });
   await d.c.start();
-  await d.c.prompt("tell me a long story");
-  await waitFor(() => d.events.some((e) => e.type === "message_update"), "the answer streaming");
-  const sessionId = d.events[0].sessionId;
-  process.kill(d.c.pid, "SIGKILL");
-  await waitFor(() => d.restarts() === 1, "the restart");
-  const loaded = await d.c.load(sessionId);
-  assert.equal(loaded.interrupted, true);
-  assert.equal(loaded.state.messageCount, 1); // the prompt, without an answer
-  await d.c.request("continue", { sessionId });
-  await waitFor(() => d.events.filter((e) => e.type === "agent_settled").length === 1, "the continued answer");
-  const answer = d.events.filter((e) => e.type === "message_end" && e.message.role === "assistant").at(-1);
-  assert.equal(answer.message.content[0].text, long); // the restarted faux script answers from its start
-  assert.equal((await d.c.request("getState")).messageCount, 2);
-  await d.c.stop();
+  try {
+    await d.c.prompt("tell me a long story");
+    await waitFor(() => d.events.some((e) => e.type === "message_update"), "the answer streaming");
+    const sessionId = d.events[0].sessionId;
+    process.kill(d.c.pid, "SIGKILL");
+    await waitFor(() => d.restarts() === 1, "the restart");
+    const loaded = await d.c.load(sessionId);
+    assert.equal(loaded.interrupted, true);
+    assert.equal(loaded.state.messageCount, 1); // the prompt, without an answer
+    await d.c.request("continue", { sessionId });
+    await waitFor(() => d.events.filter((e) => e.type === "agent_settled").length === 1, "the continued answer");
+    const answer = d.events.filter((e) => e.type === "message_end" && e.message.role === "assistant").at(-1);
+    assert.equal(answer.message.content[0].text, long); // the restarted faux script answers from its start
+    assert.equal((await d.c.request("getState")).messageCount, 2);
+  } finally {
+    await d.c.stop();
+  }
 });
 
 test("quick deaths in a row stop the restarts; revive starts it again", async () => {
@@ -114,6 +118,23 @@ test("quick deaths in a row stop the restarts; revive starts it again", async ()
     assert.equal(d.restarts(), 2);
     assert.ok((await d.c.request("getState")).model);
   } finally {
+    await d.c.stop();
+  }
+});
+
+test("Restart clicked twice at once: one daemon starts, the second revive waits for it", async () => {
+  const d = daemon([text("hi")], { restart: false });
+  await d.c.start();
+  try {
+    process.kill(d.c.pid, "SIGKILL");
+    await waitFor(() => d.exits.length === 1, "the death");
+    assert.equal(d.exits[0].restarting, false);
+    await Promise.all([d.c.revive(), d.c.revive()]);
+    assert.deepEqual(daemonPids(join(d.dir, "script.json")), [d.c.pid]);
+    assert.equal(d.restarts(), 1);
+    assert.ok((await d.c.request("getState")).model);
+  } finally {
+    for (const pid of daemonPids(join(d.dir, "script.json"))) if (pid !== d.c.pid) process.kill(pid, "SIGKILL"); // one a second start left running
     await d.c.stop();
   }
 });

@@ -128,7 +128,8 @@ log.addEventListener("click", (e) => {
     vscode.postMessage({ type: "noticeAction", action: button.dataset.notice });
   } else if (button.dataset.answer) {
     const card = button.closest(".permission") as HTMLElement;
-    vscode.postMessage({ type: "permissionAnswer", toolCallId: card.dataset.id, answer: button.dataset.answer });
+    vscode.postMessage({ type: "permissionAnswer", sessionId: card.dataset.session, toolCallId: card.dataset.id,
+                        answer: button.dataset.answer });
   } else if (button.dataset.action === "open") {
     vscode.postMessage({ type: "openSubagent", sessionId: button.dataset.sessionId });
   }
@@ -252,7 +253,7 @@ window.addEventListener("message", ({ data }) => {
   });
   else if (data.type === "mode") showMode(data.mode);
   else if (data.type === "permission") changing(() => showPermission(log, transcript.tools, data.ask));
-  else if (data.type === "permissionDone") permissionDone(log, data.toolCallId);
+  else if (data.type === "permissionDone") permissionDone(log, data.sessionId, data.toolCallId);
   else if (data.type === "queue") showQueue(data.items);
   else if (data.type === "busy") stop.disabled = !data.busy;
   else if (data.type === "commands") {

@@ -6,6 +6,7 @@
 import { element } from "./render";
 
 export interface PermissionAsk {
+  sessionId: string; // a subagent's calls may have its parent's ids: a card is its session's and call's
   toolCallId: string;
   toolName: string;
   path: string;
@@ -18,9 +19,13 @@ const ANSWERS: [string, string, string][] = [ // label, answer, hint
   ["Show diff", "show", "Open the review diff again"],
 ];
 
+const cards = (sessionId: string, toolCallId: string) =>
+  `.permission[data-session="${CSS.escape(sessionId)}"][data-id="${CSS.escape(toolCallId)}"]`;
+
 export function showPermission(log: HTMLElement, tools: Map<string, HTMLElement>, ask: PermissionAsk): void {
-  if (log.querySelector(`.permission[data-id="${CSS.escape(ask.toolCallId)}"]`)) return;
+  if (log.querySelector(cards(ask.sessionId, ask.toolCallId))) return;
   const card = element("div", "m permission");
+  card.dataset.session = ask.sessionId;
   card.dataset.id = ask.toolCallId;
   card.append(element("div", "said", `pi wants to ${ask.toolName} ${ask.path}: review the diff in the editor.`));
   const buttons = element("div", "answers");
@@ -36,6 +41,6 @@ export function showPermission(log: HTMLElement, tools: Map<string, HTMLElement>
   else log.append(card);
 }
 
-export function permissionDone(log: HTMLElement, toolCallId: string): void {
-  log.querySelectorAll(`.permission[data-id="${CSS.escape(toolCallId)}"]`).forEach((n) => n.remove());
+export function permissionDone(log: HTMLElement, sessionId: string, toolCallId: string): void {
+  log.querySelectorAll(cards(sessionId, toolCallId)).forEach((n) => n.remove());
 }

@@ -67,8 +67,8 @@ function title(name: string, args: Json, isError?: boolean, stopped?: boolean): 
   return `${name}${short ? ` ${short}` : ""}${stopped ? " (stopped)" : isError ? " (error)" : ""}`;
 }
 
-const CONTEXT_MARK = "\n\n[editor context]\n";
-const STOPPED = "[stopped by the user]"; // the daemon's last line of a call Stop cut short // how the daemon renders prompt context after the text
+const CONTEXT_MARK = "\n\n[editor context]\n"; // how the daemon renders prompt context after the text
+const STOPPED = "[stopped by the user]"; // the daemon's last line of a call Stop cut short
 
 // The images sent with a prompt, as thumbnails.
 function images(content: Json): HTMLElement[] {
