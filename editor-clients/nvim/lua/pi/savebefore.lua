@@ -3,16 +3,8 @@
 -- what it wrote. Declared in initialize unless setup's `save_before_commands = false`.
 -- The chat says under the bash call which files were saved.
 local chat = require("pi.chat")
+local editfs = require("pi.editfs")
 local M = {}
-
-local function loaded_buffer(path)
-  local wanted = vim.fs.normalize(path)
-  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
-    if vim.api.nvim_buf_is_loaded(buf) and vim.fs.normalize(vim.api.nvim_buf_get_name(buf)) == wanted then
-      return buf
-    end
-  end
-end
 
 -- Writes exactly the buffers named that are open and modified; the undo history stays.
 ---@param params { sessionId: string, paths: string[] }
@@ -20,7 +12,7 @@ end
 function M.save(params)
   local saved, failed = {}, {}
   for _, path in ipairs(params.paths or {}) do
-    local buf = loaded_buffer(path)
+    local buf = editfs.buffer_of(path)
     if buf and vim.bo[buf].modified then
       -- write! : the buffer holds the agent's edit, which is what its command must read; a
       -- plain :write would stop at a question (the file changed on the disk) nobody answers
