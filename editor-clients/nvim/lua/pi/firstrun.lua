@@ -188,8 +188,7 @@ function M.failed(pi, err, prompt)
       return pi.prompt(prompt.text, prompt.behaviour, prompt.context)
     end
     notify("no model chosen (:PiModel chooses one); your message is back in the input area", vim.log.levels.WARN)
-    local buf = pi.ask(prompt.context)
-    vim.api.nvim_buf_set_lines(buf, 0, -1, false, vim.split(prompt.text, "\n"))
+    pi.ask(prompt.context, prompt.text)
   end)
 end
 

@@ -331,7 +331,7 @@ function M.prompt(text, behaviour, context)
   local kept = { text = text, behaviour = behaviour, context = context }
   if not M.start(nil, kept) then return end
   M.open()
-  if daemon.hold(function() M.prompt(text, behaviour, context) end, text) then return end
+  if daemon.hold(function() M.prompt(text, behaviour, context) end, kept) then return end
   M.request("prompt", { text = text, streamingBehavior = behaviour, context = context }, command_done,
             function(err) firstrun.failed(M, err, kept) end)
 end
@@ -348,10 +348,13 @@ function M.send(text, context)
 end
 
 -- The input area under the chat (lua/pi/input.lua), focused; `context`: editor context items
--- sent with what is written there next (:'<,'>Pi without text). Returns its buffer and window.
-function M.ask(context)
+-- sent with what is written there next (:'<,'>Pi without text); `text`: written there (a
+-- prompt given back to the user). Returns its buffer and window.
+function M.ask(context, text)
   M.open()
-  return input.focus(context, vim.fn.win_findbuf(chat.buffer())[1])
+  local buf, win = input.focus(context, vim.fn.win_findbuf(chat.buffer())[1])
+  if text then input.set_text(text) end
+  return buf, win
 end
 
 -- Review (lua/pi/editfs.lua): :PiDiff, :PiAccept, :PiRevert.

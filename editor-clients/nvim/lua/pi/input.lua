@@ -13,7 +13,8 @@ local ns = vim.api.nvim_create_namespace("pi_queue")
 local s = { buf = nil, history = {}, at = nil, draft = nil, context = nil, queue = 0 }
 
 local function text_of(buf) return vim.trim(table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n")) end
-local function set_text(text) vim.api.nvim_buf_set_lines(M.buffer(), 0, -1, false, vim.split(text, "\n", { plain = true })) end
+-- Replaces what is written in the input area.
+function M.set_text(text) vim.api.nvim_buf_set_lines(M.buffer(), 0, -1, false, vim.split(text, "\n", { plain = true })) end
 
 -- The window showing the input, if any.
 function M.window()
@@ -47,9 +48,9 @@ function M.recall(step)
   s.at = math.max(1, s.at + step)
   if s.at > #s.history then
     s.at = nil
-    set_text(s.draft or "")
+    M.set_text(s.draft or "")
   else
-    set_text(s.history[s.at])
+    M.set_text(s.history[s.at])
   end
 end
 
