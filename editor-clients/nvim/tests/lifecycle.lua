@@ -12,10 +12,16 @@ return function(t)
     vim.fn.writefile({ vim.json.encode(script) }, dir .. "/script.json")
   end
 
-  local function kill(pi)
-    local pid = daemon.pid(pi.status().log)
-    assert(pid, "the daemon's pid")
-    vim.uv.kill(pid, "sigkill")
+  -- Kills the daemon of the workspace `dir`: Neovim's child whose command line names it (the
+  -- start command execs the daemon).
+  local function kill(dir)
+    local found = {}
+    for _, pid in ipairs(vim.api.nvim_get_proc_children(vim.fn.getpid())) do
+      local ok, cmdline = pcall(vim.fn.readfile, "/proc/" .. pid .. "/cmdline", "b")
+      if ok and table.concat(cmdline, "\n"):find(dir, 1, true) then table.insert(found, pid) end
+    end
+    assert(#found == 1, "the daemon's pid: " .. vim.inspect(found))
+    vim.uv.kill(found[1], "sigkill")
   end
 
   local function has_mark(pattern)
@@ -40,7 +46,7 @@ return function(t)
     next_replies(dir, { text("second answer") })
     local session = pi.status().session
     local shown, restore = capture()
-    kill(pi)
+    kill(dir)
     wait("the restart said in the chat", function()
       return has_mark("— pi-daemon was killed (SIGKILL): restarted, this conversation loaded again —")
     end)
@@ -55,7 +61,7 @@ return function(t)
     -- a prompt typed while the conversation is being loaded again waits for it, then goes there
     next_replies(dir, { text("third answer") })
     _, restore = capture()
-    kill(pi)
+    kill(dir)
     wait("the exit noticed", function() return daemon.restoring() end)
     vim.cmd("Pi typed meanwhile")
     wait("its answer", function() return buffer_text():find("third answer", 1, true) ~= nil end)
@@ -75,7 +81,7 @@ return function(t)
     next_replies(dir, { text("answered again") })
     assert(pi.status().busy)
     local _, restore = capture()
-    kill(pi)
+    kill(dir)
     wait("the cut-off answer marked", function() return has_mark(":PiContinue answers again") end)
     restore()
     assert(has_mark("pi-daemon was killed (SIGKILL): restarted"), vim.inspect(chat.marks()))

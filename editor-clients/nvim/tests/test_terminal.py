@@ -345,8 +345,11 @@ def next_replies(tmp_path, replies, delay_ms=15):
 
 
 def kill_daemon(term):
-    pid = term.evaluate("luaeval(\"require('pi.daemon').pid(require('pi').status().log)\")")
-    subprocess.run(["kill", "-9", pid], check=True)
+    """Kills the daemon: Neovim's child process running pi_daemon (its start command execs it)."""
+    nvim = term.evaluate("getpid()")
+    daemons = subprocess.run(["pgrep", "-P", nvim, "-f", "pi_daemon"], capture_output=True, text=True).stdout.split()
+    assert len(daemons) == 1, daemons
+    subprocess.run(["kill", "-9", daemons[0]], check=True)
 
 
 def test_the_daemon_killed_idle_then_mid_answer_comes_back_with_the_conversation(lifecycle_terminal, tmp_path):

@@ -47,12 +47,6 @@ function M.take_kept()
   return prompt
 end
 
--- The daemon's process id (the start command writes it next to its log), nil before it runs.
-function M.pid(log)
-  if not log or vim.fn.filereadable(log .. ".pid") == 0 then return nil end
-  return tonumber(vim.fn.readfile(log .. ".pid")[1])
-end
-
 local SIGNALS = { [1] = "SIGHUP", [2] = "SIGINT", [6] = "SIGABRT", [9] = "SIGKILL", [11] = "SIGSEGV", [15] = "SIGTERM" }
 
 -- "pi-daemon was killed (SIGKILL)", "pi-daemon exited with code 3"

@@ -204,7 +204,7 @@ function M.start(opts, prompt)
   if M.config.model then vim.list_extend(cmd, { "--model", M.config.model }) end
   state.log = vim.fn.tempname() .. "-pi-daemon.log"
   -- stderr (the daemon's log) goes to a file, so that a failed start can say why.
-  cmd = vim.list_extend({ "sh", "-c", 'log=$1; shift; echo $$ >"$log.pid"; exec "$@" 2>>"$log"', "sh", state.log },
+  cmd = vim.list_extend({ "sh", "-c", 'log=$1; shift; exec "$@" 2>>"$log"', "sh", state.log },
                         cmd)
   state.busy, state.settled, state.queue, state.commands = false, 0, { steering = {}, followUp = {} }, {}
   state.stats, state.model = nil, nil
