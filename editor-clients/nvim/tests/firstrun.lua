@@ -197,7 +197,8 @@ s.serve_forever()
   test("the agent's edit is saved before its bash runs, which reads it; the chat says so; undo still works", function()
     local dir, buf = save_case(true)
     local content = buffer_text()
-    assert(content:find("[saved before running: a.py]\nvalue = 'new'", 1, true), content)
+    -- said once: under the call, not again in its output
+    assert(content:find("bash output {{{\nvalue = 'new'", 1, true) and not content:find("saved before", 1, true), content)
     assert(vim.deep_equal(require("pi.chat").nested_lines("c_bash"), { "  saved a.py before running" }),
            vim.inspect(require("pi.chat").nested_lines("c_bash")))
     assert(vim.fn.readfile(dir .. "/a.py")[1] == "value = 'new'", "on the disk")

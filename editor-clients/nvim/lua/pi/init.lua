@@ -115,7 +115,6 @@ local function on_event(params)
   state.session = params.sessionId
   local handler = handlers[params.event.type]
   if handler then handler(params.event) end
-  savebefore.event(params.event)
 end
 
 local choice_labels = { allow_once = "Allow once", allow_session = "Allow this session", allow_always = "Always allow",
