@@ -188,5 +188,10 @@ return function(t)
     assert(why == "edit 1: its old text matches 2 places", why)
     assert(apply("one two three", { { oldText = "three", newText = "3" }, { oldText = "one", newText = "1" } })
            == "1 two 3")
+    -- an edit call without the replacements the chat can draw is asked with the picker, not reviewed
+    local reviews = require("pi.review").reviews
+    assert(reviews({ toolName = "edit", args = { path = "a.py", edits = { { oldText = "a", newText = "b" } } } }))
+    assert(not reviews({ toolName = "edit", args = { path = "a.py", edits = { { newText = "b" } } } }))
+    assert(not reviews({ toolName = "edit", args = { path = "a.py", edits = {} } }))
   end)
 end

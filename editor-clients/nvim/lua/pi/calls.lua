@@ -72,7 +72,8 @@ local function write_lines(args)
   return bounded(out, M.WRITE_LINES, "lines")
 end
 
-local function edits_ok(args)
+-- Whether an edit call's arguments hold a list of {oldText, newText} replacements.
+function M.edits_ok(args)
   if type(args.edits) ~= "table" or #args.edits == 0 then return false end
   for _, e in ipairs(args.edits) do
     if type(e) ~= "table" or type(e.oldText) ~= "string" or type(e.newText) ~= "string" then return false end
@@ -84,7 +85,7 @@ end
 function M.lines(call)
   local args = call.arguments
   if type(args) == "table" and type(args.path) == "string" then
-    if call.name == "edit" and edits_ok(args) then
+    if call.name == "edit" and M.edits_ok(args) then
       return { { "→ edit " .. args.path }, unpack(edit_lines(args)) }
     elseif call.name == "write" and type(args.content) == "string" then
       return { { "→ write " .. args.path }, unpack(write_lines(args)) }
