@@ -8,27 +8,19 @@ return function(t)
 
   -- A daemon with no model chosen (no --model, no key in the environment).
   local function start_without_model(dir, args)
-    pi.stop()
-    vim.wait(200)
-    pi.start({ cmd = vim.list_extend({ t.python, "-m", "pi_daemon" }, args or {}), cwd = dir, permissions = false,
-               env = { PI_DAEMON_HOME = dir, OPENAI_API_KEY = "", ANTHROPIC_API_KEY = "", OPENROUTER_API_KEY = "",
-                       GEMINI_API_KEY = "", GOOGLE_API_KEY = "" } })
+    t.start(dir, false, args, nil, { model = false })
     require("pi.chat").clear()
   end
 
-  -- vim.ui.select answered by the label that contains `wanted[i]` at the i-th question.
+  -- vim.ui.select answered by the label that contains `wanted[i]` at the i-th question (t.picking).
   local function answering(wanted)
-    local asked, original = {}, vim.ui.select
-    vim.ui.select = function(items, opts, on_choice)
-      local labels = vim.tbl_map(opts.format_item or tostring, items)
-      table.insert(asked, { prompt = opts.prompt, labels = labels })
-      local want = wanted[#asked]
-      for i, label in ipairs(labels) do
-        if want and label:find(want, 1, true) then return on_choice(items[i], i) end
+    local n = 0
+    return t.picking(function(items, opts)
+      n = n + 1
+      for _, item in ipairs(items) do
+        if wanted[n] and (opts.format_item or tostring)(item):find(wanted[n], 1, true) then return item end
       end
-      on_choice(nil)
-    end
-    return asked, function() vim.ui.select = original end
+    end)
   end
 
   -- Runs fn with no `secret-tool` on PATH, so that a key entered stays in this Neovim session and
@@ -82,16 +74,15 @@ return function(t)
     local dir = workspace({})
     start_without_model(dir)
     local asked, restore = answering({ "Enter an API key", "openai" }) -- then the model list: dismissed
-    local original_input, shown, original_notify = vim.ui.input, {}, vim.notify
     local input_opts
-    vim.ui.input = function(opts, on_input) input_opts = opts on_input("sk-test-key") end
-    vim.notify = function(msg) table.insert(shown, msg) end
+    local stop_input = t.replace(vim.ui, "input", function(opts, on_input) input_opts = opts on_input("sk-test-key") end)
+    local shown, stop_notify = t.capture()
     vim.cmd("Pi keep this question")
     wait("the model list", function() return #asked == 3 end)
     wait("the input area, with the message", function()
       return vim.api.nvim_get_current_win() == require("pi.input").window() and vim.api.nvim_get_current_line() ~= ""
     end)
-    vim.ui.input, vim.notify = original_input, original_notify
+    stop_input() stop_notify()
     restore()
     assert(input_opts.secret == true and input_opts.prompt == "openai API key: ", vim.inspect(input_opts))
     assert(vim.api.nvim_buf_get_lines(0, 0, -1, false)[1] == "keep this question", "the message back in the input area")
@@ -143,12 +134,11 @@ s.serve_forever()
       start_without_model(dir)
       local url = "http://127.0.0.1:" .. port .. "/v1"
       local asked, restore = answering({ "Use a local model server", "Another server" })
-      local original_input = vim.ui.input
-      vim.ui.input = function(_, on_input) on_input(url) end
+      local stop_input = t.replace(vim.ui, "input", function(_, on_input) on_input(url) end)
       vim.cmd("Pi hello local")
       wait("the local answer", function() return buffer_text():find("Hello from the local server.", 1, true) ~= nil end)
       wait("settled", function() return pi.status().settled >= 1 end)
-      vim.ui.input = original_input
+      stop_input()
       restore()
       assert(asked[2].labels[#asked[2].labels]:find("^Another server: enter its URL"), vim.inspect(asked[2]))
       assert(buffer_text():find("## you\nhello local", 1, true), buffer_text())
@@ -187,7 +177,7 @@ s.serve_forever()
     vim.fn.writefile({ "value = 'old'" }, work .. "/a.py")
     vim.cmd.edit(work .. "/a.py") -- open in the editor: the agent edits this buffer
     local buf = vim.api.nvim_get_current_buf()
-    pi.config.save_before_commands = save
+    t.configured("save_before_commands", save)
     local p = t.start(dir, false, { "--allow", "edit,bash" }, work)
     vim.cmd("Pi change it and run it")
     wait("settled", function() return p.status().settled >= 1 end)
@@ -213,6 +203,5 @@ s.serve_forever()
     assert(buffer_text():find("value = 'old'", 1, true), buffer_text())
     assert(vim.bo[buf].modified and vim.fn.readfile(dir .. "/a.py")[1] == "value = 'old'")
     vim.cmd("bwipeout! " .. buf)
-    pi.config.save_before_commands = true
   end)
 end

@@ -12,14 +12,9 @@ return function(t)
     vim.fn.writefile({ vim.json.encode(script) }, dir .. "/script.json")
   end
 
-  -- Kills the daemon of the workspace `dir`: Neovim's child whose command line names it (the
-  -- start command execs the daemon).
+  -- Kills the daemon of the workspace `dir` (its command line names it).
   local function kill(dir)
-    local found = {}
-    for _, pid in ipairs(vim.api.nvim_get_proc_children(vim.fn.getpid())) do
-      local ok, cmdline = pcall(vim.fn.readfile, "/proc/" .. pid .. "/cmdline", "b")
-      if ok and table.concat(cmdline, "\n"):find(dir, 1, true) then table.insert(found, pid) end
-    end
+    local found = t.daemon_pids(dir)
     assert(#found == 1, "the daemon's pid: " .. vim.inspect(found))
     vim.uv.kill(found[1], "sigkill")
   end
@@ -31,12 +26,7 @@ return function(t)
     return false
   end
 
-  -- The messages shown with vim.notify from now on.
-  local function capture()
-    local shown, original = {}, vim.notify
-    vim.notify = function(msg) table.insert(shown, msg) end
-    return shown, function() vim.notify = original end
-  end
+  local capture = t.capture
 
   test("a daemon killed while idle comes back with the same conversation, which goes on", function()
     local dir = workspace({ text("first answer") })
