@@ -618,5 +618,5 @@ def test_stop_keeps_a_long_commands_output_in_a_terminal_neovim(stop_terminal):
     stopped = next(i for i, row in enumerate(rows) if row.startswith("[stopped by the user]"))
     assert re.fullmatch(r"out \d+\s*", rows[stopped - 1]), rows  # the last line it printed, still there
     assert term.evaluate("search('^out 5$', 'nw') > 0") == "1"  # and all before it
-    assert "— aborted —" in term.wait_for("— aborted —")
+    term.wait_for("— aborted —")
     assert "Tool execution was aborted" not in screen

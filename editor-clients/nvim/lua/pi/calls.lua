@@ -7,12 +7,15 @@ local M = {}
 M.WRITE_LINES = 30 -- a write shows this many lines of the new file
 M.DIFF_LINES = 80 -- an edit shows this many diff lines
 
-local function split(text)
+-- The lines of `text` ({} for none); the chat splits tool output with it too.
+function M.split(text)
   if text == nil or text == "" then return {} end
   return vim.split(text, "\n", { plain = true })
 end
 
-function M.format_args(args)
+local split = M.split
+
+local function format_args(args)
   local out = {}
   if type(args) ~= "table" then return { "  " .. vim.json.encode(args) } end
   local keys = vim.tbl_keys(args)
@@ -35,7 +38,7 @@ local diff = (vim.text and vim.text.diff) or vim.diff
 
 -- The diff lines of replacing `old` by `new` (both snippets of a file): context, -, + lines
 -- without the snippet-relative @@ headers; hunks apart are separated by "⋯".
-function M.diff_lines(old, new)
+local function diff_lines(old, new)
   local out = {}
   local unified = diff(old .. "\n", new .. "\n", { result_type = "unified", ctxlen = 3 })
   for _, l in ipairs(split(unified)) do
@@ -60,7 +63,7 @@ local function edit_lines(args)
   local out = {}
   for n, e in ipairs(args.edits) do
     if n > 1 then table.insert(out, { "  ⋯" }) end
-    vim.list_extend(out, M.diff_lines(e.oldText or "", e.newText or ""))
+    vim.list_extend(out, diff_lines(e.oldText or "", e.newText or ""))
   end
   return bounded(out, M.DIFF_LINES, "diff lines")
 end
@@ -92,7 +95,7 @@ function M.lines(call)
     end
   end
   local out = { { "→ " .. call.name } }
-  for _, l in ipairs(M.format_args(args or vim.empty_dict())) do table.insert(out, { l }) end
+  for _, l in ipairs(format_args(args or vim.empty_dict())) do table.insert(out, { l }) end
   return out
 end
 

@@ -178,9 +178,4 @@ function M.exited(pi, current, code, signal, lived, log_tail)
   restore(pi, session, before, what)
 end
 
--- :PiContinue: answer the cut-off end of the conversation again.
-function M.continue(pi)
-  pi.request("continue", {})
-end
-
 return M

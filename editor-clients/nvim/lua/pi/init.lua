@@ -47,7 +47,6 @@ local input = require("pi.input")
 local pick = require("pi.pick")
 local review = require("pi.review")
 local render = require("pi.render")
-local line = render.line
 
 -- The conversation's events draw through lua/pi/render.lua; the others are the chat's.
 local handlers = setmetatable({}, { __index = function(_, name)
@@ -105,8 +104,8 @@ end
 
 function handlers.permission_timeout(event)
   review.close(event.toolCallId)
-  line(("[%s was not run: nobody answered the permission request within %s s]"):format(event.toolName,
-                                                                                      event.timeoutSeconds))
+  chat.line(("[%s was not run: nobody answered the permission request within %s s]"):format(event.toolName,
+                                                                                           event.timeoutSeconds))
 end
 
 ---@param params pi.AgentEventParams
@@ -334,7 +333,7 @@ function M.prompt(text, behaviour, context)
   M.request("prompt", { text = text, streamingBehavior = behaviour, context = context }, command_done,
             function(err) firstrun.failed(M, err, kept) end)
 end
-function M.continue() daemon.continue(M) end
+function M.continue() M.request("continue", {}) end -- :PiContinue: answer the cut-off end again
 
 -- `context`: editor context items (see editfs.selection), sent with the text.
 function M.send(text, context)

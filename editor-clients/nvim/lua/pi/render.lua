@@ -5,8 +5,7 @@ local chat = require("pi.chat")
 local savebefore = require("pi.savebefore")
 local M = {}
 
-local function line(text) chat.line(text) end
-M.line = line
+local line = chat.line
 
 ---@param message pi.AgentMessage
 function M.content_text(message)
