@@ -104,6 +104,32 @@ return function(t)
     assert(pi.statusline() == "", "not running")
   end)
 
+  test("prompts held while a restart is given up on come back to the input area, with their selection", function()
+    local dir = workspace({ text("first answer") })
+    local pi = start(dir)
+    vim.cmd("Pi hello")
+    wait("settled", function() return pi.status().settled >= 1 end)
+    -- the restarts die soon after starting, so the daemon is given up on
+    t.configured("cmd", { t.python, "-c", "import sys, time; time.sleep(1.5); sys.exit(3)" })
+    local shown = t.capture()
+    kill(dir)
+    wait("the exit noticed", function() return daemon.restoring() end)
+    vim.cmd("edit " .. vim.fn.fnameescape(dir .. "/held.py"))
+    vim.api.nvim_buf_set_lines(0, 0, -1, false, { "x = 1", "y = 2" })
+    vim.cmd("1,2Pi explain these")
+    vim.cmd("Pi and this")
+    wait("given up", function() return has_mark("not restarted (:PiLog says why)") end)
+    local input = require("pi.input")
+    assert(vim.api.nvim_get_current_win() == input.window(), "the input area focused")
+    assert(vim.deep_equal(vim.api.nvim_buf_get_lines(input.buffer(), 0, -1, false),
+                          { "explain these", "", "and this" }), vim.inspect(vim.api.nvim_buf_get_lines(input.buffer(), 0, -1, false)))
+    assert(input.winbar():find("about held.py lines 1-2", 1, true), input.winbar())
+    assert(#vim.tbl_filter(function(m) return m:find("not restarting", 1, true) ~= nil end, shown) == 1, vim.inspect(shown))
+    vim.cmd.stopinsert()
+    vim.cmd("close")
+    vim.cmd("bwipeout! " .. vim.fn.fnameescape(dir .. "/held.py"))
+  end)
+
   -- Neither setup's cmd, nor pi-daemon on PATH, nor an installed one: a clear message; :PiInstall
   -- installs it (really, with pip) and the kept prompt is answered.
   test("no pi-daemon: the message points at :PiInstall, which installs it and sends the kept prompt", function()
