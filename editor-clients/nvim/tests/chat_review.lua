@@ -67,11 +67,11 @@ return function(t)
     pi = start(dir)
     pi.send(string.rep("long words ", 40))
     wait("settled", function() return pi.status().settled >= 1 end)
-    local original, labels = vim.ui.select, nil
-    vim.ui.select = function(items, opts, on_choice) labels = vim.tbl_map(opts.format_item, items) on_choice(nil) end
+    local asked, stop = t.picking(function() end) -- looked at, dismissed
     vim.cmd("PiSessions")
-    wait("the picker", function() return labels ~= nil end)
-    vim.ui.select = original
+    wait("the picker", function() return #asked == 1 end)
+    stop()
+    local labels = asked[1].labels
     assert(#labels == 2, vim.inspect(labels))
     for _, l in ipairs(labels) do
       assert(not l:find("\n", 1, true) and vim.fn.strdisplaywidth(l) < 120, vim.inspect(labels))
@@ -172,12 +172,12 @@ return function(t)
     local dir = workspace({ call("edit", { path = "n.py", edits = { { oldText = "absent", newText = "z" } } }),
                            text("ok") })
     vim.fn.writefile({ "x = 1" }, dir .. "/n.py")
-    local original, prompt = vim.ui.select, nil
-    vim.ui.select = function(items, opts, on_choice) prompt = opts.prompt on_choice("reject_once") end
+    local asked, stop = t.picking(function() return "reject_once" end)
     local pi = start(dir, true)
     vim.cmd("Pi edit it")
     wait("settled", function() return pi.status().settled >= 1 end)
-    vim.ui.select = original
+    stop()
+    local prompt = asked[#asked].prompt
     assert(prompt == "Edit n.py (no diff to show: edit 1: its old text is not in the file)", prompt)
   end)
 
@@ -188,5 +188,10 @@ return function(t)
     assert(why == "edit 1: its old text matches 2 places", why)
     assert(apply("one two three", { { oldText = "three", newText = "3" }, { oldText = "one", newText = "1" } })
            == "1 two 3")
+    -- an edit call without the replacements the chat can draw is asked with the picker, not reviewed
+    local reviews = require("pi.review").reviews
+    assert(reviews({ toolName = "edit", args = { path = "a.py", edits = { { oldText = "a", newText = "b" } } } }))
+    assert(not reviews({ toolName = "edit", args = { path = "a.py", edits = { { newText = "b" } } } }))
+    assert(not reviews({ toolName = "edit", args = { path = "a.py", edits = {} } }))
   end)
 end

@@ -122,11 +122,10 @@ return function(t)
     -- a line in no hunk: said so, nothing reverted
     vim.api.nvim_set_current_win(win)
     vim.api.nvim_win_set_cursor(win, { 20, 0 })
-    local shown, original = {}, vim.notify
-    vim.notify = function(msg) table.insert(shown, msg) end
+    local shown, stop = t.capture()
     vim.cmd("PiRevert")
     wait("the refusal", function() return #shown > 0 end)
-    vim.notify = original
+    stop()
     assert(shown[1]:find("line 20 is in no hunk", 1, true), vim.inspect(shown))
     assert(lines(buf)[28] == "line twenty-eight", vim.inspect(lines(buf)))
   end)

@@ -12,10 +12,11 @@ return function(t)
     vim.fn.writefile({ vim.json.encode(script) }, dir .. "/script.json")
   end
 
-  local function kill(pi)
-    local pid = daemon.pid(pi.status().log)
-    assert(pid, "the daemon's pid")
-    vim.uv.kill(pid, "sigkill")
+  -- Kills the daemon of the workspace `dir` (its command line names it).
+  local function kill(dir)
+    local found = t.daemon_pids(dir)
+    assert(#found == 1, "the daemon's pid: " .. vim.inspect(found))
+    vim.uv.kill(found[1], "sigkill")
   end
 
   local function has_mark(pattern)
@@ -25,12 +26,7 @@ return function(t)
     return false
   end
 
-  -- The messages shown with vim.notify from now on.
-  local function capture()
-    local shown, original = {}, vim.notify
-    vim.notify = function(msg) table.insert(shown, msg) end
-    return shown, function() vim.notify = original end
-  end
+  local capture = t.capture
 
   test("a daemon killed while idle comes back with the same conversation, which goes on", function()
     local dir = workspace({ text("first answer") })
@@ -40,7 +36,7 @@ return function(t)
     next_replies(dir, { text("second answer") })
     local session = pi.status().session
     local shown, restore = capture()
-    kill(pi)
+    kill(dir)
     wait("the restart said in the chat", function()
       return has_mark("— pi-daemon was killed (SIGKILL): restarted, this conversation loaded again —")
     end)
@@ -55,7 +51,7 @@ return function(t)
     -- a prompt typed while the conversation is being loaded again waits for it, then goes there
     next_replies(dir, { text("third answer") })
     _, restore = capture()
-    kill(pi)
+    kill(dir)
     wait("the exit noticed", function() return daemon.restoring() end)
     vim.cmd("Pi typed meanwhile")
     wait("its answer", function() return buffer_text():find("third answer", 1, true) ~= nil end)
@@ -75,7 +71,7 @@ return function(t)
     next_replies(dir, { text("answered again") })
     assert(pi.status().busy)
     local _, restore = capture()
-    kill(pi)
+    kill(dir)
     wait("the cut-off answer marked", function() return has_mark(":PiContinue answers again") end)
     restore()
     assert(has_mark("pi-daemon was killed (SIGKILL): restarted"), vim.inspect(chat.marks()))
@@ -106,6 +102,32 @@ return function(t)
     assert(#vim.tbl_filter(function(m) return m:find("; restarting it", 1, true) ~= nil end, shown) == 2, vim.inspect(shown))
     assert(has_mark("not restarted (:PiLog says why)"), vim.inspect(chat.marks()))
     assert(pi.statusline() == "", "not running")
+  end)
+
+  test("prompts held while a restart is given up on come back to the input area, with their selection", function()
+    local dir = workspace({ text("first answer") })
+    local pi = start(dir)
+    vim.cmd("Pi hello")
+    wait("settled", function() return pi.status().settled >= 1 end)
+    -- the restarts die soon after starting, so the daemon is given up on
+    t.configured("cmd", { t.python, "-c", "import sys, time; time.sleep(1.5); sys.exit(3)" })
+    local shown = t.capture()
+    kill(dir)
+    wait("the exit noticed", function() return daemon.restoring() end)
+    vim.cmd("edit " .. vim.fn.fnameescape(dir .. "/held.py"))
+    vim.api.nvim_buf_set_lines(0, 0, -1, false, { "x = 1", "y = 2" })
+    vim.cmd("1,2Pi explain these")
+    vim.cmd("Pi and this")
+    wait("given up", function() return has_mark("not restarted (:PiLog says why)") end)
+    local input = require("pi.input")
+    assert(vim.api.nvim_get_current_win() == input.window(), "the input area focused")
+    assert(vim.deep_equal(vim.api.nvim_buf_get_lines(input.buffer(), 0, -1, false),
+                          { "explain these", "", "and this" }), vim.inspect(vim.api.nvim_buf_get_lines(input.buffer(), 0, -1, false)))
+    assert(input.winbar():find("about held.py lines 1-2", 1, true), input.winbar())
+    assert(#vim.tbl_filter(function(m) return m:find("not restarting", 1, true) ~= nil end, shown) == 1, vim.inspect(shown))
+    vim.cmd.stopinsert()
+    vim.cmd("close")
+    vim.cmd("bwipeout! " .. vim.fn.fnameescape(dir .. "/held.py"))
   end)
 
   -- Neither setup's cmd, nor pi-daemon on PATH, nor an installed one: a clear message; :PiInstall

@@ -20,14 +20,69 @@ local function buffer_lines()
   return vim.api.nvim_buf_get_lines(buf, 0, -1, false)
 end
 
+-- What the running test replaced (put back when it ends, passed or failed): functions that put
+-- one thing back each, newest last.
+local replaced = {}
+
+-- Sets `owner[key] = value` until the returned function is called or the running test ends.
+local function replace(owner, key, value)
+  local original, back = owner[key], false
+  owner[key] = value
+  local function put_back()
+    if back then return end
+    back = true
+    owner[key] = original
+  end
+  table.insert(replaced, put_back)
+  return put_back
+end
+
+-- Sets require("pi").config[key] to `value` until the test's end (each pi.start makes a new
+-- config table: the old value is put back in the one current then).
+local function configured(key, value)
+  local pi = require("pi")
+  local original = pi.config[key]
+  pi.config[key] = value
+  table.insert(replaced, function() pi.config[key] = original end)
+end
+
+-- The messages shown with vim.notify from now on (until `stop()` or the test's end).
+local function capture()
+  local shown = {}
+  local stop = replace(vim, "notify", function(msg) table.insert(shown, msg) end)
+  return shown, stop
+end
+
 -- The messages shown with vim.notify while fn runs.
 local function notifications(fn)
-  local shown, original = {}, vim.notify
-  vim.notify = function(msg) table.insert(shown, msg) end
+  local shown, stop = capture()
   local ok, err = pcall(fn)
-  vim.notify = original
+  stop()
   if not ok then error(err, 0) end
   return shown
+end
+
+-- vim.ui.select answered at once by `answer(items, opts)` (an item; nil dismisses) from now on
+-- (until `stop()` or the test's end). `asked` gets each question's { prompt, kind, labels }.
+local function picking(answer)
+  local asked = {}
+  local stop = replace(vim.ui, "select", function(items, opts, on_choice)
+    table.insert(asked, { prompt = opts.prompt, kind = opts.kind,
+                          labels = vim.tbl_map(opts.format_item or tostring, items) })
+    on_choice(answer(items, opts))
+  end)
+  return asked, stop
+end
+
+-- The process ids of the daemons running: Neovim's children whose command line holds `pattern`
+-- (default "pi_daemon"; the start command execs the daemon, so it is Neovim's own child).
+local function daemon_pids(pattern)
+  local found = {}
+  for _, pid in ipairs(vim.api.nvim_get_proc_children(vim.fn.getpid())) do
+    local ok, cmdline = pcall(vim.fn.readfile, "/proc/" .. pid .. "/cmdline", "b")
+    if ok and table.concat(cmdline, "\n"):find(pattern or "pi_daemon", 1, true) then table.insert(found, pid) end
+  end
+  return found
 end
 
 local function chat_window()
@@ -47,14 +102,17 @@ local function workspace(replies, opts)
   return dir
 end
 
--- `cwd`: the folder Neovim starts the daemon in (default: `dir`, the workspace)
-local function start(dir, permissions, args, cwd)
+-- `cwd`: the folder Neovim starts the daemon in (default: `dir`, the workspace);
+-- `opts.model = false`: no model chosen (no faux script, no key in the environment)
+local function start(dir, permissions, args, cwd, opts)
   local pi = require("pi")
   pi.stop()
-  vim.wait(200)
-  local env = { PI_DAEMON_HOME = dir, OPENAI_API_KEY = "", ANTHROPIC_API_KEY = "", OPENROUTER_API_KEY = "" }
-  local cmd = vim.list_extend({ python, "-m", "pi_daemon", "--faux-script", dir .. "/script.json", "--model", "faux/script" },
-                              args or {})
+  wait("the previous daemon's exit", function() return #daemon_pids() == 0 end)
+  local env = { PI_DAEMON_HOME = dir, OPENAI_API_KEY = "", ANTHROPIC_API_KEY = "", OPENROUTER_API_KEY = "",
+                GEMINI_API_KEY = "", GOOGLE_API_KEY = "" }
+  local model = (opts or {}).model == false and {}
+    or { "--faux-script", dir .. "/script.json", "--model", "faux/script" }
+  local cmd = vim.list_extend(vim.list_extend({ python, "-m", "pi_daemon" }, model), args or {})
   pi.start({ cmd = cmd,
              cwd = cwd or dir, env = env, permissions = permissions or false })
   local buf = pi.status().buf
@@ -71,6 +129,8 @@ local only = os.getenv("PI_TEST_ONLY") and vim.split(os.getenv("PI_TEST_ONLY"), 
 local function test(name, fn)
   if only and not vim.iter(only):any(function(p) return name:find(p) ~= nil end) then return end
   local ok, err = pcall(fn)
+  for i = #replaced, 1, -1 do replaced[i]() end
+  replaced = {}
   local violations = schema_check.take()
   if ok and #violations > 0 then
     ok, err = false, "received frames that do not fit protocol.schema.json:\n" .. table.concat(violations, "\n")
@@ -136,21 +196,13 @@ end)
 
 test("permission request answered with vim.ui.select (review = false)", function()
   local dir = workspace({ call("write", { path = "made.txt", content = "by pi" }), text("written") })
-  require("pi").config.review = false -- a write is asked with the picker, not as a diff
-  local asked = {}
-  local original = vim.ui.select
-  local shown
-  vim.ui.select = function(items, opts, on_choice)
-    table.insert(asked, opts.prompt)
-    shown = vim.tbl_map(opts.format_item, items)
-    on_choice(items[1])
-  end
+  configured("review", false) -- a write is asked with the picker, not as a diff
+  local asked = picking(function(items) return items[1] end)
   local pi = start(dir, true)
   vim.cmd("Pi write a file")
   wait("settled", function() return pi.status().settled >= 1 end)
-  vim.ui.select = original
-  pi.config.review = true
-  assert(asked[1] == "Write made.txt", vim.inspect(asked))
+  assert(asked[1].prompt == "Write made.txt", vim.inspect(asked))
+  local shown = asked[#asked].labels
   assert(vim.deep_equal(shown, { "Allow once", "Allow this session: write calls on `made.txt`",
                                  "Always allow: write calls on `made.txt`", "Reject",
                                  "Always reject: write calls on `made.txt`" }), vim.inspect(shown))
@@ -165,12 +217,11 @@ test("resume a session from :PiSessions", function()
   vim.cmd("Pi remember this question")
   wait("settled", function() return pi.status().settled >= 1 end)
   pi = start(dir) -- a new daemon, an empty buffer
-  local original = vim.ui.select
-  local labels
-  vim.ui.select = function(items, opts, on_choice) labels = vim.tbl_map(opts.format_item, items) on_choice(items[1]) end
+  local asked, stop = picking(function(items) return items[1] end)
   vim.cmd("PiSessions")
   wait("the replayed conversation", function() return buffer_text():find("first answer", 1, true) ~= nil end)
-  vim.ui.select = original
+  stop()
+  local labels = asked[1].labels
   assert(buffer_text():find("## you\nremember this question", 1, true), buffer_text())
   -- each session with the date and time of its last change
   assert(#labels == 1 and labels[1]:match("^%d%d%d%d%-%d%d%-%d%d %d%d:%d%d  remember this question  %(2 messages%)$"),
@@ -184,17 +235,12 @@ test(":PiTree lists the branches, marks the current entry and continues from the
   wait("settled", function() return pi.status().settled >= 1 end)
   vim.cmd("Pi two")
   wait("settled twice", function() return pi.status().settled >= 2 end)
-  local original, shown = vim.ui.select, nil
-  local pick = function(wanted)
-    vim.ui.select = function(items, opts, on_choice)
-      shown = vim.tbl_map(opts.format_item, items)
-      for _, item in ipairs(items) do
-        if item.line:find(wanted, 1, true) then return on_choice(item) end
-      end
-      on_choice(nil)
+  local wanted = "assistant: first answer"
+  local asked, stop = picking(function(items)
+    for _, item in ipairs(items) do
+      if item.line:find(wanted, 1, true) then return item end
     end
-  end
-  pick("assistant: first answer")
+  end)
   vim.cmd("PiTree")
   wait("the chat redrawn from the entry", function()
     local content = buffer_text()
@@ -204,12 +250,11 @@ test(":PiTree lists the branches, marks the current entry and continues from the
   wait("the third answer", function() return buffer_text():find("third answer", 1, true) ~= nil end)
   -- the answer is stored when its message ends, after its text has streamed in
   wait("settled three times", function() return pi.status().settled >= 3 end)
-  pick("nothing")
-  shown = nil
+  wanted = "nothing"
   vim.cmd("PiTree")
-  wait("the tree shown", function() return shown ~= nil end)
-  vim.ui.select = original
-  local lines = table.concat(shown, "\n")
+  wait("the tree shown", function() return #asked == 2 end)
+  stop()
+  local lines = table.concat(asked[2].labels, "\n")
   assert(lines:find("│ assistant: first answer\n  │ user: two", 1, true) == nil, lines) -- the old branch is off the path
   assert(lines:find("    user: two\n    assistant: second answer", 1, true), lines)
   assert(lines:find("  │ user: three\n  ● assistant: third answer", 1, true), lines)
@@ -220,11 +265,10 @@ test("workspace trust answered with vim.ui.select, without blocking", function()
   vim.fn.mkdir(dir .. "/.pi", "p")
   vim.fn.writefile({ vim.json.encode({ workspace = { extraRoots = { "/" } } }) }, dir .. "/.pi/settings.json")
   local asked, answer = {}, nil
-  local original = vim.ui.select
-  vim.ui.select = function(items, opts, on_choice)
+  local stop = replace(vim.ui, "select", function(items, opts, on_choice)
     table.insert(asked, opts.prompt)
     answer = function() on_choice(items[1]) end -- answered later, as a user would
-  end
+  end)
   local pi = start(dir, false)
   wait("the question", function() return answer ~= nil end)
   local during = nil
@@ -232,7 +276,7 @@ test("workspace trust answered with vim.ui.select, without blocking", function()
   wait("a reply while the question is open", function() return during ~= nil end)
   answer()
   wait("trust.json", function() return vim.fn.filereadable(dir .. "/trust.json") == 1 end)
-  vim.ui.select = original
+  stop()
   assert(asked[1]:find("workspace.extraRoots", 1, true), vim.inspect(asked))
   local state = nil
   pi.request("getState", {}, function(result) state = result end)
@@ -273,16 +317,15 @@ end)
 
 test("a permission request waits for an async picker; the editor keeps working meanwhile", function()
   local dir = workspace({ call("write", { path = "made.txt", content = "by pi" }), text("written") })
-  local original = vim.ui.select
   local answer, ticks = nil, 0
-  vim.ui.select = function(items, opts, on_choice) -- like dressing / snacks: draws now, calls back later
+  replace(vim.ui, "select", function(items, opts, on_choice) -- like dressing / snacks: draws now, calls back later
     answer = function() on_choice(items[1]) end
-  end
+  end)
   local timer = vim.uv.new_timer()
   timer:start(0, 20, vim.schedule_wrap(function() ticks = ticks + 1 end))
   -- a short daemon-side timeout: a handler that blocks until it expires loses the answer
   local pi = start(dir, true, { "--permission-timeout", "6" })
-  pi.config.review = false -- the picker, not the diff (tests/review.lua)
+  configured("review", false) -- the picker, not the diff (tests/chat_review.lua)
   vim.cmd("Pi write a file")
   wait("the question", function() return answer ~= nil end)
   local before, during = ticks, nil
@@ -293,8 +336,6 @@ test("a permission request waits for an async picker; the editor keeps working m
   answer()
   wait("settled", function() return pi.status().settled >= 1 end)
   timer:stop() timer:close()
-  vim.ui.select = original
-  pi.config.review = true
   -- the write went through the editor: a buffer holds it, unsaved (tests/editfs.lua)
   local made = vim.fn.bufnr(dir .. "/made.txt")
   assert(made > 0 and vim.api.nvim_buf_get_lines(made, 0, -1, false)[1] == "by pi", buffer_text())
@@ -316,18 +357,21 @@ test("the live view equals the replayed one: text after thinking on its own line
                      "Writing it.", "→ write a.txt", "    one", "    two",
                      "write output {{{", "Created a.txt (7 bytes)", "}}}",
                      "", "## pi", "", "→ bash", "  command: echo tool-done", "bash output {{{",
-                     -- the write went through the editor (a new buffer), saved before the command ran
-                     "[saved before running: a.txt]", "tool-done", "", "}}}",
+                     "tool-done", "", "}}}",
                      "", "## pi", "", "thinking {{{", "done?", "}}}", "All done." }
   assert(vim.deep_equal(live, expected), vim.inspect(live))
+  -- the write went through the editor (a new buffer), saved before the command ran: said once,
+  -- under the call, not again in its output
+  local saved = { "  saved a.txt before running" }
+  assert(vim.deep_equal(require("pi.chat").nested_lines("c_bash"), saved), vim.inspect(require("pi.chat").nested_lines("c_bash")))
   pi = start(dir)
-  local original = vim.ui.select
-  vim.ui.select = function(items, opts, on_choice) on_choice(items[1]) end
+  local _, stop = picking(function(items) return items[1] end)
   vim.cmd("PiSessions")
   wait("the replay", function() return buffer_text():find("All done.", 1, true) ~= nil end)
-  vim.ui.select = original
+  stop()
   vim.wait(200)
   assert(vim.deep_equal(buffer_lines(), live), vim.inspect(buffer_lines()))
+  assert(vim.deep_equal(require("pi.chat").nested_lines("c_bash"), saved), vim.inspect(require("pi.chat").nested_lines("c_bash")))
 end)
 
 test("streaming leaves the cursor and the fold level where the user put them", function()
@@ -377,7 +421,8 @@ end)
 
 test("setup(opts) configures and sets the documented keymaps", function()
   local pi = require("pi")
-  local saved = vim.deepcopy(pi.config)
+  local saved = pi.config
+  replace(pi, "config", vim.deepcopy(saved)) -- put back at the test's end
   vim.g.mapleader = " "
   pi.setup({ model = "faux/script", keymaps = { prompt = "<leader>xp", model = false } })
   local prompt = vim.fn.maparg(" xp", "n", false, true)
@@ -390,7 +435,6 @@ test("setup(opts) configures and sets the documented keymaps", function()
   assert(report:find("setup() was called", 1, true), report)
   vim.cmd("bwipeout!")
   for _, key in ipairs({ " xp", " pc", " pa", " ps", " pn" }) do pcall(vim.keymap.del, "n", key) end
-  pi.config = saved
 end)
 
 test("a daemon that cannot start says why", function()
@@ -479,34 +523,24 @@ test(":PiModel marks the current model and says why others are unavailable", fun
   local pi = start(dir)
   vim.cmd("Pi hi")
   wait("settled", function() return pi.status().settled >= 1 end)
-  local original = vim.ui.select
-  local labels, prompt
-  vim.ui.select = function(items, opts, on_choice)
-    prompt, labels = opts.prompt, vim.tbl_map(opts.format_item, items)
-  end
+  local asked, stop = picking(function() end) -- looked at, dismissed
   vim.cmd("PiModel")
-  wait("the picker", function() return labels ~= nil end)
-  vim.ui.select = original
+  wait("the picker", function() return #asked == 1 end)
+  stop()
+  local prompt, labels = asked[1].prompt, asked[1].labels
   assert(prompt == "Model (now faux/script)", prompt)
   assert(vim.tbl_contains(labels, "● faux/script"), vim.inspect(labels))
   local reason = vim.tbl_filter(function(l) return l:find("^✗ openai — ") and l:find("OPENAI_API_KEY", 1, true) end, labels)
   assert(#reason == 1, vim.inspect(labels))
 end)
 
-dofile(root .. "/tests/editfs.lua")({ test = test, start = start, workspace = workspace, wait = wait, text = text,
-                                     call = call, buffer_text = buffer_text })
-dofile(root .. "/tests/language.lua")({ test = test, start = start, workspace = workspace, wait = wait, text = text,
-                                       call = call, buffer_text = buffer_text, python = python })
-
-dofile(root .. "/tests/chat_review.lua")({ test = test, start = start, workspace = workspace, wait = wait,
-                                         text = text, call = call, buffer_text = buffer_text,
-                                         buffer_lines = buffer_lines })
-dofile(root .. "/tests/session_features.lua")({ test = test, start = start, workspace = workspace, wait = wait,
-                                               text = text, call = call, buffer_text = buffer_text })
-dofile(root .. "/tests/firstrun.lua")({ test = test, start = start, workspace = workspace, wait = wait, text = text,
-                                       call = call, buffer_text = buffer_text, python = python })
-dofile(root .. "/tests/lifecycle.lua")({ test = test, start = start, workspace = workspace, wait = wait, text = text,
-                                        call = call, buffer_text = buffer_text, python = python })
+-- What the other test files get.
+local t = { test = test, start = start, workspace = workspace, wait = wait, text = text, call = call,
+            buffer_text = buffer_text, buffer_lines = buffer_lines, python = python, replace = replace, configured = configured,
+            capture = capture, notifications = notifications, picking = picking, daemon_pids = daemon_pids }
+for _, file in ipairs({ "editfs", "language", "chat_review", "session_features", "firstrun", "lifecycle" }) do
+  dofile(root .. "/tests/" .. file .. ".lua")(t)
+end
 
 require("pi").stop()
 io.stdout:write(string.format("\n%d passed, %d failed\n", passed, failed))

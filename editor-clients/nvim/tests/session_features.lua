@@ -13,25 +13,11 @@ return function(t)
     return vim.fn.filereadable(path) == 1 and table.concat(vim.fn.readfile(path), "\n") or nil
   end
 
-  -- vim.ui.select answered by `answer(items, opts)` (an item or nil) for each call (every permission
-  -- too); the prompts are kept.
+  -- t.picking (every permission too: a write is asked in the picker, not shown as a diff, see
+  -- tests/chat_review.lua, until the test's end).
   local function picking(answer)
-    local original, prompts = vim.ui.select, {}
-    local pi = require("pi")
-    pi.config.review = false -- a write is asked in the picker too, not shown as a diff (tests/chat_review.lua)
-    vim.ui.select = function(items, opts, on_choice)
-      table.insert(prompts, opts.prompt)
-      on_choice(answer(items, opts))
-    end
-    return prompts, function() vim.ui.select, pi.config.review = original, true end
-  end
-
-
-  -- Says what vim.notify shows while `fn` runs (kept in `said`); returns a function that stops listening.
-  local function listening(said)
-    local notify = vim.notify
-    vim.notify = function(msg) table.insert(said, msg) end
-    return function() vim.notify = notify end
+    t.configured("review", false)
+    return t.picking(answer)
   end
 
   test(":PiRewind lists what changes, takes the agent's edit back, redraws and gives the message back", function()
@@ -51,8 +37,7 @@ return function(t)
       end
       for _, item in ipairs(items) do if item.line:find("change a.txt", 1, true) then return item end end
     end)
-    local said = {}
-    local stop = listening(said)
+    local said, stop = t.capture()
     vim.cmd("PiRewind")
     wait("the chat redrawn without the second message, the outcome under it", function()
       local shown = chat()
@@ -62,7 +47,7 @@ return function(t)
     stop()
     restore()
     assert(vim.deep_equal(said, { "pi: rewound the conversation and 1 file(s)" }), vim.inspect(said))
-    assert(prompts[2]:find("Rewind to before “change a.txt”?", 1, true), prompts[2])
+    assert(prompts[2].prompt:find("Rewind to before “change a.txt”?", 1, true), prompts[2].prompt)
     assert(vim.deep_equal(confirm_labels, { "Rewind conversation and files: write a.txt",
                                             "Rewind conversation only (keep the files)", "Cancel" }),
            vim.inspect(confirm_labels))
@@ -95,8 +80,7 @@ return function(t)
       end
       return items[#items] -- the latest message
     end)
-    local said = {}
-    local stop = listening(said)
+    local said, stop = t.capture()
     vim.cmd("PiRewind")
     wait("the rewind's outcome", function() return #said > 0 end)
     assert(labels[1]:find("^Rewind conversation and files: write a.txt; left alone: b.txt %(.+%)$"), labels[1])
@@ -109,8 +93,8 @@ return function(t)
     vim.cmd("Pi write c")
     wait("settled twice", function() return pi.status().settled >= 2 end)
     assert(vim.trim(seen(dir .. "/c.txt")) == "agent c", seen(dir .. "/c.txt"))
-    choose, said = "keep", {}
-    stop() stop = listening(said)
+    choose = "keep"
+    stop() said, stop = t.capture()
     vim.cmd("PiRewind")
     wait("the chat redrawn, the outcome under it", function()
       return chat():find("write c", 1, true) == nil and has_mark("[rewound the conversation; the files were kept]")
@@ -179,10 +163,10 @@ return function(t)
     -- an asynchronous picker: the permission is answered later, as a user would
     local sync = vim.ui.select
     local later
-    vim.ui.select = function(items, opts, on_choice)
+    local stop_async = t.replace(vim.ui, "select", function(items, opts, on_choice)
       if opts.kind == "pi.permission" then sync(items, opts, function() end) later = function() on_choice(answer()) end
       else sync(items, opts, on_choice) end
-    end
+    end)
     vim.cmd("Pi delegate")
     wait("the subagent nested under the task call, asking", function()
       return later ~= nil and nested_has("c_task", "^  ┌ subagent: look around · running$")
@@ -204,7 +188,7 @@ return function(t)
     later() -- allowed: the child writes, answers and ends
     wait("the subagent ended", function() return nested_has("c_task", "^  └ subagent: look around · completed") end)
     wait("settled", function() return pi.status().settled >= 1 end)
-    vim.ui.select = sync
+    stop_async()
     restore()
     wait("the child's answer in its view", function() return view_text(view):find("the child's answer", 1, true) end)
     -- its tool's live output is drawn in its view only

@@ -7,12 +7,15 @@ local M = {}
 M.WRITE_LINES = 30 -- a write shows this many lines of the new file
 M.DIFF_LINES = 80 -- an edit shows this many diff lines
 
-local function split(text)
+-- The lines of `text` ({} for none); the chat splits tool output with it too.
+function M.split(text)
   if text == nil or text == "" then return {} end
   return vim.split(text, "\n", { plain = true })
 end
 
-function M.format_args(args)
+local split = M.split
+
+local function format_args(args)
   local out = {}
   if type(args) ~= "table" then return { "  " .. vim.json.encode(args) } end
   local keys = vim.tbl_keys(args)
@@ -35,7 +38,7 @@ local diff = (vim.text and vim.text.diff) or vim.diff
 
 -- The diff lines of replacing `old` by `new` (both snippets of a file): context, -, + lines
 -- without the snippet-relative @@ headers; hunks apart are separated by "⋯".
-function M.diff_lines(old, new)
+local function diff_lines(old, new)
   local out = {}
   local unified = diff(old .. "\n", new .. "\n", { result_type = "unified", ctxlen = 3 })
   for _, l in ipairs(split(unified)) do
@@ -60,7 +63,7 @@ local function edit_lines(args)
   local out = {}
   for n, e in ipairs(args.edits) do
     if n > 1 then table.insert(out, { "  ⋯" }) end
-    vim.list_extend(out, M.diff_lines(e.oldText or "", e.newText or ""))
+    vim.list_extend(out, diff_lines(e.oldText or "", e.newText or ""))
   end
   return bounded(out, M.DIFF_LINES, "diff lines")
 end
@@ -72,7 +75,8 @@ local function write_lines(args)
   return bounded(out, M.WRITE_LINES, "lines")
 end
 
-local function edits_ok(args)
+-- Whether an edit call's arguments hold a list of {oldText, newText} replacements.
+function M.edits_ok(args)
   if type(args.edits) ~= "table" or #args.edits == 0 then return false end
   for _, e in ipairs(args.edits) do
     if type(e) ~= "table" or type(e.oldText) ~= "string" or type(e.newText) ~= "string" then return false end
@@ -84,14 +88,14 @@ end
 function M.lines(call)
   local args = call.arguments
   if type(args) == "table" and type(args.path) == "string" then
-    if call.name == "edit" and edits_ok(args) then
+    if call.name == "edit" and M.edits_ok(args) then
       return { { "→ edit " .. args.path }, unpack(edit_lines(args)) }
     elseif call.name == "write" and type(args.content) == "string" then
       return { { "→ write " .. args.path }, unpack(write_lines(args)) }
     end
   end
   local out = { { "→ " .. call.name } }
-  for _, l in ipairs(M.format_args(args or vim.empty_dict())) do table.insert(out, { l }) end
+  for _, l in ipairs(format_args(args or vim.empty_dict())) do table.insert(out, { l }) end
   return out
 end
 

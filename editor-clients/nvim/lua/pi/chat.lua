@@ -77,10 +77,7 @@ end
 
 function M.line(text) M.append("\n" .. text) end
 
-local function split(text)
-  if text == nil or text == "" then return {} end
-  return vim.split(text, "\n", { plain = true })
-end
+local split = calls.split
 
 -- A tool call as lua/pi/calls.lua reads it; diff lines highlighted.
 function M.tool_call(call)

@@ -47,12 +47,6 @@ function M.take_kept()
   return prompt
 end
 
--- The daemon's process id (the start command writes it next to its log), nil before it runs.
-function M.pid(log)
-  if not log or vim.fn.filereadable(log .. ".pid") == 0 then return nil end
-  return tonumber(vim.fn.readfile(log .. ".pid")[1])
-end
-
 local SIGNALS = { [1] = "SIGHUP", [2] = "SIGINT", [6] = "SIGABRT", [9] = "SIGKILL", [11] = "SIGSEGV", [15] = "SIGTERM" }
 
 -- "pi-daemon was killed (SIGKILL)", "pi-daemon exited with code 3"
@@ -71,11 +65,12 @@ local function show_end()
   vim.cmd("redrawstatus!") -- every window's statusline: no longer "working"
 end
 
--- True while the conversation is being loaded again; `send()` runs once it is. `text`: what
--- the user typed, put back in the input area if the daemon is given up on meanwhile.
-function M.hold(send, text)
+-- True while the conversation is being loaded again; `send()` runs once it is. `prompt`
+-- ({text, context}): what the user sent, put back in the input area (its editor context
+-- with it) if the daemon is given up on meanwhile.
+function M.hold(send, prompt)
   if not restoring then return false end
-  table.insert(waiting, { send = send, text = text })
+  table.insert(waiting, { send = send, prompt = prompt })
   return true
 end
 
@@ -91,11 +86,14 @@ function M.restoring() return restoring end
 -- No daemon to send them to: what was typed meanwhile goes back to the input area.
 local function give_back(pi)
   restoring = false
-  local texts = vim.tbl_map(function(h) return h.text end, waiting)
+  local texts, context = {}, {}
+  for _, h in ipairs(waiting) do
+    table.insert(texts, h.prompt.text)
+    vim.list_extend(context, h.prompt.context or {})
+  end
   waiting = {}
   if #texts == 0 then return end
-  local buf = pi.ask()
-  vim.api.nvim_buf_set_lines(buf, 0, -1, false, vim.split(table.concat(texts, "\n\n"), "\n"))
+  pi.ask(#context > 0 and context or nil, table.concat(texts, "\n\n"))
 end
 
 local function buffer_lines()
@@ -178,11 +176,6 @@ function M.exited(pi, current, code, signal, lived, log_tail)
   end
   restoring = true
   restore(pi, session, before, what)
-end
-
--- :PiContinue: answer the cut-off end of the conversation again.
-function M.continue(pi)
-  pi.request("continue", {})
 end
 
 return M

@@ -11,8 +11,8 @@ local M = {}
 
 local function full(path) return vim.fs.normalize(vim.fn.fnamemodify(path, ":p")) end
 
--- The loaded buffer that holds `path`, if any.
-local function buffer_of(path)
+-- The loaded file buffer that holds `path`, if any.
+function M.buffer_of(path)
   local wanted = full(path)
   for _, buf in ipairs(vim.api.nvim_list_bufs()) do
     if vim.api.nvim_buf_is_loaded(buf) and vim.bo[buf].buftype == "" then
@@ -41,7 +41,7 @@ local function buffer_window(buf, first, limit)
 end
 
 function M.read_text_file(params)
-  local buf = buffer_of(params.path)
+  local buf = M.buffer_of(params.path)
   if not buf then return { content = vim.NIL } end
   local line = params.line ~= vim.NIL and params.line or nil
   local limit = params.limit ~= vim.NIL and params.limit or nil
@@ -55,7 +55,7 @@ function M.apply_edit(params)
   local edit = params.edit or {}
   for i, change in ipairs(edit.documentChanges or {}) do
     if change.textDocument and type(change.textDocument.version) == "number" then
-      local buf = buffer_of(vim.uri_to_fname(change.textDocument.uri))
+      local buf = M.buffer_of(vim.uri_to_fname(change.textDocument.uri))
       local now = buf and vim.b[buf].changedtick
       if now and now ~= change.textDocument.version then
         return { applied = false, failedChange = i - 1,
@@ -196,7 +196,7 @@ function M.open_hunk(row)
     end
   end
   local path = M.changed_file(mark.path, diff_state.root)
-  local shown = buffer_of(path)
+  local shown = M.buffer_of(path)
   local win = shown and vim.fn.win_findbuf(shown)[1]
   if win then
     vim.api.nvim_set_current_win(win)

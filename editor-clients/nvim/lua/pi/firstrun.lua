@@ -9,6 +9,9 @@ local M = {}
 
 M.KEY_PROVIDERS = { "anthropic", "openai", "openrouter", "google" } -- the hosted ones that take a key
 local session_keys = {} -- provider -> key, when the keyring cannot hold it
+-- provider -> key held in the keyring: looked up once per Neovim session (not at every daemon
+-- start, crash restarts included), then kept in step with the keys stored from here
+local keyring_keys, looked_up = {}, false
 
 local function notify(msg, level) vim.notify("pi: " .. msg, level or vim.log.levels.INFO) end
 
@@ -34,20 +37,28 @@ function M.remember_key(pi, provider, key, done)
       session_keys[provider] = key
       notify(("secret-tool could not store the %s key (%s): kept only until Neovim quits")
              :format(provider, vim.trim(out.stderr or "")), vim.log.levels.WARN)
-    end
+    else keyring_keys[provider] = key end
     give()
   end))
 end
 
 -- After each daemon start: the keys entered earlier (this session's, the keyring's).
 function M.send_keys(pi)
-  for provider, key in pairs(session_keys) do pi.request("setApiKey", { provider = provider, key = key }) end
-  if not keyring() then return end
+  local function give(provider, key) pi.request("setApiKey", { provider = provider, key = key }) end
+  for provider, key in pairs(session_keys) do give(provider, key) end
+  for provider, key in pairs(keyring_keys) do
+    if not session_keys[provider] then give(provider, key) end
+  end
+  if looked_up or not keyring() then return end
+  looked_up = true
   for _, provider in ipairs(M.KEY_PROVIDERS) do
-    if not session_keys[provider] then
+    if not session_keys[provider] and not keyring_keys[provider] then
       vim.system(vim.list_extend({ "secret-tool", "lookup" }, keyring_args(provider)), {}, vim.schedule_wrap(function(out)
         local key = vim.trim(out.stdout or "")
-        if out.code == 0 and key ~= "" then pi.request("setApiKey", { provider = provider, key = key }) end
+        if out.code == 0 and key ~= "" and not keyring_keys[provider] then
+          keyring_keys[provider] = key
+          if not session_keys[provider] then give(provider, key) end
+        end
       end))
     end
   end
@@ -188,8 +199,7 @@ function M.failed(pi, err, prompt)
       return pi.prompt(prompt.text, prompt.behaviour, prompt.context)
     end
     notify("no model chosen (:PiModel chooses one); your message is back in the input area", vim.log.levels.WARN)
-    local buf = pi.ask(prompt.context)
-    vim.api.nvim_buf_set_lines(buf, 0, -1, false, vim.split(prompt.text, "\n"))
+    pi.ask(prompt.context, prompt.text)
   end)
 end
 

@@ -47,7 +47,6 @@ local input = require("pi.input")
 local pick = require("pi.pick")
 local review = require("pi.review")
 local render = require("pi.render")
-local line = render.line
 
 -- The conversation's events draw through lua/pi/render.lua; the others are the chat's.
 local handlers = setmetatable({}, { __index = function(_, name)
@@ -105,8 +104,8 @@ end
 
 function handlers.permission_timeout(event)
   review.close(event.toolCallId)
-  line(("[%s was not run: nobody answered the permission request within %s s]"):format(event.toolName,
-                                                                                      event.timeoutSeconds))
+  chat.line(("[%s was not run: nobody answered the permission request within %s s]"):format(event.toolName,
+                                                                                           event.timeoutSeconds))
 end
 
 ---@param params pi.AgentEventParams
@@ -115,7 +114,6 @@ local function on_event(params)
   state.session = params.sessionId
   local handler = handlers[params.event.type]
   if handler then handler(params.event) end
-  savebefore.event(params.event)
 end
 
 local choice_labels = { allow_once = "Allow once", allow_session = "Allow this session", allow_always = "Always allow",
@@ -204,7 +202,7 @@ function M.start(opts, prompt)
   if M.config.model then vim.list_extend(cmd, { "--model", M.config.model }) end
   state.log = vim.fn.tempname() .. "-pi-daemon.log"
   -- stderr (the daemon's log) goes to a file, so that a failed start can say why.
-  cmd = vim.list_extend({ "sh", "-c", 'log=$1; shift; echo $$ >"$log.pid"; exec "$@" 2>>"$log"', "sh", state.log },
+  cmd = vim.list_extend({ "sh", "-c", 'log=$1; shift; exec "$@" 2>>"$log"', "sh", state.log },
                         cmd)
   state.busy, state.settled, state.queue, state.commands = false, 0, { steering = {}, followUp = {} }, {}
   state.stats, state.model = nil, nil
@@ -331,11 +329,11 @@ function M.prompt(text, behaviour, context)
   local kept = { text = text, behaviour = behaviour, context = context }
   if not M.start(nil, kept) then return end
   M.open()
-  if daemon.hold(function() M.prompt(text, behaviour, context) end, text) then return end
+  if daemon.hold(function() M.prompt(text, behaviour, context) end, kept) then return end
   M.request("prompt", { text = text, streamingBehavior = behaviour, context = context }, command_done,
             function(err) firstrun.failed(M, err, kept) end)
 end
-function M.continue() daemon.continue(M) end
+function M.continue() M.request("continue", {}) end -- :PiContinue: answer the cut-off end again
 
 -- `context`: editor context items (see editfs.selection), sent with the text.
 function M.send(text, context)
@@ -348,10 +346,13 @@ function M.send(text, context)
 end
 
 -- The input area under the chat (lua/pi/input.lua), focused; `context`: editor context items
--- sent with what is written there next (:'<,'>Pi without text). Returns its buffer and window.
-function M.ask(context)
+-- sent with what is written there next (:'<,'>Pi without text); `text`: written there (a
+-- prompt given back to the user). Returns its buffer and window.
+function M.ask(context, text)
   M.open()
-  return input.focus(context, vim.fn.win_findbuf(chat.buffer())[1])
+  local buf, win = input.focus(context, vim.fn.win_findbuf(chat.buffer())[1])
+  if text then input.set_text(text) end
+  return buf, win
 end
 
 -- Review (lua/pi/editfs.lua): :PiDiff, :PiAccept, :PiRevert.

@@ -4,6 +4,7 @@
 -- (<C-p> / <C-n> in normal mode). Its winbar says what sending does and what goes along
 -- (a selection from :'<,'>Pi); the queue of steers and follow-ups waiting is drawn just above
 -- the text, so it stays in view while the chat follows its end.
+local pick = require("pi.pick")
 local M = {}
 
 M.defaults = { height = 5, send = "<CR>", send_insert = "<C-s>", previous = "<C-p>", next = "<C-n>" }
@@ -13,7 +14,8 @@ local ns = vim.api.nvim_create_namespace("pi_queue")
 local s = { buf = nil, history = {}, at = nil, draft = nil, context = nil, queue = 0 }
 
 local function text_of(buf) return vim.trim(table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n")) end
-local function set_text(text) vim.api.nvim_buf_set_lines(M.buffer(), 0, -1, false, vim.split(text, "\n", { plain = true })) end
+-- Replaces what is written in the input area.
+function M.set_text(text) vim.api.nvim_buf_set_lines(M.buffer(), 0, -1, false, vim.split(text, "\n", { plain = true })) end
 
 -- The window showing the input, if any.
 function M.window()
@@ -47,9 +49,9 @@ function M.recall(step)
   s.at = math.max(1, s.at + step)
   if s.at > #s.history then
     s.at = nil
-    set_text(s.draft or "")
+    M.set_text(s.draft or "")
   else
-    set_text(s.history[s.at])
+    M.set_text(s.history[s.at])
   end
 end
 
@@ -143,9 +145,10 @@ function M.show_queue(queue)
   local buf = M.buffer()
   vim.api.nvim_buf_clear_namespace(buf, ns, 0, -1)
   local lines = {}
-  for _, text in ipairs(queue.steering or {}) do table.insert(lines, { { "queued steer: " .. text, "Comment" } }) end
-  for _, text in ipairs(queue.followUp or {}) do table.insert(lines, { { "queued follow-up: " .. text, "Comment" } }) end
-  for i, l in ipairs(lines) do l[1][1] = require("pi.pick").one_line(l[1][1]) lines[i] = l end
+  for _, text in ipairs(queue.steering or {}) do table.insert(lines, { { pick.one_line("queued steer: " .. text), "Comment" } }) end
+  for _, text in ipairs(queue.followUp or {}) do
+    table.insert(lines, { { pick.one_line("queued follow-up: " .. text), "Comment" } })
+  end
   s.queue = #lines
   if #lines > 0 then vim.api.nvim_buf_set_extmark(buf, ns, 0, 0, { virt_lines = lines, virt_lines_above = true }) end
   local win = M.window()

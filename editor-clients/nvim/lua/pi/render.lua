@@ -2,10 +2,10 @@
 -- live or comes whole in a replay. Used for the chat and for a subagent's own view (each
 -- inside chat.with(its buffer)).
 local chat = require("pi.chat")
+local savebefore = require("pi.savebefore")
 local M = {}
 
-local function line(text) chat.line(text) end
-M.line = line
+local line = chat.line
 
 ---@param message pi.AgentMessage
 function M.content_text(message)
@@ -62,7 +62,7 @@ function handlers.message_start(event, live)
     line("") line("## pi") line("")
     if m.stopReason ~= "pending" then assistant(m) end
   elseif m.role == "toolResult" and not live then -- live results were shown by tool_execution_*
-    chat.tool_output(m.toolName, M.content_text(m), m.isError)
+    chat.tool_output(m.toolName, savebefore.shown(m.toolCallId, m, M.content_text(m)), m.isError)
   elseif m.role == "bashExecution" then line("") line("$ " .. m.command) line(m.output or "") end
 end
 
@@ -85,14 +85,18 @@ function handlers.message_end(event)
   end
 end
 
-local function result_text(result) return M.content_text(result or {}) end
+local function result_text(id, result) return savebefore.shown(id, result, M.content_text(result or {})) end
 
 ---@param event pi.ToolExecutionStart
 function handlers.tool_execution_start(event) chat.tool_start(event.toolCallId, event.toolName) end
 ---@param event pi.ToolExecutionUpdate
-function handlers.tool_execution_update(event) chat.tool_update(event.toolCallId, result_text(event.partialResult)) end
+function handlers.tool_execution_update(event)
+  chat.tool_update(event.toolCallId, result_text(event.toolCallId, event.partialResult))
+end
 ---@param event pi.ToolExecutionEnd
-function handlers.tool_execution_end(event) chat.tool_end(event.toolCallId, result_text(event.result), event.isError) end
+function handlers.tool_execution_end(event)
+  chat.tool_end(event.toolCallId, result_text(event.toolCallId, event.result), event.isError)
+end
 
 -- Stored messages (getMessages) drawn as a replay draws them.
 function M.messages(messages)

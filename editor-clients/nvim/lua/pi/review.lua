@@ -4,6 +4,7 @@
 -- tool applies them), both in diff mode. Keys shown in the winbar answer (ga accept, gr
 -- reject, the remembering choices, g? all of them in a picker); answering closes the tab,
 -- closing it unanswered cancels.
+local calls = require("pi.calls")
 local editfs = require("pi.editfs")
 local pick = require("pi.pick")
 local M = {}
@@ -95,7 +96,7 @@ function M.reviews(params)
   local args = params.args
   return type(args) == "table" and type(args.path) == "string"
     and ((params.toolName == "write" and type(args.content) == "string")
-         or (params.toolName == "edit" and type(args.edits) == "table"))
+         or (params.toolName == "edit" and calls.edits_ok(args)))
 end
 
 -- The file's path, its text now (nil: a new file) and the proposed text; or nil and why not.

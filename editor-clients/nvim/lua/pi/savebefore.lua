@@ -1,18 +1,10 @@
 -- Saving the agent's edits before its commands run: the daemon's `fs/save` request names the
 -- files it changed through the editor (unsaved buffers), so that a test the agent runs reads
 -- what it wrote. Declared in initialize unless setup's `save_before_commands = false`.
--- The chat says under the bash call which files were saved.
+-- The chat says under the bash call which files were saved (lua/pi/render.lua asks M.shown).
 local chat = require("pi.chat")
+local editfs = require("pi.editfs")
 local M = {}
-
-local function loaded_buffer(path)
-  local wanted = vim.fs.normalize(path)
-  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
-    if vim.api.nvim_buf_is_loaded(buf) and vim.fs.normalize(vim.api.nvim_buf_get_name(buf)) == wanted then
-      return buf
-    end
-  end
-end
 
 -- Writes exactly the buffers named that are open and modified; the undo history stays.
 ---@param params { sessionId: string, paths: string[] }
@@ -20,7 +12,7 @@ end
 function M.save(params)
   local saved, failed = {}, {}
   for _, path in ipairs(params.paths or {}) do
-    local buf = loaded_buffer(path)
+    local buf = editfs.buffer_of(path)
     if buf and vim.bo[buf].modified then
       -- write! : the buffer holds the agent's edit, which is what its command must read; a
       -- plain :write would stop at a question (the file changed on the disk) nobody answers
@@ -38,14 +30,26 @@ local function saved_files(result)
   return type(files) == "table" and #files > 0 and files or nil
 end
 
--- Under a bash call whose result says it saved files: "saved a.py, b.py before running".
-function M.event(event)
-  local result = event.type == "tool_execution_update" and event.partialResult
-    or event.type == "tool_execution_end" and event.result
-  local files = result and saved_files(result)
-  if files then
-    chat.nested(event.toolCallId, { { "  saved " .. table.concat(files, ", ") .. " before running", "Comment" } })
+-- The output of the call `id` as the chat shows it. When its result (a partial one, the final
+-- one or a replayed toolResult message) says it saved files, that is said once under the call,
+-- "saved a.py, b.py before running" (visible on the closed fold; the daemon repeats savedFiles
+-- in every partial result), and the output's own "[saved before running: …]" line is left
+-- out so as not to say it twice.
+function M.shown(id, result, text)
+  local files = saved_files(result)
+  if not files then return text end
+  if #chat.nested_lines(id) == 0 then
+    chat.nested(id, { { "  saved " .. table.concat(files, ", ") .. " before running", "Comment" } })
   end
+  local lines = vim.split(text, "\n", { plain = true })
+  local note = "[saved before running: " .. table.concat(files, ", ") .. "]"
+  for i = 1, math.min(#lines, 2) do -- after the "[output cut …]" line, if any
+    if lines[i] == note then
+      table.remove(lines, i)
+      return table.concat(lines, "\n")
+    end
+  end
+  return text
 end
 
 return M
