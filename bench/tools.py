@@ -23,7 +23,7 @@ from pathlib import Path
 
 from pi_daemon.cancel import CancelToken
 from pi_daemon.tools.builtin import coding_tools
-from pi_daemon.tools.workspace import Workspace
+from pi_daemon.guard.workspace import Workspace
 
 
 async def _nothing(_partial) -> None:

@@ -44,7 +44,7 @@ from pi_daemon.events import ChangedFile, TurnDiff
 from pi_daemon.wire.framing import dumps
 from pi_daemon.session.changes import ChangeLog
 from pi_daemon.session.store import SessionStore
-from pi_daemon.tools.workspace import Workspace
+from pi_daemon.guard.workspace import Workspace
 
 
 def content(n: int, lines: int) -> bytes:

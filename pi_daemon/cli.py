@@ -145,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     if args.trust_workspace:
-        from . import trust
+        from .guard import trust
 
         trust.trust_for_this_run(workspace)
 

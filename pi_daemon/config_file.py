@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from . import json_read
-from .tools.safe_open import read_regular
+from .guard.safe_open import read_regular
 
 MAX_CONFIG_BYTES = 4 << 20
 

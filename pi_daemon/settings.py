@@ -28,7 +28,7 @@ import attrs
 
 from .config_file import read_json
 from .home import home_dir
-from .tools.permission_rules import ASK_DEFAULT
+from .guard.permission_rules import ASK_DEFAULT
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +93,7 @@ def _untrusted(section: str, values: dict[str, Any], base: dict[str, Any], file:
 
 def layered(workspace: str | Path, trusted: bool | None = None) -> Layered:
     """The merged settings and what was left out; ``trusted`` None asks :mod:`.trust`."""
-    from . import trust
+    from .guard import trust
 
     if trusted is None:
         trusted = trust.is_trusted(workspace)

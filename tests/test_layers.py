@@ -2,7 +2,8 @@
 
 Layers, top to bottom: the entry points (``cli``, ``ask``, ``client``) → the two faces (``rpc``
 native, ``acp``) → ``host`` → ``session`` → ``agent`` → ``llm``, ``tools``, ``mcp``,
-``commands`` → the leaves (messages, events, converters, configuration files). ``wire`` is
+``commands`` → ``worktree`` (the record of a run's changes) → ``guard`` (the door: trust, the
+workspace boundary, programs, permissions, the sandbox) → the leaves (messages, events, converters, configuration files). ``wire`` is
 the one JSON-RPC wire both faces speak through: it imports nothing of the daemon but its
 own modules and ``json_read``; the host uses only its error vocabulary (``wire.errors``).
 Every import counts, a function's own included; only ``if TYPE_CHECKING:`` blocks do not.
@@ -19,9 +20,9 @@ PACKAGE = Path(__file__).resolve().parents[1] / "pi_daemon"
 
 ENTRY = ("cli", "ask", "client", "__main__")
 FACES = ("rpc", "acp")
-LOWER = ("session", "agent", "llm", "tools", "mcp", "commands")
+LOWER = ("session", "agent", "llm", "tools", "mcp", "commands", "worktree", "guard")
 LEAVES = ("messages", "events", "converter", "json_read", "json_types", "cancel", "home", "config_file",
-          "settings", "trust", "procs", "programs", "schema_fits")
+          "settings", "procs", "schema_fits")
 
 
 def modules() -> dict[str, tuple[Path, bool]]:
@@ -138,6 +139,12 @@ def _forbidden(importer: str, target: str) -> str | None:
         return "the agent imports nothing above it (session, host, faces)"
     if src in ("llm", "tools", "mcp", "commands") and dst in ("agent", "session", "host") + FACES:
         return "llm, tools, mcp and commands import nothing above them (agent, session, host, faces)"
+    if src == "worktree" and dst not in LEAVES + ("guard",):
+        return "the change record imports only the guard and the leaves"
+    if src == "guard" and dst not in LEAVES and target != "pi_daemon.mcp.names":
+        return "the guard imports only the leaves (and how MCP tools are named)"
+    if src in LEAVES and dst in ("worktree", "tools", "llm", "mcp", "commands"):
+        return "a leaf imports nothing above the guard"
     if src in ("messages", "events", "converter", "json_read", "json_types", "cancel", "home") \
             and dst not in ("messages", "events", "converter", "json_read", "json_types", "cancel"):
         return "a leaf module imports only other leaves"

@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from pi_daemon import settings, trust
+from pi_daemon import settings
+from pi_daemon.guard import trust
 
 
 @pytest.fixture

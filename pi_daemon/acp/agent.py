@@ -38,9 +38,9 @@ from ..messages import AssistantMessage, CompactionSummaryMessage, user_text
 from ..session import AgentSession, SessionError, SessionManager, SessionNotFound
 from ..session.listing import list_sessions
 from ..session.rebuild import entry_usage, readable_message, total_cost, usage_cost
-from ..tools.modes import MODES
-from ..tools.permission_rules import Rule, describe
-from ..tools.permissions import OUTCOMES, TIMED_OUT
+from ..guard.modes import MODES
+from ..guard.permission_rules import Rule, describe
+from ..guard.permissions import OUTCOMES, TIMED_OUT
 from ..wire.errors import AuthRequired, InternalError, SessionNotFoundError, invalid_params
 from ..wire.peer import ClientError, Peer
 from . import config

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..llm.model import THINKING_LEVELS
 from ..session.compaction import context_tokens
-from ..tools import modes
+from ..guard import modes
 from ..wire.errors import invalid_params
 
 if TYPE_CHECKING:

@@ -1,6 +1,6 @@
 """The editor side of the file-access seam: ``fs/read_text_file`` and ``fs/write_text_file``.
 
-Every path is first confined exactly as for the disk (:mod:`pi_daemon.tools.workspace`:
+Every path is first confined exactly as for the disk (:mod:`pi_daemon.guard.workspace`:
 roots, ``.pi/``, symlinks, hard links); only then is the editor asked, with the
 resolved absolute path. Reads come from the editor's buffer (unsaved changes
 included) for text; binary files (images) are read from the disk, which is where the
@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..tools.file_access import DiskFiles, lines_as_editors_count, looks_binary
-from ..tools.workspace import EDIT, LIST, READ, WRITE, Workspace
+from ..guard.workspace import EDIT, LIST, READ, WRITE, Workspace
 from ..wire.peer import ClientError, Peer
 
 FS_TIMEOUT_S = 60.0

@@ -21,7 +21,8 @@ import os
 import signal
 from typing import Any, Awaitable, Callable, Coroutine
 
-from .. import procs, trust
+from .. import procs
+from ..guard import trust
 from ..host.errors import as_rpc_error
 from ..host.host import Host
 from ..llm.registry import ModelRegistry, ModelUnavailable

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from ..tools.safe_open import read_beneath
+from ..guard.safe_open import read_beneath
 
 Folder = tuple[Path, str, "Path | None"]  # the folder, its source (home / workspace), the root it must stay in
 

@@ -24,7 +24,7 @@ import attrs
 from ..messages import ToolResult
 from ..tools.base import Tool
 from . import frontmatter
-from ..tools.safe_open import read_beneath
+from ..guard.safe_open import read_beneath
 from .files import Folder, collect, inside, read_text
 
 NAME = re.compile(r"[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){0,63}\Z")

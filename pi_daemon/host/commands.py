@@ -16,7 +16,7 @@ import attrs
 
 from ..commands.catalog import Invocation
 from ..messages import SlashCommandUse
-from ..tools.modes import MODES
+from ..guard.modes import MODES
 from ..wire.errors import AgentBusy, InvalidParams, InvalidState
 
 if TYPE_CHECKING:

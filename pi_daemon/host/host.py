@@ -22,9 +22,9 @@ from ..session import AgentSession, SessionManager
 from ..session.compaction import load_settings
 from ..session.manager import default_tools
 from ..tools.language import DEFAULT_DIAGNOSTICS_WAIT_MS, MAX_DIAGNOSTICS_WAIT_MS
-from ..tools.permission_rules import ASK_DEFAULT
-from ..tools.permissions import PermissionGate
-from ..tools.workspace import Workspace
+from ..guard.permission_rules import ASK_DEFAULT
+from ..guard.permissions import PermissionGate
+from ..guard.workspace import Workspace
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ Files are read from Pi's own ``~/.pi/agent/models.json`` (``$PI_CODING_AGENT_DIR
 message naming the file; a provider entry that does not fit the shape disables that
 provider alone, with the reason (:attr:`Providers.invalid`).
 
-Until the user trusts the workspace (:mod:`pi_daemon.trust`), its file may add providers
+Until the user trusts the workspace (:mod:`pi_daemon.guard.trust`), its file may add providers
 of its own but read no environment variable and run no command, and may not change where
 a provider that the catalog or the user's file defines sends its requests (``baseUrl``,
 ``api``, ``apiKey``, ``headers``); what it tried is reported as ignored. Where an

@@ -14,7 +14,7 @@ import logging
 
 import attrs
 
-from .. import trust
+from ..guard import trust
 from ..json_types import JsonObject
 from ..settings import Ignored
 from .catalog import PROVIDERS, builtin_models
@@ -148,7 +148,7 @@ class ModelRegistry:
 
     def reload(self, trusted: bool | None = None) -> None:
         """Read the configuration again (after the user trusted the workspace); in place, so
-        everything holding this registry sees the change. ``trusted`` None asks :mod:`pi_daemon.trust`."""
+        everything holding this registry sees the change. ``trusted`` None asks :mod:`pi_daemon.guard.trust`."""
         assert self._source is not None, "only a loaded registry can be reloaded"
         workspace, faux_script = self._source
         if trusted is None:

@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import attrs
 
-from .. import procs, programs
+from .. import procs
+from ..guard import programs
 from ..cancel import CancelToken, race
 from .config import ServerConfig
 

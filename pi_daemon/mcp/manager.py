@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable
 
 import attrs
 
-from .. import trust
+from ..guard import trust
 from ..settings import Ignored
 from . import config as C
 from .connection import McpConnection

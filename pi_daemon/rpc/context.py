@@ -13,8 +13,8 @@ if TYPE_CHECKING:
     from ..llm.registry import ModelRegistry
     from ..mcp.manager import McpManager
     from ..session import SessionManager
-    from ..tools.permissions import PermissionGate
-    from ..tools.workspace import Workspace
+    from ..guard.permissions import PermissionGate
+    from ..guard.workspace import Workspace
     from .initialize import ClientState
     from .workspace_trust import WorkspaceTrust
 

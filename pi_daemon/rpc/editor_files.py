@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from ..converter import to_wire
 from ..tools.file_access import DiskFiles, lines_as_editors_count, looks_binary
-from ..tools.workspace import EDIT, LIST, READ, WRITE, PathRefused, Workspace
+from ..guard.workspace import EDIT, LIST, READ, WRITE, PathRefused, Workspace
 from . import lsp
 from .initialize import ClientState
 from .types import APPLY_EDIT, READ_TEXT_FILE, SAVE_FILES, ReadTextFileParams, SaveFilesParams

@@ -29,8 +29,8 @@ from ..events import PermissionTimeout
 from ..host.host import Host
 from ..llm.registry import ModelRegistry
 from ..session import AgentSession
-from ..tools.permission_rules import Rule, describe
-from ..tools.permissions import OUTCOMES, TIMED_OUT
+from ..guard.permission_rules import Rule, describe
+from ..guard.permissions import OUTCOMES, TIMED_OUT
 from ..wire.peer import ClientError, Peer
 from ..wire.transport import FrameReader, FrameWriter
 from ..wire.framing import encode

@@ -42,7 +42,7 @@ def server_infos(ctx: "Context", session_id: str | None) -> list[t.McpServerInfo
 
 def session_state(ctx: "Context", session: "AgentSession") -> t.SessionState:
     from ..session.rewind import pending_state
-    from ..tools import sandbox  # slow to import, and only this needs it
+    from ..guard import sandbox  # slow to import, and only this needs it
 
     agent = session.agent
     return t.SessionState(

@@ -6,7 +6,7 @@ Until the user trusts the workspace, the fields of its ``.pi/settings.json`` and
 ``.pi/mcp.json`` (they start processes, :mod:`pi_daemon.mcp.config`); ``getState`` and the log say
 which. A client that declared ``capabilities.workspaceTrust`` is asked once
 (``workspace/trust``) when there is something to ignore and no remembered answer; the
-answer is remembered (:mod:`pi_daemon.trust`) and a "yes" applies the workspace's
+answer is remembered (:mod:`pi_daemon.guard.trust`) and a "yes" applies the workspace's
 configuration at once: the registry is reloaded in place and the settings applied again.
 """
 
@@ -16,7 +16,8 @@ import logging
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from .. import settings, trust
+from .. import settings
+from ..guard import trust
 from ..llm.config import ConfigError
 from . import types as t
 

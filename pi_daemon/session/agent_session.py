@@ -33,7 +33,7 @@ from ..llm.errors import ProviderErrorDetail, is_context_overflow, is_retryable
 from ..llm.model import THINKING_LEVELS, Model
 from ..llm.registry import ModelRegistry, ModelUnavailable
 from ..messages import BashExecutionMessage, ImageContent, SlashCommandUse, TextContent
-from ..tools import modes
+from ..guard import modes
 from ..tools.shell import run_shell
 from . import compaction as C, kept_settings
 from .rebuild import context_entries, context_messages, readable_message

@@ -38,8 +38,8 @@ import uuid
 from pathlib import Path
 from typing import Any, BinaryIO, Iterable
 
-from ..tools.line_match import changed_regions
-from ..tools.snapshot import UNKNOWN, read_git_blobs
+from ..worktree.line_match import changed_regions
+from ..worktree.snapshot import UNKNOWN, read_git_blobs
 from .blob_files import create, holds, open_folder, read_file, sweep
 
 UNKNOWN_BLOB = "?"  # a before-content that was not kept (outside git, a large file)

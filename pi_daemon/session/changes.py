@@ -32,11 +32,11 @@ from typing import AbstractSet, Any, Callable, overload
 
 from ..converter import from_wire
 from ..events import AgentEnd, AgentStart, ChangedFile, ToolExecutionEnd, TurnDiff, TurnEnd
-from ..tools.diffs import FileDiff, file_diff, revert_hunks
-from ..tools.git_isolated import in_git_folder
-from ..tools.snapshot import UNKNOWN
-from ..tools.watched_snapshot import take_async
-from ..tools.workspace import READ, PathRefused, Workspace
+from ..worktree.diffs import FileDiff, file_diff, revert_hunks
+from ..guard.repositories import in_git_folder
+from ..worktree.snapshot import UNKNOWN
+from ..worktree.watched_snapshot import take_async
+from ..guard.workspace import READ, PathRefused, Workspace
 from .blobs import GIT_PREFIX, UNKNOWN_BLOB, Blobs
 from .store import SessionStore
 

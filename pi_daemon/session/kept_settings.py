@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from ..agent.queues import QUEUE_MODES
-from ..tools.modes import MODES
+from ..guard.modes import MODES
 from ..converter import camel
 from ..json_types import JsonValue
 

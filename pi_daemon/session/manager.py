@@ -25,9 +25,9 @@ from ..messages import user_text
 from ..tools.builtin import coding_tools
 from ..tools.file_access import DiskFiles, FileAccess
 from ..tools.language import DEFAULT_DIAGNOSTICS_WAIT_MS, LanguageAccess, checked_edits, language_tools
-from ..tools.permissions import PermissionGate
+from ..guard.permissions import PermissionGate
 from ..tools.shell import clean_spill
-from ..tools.workspace import PathRefused, Workspace
+from ..guard.workspace import PathRefused, Workspace
 from . import kept_settings, load_index
 from .agent_session import AgentSession, EntryError, SessionError
 from .changes import ChangeLog

@@ -24,9 +24,9 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..tools.git_isolated import in_git_folder
-from ..tools.snapshot import UNKNOWN
-from ..tools.workspace import PathRefused
+from ..guard.repositories import in_git_folder
+from ..worktree.snapshot import UNKNOWN
+from ..guard.workspace import PathRefused
 from .blobs import UNKNOWN_BLOB
 from .store import SessionStore
 

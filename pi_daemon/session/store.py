@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import orjson
 
-from ..tools.safe_open import read_regular
+from ..guard.safe_open import read_regular
 from .blob_files import open_folder
 from .entry_lines import (
     MAX_SESSION_BYTES,

@@ -19,7 +19,7 @@ from typing import Any, Sequence
 
 from .. import settings as config
 from ..commands.skills import prompt_section as skills_section
-from ..tools.safe_open import read_beneath, read_regular
+from ..guard.safe_open import read_beneath, read_regular
 
 log = logging.getLogger(__name__)
 

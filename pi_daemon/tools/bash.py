@@ -4,7 +4,7 @@ Updates carry the last ``UPDATE_CHARS`` characters of output at most every
 ``UPDATE_EVERY_S`` (output that comes sooner is shown that long after the last update, so
 the last lines before a pause are never held back); only that window is kept for them, so
 a command printing hundreds of megabytes costs linear time and bounded memory (the full
-output goes to a file, see :mod:`.shell`). The sandbox (:mod:`.sandbox`) is read from settings at each call.
+output goes to a file, see :mod:`.shell`). The sandbox (:mod:`pi_daemon.guard.sandbox`) is read from settings at each call.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 
 from ..cancel import CancelToken
 from ..messages import ToolResult
-from . import sandbox
+from ..guard import sandbox
 from .base import ToolUpdate
 from .shell import run_shell
 from .workspace_tool import WorkspaceTool, failure

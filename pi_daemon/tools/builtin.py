@@ -7,7 +7,7 @@ from .bash import BashTool
 from .commands import FindTool, GrepTool, LsTool
 from .file_access import FileAccess
 from .files import EditTool, ReadTool, WriteTool
-from .workspace import Workspace
+from ..guard.workspace import Workspace
 
 
 TOOL_CLASSES = (ReadTool, WriteTool, EditTool, BashTool, GrepTool, FindTool, LsTool)

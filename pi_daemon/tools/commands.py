@@ -19,7 +19,7 @@ from .base import ToolUpdate
 from .buffer_search import with_buffers
 from .files import MAX_BYTES
 from .search import Found, bounded, checked_files, checked_matches, rg_binary, run_rg, where
-from .workspace import O_PATH, READ, PathRefused, Place, Workspace
+from ..guard.workspace import O_PATH, READ, PathRefused, Place, Workspace
 from .workspace_tool import WorkspaceTool, failure
 
 __all__ = ["FindTool", "GrepTool", "LsTool", "rg_binary"]

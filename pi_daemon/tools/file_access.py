@@ -1,7 +1,7 @@
 """File access is a seam: the file tools read and write through a :class:`FileAccess`.
 
 The tools never open files themselves. They ask a file-access object, which checks the
-path against the workspace's confinement (:mod:`.workspace`: roots, the daemon's state
+path against the workspace's confinement (:mod:`pi_daemon.guard.workspace`: roots, the daemon's state
 folder, symlinks, hard links) and then reads or writes. :class:`DiskFiles` reads and
 writes the disk; a protocol face can hand the tools another implementation that reads
 through the editor (unsaved buffers) and writes through it (edits land in the editor),
@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 from typing import Any, Callable
 
-from .workspace import EDIT, READ, WRITE, Workspace
+from ..guard.workspace import EDIT, READ, WRITE, Workspace
 
 
 class FileAccess:

@@ -11,7 +11,7 @@ from ..cancel import CancelToken
 from ..messages import ImageContent, TextContent, ToolResult
 from .base import ToolUpdate
 from .file_access import looks_binary
-from .workspace import EDIT, READ, WRITE
+from ..guard.workspace import EDIT, READ, WRITE
 from .workspace_tool import WorkspaceTool, failure
 
 MAX_LINES = 2000

@@ -26,7 +26,7 @@ from urllib.parse import unquote, urlparse
 from ..cancel import CancelToken
 from ..messages import TextContent, ToolResult
 from .base import Tool, ToolUpdate
-from .workspace import READ, PathRefused
+from ..guard.workspace import READ, PathRefused
 from .workspace_tool import WorkspaceTool, failure
 
 if TYPE_CHECKING:

@@ -24,9 +24,9 @@ from pathlib import Path
 
 import attrs
 
-from .. import programs
+from ..guard import programs
 from .files import MAX_BYTES
-from .workspace import READ, PathRefused, Workspace
+from ..guard.workspace import READ, PathRefused, Workspace
 
 LINE_CHARS = 500  # a longer line is shown cut: a minified file's one line can be megabytes
 CUT = " … [line cut]"

@@ -32,8 +32,8 @@ import attrs
 
 from ..cancel import CancelToken
 from .. import procs
-from .safe_open import open_beneath, open_root
-from .sandbox import Sandbox
+from ..guard.safe_open import open_beneath, open_root
+from ..guard.sandbox import Sandbox
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ from ..cancel import CancelToken
 from ..messages import ToolResult
 from .base import Tool, ToolUpdate
 from .file_access import DiskFiles
-from .workspace import PathRefused, Workspace
+from ..guard.workspace import PathRefused, Workspace
 
 
 def failure(text: str, details: Any = None) -> ToolResult:

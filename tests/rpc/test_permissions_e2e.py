@@ -7,7 +7,7 @@ import pytest
 from loopback import LoopbackServer, Reply, openai_text
 from test_tools_e2e import calls, project, results
 
-from pi_daemon import trust
+from pi_daemon.guard import trust
 
 
 @pytest.fixture

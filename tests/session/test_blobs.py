@@ -12,8 +12,8 @@ from pi_daemon.messages import AssistantMessage, ToolResult, ToolResultMessage
 from pi_daemon.session.blobs import Blobs, git_blob_id
 from pi_daemon.session.changes import ChangeLog
 from pi_daemon.session.store import SessionStore
-from pi_daemon.tools.snapshot import UNKNOWN
-from pi_daemon.tools.workspace import Workspace
+from pi_daemon.worktree.snapshot import UNKNOWN
+from pi_daemon.guard.workspace import Workspace
 
 RAN = ToolResult.text("", details={"exitCode": 0})  # a bash call that ran (a refused one has no exit code)
 

@@ -12,7 +12,7 @@ from helpers import await_until
 from pi_daemon.cancel import CancelToken
 from pi_daemon.messages import ImageContent
 from pi_daemon.tools.builtin import coding_tools
-from pi_daemon.tools.workspace import PathRefused, Workspace
+from pi_daemon.guard.workspace import PathRefused, Workspace
 
 PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
 

@@ -6,7 +6,7 @@ from test_confinement import run, text
 
 from pi_daemon.tools.builtin import coding_tools
 from pi_daemon.tools.file_access import DiskFiles
-from pi_daemon.tools.workspace import Workspace
+from pi_daemon.guard.workspace import Workspace
 
 
 class Buffers(DiskFiles):

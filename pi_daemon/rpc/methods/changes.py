@@ -45,7 +45,7 @@ async def changes_get(ctx: "Context", p: t.ChangesGetParams) -> t.ChangesResult:
         summary="take back a run's files or hunks")
 async def changes_revert(ctx: "Context", p: t.ChangesRevertParams) -> t.ChangesRevertResult:
     from ...session.changes import ChangeError
-    from ...tools.workspace import PathRefused
+    from ...guard.workspace import PathRefused
 
     session = ctx.sessions.get(p.session_id)
     if session.busy:
@@ -88,7 +88,7 @@ async def with_context(session: AgentSession, text: str, context: list[t.Context
     if not context:
         return text
     from ...session.editor_context import render
-    from ...tools.workspace import READ, PathRefused
+    from ...guard.workspace import READ, PathRefused
 
     for n, item in enumerate(context):
         try:

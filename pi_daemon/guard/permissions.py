@@ -24,11 +24,11 @@ import logging
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
-from .. import trust
+from . import trust
 from ..mcp.names import is_mcp_tool
 from ..cancel import CancelToken, Cancelled, race
 from . import modes
-from .git_isolated import in_git_folder
+from .repositories import in_git_folder
 from .modes import DEFAULT_MODE
 from .permission_rules import ASK_DEFAULT, Rule, allows, rejects, rule_for
 from .permission_store import RememberedAnswers, workspace_rules

@@ -3,7 +3,7 @@
 import difflib
 import random
 
-from pi_daemon.tools.diffs import file_diff, revert_hunks
+from pi_daemon.worktree.diffs import file_diff, revert_hunks
 
 BASE = "".join(f"line {n}\n" for n in range(1, 41))
 

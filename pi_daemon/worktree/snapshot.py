@@ -20,7 +20,8 @@ import re
 import stat
 from collections.abc import Callable
 
-from .git_isolated import GitRunError, IsolatedGit, find_repo, read_data
+from ..guard.repositories import find_repo, read_data
+from .git_isolated import GitRunError, IsolatedGit
 
 MAX_FILES = 20_000
 MAX_FILE_BYTES = 1 << 20

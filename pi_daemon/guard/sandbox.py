@@ -2,7 +2,7 @@
 
 Inside it the whole file system is read-only except the workspace (and the extra roots
 the user allowed); ``<workspace>/.pi`` (the daemon's own state) stays read-only, and so
-do git's ``.git`` and top ``.gitattributes`` (:func:`.git_isolated.guarded_paths`: what the
+do git's ``.git`` and top ``.gitattributes`` (:func:`.repositories.guarded_paths`: what the
 user's own git obeys) unless ``gitWritable``;
 ``/tmp`` is a private, empty tmpfs; the ``hidden`` paths are replaced by empty ones;
 with ``network`` off there is no network at all (not even loopback); the command gets
@@ -31,9 +31,10 @@ from typing import Any
 
 import attrs
 
-from .. import programs, settings
+from . import programs
+from .. import settings
 from ..home import home_dir
-from .git_isolated import guarded_paths
+from .repositories import guarded_paths
 
 DEFAULT_HIDDEN = ("~/.ssh", "~/.aws", "~/.gnupg", "~/.azure", "~/.kube", "~/.docker", "~/.netrc",
                   "~/.config/gcloud", "~/.config/gh", "~/.git-credentials", "~/.pypirc", "~/.npmrc",

@@ -10,9 +10,9 @@ import sys
 import pytest
 
 from helpers import git, git_repo
-from pi_daemon.tools import watched_snapshot
-from pi_daemon.tools.snapshot import GitSnapshot
-from pi_daemon.tools.watched_snapshot import WatchSnapshot, take
+from pi_daemon.worktree import watched_snapshot
+from pi_daemon.worktree.snapshot import GitSnapshot
+from pi_daemon.worktree.watched_snapshot import WatchSnapshot, take
 
 
 @pytest.fixture(autouse=True)
@@ -192,7 +192,7 @@ def test_taking_a_snapshot_does_not_read_the_unchanged_tree(repo):
 def test_a_tree_with_more_folders_than_its_share_of_watches_is_read_in_full_each_run(tmp_path, monkeypatch):
     """The user's watches are shared with the editor and other tools: past half of them the
     work tree is not watched, and every run reads it in full (still right)."""
-    from pi_daemon.tools import tree_watch
+    from pi_daemon.worktree import tree_watch
 
     monkeypatch.setattr(tree_watch, "_user_watch_limit", lambda: 6)  # three folders' worth
     for name in ("a", "b", "c", "d"):
@@ -250,7 +250,7 @@ def test_a_killed_daemons_private_git_folder_is_removed_by_the_next(tmp_path):
     ws.mkdir()
     (ws / "a.txt").write_text("a\n")
     git_repo(ws)
-    script = ("import os, sys\nfrom pi_daemon.tools import watched_snapshot\n"
+    script = ("import os, sys\nfrom pi_daemon.worktree import watched_snapshot\n"
               "tree = watched_snapshot.watched(sys.argv[1])\nprint(tree.base.git.dir, flush=True)\n"
               "sys.stdin.read()\n")
     child = subprocess.Popen([sys.executable, "-c", script, str(ws)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,

@@ -12,10 +12,10 @@ import time
 import pytest
 
 from pi_daemon.cancel import CancelToken
-from pi_daemon.tools import safe_open
+from pi_daemon.guard import safe_open
 from pi_daemon.tools.builtin import coding_tools
-from pi_daemon.tools.safe_open import open_beneath, open_root
-from pi_daemon.tools.workspace import READ, WRITE, PathRefused, Workspace
+from pi_daemon.guard.safe_open import open_beneath, open_root
+from pi_daemon.guard.workspace import READ, WRITE, PathRefused, Workspace
 
 WAYS = [pytest.param(False, id="walk")] + ([pytest.param(True, id="openat2")] if safe_open.HAVE_OPENAT2 else [])
 

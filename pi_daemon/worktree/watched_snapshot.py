@@ -29,8 +29,9 @@ import stat
 import threading
 from typing import TYPE_CHECKING
 
-from .git_isolated import GitRunError, find_repo, sweep_stale
-from .safe_open import open_beneath, open_root, read_under
+from ..guard.repositories import find_repo
+from .git_isolated import GitRunError, sweep_stale
+from ..guard.safe_open import open_beneath, open_root, read_under
 from .snapshot import MAX_FILE_BYTES, UNKNOWN, GitSnapshot, StatSnapshot, blobs_by_id
 from .tree_walk import walk_levels
 

@@ -3,8 +3,8 @@
 import json
 from pathlib import Path
 
-from pi_daemon.tools.permission_rules import Rule, allows, describe, rejects, rule_for, rules_from
-from pi_daemon.tools.permission_store import RememberedAnswers, workspace_rules
+from pi_daemon.guard.permission_rules import Rule, allows, describe, rejects, rule_for, rules_from
+from pi_daemon.guard.permission_store import RememberedAnswers, workspace_rules
 
 
 def test_always_for_a_write_remembers_that_path_only(tmp_path):

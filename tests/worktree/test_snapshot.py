@@ -10,9 +10,9 @@ import subprocess
 import pytest
 
 from helpers import git, git_repo
-from pi_daemon.tools import watched_snapshot
-from pi_daemon.tools.snapshot import GitSnapshot, read_git_blobs
-from pi_daemon.tools.watched_snapshot import WatchSnapshot, take
+from pi_daemon.worktree import watched_snapshot
+from pi_daemon.worktree.snapshot import GitSnapshot, read_git_blobs
+from pi_daemon.worktree.watched_snapshot import WatchSnapshot, take
 
 
 @pytest.fixture(params=["full", "watched"])

@@ -25,7 +25,7 @@ from typing import Iterator, Sequence
 
 import attrs
 
-from .git_isolated import in_git_folder
+from .repositories import in_git_folder
 from .safe_open import open_beneath, open_root
 
 READ, WRITE, EDIT, LIST = "read", "write", "edit", "list"

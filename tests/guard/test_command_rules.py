@@ -2,7 +2,7 @@
 
 import pytest
 
-from pi_daemon.tools.command_rules import covers, hits, parse, suggest
+from pi_daemon.guard.command_rules import covers, hits, parse, suggest
 
 LS = [("exact", "ls -la")]
 

@@ -31,7 +31,7 @@ from typing import Any
 
 from inotify_simple import INotify, flags
 
-from .safe_open import open_root
+from ..guard.safe_open import open_root
 from .tree_walk import GIT, walk_levels
 
 log = logging.getLogger(__name__)

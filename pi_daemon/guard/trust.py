@@ -14,9 +14,9 @@ import os
 import time
 from pathlib import Path
 
-from .json_types import JsonObject
-from .config_file import read_json
-from .home import home_dir
+from ..json_types import JsonObject
+from ..config_file import read_json
+from ..home import home_dir
 
 log = logging.getLogger(__name__)
 

@@ -2,9 +2,9 @@
 
 import random
 
-from pi_daemon.tools import diffs
-from pi_daemon.tools.diffs import file_diff
-from pi_daemon.tools.line_match import opcodes, opcodes_of_texts
+from pi_daemon.worktree import diffs
+from pi_daemon.worktree.diffs import file_diff
+from pi_daemon.worktree.line_match import opcodes, opcodes_of_texts
 
 
 def check(a: str, b: str) -> bool:

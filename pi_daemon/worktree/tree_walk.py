@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 
-from .safe_open import open_beneath
+from ..guard.safe_open import open_beneath
 
 GIT = ".git"
 
