@@ -107,7 +107,7 @@ def _load_models(workspace: str, args: argparse.Namespace) -> tuple[ModelRegistr
 
     try:
         registry = ModelRegistry.load(workspace, faux_script=args.faux_script)
-        default_model = registry.resolve(args.model) if args.model else registry.first_usable()
+        default_model = registry.default(args.model)
     except (ModelUnavailable, OSError, ValueError) as exc:
         logging.getLogger("pi_daemon").error("pi-daemon: %s", exc)
         return None

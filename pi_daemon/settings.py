@@ -8,12 +8,13 @@ stricter; every field it sets that would lower a protection is left out and repo
 
 * ``permissions.ask`` — only the tools it adds are asked about; it cannot remove one;
 * ``permissions.withoutClient`` — only ``"reject"`` is taken;
+* ``subagents.enabled`` — only ``false`` is taken (the ``task`` tool is how a model reaches
+  another model; a workspace cannot give it back when the user switched it off);
 * any other ``permissions`` field, all of ``workspace`` (``extraRoots`` widens the
   confinement), all of ``sandbox``, and any section this daemon does not know.
 
-``compaction``, ``systemPrompt``, ``diagnostics`` and ``subagents`` apply either way (they change no
-protection — a subagent has no more permissions than its parent; the
-workspace's own ``AGENTS.md`` is read either way too). A file that cannot be read or
+``compaction``, ``systemPrompt`` and ``diagnostics`` apply either way (they change no
+protection; the workspace's own ``AGENTS.md`` is read either way too). A file that cannot be read or
 parsed is ignored with a warning: settings never stop the daemon.
 """
 
@@ -32,7 +33,7 @@ from .guard.permission_rules import ASK_DEFAULT
 
 log = logging.getLogger(__name__)
 
-HARMLESS_SECTIONS = ("compaction", "systemPrompt", "diagnostics", "subagents")
+HARMLESS_SECTIONS = ("compaction", "systemPrompt", "diagnostics")
 
 
 @attrs.frozen
@@ -66,6 +67,15 @@ def _untrusted(section: str, values: dict[str, Any], base: dict[str, Any], file:
     """What an untrusted workspace's ``section`` may change: only what makes things stricter."""
     if section in HARMLESS_SECTIONS:
         return values
+    if section == "subagents":
+        off: dict[str, Any] = {"enabled": False} if values.get("enabled") is False else {}
+        for key, value in values.items():
+            if key == "enabled" and value != base.get("enabled", True) and value is not False:
+                ignored.append(Ignored(file, "subagents.enabled", "would give the agent the task tool the user "
+                                                                  "switched off"))
+            elif key != "enabled":
+                ignored.append(Ignored(file, f"subagents.{key}", "is not applied until the workspace is trusted"))
+        return off
     if section != "permissions":
         effect = {"workspace": "would let the agent's tools reach folders outside the workspace",
                   "sandbox": "could loosen the sandbox the agent's bash runs in"}.get(

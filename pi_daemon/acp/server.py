@@ -75,7 +75,7 @@ class AcpFace:
             trust.trust_for_this_run(folder)
         try:
             registry = ModelRegistry.load(folder, faux_script=self.faux_script)
-            default_model = registry.resolve(self.model) if self.model else registry.first_usable()
+            default_model = registry.default(self.model)
         except (ModelUnavailable, OSError, ValueError) as exc:
             raise ModelUnavailableError(f"the models of {folder} cannot be loaded: {exc}") from None
         self._open(folder, registry, default_model)

@@ -11,9 +11,10 @@ Files are read from Pi's own ``~/.pi/agent/models.json`` (``$PI_CODING_AGENT_DIR
 message naming the file; a provider entry that does not fit the shape disables that
 provider alone, with the reason (:attr:`Providers.invalid`).
 
-Until the user trusts the workspace (:mod:`pi_daemon.guard.trust`), its file may add providers
-of its own but read no environment variable and run no command, and may not change where
-a provider that the catalog or the user's file defines sends its requests (``baseUrl``,
+Until the user trusts the workspace (:mod:`pi_daemon.guard.trust`), a provider only its file
+defines is listed but cannot be used (:class:`.registry.ModelRegistry` refuses to resolve it),
+and its file reads no environment variable, runs no command, and may not change where a
+provider that the catalog or the user's file defines sends its requests (``baseUrl``,
 ``api``, ``apiKey``, ``headers``); what it tried is reported as ignored. Where an
 environment value may go, trusted or not, is :mod:`.credentials`' business.
 """
@@ -120,6 +121,7 @@ def _no_env(fields: dict[str, Any], where: str, file: str, ignored: list[Ignored
 
 
 ROUTING = ("baseUrl", "api", "apiKey", "headers")
+UNTRUSTED_PROVIDER = "would send the conversation to a server only this workspace names"
 
 
 def _untrusted(providers: dict[str, dict[str, Any]], known: set[str], file: str,
@@ -133,6 +135,7 @@ def _untrusted(providers: dict[str, dict[str, Any]], known: set[str], file: str,
             ignored.append(Ignored(file, where, "would replace the offline faux models"))
             continue
         if name not in known:
+            ignored.append(Ignored(file, where, UNTRUSTED_PROVIDER))
             config = _no_env(config, where, file, ignored)
             if "models" in config:
                 config["models"] = [_no_env(m, f"{where}.models.{m['id']}", file, ignored) for m in config["models"]]

@@ -6,6 +6,12 @@ provider's offline models. A model needs a key when its provider is a hosted one
 need none. Keys and ``$ENV`` headers are handed out only for the destinations
 :mod:`.credentials` allows; a model whose credential is withheld is unavailable, with
 the reason.
+
+The registry is where a model's name becomes something a request can be sent to, so it is
+where workspace trust is decided for models: a provider only an untrusted workspace's
+``models.json`` defines is listed, with the reason, but :meth:`ModelRegistry.find` refuses it,
+whoever asks — a prompt, ``setModel``, ``task``'s ``model``, a loaded session, ``--model`` —
+until the user trusts the workspace (the registry is then reloaded in place).
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from ..guard import trust
 from ..json_types import JsonObject
 from ..settings import Ignored
 from .catalog import PROVIDERS, builtin_models
-from .config import Providers, merged_providers, model_from_config
+from .config import Providers, config_files, merged_providers, model_from_config
 from .config_values import (env_references, expand, is_command, reads_environment, resolve, resolved_now,
                             secret_failure, variable)
 from .credentials import Destinations, env_names, install
@@ -32,12 +38,17 @@ log = logging.getLogger(__name__)
 
 
 class ModelUnavailable(Exception):
-    """Unknown model, or one that cannot be used (no API key); the text says which, ``data`` what
-    a client can do about it (``{reason: "missingKey", provider, envVar?}``)."""
+    """Unknown model, or one that cannot be used (no API key, an untrusted workspace's); the text
+    says which, ``data`` what a client can do about it (``{reason: "missingKey", provider, envVar?}``
+    or ``{reason: "untrustedWorkspace", provider, workspace}``)."""
 
     def __init__(self, message: str, data: dict[str, str] | None = None) -> None:
         super().__init__(message)
         self.data = data
+
+    @property
+    def untrusted(self) -> bool:
+        return (self.data or {}).get("reason") == "untrustedWorkspace"
 
 
 @attrs.define
@@ -46,7 +57,7 @@ class Entry:
     api_key: str | None = None  # a spec (:mod:`.config_values`), or None when none is needed
     needs_key: bool = False
     refused: str | None = None  # why a credential of this model is withheld
-    untrusted: bool = False  # an untrusted workspace's own provider: never the default
+    untrusted: bool = False  # an untrusted workspace's own provider: refused until it is trusted
 
 
 @attrs.define
@@ -135,6 +146,7 @@ class ModelRegistry:
         self.disabled: list[Disabled] = []  # providers of models.json that cannot be served
         self.destinations = Destinations()
         self.ignored: list[Ignored] = []  # what an untrusted workspace's models.json may not set
+        self.default_withheld: tuple[tuple[str, str], str] | None = None  # :meth:`default`'s refusal
         self._source: tuple[str, str | None] | None = None
         for entry in entries or []:
             self.add(entry)
@@ -212,10 +224,25 @@ class ModelRegistry:
     def models(self) -> list[Model]:
         return [e.model for e in self._entries.values()]
 
+    def _untrusted(self, entry: Entry) -> ModelUnavailable | None:
+        """Why ``entry`` may not be used yet: only an untrusted workspace defines its provider."""
+        if not entry.untrusted:
+            return None
+        workspace = self._source[0] if self._source else "the workspace"
+        where = config_files(workspace)[2] if self._source else "its .pi/models.json"
+        spec = entry.model.spec
+        return ModelUnavailable(
+            f"model {spec} is defined only by {where}, and the workspace is not trusted: trust the "
+            f"workspace (the client's trust question, or pi-daemon --trust-workspace) to use it",
+            {"reason": "untrustedWorkspace", "provider": entry.model.provider, "workspace": str(workspace)})
+
     def availability(self, model: Model) -> tuple[bool, str | None]:
         entry = self._entries.get((model.provider, model.id))
         if entry is None:
             return False, f"model {model.spec} is not registered"
+        untrusted = self._untrusted(entry)
+        if untrusted is not None:
+            return False, str(untrusted)
         if entry.refused:
             return False, entry.refused
         refused = self._key_refusal(entry, model)
@@ -235,10 +262,14 @@ class ModelRegistry:
         return True, None
 
     def find(self, provider: str, model_id: str) -> Model:
+        """The model of that name; every use of a model by name comes here (the trust check)."""
         entry = self._entries.get((provider, model_id))
         if entry is None:
-            known = ", ".join(sorted(f"{p}/{m}" for p, m in self._entries)) or "none"
+            known = ", ".join(sorted(f"{p}/{m}" for (p, m), e in self._entries.items() if not e.untrusted)) or "none"
             raise ModelUnavailable(f"unknown model {provider}/{model_id}; known models: {known}")
+        untrusted = self._untrusted(entry)
+        if untrusted is not None:
+            raise untrusted
         return entry.model
 
     def resolve(self, spec: str) -> Model:
@@ -249,6 +280,10 @@ class ModelRegistry:
         return self.find(provider, model_id)
 
     def usable(self, model: Model) -> Model:
+        entry = self._entries.get((model.provider, model.id))
+        untrusted = self._untrusted(entry) if entry is not None else None
+        if untrusted is not None:
+            raise untrusted
         ok, reason = self.availability(model)
         if not ok:
             raise ModelUnavailable(reason or f"model {model.spec} cannot be used", self._missing_key(model))
@@ -270,20 +305,36 @@ class ModelRegistry:
         """The key for a request to ``model.base_url``; None when none may be sent there
         (or it comes from a command that has not run yet: :meth:`request_key`)."""
         entry = self._entries.get((model.provider, model.id))
-        if entry is None or self._key_refusal(entry, model):
+        if entry is None or entry.untrusted or self._key_refusal(entry, model):
             return None
         return resolved_now(entry.api_key)
 
     async def request_key(self, model: Model) -> str | None:
         """The key for a request, running its ``!command`` the first time."""
         entry = self._entries.get((model.provider, model.id))
-        if entry is None or self._key_refusal(entry, model):
+        if entry is None or entry.untrusted or self._key_refusal(entry, model):
             return None
         value, _ = await resolve(entry.api_key)
         return value
 
     def first_usable(self) -> Model | None:
         for entry in self._entries.values():
-            if entry.model.provider != "faux" and not entry.untrusted and self.availability(entry.model)[0]:
+            if entry.model.provider != "faux" and self.availability(entry.model)[0]:
                 return entry.model
         return None
+
+    def default(self, spec: str | None) -> Model | None:
+        """The default model for new sessions: ``spec`` (``--model``), else the first usable one.
+        A ``spec`` only an untrusted workspace defines gives none (logged with the reason), so
+        the daemon still starts and can be told to trust the workspace; other errors raise."""
+        if not spec:
+            return self.first_usable()
+        try:
+            return self.resolve(spec)
+        except ModelUnavailable as exc:
+            if not exc.untrusted:
+                raise
+            log.warning("--model: %s; new sessions start with no model", exc)
+            provider, _, model_id = spec.partition("/")
+            self.default_withheld = ((provider, model_id), str(exc))
+            return None

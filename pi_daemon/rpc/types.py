@@ -279,6 +279,7 @@ class SessionLoadResult:
     next_seq: int
     torn_line_saved_to: str | None = None
     skipped: list[SkippedLine] | None = None
+    model_withheld: str | None = None
 
 
 @attrs.define

@@ -94,6 +94,8 @@ class AgentSession:
         self.name = name
         self.registry = registry
         self.model = model
+        # the stored model this session may not use until the workspace is trusted, and why
+        self.model_withheld: tuple[tuple[str, str], str] | None = None
         self.compaction = compaction or C.CompactionSettings()
         self.retry = RetrySettings()
         self.agent = Agent(
@@ -165,7 +167,15 @@ class AgentSession:
         if self.store.read_only is not None:
             raise SessionReadOnly(self.store.read_only)
 
+    def withhold_model(self, model_ref: tuple[str, str], reason: str) -> None:
+        """Open with no model: the one it used is ``model_ref``, which may not be used (``reason``)."""
+        self.model_withheld = (model_ref, reason)
+
     def check_model(self) -> Model:
+        if self.model is None and self.model_withheld is not None:
+            (provider, _), reason = self.model_withheld
+            raise SessionError("model", f"no model: this session's {reason}; or choose another (setModel)",
+                               {"reason": "untrustedWorkspace", "provider": provider})
         if self.model is None:
             raise SessionError("model", "no model is selected: pass --model provider/id or call setModel",
                                {"reason": "noModel"})
@@ -531,9 +541,10 @@ class AgentSession:
         try:
             model = self.registry.usable(self.registry.find(provider, model_id))
         except ModelUnavailable as exc:
-            raise SessionError("model", str(exc)) from None
+            raise SessionError("model", str(exc), exc.data) from None
         await self._emit(ModelChanged(provider=model.provider, model_id=model.id))  # on disk first
         self.model = model
+        self.model_withheld = None
         self.agent.state.model = model
         self.store.sync()
         return model

@@ -232,7 +232,10 @@ class SessionManager:
         if name:
             store.append("session_info", name=name)
         store.sync()
-        return self._open(store, model=chosen, name=name, mcp_servers=mcp_servers)
+        session = self._open(store, model=chosen, name=name, mcp_servers=mcp_servers)
+        if chosen is None and self.registry.default_withheld is not None:
+            session.withhold_model(*self.registry.default_withheld)
+        return session
 
     def _create_or_detached(self) -> AgentSession:
         """A new session; in a workspace whose session folder is read-only, one without a file."""
@@ -329,8 +332,8 @@ class SessionManager:
         """A session for a file whose index says what a full load would find; its entries and
         messages are read from the file when first asked for (the first prompt, a replay)."""
         facts = store.facts
-        session = self._open(store, model=self._stored_model(store, facts.model) or self.default_model,
-                             thinking_level=facts.thinking_level or "off", name=facts.name)
+        session = self._open_with_stored_model(store, facts.model, self.default_model,
+                                               thinking_level=facts.thinking_level or "off", name=facts.name)
 
         def read_context(store: SessionStore) -> None:  # within read_all's collector_paused
             if session.agent.state.deferred:  # else the transcript was set anew before the file was read
@@ -360,20 +363,34 @@ class SessionManager:
                                  messages=count, interrupted=stopped)
         load_index.write(store.path, store.fd, store.size, facts)
 
-    def _stored_model(self, store: SessionStore, model_ref: tuple[str, str] | None) -> Model | None:
+    def _stored_model(self, store: SessionStore, model_ref: tuple[str, str] | None,
+                      fallback: Model | None) -> tuple[Model | None, ModelUnavailable | None]:
+        """The model a stored session used, else ``fallback``; a model only the untrusted workspace
+        defines gives no model, and why (the session says so until the workspace is trusted)."""
         if model_ref is not None:
             try:
-                return self.registry.find(*model_ref)
-            except ModelUnavailable:
+                return self.registry.find(*model_ref), None
+            except ModelUnavailable as exc:
+                if exc.untrusted:
+                    log.warning("session %s: %s; it is open with no model", store.header["id"], exc)
+                    return None, exc
                 log.warning("session %s used model %s/%s, which is not known here", store.header["id"], *model_ref)
-        return None
+        return fallback, None
+
+    def _open_with_stored_model(self, store: SessionStore, model_ref: tuple[str, str] | None,
+                                fallback: Model | None, **kwargs: Any) -> AgentSession:
+        model, withheld = self._stored_model(store, model_ref, fallback)
+        session = self._open(store, model=model, **kwargs)
+        if withheld is not None and model_ref is not None:
+            session.withhold_model(model_ref, str(withheld))
+        return session
 
     def _open_stored(self, store: SessionStore, fallback: Model | None) -> AgentSession:
         """A session for a file: its context, model and thinking level rebuilt from the branch."""
         branch = store.branch()
         model_ref, level = settings(store, branch)
-        return self._open(store, model=self._stored_model(store, model_ref) or fallback, thinking_level=level or "off",
-                          messages=context_messages(store, branch), name=session_name(store))
+        return self._open_with_stored_model(store, model_ref, fallback, thinking_level=level or "off",
+                                            messages=context_messages(store, branch), name=session_name(store))
 
     def fork(self, session: AgentSession, entry_id: str) -> tuple[AgentSession, str]:
         entry = session.store.by_id.get(entry_id)
@@ -406,11 +423,23 @@ class SessionManager:
             except ModelUnavailable:
                 return model
 
+        def withheld(held: tuple[tuple[str, str], str] | None) -> Model | None:
+            """A model refused while the workspace was untrusted, if it may be used now."""
+            try:
+                return self.registry.find(*held[0]) if held is not None else None
+            except ModelUnavailable:
+                return None
+
         if self.default_model is not None:
             self.default_model = current(self.default_model)
+        elif (model := withheld(self.registry.default_withheld)) is not None:  # ``--model`` names its provider
+            self.default_model, self.registry.default_withheld = model, None
         for session in self.sessions.values():
             if session.model is not None:
                 session.model = session.agent.state.model = current(session.model)
+            elif (model := withheld(session.model_withheld)) is not None:  # trusted since it was opened
+                session.model = session.agent.state.model = model
+                session.model_withheld = None
 
     async def close(self, session: AgentSession) -> None:
         await session.close()

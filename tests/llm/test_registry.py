@@ -74,7 +74,7 @@ def test_local_provider_without_api_key_needs_none(env):
     home, ws = env
     write(ws / ".pi" / "models.json", {"providers": {"ollama": {
         "baseUrl": "http://localhost:11434/v1", "api": "openai-completions", "models": [{"id": "qwen2.5-coder:7b"}]}}})
-    registry = ModelRegistry.load(str(ws))
+    registry = ModelRegistry.load(str(ws), trusted=True)
     assert registry.availability(registry.resolve("ollama/qwen2.5-coder:7b")) == (True, None)
 
 
@@ -101,7 +101,7 @@ def test_an_entry_that_cannot_be_served_disables_only_its_provider(env, entry, m
     home, ws = env
     write(ws / ".pi" / "models.json", {"providers": {"x": entry, "ok": {
         "baseUrl": "http://localhost:8080/v1", "api": "openai-completions", "models": [{"id": "fine"}]}}})
-    registry = ModelRegistry.load(str(ws))
+    registry = ModelRegistry.load(str(ws), trusted=True)
     assert registry.availability(registry.resolve("ok/fine")) == (True, None)
     [disabled] = registry.disabled
     assert disabled.provider == "x" and message in disabled.reason
@@ -118,7 +118,7 @@ def test_every_example_in_docs_models_md_loads(env):
     assert len(examples) == 6  # Ollama, llama.cpp, vLLM, LM Studio, OpenRouter, OpenAI
     for example in examples:
         (ws / ".pi" / "models.json").write_text(example)
-        registry = ModelRegistry.load(str(ws))
+        registry = ModelRegistry.load(str(ws), trusted=True)
         for name, provider in json.loads(example)["providers"].items():
             for model in provider.get("models", []):
                 assert registry.resolve(f"{name}/{model['id']}").context_window == model["contextWindow"]
@@ -129,7 +129,7 @@ def test_timeouts_from_models_json(env):
     write(ws / ".pi" / "models.json", {"providers": {"slow": {
         "baseUrl": "http://x/v1", "api": "openai-completions", "connectTimeoutMs": 1500, "readTimeoutMs": 60000,
         "models": [{"id": "m"}]}}})
-    model = ModelRegistry.load(str(ws)).resolve("slow/m")
+    model = ModelRegistry.load(str(ws), trusted=True).resolve("slow/m")
     assert (model.connect_timeout, model.read_timeout) == (1.5, 60.0)
 
 

@@ -21,11 +21,31 @@ ROOT = Path(__file__).resolve().parents[2]
 KEY_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "GEMINI_API_KEY")
 
 
-def clean_env(home: str | None = None, **extra: str) -> dict[str, str]:
-    """The daemon's environment in tests: no real API keys, no user configuration."""
+def user_models_dir(workspace: str | Path) -> Path:
+    """The user's own models folder (``PI_CODING_AGENT_DIR``, where a Pi user keeps
+    ``models.json``) of the daemons a test starts in ``workspace``; beside it, never in it."""
+    workspace = Path(workspace)
+    return workspace.parent / f"{workspace.name}.pi-agent"
+
+
+def user_models(workspace: str | Path, config: dict) -> str:
+    """``config`` as the user's own ``models.json`` for daemons started in ``workspace``, whatever
+    their ``PI_DAEMON_HOME`` (a provider only the workspace's ``.pi/models.json`` defines waits
+    for the user's trust)."""
+    folder = user_models_dir(workspace)
+    folder.mkdir(exist_ok=True)
+    (folder / "models.json").write_text(json.dumps(config))
+    return str(workspace)
+
+
+def clean_env(home: str | None = None, cwd: str | None = None, **extra: str) -> dict[str, str]:
+    """The daemon's environment in tests: no real API keys, no user configuration (but the
+    models :func:`user_models` gave a daemon in ``cwd``)."""
     env = {k: v for k, v in os.environ.items() if k not in KEY_VARS}
     env["PI_DAEMON_HOME"] = home or tempfile.mkdtemp(prefix="pi-daemon-home-")
-    env["PI_CODING_AGENT_DIR"] = os.path.join(env["PI_DAEMON_HOME"], "no-pi-agent")  # not the user's Pi files
+    models = user_models_dir(cwd) if cwd else None
+    env["PI_CODING_AGENT_DIR"] = str(models) if models and models.is_dir() else \
+        os.path.join(env["PI_DAEMON_HOME"], "no-pi-agent")  # not the user's Pi files
     env.update(extra)
     return env
 
@@ -56,7 +76,7 @@ class Daemon(Client):
         self.stderr = bytearray()
         self.frames = frame_check.Connection()  # every frame is checked against the schema
         self._cond = threading.Condition()
-        super().__init__(*args, cwd=cwd, env=clean_env(**(env or {})), framing=framing,
+        super().__init__(*args, cwd=cwd, env=clean_env(cwd=cwd, **(env or {})), framing=framing,
                          stderr=subprocess.PIPE, command=cmd)
         self._stderr_reader = threading.Thread(target=self._read_stderr, daemon=True)
         self._stderr_reader.start()

@@ -228,6 +228,7 @@ def test_a_stored_path_out_of_the_workspace_or_in_pi_is_a_conflict_the_others_ar
     (workspace / "a.txt").write_text("after\n")
     models = workspace / ".pi" / "models.json"
     project(workspace, server)
+    models.write_text('{"providers": {}}\n')
     files = [{"path": str(outside), "before": _blob(workspace, b"planted\n"), "after": _blob(workspace, b"mine\n")},
              {"path": str(models), "before": _blob(workspace, b"{}\n"), "after": _blob(workspace, models.read_bytes())},
              {"path": str(workspace / "a.txt"), "before": _blob(workspace, b"before\n"),

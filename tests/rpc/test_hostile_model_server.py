@@ -4,7 +4,6 @@ past ``maxAnswerBytes``, and an endless valid stream while the client does not r
 
 from __future__ import annotations
 
-import json
 import subprocess
 import time
 from pathlib import Path
@@ -15,15 +14,15 @@ from client import clean_env
 from hostile_server import HostileServer, endless_body, endless_event, endless_line, endless_valid, gzip_bomb
 from pi_daemon.client import daemon_command
 from test_malformed import rss_mib
+from client import user_models
 
 RSS_CAP_MIB = 300
 
 
 def workspace(tmp_path: Path, server: HostileServer, **provider) -> str:
     (tmp_path / ".pi").mkdir(exist_ok=True)
-    (tmp_path / ".pi" / "models.json").write_text(json.dumps({"providers": {"local": {
-        "baseUrl": server.url + "/v1", "api": "openai-completions", "models": [{"id": "coder"}], **provider}}}))
-    return str(tmp_path)
+    return user_models(tmp_path, {"providers": {"local": {
+        "baseUrl": server.url + "/v1", "api": "openai-completions", "models": [{"id": "coder"}], **provider}}})
 
 
 def settled_within_memory(d, timeout: float = 60) -> tuple[dict, float]:
@@ -97,7 +96,7 @@ def test_a_client_that_stops_reading_holds_the_model_server_back(tmp_path, hosti
     wait, and the server's socket is no longer read; the daemon's memory stays flat."""
     server = hostile(endless_valid)
     proc = subprocess.Popen(daemon_command("--model", "local/coder"), cwd=workspace(tmp_path, server),
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=clean_env())
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=clean_env(cwd=str(tmp_path)))
     try:
         proc.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"prompt","params":{"text":"hi"}}\n')
         proc.stdin.flush()

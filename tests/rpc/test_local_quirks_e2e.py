@@ -10,6 +10,7 @@ import pytest
 
 from run_events import events, final_message
 from loopback import LoopbackServer, Reply, openai_chunk, openai_sse, openai_text
+from client import user_models
 
 
 @pytest.fixture
@@ -25,9 +26,8 @@ def workspace(tmp_path, server, **compat) -> str:
     if compat:
         model["compat"] = compat
     (tmp_path / ".pi").mkdir(exist_ok=True)
-    (tmp_path / ".pi" / "models.json").write_text(json.dumps({"providers": {"llama": {
-        "baseUrl": server.url + "/v1", "api": "openai-completions", "models": [model]}}}))
-    return str(tmp_path)
+    return user_models(tmp_path, {"providers": {"llama": {
+        "baseUrl": server.url + "/v1", "api": "openai-completions", "models": [model]}}})
 
 
 def test_tool_call_deltas_with_late_or_repeated_ids_and_no_index(spawn, tmp_path, server):

@@ -9,6 +9,7 @@ import pytest
 
 from run_events import events, final_message
 from loopback import LoopbackServer, Reply, openai_chunk, openai_sse, openai_text
+from client import user_models
 
 
 @pytest.fixture
@@ -22,8 +23,7 @@ def workspace(tmp_path, base_url: str, window: int = 32_768) -> str:
     config = {"providers": {"llama": {"baseUrl": base_url, "api": "openai-completions",
                                       "models": [{"id": "smol", "contextWindow": window, "maxTokens": 256}]}}}
     (tmp_path / ".pi").mkdir(exist_ok=True)
-    (tmp_path / ".pi" / "models.json").write_text(json.dumps(config))
-    return str(tmp_path)
+    return user_models(tmp_path, config)
 
 
 def read_call(call_id: str, path: str = "notes.txt") -> Reply:

@@ -118,16 +118,16 @@ def test_an_untrusted_workspace_runs_no_command_and_reads_no_environment(spawn, 
     assert ignored["providers.repo.apiKey"] == "would run a command"
     assert ignored["providers.repo.headers.X-Run"] == "would run a command"
     assert ignored["providers.repo.headers.X-Leak"] == "would send the environment variable HOME_SECRET"
-    d.call("prompt", {"text": "hi"})
-    assert final_message(d)["content"][-1]["text"] == "untrusted"
-    sent = server.requests[0].headers
-    assert "authorization" not in sent and "x-leak" not in sent and "x-run" not in sent
-    assert not marker.exists()
-    server.script(Reply(body=openai_text("trusted")))
+    assert ignored["providers.repo"] == "would send the conversation to a server only this workspace names"
+    assert d.call("getState")["model"] is None  # --model names a provider only the workspace defines
+    assert d.wait_stderr(b"--model: model repo/m is defined only by")
+    error = d.request("prompt", {"text": "hi"})["error"]
+    assert error["code"] == -32004 and "trust" in error["message"]
+    assert server.requests == [] and not marker.exists()
     trusted = spawn("--trust-workspace", "--model", "repo/m")
     trusted.call("prompt", {"text": "hi"})
-    assert final_message(trusted)["content"][-1]["text"] == "trusted"
-    assert server.requests[1].headers["authorization"] == "Bearer k" and marker.exists()
+    assert final_message(trusted)["content"][-1]["text"] == "untrusted"
+    assert server.requests[0].headers["authorization"] == "Bearer k" and marker.exists()
 
 
 def test_auth_header_sends_the_key_as_a_bearer_token(spawn, tmp_path, server):

@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from client import user_models
 from loopback import (LoopbackServer, Reply, anthropic_error, anthropic_message, openai_chunk, openai_error,
                       openai_sse, openai_text)
 
@@ -20,8 +21,7 @@ def workspace_with(tmp_path, server, **provider) -> str:
                                       "models": [{"id": "coder", "contextWindow": 4096, "maxTokens": 512,
                                                   "cost": {"input": 1, "output": 2}}], **provider}}}
     (tmp_path / ".pi").mkdir(exist_ok=True)
-    (tmp_path / ".pi" / "models.json").write_text(json.dumps(config))
-    return str(tmp_path)
+    return user_models(tmp_path, config)
 
 
 def settled_message(d, count=1):

@@ -10,6 +10,7 @@ import pytest
 
 from client import text, write_script
 from loopback import LoopbackServer, Reply, anthropic_message, openai_chunk, openai_error, openai_sse, openai_text
+from client import user_models
 
 
 def entries_of(file):
@@ -108,10 +109,9 @@ def server():
 
 def workspace_for(tmp_path, server, api="openai-completions", base="/v1"):
     (tmp_path / ".pi").mkdir(exist_ok=True)
-    (tmp_path / ".pi" / "models.json").write_text(json.dumps({"providers": {"local": {
+    return user_models(tmp_path, {"providers": {"local": {
         "baseUrl": server.url + base, "api": api, "apiKey": "test-key",
-        "models": [{"id": "coder", "contextWindow": 32000, "maxTokens": 512}]}}}))
-    return str(tmp_path)
+        "models": [{"id": "coder", "contextWindow": 32000, "maxTokens": 512}]}}})
 
 
 def test_a_sessions_folder_is_its_tools_instructions_and_prompt(spawn, tmp_path, server):
@@ -154,9 +154,12 @@ def test_message_update_carries_usage_the_provider_reported_mid_stream(spawn, tm
 
 def test_only_sessions_with_something_said_are_listed(spawn, tmp_path, server):
     server.script(openai_error(400, "bad request: this model is not served here"))
-    d = spawn(cwd=workspace_for(tmp_path, server))
-    refused = d.request("prompt", {"text": "never stored"})["error"]  # no model: refused before storing
-    assert refused["code"] == -32004
+    ws = workspace_for(tmp_path, server)
+    (tmp_path / ".pi" / "models.json").write_text(json.dumps({"providers": {"repo": {  # the workspace's own
+        "baseUrl": server.url + "/v1", "api": "openai-completions", "models": [{"id": "m"}]}}}))
+    d = spawn("--model", "repo/m", cwd=ws)  # not trusted: new sessions have no model
+    refused = d.request("prompt", {"text": "never stored"})["error"]  # refused before storing
+    assert refused["code"] == -32004 and refused["data"]["reason"] == "untrustedWorkspace"
     d.call("session/new")  # nothing said yet
     assert d.call("session/list")["sessions"] == []
     failed = d.call("session/new", {"model": "local/coder"})["sessionId"]

@@ -12,6 +12,7 @@ import pytest
 from client import text, write_script
 from pi_daemon.session.entry_types import ENTRY_CLASSES, known_entry_types
 from loopback import LoopbackServer, Reply, openai_text
+from client import user_models
 
 
 def entries_of(file):
@@ -92,8 +93,7 @@ def loopback_workspace(tmp_path, server):
     config = {"providers": {"local": {"baseUrl": server.url + "/v1", "api": "openai-completions",
                                       "models": [{"id": "coder", "contextWindow": 32000, "maxTokens": 512}]}}}
     (tmp_path / ".pi").mkdir(exist_ok=True)
-    (tmp_path / ".pi" / "models.json").write_text(json.dumps(config))
-    return str(tmp_path)
+    return user_models(tmp_path, config)
 
 
 def test_a_branch_summary_joins_the_context_where_the_branch_left(spawn, tmp_path, server):

@@ -8,6 +8,7 @@ import pytest
 
 from helpers import wait_until
 from loopback import LoopbackServer, Reply, openai_chunk, openai_sse, openai_text
+from client import user_models
 
 
 @pytest.fixture
@@ -19,9 +20,8 @@ def server():
 
 def project(tmp_path, server) -> str:
     (tmp_path / ".pi").mkdir(exist_ok=True)
-    (tmp_path / ".pi" / "models.json").write_text(json.dumps({"providers": {"local": {
-        "baseUrl": server.url + "/v1", "api": "openai-completions", "models": [{"id": "coder"}]}}}))
-    return str(tmp_path)
+    return user_models(tmp_path, {"providers": {"local": {
+        "baseUrl": server.url + "/v1", "api": "openai-completions", "models": [{"id": "coder"}]}}})
 
 
 def calls(*calls: tuple[str, str, dict]) -> Reply:

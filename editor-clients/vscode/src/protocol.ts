@@ -1090,6 +1090,7 @@ export interface SessionLoadResult {
   nextSeq: number;
   tornLineSavedTo?: string;
   skipped?: SkippedLine[];
+  modelWithheld?: string;
 }
 
 export interface SessionNewParams {

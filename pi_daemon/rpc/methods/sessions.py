@@ -56,7 +56,8 @@ async def session_load(ctx: "Context", p: t.SessionLoadParams) -> t.SessionLoadR
     torn = str(store.torn_file) if store.torn_file else None
     return t.SessionLoadResult(session_id=session.id, file=session.file, state=session_state(ctx, session),
                                interrupted=interrupted, next_seq=ctx.event_seqs.get(session.id, 0) + 1,
-                               torn_line_saved_to=torn, skipped=skipped)
+                               torn_line_saved_to=torn, skipped=skipped,
+                               model_withheld=session.model_withheld[1] if session.model_withheld else None)
 
 
 @method("session/list", params=t.SessionListParams, result=t.SessionListResult,

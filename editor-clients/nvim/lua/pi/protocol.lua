@@ -898,6 +898,7 @@
 ---@field nextSeq integer
 ---@field tornLineSavedTo? string
 ---@field skipped? pi.SkippedLine[]
+---@field modelWithheld? string
 
 ---@class pi.SessionNewParams
 ---@field cwd? string|nil
