@@ -39,16 +39,16 @@ def run(spawn, tmp_path, server, command: str):
     d.call("prompt", {"text": "go"})
     d.wait_event("agent_settled", timeout=120)
     [result] = results(d)
-    diffs = [e["event"] for e in d.events if e["event"]["type"] == "turn_diff"]
-    return result, diffs[-1]
+    return result, [e["event"] for e in d.events if e["event"]["type"] == "turn_diff"]
 
 
 def test_a_bash_call_in_a_tree_1200_folders_deep_outside_git_records_and_names_what_it_left_out(
         spawn, tmp_path, server):
     (tmp_path / "top.txt").write_text("a\n")
     chain(tmp_path, 1200)
-    result, diff = run(spawn, tmp_path, server, "echo b >> top.txt")
+    result, diffs = run(spawn, tmp_path, server, "echo b >> top.txt")
     assert not result["isError"], result
+    diff = diffs[-1]
     text = result["result"]["content"][0]["text"]
     assert "[changes in these folders are not in the turn diff: d/d/" in text and "deeper than 128 folders" in text
     assert [(f["path"], f["diff"].splitlines()[-1]) for f in diff["files"]] == [("top.txt", "+b")]
@@ -63,8 +63,9 @@ def test_a_chain_1500_folders_deep_made_by_a_command_in_git_is_recorded_to_the_b
     git_repo(tmp_path)
     make = ("python3 -c \"import os\nfor n in range(1500):\n if n == 20: open('near.txt', 'w').write('n')\n"
             " os.mkdir('d'); os.chdir('d')\nopen('bottom.txt', 'w').write('b')\" && echo b >> top.txt")
-    result, diff = run(spawn, tmp_path, server, make)
+    result, diffs = run(spawn, tmp_path, server, make)
     assert not result["isError"], result
+    diff = diffs[-1]
     assert sorted(f["path"] for f in diff["files"]) == ["d/" * 20 + "near.txt", "top.txt"]
     assert [(s["path"], s["reason"].split(":")[0]) for s in diff["skipped"]] == \
         [(DEEP + "d", "deeper than 128 folders below the workspace")]
