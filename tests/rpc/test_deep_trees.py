@@ -14,23 +14,18 @@ DEEP = "d/" * 128  # the depth bound: the folder below it is left out
 
 
 @pytest.fixture
-def server():
+def server(tmp_path):
     s = LoopbackServer()
     yield s
     s.close()
+    subprocess.run(["rm", "-rf", str(tmp_path / "d")], check=True)  # pytest's own removal recurses: too deep
 
 
 def chain(top, depth: int) -> None:
-    """``d/d/…/d`` ``depth`` folders deep with a file at the bottom (made a folder at a time:
-    its path is longer than a path may be)."""
-    fd = os.open(top, os.O_RDONLY)
-    for _ in range(depth):
-        os.mkdir("d", dir_fd=fd)
-        below = os.open("d", os.O_RDONLY, dir_fd=fd)
-        os.close(fd)
-        fd = below
-    os.close(os.open("bottom.txt", os.O_WRONLY | os.O_CREAT, dir_fd=fd))
-    os.close(fd)
+    """``d/d/…/d`` ``depth`` folders deep with a file at the bottom (its path is longer than a
+    path may be: made a folder at a time)."""
+    subprocess.run(["python3", "-c", f"import os\nfor _ in range({depth}): os.mkdir('d'); os.chdir('d')\n"
+                    "open('bottom.txt', 'w').close()"], cwd=top, check=True)
 
 
 def run(spawn, tmp_path, server, command: str):
