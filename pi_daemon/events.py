@@ -399,6 +399,14 @@ class ChangedFile:
 
 
 @attrs.define
+class SkippedFolder:
+    """A folder the change record did not look into (too deep, or past a walk's count), and why."""
+
+    path: str
+    reason: str
+
+
+@attrs.define
 class IntroducedDiagnostic:
     """An error or warning the editor's language servers report since a write or edit (1-based place)."""
 
@@ -426,6 +434,7 @@ class TurnDiff:
     type: Literal["turn_diff"] = attrs.field(default="turn_diff", init=False)
     run_id: str = ""
     files: list[ChangedFile] = attrs.field(factory=list)
+    skipped: list[SkippedFolder] | None = None  # folders whose changes are not recorded
 
 
 @attrs.define

@@ -31,11 +31,11 @@ from pathlib import Path
 from typing import AbstractSet, Any, Callable, overload
 
 from ..converter import from_wire
-from ..events import AgentEnd, AgentStart, ChangedFile, ToolExecutionEnd, TurnDiff, TurnEnd
+from ..events import AgentEnd, AgentStart, ChangedFile, SkippedFolder, ToolExecutionEnd, TurnDiff, TurnEnd
 from ..worktree.diffs import FileDiff, file_diff, revert_hunks
 from ..guard.repositories import in_git_folder
 from ..worktree.snapshot import UNKNOWN
-from ..worktree.watched_snapshot import take_async
+from ..worktree.watched_snapshot import left_out, take_async
 from ..guard.workspace import READ, PathRefused, Workspace
 from .blobs import GIT_PREFIX, UNKNOWN_BLOB, Blobs
 from .store import SessionStore
@@ -90,6 +90,11 @@ def _diff(shown: str, before: Any, after: bytes | None) -> FileDiff:
     return file_diff(shown, _text(before), _text(after))
 
 
+def _elided(path: str, keep: int = 120) -> str:
+    """A long path (a crafted chain runs to thousands of characters) cut in its middle."""
+    return path if len(path) <= keep else f"{path[:keep // 2]}…{path[-keep // 2:]}"
+
+
 def _ran(event: ToolExecutionEnd) -> bool:
     """Whether the ended ``bash`` call ran a command (a refused or invalid one has no exit details)."""
     details = event.result.details
@@ -115,6 +120,8 @@ class ChangeLog:
         self._unsaved = False
         self._scanning = asyncio.Lock()
         self._records = 0
+        self.skipped: dict[str, str] = {}  # folders the run's record left out (shown path -> why)
+        self._skips_unsent = False
 
     # --- the live run ----------------------------------------------------------------
 
@@ -122,6 +129,7 @@ class ChangeLog:
         self.run_id = uuid.uuid4().hex[:12]
         self.files = {}
         self._unsaved = False
+        self.skipped, self._skips_unsent = {}, False
         return self.run_id
 
     def record(self, target: Path, before: Callable[[], object], after: bytes | None,
@@ -144,12 +152,27 @@ class ChangeLog:
             self._wire(str(target), tracked)
         return tracked
 
-    async def before_bash(self) -> None:
+    async def before_bash(self) -> str | None:
         """A command is allowed and about to run (the tool calls this): snapshot the workspace
-        first (once per run). A refused command never gets here, so it causes no work."""
+        first (once per run). A refused command never gets here, so it causes no work. Returns
+        a note for the command's result when the record leaves folders out that it had not said."""
         self._bash_ran = True
         if self.snapshot is None and self.run_id is not None:
             self.snapshot = await take_async(str(self.workspace.root))
+        new = self._note_skips()
+        if not new:
+            return None
+        shown = "; ".join(f"{_elided(path)} ({why})" for path, why in new)
+        return f"[changes in these folders are not in the turn diff: {shown}]"
+
+    def _note_skips(self) -> list[tuple[str, str]]:
+        """The folders the snapshot's walks left out that the run had not noted yet (now noted)."""
+        if self.snapshot is None:
+            return []
+        new = [(path, why) for path, why in left_out(self.snapshot) if path not in self.skipped]
+        self.skipped.update(new)
+        self._skips_unsent = self._skips_unsent or bool(new)
+        return new
 
     async def scan(self) -> None:
         """After a command (and, for one that ended unseen, after its batch): add what it changed."""
@@ -172,6 +195,7 @@ class ChangeLog:
                 if tracked is not None:
                     touched.append((path, tracked))
             await asyncio.to_thread(self._prepare_all, touched)
+            self._note_skips()
 
     def _changed(self, snapshot: Any) -> list[tuple[str, object, str | None, bytes | None]]:
         """What changed since the last scan: (path, content before the run, git's blob id of
@@ -223,9 +247,11 @@ class ChangeLog:
 
     def turn_diff(self, always: bool = False) -> list[dict[str, Any]] | None:
         """The run's files as ``turn_diff`` shows them, after storing the files touched since the
-        last call; None when nothing was touched since (unless ``always`` and the run has files)."""
-        if self.run_id is None or not (self._unsaved or (always and self.files)):
+        last call; None when nothing was touched and no folder newly left out since (unless
+        ``always`` and the run has files)."""
+        if self.run_id is None or not (self._unsaved or self._skips_unsent or (always and self.files)):
             return None
+        self._skips_unsent = False
         stored = []
         out = []
         for path, tracked in self.files.items():
@@ -292,7 +318,9 @@ class ChangeLog:
             await self.scan()
             files = self.turn_diff(always=isinstance(event, AgentEnd))
             if files is not None:
-                await emit(TurnDiff(run_id=self.run_id or "", files=from_wire(files, list[ChangedFile])))
+                skipped = [SkippedFolder(path, why) for path, why in self.skipped.items()] or None
+                await emit(TurnDiff(run_id=self.run_id or "", files=from_wire(files, list[ChangedFile]),
+                                    skipped=skipped))
 
     def finish(self) -> None:
         self.run_id = None

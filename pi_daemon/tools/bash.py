@@ -77,7 +77,9 @@ class BashTool(WorkspaceTool):
         shown_details = {"savedFiles": saved} if saved else None
         unsaved = self.files.unsaved()  # as the command starts: it reads these as last saved
         if self.files.changes is not None:  # allowed, about to run: what it changes is found from here
-            await self.files.changes.before_bash()
+            left_out = await self.files.changes.before_bash()
+            if left_out is not None:
+                notes.append(left_out)
         box = sandbox.configured(self.workspace.root)
         try:
             result = await run_shell(args["command"], str(self.workspace.cwd), cancel=cancel,

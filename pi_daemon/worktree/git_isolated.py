@@ -151,6 +151,18 @@ class IsolatedGit:
                               f"{done.stderr.decode(errors='replace').strip()[:500]}")
         return done.stdout
 
+    def start(self, *args: str, cwd: str | None = None) -> subprocess.Popen[bytes]:
+        """Git started with pipes to its standard input and output, to be asked more than once
+        (the caller bounds its time); GitRunError when it cannot be started."""
+        try:
+            git = which("git")
+            if git is None:
+                raise OSError("git is not installed")
+            return subprocess.Popen([git, *args], cwd=cwd or self.repo.top, env=self.env, stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise GitRunError(f"git {args[0]}: {exc}") from None
+
     def close(self) -> None:
         shutil.rmtree(self.dir, ignore_errors=True)
 

@@ -22,6 +22,7 @@ from collections.abc import Callable
 
 from ..guard.repositories import find_repo, read_data
 from .git_isolated import GitRunError, IsolatedGit
+from .tree_walk import Skipped, stat_walk
 
 MAX_FILES = 20_000
 MAX_FILE_BYTES = 1 << 20
@@ -191,35 +192,28 @@ class GitSnapshot:
 
 
 class StatSnapshot:
-    """Outside git: sizes and mtimes, and the content of the small files, bounded."""
+    """Outside git: sizes and mtimes, and the content of the small files, bounded; the folders
+    its walk left out (:mod:`.tree_walk`'s bounds) are in :attr:`skipped`."""
 
     def __init__(self, root: str) -> None:
         self.root = root
         self.kept: dict[str, bytes] = {}
+        self.skipped = Skipped()
         self.base = self._scan(keep=True)
         self.last = dict(self.base)
 
     def _scan(self, keep: bool = False) -> dict[str, tuple[int, int]]:
         seen: dict[str, tuple[int, int]] = {}
         budget = MAX_KEPT_BYTES
-        for folder, dirs, files in os.walk(self.root):
-            dirs[:] = [d for d in dirs if d not in SKIP_DIRS]
-            for name in files:
-                path = os.path.join(folder, name)
-                try:
-                    st = os.stat(path, follow_symlinks=False)
-                except OSError:
-                    continue
-                seen[path] = (st.st_mtime_ns, st.st_size)
-                if keep and stat.S_ISREG(st.st_mode) and st.st_size <= min(MAX_FILE_BYTES, budget):
-                    data = read_data(path, min(MAX_FILE_BYTES, budget))  # not through a symlink swapped in
-                    if data is not None:
-                        self.kept[path] = data
-                        budget -= len(data)
-                if len(seen) >= MAX_FILES:
-                    return seen
+        for name, st in stat_walk(self.root, SKIP_DIRS, MAX_FILES, self.skipped):
+            path = os.path.join(self.root, name)
+            seen[path] = (st.st_mtime_ns, st.st_size)
+            if keep and stat.S_ISREG(st.st_mode) and st.st_size <= min(MAX_FILE_BYTES, budget):
+                data = read_data(path, min(MAX_FILE_BYTES, budget))  # not through a symlink swapped in
+                if data is not None:
+                    self.kept[path] = data
+                    budget -= len(data)
         return seen
-
     def changes(self) -> list[tuple[str, object, str | None]]:
         now = self._scan()
         changed = [p for p in now.keys() | self.last.keys() if now.get(p) != self.last.get(p)]

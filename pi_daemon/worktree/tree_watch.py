@@ -27,19 +27,21 @@ import os
 import select
 import threading
 from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
 from typing import Any
 
 from inotify_simple import INotify, flags
 
 from ..guard.safe_open import open_root
-from .tree_walk import GIT, walk_levels
+from .tree_walk import GIT, Skipped, walk_levels
+from .watch_budget import budget, total
 
 log = logging.getLogger(__name__)
 
 EVENTS = (flags.CREATE | flags.DELETE | flags.MODIFY | flags.ATTRIB | flags.CLOSE_WRITE | flags.MOVED_FROM
           | flags.MOVED_TO | flags.DELETE_SELF | flags.MOVE_SELF)
 WATCH = EVENTS | flags.ONLYDIR | flags.EXCL_UNLINK  # added through /proc/self/fd: that link is followed
-SHARE_OF_LIMIT = 2  # use at most half the user's watches: editors and other tools need theirs
+BLOCK = 256  # watches asked of the shared budget at a time while walking
 IGNORE_FILES = {".gitignore"}
 
 
@@ -63,17 +65,22 @@ class Marks:
         return bool(self.files or self.trees or self.everything)
 
 
+Ask = Callable[[list[str]], set[str]]  # which of these folders (relative names) are not to be watched
+
+
 class TreeWatch:
-    """Watches ``root``; ``ignored(folders)`` says which of the given folders (relative names)
-    are not to be watched (asked, a level at a time, for the folders of a new subtree).
+    """Watches ``root``; ``asking()`` gives, for one new subtree's walk, an :data:`Ask` for
+    which of the given folders (relative names) are not to be watched (asked a level at a
+    time). The folders the walks' bounds left out (:mod:`.tree_walk`) are in :attr:`skipped`.
 
     :attr:`stale` is set when the folders left unwatched may matter now (a ``.gitignore``
     changed) or events were lost: the owner calls :meth:`rewalk`. :attr:`broken` says why the
     watch cannot be trusted at all (the kernel's limit of watches, the root gone)."""
 
-    def __init__(self, root: str, ignored: Callable[[list[str]], set[str]], skip: Iterable[str] = ()) -> None:
+    def __init__(self, root: str, asking: Callable[[], AbstractContextManager[Ask]], skip: Iterable[str] = ()) -> None:
         self.root = root
-        self.ignored = ignored
+        self.asking = asking
+        self.skipped = Skipped()
         self.skip = set(skip)  # relative names of folders never watched (the daemon's own)
         self.lock = threading.RLock()
         self.root_fd = open_root(root)
@@ -82,7 +89,7 @@ class TreeWatch:
         self.readers: list[Marks] = []
         self.stale = False
         self.broken: str | None = None
-        self.limit = _user_watch_limit() // SHARE_OF_LIMIT
+        self.granted = 0  # watches this watch holds of the user's budget (:mod:`.watch_budget`)
         self._stop_r, self._stop_w = os.pipe()
         self._thread: threading.Thread | None = None
 
@@ -98,6 +105,7 @@ class TreeWatch:
         with self.lock:
             self.stale = False
             self._add_tree("", skipped)
+            self._give_back()
 
     def reader(self) -> Marks:
         with self.lock:
@@ -127,6 +135,8 @@ class TreeWatch:
             self._thread.join(timeout=5)
         with self.lock:
             self.inotify.close()
+            budget.release(self.granted)
+            self.granted = 0
             os.close(self.root_fd)
             os.close(self._stop_r)
             os.close(self._stop_w)
@@ -207,10 +217,12 @@ class TreeWatch:
                 self._mark("all")  # a folder left unwatched as ignored may count now
                 self.stale = True
         if made:
-            left = self.ignored(made)
-            for name in made:
-                if name not in left:
-                    self._add_tree(name, set(), new=True)
+            with self.asking() as ignored:
+                left = ignored(made)
+                for name in made:
+                    if name not in left:
+                        self._add_tree(name, set(), ignored)
+            self._give_back()
 
     def _forget(self, name: str, moved: bool) -> None:
         prefix = name + "/"
@@ -223,23 +235,27 @@ class TreeWatch:
                     except OSError:
                         pass
 
-    def _add_tree(self, top: str, skipped: set[str], new: bool = False) -> None:
+    def _add_tree(self, top: str, skipped: set[str], ignored: Ask | None = None) -> None:
         """Watch ``top`` and the folders below it (:func:`.tree_walk.walk_levels`: no symlink
-        followed, other repositories left out), each watched before it is listed, so a folder
-        made inside it meanwhile comes as an event. In a ``new`` subtree the folders of each
+        followed, other repositories left out, bounded), each watched before it is listed, so a
+        folder made inside it meanwhile comes as an event. In a new subtree the folders of each
         level are checked with ``ignored`` at once."""
         def keep(below: list[str]) -> list[str]:
             below = [b for b in below if b not in self.skip and b not in skipped]
-            left = self.ignored(below) if new and below else set()
+            left = ignored(below) if ignored is not None and below else set()
             return [b for b in below if b not in left]
 
-        for _ in walk_levels(self.root_fd, [top], keep, visit=self._watch):
+        # the walk's count is the budget's: past it the watch is given up, not left with holes
+        for _ in walk_levels(self.root_fd, [top], keep, visit=self._watch, skipped=self.skipped,
+                             max_folders=total() + 1):
             pass
 
     def _watch(self, name: str, fd: int) -> bool:
-        if len(self.folders) >= self.limit:
-            self._break(f"more folders than {self.limit} (half of fs.inotify.max_user_watches)")
-            return False
+        if len(self.folders) >= self.granted:
+            self.granted += budget.reserve(BLOCK)
+            if len(self.folders) >= self.granted:
+                self._break(f"the inotify watches all of this user's daemons may hold ({total()}) are taken")
+                return False
         try:  # the folder the descriptor holds, whatever its path has become since
             wd = self.inotify.add_watch(f"/proc/self/fd/{fd}", WATCH)
         except OSError as exc:
@@ -250,10 +266,8 @@ class TreeWatch:
         self.folders[wd] = name
         return True
 
-
-def _user_watch_limit() -> int:
-    try:
-        with open("/proc/sys/fs/inotify/max_user_watches") as f:
-            return int(f.read())
-    except (OSError, ValueError):
-        return 8192  # the kernel's old default
+    def _give_back(self) -> None:
+        """Return to the budget the watches asked for and not used (a walk is done)."""
+        if self.broken is None and self.granted > len(self.folders):
+            budget.release(self.granted - len(self.folders))
+            self.granted = len(self.folders)

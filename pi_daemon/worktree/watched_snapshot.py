@@ -33,7 +33,8 @@ from ..guard.repositories import find_repo
 from .git_isolated import GitRunError, sweep_stale
 from ..guard.safe_open import open_beneath, open_root, read_under
 from .snapshot import MAX_FILE_BYTES, UNKNOWN, GitSnapshot, StatSnapshot, blobs_by_id
-from .tree_walk import walk_levels
+from .ignore_check import IgnoreCheck
+from .tree_walk import Skipped, walk_levels
 
 if TYPE_CHECKING:
     from .tree_watch import Marks
@@ -59,7 +60,7 @@ class WatchedTree:
         self.users: dict[GitSnapshot, int] = {}  # base -> runs using it
         from .tree_watch import TreeWatch  # Linux only (inotify): elsewhere this raises ImportError
 
-        self.watch = TreeWatch(root, self._ignored_folders, skip={".pi"})
+        self.watch = TreeWatch(root, self._asking, skip={".pi"})
         self.pending = self.watch.reader()  # touched since the overlay was last brought up to date
 
     @property
@@ -83,9 +84,8 @@ class WatchedTree:
             return set()
         return {os.fsdecode(name).rstrip("/") for name in out.split(b"\0") if name.endswith(b"/")}
 
-    def _ignored_folders(self, names: list[str]) -> set[str]:
-        base = self.base
-        return ignored(base, self.root, names) if base is not None else set()
+    def _asking(self) -> IgnoreCheck:
+        return IgnoreCheck(self.base.git if self.base is not None else None, self.root)
 
     # --- a run's snapshot ------------------------------------------------------------
 
@@ -181,7 +181,10 @@ class WatchedTree:
                 listed = b""
             names.update(self._name(base, n) for n in listed.split(b"\0") if n)
             names.update(n for n in overlay if any(a in trees for a in _ancestors(n)))
-            names.update(walk(base, self.root, sorted(trees)))
+            left_out = Skipped()
+            names.update(walk(base, self.root, sorted(trees), left_out))
+            with self.watch.lock:
+                self.watch.skipped.update(left_out)
             names -= _in_other_repositories(self.root, names)
         return None if len(names) > MAX_OVERLAY else names
 
@@ -300,17 +303,18 @@ def ignored(base: GitSnapshot, root: str, names: list[str]) -> set[str]:
     return {os.fsdecode(n) for n in out.split(b"\0") if n}
 
 
-def walk(base: GitSnapshot, root: str, trees: list[str]) -> list[str]:
+def walk(base: GitSnapshot, root: str, trees: list[str], skipped: Skipped) -> list[str]:
     """The files below ``trees`` on the disk (:func:`.tree_walk.walk_levels`: not through
-    symlinks, not into another repository or a folder git ignores), at most about
-    :data:`MAX_OVERLAY`."""
-    def keep(below: list[str]) -> list[str]:
-        left = ignored(base, root, below)
-        return [b for b in below if b not in left]
-
+    symlinks, not into another repository or a folder git ignores, bounded: what it left out
+    is added to ``skipped``), at most about :data:`MAX_OVERLAY`."""
     root_fd = open_root(root)
     try:
-        return list(itertools.islice(walk_levels(root_fd, trees, keep), MAX_OVERLAY + 1))
+        with IgnoreCheck(base.git, root) as ignored:
+            def keep(below: list[str]) -> list[str]:
+                left = ignored(below)
+                return [b for b in below if b not in left]
+
+            return list(itertools.islice(walk_levels(root_fd, trees, keep, skipped=skipped), MAX_OVERLAY + 1))
     finally:
         os.close(root_fd)
 
@@ -439,6 +443,16 @@ def take(root: str) -> WatchSnapshot | GitSnapshot | StatSnapshot:
     tree = watched(root)
     snap = tree.snapshot() if tree is not None else None
     return snap or GitSnapshot.take(root) or StatSnapshot(root)
+
+
+def left_out(snapshot: WatchSnapshot | GitSnapshot | StatSnapshot) -> list[tuple[str, str]]:
+    """The folders the snapshot's walks have left out so far (relative to the root), each with why."""
+    if isinstance(snapshot, StatSnapshot):
+        return snapshot.skipped.listed()
+    if isinstance(snapshot, WatchSnapshot):
+        with snapshot.tree.watch.lock:
+            return snapshot.tree.watch.skipped.listed()
+    return []  # the full read is git's own: it leaves nothing out
 
 
 async def take_async(root: str) -> WatchSnapshot | GitSnapshot | StatSnapshot:

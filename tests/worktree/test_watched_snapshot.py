@@ -190,11 +190,9 @@ def test_taking_a_snapshot_does_not_read_the_unchanged_tree(repo):
 
 
 def test_a_tree_with_more_folders_than_its_share_of_watches_is_read_in_full_each_run(tmp_path, monkeypatch):
-    """The user's watches are shared with the editor and other tools: past half of them the
-    work tree is not watched, and every run reads it in full (still right)."""
-    from pi_daemon.worktree import tree_watch
-
-    monkeypatch.setattr(tree_watch, "_user_watch_limit", lambda: 6)  # three folders' worth
+    """The user's watches are shared with the editor and other tools: past the daemons' budget
+    the work tree is not watched, and every run reads it in full (still right)."""
+    monkeypatch.setenv("PI_DAEMON_INOTIFY_WATCHES", "3")  # three folders' worth
     for name in ("a", "b", "c", "d"):
         (tmp_path / name).mkdir()
         (tmp_path / name / "f.txt").write_text(f"{name}\n")

@@ -1271,6 +1271,12 @@ export interface SetThinkingLevelResult {
   level: string;
 }
 
+/** A folder the change record did not look into (too deep, or past a walk's count), and why. */
+export interface SkippedFolder {
+  path: string;
+  reason: string;
+}
+
 export interface SkippedLine {
   line: number;
   reason: string;
@@ -1553,6 +1559,7 @@ export interface TurnDiff {
   type: "turn_diff";
   runId: string;
   files: ChangedFile[];
+  skipped?: SkippedFolder[];
 }
 
 export interface TurnEnd {

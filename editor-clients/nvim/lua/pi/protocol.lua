@@ -1042,6 +1042,11 @@
 ---@class pi.SetThinkingLevelResult
 ---@field level string
 
+--- A folder the change record did not look into (too deep, or past a walk's count), and why.
+---@class pi.SkippedFolder
+---@field path string
+---@field reason string
+
 ---@class pi.SkippedLine
 ---@field line integer
 ---@field reason string
@@ -1283,6 +1288,7 @@
 ---@field type "turn_diff"
 ---@field runId string
 ---@field files pi.ChangedFile[]
+---@field skipped? pi.SkippedFolder[]
 
 ---@class pi.TurnEnd
 ---@field type "turn_end"
