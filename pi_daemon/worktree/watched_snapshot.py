@@ -360,9 +360,8 @@ def read_kept(root_fd: int, name: str, budget: int) -> Before:
     when absent, neither, or behind a symlink (git sees the symlink, not what it leads to)."""
     parts = name.split("/")
     limit = min(MAX_FILE_BYTES, budget)
-    try:
-        parent = open_beneath(root_fd, parts[:-1], os.O_RDONLY | os.O_DIRECTORY)
-    except OSError:
+    parent = _parent(root_fd, parts)
+    if parent is None:
         return None
     try:
         st = os.stat(parts[-1], dir_fd=parent, follow_symlinks=False)
@@ -409,9 +408,8 @@ def _key(root_fd: int, name: str) -> tuple[int, ...] | None:
     """A file's stat data that any write or link moves, reached with no symlink followed (None:
     gone, or behind a symlink)."""
     parts = name.split("/")
-    try:
-        parent = open_beneath(root_fd, parts[:-1], os.O_RDONLY | os.O_DIRECTORY)
-    except OSError:
+    parent = _parent(root_fd, parts)
+    if parent is None:
         return None
     try:
         st = os.stat(parts[-1], dir_fd=parent, follow_symlinks=False)
@@ -420,6 +418,14 @@ def _key(root_fd: int, name: str) -> tuple[int, ...] | None:
     finally:
         os.close(parent)
     return (st.st_ctime_ns, st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+def _parent(root_fd: int, parts: list[str]) -> int | None:
+    """The folder holding the name ``parts``, opened beneath the root with no symlink followed."""
+    try:
+        return open_beneath(root_fd, parts[:-1], os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return None
 
 
 def _present(path: str) -> bool:
