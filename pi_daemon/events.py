@@ -396,6 +396,9 @@ class ChangedFile:
     diff: str
     before: str | None = None
     after: str | None = None
+    reason: str | None = None
+    size: int | None = None
+    mtime: int | None = None
 
 
 @attrs.define

@@ -6,8 +6,8 @@ outside the workspace and outside the extra roots the user allowed. It is then o
 from a descriptor of its root without following any symlink (``safe_open``), so a
 folder swapped for a symlink after the check cannot send the open elsewhere.
 
-Beyond that, a regular file with more than one hard link is refused (the other name
-may be outside the roots), and ``<workspace>/.pi/`` — the daemon's own state: settings,
+Beyond that, a regular file with more than one hard link is refused unless each of its
+names is found beneath the same root (:mod:`.hard_links`: another name may be outside), and ``<workspace>/.pi/`` — the daemon's own state: settings,
 permissions, models, sessions — is never written; of it only ``.pi/tmp/`` (where long
 command output is saved) is read. Writes to one file are serialised, so parallel tool
 calls cannot interleave them.
@@ -25,6 +25,7 @@ from typing import Iterator, Sequence
 
 import attrs
 
+from .hard_links import all_names_within
 from .repositories import in_git_folder
 from .safe_open import open_beneath, open_root
 
@@ -204,7 +205,7 @@ class Workspace:
             raise PathRefused(f"{shown!r} is a directory" + (": use ls to list it" if purpose == READ else "")) from None
         try:
             st = os.fstat(fd)
-            _single_regular_file(shown, st)
+            _single_regular_file(shown, st, place, fd)
             self._still_named(shown, place, st, fd)
             yield ConfinedFile(fd, place, existed)
         finally:
@@ -245,7 +246,7 @@ class Workspace:
             finally:
                 os.close(again)
             if (now.st_dev, now.st_ino) == (st.st_dev, st.st_ino):
-                _single_regular_file(shown, now)
+                _single_regular_file(shown, now, place, fd)
                 return
         raise PathRefused(f"{shown!r} changed while it was being opened (its name now leads to another file "
                           "or to none); it was not used")
@@ -307,14 +308,16 @@ def _settle(place: Place) -> None:
         os.close(folder)
 
 
-def _single_regular_file(shown: str, st: os.stat_result) -> None:
+def _single_regular_file(shown: str, st: os.stat_result, place: Place, fd: int) -> None:
+    """A regular file whose names are all beneath ``place``'s root (one, or each link found there)."""
     if stat.S_ISDIR(st.st_mode):
         raise PathRefused(f"{shown!r} is a directory: use ls to list it")
     if not stat.S_ISREG(st.st_mode):
         raise PathRefused(f"{shown!r} is not a regular file (a device, socket or pipe); it cannot be opened")
-    if st.st_nlink > 1:
+    if st.st_nlink > 1 and not all_names_within(place.root, fd):
         raise PathRefused(f"{shown} has {st.st_nlink} hard links; refusing since it may be a file outside the "
-                          "workspace (copy it to a new file to work on it)")
+                          "workspace: not all of its names were found inside it (copy it to a new file to work "
+                          "on it)")
 
 
 @attrs.define

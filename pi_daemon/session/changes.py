@@ -35,6 +35,7 @@ from ..events import AgentEnd, AgentStart, ChangedFile, SkippedFolder, ToolExecu
 from ..worktree.diffs import FileDiff, file_diff, revert_hunks
 from ..guard.repositories import in_git_folder
 from ..worktree.snapshot import UNKNOWN
+from ..worktree.unread import Unread, too_large, unread
 from ..worktree.watched_snapshot import left_out, take_async
 from ..guard.workspace import READ, PathRefused, Workspace
 from .blobs import GIT_PREFIX, UNKNOWN_BLOB, Blobs
@@ -65,7 +66,7 @@ class Tracked:
 
     __slots__ = ("before", "ref", "after", "diff", "blobs", "before_blob", "wire", "unsaved", "stamp")
 
-    def __init__(self, before: Any, after: bytes | None, ref: str | None = None) -> None:
+    def __init__(self, before: Any, after: Any, ref: str | None = None) -> None:
         self.before = before
         self.ref = ref  # git's blob id of ``before`` when git keeps it (committed): not copied
         self.after = after
@@ -77,7 +78,10 @@ class Tracked:
         self.stamp = 0  # when it was last recorded (ChangeLog's count of records)
 
 
-def _diff(shown: str, before: Any, after: bytes | None) -> FileDiff:
+def _diff(shown: str, before: Any, after: Any) -> FileDiff:
+    if isinstance(after, Unread):  # changed, but not read: listed with why (not restorable)
+        return FileDiff(shown, "added" if before is None else "modified", [],
+                        f"--- a/{shown}\n+++ b/{shown}\n({after.reason}: not restorable)\n")
     if before is UNKNOWN:
         return FileDiff(shown, "modified", [], f"--- a/{shown}\n+++ b/{shown}\n"
                                                 "(its content before the run was not kept: too large or too many files)\n")
@@ -101,11 +105,35 @@ def _ran(event: ToolExecutionEnd) -> bool:
     return isinstance(details, dict) and "exitCode" in details
 
 
-def wire(diff: FileDiff, accepted: AbstractSet[str] = frozenset()) -> dict[str, Any]:
-    return {"path": diff.path, "status": diff.status, "diff": diff.diff,
-            "hunks": [{"id": h.id, "oldStart": h.old_start, "oldLines": h.old_lines, "newStart": h.new_start,
-                       "newLines": h.new_lines, "header": h.header, "accepted": h.id in accepted}
-                      for h in diff.hunks]}
+def wire(diff: FileDiff, accepted: AbstractSet[str] = frozenset(), after: Any = None) -> dict[str, Any]:
+    """A file as ``turn_diff`` and ``changes/get`` list it; one not read says why (``after``: an Unread)."""
+    out = {"path": diff.path, "status": diff.status, "diff": diff.diff,
+           "hunks": [{"id": h.id, "oldStart": h.old_start, "oldLines": h.old_lines, "newStart": h.new_start,
+                      "newLines": h.new_lines, "header": h.header, "accepted": h.id in accepted}
+                     for h in diff.hunks]}
+    if isinstance(after, Unread):
+        out.update(unread_fields(after))
+    return out
+
+
+def unread_fields(after: Unread) -> dict[str, Any]:
+    """What a file not read is listed (and recorded) with: why, its size and modification time."""
+    out: dict[str, Any] = {"reason": after.reason}
+    if after.size is not None:
+        out["size"] = after.size
+    if after.mtime_ns is not None:
+        out["mtime"] = after.mtime_ns // 1_000_000
+    return out
+
+
+def stored_unread(record: dict[str, Any]) -> Unread | None:
+    """The Unread a ``turn_changes`` file record names (its ``reason``), None when it has none."""
+    reason = record.get("reason")
+    if not isinstance(reason, str):
+        return None
+    size, mtime = record.get("size"), record.get("mtime")
+    return Unread(reason[:500], size if isinstance(size, int) else None,
+                  mtime * 1_000_000 if isinstance(mtime, int) else None)
 
 
 class ChangeLog:
@@ -132,7 +160,7 @@ class ChangeLog:
         self.skipped, self._skips_unsent = {}, False
         return self.run_id
 
-    def record(self, target: Path, before: Callable[[], object], after: bytes | None,
+    def record(self, target: Path, before: Callable[[], object], after: Any,
                prepare: bool = True, ref: str | None = None) -> Tracked | None:
         """A tool changed ``target``: its contents are stored and its diff computed now (unless
         not ``prepare``), in the tool's own time, so the next ``turn_diff`` only gathers."""
@@ -197,22 +225,32 @@ class ChangeLog:
             await asyncio.to_thread(self._prepare_all, touched)
             self._note_skips()
 
-    def _changed(self, snapshot: Any) -> list[tuple[str, object, str | None, bytes | None]]:
+    def _changed(self, snapshot: Any) -> list[tuple[str, object, str | None, Any]]:
         """What changed since the last scan: (path, content before the run, git's blob id of
-        that content when git keeps it, content now)."""
+        that content when git keeps it, content now: bytes, None when gone, an Unread when it
+        could not be read)."""
         out = []
         for path, before, ref in snapshot.changes():
             if self.workspace.show(Path(path)).split(os.sep)[0] == ".pi":
                 continue
-            after = None
-            if os.path.lexists(path):
-                try:  # read as the tools would: a symlink or hard link out of the workspace is not followed
-                    with self.workspace.open_file(path, READ) as file:
-                        after = file.read()
-                except (PathRefused, OSError):
-                    continue
-            out.append((path, before, ref, after))
+            out.append((path, before, ref, self._now(path)))
         return out
+
+    def _now(self, path: str) -> bytes | Unread | None:
+        """A changed file's content, read as the tools read (no symlink or hard link out of the
+        workspace followed), never more than the diff's limit; what is not read says why."""
+        if not os.path.lexists(path):
+            return None
+        try:
+            with self.workspace.open_file(path, READ) as file:
+                big = too_large(path, os.fstat(file.fd))
+                return big if big is not None else file.read()
+        except PathRefused as exc:
+            if not os.path.lexists(path):
+                return None
+            return unread(path, str(exc).replace(path, self.workspace.show(Path(path))))
+        except OSError as exc:
+            return unread(path, f"it could not be read ({exc.strerror or exc})")
 
     def _prepare_all(self, touched: list[tuple[str, Tracked]]) -> None:
         """Many files at once (a command's): a second thread stores them, all in one pack, while
@@ -228,7 +266,9 @@ class ChangeLog:
                         before = tracked.before_blob[0] if tracked.before_blob is not None else \
                             self._before_name(tracked, pack.add)
                         after = None
-                        if tracked.after is not None:  # as a delta against the before-content, when smaller
+                        if isinstance(tracked.after, Unread):
+                            after = UNKNOWN_BLOB
+                        elif tracked.after is not None:  # as a delta against the before-content, when smaller
                             base = (tracked.before, before) if isinstance(tracked.before, bytes) and before else None
                             after = pack.add(tracked.after, base)
                         named.append((tracked, before, after))
@@ -265,7 +305,10 @@ class ChangeLog:
                     names = (tracked.before_blob[0] if tracked.before_blob is not None else
                              self._before_name(tracked, lambda data: UNKNOWN_BLOB),
                              None if tracked.after is None else UNKNOWN_BLOB)
-                stored.append({"path": path, "before": names[0], "after": names[1]})
+                record = {"path": path, "before": names[0], "after": names[1]}
+                if isinstance(tracked.after, Unread):
+                    record.update(unread_fields(tracked.after))
+                stored.append(record)
             wired = self._wire(path, tracked)
             if wired is not None:
                 out.append(wired)
@@ -280,7 +323,7 @@ class ChangeLog:
         """The file's entry in turn_diff (None: no change to show), computed once per change."""
         if tracked.diff is None:
             tracked.diff = _diff(self.workspace.show(Path(path)), tracked.before, tracked.after)
-            tracked.wire = wire(tracked.diff) if tracked.diff.diff else None
+            tracked.wire = wire(tracked.diff, after=tracked.after) if tracked.diff.diff else None
         return tracked.wire
 
     def _try_store(self, tracked: Tracked) -> None:
@@ -294,7 +337,9 @@ class ChangeLog:
             return
         if tracked.before_blob is None:  # the same for the whole run: stored once
             tracked.before_blob = (self._before_name(tracked, self.blobs.put),)
-        tracked.blobs = (tracked.before_blob[0], None if tracked.after is None else self.blobs.put(tracked.after))
+        after = tracked.after
+        tracked.blobs = (tracked.before_blob[0], None if after is None else UNKNOWN_BLOB if isinstance(after, Unread)
+                         else self.blobs.put(after))
 
     @staticmethod
     def _before_name(tracked: Tracked, store: Callable[[bytes], str]) -> str | None:
@@ -331,16 +376,18 @@ class ChangeLog:
 
     # --- stored runs -----------------------------------------------------------------
 
-    def runs(self) -> dict[str, dict[str, tuple[Any, Any]]]:
-        """run id -> path -> (before blob, after blob), from the session file, oldest run first."""
-        found: dict[str, dict[str, tuple[Any, Any]]] = {}
+    def runs(self) -> dict[str, dict[str, tuple[Any, Any, Unread | None]]]:
+        """run id -> path -> (before blob, after blob, why the file was not read or None), from the
+        session file, oldest run first."""
+        found: dict[str, dict[str, tuple[Any, Any, Unread | None]]] = {}
         for entry in self.store.entries:
             if entry.get("type") == "turn_changes" and isinstance(entry.get("runId"), str):
                 files = found.setdefault(entry["runId"], {})
                 listed = entry.get("files")
                 for f in listed if isinstance(listed, list) else []:  # a damaged record is left out
                     if isinstance(f, dict) and isinstance(f.get("path"), str) and os.path.isabs(f["path"]):
-                        files[f["path"]] = (f.get("before"), f.get("after"))  # a name not a string: not kept
+                        # a name not a string: not kept
+                        files[f["path"]] = (f.get("before"), f.get("after"), stored_unread(f))
         return found
 
     def accepted(self, run_id: str) -> dict[str, set[str]]:
@@ -351,7 +398,7 @@ class ChangeLog:
                 marks.setdefault(str(entry.get("path")), set()).update(i for i in ids if isinstance(i, str))
         return marks
 
-    def _run(self, run_id: str | None) -> tuple[str, dict[str, tuple[Any, Any]]]:
+    def _run(self, run_id: str | None) -> tuple[str, dict[str, tuple[Any, Any, Unread | None]]]:
         runs = self.runs()
         if run_id is None:
             if not runs:
@@ -364,10 +411,11 @@ class ChangeLog:
     def diffs(self, run_id: str | None) -> tuple[str, list[tuple[str, FileDiff, Any, Any]]]:
         """(run id, [(absolute path, diff, before bytes, after bytes)]) of a stored run."""
         run_id, files = self._run(run_id)
-        contents = iter(self.blobs.get_many(name for pair in files.values() for name in pair))
+        contents = iter(self.blobs.get_many(name for before, after, _ in files.values() for name in (before, after)))
         out = []
-        for path in files:
+        for path, (_, _, not_read) in files.items():
             before, after = next(contents), next(contents)
+            after = not_read or after
             diff = _diff(self.workspace.show(Path(path)), before, after)
             if diff.diff:
                 out.append((path, diff, before, after))
@@ -382,7 +430,7 @@ class ChangeLog:
         marks = self.accepted(run_id)
         out = []
         for full, diff, before, after in diffs:
-            item = wire(diff, marks.get(full, set()))
+            item = wire(diff, marks.get(full, set()), after)
             if with_content:
                 for key, data in (("before", before), ("after", after)):
                     if isinstance(data, bytes):
@@ -459,6 +507,9 @@ class ChangeLog:
             if in_git_folder(path) or in_git_folder(os.path.realpath(path)):  # a session file can be crafted
                 conflicts.append({"path": diff.path, "hunkId": None, "reason": "it is inside .git/, whose "
                                   "configuration and hooks git runs as programs: it is not reverted here"})
+                continue
+            if isinstance(after, Unread):
+                conflicts.append({"path": diff.path, "hunkId": None, "reason": f"not restorable: {after.reason}"})
                 continue
             try:
                 current, _ = await access.current(path)

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from .agent_session import AgentSession
 
 NOT_KEPT = "its content at that point was not kept"
+NOT_RESTORABLE = "not restorable: "  # then why a run's record could not read the file
 
 
 def _records(store: SessionStore) -> list[tuple[str | None, dict[str, Any]]]:
@@ -120,6 +121,9 @@ class Rewinder:
         self.changes = session.changes
         self.files: list[dict[str, Any]] = []
         self.conflicts: list[dict[str, Any]] = []
+        self.unread: dict[str, str | None] = {}  # path -> why its latest record could not read it
+        for _, entry in _records(session.store):
+            self.unread.update((path, why if isinstance(why, str) else None) for path, why in _listed(entry, "reason"))
 
     def _shown(self, path: str) -> str:
         return str(self.changes.workspace.show(Path(path)))
@@ -130,7 +134,8 @@ class Rewinder:
             self._conflict(path, "it is inside .git/, whose configuration and hooks git runs as programs")
             return False, None
         if now is UNKNOWN or wanted is UNKNOWN:
-            self._conflict(path, NOT_KEPT)
+            why = self.unread.get(path)
+            self._conflict(path, NOT_RESTORABLE + why[:500] if why is not None else NOT_KEPT)
             return False, None
         try:
             current, _ = await self.session.files.current(path)

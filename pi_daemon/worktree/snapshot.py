@@ -2,7 +2,8 @@
 
 In a git work tree the snapshot is a tree object: the worktree is added to a
 *temporary* index (seeded with a copy of the user's index so only changed files are
-hashed) and ``git write-tree`` names it. Git runs isolated from the repository's own
+hashed) and ``git write-tree`` names it; a file too large to diff is left out of it and
+listed by size and time (:mod:`.unread`), so neither git nor the daemon reads it. Git runs isolated from the repository's own
 configuration, hooks and attributes (:mod:`.git_isolated`): it reads only data. The
 user's index, stash, refs and object store are never touched; the objects the snapshot
 writes go to a private folder removed with it. Untracked files count, ignored ones
@@ -23,6 +24,7 @@ from collections.abc import Callable
 from ..guard.repositories import find_repo, read_data
 from .git_isolated import GitRunError, IsolatedGit
 from .tree_walk import Skipped, stat_walk
+from .unread import MAX_DIFF_BYTES, Unread, large_files
 
 MAX_FILES = 20_000
 MAX_FILE_BYTES = 1 << 20
@@ -44,8 +46,13 @@ def read_git_blobs(root: str, oids: list[str]) -> dict[str, bytes]:
         return {}
 
 
-def blobs_by_id(git: IsolatedGit, oids: list[str]) -> dict[str, bytes]:
-    """The content of each of ``oids`` that is a blob, read with one ``cat-file --batch``."""
+def blobs_by_id(git: IsolatedGit, oids: list[str], small: bool = False) -> dict[str, bytes]:
+    """The content of each of ``oids`` that is a blob, read with one ``cat-file --batch``; one over
+    :data:`.unread.MAX_DIFF_BYTES` is left out (``small``: the caller has left those out already)."""
+    if not small:
+        oids = [oid for oid, kind, size in objects(git, oids).values() if kind == "blob" and size <= MAX_DIFF_BYTES]
+        if not oids:
+            return {}
     out = git.run("cat-file", "--batch", data="".join(f"{oid}\n" for oid in oids).encode())
     found: dict[str, bytes] = {}
     at = 0
@@ -60,6 +67,22 @@ def blobs_by_id(git: IsolatedGit, oids: list[str]) -> dict[str, bytes]:
             if header[1] == b"blob":
                 found[oid] = out[at:at + size]
             at += size + 1  # the content, then a newline
+    return found
+
+
+def objects(git: IsolatedGit, names: list[str]) -> dict[str, tuple[str, str, int]]:
+    """Each object name's (id, type, size), ``<tree>:<path>`` names too, with one ``cat-file
+    --batch-check``; a name that is no object is left out."""
+    asked = [name for name in dict.fromkeys(names) if "\n" not in name]
+    if not asked:
+        return {}
+    out = git.run("cat-file", "--batch-check=%(objectname) %(objecttype) %(objectsize)",
+                  data=os.fsencode("".join(f"{name}\n" for name in asked)))
+    found = {}
+    for name, line in zip(asked, out.decode("ascii", "replace").splitlines()):
+        parts = line.split(" ")
+        if len(parts) == 3 and parts[2].isdigit():
+            found[name] = (parts[0], parts[1], int(parts[2]))
     return found
 
 
@@ -87,6 +110,7 @@ class GitSnapshot:
         self.seen: dict[bytes, tuple[int, ...] | None] = {}  # name -> stat data when last reported
         self.ids: dict[bytes, str | None] = {}  # name -> its blob id in the snapshot (None: not a file)
         self.uncommitted: tuple[bool, set[bytes]] | None = None
+        self.large: dict[str, Unread] = {}  # absolute path -> the file too large to diff at the snapshot
 
     @classmethod
     def take(cls, root: str, before_reading: Callable[["GitSnapshot"], None] | None = None) -> "GitSnapshot | None":
@@ -111,20 +135,28 @@ class GitSnapshot:
                 snap.close()
                 raise
         try:
-            snap.base = snap.write_tree()
+            snap.base, snap.large = snap.write_tree()
         except GitRunError:  # an index git cannot write a tree of (a merge conflict, another format)
             try:
                 git.drop_index()
-                snap.base = snap.write_tree()
+                snap.base, snap.large = snap.write_tree()
             except (OSError, GitRunError):
                 snap.close()
                 return None
         return snap
 
-    def write_tree(self) -> str:
-        """The worktree (beneath the root) added to the private index, written as a tree object."""
-        self.git.run("add", "-A", *self.spec, *self._submodules(), cwd=self.root)
-        return self.git.run("write-tree", cwd=self.root).decode().strip()
+    def write_tree(self) -> tuple[str, dict[str, Unread]]:
+        """The worktree (beneath the root) added to the private index, written as a tree object,
+        and the files left out of it as too large to diff (absolute paths)."""
+        large = large_files(self.git, self.root, self.spec)
+        if not large:
+            self.git.run("add", "-A", *self.spec, *self._submodules(), cwd=self.root)
+        else:  # as many names as there are: given on standard input, not as arguments
+            left_out = [":(top,exclude,literal)" + os.path.relpath(path, self.top) for path in large]
+            specs = [*self.spec[1:], *self._submodules(), *left_out]
+            self.git.run("add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul", cwd=self.root,
+                         data=b"".join(os.fsencode(s) + b"\0" for s in specs))
+        return self.git.run("write-tree", cwd=self.root).decode().strip(), large
 
     def _submodules(self) -> list[str]:
         """Pathspecs leaving out the submodules the index records: ``add`` asks a changed one for
@@ -168,9 +200,10 @@ class GitSnapshot:
         has_head, uncommitted = self._committed()
         out: list[tuple[str, object, str | None]] = []
         for name, oid in zip(names, oids):
-            before = None if oid is None else contents.get(oid)
-            ref = oid if before is not None and has_head and name not in uncommitted else None
-            out.append((os.path.join(self.top, name.decode("utf-8", "surrogateescape")), before, ref))
+            path = os.path.join(self.top, name.decode("utf-8", "surrogateescape"))
+            before = UNKNOWN if path in self.large else None if oid is None else contents.get(oid, UNKNOWN)
+            ref = oid if isinstance(before, bytes) and has_head and name not in uncommitted else None
+            out.append((path, before, ref))
         return out
 
     def _committed(self) -> tuple[bool, set[bytes]]:

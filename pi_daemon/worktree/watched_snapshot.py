@@ -27,12 +27,14 @@ import logging
 import os
 import stat
 import threading
+import time
 from typing import TYPE_CHECKING
 
 from ..guard.repositories import find_repo
 from .git_isolated import GitRunError, sweep_stale
 from ..guard.safe_open import open_beneath, open_root, read_under
-from .snapshot import MAX_FILE_BYTES, UNKNOWN, GitSnapshot, StatSnapshot, blobs_by_id
+from .snapshot import MAX_FILE_BYTES, UNKNOWN, GitSnapshot, StatSnapshot, blobs_by_id, objects
+from .unread import MAX_DIFF_BYTES
 from .ignore_check import IgnoreCheck
 from .tree_walk import Skipped, walk_levels
 
@@ -45,6 +47,7 @@ MAX_OVERLAY = 5_000  # names kept beside the base before the base is read again
 MAX_OVERLAY_BYTES = 16 << 20  # their contents, held in memory for the daemon's life
 MAX_TREES = 4  # work trees watched at once by one daemon
 MAX_TREES_LISTED = 200  # folders made, moved or deleted at once; past that the tree is read in full
+CLOCK_SLACK_NS = 50_000_000  # file times come from a coarser clock than time.time_ns()
 Before = object  # bytes, None (absent, or not counted) or UNKNOWN
 
 
@@ -206,6 +209,8 @@ class WatchSnapshot:
         self.marks = marks
         self.head = base.git.repo.head()  # the commit a committed before-content is named from
         self.reported: set[str] = set()
+        self.taken = time.time_ns() - CLOCK_SLACK_NS
+        self.unseen: dict[str, tuple[int, ...] | None] = {}  # name -> stat when last found by _unseen
 
     def changes(self) -> list[tuple[str, object, str | None]]:
         """Files changed since the last call, as :meth:`GitSnapshot.changes` gives them."""
@@ -216,19 +221,48 @@ class WatchSnapshot:
             names = None if everything or tree.watch.broken else tree._expand(files, trees, self.base, self.overlay)
             if names is None:
                 names = self._all_changed()
+            else:
+                names |= self._unseen(names)
             return self._compare(sorted(names))
+
+    def _unseen(self, seen: set[str]) -> set[str]:
+        """Files changed since the snapshot that the watch could not see: written through a name
+        in a folder it does not watch (a hard link in a folder git ignores, or outside the tree).
+        The base's index compared with the disk (``diff-files``: stat data, nothing read), kept
+        when the inode changed after the snapshot was taken (its ctime, which no one can set)
+        and since it was last found."""
+        base, tree = self.base, self.tree
+        try:
+            out = base.git.run("diff-files", "-z", "--name-only", "--ignore-submodules=all", *base.spec, cwd=tree.root)
+        except GitRunError:
+            return set()
+        found = set()
+        root_fd = open_root(tree.root)
+        try:
+            for top_name in out.split(b"\0"):
+                name = tree._name(base, top_name) if top_name else ""
+                if not name or _own(name):
+                    continue
+                key = _key(root_fd, name)  # a deletion is never hidden: it is made through this name
+                if key is not None and name not in seen and key[0] >= self.taken and self.unseen.get(name) != key:
+                    found.add(name)
+                self.unseen[name] = key  # as it is now: found again only once it moves
+        finally:
+            os.close(root_fd)
+        return found
 
     def _all_changed(self) -> set[str]:
         """Every name that differs from the snapshot, the worktree read in full (the watch lost
         events): the base's index brought up to now, its tree compared with the base's."""
         base, tree = self.base, self.tree
         try:
-            now = base.write_tree()
+            now, large = base.write_tree()
             out = base.git.run("diff-tree", "-r", "-z", "--name-only", "--no-renames", base.base, now,
                                "--", *base.spec[1:], cwd=tree.root)
         except GitRunError:
             return set(self.overlay) | self.reported
         names = {tree._name(base, n) for n in out.split(b"\0") if n}
+        names.update(os.path.relpath(path, tree.root) for path in large.keys() ^ base.large.keys())
         return names | set(self.overlay) | self.reported
 
     def _compare(self, names: list[str]) -> list[tuple[str, object, str | None]]:
@@ -237,15 +271,17 @@ class WatchSnapshot:
         tops = {n: tree._top(n) for n in from_base}
         found = look_up(base, list(tops.values()), self.head)
         held, committed = found[base.base], found.get(self.head or "", {})
-        blobs = [oid for oid in held.values() if oid is not None]
+        blobs = [oid for oid in held.values() if oid is not None and oid not in found[LARGE]]
         try:
-            contents = blobs_by_id(base.git, blobs) if blobs else {}
+            contents = blobs_by_id(base.git, blobs, small=True) if blobs else {}
         except GitRunError:
             contents = {}
         befores: dict[str, tuple[object, str | None]] = {}
         for name in names:
             if name in self.overlay:
                 befores[name] = (self.overlay[name], None)
+            elif os.path.join(tree.root, name) in base.large:  # too large to diff when the base was read
+                befores[name] = (UNKNOWN, None)
             else:
                 oid = held.get(tops[name])
                 content = contents.get(oid, UNKNOWN) if oid is not None else None
@@ -272,22 +308,25 @@ class WatchSnapshot:
 
 # --- git lookups, all isolated (see git_isolated) -------------------------------------
 
+LARGE = ""  # the key of look_up's answer naming the blobs too large to diff
+
+
 def look_up(base: GitSnapshot, tops: list[str], other: str | None = None) -> dict[str, dict[str, str | None]]:
     """For the base's tree (and ``other``, a commit or tree, when given): the blob id each name
-    (relative to the top) has there, None where it is not a blob there; one ``cat-file``."""
+    (relative to the top) has there, None where it is not a blob there; under :data:`LARGE`,
+    the blobs over :data:`.unread.MAX_DIFF_BYTES`. One ``cat-file``."""
     trees = [base.base] + ([other] if other else [])
-    found: dict[str, dict[str, str | None]] = {tree: {} for tree in trees}
-    asked = [(tree, name) for name in tops if "\n" not in name for tree in trees]
-    if not asked:
-        return found
-    query = "".join(f"{tree}:{name}\n" for tree, name in asked)
+    found: dict[str, dict[str, str | None]] = {tree: {} for tree in [*trees, LARGE]}
     try:
-        out = base.git.run("cat-file", "--batch-check=%(objectname) %(objecttype)", data=os.fsencode(query))
+        known = objects(base.git, [f"{tree}:{name}" for name in tops for tree in trees])
     except GitRunError:
         return found
-    for (tree, name), line in zip(asked, out.decode("ascii", "replace").splitlines()):
-        oid, _, kind = line.partition(" ")
-        found[tree][name] = oid if kind == "blob" else None
+    for name in tops:
+        for tree in trees:
+            oid, kind, size = known.get(f"{tree}:{name}", ("", "", 0))
+            found[tree][name] = oid if kind == "blob" else None
+            if kind == "blob" and size > MAX_DIFF_BYTES:
+                found[LARGE][oid] = None
     return found
 
 
@@ -325,9 +364,8 @@ def read_kept(root_fd: int, name: str, budget: int) -> Before:
     when absent, neither, or behind a symlink (git sees the symlink, not what it leads to)."""
     parts = name.split("/")
     limit = min(MAX_FILE_BYTES, budget)
-    try:
-        parent = open_beneath(root_fd, parts[:-1], os.O_RDONLY | os.O_DIRECTORY)
-    except OSError:
+    parent = _parent(root_fd, parts)
+    if parent is None:
         return None
     try:
         st = os.stat(parts[-1], dir_fd=parent, follow_symlinks=False)
@@ -368,6 +406,30 @@ def _in_other_repositories(root: str, names: set[str]) -> set[str]:
 def _ancestors(name: str) -> list[str]:
     parts = name.split("/")
     return ["/".join(parts[:k]) for k in range(1, len(parts))]
+
+
+def _key(root_fd: int, name: str) -> tuple[int, ...] | None:
+    """A file's stat data that any write or link moves, reached with no symlink followed (None:
+    gone, or behind a symlink)."""
+    parts = name.split("/")
+    parent = _parent(root_fd, parts)
+    if parent is None:
+        return None
+    try:
+        st = os.stat(parts[-1], dir_fd=parent, follow_symlinks=False)
+    except OSError:
+        return None
+    finally:
+        os.close(parent)
+    return (st.st_ctime_ns, st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+def _parent(root_fd: int, parts: list[str]) -> int | None:
+    """The folder holding the name ``parts``, opened beneath the root with no symlink followed."""
+    try:
+        return open_beneath(root_fd, parts[:-1], os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return None
 
 
 def _present(path: str) -> bool:

@@ -164,6 +164,9 @@ export interface ChangedFile {
   diff: string;
   before?: string;
   after?: string;
+  reason?: string;
+  size?: number;
+  mtime?: number;
 }
 
 /** One hunk of a run's change to a file (``turn_diff``, ``changes/get``). */

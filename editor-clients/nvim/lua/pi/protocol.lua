@@ -140,6 +140,9 @@
 ---@field diff string
 ---@field before? string
 ---@field after? string
+---@field reason? string
+---@field size? integer
+---@field mtime? integer
 
 --- One hunk of a run's change to a file (``turn_diff``, ``changes/get``).
 ---@class pi.ChangedHunk
