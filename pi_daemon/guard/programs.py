@@ -16,8 +16,9 @@ searches only the *kept* folders:
   registered here (:func:`keep_out`) before a command can write them, and stay for the
   daemon's life: each workspace root (the workspace, the extra roots from settings and the
   client's ``allowedRoots``, each ACP session's ``additionalDirectories`` — any session's
-  roots count for every session) and each folder the sandbox binds writable (its
-  ``writable`` settings). A folder that becomes such a place later is not searched from
+  roots count for every session; a session's own folder is always inside the workspace,
+  ACP refusing another ``cwd``, as one daemon serves one workspace) and each folder the
+  sandbox binds writable (its ``writable`` settings). A folder that becomes such a place later is not searched from
   then on. An entry that resolves into such a place (a symlink into the workspace) counts
   as inside it. Without the sandbox a command the user allowed can write wherever the user
   can; that is not guarded here (README, "Without a sandbox").
