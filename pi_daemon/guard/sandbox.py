@@ -7,7 +7,10 @@ user's own git obeys) unless ``gitWritable``;
 ``/tmp`` is a private, empty tmpfs; the ``hidden`` paths are replaced by empty ones;
 with ``network`` off there is no network at all (not even loopback); the command gets
 its own PID namespace, so all it starts dies with it; environment variables matching
-``hideEnv`` (API keys, tokens) are not passed in.
+``hideEnv`` (API keys, tokens) are not passed in. bwrap and the shell are found as
+:mod:`.programs` says (never in a folder a command may write); every folder bound writable
+is handed to :func:`.programs.keep_out` first. The probe that checks bwrap works runs once
+per bwrap found, with the fixed environment git gets (:func:`.programs.environment`).
 
 Settings, section ``sandbox`` of settings.json::
 
@@ -59,12 +62,16 @@ class Sandbox:
 
     def wrap(self, argv: list[str], writable: list[Path]) -> list[str]:
         """``argv`` run inside bwrap, ``writable`` (the workspace first) bound read-write."""
-        args = [bwrap_path() or "bwrap", "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+        bound = [root for root in [*writable, *(Path(p) for p in map(_expand, self.writable) if p)]
+                 if root.is_dir()]  # an extra root that is gone would stop bwrap
+        programs.keep_out(bound)  # before the command can write them: no program of the daemon comes from there
+        bwrap = programs.which("bwrap")
+        if bwrap is None:
+            raise FileNotFoundError(programs.missing("bwrap"))
+        args = [bwrap, "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
                 "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
         if not self.network:
             args.append("--unshare-net")
-        bound = [root for root in [*writable, *(Path(p) for p in map(_expand, self.writable) if p)]
-                 if root.is_dir()]  # an extra root that is gone would stop bwrap
         for root in bound:
             args += ["--bind", str(root), str(root)]
         if not self.git_writable:
@@ -98,20 +105,21 @@ def _expand(raw: str) -> str | None:
     return os.path.realpath(value)
 
 
-@functools.cache
-def bwrap_path() -> str | None:
-    return programs.which("bwrap")
-
-
-@functools.cache
 def bwrap_problem() -> str | None:
     """None when bwrap can create its namespaces here, else why not."""
-    path = bwrap_path()
+    path = programs.which("bwrap")
     if path is None:
-        return "bubblewrap (bwrap) is not installed"
+        return programs.missing("bubblewrap (bwrap)")
+    return _probe(path)
+
+
+@functools.cache
+def _probe(path: str) -> str | None:
+    """Run once per bwrap found, with the fixed environment the snapshot's git gets (no API
+    key reaches it), from ``/``."""
     try:
         probe = subprocess.run([path, "--ro-bind", "/", "/", "--unshare-pid", "--unshare-net", "true"],
-                               capture_output=True, timeout=10)
+                               capture_output=True, timeout=10, cwd="/", env=programs.environment(os.devnull))
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"bwrap cannot run: {exc}"
     if probe.returncode != 0:

@@ -11,6 +11,9 @@ names is found beneath the same root (:mod:`.hard_links`: another name may be ou
 permissions, models, sessions — is never written; of it only ``.pi/tmp/`` (where long
 command output is saved) is read. Writes to one file are serialised, so parallel tool
 calls cannot interleave them.
+
+Every root is handed to :func:`.programs.keep_out` as it is added: commands may write there,
+so no program the daemon runs itself is taken from it.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from typing import Iterator, Sequence
 
 import attrs
 
+from . import programs
 from .hard_links import all_names_within
 from .repositories import in_git_folder
 from .safe_open import open_beneath, open_root
@@ -64,6 +68,7 @@ class Workspace:
         self.extra_roots = [Path(r).resolve() for r in (extra_roots or [])]
         self.session_roots: list[Path] = []  # a view's own (ACP's additionalDirectories)
         self._locks: dict[Path, asyncio.Lock] = {}
+        programs.keep_out([self.root, *self.extra_roots])
 
     def at(self, cwd: str, session_roots: Sequence[str] = ()) -> "Workspace":
         """The same boundary (roots, locks, later ``allow``s) with relative paths taken from ``cwd``,
@@ -88,6 +93,7 @@ class Workspace:
                 raise PathRefused(f"{folder!r} is not a folder")
             if resolved not in roots:
                 roots.append(resolved)
+        programs.keep_out(roots)
         self.session_roots[:] = roots
 
     def allow(self, roots: list[str]) -> None:
@@ -95,6 +101,7 @@ class Workspace:
         for root in roots:
             resolved = Path(os.path.expanduser(root)).resolve()
             if resolved not in self.extra_roots:
+                programs.keep_out([resolved])
                 self.extra_roots.append(resolved)
 
     @property

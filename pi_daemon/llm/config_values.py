@@ -5,7 +5,8 @@ A value is one of:
 * ``!command`` — the command's standard output (trimmed) is the value. It runs once, the
   first time the value is needed, under a time limit; the output is cached for the life of
   the daemon and never logged. Empty output, a non-zero exit or a timeout leave the value
-  unresolved (the reason says which, without the output).
+  unresolved (the reason says which, without the output). The programs it names are
+  looked up in the folders :mod:`..guard.programs` keeps (none a workspace command can write).
 * ``$NAME`` / ``${NAME}`` anywhere in the text — the environment variable; ``$$`` is a
   literal ``$`` and a leading ``$!`` a literal ``!``. An unset variable leaves the value
   unresolved.
@@ -28,6 +29,8 @@ import os
 import re
 import signal
 from typing import TypeGuard
+
+from ..guard import programs
 
 COMMAND_TIMEOUT_S = 10.0
 
@@ -114,9 +117,10 @@ class _Commands:
 async def _run(command: str) -> tuple[str | None, str | None]:
     label = "the apiKey/header command"
     try:
-        process = await asyncio.create_subprocess_shell(
+        process = await asyncio.create_subprocess_shell(  # the programs it names: never the workspace's own
             command, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL, start_new_session=True)
+            stderr=asyncio.subprocess.DEVNULL, start_new_session=True,
+            env={**os.environ, "PATH": programs.search_path()})
     except OSError as exc:
         return None, f"{label} could not start: {exc.strerror}"
     try:

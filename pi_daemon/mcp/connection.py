@@ -118,10 +118,14 @@ class McpConnection:
             self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
             # marked as the daemon's: nothing it starts outlives the daemon, not even after a SIGKILL
             command = c.command or ""
-            if os.sep not in command:  # never a program of the workspace through a relative PATH entry
-                command = programs.which(command) or command
-            params = sdk["StdioServerParameters"](command=command, args=list(c.args),
-                                                  env={**dict(c.env), **procs.helper_mark()}, cwd=c.cwd)
+            if os.sep not in command:  # a bare name: a launcher (npx, uvx) the daemon runs itself
+                found = programs.which(command)
+                if found is None:
+                    raise CallFailed(f"could not start: {programs.missing(command)}")
+                command = found
+            # what the launcher looks up in turn (npx's node) comes from the same folders, unless the config says
+            env = {"PATH": programs.search_path(), **dict(c.env), **procs.helper_mark()}
+            params = sdk["StdioServerParameters"](command=command, args=list(c.args), env=env, cwd=c.cwd)
             return sdk["stdio_client"](params, errlog=self._stderr)
         client = sdk["httpx2"].AsyncClient(headers=dict(c.headers), timeout=c.timeout)
         return sdk["streamable_http_client"](c.url, http_client=client)

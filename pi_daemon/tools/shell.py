@@ -32,6 +32,7 @@ import attrs
 
 from ..cancel import CancelToken
 from .. import procs
+from ..guard import programs
 from ..guard.safe_open import open_beneath, open_root
 from ..guard.sandbox import Sandbox
 
@@ -163,8 +164,11 @@ def clean_spill(folder: Path, max_age_s: float = SPILL_MAX_AGE_S, max_bytes: int
 
 def _spawn(command: str, cwd: str, sandbox: Sandbox | None,
            writable: list[Path]) -> tuple[subprocess.Popen[bytes], str]:
+    shell = programs.which("bash")  # never the workspace's own bash; the command itself sees the user's PATH
+    if shell is None:
+        raise FileNotFoundError(programs.missing("bash"))
     job, env = procs.new_job()
-    argv = ["bash", "-c", command]
+    argv = [shell, "-c", command]
     if sandbox is not None:
         argv, env = sandbox.wrap(argv, writable or [Path(cwd)]), sandbox.environment(env)
     proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,

@@ -19,7 +19,9 @@ repository's own configuration, so the daemon never lets git see it: each run ge
   opened without following a symlink, only when a regular file, and bounded.
 
 Git then reads only data from the repository: file contents, ``.gitignore`` files, objects.
-Its environment is a fixed one (no API keys), and each run has a time limit.
+Its environment is the fixed one of :func:`..guard.programs.environment` (no API keys), git
+itself is found as :mod:`..guard.programs` says (never in a folder a command may write), and
+each run has a time limit.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from ..guard.programs import search_path, which
+from ..guard import programs
 from ..guard.repositories import MAX_SMALL_BYTES, Repo, read_data
 
 RUN_SECONDS = 120.0  # one git run: a FIFO among the objects, or a huge repository, cannot hold the daemon
@@ -102,12 +104,10 @@ class IsolatedGit:
         except BaseException:
             self.close()
             raise
-        self.env = {
-            "PATH": search_path(), "HOME": self.dir, "XDG_CONFIG_HOME": self.dir,
-            "LC_ALL": "C", "GIT_DIR": self.dir, "GIT_WORK_TREE": repo.top, "GIT_INDEX_FILE": self.index,
-            "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_ATTR_NOSYSTEM": "1",
-            "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "GIT_NO_REPLACE_OBJECTS": "1",
-        }
+        self.env = programs.environment(
+            self.dir, GIT_DIR=self.dir, GIT_WORK_TREE=repo.top, GIT_INDEX_FILE=self.index,
+            GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL="/dev/null", GIT_ATTR_NOSYSTEM="1",
+            GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0", GIT_NO_REPLACE_OBJECTS="1")
 
     def _lay_out(self, seed_index: bool) -> None:
         for sub in ("objects/info", "refs/heads", "refs/tags", "info"):
@@ -138,9 +138,9 @@ class IsolatedGit:
     def run(self, *args: str, cwd: str | None = None, data: bytes | None = None, ok: tuple[int, ...] = (0,)) -> bytes:
         """Git's standard output; GitRunError when it fails (exits with a status not in ``ok``)."""
         try:
-            git = which("git")
+            git = programs.which("git")
             if git is None:
-                raise OSError("git is not installed")
+                raise OSError(programs.missing("git"))
             done = subprocess.run([git, *args], cwd=cwd or self.repo.top, env=self.env, input=data,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=RUN_SECONDS,
                                   stdin=None if data is not None else subprocess.DEVNULL)

@@ -323,6 +323,26 @@ def test_a_server_named_by_a_bare_command_is_never_the_workspaces_program(spawn,
     assert not fired.exists()
 
 
+def test_a_launcher_and_what_it_starts_never_come_from_a_path_folder_in_the_workspace(spawn, tmp_path, server):
+    """``<workspace>/.venv/bin`` first in PATH (an activated environment) holds a ``python3``.
+    A server named by the bare ``python3``, and one whose launcher (``sh``) looks ``python3``
+    up in turn, both start the real one: the launcher is found, and the server's PATH is
+    made, from PATH's folders outside the workspace."""
+    fired = tmp_path / "fired"
+    planted = tmp_path / ".venv" / "bin"
+    planted.mkdir(parents=True)
+    (planted / "python3").write_text(f'#!/bin/sh\necho ran >> {fired}\nexec "{sys.executable}" "$@"\n')
+    (planted / "python3").chmod(0o755)
+    home = tmp_path / "home"
+    mcp_json(home, {"demo": {"command": "python3", "args": [DEMO[1]]},
+                    "launched": {"command": "sh", "args": ["-c", f'exec python3 "{DEMO[1]}"']}})
+    path = f"{planted}:{Path(sys.executable).parent}:{os.environ['PATH']}"
+    d = spawn("--model", "local/coder", cwd=project(tmp_path, server), env={"PI_DAEMON_HOME": str(home), "PATH": path})
+    wait_state(d, "demo")
+    wait_state(d, "launched")
+    assert not fired.exists()
+
+
 def test_a_servers_flood_of_output_is_cut_before_the_model_and_the_session_file(spawn, tmp_path, server):
     server.script(calls(("f", "demo__flood", {"mib": 8})), Reply(body=openai_text("done")))
     d = start(spawn, tmp_path, server, "--allow", "mcp")

@@ -2,6 +2,7 @@
 entries the daemon cannot serve, and the models a local server lists itself."""
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -90,6 +91,26 @@ def test_an_apikey_command_runs_once_is_cached_and_never_logged(spawn, tmp_path,
         assert request.headers["x-tenant"] == "tenant-7" and request.headers["x-trace"] == "trace-abc-$"
     assert count.read_text() == "run\n"  # once, for both requests
     assert b"sk-from-vault-123" not in d.stderr and b"tenant-7" not in d.stderr
+
+
+def test_an_apikey_commands_program_never_comes_from_a_path_folder_in_the_workspace(spawn, tmp_path, server):
+    """The user's ``!vault-key``, run with ``<workspace>/.venv/bin`` first in PATH (an activated
+    environment that ships its own ``vault-key``): the user's program outside the workspace answers."""
+    pi_dir, home = homes(tmp_path)
+    ws, ran = tmp_path / "ws", tmp_path / "ran"
+    for folder, key in ((ws / ".venv" / "bin", "sk-planted"), (tmp_path / "tools", "sk-users-own")):
+        folder.mkdir(parents=True)
+        (folder / "vault-key").write_text(f"#!/bin/sh\necho {key} >> {ran}\nprintf {key}\n")
+        (folder / "vault-key").chmod(0o755)
+    (home / "models.json").write_text(json.dumps({"providers": {"vault": {
+        "baseUrl": server.url + "/v1", "api": "openai-completions", "apiKey": "!vault-key", "models": [{"id": "m"}]}}}))
+    server.script(Reply(body=openai_text("one")))
+    d = spawn("--model", "vault/m", cwd=str(ws), env=env_for(
+        pi_dir, home, PATH=f"{ws / '.venv' / 'bin'}:{tmp_path / 'tools'}:{os.environ['PATH']}"))
+    d.call("prompt", {"text": "a"})
+    assert final_message(d)["content"][-1]["text"] == "one"
+    assert server.requests[0].headers["authorization"] == "Bearer sk-users-own"
+    assert ran.read_text() == "sk-users-own\n"
 
 
 def test_a_failing_apikey_command_makes_the_model_unavailable_with_the_reason(spawn, tmp_path, server):
