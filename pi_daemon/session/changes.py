@@ -36,7 +36,7 @@ from ..worktree.diffs import FileDiff, file_diff, revert_hunks
 from ..guard.repositories import in_git_folder
 from ..worktree.snapshot import UNKNOWN
 from ..worktree.unread import Unread, too_large, unread
-from ..worktree.watched_snapshot import left_out, take_async
+from ..worktree.watched_snapshot import WatchSnapshot, left_out, take_async
 from ..guard.workspace import READ, PathRefused, Workspace
 from .blobs import GIT_PREFIX, UNKNOWN_BLOB, Blobs
 from .store import SessionStore
@@ -180,13 +180,17 @@ class ChangeLog:
             self._wire(str(target), tracked)
         return tracked
 
-    async def before_bash(self) -> str | None:
+    async def before_bash(self, confined: bool = True) -> str | None:
         """A command is allowed and about to run (the tool calls this): snapshot the workspace
         first (once per run). A refused command never gets here, so it causes no work. Returns
-        a note for the command's result when the record leaves folders out that it had not said."""
+        a note for the command's result when the record leaves folders out that it had not said.
+        Not ``confined`` (no sandbox, or more places it may write than the workspace), it could
+        write through a name outside the tree, which a watched snapshot then looks for."""
         self._bash_ran = True
         if self.snapshot is None and self.run_id is not None:
             self.snapshot = await take_async(str(self.workspace.root))
+        if not confined and isinstance(self.snapshot, WatchSnapshot):
+            self.snapshot.unconfined = True
         new = self._note_skips()
         if not new:
             return None

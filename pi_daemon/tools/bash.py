@@ -76,11 +76,13 @@ class BashTool(WorkspaceTool):
             notes.append(f"[could not save before running: {', '.join(not_saved)}]")
         shown_details = {"savedFiles": saved} if saved else None
         unsaved = self.files.unsaved()  # as the command starts: it reads these as last saved
+        box = sandbox.configured(self.workspace.root)
         if self.files.changes is not None:  # allowed, about to run: what it changes is found from here
-            left_out = await self.files.changes.before_bash()
+            # confined: it can write only the watched workspace (no other root, .git read-only)
+            confined = box is not None and not box.writable and not box.git_writable and len(self.workspace.roots) == 1
+            left_out = await self.files.changes.before_bash(confined)
             if left_out is not None:
                 notes.append(left_out)
-        box = sandbox.configured(self.workspace.root)
         try:
             result = await run_shell(args["command"], str(self.workspace.cwd), cancel=cancel,
                                      timeout=args.get("timeout", 300), on_output=output,

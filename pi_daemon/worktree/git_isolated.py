@@ -91,6 +91,14 @@ class GitRunError(Exception):
     """Git failed (its exit status and what it said), timed out, or could not be started."""
 
 
+def _git() -> str:
+    """The git the daemon runs (:mod:`pi_daemon.guard.programs`); OSError when there is none."""
+    git = programs.which("git")
+    if git is None:
+        raise OSError(programs.missing("git"))
+    return git
+
+
 class IsolatedGit:
     """A private git folder for ``repo``: every :meth:`run` reads the repository as data only.
     :meth:`close` removes the folder and the objects written into it."""
@@ -138,10 +146,7 @@ class IsolatedGit:
     def run(self, *args: str, cwd: str | None = None, data: bytes | None = None, ok: tuple[int, ...] = (0,)) -> bytes:
         """Git's standard output; GitRunError when it fails (exits with a status not in ``ok``)."""
         try:
-            git = programs.which("git")
-            if git is None:
-                raise OSError(programs.missing("git"))
-            done = subprocess.run([git, *args], cwd=cwd or self.repo.top, env=self.env, input=data,
+            done = subprocess.run([_git(), *args], cwd=cwd or self.repo.top, env=self.env, input=data,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=RUN_SECONDS,
                                   stdin=None if data is not None else subprocess.DEVNULL)
         except (OSError, subprocess.SubprocessError) as exc:
@@ -155,10 +160,7 @@ class IsolatedGit:
         """Git started with pipes to its standard input and output, to be asked more than once
         (the caller bounds its time); GitRunError when it cannot be started."""
         try:
-            git = which("git")
-            if git is None:
-                raise OSError("git is not installed")
-            return subprocess.Popen([git, *args], cwd=cwd or self.repo.top, env=self.env, stdin=subprocess.PIPE,
+            return subprocess.Popen([_git(), *args], cwd=cwd or self.repo.top, env=self.env, stdin=subprocess.PIPE,
                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         except (OSError, subprocess.SubprocessError) as exc:
             raise GitRunError(f"git {args[0]}: {exc}") from None

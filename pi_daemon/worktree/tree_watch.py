@@ -90,6 +90,9 @@ class TreeWatch:
         self.stale = False
         self.broken: str | None = None
         self.granted = 0  # watches this watch holds of the user's budget (:mod:`.watch_budget`)
+        # a folder a command may write is not watched (ignored, another repository, past a bound):
+        # a hard link made there to a watched file hides the writes through it from the watch
+        self.blind = False
         self._stop_r, self._stop_w = os.pipe()
         self._thread: threading.Thread | None = None
 
@@ -219,6 +222,7 @@ class TreeWatch:
         if made:
             with self.asking() as ignored:
                 left = ignored(made)
+                self.blind = self.blind or bool(left)
                 for name in made:
                     if name not in left:
                         self._add_tree(name, set(), ignored)
@@ -240,15 +244,23 @@ class TreeWatch:
         followed, other repositories left out, bounded), each watched before it is listed, so a
         folder made inside it meanwhile comes as an event. In a new subtree the folders of each
         level are checked with ``ignored`` at once."""
+        kept: list[str] = []
+
         def keep(below: list[str]) -> list[str]:
-            below = [b for b in below if b not in self.skip and b not in skipped]
-            left = ignored(below) if ignored is not None and below else set()
-            return [b for b in below if b not in left]
+            below = [b for b in below if b not in self.skip]  # the daemon's own: read-only to commands
+            asked = [b for b in below if b not in skipped]
+            left = ignored(asked) if ignored is not None and asked else set()
+            chosen = [b for b in asked if b not in left]
+            self.blind = self.blind or len(chosen) < len(below)
+            kept.extend(chosen)
+            return chosen
 
         # the walk's count is the budget's: past it the watch is given up, not left with holes
         for _ in walk_levels(self.root_fd, [top], keep, visit=self._watch, skipped=self.skipped,
                              max_folders=total() + 1):
             pass
+        watched = set(self.folders.values())
+        self.blind = self.blind or bool(self.skipped.listed()) or any(name not in watched for name in kept)
 
     def _watch(self, name: str, fd: int) -> bool:
         if len(self.folders) >= self.granted:

@@ -211,6 +211,7 @@ class WatchSnapshot:
         self.reported: set[str] = set()
         self.taken = time.time_ns() - CLOCK_SLACK_NS
         self.unseen: dict[str, tuple[int, ...] | None] = {}  # name -> stat when last found by _unseen
+        self.unconfined = False  # a command of the run could write outside the tree (no sandbox, more roots)
 
     def changes(self) -> list[tuple[str, object, str | None]]:
         """Files changed since the last call, as :meth:`GitSnapshot.changes` gives them."""
@@ -221,7 +222,7 @@ class WatchSnapshot:
             names = None if everything or tree.watch.broken else tree._expand(files, trees, self.base, self.overlay)
             if names is None:
                 names = self._all_changed()
-            else:
+            elif self.unconfined or tree.watch.blind:  # else every name a write could go through is watched
                 names |= self._unseen(names)
             return self._compare(sorted(names))
 

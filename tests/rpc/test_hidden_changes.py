@@ -19,24 +19,27 @@ def server():
     s.close()
 
 
-def ran(spawn, tmp_path, server, *commands: str):
+def ran(spawn, tmp_path, server, *commands: str, env=None):
     server.script(*(r for command in commands for r in (calls(("b", "bash", {"command": command})),
                                                         Reply(body=openai_text("ok")))))
-    d = spawn("--model", "local/coder", "--yes", cwd=project(tmp_path, server))
+    d = spawn("--model", "local/coder", "--yes", cwd=project(tmp_path, server), env=env)
     for n, _ in enumerate(commands, 1):
         d.call("prompt", {"text": "run it"})
         d.wait_event("agent_settled", count=n, timeout=60)
     return d
 
 
+@pytest.mark.parametrize("build", ["there before", "made by the command"])
 def test_a_tracked_file_changed_through_a_hard_link_in_an_ignored_folder_is_reviewed_and_reverted(
-        spawn, tmp_path, server):
+        spawn, tmp_path, server, build):
     (tmp_path / "f.txt").write_text(LINES)
     (tmp_path / ".gitignore").write_text("/.pi/\nbuild/\n")
-    (tmp_path / "build").mkdir()
-    (tmp_path / "build" / "out.o").write_text("old build\n")
+    if build == "there before":
+        (tmp_path / "build").mkdir()
+        (tmp_path / "build" / "out.o").write_text("old build\n")
     git_repo(tmp_path)
-    d = ran(spawn, tmp_path, server, "true", "ln f.txt build/f.txt && echo changed through the link >> build/f.txt")
+    d = ran(spawn, tmp_path, server, "true",
+            "mkdir -p build && ln f.txt build/f.txt && echo changed through the link >> build/f.txt")
     files = {f["path"]: f for f in turn_diffs(d)[-1]["files"]}
     assert list(files) == ["f.txt"]
     assert "+changed through the link\n" in files["f.txt"]["diff"] and "reason" not in files["f.txt"]
@@ -62,3 +65,22 @@ def test_a_huge_untracked_file_is_listed_by_size_as_too_large_and_never_read(spa
     reply = d.call("changes/revert", {"runId": run_id, "files": [{"path": "big.bin"}]})
     assert reply["conflicts"] == [{"path": "big.bin", "reason": "not restorable: " + big["reason"]}]
     assert {e["reason"] for e in d.call("changes/get", {})["files"] if e["path"] == "big.bin"} == {big["reason"]}
+
+
+def test_without_the_sandbox_a_write_through_a_hard_link_outside_the_workspace_is_found(spawn, tmp_path, server):
+    """Every folder of the tree is watched, but a command outside the sandbox can write anywhere:
+    a link made outside the workspace still does not hide the change."""
+    (tmp_path / "f.txt").write_text(LINES)
+    (tmp_path / ".gitignore").write_text("/.pi/\n")
+    git_repo(tmp_path)
+    outside = tmp_path.parent / f"{tmp_path.name}-outside"
+    outside.mkdir()
+    home = tmp_path.parent / f"{tmp_path.name}-home"
+    home.mkdir()
+    (home / "settings.json").write_text('{"sandbox": {"enabled": false}}')
+    d = ran(spawn, tmp_path, server, "true", f"ln f.txt {outside}/f.txt && echo changed from outside >> {outside}/f.txt",
+            env={"PI_DAEMON_HOME": str(home)})
+    assert d.call("getState")["sandbox"]["active"] is False
+    files = {f["path"]: f for f in turn_diffs(d)[-1]["files"]}
+    assert list(files) == ["f.txt"] and "2 hard links" in files["f.txt"]["reason"]  # one name is outside:
+    assert "not restorable" in files["f.txt"]["diff"]  # listed, not read
