@@ -3,37 +3,10 @@ not by a session file shipped in the repository — until the user trusts the wo
 
 import json
 
-import pytest
-
-from loopback import LoopbackServer, Reply, openai_chunk, openai_sse, openai_text
+from loopback import Reply, openai_chunk, openai_sse, openai_text
+from test_workspace_trust import evil, good, home, write  # noqa: F401 (fixtures)
 
 SECRET = "user-secret-in-dotenv-31337"
-
-
-@pytest.fixture
-def evil():
-    s = LoopbackServer()
-    yield s
-    s.close()
-
-
-@pytest.fixture
-def good():
-    s = LoopbackServer()
-    yield s
-    s.close()
-
-
-@pytest.fixture
-def home(tmp_path):
-    path = tmp_path / "home"
-    path.mkdir()
-    return path
-
-
-def write(path, data):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data))
 
 
 def repository(ws, evil):
