@@ -27,7 +27,7 @@ from typing import Any
 
 from .. import json_read
 from ..messages import message_from_wire, user_text
-from .entry_lines import blocks
+from .entry_lines import LongLine, line_runs
 from .store import MAX_SESSION_BYTES
 
 MESSAGE = re.compile(rb'\n\{\s*"type"\s*:\s*"message"\s*,')
@@ -65,27 +65,26 @@ def _first_user(data: bytes) -> str:
 
 def _scan(fd: int, size: int) -> tuple[bytes, int, bytes | None]:
     """(the file's first :data:`PREFIX_BYTES`, its ``message`` lines, its last ``session_info``
-    line), read a block at a time."""
+    line), read a run of lines at a time; a line longer than a block is counted by its start,
+    the rest of it only passed over."""
     prefix = b""
+    open_prefix = True  # until it holds PREFIX_BYTES or a line cut off
     count = 0
     name_line: bytes | None = None
-    carry = b""  # the end of the previous block: a line cut between blocks is whole here
-    at = 0
-    for block in blocks(fd, size, BLOCK):
-        if at < PREFIX_BYTES:
-            prefix += block[:PREFIX_BYTES - at]
-        at += len(block)
-        data = carry + block
-        cut = data.rfind(b"\n")
-        whole, carry = (data, b"") if at >= size or cut < 0 else (data[:cut], data[cut:])
-        count += len(MESSAGE.findall(whole))
-        for match in NAME.finditer(whole):
-            end = whole.find(b"\n", match.start() + 1)
-            line = whole[match.start():end if end > 0 else len(whole)]
+    for run in line_runs(fd, size, BLOCK, BLOCK):
+        if isinstance(run, LongLine):
+            count += MESSAGE.match(b"\n" + run.head) is not None
+            if open_prefix:  # the prefix ends in it, as it would end in a line longer than itself
+                prefix, open_prefix = (prefix + b"\n" if prefix else b"") + run.head, False
+            continue
+        if open_prefix:
+            prefix += run[:PREFIX_BYTES - len(prefix)]
+            open_prefix = len(prefix) < PREFIX_BYTES
+        count += len(MESSAGE.findall(run))
+        for match in NAME.finditer(run):
+            end = run.find(b"\n", match.start() + 1)
+            line = run[match.start():end if end > 0 else len(run)]
             name_line = line if len(line) <= MAX_NAME_LINE else name_line
-        if len(carry) > MAX_NAME_LINE:  # a long line: counted by its start, the rest only passed over
-            count += len(MESSAGE.findall(carry[:64]))
-            carry = carry[-64:].replace(b"\n", b" ")
     return prefix, count, name_line
 
 

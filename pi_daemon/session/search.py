@@ -6,36 +6,54 @@ the same careful way (no link or special file followed, a block at a time, at mo
 :data:`.store.MAX_SESSION_BYTES` each). A ``message`` line is parsed only when its bytes can
 hold the query: case-insensitively where the query's JSON form is the query itself (plain
 ASCII), else every message line is parsed.
+
+A message line longer than :data:`.entry_lines.MAX_LINE_BYTES` is passed over unread (one
+enormous line would otherwise be held, lower-cased and parsed whole) and named in the
+answer's ``skipped``, so the user knows a match may be there; the other sessions are searched
+as usual.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any, Iterator
 
 from .. import json_read
 from ..messages import message_from_wire, user_text
-from .entry_lines import blocks
+from .entry_lines import MAX_LINE_BYTES, LongLine, line_runs
 from .listing import BLOCK, MESSAGE, list_sessions, open_regular
 
 SNIPPET_CHARS = 160
 MAX_MATCHES_PER_SESSION = 20
+MAX_SKIPPED = 20  # long lines named in one answer
+SEARCHED_ROLES = ("user", "assistant")
+_ROLE = re.compile(rb'"role"\s*:\s*"([^"\\]{0,40})"')
 
 
-def _lines(fd: int, size: int) -> Iterator[bytes]:
-    """The file's ``message`` lines, each with its leading newline, a block at a time."""
-    carry = b""
-    at = 0
-    for block in blocks(fd, size, BLOCK):
-        at += len(block)
-        data = carry + block
-        cut = data.rfind(b"\n")
-        whole, carry = (data, b"") if at >= size or cut < 0 else (data[:cut], data[cut:])
-        for match in MESSAGE.finditer(whole):
-            end = whole.find(b"\n", match.start() + 1)
-            yield whole[match.start():end if end > 0 else len(whole)]
+def _lines(fd: int, size: int) -> Iterator[bytes | LongLine]:
+    """The file's ``message`` lines, each with its leading newline, and those too long to read."""
+    for run in line_runs(fd, size, BLOCK, MAX_LINE_BYTES, numbered=True):
+        if isinstance(run, LongLine):
+            if MESSAGE.match(b"\n" + run.head):
+                yield run
+            continue
+        for match in MESSAGE.finditer(run):
+            end = run.find(b"\n", match.start() + 1)
+            yield run[match.start():end if end > 0 else len(run)]
+
+
+def _passed_over(line: LongLine) -> str | None:
+    """Why a long message line was not searched, or None when it holds nothing searched anyway
+    (its start says it is a tool's result, say)."""
+    role = _ROLE.search(line.head)
+    if role is not None and role.group(1).decode() not in SEARCHED_ROLES:
+        return None
+    what = f"a {role.group(1).decode()} message" if role is not None else "a message"
+    return (f"{what} of {line.size / (1 << 20):.0f} MiB, longer than the {MAX_LINE_BYTES >> 20} MiB a search "
+            f"reads: not searched")
 
 
 def said(message: dict[str, Any]) -> str:
@@ -62,12 +80,18 @@ def snippet(text: str, at: int, length: int) -> str:
 
 
 def _matches(path: Path, needle: str, raw: bytes | None) -> Iterator[dict[str, Any]]:
+    """The matches in one file, and its message lines too long to search (those with a ``line``)."""
     opened = open_regular(path)
     if opened is None:
         return
     fd, size = opened
     try:
         for line in _lines(fd, size):
+            if isinstance(line, LongLine):
+                reason = _passed_over(line)
+                if reason is not None:
+                    yield {"line": line.number, "bytes": line.size, "reason": reason}
+                continue
             if raw is not None and raw not in line.lower():
                 continue
             try:
@@ -88,23 +112,28 @@ def _matches(path: Path, needle: str, raw: bytes | None) -> Iterator[dict[str, A
         os.close(fd)
 
 
-def search(folder: Path, query: str, limit: int) -> tuple[list[dict[str, Any]], bool]:
-    """Up to ``limit`` matches, newest session first (each session's in file order), and
-    whether there were more."""
+def search(folder: Path, query: str, limit: int) -> tuple[list[dict[str, Any]], bool, list[dict[str, Any]]]:
+    """Up to ``limit`` matches, newest session first (each session's in file order), whether
+    there were more, and up to :data:`MAX_SKIPPED` message lines passed over as too long."""
     needle = query.lower()
     plain = json.dumps(needle)[1:-1] == needle
     raw = needle.encode() if plain else None
     found: list[dict[str, Any]] = []
+    skipped: list[dict[str, Any]] = []
     for session in list_sessions(folder):
         if session.get("damaged"):
             continue
         per_session = 0
         for match in _matches(Path(session["file"]), needle, raw):
+            if "line" in match:
+                if len(skipped) < MAX_SKIPPED:
+                    skipped.append({"sessionId": session["sessionId"], "file": session["file"], **match})
+                continue
             if len(found) == limit:
-                return found, True
+                return found, True, skipped
             found.append({"sessionId": session["sessionId"], "file": session["file"], "name": session["name"],
                           "firstMessage": session["firstMessage"], **match})
             per_session += 1
             if per_session == MAX_MATCHES_PER_SESSION:
                 break
-    return found, False
+    return found, False, skipped

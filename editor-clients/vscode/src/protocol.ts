@@ -1130,6 +1130,15 @@ export interface SessionSearchParams {
 export interface SessionSearchResult {
   matches: SessionSearchMatch[];
   truncated: boolean;
+  skipped?: SessionSearchSkipped[];
+}
+
+export interface SessionSearchSkipped {
+  sessionId: string;
+  file: string;
+  line: number;
+  bytes: number;
+  reason: string;
 }
 
 /** The settings group that changed (the names and values of ``setQueueModes``, ``setAutoRetry``, ``setAutoCompaction``, ``setMode``); outside the tree. */
