@@ -796,6 +796,7 @@ export interface ProbeLocalServersParams {
 
 export interface ProbeLocalServersResult {
   servers: LocalServer[];
+  timedOut?: string[];
 }
 
 export interface PromptParams {

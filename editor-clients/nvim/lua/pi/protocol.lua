@@ -660,6 +660,7 @@
 
 ---@class pi.ProbeLocalServersResult
 ---@field servers pi.LocalServer[]
+---@field timedOut? string[]
 
 ---@class pi.PromptParams
 ---@field text string
