@@ -6,7 +6,9 @@ llama.cpp's ``llama-server`` on 8080, both OpenAI-compatible. :func:`probe` asks
 ``models.json`` provider listing no models), all at once on the event loop, and returns the
 ones that answered with models by one deadline for the whole probe and the ones still
 answering then (whatever listens on a usual port may send a byte a second: it is given up,
-its connection closed, and no thread of the daemon's waits for it). :func:`add_server` writes a server as a provider of the user's own
+its connection closed, and no thread of the daemon's waits for it).
+
+:func:`add_server` writes a server as a provider of the user's own
 ``$PI_DAEMON_HOME/models.json`` (whose models the daemon asks the server for each time it
 reads its configuration), keeping the rest of the file; the registry is then reloaded by
 the caller.
