@@ -149,9 +149,10 @@ class Client:
                              "the daemon asked for it uncompressed; it was not read", url)
         return response
 
-    async def get(self, url: str, timeout: float | None = None, limit: int = PROBE_BODY_LIMIT) -> tuple[int, bytes]:
+    async def get(self, url: str, timeout: float | None = None, limit: int = PROBE_BODY_LIMIT,
+                  headers: dict[str, str] | None = None) -> tuple[int, bytes]:
         """The status and the whole body of a GET; :class:`TooLarge` past ``limit`` bytes (decoded)."""
-        response = await self.open(url, {}, b"", "GET", timeout)
+        response = await self.open(url, headers or {}, b"", "GET", timeout)
         try:
             body = bytearray()
             async for data in response.aiter_bytes():

@@ -2,9 +2,13 @@
 
 A user without a hosted provider's key often has a local server already: Ollama on 11434,
 llama.cpp's ``llama-server`` on 8080, both OpenAI-compatible. :func:`probe` asks each
-``GET {baseUrl}/models`` (through :func:`.discovery.discover`, the same reading, limits and
-time limit as a ``models.json`` provider listing no models) and returns the ones that
-answered with models. :func:`add_server` writes a server as a provider of the user's own
+``GET {baseUrl}/models`` (through :func:`.discovery.ask`, the same reading and limits as a
+``models.json`` provider listing no models), all at once on the event loop, and returns the
+ones that answered with models by one deadline for the whole probe and the ones still
+answering then (whatever listens on a usual port may send a byte a second: it is given up,
+its connection closed, and no thread of the daemon's waits for it).
+
+:func:`add_server` writes a server as a provider of the user's own
 ``$PI_DAEMON_HOME/models.json`` (whose models the daemon asks the server for each time it
 reads its configuration), keeping the rest of the file; the registry is then reloaded by
 the caller.
@@ -25,7 +29,7 @@ import attrs
 from ..home import home_dir
 from .catalog import PROVIDERS
 from ..config_file import read_json
-from .discovery import discover
+from .discovery import DISCOVERY_TIMEOUT_S, ask
 
 USUAL_SERVERS = (("ollama", "http://127.0.0.1:11434/v1"), ("llama-cpp", "http://127.0.0.1:8080/v1"))
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -56,16 +60,22 @@ def check_url(base_url: str) -> str:
     return base_url.rstrip("/")
 
 
-async def probe(urls: list[str]) -> list[FoundServer]:
-    """The servers among the usual ones and ``urls`` that list models, asked concurrently."""
+async def probe(urls: list[str]) -> tuple[list[FoundServer], list[str]]:
+    """The servers among the usual ones and ``urls`` that list models, and the base URLs of those
+    that had not answered by :data:`.discovery.DISCOVERY_TIMEOUT_S` (one deadline for all)."""
     candidates = list(USUAL_SERVERS) + [(name_for(url), check_url(url)) for url in urls]
+    deadline = asyncio.get_running_loop().time() + DISCOVERY_TIMEOUT_S
 
-    async def ask(name: str, base_url: str) -> FoundServer | None:
-        entries, _ = await asyncio.to_thread(discover, {"api": API, "baseUrl": base_url})
+    async def asked(name: str, base_url: str) -> FoundServer | str | None:
+        try:
+            async with asyncio.timeout_at(deadline):
+                entries, _ = await ask({"api": API, "baseUrl": base_url})
+        except TimeoutError:
+            return base_url
         return FoundServer(name, base_url, [e["id"] for e in entries]) if entries else None
 
-    found = await asyncio.gather(*(ask(name, url) for name, url in candidates))
-    return [server for server in found if server is not None]
+    answers = await asyncio.gather(*(asked(name, url) for name, url in candidates))
+    return [a for a in answers if isinstance(a, FoundServer)], [a for a in answers if isinstance(a, str)]
 
 
 def add_server(name: str, base_url: str) -> None:

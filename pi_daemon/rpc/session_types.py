@@ -18,6 +18,7 @@ __all__ = [
     "SessionSearchParams",
     "SessionSearchMatch",
     "SessionSearchResult",
+    "SessionSearchSkipped",
     "NameValue",
     "McpServerStdio",
     "McpServerHttp",
@@ -153,9 +154,19 @@ class SessionSearchMatch:
 
 
 @attrs.define
+class SessionSearchSkipped:
+    session_id: str
+    file: str
+    line: int
+    bytes: int
+    reason: str
+
+
+@attrs.define
 class SessionSearchResult:
     matches: list[SessionSearchMatch]
     truncated: bool
+    skipped: list[SessionSearchSkipped] | None = None
 
 
 @attrs.define

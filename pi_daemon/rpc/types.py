@@ -326,6 +326,7 @@ class LocalServer:
 @attrs.define
 class ProbeLocalServersResult:
     servers: list[LocalServer]
+    timed_out: list[str] | None = None
 
 
 @attrs.define

@@ -2,6 +2,11 @@
 
 The file is read a block at a time and its lines are read where they lie in the block (no
 copy split into lines), so a 200 MB session is not held in memory beside its entries.
+
+What only looks at a file's lines (``session/list``, ``session/search``) reads them through
+:func:`line_runs`: whole lines a run at a time, and a line longer than a cap passed over
+without being held (:class:`LongLine` says where it was), so one enormous line costs a pass
+over its bytes and no more memory than a block.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ import gc
 import os
 import stat
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, NamedTuple
 
 import orjson
 
@@ -25,6 +30,12 @@ MAX_SESSION_BYTES = 512 << 20  # a session file is read whole to open it; past t
 SIDE_ENTRIES = ("queue_add", "queue_done", "leaf", "label", "session_settings", "turn_changes", "turn_review",
                 "rewind", "rewind_end", "subagent")
 BLOCK = 1 << 24  # a session file is read this much at a time
+# The longest line session/search reads (a user message or an answer): a line is held whole to
+# be parsed, about three times over (its bytes, their lower case, the text), so this keeps one
+# pathological line to about 64 MiB more. A prompt with large images can be longer; it is
+# passed over and reported, never dropped without a word (protocol.md, session/search).
+MAX_LINE_BYTES = 16 << 20
+HEAD_BYTES = 512  # what is kept of a line passed over: enough to say what kind of entry it is
 
 
 @contextlib.contextmanager
@@ -203,3 +214,67 @@ def blocks(fd: int, size: int, block: int = BLOCK) -> Iterator[bytes]:
             return
         at += len(data)
         yield data
+
+
+class LongLine(NamedTuple):
+    """A line longer than the cap of :func:`line_runs`, passed over without being held."""
+
+    number: int  # 1-based; 0 when the reader was not asked to count lines
+    size: int  # its bytes, without a newline
+    head: bytes  # its first :data:`HEAD_BYTES` bytes (after the newline that ends the line before it)
+
+
+def line_runs(fd: int, size: int, block: int, cap: int, numbered: bool = False) -> Iterator[bytes | LongLine]:
+    """The first ``size`` bytes of the file open at ``fd`` as runs of whole lines, in order. Each
+    run but the file's first starts with the newline that ends the line before it (so a line is
+    found by its ``\\n{`` start) and leaves its own last newline to the next. A line longer than
+    ``cap`` (at least ``block``: a line inside one block comes in a run) comes as a
+    :class:`LongLine` instead: its bytes are read once and let go, never copied block after
+    block nor held. ``numbered``: long lines carry their line number (counting costs a pass
+    over the runs, so only a reader that reports lines asks for it)."""
+    pending: list[bytes] = []  # the current line so far (and the newline before it)
+    held = 0  # their length
+    lead = 0  # 1 once the current line has a newline before it (every line but the first)
+    number = 1  # the current line's
+    long: LongLine | None = None  # the current line, being passed over
+    for data in blocks(fd, size, block):
+        while True:
+            if long is not None:
+                end = data.find(b"\n")
+                long = long._replace(size=long.size + (len(data) if end < 0 else end))
+                if end < 0:
+                    break
+                yield long
+                long, number, lead = None, number + 1, 1
+                pending, held, data = [b"\n"], 1, data[end + 1:]
+            first = data.find(b"\n")  # where the current line ends
+            if held - lead + (len(data) if first < 0 else first) > cap:
+                long = LongLine(number if numbered else 0, held - lead, _head(pending + [data], lead))
+                pending, held = [], 0
+                continue
+            if first < 0:
+                pending.append(data)
+                held += len(data)
+                break
+            cut = data.rfind(b"\n")
+            run = b"".join(pending + [data[:cut]]) if pending else data[:cut]
+            if numbered:
+                number += run.count(b"\n") - lead + 1
+            if run:
+                yield run
+            pending, held, lead = [data[cut:]], len(data) - cut, 1
+            break
+    if long is not None:
+        yield long
+    elif held > lead:
+        yield b"".join(pending)
+
+
+def _head(pieces: list[bytes], lead: int) -> bytes:
+    """The first :data:`HEAD_BYTES` of a line given by its pieces, after its leading newline."""
+    head = bytearray()
+    for piece in pieces:
+        head += piece[:HEAD_BYTES + lead - len(head)]
+        if len(head) > HEAD_BYTES:
+            break
+    return bytes(head[lead:])

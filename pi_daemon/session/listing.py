@@ -23,11 +23,11 @@ import os
 import re
 import stat
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from .. import json_read
 from ..messages import message_from_wire, user_text
-from .entry_lines import blocks
+from .entry_lines import MAX_LINE_BYTES, LongLine, line_runs
 from .store import MAX_SESSION_BYTES
 
 MESSAGE = re.compile(rb'\n\{\s*"type"\s*:\s*"message"\s*,')
@@ -37,6 +37,7 @@ PREFIX_BYTES = 1 << 20  # the header and the first user message are looked for h
 BLOCK = 1 << 20
 MAX_NAME_LINE = 64 << 10  # a session_info line longer than this is not read for its name
 _ID = re.compile(r"_([0-9A-Za-z-]{1,64})\.jsonl\Z")
+Reading = Callable[[bytes | LongLine], None]  # what else reads a file's lines as they are listed
 
 
 def _line_at(data: bytes, start: int) -> Any:
@@ -63,29 +64,32 @@ def _first_user(data: bytes) -> str:
     return ""
 
 
-def _scan(fd: int, size: int) -> tuple[bytes, int, bytes | None]:
+def _scan(fd: int, size: int, also: Reading | None) -> tuple[bytes, int, bytes | None]:
     """(the file's first :data:`PREFIX_BYTES`, its ``message`` lines, its last ``session_info``
-    line), read a block at a time."""
+    line), read a run of lines at a time; a line longer than a block (or, with ``also``,
+    than :data:`.entry_lines.MAX_LINE_BYTES`) is counted by its start, the rest of it only
+    passed over. ``also`` is given every run as it is read."""
     prefix = b""
+    open_prefix = True  # until it holds PREFIX_BYTES or a line cut off
     count = 0
     name_line: bytes | None = None
-    carry = b""  # the end of the previous block: a line cut between blocks is whole here
-    at = 0
-    for block in blocks(fd, size, BLOCK):
-        if at < PREFIX_BYTES:
-            prefix += block[:PREFIX_BYTES - at]
-        at += len(block)
-        data = carry + block
-        cut = data.rfind(b"\n")
-        whole, carry = (data, b"") if at >= size or cut < 0 else (data[:cut], data[cut:])
-        count += len(MESSAGE.findall(whole))
-        for match in NAME.finditer(whole):
-            end = whole.find(b"\n", match.start() + 1)
-            line = whole[match.start():end if end > 0 else len(whole)]
+    cap = BLOCK if also is None else MAX_LINE_BYTES
+    for run in line_runs(fd, size, BLOCK, cap, numbered=also is not None):
+        if also is not None:
+            also(run)
+        if isinstance(run, LongLine):
+            count += MESSAGE.match(b"\n" + run.head) is not None
+            if open_prefix:  # the prefix ends in it, as it would end in a line longer than itself
+                prefix, open_prefix = (prefix + b"\n" if prefix else b"") + run.head, False
+            continue
+        if open_prefix:
+            prefix += run[:PREFIX_BYTES - len(prefix)]
+            open_prefix = len(prefix) < PREFIX_BYTES
+        count += len(MESSAGE.findall(run))
+        for match in NAME.finditer(run):
+            end = run.find(b"\n", match.start() + 1)
+            line = run[match.start():end if end > 0 else len(run)]
             name_line = line if len(line) <= MAX_NAME_LINE else name_line
-        if len(carry) > MAX_NAME_LINE:  # a long line: counted by its start, the rest only passed over
-            count += len(MESSAGE.findall(carry[:64]))
-            carry = carry[-64:].replace(b"\n", b" ")
     return prefix, count, name_line
 
 
@@ -101,22 +105,10 @@ def _iso(seconds: float) -> str:
         .replace("+00:00", "Z")
 
 
-def open_regular(path: Path) -> tuple[int, int] | None:
-    """``(fd, size)`` of a regular session file within the size limit, opened without following a
-    link (or blocking on a FIFO); None for anything else (:func:`describe` says why)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return None
-    info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_SESSION_BYTES:
-        os.close(fd)
-        return None
-    return fd, info.st_size
-
-
-def describe(path: Path) -> dict[str, Any] | None:
-    """The listing of one file: None when it is no session with anything said in it."""
+def describe(path: Path, also: Reading | None = None) -> dict[str, Any] | None:
+    """The listing of one file: None when it is no session with anything said in it. ``also``
+    is given the file's lines as they are read (see :func:`_scan`): a search reads each file
+    once, the listing and the search together."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
@@ -133,7 +125,7 @@ def describe(path: Path) -> dict[str, Any] | None:
             return _damaged(path, "not a regular file", updated)
         if info.st_size > MAX_SESSION_BYTES:
             return _damaged(path, f"larger than {MAX_SESSION_BYTES >> 20} MiB", updated)
-        prefix, count, name_line = _scan(fd, info.st_size)
+        prefix, count, name_line = _scan(fd, info.st_size, also)
     except OSError as exc:
         return _damaged(path, f"cannot be read ({exc.strerror})", updated)
     finally:
@@ -168,10 +160,14 @@ def describe(path: Path) -> dict[str, Any] | None:
     return found
 
 
-def list_sessions(folder: Path, cwd: str | None = None) -> list[dict[str, Any]]:
+def session_files(folder: Path) -> list[Path]:
     if os.path.islink(folder) or not folder.is_dir():
         return []  # a symlinked session folder is not read (SessionManager says why when writing)
-    found = [d for d in map(describe, sorted(folder.glob("*.jsonl"))) if d is not None]
+    return sorted(folder.glob("*.jsonl"))
+
+
+def list_sessions(folder: Path, cwd: str | None = None) -> list[dict[str, Any]]:
+    found = [d for d in map(describe, session_files(folder)) if d is not None]
     if cwd is not None:
         found = [d for d in found if d["cwd"] == cwd or d.get("damaged")]
     found.sort(key=lambda d: d["_mtime"], reverse=True)

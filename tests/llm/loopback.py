@@ -174,6 +174,60 @@ async def _wait_closed(reader: asyncio.StreamReader) -> None:
 # --- wire formats ---------------------------------------------------------------------
 
 
+
+class TricklingServers(ThreadedServer):
+    """HTTP servers on 127.0.0.1 that answer a byte a second (from the status line on), for as
+    long as the client waits: one on a free port (``url``), more on :meth:`listen`. Counts the
+    connections opened (``opened``) and those the client has closed (``closed``)."""
+
+    ANSWER = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n" + b" " * 1000
+
+    def __init__(self) -> None:
+        self.opened = 0
+        self.closed = 0
+        self._more: list[asyncio.AbstractServer] = []
+        super().__init__()
+
+    def listen(self, port: int = 0) -> str | None:
+        """The URL of one more server, on ``port`` (0: a free one); None when it is taken."""
+        async def start() -> asyncio.AbstractServer:
+            return await asyncio.start_server(self._handle, "127.0.0.1", port)
+
+        try:
+            server = asyncio.run_coroutine_threadsafe(start(), self._loop).result(5)
+        except OSError:
+            return None
+        self._more.append(server)
+        return f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.opened += 1
+        gone = asyncio.ensure_future(self._until_closed(reader))
+        try:
+            for byte in self.ANSWER:
+                writer.write(bytes([byte]))
+                done, _ = await asyncio.wait([gone], timeout=1.0)
+                if done:
+                    break
+            await gone
+        except ConnectionError:
+            pass
+        finally:
+            self.closed += 1
+            gone.cancel()
+            writer.close()
+
+    @staticmethod
+    async def _until_closed(reader: asyncio.StreamReader) -> None:
+        while await reader.read(65536):
+            pass
+
+    def close(self) -> None:
+        for server in self._more:
+            self._loop.call_soon_threadsafe(server.close)
+        super().close()
+
+
 def openai_sse(chunks: list[dict], *, done: bool = True, keepalive: bool = True) -> bytes:
     out = [b": keep-alive\n\n"] if keepalive else []
     for chunk in chunks:

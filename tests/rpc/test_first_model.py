@@ -3,11 +3,13 @@ and each way out works — a key handed over (held in memory, sent only where it
 key goes), a local server found on a port and added, the offline demo."""
 
 import json
+import time
 
 import pytest
 
 from agent_shell import home_with
-from loopback import LoopbackServer, Reply, anthropic_message, openai_text
+from helpers import wait_until
+from loopback import LoopbackServer, Reply, TricklingServers, anthropic_message, openai_text
 from run_events import final_message
 
 
@@ -105,3 +107,26 @@ def test_servers_that_cannot_be_added_are_clear_errors(spawn, tmp_path):
     assert error_of(d, "probeLocalServers", {"urls": ["nope"]})["code"] == -32602
     found = d.call("probeLocalServers", {"urls": ["http://127.0.0.1:9/v1"]})["servers"]
     assert all(s["baseUrl"] != "http://127.0.0.1:9/v1" for s in found)  # nothing answers there
+
+
+def test_servers_that_trickle_are_given_up_at_one_deadline_while_the_daemon_keeps_serving(spawn, tmp_path):
+    # On free ports, named in the request: the usual ports (asked too) belong to whatever else runs here.
+    trickling = TricklingServers()
+    try:
+        urls = [trickling.url + "/v1"] + [trickling.listen() + "/v1" for _ in range(15)]
+        d = spawn()
+        d.call("session/list")
+        asked = time.monotonic()
+        probe = d.request_async("probeLocalServers", {"urls": urls})
+        wait_until(lambda: trickling.opened, "the probe to reach a trickling server")
+        listed = time.monotonic()
+        d.call("session/list")
+        assert time.monotonic() - listed < 1.0  # the probe holds none of the daemon's threads
+        result = d.wait_response(probe)["result"]
+        assert time.monotonic() - asked < 5.0
+        assert not {s["baseUrl"] for s in result["servers"]} & set(urls)
+        assert set(urls) <= set(result["timedOut"])
+        wait_until(lambda: trickling.closed == trickling.opened == len(urls),
+                   "the daemon to close every connection it gave up")
+    finally:
+        trickling.close()

@@ -3,12 +3,14 @@ entries the daemon cannot serve, and the models a local server lists itself."""
 
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
 
+from helpers import wait_until
 from run_events import final_message
-from loopback import LoopbackServer, Reply, anthropic_message, openai_text
+from loopback import LoopbackServer, Reply, TricklingServers, anthropic_message, openai_text
 
 # The example of Pi's "Configure a compatible endpoint" (docs/models.md), unchanged.
 PI_DOCS_EXAMPLE = """{
@@ -214,6 +216,23 @@ def test_a_listing_server_that_is_down_is_reported_not_fatal(spawn, tmp_path):
     reason = next(u for u in d.call("listModels")["unavailable"] if u["provider"] == "vllm")["reason"]
     assert reason.startswith("models.json: provider 'vllm': listing its models at http://127.0.0.1:9/v1/models failed")
 
+
+
+def test_a_listing_server_that_trickles_is_given_up_at_the_deadline(spawn, tmp_path):
+    trickling = TricklingServers()
+    try:
+        pi_dir, home = homes(tmp_path)
+        (home / "models.json").write_text(json.dumps({"providers": {"slow": {
+            "baseUrl": trickling.url + "/v1", "api": "openai-completions", "models": []}}}))
+        started = time.monotonic()
+        d = spawn(env=env_for(pi_dir, home))
+        reason = next(u for u in d.call("listModels")["unavailable"] if u["provider"] == "slow")["reason"]
+        assert reason == (f"models.json: provider 'slow': listing its models at {trickling.url}/v1/models got no "
+                          "whole answer within 3 s")
+        assert time.monotonic() - started < 8.0  # the daemon starts: no byte-a-second answer holds it
+        wait_until(lambda: trickling.closed == trickling.opened == 1, "the daemon to close the connection")
+    finally:
+        trickling.close()
 
 def test_an_untrusted_workspace_does_not_make_the_daemon_ask_a_server(spawn, tmp_path, server):
     server.routes["/v1/models"] = Reply(200, b'{"object": "list", "data": [{"id": "m", "object": "model"}]}',

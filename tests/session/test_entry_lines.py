@@ -1,10 +1,12 @@
 """A session file read a block at a time reads exactly as read whole, wherever the blocks cut it."""
 
 import json
+import os
+import random
 
 import pytest
 
-from pi_daemon.session.entry_lines import parse
+from pi_daemon.session.entry_lines import HEAD_BYTES, LongLine, line_runs, parse
 
 HEADER = json.dumps({"type": "session", "version": 3, "id": "s1", "timestamp": "t", "cwd": "/w"})
 
@@ -44,3 +46,46 @@ def test_a_file_without_a_header_line_is_refused():
     for data in (b"", b'{"type":"session"', b"hello\n"):
         with pytest.raises(SessionFileError):
             parse("f", [data[:3], data[3:]])
+
+
+def expected_runs(data: bytes, cap: int) -> list:
+    """What ``line_runs`` gives, from the file split whole: the bytes between long lines, each
+    line with the newline before it, and each line longer than ``cap`` as a LongLine (its head:
+    what was read of it when it passed the cap)."""
+    out: list = [b""]
+    lines = data.split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()
+    for number, line in enumerate(lines, 1):
+        if len(line) > cap:
+            out += [LongLine(number, len(line), line[:min(HEAD_BYTES, cap + 1)]), b""]
+        else:
+            out[-1] += (b"\n" if number > 1 else b"") + line
+    return [item for item in out if item != b""]
+
+
+def test_line_runs_pass_over_long_lines_wherever_the_blocks_cut_them(tmp_path):
+    rng = random.Random(37)
+    for trial in range(300):
+        lengths = [rng.choice([0, 1, 5, 40, 700, 2000, 5000]) for _ in range(rng.randint(0, 12))]
+        data = b"\n".join(bytes(rng.choice(b"ab{") for _ in range(n)) for n in lengths)
+        data += rng.choice([b"", b"\n"])
+        path = tmp_path / f"f{trial}"
+        path.write_bytes(data)
+        block = rng.choice([1, 3, 64, 900])
+        cap = block * rng.choice([1, 2, 5])
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            got = list(line_runs(fd, len(data), block, cap, numbered=True))
+        finally:
+            os.close(fd)
+        runs: list = []
+        for item in got:  # runs cut anywhere at a line's end: joined between long lines
+            if isinstance(item, bytes) and runs and isinstance(runs[-1], bytes):
+                assert item.startswith(b"\n")
+                runs[-1] += item
+            elif isinstance(item, LongLine):
+                runs.append(item._replace(head=item.head[:cap + 1]))
+            else:
+                runs.append(item)
+        assert runs == expected_runs(data, cap), (lengths, block, cap)

@@ -799,6 +799,7 @@ export interface ProbeLocalServersParams {
 
 export interface ProbeLocalServersResult {
   servers: LocalServer[];
+  timedOut?: string[];
 }
 
 export interface PromptParams {
@@ -1134,6 +1135,15 @@ export interface SessionSearchParams {
 export interface SessionSearchResult {
   matches: SessionSearchMatch[];
   truncated: boolean;
+  skipped?: SessionSearchSkipped[];
+}
+
+export interface SessionSearchSkipped {
+  sessionId: string;
+  file: string;
+  line: number;
+  bytes: number;
+  reason: string;
 }
 
 /** The settings group that changed (the names and values of ``setQueueModes``, ``setAutoRetry``, ``setAutoCompaction``, ``setMode``); outside the tree. */

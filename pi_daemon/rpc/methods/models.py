@@ -56,11 +56,11 @@ async def set_api_key(ctx: "Context", p: t.SetApiKeyParams) -> t.ModelsResult:
         errors=(InvalidParams,), summary="the model servers answering on this machine's usual ports")
 async def probe_local_servers(ctx: "Context", p: t.ProbeLocalServersParams) -> t.ProbeLocalServersResult:
     try:
-        found = await probe(list(p.urls or [])[:MAX_PROBED])
+        found, late = await probe(list(p.urls or [])[:MAX_PROBED])
     except ServerRefused as exc:
         raise InvalidParams(f"invalid params: params.urls: {exc}") from None
     return t.ProbeLocalServersResult(servers=[t.LocalServer(name=s.name, base_url=s.base_url, models=s.models)
-                                              for s in found])
+                                              for s in found], timed_out=late or None)
 
 
 @method("addModelServer", params=t.AddModelServerParams, result=t.ModelsResult,

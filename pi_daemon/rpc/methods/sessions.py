@@ -78,8 +78,9 @@ async def session_search(ctx: "Context", p: t.SessionSearchParams) -> t.SessionS
         raise InvalidParams(f"invalid params: params.query: 1 to {MAX_QUERY_CHARS} characters, not only spaces")
     if not 1 <= p.limit <= MAX_SEARCH_MATCHES:
         raise InvalidParams(f"invalid params: params.limit: 1 to {MAX_SEARCH_MATCHES}")
-    found, more = await asyncio.to_thread(search, ctx.sessions.sessions_dir, p.query, p.limit)
-    return t.SessionSearchResult(matches=[from_wire(m, t.SessionSearchMatch) for m in found], truncated=more)
+    found, more, skipped = await asyncio.to_thread(search, ctx.sessions.sessions_dir, p.query, p.limit)
+    return t.SessionSearchResult(matches=[from_wire(m, t.SessionSearchMatch) for m in found], truncated=more,
+                                 skipped=[from_wire(s, t.SessionSearchSkipped) for s in skipped] or None)
 
 
 @method("session/fork", params=t.SessionForkParams, result=t.SessionForkResult,

@@ -663,6 +663,7 @@
 
 ---@class pi.ProbeLocalServersResult
 ---@field servers pi.LocalServer[]
+---@field timedOut? string[]
 
 ---@class pi.PromptParams
 ---@field text string
@@ -933,6 +934,14 @@
 ---@class pi.SessionSearchResult
 ---@field matches pi.SessionSearchMatch[]
 ---@field truncated boolean
+---@field skipped? pi.SessionSearchSkipped[]
+
+---@class pi.SessionSearchSkipped
+---@field sessionId string
+---@field file string
+---@field line integer
+---@field bytes integer
+---@field reason string
 
 --- The settings group that changed (the names and values of ``setQueueModes``, ``setAutoRetry``, ``setAutoCompaction``, ``setMode``); outside the tree.
 ---@class pi.SessionSettingsEntry
