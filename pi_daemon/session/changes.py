@@ -206,15 +206,23 @@ class ChangeLog:
         self._skips_unsent = self._skips_unsent or bool(new)
         return new
 
-    async def scan(self) -> None:
-        """After a command (and, for one that ended unseen, after its batch): add what it changed."""
+    async def scan(self, hidden: bool = False) -> None:
+        """After a command (and, for one that ended unseen, after its batch): add what it changed.
+        With ``hidden`` (the run's end), also what its commands wrote through names a watched
+        snapshot does not see (:meth:`.WatchSnapshot.hidden_changes`): once a run, not per command."""
         async with self._scanning:  # commands of a batch may end together
-            if self.snapshot is None or not self._bash_ran:
+            snapshot = self.snapshot
+            if snapshot is None or not (self._bash_ran or hidden and isinstance(snapshot, WatchSnapshot)):
                 return
-            self._bash_ran = False
+            found = []
+            if self._bash_ran:
+                self._bash_ran = False
+                found += await asyncio.to_thread(self._changed, snapshot.changes)
+            if hidden and isinstance(snapshot, WatchSnapshot):
+                found += await asyncio.to_thread(self._changed, snapshot.hidden_changes)
             touched = []
             since, had = self._records, set(self.files)
-            for path, before, ref, after in await asyncio.to_thread(self._changed, self.snapshot):
+            for path, before, ref, after in found:
                 known = self.files.get(path)
                 if known is not None and known.stamp > since:  # a tool of the batch wrote it while it was read:
                     # that write is the newer content (its stat moved: a later scan reads it again) ...
@@ -229,12 +237,13 @@ class ChangeLog:
             await asyncio.to_thread(self._prepare_all, touched)
             self._note_skips()
 
-    def _changed(self, snapshot: Any) -> list[tuple[str, object, str | None, Any]]:
-        """What changed since the last scan: (path, content before the run, git's blob id of
+    def _changed(self, changes: Callable[[], list[tuple[str, object, str | None]]]
+                 ) -> list[tuple[str, object, str | None, Any]]:
+        """What ``changes`` (a snapshot's) found: (path, content before the run, git's blob id of
         that content when git keeps it, content now: bytes, None when gone, an Unread when it
         could not be read)."""
         out = []
-        for path, before, ref in snapshot.changes():
+        for path, before, ref in changes():
             if self.workspace.show(Path(path)).split(os.sep)[0] == ".pi":
                 continue
             out.append((path, before, ref, self._now(path)))
@@ -364,7 +373,7 @@ class ChangeLog:
                 self._bash_ran = True  # this one's changes, found in its own time (another may still run)
                 await self.scan()
         elif isinstance(event, AgentEnd) or (isinstance(event, TurnEnd) and event.tool_results):
-            await self.scan()
+            await self.scan(hidden=isinstance(event, AgentEnd))
             files = self.turn_diff(always=isinstance(event, AgentEnd))
             if files is not None:
                 skipped = [SkippedFolder(path, why) for path, why in self.skipped.items()] or None

@@ -222,16 +222,24 @@ class WatchSnapshot:
             names = None if everything or tree.watch.broken else tree._expand(files, trees, self.base, self.overlay)
             if names is None:
                 names = self._all_changed()
-            elif self.unconfined or tree.watch.blind:  # else every name a write could go through is watched
-                names |= self._unseen(names)
             return self._compare(sorted(names))
 
-    def _unseen(self, seen: set[str]) -> set[str]:
-        """Files changed since the snapshot that the watch could not see: written through a name
-        in a folder it does not watch (a hard link in a folder git ignores, or outside the tree).
-        The base's index compared with the disk (``diff-files``: stat data, nothing read), kept
-        when the inode changed after the snapshot was taken (its ctime, which no one can set)
-        and since it was last found."""
+    def hidden_changes(self) -> list[tuple[str, object, str | None]]:
+        """Files changed since the snapshot through names the watch does not see (:meth:`_unseen`),
+        as :meth:`changes` gives them; asked once a run, at its end. Only where such a name can
+        be: a folder of the tree the watch leaves out, or outside the tree for a command that
+        could write there (no sandbox, more roots); elsewhere every write comes as an event."""
+        tree = self.tree
+        if not (self.unconfined or tree.watch.blind):
+            return []
+        with tree.lock:
+            return self._compare(sorted(self._unseen()))
+
+    def _unseen(self) -> set[str]:
+        """Tracked files whose inode changed since the snapshot was taken (its ctime, which no one
+        can set) and since they were last found here: the base's index compared with the disk
+        (``diff-files``: stat data, nothing read). A write the watch saw is among them too
+        (read again: the same content)."""
         base, tree = self.base, self.tree
         try:
             out = base.git.run("diff-files", "-z", "--name-only", "--ignore-submodules=all", *base.spec, cwd=tree.root)
@@ -245,7 +253,7 @@ class WatchSnapshot:
                 if not name or _own(name):
                     continue
                 key = _key(root_fd, name)  # a deletion is never hidden: it is made through this name
-                if key is not None and name not in seen and key[0] >= self.taken and self.unseen.get(name) != key:
+                if key is not None and key[0] >= self.taken and self.unseen.get(name) != key:
                     found.add(name)
                 self.unseen[name] = key  # as it is now: found again only once it moves
         finally:
