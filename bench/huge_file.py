@@ -10,11 +10,9 @@ medians over ``--runs`` runs. Before the files too large to diff were left out o
 snapshot, each call of the copy with the big file took about 120 s (git's time limit).
 
 A third copy has a folder git ignores (``build/``, one file in it): the watch does not watch
-it, so a write through a hard link there would hide from the watch, and each command's end
+it, so a write through a hard link there would hide from the watch, and the run's end
 compares the tracked files' stat data with the snapshot (``git diff-files``). Its ratio is
-what that check costs at ``--files``.
-
-Run: .venv/bin/python bench/huge_file.py [--runs 5] [--calls 10] [--files 1000] [--size-gib 12]
+what that check costs at ``--files`` (each run here has one command).
 """
 
 from __future__ import annotations

@@ -2,10 +2,11 @@
 
 A file with more than one link may be a file outside the workspace given a name inside it,
 so the door refuses such a file unless each of its names is found beneath the root: the
-root is walked (no symlink followed, a folder at a time, without recursion) comparing each
-entry's inode number, until as many names as the file has links are found. The walk is
-bounded (:data:`MAX_ENTRIES` entries, :data:`MAX_DEPTH` levels): what it could not look at
-may hold a name, so past a bound the answer is no. A link made or removed while it walks
+root is walked (:func:`.tree_walk.walk_entries`: no symlink followed, a folder at a time,
+bounded in depth and folders) comparing each entry's inode number, until as many names as
+the file has links are found, at most :data:`MAX_ENTRIES` of them: what it could not look at
+may hold a name, so past a bound the answer is no. A name in a ``.git`` or in the daemon's
+``.pi`` is no name of the workspace's: a link to ``.git/config`` is refused as one outside. A link made or removed while it walks
 changes the file's ctime, which is compared before and after: then the answer is no too.
 """
 
@@ -14,10 +15,11 @@ from __future__ import annotations
 import os
 import stat
 
-from .safe_open import open_beneath, open_root
+from .safe_open import open_root
+from .tree_walk import walk_entries
 
 MAX_ENTRIES = 200_000  # names looked at, about 0.1 s
-MAX_DEPTH = 64
+STATE = ".pi"  # the daemon's own folder at the root
 
 
 def all_names_within(root: str | os.PathLike[str], fd: int) -> bool:
@@ -33,41 +35,24 @@ def all_names_within(root: str | os.PathLike[str], fd: int) -> bool:
 
 
 def _count_names(root: str | os.PathLike[str], st: os.stat_result) -> int:
-    """How many names beneath ``root`` lead to the file ``st`` (stopping once all are found or at a bound)."""
+    """How many names beneath ``root`` lead to the file ``st`` (stopping once all are found or at a
+    bound). Names in a ``.git`` (git's own files) or in the daemon's ``.pi`` are not counted:
+    a link there is a way to reach them by another name."""
     root_fd = open_root(root)
-    found = 0
-    looked = 0
-    level: list[list[str]] = [[]]
+    found = looked = 0
     try:
-        for _ in range(MAX_DEPTH):
-            below: list[list[str]] = []
-            for parts in level:
-                try:
-                    fd = open_beneath(root_fd, parts, os.O_RDONLY | os.O_DIRECTORY)
-                except OSError:
-                    continue  # gone, or a symlink on the way: not a name of this folder's tree
-                try:
-                    with os.scandir(fd) as entries:
-                        for entry in entries:
-                            looked += 1
-                            if looked > MAX_ENTRIES:
-                                return found
-                            if entry.is_dir(follow_symlinks=False):
-                                below.append([*parts, entry.name])
-                            elif entry.inode() == st.st_ino and _same(entry, st):
-                                found += 1
-                                if found >= st.st_nlink:
-                                    return found
-                except OSError:
-                    continue
-                finally:
-                    os.close(fd)
-            if not below:
-                return found
-            level = below
-        return found
+        for _, entry in walk_entries(root_fd, [""], lambda below: [b for b in below if b != STATE],
+                                     into_repositories=True):
+            looked += 1
+            if looked > MAX_ENTRIES:
+                break
+            if entry.inode() == st.st_ino and _same(entry, st):
+                found += 1
+                if found >= st.st_nlink:
+                    break
     finally:
         os.close(root_fd)
+    return found
 
 
 def _same(entry: os.DirEntry[str], st: os.stat_result) -> bool:

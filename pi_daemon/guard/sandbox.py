@@ -132,15 +132,30 @@ def _section(workspace: str | Path) -> dict[str, Any]:
     return section if isinstance(section, dict) else {}
 
 
+def _writable(section: dict[str, Any]) -> list[str]:
+    """The settings' ``writable`` folders (each as given), kept out of the programs' search at
+    once: a command of an earlier daemon may have written one (``~/.local/bin``), so no program
+    is looked up there before the sandbox is even asked for."""
+    extra = section.get("writable", [])
+    folders = [str(w) for w in extra] if isinstance(extra, list) else []
+    programs.keep_out(path for path in map(_expand, folders) if path)
+    return folders
+
+
+def keep_writable_out(workspace: str | Path) -> None:
+    """What :func:`_writable` does, as the settings are applied."""
+    _writable(_section(workspace))
+
+
 def configured(workspace: str | Path) -> Sandbox | None:
     """The sandbox the agent's commands run in, or None when it is off or unavailable."""
     section = _section(workspace)
+    writable = _writable(section)
     if section.get("enabled", True) is False or bwrap_problem() is not None:
         return None
     hidden = section.get("hidden", DEFAULT_HIDDEN)
     hide_env = section.get("hideEnv", DEFAULT_HIDE_ENV)
-    extra = section.get("writable", [])
-    return Sandbox(writable=[str(w) for w in extra] if isinstance(extra, list) else [],
+    return Sandbox(writable=writable,
                    network=section.get("network", False) is True, git_writable=section.get("gitWritable") is True,
                    hidden=[str(h) for h in hidden] if isinstance(hidden, list) else list(DEFAULT_HIDDEN),
                    hide_env=[str(h) for h in hide_env] if isinstance(hide_env, list) else list(DEFAULT_HIDE_ENV))
@@ -175,6 +190,7 @@ def status(workspace: str | Path) -> SandboxStatus:
 
 def _status(workspace: str | Path) -> SandboxStatus:
     section = _section(workspace)
+    _writable(section)
     if section.get("enabled", True) is False:
         return SandboxStatus(active=False, network=True, reason="switched off in settings (sandbox.enabled)")
     problem = bwrap_problem()

@@ -334,11 +334,14 @@ class ConfinedFile:
     place: Place
     existed: bool
 
-    def read(self) -> bytes:
+    def read(self, limit: int | None = None) -> bytes:
+        """The content, or its first ``limit`` bytes (a file that grows as it is read ends there)."""
         chunks = []
+        left = -1 if limit is None else limit  # -1: no limit
         os.lseek(self.fd, 0, os.SEEK_SET)
-        while chunk := os.read(self.fd, 1 << 20):
+        while left and (chunk := os.read(self.fd, 1 << 20 if left < 0 else min(left, 1 << 20))):
             chunks.append(chunk)
+            left = left - len(chunk) if left > 0 else left
         return b"".join(chunks)
 
     def lines(self) -> Iterator[bytes]:

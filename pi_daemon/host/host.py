@@ -22,6 +22,7 @@ from ..session import AgentSession, SessionManager
 from ..session.compaction import load_settings
 from ..session.manager import default_tools
 from ..tools.language import DEFAULT_DIAGNOSTICS_WAIT_MS, MAX_DIAGNOSTICS_WAIT_MS
+from ..guard import sandbox
 from ..guard.permission_rules import ASK_DEFAULT
 from ..guard.permissions import PermissionGate
 from ..guard.workspace import Workspace
@@ -89,6 +90,7 @@ class Host:
     def apply_settings(self) -> None:
         """Apply settings.json (as far as the workspace's trust allows); again once it is trusted."""
         options = settings.load(self.workspace)
+        sandbox.keep_writable_out(self.workspace)  # before any program is looked up
         self.tools_workspace.allow(options.get("workspace", {}).get("extraRoots") or [])
         policy = options.get("permissions", {})
         self.gate.ask = tuple(policy.get("ask", ASK_DEFAULT))

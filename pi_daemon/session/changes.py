@@ -35,7 +35,7 @@ from ..events import AgentEnd, AgentStart, ChangedFile, SkippedFolder, ToolExecu
 from ..worktree.diffs import FileDiff, file_diff, revert_hunks
 from ..guard.repositories import in_git_folder
 from ..worktree.snapshot import UNKNOWN
-from ..worktree.unread import Unread, too_large, unread
+from ..worktree.unread import MAX_DIFF_BYTES, Unread, too_large, unread
 from ..worktree.watched_snapshot import WatchSnapshot, left_out, take_async
 from ..guard.workspace import READ, PathRefused, Workspace
 from .blobs import GIT_PREFIX, UNKNOWN_BLOB, Blobs
@@ -187,8 +187,9 @@ class ChangeLog:
         Not ``confined`` (no sandbox, or more places it may write than the workspace), it could
         write through a name outside the tree, which a watched snapshot then looks for."""
         self._bash_ran = True
-        if self.snapshot is None and self.run_id is not None:
-            self.snapshot = await take_async(str(self.workspace.root))
+        async with self._scanning:  # two commands of a batch: one snapshot
+            if self.snapshot is None and self.run_id is not None:
+                self.snapshot = await take_async(str(self.workspace.root))
         if not confined and isinstance(self.snapshot, WatchSnapshot):
             self.snapshot.unconfined = True
         new = self._note_skips()
@@ -215,13 +216,13 @@ class ChangeLog:
             if snapshot is None or not (self._bash_ran or hidden and isinstance(snapshot, WatchSnapshot)):
                 return
             found = []
+            since, had = self._records, set(self.files)  # a tool's write from now on is newer than the scan's read
             if self._bash_ran:
                 self._bash_ran = False
                 found += await asyncio.to_thread(self._changed, snapshot.changes)
             if hidden and isinstance(snapshot, WatchSnapshot):
                 found += await asyncio.to_thread(self._changed, snapshot.hidden_changes)
             touched = []
-            since, had = self._records, set(self.files)
             for path, before, ref, after in found:
                 known = self.files.get(path)
                 if known is not None and known.stamp > since:  # a tool of the batch wrote it while it was read:
@@ -257,7 +258,12 @@ class ChangeLog:
         try:
             with self.workspace.open_file(path, READ) as file:
                 big = too_large(path, os.fstat(file.fd))
-                return big if big is not None else file.read()
+                if big is not None:
+                    return big
+                data = file.read(limit=MAX_DIFF_BYTES + 1)
+                if len(data) > MAX_DIFF_BYTES:  # it grew while it was read
+                    return too_large(path, os.fstat(file.fd)) or unread(path, "it grew past the limit as it was read")
+                return data
         except PathRefused as exc:
             if not os.path.lexists(path):
                 return None
@@ -399,7 +405,7 @@ class ChangeLog:
                 listed = entry.get("files")
                 for f in listed if isinstance(listed, list) else []:  # a damaged record is left out
                     if isinstance(f, dict) and isinstance(f.get("path"), str) and os.path.isabs(f["path"]):
-                        # a name not a string: not kept
+                        # a before or after that is not a string (a name) is not kept
                         files[f["path"]] = (f.get("before"), f.get("after"), stored_unread(f))
         return found
 

@@ -233,7 +233,7 @@ class SessionManager:
             store.append("session_info", name=name)
         store.sync()
         session = self._open(store, model=chosen, name=name, mcp_servers=mcp_servers)
-        if chosen is None and self.registry.default_withheld is not None:
+        if chosen is None and self.registry.default_withheld is not None:  # --model named one not trusted yet
             session.withhold_model(*self.registry.default_withheld)
         return session
 
@@ -383,6 +383,8 @@ class SessionManager:
         session = self._open(store, model=model, **kwargs)
         if withheld is not None and model_ref is not None:
             session.withhold_model(model_ref, str(withheld))
+        elif model is None and self.registry.default_withheld is not None:  # no model of its own: --model's
+            session.withhold_model(*self.registry.default_withheld)
         return session
 
     def _open_stored(self, store: SessionStore, fallback: Model | None) -> AgentSession:
@@ -433,7 +435,7 @@ class SessionManager:
         if self.default_model is not None:
             self.default_model = current(self.default_model)
         elif (model := withheld(self.registry.default_withheld)) is not None:  # ``--model`` names its provider
-            self.default_model, self.registry.default_withheld = model, None
+            self.default_model = model
         for session in self.sessions.values():
             if session.model is not None:
                 session.model = session.agent.state.model = current(session.model)

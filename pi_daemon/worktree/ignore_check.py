@@ -1,10 +1,10 @@
 """Which folders git's ignore rules leave out, asked a level at a time of one git for a whole walk.
 
 A walk asks, for each level, which of the folders it found are ignored (so it never enters
-``node_modules``). A ``git check-ignore`` per level costs a process and git reading every
-``.gitignore`` from the top again, so a chain a thousand folders deep cost minutes; here one
-``git check-ignore --stdin --verbose --non-matching -z`` (isolated: :mod:`.git_isolated`)
-answers every level of the walk, a record per name. It has the time limit of one git run for
+``node_modules``). One ``git check-ignore --stdin --verbose --non-matching -z`` (isolated:
+:mod:`.git_isolated`) answers every level of the walk, a record per name: a process per level
+would cost a start and a read of every ``.gitignore`` from the top each time, which grows with
+the depth. It has the time limit of one git run for
 the whole walk; when git fails or runs out of time, nothing more counts as ignored (as when
 the one-shot question fails).
 """

@@ -23,7 +23,7 @@ from collections.abc import Callable
 
 from ..guard.repositories import find_repo, read_data
 from .git_isolated import GitRunError, IsolatedGit
-from .tree_walk import Skipped, stat_walk
+from ..guard.tree_walk import Skipped, stat_walk
 from .unread import MAX_DIFF_BYTES, Unread, large_files
 
 MAX_FILES = 20_000
@@ -247,6 +247,7 @@ class StatSnapshot:
                     self.kept[path] = data
                     budget -= len(data)
         return seen
+
     def changes(self) -> list[tuple[str, object, str | None]]:
         now = self._scan()
         changed = [p for p in now.keys() | self.last.keys() if now.get(p) != self.last.get(p)]

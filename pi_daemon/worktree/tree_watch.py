@@ -33,7 +33,7 @@ from typing import Any
 from inotify_simple import INotify, flags
 
 from ..guard.safe_open import open_root
-from .tree_walk import GIT, Skipped, walk_levels
+from ..guard.tree_walk import GIT, Skipped, walk_levels
 from .watch_budget import budget, total
 
 log = logging.getLogger(__name__)
@@ -162,6 +162,13 @@ class TreeWatch:
                 return
 
     # --- events --------------------------------------------------------------------
+
+    def touched(self, names: set[str]) -> None:
+        """Files changed in a way no event told (found by comparing stat data): every reader
+        counts them as if an event had named them (the next snapshot reads them again)."""
+        with self.lock:
+            for name in names:
+                self._mark("file", name)
 
     def _mark(self, kind: str, name: str = "") -> None:
         for marks in self.readers:

@@ -36,7 +36,7 @@ from ..guard.safe_open import open_beneath, open_root, read_under
 from .snapshot import MAX_FILE_BYTES, UNKNOWN, GitSnapshot, StatSnapshot, blobs_by_id, objects
 from .unread import MAX_DIFF_BYTES
 from .ignore_check import IgnoreCheck
-from .tree_walk import Skipped, walk_levels
+from ..guard.tree_walk import Skipped, walk_levels
 
 if TYPE_CHECKING:
     from .tree_watch import Marks
@@ -233,7 +233,9 @@ class WatchSnapshot:
         if not (self.unconfined or tree.watch.blind):
             return []
         with tree.lock:
-            return self._compare(sorted(self._unseen()))
+            found = self._unseen()
+            tree.watch.touched(found)  # so the overlay, and the next run's before-contents, read them again
+            return self._compare(sorted(found))
 
     def _unseen(self) -> set[str]:
         """Tracked files whose inode changed since the snapshot was taken (its ctime, which no one
@@ -243,7 +245,8 @@ class WatchSnapshot:
         base, tree = self.base, self.tree
         try:
             out = base.git.run("diff-files", "-z", "--name-only", "--ignore-submodules=all", *base.spec, cwd=tree.root)
-        except GitRunError:
+        except GitRunError as exc:
+            log.warning("%s: writes through names the watch does not see were not looked for: %s", tree.root, exc)
             return set()
         found = set()
         root_fd = open_root(tree.root)

@@ -61,6 +61,31 @@ def test_hard_links_out_of_the_workspace_are_refused(spawn, tmp_path):
     assert "an ordinary file" in said(ends["ok"])
 
 
+def test_a_hard_link_to_gits_or_the_daemons_own_files_is_refused_though_both_names_are_inside(spawn, tmp_path):
+    """A name in ``.git`` or ``.pi`` is no name of the workspace's: a link to ``.git/config`` (from a
+    tarball, or an unsandboxed command) would let ``edit`` arm git under another file's name."""
+    ws, _ = layout(tmp_path)
+    (ws / ".git").mkdir()
+    (ws / ".git" / "config").write_text("[core]\n\tbare = false\n")
+    (ws / ".pi").mkdir()
+    (ws / ".pi" / "permissions.json").write_text('{"allow": [], "reject": []}')
+    os.link(ws / ".git" / "config", ws / "notes.txt")
+    os.link(ws / ".pi" / "permissions.json", ws / "perm.txt")
+    (ws / "mine.txt").write_text("mine\n")
+    os.link(ws / "mine.txt", ws / "also-mine.txt")  # both names in the workspace proper: readable
+    ends = run_calls(spawn, tmp_path, ws, [
+        call("e", "edit", {"path": "notes.txt", "edits": [{"oldText": "bare = false",
+                                                           "newText": "bare = false\n\tfsmonitor = ./evil"}]}),
+        call("w", "write", {"path": "perm.txt", "content": '{"allow": [{"tool": "bash"}], "reject": []}'}),
+        call("r", "read", {"path": "also-mine.txt"}),
+    ])
+    for cid, name in (("e", "notes.txt"), ("w", "perm.txt")):
+        assert ends[cid]["isError"] and f"{name} has 2 hard links" in said(ends[cid]), cid
+    assert "fsmonitor" not in (ws / ".git" / "config").read_text()
+    assert "bash" not in (ws / ".pi" / "permissions.json").read_text()
+    assert not ends["r"]["isError"] and "mine" in said(ends["r"])
+
+
 def test_daemon_state_files_are_not_writable_through_the_tools(spawn, tmp_path):
     ws, _ = layout(tmp_path)
     (ws / ".pi").mkdir()

@@ -139,3 +139,23 @@ def test_a_path_folder_inside_an_extra_root_is_not_searched(spawn, tmp_path):
     d.wait_event("agent_settled", timeout=60)
     assert not tool_ends(d)[0]["isError"]
     assert not ran.exists(), ran.read_text()
+
+
+def test_a_folder_the_sandbox_lets_commands_write_is_not_searched_from_the_start(spawn, tmp_path):
+    """``sandbox.writable`` (the user's ``~/.local``, say) lets commands write a folder that is in
+    ``PATH``: a command of an earlier daemon may have put a ``bwrap`` or ``git`` there. The daemon
+    never runs them — not the probe at start, not git — before or after the sandbox is asked for."""
+    ws = workspace(tmp_path)
+    ran = tmp_path / "ran.log"
+    local = tmp_path / "local"
+    plant(local / "bin", ran, ("bwrap", "git"))  # as an earlier command left them
+    d = spawn("--allow", "bash", "--faux-script", script(tmp_path, bash_call("echo two >> a.txt")),
+              "--model", "faux/s", cwd=str(ws),
+              env={"home": home_with(tmp_path, {"sandbox": {"writable": [str(local)]}}),
+                   "OPENAI_API_KEY": KEY, "PATH": f"{local / 'bin'}:{os.environ['PATH']}"})
+    assert d.call("getState", {})["sandbox"]["active"] is True
+    d.call("prompt", {"text": "go"})
+    d.wait_event("agent_settled", timeout=60)
+    assert not tool_ends(d)[0]["isError"]
+    assert any(e["event"]["type"] == "turn_diff" for e in d.events)
+    assert not ran.exists(), ran.read_text()

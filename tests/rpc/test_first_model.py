@@ -119,11 +119,10 @@ def test_servers_that_trickle_are_given_up_at_one_deadline_while_the_daemon_keep
         asked = time.monotonic()
         probe = d.request_async("probeLocalServers", {"urls": urls})
         wait_until(lambda: trickling.opened, "the probe to reach a trickling server")
-        listed = time.monotonic()
         d.call("session/list")
-        assert time.monotonic() - listed < 1.0  # the probe holds none of the daemon's threads
-        result = d.wait_response(probe)["result"]
-        assert time.monotonic() - asked < 5.0
+        assert probe not in d.responses  # answered while the probe goes on: it holds none of the daemon's threads
+        result = d.wait_response(probe, timeout=30)["result"]
+        assert time.monotonic() - asked < 20  # one deadline (3 s; bench/hostile_sizes.py has the figure), not 60 s
         assert not {s["baseUrl"] for s in result["servers"]} & set(urls)
         assert set(urls) <= set(result["timedOut"])
         wait_until(lambda: trickling.closed == trickling.opened == len(urls),

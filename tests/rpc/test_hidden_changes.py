@@ -84,3 +84,15 @@ def test_without_the_sandbox_a_write_through_a_hard_link_outside_the_workspace_i
     files = {f["path"]: f for f in turn_diffs(d)[-1]["files"]}
     assert list(files) == ["f.txt"] and "2 hard links" in files["f.txt"]["reason"]  # one name is outside:
     assert "not restorable" in files["f.txt"]["diff"]  # listed, not read
+
+
+def test_a_change_found_through_a_hard_link_is_the_next_runs_before_content(spawn, tmp_path, server):
+    """The next run's diff of the file starts from what the hidden write left, not from before it."""
+    (tmp_path / "f.txt").write_text(LINES)
+    (tmp_path / ".gitignore").write_text("/.pi/\nbuild/\n")
+    (tmp_path / "build").mkdir()
+    git_repo(tmp_path)
+    d = ran(spawn, tmp_path, server, "true", "ln f.txt build/f.txt && echo hidden >> build/f.txt",
+            "echo seen >> f.txt")
+    last = {f["path"]: f for f in turn_diffs(d)[-1]["files"]}
+    assert "+seen\n" in last["f.txt"]["diff"] and "+hidden" not in last["f.txt"]["diff"]

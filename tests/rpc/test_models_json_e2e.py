@@ -229,10 +229,11 @@ def test_a_listing_server_that_trickles_is_given_up_at_the_deadline(spawn, tmp_p
         reason = next(u for u in d.call("listModels")["unavailable"] if u["provider"] == "slow")["reason"]
         assert reason == (f"models.json: provider 'slow': listing its models at {trickling.url}/v1/models got no "
                           "whole answer within 3 s")
-        assert time.monotonic() - started < 8.0  # the daemon starts: no byte-a-second answer holds it
+        assert time.monotonic() - started < 30  # the daemon starts (3 s deadline): no byte-a-second answer holds it
         wait_until(lambda: trickling.closed == trickling.opened == 1, "the daemon to close the connection")
     finally:
         trickling.close()
+
 
 def test_an_untrusted_workspace_does_not_make_the_daemon_ask_a_server(spawn, tmp_path, server):
     server.routes["/v1/models"] = Reply(200, b'{"object": "list", "data": [{"id": "m", "object": "model"}]}',

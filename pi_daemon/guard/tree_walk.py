@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 
-from ..guard.safe_open import open_beneath, open_root
+from .safe_open import open_beneath, open_root
 
 GIT = ".git"
 MAX_DEPTH = 128  # folders below the root; real trees stay far above it, a crafted chain can go to thousands
@@ -84,9 +84,8 @@ def walk_entries(root_fd: int, tops: list[str], keep: Callable[[list[str]], list
                 continue
             if entered >= max_folders:
                 if skipped is not None:
-                    why = f"past {max_folders} folders: the walk stopped, changes inside are not recorded"
                     for left in [*level[at:], *below]:
-                        skipped.add(left, why)
+                        skipped.add(left, _past(max_folders))
                 return
             entered += 1
             try:
@@ -104,7 +103,10 @@ def walk_entries(root_fd: int, tops: list[str], keep: Callable[[list[str]], list
                             continue
                         sub = f"{name}/{entry.name}" if name else entry.name
                         if entry.is_dir(follow_symlinks=False):
-                            below.append(sub)
+                            if entered + len(below) <= max_folders:  # one more than can be entered: the bound above
+                                below.append(sub)
+                            elif skipped is not None:  # a level as wide as a million folders is not held
+                                skipped.add(sub, _past(max_folders))
                         else:
                             yield sub, entry
             except OSError:
@@ -149,6 +151,10 @@ def stat_walk(root: str, skip_names: set[str], max_files: int,
             yield name, st
     finally:
         os.close(root_fd)
+
+
+def _past(max_folders: int) -> str:
+    return f"past {max_folders} folders: the walk stopped, changes inside are not recorded"
 
 
 def _holds_git(fd: int) -> bool:
