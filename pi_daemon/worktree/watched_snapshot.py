@@ -22,21 +22,20 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import itertools
 import logging
 import os
-import stat
 import threading
 import time
 from typing import TYPE_CHECKING
 
 from ..guard.repositories import find_repo
+from ..guard.safe_open import open_root
+from ..guard.tree_walk import Skipped
 from .git_isolated import GitRunError, sweep_stale
-from ..guard.safe_open import open_beneath, open_root, read_under
-from .snapshot import MAX_FILE_BYTES, UNKNOWN, GitSnapshot, StatSnapshot, blobs_by_id, objects
-from .unread import MAX_DIFF_BYTES
 from .ignore_check import IgnoreCheck
-from ..guard.tree_walk import Skipped, walk_levels
+from .snapshot import UNKNOWN, GitSnapshot, StatSnapshot, blobs_by_id
+from .tree_lookups import (LARGE, Before, ancestors, daemons_own, ignored, in_other_repositories, look_up, present,
+                           read_kept, stat_key, walk)
 
 if TYPE_CHECKING:
     from .tree_watch import Marks
@@ -48,7 +47,6 @@ MAX_OVERLAY_BYTES = 16 << 20  # their contents, held in memory for the daemon's 
 MAX_TREES = 4  # work trees watched at once by one daemon
 MAX_TREES_LISTED = 200  # folders made, moved or deleted at once; past that the tree is read in full
 CLOCK_SLACK_NS = 50_000_000  # file times come from a coarser clock than time.time_ns()
-Before = object  # bytes, None (absent, or not counted) or UNKNOWN
 
 
 class WatchedTree:
@@ -140,7 +138,7 @@ class WatchedTree:
         ordered = sorted(names)
         tops = [self._top(n) for n in ordered]
         held = look_up(self.base, tops)[self.base.base]
-        new = [n for n, top in zip(ordered, tops) if held.get(top) is None and _present(os.path.join(self.root, n))]
+        new = [n for n, top in zip(ordered, tops) if held.get(top) is None and present(os.path.join(self.root, n))]
         left_out = ignored(self.base, self.root, new)
         root_fd = open_root(self.root)
         try:
@@ -171,11 +169,11 @@ class WatchedTree:
         base = base or self.base
         overlay = self.overlay if overlay is None else overlay
         assert base is not None
-        trees = {t for t in trees if not _own(t)}
-        trees = {t for t in trees if not any(a in trees for a in _ancestors(t))}
+        trees = {t for t in trees if not daemons_own(t)}
+        trees = {t for t in trees if not any(a in trees for a in ancestors(t))}
         if len(trees) > MAX_TREES_LISTED:
             return None
-        names = {n for n in files if not _own(n)} | trees
+        names = {n for n in files if not daemons_own(n)} | trees
         if trees:
             try:
                 listed = base.git.run("ls-tree", "-r", "-z", "--name-only", "--full-tree", base.base, "--",
@@ -183,12 +181,12 @@ class WatchedTree:
             except GitRunError:
                 listed = b""
             names.update(self._name(base, n) for n in listed.split(b"\0") if n)
-            names.update(n for n in overlay if any(a in trees for a in _ancestors(n)))
+            names.update(n for n in overlay if any(a in trees for a in ancestors(n)))
             left_out = Skipped()
-            names.update(walk(base, self.root, sorted(trees), left_out))
+            names.update(walk(base, self.root, sorted(trees), left_out, MAX_OVERLAY))
             with self.watch.lock:
                 self.watch.skipped.update(left_out)
-            names -= _in_other_repositories(self.root, names)
+            names -= in_other_repositories(self.root, names)
         return None if len(names) > MAX_OVERLAY else names
 
     def close(self) -> None:
@@ -253,9 +251,9 @@ class WatchSnapshot:
         try:
             for top_name in out.split(b"\0"):
                 name = tree._name(base, top_name) if top_name else ""
-                if not name or _own(name):
+                if not name or daemons_own(name):
                     continue
-                key = _key(root_fd, name)  # a deletion is never hidden: it is made through this name
+                key = stat_key(root_fd, name)  # a deletion is never hidden: it is made through this name
                 if key is not None and key[0] >= self.taken and self.unseen.get(name) != key:
                     found.add(name)
                 self.unseen[name] = key  # as it is now: found again only once it moves
@@ -300,7 +298,7 @@ class WatchSnapshot:
                 ref = oid if oid is not None and content is not UNKNOWN and committed.get(tops[name]) == oid else None
                 befores[name] = (content, ref)
         appeared = [n for n in names if befores[n][0] is None and n not in self.reported
-                    and _present(os.path.join(tree.root, n))]
+                    and present(os.path.join(tree.root, n))]
         left_out = ignored(base, tree.root, appeared)
         out = []
         for name in names:
@@ -316,140 +314,6 @@ class WatchSnapshot:
         self.tree.watch.drop(self.marks)
         with self.tree.lock:
             self.tree.release(self.base)
-
-
-# --- git lookups, all isolated (see git_isolated) -------------------------------------
-
-LARGE = ""  # the key of look_up's answer naming the blobs too large to diff
-
-
-def look_up(base: GitSnapshot, tops: list[str], other: str | None = None) -> dict[str, dict[str, str | None]]:
-    """For the base's tree (and ``other``, a commit or tree, when given): the blob id each name
-    (relative to the top) has there, None where it is not a blob there; under :data:`LARGE`,
-    the blobs over :data:`.unread.MAX_DIFF_BYTES`. One ``cat-file``."""
-    trees = [base.base] + ([other] if other else [])
-    found: dict[str, dict[str, str | None]] = {tree: {} for tree in [*trees, LARGE]}
-    try:
-        known = objects(base.git, [f"{tree}:{name}" for name in tops for tree in trees])
-    except GitRunError:
-        return found
-    for name in tops:
-        for tree in trees:
-            oid, kind, size = known.get(f"{tree}:{name}", ("", "", 0))
-            found[tree][name] = oid if kind == "blob" else None
-            if kind == "blob" and size > MAX_DIFF_BYTES:
-                found[LARGE][oid] = None
-    return found
-
-
-def ignored(base: GitSnapshot, root: str, names: list[str]) -> set[str]:
-    """Which of ``names`` (relative to ``root``) git's ignore rules leave out."""
-    if not names:
-        return set()
-    try:
-        out = base.git.run("check-ignore", "--no-index", "-z", "--stdin", cwd=root, ok=(0, 1),
-                           data=b"".join(os.fsencode(n) + b"\0" for n in names))
-    except GitRunError:
-        return set()
-    return {os.fsdecode(n) for n in out.split(b"\0") if n}
-
-
-def walk(base: GitSnapshot, root: str, trees: list[str], skipped: Skipped) -> list[str]:
-    """The files below ``trees`` on the disk (:func:`.tree_walk.walk_levels`: not through
-    symlinks, not into another repository or a folder git ignores, bounded: what it left out
-    is added to ``skipped``), at most about :data:`MAX_OVERLAY`."""
-    root_fd = open_root(root)
-    try:
-        with IgnoreCheck(base.git, root) as ignored:
-            def keep(below: list[str]) -> list[str]:
-                left = ignored(below)
-                return [b for b in below if b not in left]
-
-            return list(itertools.islice(walk_levels(root_fd, trees, keep, skipped=skipped), MAX_OVERLAY + 1))
-    finally:
-        os.close(root_fd)
-
-
-def read_kept(root_fd: int, name: str, budget: int) -> Before:
-    """What ``name`` holds, as git would hash it, reached with no symlink followed on the way: a
-    regular file's bytes (UNKNOWN past the size limit or the budget), a symlink's target; None
-    when absent, neither, or behind a symlink (git sees the symlink, not what it leads to)."""
-    parts = name.split("/")
-    limit = min(MAX_FILE_BYTES, budget)
-    parent = _parent(root_fd, parts)
-    if parent is None:
-        return None
-    try:
-        st = os.stat(parts[-1], dir_fd=parent, follow_symlinks=False)
-        if stat.S_ISLNK(st.st_mode):
-            return os.fsencode(os.readlink(parts[-1], dir_fd=parent))
-        if not stat.S_ISREG(st.st_mode):
-            return None
-        if st.st_size > limit:
-            return UNKNOWN
-        return read_under(parent, parts[-1:], limit)
-    except FileNotFoundError:
-        return None
-    except OSError:  # changed while being read, or past the limit now
-        return UNKNOWN
-    finally:
-        os.close(parent)
-
-
-def _own(name: str) -> bool:
-    return name == ".pi" or name.startswith(".pi/")
-
-
-def _in_other_repositories(root: str, names: set[str]) -> set[str]:
-    """The names inside a folder (below the root) that holds a ``.git``: another repository's
-    files (a nested clone, a submodule), which the full read leaves out too."""
-    other: dict[str, bool] = {}
-    inside = set()
-    for name in names:
-        for folder in _ancestors(name):
-            if folder not in other:
-                other[folder] = os.path.lexists(os.path.join(root, folder, ".git"))
-            if other[folder]:
-                inside.add(name)
-                break
-    return inside
-
-
-def _ancestors(name: str) -> list[str]:
-    parts = name.split("/")
-    return ["/".join(parts[:k]) for k in range(1, len(parts))]
-
-
-def _key(root_fd: int, name: str) -> tuple[int, ...] | None:
-    """A file's stat data that any write or link moves, reached with no symlink followed (None:
-    gone, or behind a symlink)."""
-    parts = name.split("/")
-    parent = _parent(root_fd, parts)
-    if parent is None:
-        return None
-    try:
-        st = os.stat(parts[-1], dir_fd=parent, follow_symlinks=False)
-    except OSError:
-        return None
-    finally:
-        os.close(parent)
-    return (st.st_ctime_ns, st.st_mtime_ns, st.st_size, st.st_ino)
-
-
-def _parent(root_fd: int, parts: list[str]) -> int | None:
-    """The folder holding the name ``parts``, opened beneath the root with no symlink followed."""
-    try:
-        return open_beneath(root_fd, parts[:-1], os.O_RDONLY | os.O_DIRECTORY)
-    except OSError:
-        return None
-
-
-def _present(path: str) -> bool:
-    """Something other than a folder is there."""
-    try:
-        return not stat.S_ISDIR(os.lstat(path).st_mode)
-    except OSError:
-        return False
 
 
 # --- the daemon's watched trees --------------------------------------------------------

@@ -14,7 +14,7 @@ from ..registry import method
 
 if TYPE_CHECKING:
     from ...session import AgentSession
-    from ...session.changes import ChangeError
+    from ...session.stored_runs import ChangeError
     from ..context import Context
 
 
@@ -29,7 +29,7 @@ def _choices(files: list[t.FileChoice] | None) -> list[dict[str, Any]] | None:
 @method("changes/get", params=t.ChangesGetParams, result=t.ChangesResult,
         errors=(SessionNotFoundError, InvalidParams), summary="what a run changed: files, hunks, diffs")
 async def changes_get(ctx: "Context", p: t.ChangesGetParams) -> t.ChangesResult:
-    from ...session.changes import ChangeError
+    from ...session.stored_runs import ChangeError
 
     session = ctx.sessions.get(p.session_id)
     try:
@@ -44,7 +44,7 @@ async def changes_get(ctx: "Context", p: t.ChangesGetParams) -> t.ChangesResult:
         errors=(SessionNotFoundError, AgentBusy, InvalidParams, InvalidState),
         summary="take back a run's files or hunks")
 async def changes_revert(ctx: "Context", p: t.ChangesRevertParams) -> t.ChangesRevertResult:
-    from ...session.changes import ChangeError
+    from ...session.stored_runs import ChangeError
     from ...guard.workspace import PathRefused
 
     session = ctx.sessions.get(p.session_id)
@@ -63,7 +63,7 @@ async def changes_revert(ctx: "Context", p: t.ChangesRevertParams) -> t.ChangesR
 @method("changes/accept", params=t.ChangesAcceptParams, result=t.ChangesAcceptResult,
         errors=(SessionNotFoundError, AgentBusy, InvalidParams), summary="mark a run's hunks reviewed")
 async def changes_accept(ctx: "Context", p: t.ChangesAcceptParams) -> t.ChangesAcceptResult:
-    from ...session.changes import ChangeError
+    from ...session.stored_runs import ChangeError
 
     session = ctx.sessions.get(p.session_id)
     live = session.changes.run_id
