@@ -102,9 +102,14 @@ def parse(path: Path, blocks: Iterable[bytes]) -> Parsed:
     line_no = 1
     good_end = 0  # the file offset where ``carry`` starts: the end of the last complete line
     carry = b""  # a line not yet ended
+    parts: list[bytes] = []  # the blocks it went on in: joined once it ends, not copied at each
     garbled: tuple[int, int] | None = None  # (line, length) of an unreadable line that may be the last
     for block in blocks:
-        data = carry + block if carry else block
+        if header is not None and carry and b"\n" not in block:
+            parts.append(block)
+            continue
+        data = b"".join([carry, *parts, block]) if carry else block
+        parts = []
         start = 0
         if header is None:
             first_nl = data.find(b"\n")
@@ -161,6 +166,7 @@ def parse(path: Path, blocks: Iterable[bytes]) -> Parsed:
             lines.append(line_no)
         good_end += final + 1
         carry = data[final + 1:]
+    carry = b"".join([carry, *parts])
     if header is None:
         check_header(path, carry, -1)  # raises: no header line
     if garbled is not None:
