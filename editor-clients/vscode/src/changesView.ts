@@ -53,7 +53,7 @@ export function reportDirty(client: PiClient): vscode.Disposable {
   );
 }
 
-type Item = { kind: "file"; path: string; status: string } | { kind: "hunk"; path: string; hunk: Hunk };
+type Item = { kind: "file"; path: string; status: string; reason?: string } | { kind: "hunk"; path: string; hunk: Hunk };
 
 class ChangesTree implements vscode.TreeDataProvider<Item> {
   private changed = new vscode.EventEmitter<Item | undefined>();
@@ -65,7 +65,7 @@ class ChangesTree implements vscode.TreeDataProvider<Item> {
 
   getChildren(item?: Item): Item[] {
     const files = toReview(this.review.current);
-    if (!item) return files.map((f) => ({ kind: "file", path: f.path, status: f.status }));
+    if (!item) return files.map((f) => ({ kind: "file", path: f.path, status: f.status, reason: f.reason ?? undefined }));
     if (item.kind === "hunk") return [];
     return (files.find((f) => f.path === item.path)?.hunks ?? []).map((hunk) => ({ kind: "hunk", path: item.path, hunk }));
   }
@@ -73,7 +73,9 @@ class ChangesTree implements vscode.TreeDataProvider<Item> {
   getTreeItem(item: Item): vscode.TreeItem {
     if (item.kind === "file") {
       const tree = new vscode.TreeItem(item.path, vscode.TreeItemCollapsibleState.Expanded);
-      tree.description = item.status;
+      // A file the daemon could not read (too large, a hard link out of the workspace…): listed, not restorable.
+      tree.description = item.reason ? `${item.status} · not restorable` : item.status;
+      tree.tooltip = item.reason ? `${item.path}: ${item.reason}` : undefined;
       tree.contextValue = "piFile";
       tree.command = { command: "pi.changes.openDiff", title: "Show diff", arguments: [item] };
       return tree;

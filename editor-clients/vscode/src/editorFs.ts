@@ -213,7 +213,7 @@ export function revertQuestion(changes: Changes): { message: string; detail: str
   const hunks = files.reduce((n, f) => n + f.hunks.length, 0);
   return { message: `Revert run ${changes.runId}?`,
            detail: `${count(hunks, "hunk")} in ${count(files.length, "file")} go back to how they were before the run:\n`
-             + files.map((f) => `• ${f.path} (${count(f.hunks.length, "hunk")})`).join("\n")
+             + files.map((f) => `• ${f.path} (${f.reason ? `not restorable: ${f.reason}` : count(f.hunks.length, "hunk")})`).join("\n")
              + "\n\nA hunk changed since by someone else is left alone and listed." };
 }
 

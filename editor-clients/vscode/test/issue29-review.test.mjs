@@ -235,3 +235,12 @@ test("a review left unanswered: the daemon withdraws it after its timeout, the h
   assert.throws(() => readFileSync(join(dir, "late.txt")));
   await c.stop();
 });
+
+test("a changed file the daemon could not read is listed as not restorable, with why", () => {
+  const current = { runId: "r1", files: [
+    { path: "big.bin", status: "modified", diff: "", hunks: [], reason: "too large to diff (12 GiB; the limit is 16 MiB)" },
+    { path: "a.txt", status: "modified", diff: "", hunks: [{ id: "h1", header: "@@ -1 +1 @@", accepted: false }] }] };
+  const asked = revertQuestion(current);
+  assert.ok(asked.detail.includes("• big.bin (not restorable: too large to diff (12 GiB; the limit is 16 MiB))"), asked.detail);
+  assert.ok(asked.detail.includes("• a.txt (1 hunk)"), asked.detail);
+});
