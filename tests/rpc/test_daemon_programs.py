@@ -123,21 +123,30 @@ def test_the_sandbox_probe_and_git_get_the_fixed_environment_without_keys(spawn,
     assert str(wrap) in gits[0]["PATH"].split(":")  # a folder outside the workspace is kept
 
 
-def test_a_path_folder_inside_an_extra_root_is_not_searched(spawn, tmp_path):
-    """The user's settings give the workspace an extra root: commands may write there, so the
-    ``bin`` folder in it is no place for the daemon's programs either."""
+def run_with_planted(spawn, tmp_path, settings: dict, folder: Path, names=NAMES) -> Path:
+    """A sandboxed ``bash`` call by a daemon whose user ``settings`` make ``folder`` writable to
+    commands, with programs planted in ``folder / "bin"``, first in ``PATH``; the planted
+    programs' log (it must not exist)."""
     ws = workspace(tmp_path)
     ran = tmp_path / "ran.log"
-    extra = tmp_path / "extra"
-    plant(extra / "bin", ran)
+    plant(folder / "bin", ran, names)
     d = spawn("--allow", "bash", "--faux-script", script(tmp_path, bash_call("echo two >> a.txt")),
               "--model", "faux/s", cwd=str(ws),
-              env={"home": home_with(tmp_path, {"workspace": {"extraRoots": [str(extra)]}}),
-                   "OPENAI_API_KEY": KEY, "PATH": f"{extra / 'bin'}:{os.environ['PATH']}"})
+              env={"home": home_with(tmp_path, settings), "OPENAI_API_KEY": KEY,
+                   "PATH": f"{folder / 'bin'}:{os.environ['PATH']}"})
     assert d.call("getState", {})["sandbox"]["active"] is True
     d.call("prompt", {"text": "go"})
     d.wait_event("agent_settled", timeout=60)
     assert not tool_ends(d)[0]["isError"]
+    assert any(e["event"]["type"] == "turn_diff" for e in d.events)
+    return ran
+
+
+def test_a_path_folder_inside_an_extra_root_is_not_searched(spawn, tmp_path):
+    """The user's settings give the workspace an extra root: commands may write there, so the
+    ``bin`` folder in it is no place for the daemon's programs either."""
+    extra = tmp_path / "extra"
+    ran = run_with_planted(spawn, tmp_path, {"workspace": {"extraRoots": [str(extra)]}}, extra)
     assert not ran.exists(), ran.read_text()
 
 
@@ -145,17 +154,6 @@ def test_a_folder_the_sandbox_lets_commands_write_is_not_searched_from_the_start
     """``sandbox.writable`` (the user's ``~/.local``, say) lets commands write a folder that is in
     ``PATH``: a command of an earlier daemon may have put a ``bwrap`` or ``git`` there. The daemon
     never runs them — not the probe at start, not git — before or after the sandbox is asked for."""
-    ws = workspace(tmp_path)
-    ran = tmp_path / "ran.log"
     local = tmp_path / "local"
-    plant(local / "bin", ran, ("bwrap", "git"))  # as an earlier command left them
-    d = spawn("--allow", "bash", "--faux-script", script(tmp_path, bash_call("echo two >> a.txt")),
-              "--model", "faux/s", cwd=str(ws),
-              env={"home": home_with(tmp_path, {"sandbox": {"writable": [str(local)]}}),
-                   "OPENAI_API_KEY": KEY, "PATH": f"{local / 'bin'}:{os.environ['PATH']}"})
-    assert d.call("getState", {})["sandbox"]["active"] is True
-    d.call("prompt", {"text": "go"})
-    d.wait_event("agent_settled", timeout=60)
-    assert not tool_ends(d)[0]["isError"]
-    assert any(e["event"]["type"] == "turn_diff" for e in d.events)
+    ran = run_with_planted(spawn, tmp_path, {"sandbox": {"writable": [str(local)]}}, local, ("bwrap", "git"))
     assert not ran.exists(), ran.read_text()
