@@ -142,9 +142,10 @@ def _writable(section: dict[str, Any]) -> list[str]:
     return folders
 
 
-def keep_writable_out(workspace: str | Path) -> None:
-    """What :func:`_writable` does, as the settings are applied."""
-    _writable(_section(workspace))
+def keep_writable_out(settings_in_effect: dict[str, Any]) -> None:
+    """What :func:`_writable` does, as the settings (``settings.load``'s) are applied."""
+    section = settings_in_effect.get("sandbox", {})
+    _writable(section if isinstance(section, dict) else {})
 
 
 def configured(workspace: str | Path) -> Sandbox | None:

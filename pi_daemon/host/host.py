@@ -90,7 +90,7 @@ class Host:
     def apply_settings(self) -> None:
         """Apply settings.json (as far as the workspace's trust allows); again once it is trusted."""
         options = settings.load(self.workspace)
-        sandbox.keep_writable_out(self.workspace)  # before any program is looked up
+        sandbox.keep_writable_out(options)  # before any program is looked up
         self.tools_workspace.allow(options.get("workspace", {}).get("extraRoots") or [])
         policy = options.get("permissions", {})
         self.gate.ask = tuple(policy.get("ask", ASK_DEFAULT))

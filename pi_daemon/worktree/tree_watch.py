@@ -252,6 +252,11 @@ class TreeWatch:
         folder made inside it meanwhile comes as an event. In a new subtree the folders of each
         level are checked with ``ignored`` at once."""
         kept: list[str] = []
+        visited: set[str] = set()
+
+        def visit(name: str, fd: int) -> bool:
+            visited.add(name)
+            return self._watch(name, fd)
 
         def keep(below: list[str]) -> list[str]:
             below = [b for b in below if b not in self.skip]  # the daemon's own: read-only to commands
@@ -263,11 +268,11 @@ class TreeWatch:
             return chosen
 
         # the walk's count is the budget's: past it the watch is given up, not left with holes
-        for _ in walk_levels(self.root_fd, [top], keep, visit=self._watch, skipped=self.skipped,
+        for _ in walk_levels(self.root_fd, [top], keep, visit=visit, skipped=self.skipped,
                              max_folders=total() + 1):
             pass
-        watched = set(self.folders.values())
-        self.blind = self.blind or bool(self.skipped.listed()) or any(name not in watched for name in kept)
+        # a kept folder not visited is another repository, or one that could not be opened
+        self.blind = self.blind or bool(self.skipped) or any(name not in visited for name in kept)
 
     def _watch(self, name: str, fd: int) -> bool:
         if len(self.folders) >= self.granted:
@@ -281,6 +286,7 @@ class TreeWatch:
             if exc.errno == errno.ENOSPC:
                 self._break("the system's limit of watched folders is reached (fs.inotify.max_user_watches)")
                 return False
+            self.blind = True  # not watched: a name in it is out of sight
             return True
         self.folders[wd] = name
         return True
