@@ -80,9 +80,10 @@ test("a subagent's events draw nested in its task call; Stop aborts that child o
   assert.equal(stop.sessionId, child.sessionId);
   await c.abort(stop.sessionId);
   await c.settled(sessionId);
-  assert.equal(await page.textContent("details.tool[data-id=t2] .sub-status"), "aborted");
+  // the page draws streamed Markdown on its next frame: wait for what is drawn, not a count at one moment
+  await waitFor(async () => (await page.textContent("details.tool[data-id=t2] .sub-status")) === "aborted", "the child shown aborted");
   assert.match(await page.textContent("details.tool[data-id=t2] > .output"), /aborted/);
-  assert.ok(await page.locator(".m.assistant", { hasText: "all done" }).count(), "the parent went on");
+  await page.locator(".m.assistant", { hasText: "all done" }).waitFor({ timeout: 20000 }); // the parent went on
   // nothing of the children leaked into the session's own messages
   assert.equal(await page.locator("#log > .m.user").count(), 1);
   // a resumed session knows its children from the file
