@@ -181,8 +181,9 @@ export class Transcript {
       if (!shown) {
         message.blocks[i] = this.blockFor(b);
         message.node.append(message.blocks[i]);
-      } else if (b.type === "text" && shown.dataset.raw !== b.text) {
+      } else if (b.type === "text" && (shown.dataset.raw !== b.text || pending.has(shown))) {
         shown.dataset.raw = b.text ?? "";
+        pending.delete(shown); // a finished message is drawn whole now, not on a frame a hidden view may not get
         renderMarkdown(shown);
       } else if (b.type === "thinking") shown.querySelector(".body")!.textContent = b.thinking ?? "";
       else if (b.type === "toolCall") this.toolBlock(b.id, b.name, b.arguments);
