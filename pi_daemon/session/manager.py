@@ -22,6 +22,7 @@ from ..llm.registry import ModelRegistry, ModelUnavailable
 from ..mcp.config import ServerConfig
 from ..mcp.manager import McpManager
 from ..messages import user_text
+from ..settings import remember_model
 from ..tools.builtin import coding_tools
 from ..tools.file_access import DiskFiles, FileAccess
 from ..tools.language import DEFAULT_DIAGNOSTICS_WAIT_MS, LanguageAccess, checked_edits, language_tools
@@ -433,7 +434,10 @@ class SessionManager:
                 return None
 
         if self.default_model is not None:
-            self.default_model = current(self.default_model)
+            try:
+                self.default_model = self.registry.find(self.default_model.provider, self.default_model.id)
+            except ModelUnavailable:  # its server was removed: as at a start without it
+                self.default_model = self.registry.default(None)
         elif (model := withheld(self.registry.default_withheld)) is not None:  # ``--model`` names its provider
             self.default_model = model
         for session in self.sessions.values():
@@ -442,6 +446,12 @@ class SessionManager:
             elif (model := withheld(session.model_withheld)) is not None:  # trusted since it was opened
                 session.model = session.agent.state.model = model
                 session.model_withheld = None
+
+    def remember_default(self, model: Model) -> None:
+        """The model the user chose: the default for new sessions, now and at the next start."""
+        self.default_model = model
+        self.registry.default_withheld = None
+        remember_model(model.provider, model.id)
 
     async def close(self, session: AgentSession) -> None:
         await session.close()
