@@ -584,6 +584,17 @@ export interface LanguageFeatures {
   documentSymbols?: boolean;
   workspaceSymbols?: boolean;
   hover?: boolean;
+  status?: boolean;
+}
+
+export interface LanguageStatusParams {
+  sessionId: string;
+  uri: string;
+}
+
+export interface LanguageStatusResult {
+  servers: string[];
+  loading: string[];
 }
 
 /** ``session/navigate`` moved the current position to ``targetId``; outside the tree. */
@@ -768,10 +779,12 @@ export interface PermissionRequestParams {
   remember: PermissionScope;
   timeoutSeconds: number;
   parentSessionId?: string;
+  proposed?: ProposedFile;
 }
 
 export interface PermissionRequestResult {
   outcome: PermissionOutcome;
+  content?: string | null;
 }
 
 export interface PermissionScope {
@@ -815,6 +828,13 @@ export interface PromptResult {
   disposition: "started" | "queued" | "command";
   queueId?: string;
   command?: CommandOutcome;
+}
+
+/** What a ``write`` or ``edit`` call would leave in its file, computed by the tool's own code. */
+export interface ProposedFile {
+  path: string;
+  text: string;
+  exists: boolean;
 }
 
 /** A steering or follow-up message accepted into the queue; outside the tree. */
@@ -1782,6 +1802,8 @@ export interface ClientRequests {
   "editor/documentSymbols": { params: DocumentSymbolsParams; result: DocumentSymbol[] };
   /** what the language server says about the symbol at a position */
   "editor/hover": { params: TextDocumentPositionParams; result: Hover | null };
+  /** which language servers cover a file, and which are still loading */
+  "editor/languageStatus": { params: LanguageStatusParams; result: LanguageStatusResult };
   /** where the symbol at a position is used */
   "editor/references": { params: ReferencesParams; result: Location[] };
   /** the workspace's symbols matching a query */
