@@ -448,11 +448,12 @@ export interface DocumentSymbolsParams {
   uri: string;
 }
 
-/** The file edited (absolute path), the unified diff of the change, and what it broke (with the client's diagnostics). */
+/** The file edited (absolute path), the unified diff of the change, and what it broke (with the client's diagnostics), and whether it is the user's version rather than the model's. */
 export interface EditDetails {
   path: string;
   diff: string;
   introduced?: IntroducedDiagnostic[];
+  userEdited?: boolean;
 }
 
 export interface Empty {
@@ -593,6 +594,17 @@ export interface LanguageFeatures {
   documentSymbols?: boolean;
   workspaceSymbols?: boolean;
   hover?: boolean;
+  status?: boolean;
+}
+
+export interface LanguageStatusParams {
+  sessionId: string;
+  uri: string;
+}
+
+export interface LanguageStatusResult {
+  servers: string[];
+  loading: string[];
 }
 
 /** ``session/navigate`` moved the current position to ``targetId``; outside the tree. */
@@ -781,10 +793,12 @@ export interface PermissionRequestParams {
   remember: PermissionScope;
   timeoutSeconds: number;
   parentSessionId?: string;
+  proposed?: ProposedFile;
 }
 
 export interface PermissionRequestResult {
   outcome: PermissionOutcome;
+  content?: string | null;
 }
 
 export interface PermissionScope {
@@ -828,6 +842,13 @@ export interface PromptResult {
   disposition: "started" | "queued" | "command";
   queueId?: string;
   command?: CommandOutcome;
+}
+
+/** What a ``write`` or ``edit`` call would leave in its file, computed by the tool's own code. */
+export interface ProposedFile {
+  path: string;
+  text: string;
+  exists: boolean;
 }
 
 /** One provider as ``modelAccess`` shows it: where its key comes from, or which server it is. */
@@ -1699,11 +1720,12 @@ export interface WorkspaceTrustState {
   ignored: TrustReason[];
 }
 
-/** The file written (absolute path), whether it was created, and what it broke (with the client's diagnostics). */
+/** The file written (absolute path), whether it was created, and what it broke (with the client's diagnostics), and whether it is the user's version rather than the model's. */
 export interface WriteDetails {
   path: string;
   created: boolean;
   introduced?: IntroducedDiagnostic[];
+  userEdited?: boolean;
 }
 
 export interface Methods {
@@ -1825,6 +1847,8 @@ export interface ClientRequests {
   "editor/documentSymbols": { params: DocumentSymbolsParams; result: DocumentSymbol[] };
   /** what the language server says about the symbol at a position */
   "editor/hover": { params: TextDocumentPositionParams; result: Hover | null };
+  /** which language servers cover a file, and which are still loading */
+  "editor/languageStatus": { params: LanguageStatusParams; result: LanguageStatusResult };
   /** where the symbol at a position is used */
   "editor/references": { params: ReferencesParams; result: Location[] };
   /** the workspace's symbols matching a query */
