@@ -30,6 +30,8 @@ command("PiSubagents", function() pi().subagents() end, { desc = "Open or stop a
 command("PiContinue", function() pi().continue() end, { desc = "Answer again where the last answer was cut off" })
 command("PiInstall", function() require("pi.install").run(pi()) end,
         { desc = "Install pi-daemon into a venv of its own (stdpath('data')/pi-daemon) from this plugin's repository" })
+command("PiChanged", function(o) require("pi.changed").run(pi(), o.bang) end,
+        { bang = true, desc = "The agent's unsaved edits to files no window shows: write them (! at once)" })
 command("PiChat", function() pi().open() end, {})
 command("PiLog", function() pi().show_log() end, { desc = "The daemon's log (its stderr)" })
 local scopes = function() return { "hunk", "file", "run" } end

@@ -538,7 +538,8 @@ end)
 local t = { test = test, start = start, workspace = workspace, wait = wait, text = text, call = call,
             buffer_text = buffer_text, buffer_lines = buffer_lines, python = python, replace = replace, configured = configured,
             capture = capture, notifications = notifications, picking = picking, daemon_pids = daemon_pids }
-for _, file in ipairs({ "editfs", "language", "chat_review", "session_features", "firstrun", "lifecycle" }) do
+for _, file in ipairs({ "editfs", "language", "chat_review", "session_features", "firstrun", "lifecycle",
+                         "changed" }) do
   dofile(root .. "/tests/" .. file .. ".lua")(t)
 end
 

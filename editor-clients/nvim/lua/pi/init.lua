@@ -29,6 +29,7 @@ M.config = {
   language_features = true, -- the agent asks Neovim's language servers (see lua/pi/language.lua)
   python = nil, -- interpreters :PiInstall may use, e.g. { "python3.12" } (lua/pi/install.lua)
   save_before_commands = true, -- the agent's edits are saved before its commands run (lua/pi/savebefore.lua)
+  write_unshown_edits = false, -- the agent's edits to files no window shows are written at once (lua/pi/changed.lua)
 }
 local editfs = require("pi.editfs")
 local language = require("pi.language")
@@ -78,6 +79,7 @@ function handlers.agent_settled(event)
   review.close() -- a review left open belongs to the run that ended
   chat.mark_end(event.aborted and "— aborted —" or "—")
   if state.mode == "plan" and not event.aborted then chat.mark_end(modes.PLAN_READY) end
+  require("pi.changed").remind()
   M.refresh_status()
 end
 
