@@ -44,4 +44,50 @@ return function(t)
     assert(chat():find("no language server attached to " .. dir .. "/notes.txt in Neovim answers textDocument/hover",
                        1, true), chat())
   end)
+
+  -- editor/languageStatus as the daemon asks it (lua/pi/language.lua's answer, from a coroutine
+  -- as vim.lsp.rpc runs server requests).
+  local function status(path)
+    local answer
+    coroutine.wrap(function()
+      local _, result = require("pi.language").server_request("editor/languageStatus",
+                                                              { sessionId = "s", uri = vim.uri_from_fname(path) })
+      answer = result
+    end)()
+    return answer
+  end
+
+  test("languageStatus: pylsp covers Python files, opened or not, and is loading while it lints; none covers a text file",
+       function()
+    local dir = workspace({})
+    vim.fn.writefile({ "def helper(n):", "    return n * 2" }, dir .. "/util.py")
+    vim.fn.writefile({ "from util import helper" }, dir .. "/main.py")
+    vim.fn.writefile({ "x = 1" }, dir .. "/other.py")
+    vim.fn.writefile({ "hello" }, dir .. "/notes.txt")
+    local big = {}
+    for i = 1, 40000 do table.insert(big, ("def f_%d(a):\n    return a + undefined_%d\n"):format(i, i)) end
+    vim.fn.writefile(vim.split(table.concat(big), "\n"), dir .. "/big.py")
+    vim.lsp.config("pylsp", { cmd = { pylsp }, filetypes = { "python" }, root_markers = { "util.py" } })
+    vim.lsp.enable("pylsp")
+    vim.cmd("filetype on")
+    assert(vim.deep_equal(status(dir .. "/main.py"), { servers = {}, loading = {} }), "no server runs yet")
+    vim.cmd("edit " .. vim.fn.fnameescape(dir .. "/main.py"))
+    local buf = vim.api.nvim_get_current_buf()
+    wait("pylsp to attach", function() return #vim.lsp.get_clients({ bufnr = buf, name = "pylsp" }) > 0 end, 30000)
+    wait("pylsp covering main.py, done linting", function()
+      return vim.deep_equal(status(dir .. "/main.py"), { servers = { "pylsp" }, loading = {} })
+    end, 30000)
+    assert(vim.fn.bufnr(dir .. "/other.py") == -1)
+    assert(vim.deep_equal(status(dir .. "/other.py"), { servers = { "pylsp" }, loading = {} }), vim.inspect(status(dir .. "/other.py")))
+    assert(vim.deep_equal(status(dir .. "/notes.txt"), { servers = {}, loading = {} }), vim.inspect(status(dir .. "/notes.txt")))
+    -- a big file: pylsp's lint of it is $/progress work in flight, then it ends
+    vim.cmd("edit " .. vim.fn.fnameescape(dir .. "/big.py"))
+    wait("pylsp loading (linting big.py)", function()
+      return vim.deep_equal(status(dir .. "/big.py").loading, { "pylsp" })
+    end, 30000)
+    wait("pylsp done", function() return vim.deep_equal(status(dir .. "/big.py").loading, {}) end, 60000)
+    vim.lsp.enable("pylsp", false)
+    for _, client in ipairs(vim.lsp.get_clients({ name = "pylsp" })) do client:stop(true) end
+    for _, name in ipairs({ "main.py", "big.py" }) do vim.api.nvim_buf_delete(vim.fn.bufnr(dir .. "/" .. name), { force = true }) end
+  end)
 end

@@ -5,7 +5,22 @@
 local M = {}
 
 M.features = { diagnostics = true, definition = true, references = true, documentSymbols = true,
-               workspaceSymbols = true, hover = true }
+               workspaceSymbols = true, hover = true, status = true }
+
+-- $/progress work in flight (a project being loaded, indexed, linted), per client id: the
+-- tokens begun and not yet ended, kept from LspProgress since this module was loaded.
+local in_flight = {}
+vim.api.nvim_create_autocmd("LspProgress", {
+  group = vim.api.nvim_create_augroup("pi.language.progress", { clear = true }),
+  callback = function(event)
+    local params = event.data and event.data.params or {}
+    local value, id = params.value, event.data and event.data.client_id
+    if type(value) ~= "table" or not id then return end
+    in_flight[id] = in_flight[id] or {}
+    if value.kind == "begin" then in_flight[id][params.token] = true
+    elseif value.kind == "end" then in_flight[id][params.token] = nil end
+  end,
+})
 
 local QUIET_MS, QUIET_CLEAN_MS = 400, 2500 -- see settle()
 local ATTACH_MS, ANSWER_MS = 5000, 20000
@@ -234,7 +249,49 @@ function M.diagnostics(params)
   return { items = items }
 end
 
+-- Whether `path` is under one of a client's roots (its root_dir, its workspace folders).
+local function under_root(client, path)
+  local roots = client.root_dir and { client.root_dir } or {}
+  for _, folder in ipairs(client.workspace_folders or {}) do table.insert(roots, vim.uri_to_fname(folder.uri)) end
+  for _, root in ipairs(roots) do
+    root = vim.fs.normalize(root)
+    if path == root or vim.startswith(path, root .. "/") then return true end
+  end
+  return false
+end
+
+-- editor/languageStatus: the language servers that cover a file (attached to its buffer, or
+-- running for its filetype with a root it is under when no buffer holds it) and those of them
+-- with $/progress work in flight.
+function M.status(params)
+  local path = vim.fs.normalize(vim.uri_to_fname(params.uri))
+  local bufnr = existing(params.uri)
+  local found = {}
+  if bufnr and vim.api.nvim_buf_is_loaded(bufnr) then
+    for _, client in ipairs(vim.lsp.get_clients({ bufnr = bufnr })) do found[client.id] = client end
+  end
+  local filetype = bufnr and vim.api.nvim_buf_is_loaded(bufnr) and vim.bo[bufnr].filetype
+  if not filetype or filetype == "" then filetype = vim.filetype.match({ filename = path }) end
+  for _, client in ipairs(vim.lsp.get_clients()) do
+    local types = client.config.filetypes
+    if filetype and types and vim.tbl_contains(types, filetype) and under_root(client, path) then
+      found[client.id] = client
+    end
+  end
+  local servers, loading = {}, {}
+  for id, client in pairs(found) do
+    if not client:is_stopped() then
+      table.insert(servers, client.name)
+      if next(in_flight[id] or {}) then table.insert(loading, client.name) end
+    end
+  end
+  table.sort(servers)
+  table.sort(loading)
+  return { servers = servers, loading = loading }
+end
+
 local handlers = {
+  ["editor/languageStatus"] = M.status,
   ["editor/diagnostics"] = M.diagnostics, ["editor/definition"] = M.definition,
   ["editor/references"] = M.references, ["editor/documentSymbols"] = M.documentSymbols,
   ["editor/workspaceSymbols"] = M.workspaceSymbols, ["editor/hover"] = M.hover,
