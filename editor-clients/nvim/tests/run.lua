@@ -539,7 +539,7 @@ local t = { test = test, start = start, workspace = workspace, wait = wait, text
             buffer_text = buffer_text, buffer_lines = buffer_lines, python = python, replace = replace, configured = configured,
             capture = capture, notifications = notifications, picking = picking, daemon_pids = daemon_pids }
 for _, file in ipairs({ "editfs", "language", "chat_review", "session_features", "firstrun", "lifecycle",
-                         "changed" }) do
+                         "changed", "access" }) do
   dofile(root .. "/tests/" .. file .. ".lua")(t)
 end
 

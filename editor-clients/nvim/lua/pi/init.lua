@@ -398,7 +398,18 @@ function M.revert(scope) review("changes/revert", scope) end
 
 function M.steer(text) M.request("steer", { text = text }) end
 function M.follow_up(text) M.request("followUp", { text = text }) end
-function M.abort() M.request("abort") end
+-- Stop: the messages still queued are given back, into the input area above what is written there.
+function M.abort()
+  M.request("abort", {}, function(result)
+    local back = vim.list_extend(vim.list_extend({}, result.steering or {}), result.followUp or {})
+    if #back == 0 then return end
+    M.open()
+    local draft = vim.trim(table.concat(vim.api.nvim_buf_get_lines(input.buffer(), 0, -1, false), "\n"))
+    if draft ~= "" then table.insert(back, draft) end
+    input.set_text(table.concat(back, "\n\n"))
+    vim.notify(("pi: stopped; %d queued message(s) are back in the input area, not sent"):format(#back - (draft ~= "" and 1 or 0)))
+  end)
+end
 function M.new() M.start() M.request("session/new", {}, function() chat.clear() M.refresh_status() end) end
 
 -- :PiSessions, :PiFork, :PiTree (lua/pi/sessions.lua)
