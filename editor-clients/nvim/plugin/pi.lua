@@ -18,6 +18,8 @@ command("PiNew", function() pi().new() end, {})
 command("PiFork", function() pi().fork() end, {})
 command("PiTree", function(o) pi().tree(o.bang) end, { bang = true, desc = "Continue from an entry of the session tree (! summarises the branch left)" })
 command("PiModel", function() pi().model() end, {})
+command("PiKey", function() pi().keys() end,
+        { desc = "Manage model access: API keys per provider (enter, replace, remove), local model servers" })
 command("PiRewind", function() pi().rewind() end,
         { desc = "Go back to before a message: the conversation, and the files if you confirm" })
 command("PiMode", function(o) pi().mode(o.args) end, { nargs = "?", desc = "plan, ask or auto-edit",

@@ -116,6 +116,8 @@ local function on_event(params)
   state.session = params.sessionId
   local handler = handlers[params.event.type]
   if handler then handler(params.event) end
+  local message = params.event.type == "message_end" and params.event.message
+  if message and message.errorKind == "auth" and not params.replay then require("pi.access").refused(M, message) end
 end
 
 local choice_labels = { allow_once = "Allow once", allow_session = "Allow this session", allow_always = "Always allow",
@@ -241,7 +243,7 @@ function M.start(opts, prompt)
   state.rpc = rpc
   -- until initialize answers: the folder the daemon was started in (its default workspace)
   state.workspace = vim.fs.normalize(vim.fn.fnamemodify(M.config.cwd or vim.fn.getcwd(), ":p"))
-  M.request("initialize", { protocolVersion = protocol.PROTOCOL_VERSION, clientInfo = { name = "pi.nvim" },
+  M.request("initialize", { protocolVersion = protocol.PROTOCOL_VERSION, clientInfo = { name = "pi.nvim", modelPicker = ":PiModel" },
                             capabilities = { permissions = M.config.permissions, workspaceTrust = true,
                                              fs = { readTextFile = M.config.editor_fs, applyEdit = M.config.editor_fs,
                                                     save = M.config.save_before_commands or nil },
@@ -446,6 +448,8 @@ function M.model()
     end)
   end)
 end
+
+function M.keys() require("pi.access").manage(M) end -- :PiKey
 
 function M.show_log()
   if state.log then vim.cmd.split(vim.fn.fnameescape(state.log)) else vim.notify("pi: no daemon log yet") end
