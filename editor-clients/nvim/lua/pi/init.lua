@@ -145,9 +145,10 @@ local function permission(params)
   local prompt = child and ("subagent “%s”: %s"):format(child.description, params.title) or params.title
   local label = function(item) return M.permission_label(item, params) end
   if M.config.review and review.reviews(params) then
-    local outcome, why = review.await(params, state.workspace, prompt, label)
-    if outcome then return { outcome = outcome } end
-    prompt = prompt .. " (no diff to show: " .. why .. ")"
+    local outcome, content = review.await(params, state.workspace, prompt, label)
+    return { outcome = outcome, content = content }
+  elseif M.config.review and (params.toolName == "write" or params.toolName == "edit") then
+    prompt = prompt .. " (no diff to show: the call would fail as it stands)"
   end
   local choice = pick.await(items, { prompt = prompt, kind = "pi.permission", format_item = label })
   return { outcome = choice or "cancelled" }
