@@ -66,4 +66,19 @@ return function(t)
     vim.api.nvim_win_close(0, true) -- the input area with the message given back
     vim.cmd.stopinsert()
   end)
+
+  test("a new file the agent writes ending in a newline is that text once saved, not one more empty line", function()
+    local dir = workspace({ call("write", { path = "new.py", content = "a = 1\nb = 2\n" }), text("written") })
+    local pi = start(dir, false, { "--yes" })
+    vim.cmd("Pi write new.py")
+    wait("settled", function() return pi.status().settled >= 1 end)
+    local buf = vim.fn.bufnr(dir .. "/new.py")
+    assert(vim.deep_equal(vim.api.nvim_buf_get_lines(buf, 0, -1, false), { "a = 1", "b = 2" }),
+           vim.inspect(vim.api.nvim_buf_get_lines(buf, 0, -1, false)))
+    vim.api.nvim_buf_call(buf, function() vim.cmd("silent write") end)
+    local f = assert(io.open(dir .. "/new.py", "rb"))
+    local written = f:read("*a")
+    f:close()
+    assert(written == "a = 1\nb = 2\n", vim.inspect(written))
+  end)
 end

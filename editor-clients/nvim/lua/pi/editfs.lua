@@ -99,6 +99,16 @@ function M.apply_edit(params)
   end
   local ok, err = pcall(vim.lsp.util.apply_workspace_edit, edit, "utf-16")
   if not ok then return { applied = false, failureReason = tostring(err) } end
+  for _, change in ipairs(edit.documentChanges or {}) do
+    local buf = change.kind == "create" and M.buffer_of(vim.uri_to_fname(change.uri))
+    local count = buf and vim.api.nvim_buf_line_count(buf)
+    -- the text inserted into the new, empty buffer ends with its final newline, which is the
+    -- buffer's 'eol', not one more line
+    if count and count > 1 and vim.api.nvim_buf_get_lines(buf, count - 1, count, false)[1] == "" then
+      pcall(vim.api.nvim_buf_call, buf, function() vim.cmd("undojoin") end) -- one undo step with the edit
+      vim.api.nvim_buf_set_lines(buf, count - 1, count, false, {})
+    end
+  end
   for _, uri in ipairs(edited_uris(edit)) do
     local buf = M.buffer_of(vim.uri_to_fname(uri))
     if buf then
