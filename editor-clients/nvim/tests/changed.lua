@@ -8,7 +8,17 @@ return function(t)
     return buf > 0 and vim.api.nvim_buf_is_loaded(buf) and vim.bo[buf].modified
   end
 
+  -- The unsaved buffers earlier tests left are dropped: what is counted here is this test's.
+  local function drop_unsaved()
+    for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+      if vim.api.nvim_buf_is_loaded(buf) and vim.bo[buf].buftype == "" and vim.bo[buf].modified then
+        vim.api.nvim_buf_delete(buf, { force = true })
+      end
+    end
+  end
+
   test("an agent edit to a file no window shows is said at the run's end; :PiChanged writes it", function()
+    drop_unsaved()
     local dir = workspace({ call("write", { path = "hidden.txt", content = "by the agent\n" }), text("written") })
     vim.fn.writefile({ "before" }, dir .. "/hidden.txt")
     local said, stop_notify = t.capture()

@@ -163,7 +163,7 @@ def new_session(args: list[str]) -> None:
     raise AssertionError(f"tmux new-session failed: {run.stderr}")
 
 
-def open_terminal(tmp_path, replies, model=True):
+def open_terminal(tmp_path, replies, model=True, extra=""):
     if not shutil.which("tmux"):
         pytest.fail("tmux is needed (Debian package tmux; scripts/test-all installs it)")
     name = f"pi-nvim-{uuid.uuid4().hex[:8]}"
@@ -176,10 +176,12 @@ def open_terminal(tmp_path, replies, model=True):
     cmd = [sys.executable, "-m", "pi_daemon", "--faux-script", str(script)] + (["--model", "faux/script"] if model else [])
     env = {"PI_DAEMON_HOME": str(home), "OPENAI_API_KEY": "", "ANTHROPIC_API_KEY": "", "OPENROUTER_API_KEY": ""}
     init = tmp_path / "init.lua"
-    init.write_text(INIT % {"plugin": lua(str(PLUGIN)), "cmd": lua(cmd), "env": lua(env), "cwd": lua(str(workspace))})
+    init.write_text(INIT % {"plugin": lua(str(PLUGIN)), "cmd": lua(cmd), "env": lua(env), "cwd": lua(str(workspace))}
+                    + extra)
     new_session(["-s", name, "-x", "160", "-y", "48", "-c", str(workspace), f"{NVIM} -u {init} -i NONE"])
     term = Terminal(name)
     term.workspace = workspace
+    term.home = home
     try:
         term.wait_for("~")  # the editor is drawn
         yield term
@@ -404,7 +406,16 @@ def test_first_run_without_a_model_to_a_first_answer(no_model_terminal):
     screen = term.wait_for("You said: what can you do?")  # the typed prompt was kept and sent
     term.capture("first-run-answer")
     assert "## you" in screen
+    # the demo points at this client's picker, not at a command line option
+    term.wait_for(":PiModel.)")
     term.wait_for("π faux/echo · ask")
+    # the model chosen is the default: a new session answers without asking again
+    term.command("PiNew")
+    term.wait_gone("You said: what can you do?")
+    term.command("Pi and in a new session?")
+    term.wait_for("You said: and in a new session?")
+    assert "how should pi answer?" not in term.screen()
+    term.capture("first-run-new-session")
 
 
 EDIT_REPLIES = [
@@ -620,3 +631,168 @@ def test_stop_keeps_a_long_commands_output_in_a_terminal_neovim(stop_terminal):
     assert term.evaluate("search('^out 5$', 'nw') > 0") == "1"  # and all before it
     term.wait_for("— aborted —")
     assert "Tool execution was aborted" not in screen
+
+
+# An input like snacks.nvim's: a floating window that shows what is typed (and ignores `secret`).
+SHOWING_INPUT = r"""
+vim.ui.input = function(opts, on_confirm)
+  local buf = vim.api.nvim_create_buf(false, true)
+  local win = vim.api.nvim_open_win(buf, true, { relative = "editor", row = 4, col = 4, width = 70, height = 1,
+                                                 border = "single", title = opts.prompt, style = "minimal" })
+  vim.keymap.set("i", "<CR>", function()
+    local text = vim.api.nvim_get_current_line()
+    vim.cmd.stopinsert()
+    vim.api.nvim_win_close(win, true)
+    on_confirm(text)
+  end, { buffer = buf })
+  vim.cmd.startinsert()
+end
+"""
+
+
+def pick_line(screen: str, label: str) -> str:
+    """The number of the picker's line whose label starts with `label`."""
+    found = re.search(r"(\d+)\. " + re.escape(label), screen)
+    assert found, f"{label!r} is not in the picker:\n{screen}"
+    return found.group(1)
+
+
+@pytest.fixture
+def access_terminal(tmp_path):
+    yield from open_terminal(tmp_path, [], model=False, extra=SHOWING_INPUT)
+
+
+def test_model_access_keys_and_a_refusing_server_in_a_terminal_neovim(access_terminal, tmp_path):
+    term = access_terminal
+    term.command("PiKey")
+    screen = term.wait_for("Model access")
+    assert "openai · no key ($OPENAI_API_KEY)" in screen
+    term.capture("pikey-list")
+    term.keys(pick_line(screen, "openai ·"))  # its one action: enter the key
+    term.wait_for("openai API key (OPENAI_API_KEY):")
+    term.type("sk-never-on-screen")
+    screen = term.wait_for("*" * len("sk-never-on-screen"))  # typed as stars, though vim.ui.input shows text
+    assert "sk-never-on-screen" not in screen
+    term.capture("pikey-secret")
+    term.keys("Enter")
+    term.wait_for("the openai key is set:")
+    term.command("PiKey")
+    screen = term.wait_for("openai · key entered here")
+    term.keys(pick_line(screen, "openai ·"))
+    screen = term.wait_for("Remove the openai key entered here")
+    assert "Replace the openai key" in screen
+    term.keys(pick_line(screen, "Remove"))
+    screen = term.wait_for("openai · no key ($OPENAI_API_KEY)")  # the list again, the key gone
+    term.keys("q")
+
+    # a local server that refuses the credentials: added from :PiKey, then an answer fails
+    server = subprocess.Popen([sys.executable, str(PLUGIN / "tests" / "model_server.py"), "--refuse"],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        port = server.stdout.readline().strip()
+        term.command("PiKey")
+        screen = term.wait_for("Add a local model server")
+        term.keys(pick_line(screen, "Add a local model server"))
+        screen = term.wait_for("Another server: enter its URL")
+        term.keys(pick_line(screen, "Another server"))
+        term.wait_for("Server URL:")
+        term.type(f"http://127.0.0.1:{port}/v1")
+        term.keys("Enter")
+        term.wait_for(f"π 127.0.0.1-{port}/tiny-local")
+        term.command("Pi hello")
+        screen = term.wait_for(f"127.0.0.1-{port} refused the credentials")
+        assert "401" in screen
+        term.capture("auth-refused-offer")
+        term.keys(pick_line(screen, "Manage model access"))
+        screen = term.wait_for(f"127.0.0.1-{port} · server http://127.0.0.1:{port}/v1 · 1 model(s) · refused:")
+        term.capture("pikey-refused-server")
+        term.keys(pick_line(screen, f"127.0.0.1-{port} ·"))
+        term.wait_for(f"the model server 127.0.0.1-{port} is removed")
+    finally:
+        server.kill()
+
+
+STOP_QUEUE_REPLIES = [
+    {"content": [{"type": "toolCall", "id": "b1", "name": "bash",
+                  "arguments": {"command": "for i in $(seq 1 600); do echo tick $i; sleep 0.1; done"}}],
+     "stopReason": "toolUse"},
+    {"content": [{"type": "text", "text": "A queued message was answered."}]},
+]
+
+
+@pytest.fixture
+def stop_queue_terminal(tmp_path):
+    yield from open_terminal(tmp_path, STOP_QUEUE_REPLIES)
+
+
+def test_stop_gives_the_queued_messages_back_in_a_terminal_neovim(stop_queue_terminal):
+    term = stop_queue_terminal
+    term.command("Pi count slowly")
+    term.wait_for("1. Allow once")
+    term.keys("1")
+    term.wait_for("pi is working: steer or follow up")
+    term.command("PiFollowUp then tell me the total")
+    term.wait_for("queued follow-up: then tell me the total")
+    term.command("PiAbort")
+    screen = term.wait_for("pi: stopped; 1 queued message(s) are back in the input area, not sent")
+    term.wait_for("— aborted —")
+    term.wait_gone("queued follow-up:")
+    assert term.evaluate("getbufline(bufnr('pi://input'), 1)[0]") == "then"  # (an echo shows up to the first blank)
+    term.capture("stop-queue-given-back")
+    term.wait_until("luaeval(\"require('pi').status().settled\")", "1")
+    assert "A queued message was answered." not in term.screen()
+
+
+HUNK_REPLIES = [
+    {"content": [{"type": "toolCall", "id": "e1", "name": "edit",
+                  "arguments": {"path": "calc.py", "edits": [{"oldText": "    return a - b", "newText": "    return a + b"},
+                                                             {"oldText": "    return a / b", "newText": "    return a * b"}]}}],
+     "stopReason": "toolUse"},
+    {"content": [{"type": "text", "text": "Both changed, as you chose."}]},
+    {"content": [{"type": "toolCall", "id": "w1", "name": "write",
+                  "arguments": {"path": "unopened.txt", "content": "the agent's text\n"}}], "stopReason": "toolUse"},
+    {"content": [{"type": "text", "text": "Written."}]},
+]
+
+
+@pytest.fixture
+def hunk_terminal(tmp_path):
+    yield from open_terminal(tmp_path, HUNK_REPLIES)
+
+
+def test_a_hunk_rejected_in_the_review_then_an_unopened_file_written_from_pichanged(hunk_terminal):
+    term = hunk_terminal
+    (term.workspace / "calc.py").write_text("def add(a, b):\n    return a - b\n" + "\n" * 2 + "# filler\n" * 8
+                                            + "\n\ndef div(a, b):\n    return a / b\n")
+    term.command("Pi fix both")
+    screen = term.wait_for("(do rejects a hunk; edit it freely)")
+    assert "calc.py (proposed)" in screen  # the tab is named by the file
+    term.capture("review-hunks")
+    term.command("2")  # the first hunk, in the proposed side where the cursor is
+    term.type("do")  # taken back: as the file is now
+    term.wait_until("getline(2) =~ 'a - b'", "1")
+    term.type("ga")
+    term.wait_for("Both changed, as you chose.")
+    calc = str(term.workspace / "calc.py")
+    assert term.evaluate(f"getbufline(bufnr('{calc}'), 2)[0] =~ 'a - b'") == "1"
+    assert term.evaluate(f"getbufline(bufnr('{calc}'), '$')[0] =~ 'a \\* b'") == "1"
+
+    term.command("Pi write a file I have not opened")
+    term.wait_for("ga accept")
+    term.type("ga")
+    term.wait_for("Written.")
+    # neither file was open in a window: both wait in hidden buffers, unsaved, and the user is told
+    term.wait_for("2 file(s) the agent changed are unsaved in buffers no window shows")
+    term.command("PiChanged")
+    screen = term.wait_for("1. Write them: calc.py, unopened.txt")
+    assert "3. Open calc.py" in screen and "4. Open unopened.txt" in screen
+    term.capture("pichanged")
+    term.keys("1")
+    term.wait_for("pi: wrote calc.py, unopened.txt")
+    assert (term.workspace / "unopened.txt").read_text() == "the agent's text\n"
+    assert "a * b" in (term.workspace / "calc.py").read_text() and "a - b" in (term.workspace / "calc.py").read_text()
+    term.command("qa")  # nothing unsaved is left to refuse it
+    deadline = time.monotonic() + 30
+    while subprocess.run(["tmux", "has-session", "-t", term.name], capture_output=True).returncode == 0:
+        assert time.monotonic() < deadline, term.screen()
+        time.sleep(0.1)

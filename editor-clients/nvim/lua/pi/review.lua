@@ -71,7 +71,6 @@ function M.winbar(params)
     if vim.tbl_contains(params.options, k[1]) then table.insert(keys, k[2] .. " " .. k[3]) end
   end
   table.insert(keys, "g? all")
-  table.insert(keys, "do rejects a hunk, or edit")
   return bar(" " .. table.concat(keys, " · "))
 end
 
@@ -94,7 +93,8 @@ function M.show(params, root, title, label, done)
   local after = scratch(shown .. " (proposed)", id, proposed, filetype, true)
   local right = vim.api.nvim_open_win(after, true, { split = "right", win = left })
   for _, win in ipairs({ left, right }) do vim.api.nvim_win_call(win, function() vim.cmd("diffthis") end) end
-  vim.wo[left].winbar = bar((" %s: %s · proposed →"):format(title, now and "now" or "a new file"))
+  vim.wo[left].winbar = bar((" %s: %s · proposed → (do rejects a hunk; edit it freely)")
+                             :format(title, now and "now" or "a new file"))
   vim.wo[right].winbar = M.winbar(params)
   local answered = false
   local review = { id = id }
