@@ -93,8 +93,10 @@ function M.show(params, root, title, label, done)
   local after = scratch(shown .. " (proposed)", id, proposed, filetype, true)
   local right = vim.api.nvim_open_win(after, true, { split = "right", win = left })
   for _, win in ipairs({ left, right }) do vim.api.nvim_win_call(win, function() vim.cmd("diffthis") end) end
-  vim.wo[left].winbar = bar((" %s: %s · proposed → (do rejects a hunk; edit it freely)")
-                             :format(title, now and "now" or "a new file"))
+  local head = (" %s: %s · proposed →"):format(title, now and "now" or "a new file")
+  local hint = " (do rejects a hunk; edit it freely)" -- where it fits beside the title
+  if vim.fn.strdisplaywidth(head .. hint) <= vim.api.nvim_win_get_width(left) then head = head .. hint end
+  vim.wo[left].winbar = bar(head)
   vim.wo[right].winbar = M.winbar(params)
   local answered = false
   local review = { id = id }
