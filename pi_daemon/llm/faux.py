@@ -213,7 +213,7 @@ def echo_reply(context: Context) -> AssistantMessage:
     """The offline demo's answer: it repeats what the user said last."""
     last = next((m for m in reversed(context.messages) if m.role == "user"), None)
     said = user_text(last) if last is not None else ""
-    how = picker.choose_model("configure a real model in .pi/models.json or pass --model provider/id")
+    how = picker.choose_model("configure one in .pi/models.json or pass --model provider/id")
     return text_reply(
         f"You said: {said}\n\n(This is pi-daemon's offline faux model. To talk to a real model, {how}.)",
         thinking="The user wants an answer; the faux model can only echo.",

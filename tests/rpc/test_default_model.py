@@ -15,7 +15,11 @@ def test_the_chosen_model_is_the_default_for_new_sessions_and_the_next_start(spa
     home = tmp_path / "home"
     home.mkdir()
     (home / "settings.json").write_text(json.dumps({"compaction": {"enabled": False}, "theme": "kept"}))
-    d = spawn(env={"PI_DAEMON_HOME": str(home)})
+    workspace = tmp_path / "ws"
+    (workspace / ".pi").mkdir(parents=True)
+    shipped = json.dumps({"defaultProvider": "faux", "defaultModel": "echo"})
+    (workspace / ".pi" / "settings.json").write_text(shipped)  # a repository cannot choose the model
+    d = spawn("--trust-workspace", cwd=str(workspace), env={"PI_DAEMON_HOME": str(home)})
     assert d.call("getState")["model"] is None  # no usable model: none chosen yet
     d.call("setModel", {"provider": "faux", "modelId": "echo"})
     assert settings_of(home) == {"compaction": {"enabled": False}, "theme": "kept",
@@ -23,6 +27,7 @@ def test_the_chosen_model_is_the_default_for_new_sessions_and_the_next_start(spa
     d.call("session/new")
     assert d.call("getState")["model"]["id"] == "echo"  # a new session, without asking again
 
+    assert (workspace / ".pi" / "settings.json").read_text() == shipped  # only the user's own file is written
     later = spawn(env={"PI_DAEMON_HOME": str(home)})
     assert later.call("getState")["model"]["id"] == "echo"
     later.call("prompt", {"text": "remembered"})
@@ -90,3 +95,4 @@ def test_the_demo_and_the_no_model_error_point_at_the_clients_picker(spawn):
     shell.call("setModel", {"provider": "faux", "modelId": "echo"})
     shell.call("prompt", {"text": "hello"})
     assert "pass --model provider/id" in final_message(shell)["content"][-1]["text"]
+

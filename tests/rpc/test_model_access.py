@@ -4,27 +4,13 @@ server removed (issue #38 item 1)."""
 
 import json
 
-import pytest
-
-from loopback import LoopbackServer, Reply, anthropic_error, openai_text
+from loopback import Reply, anthropic_error, openai_text
 from run_events import final_message
-
-
-@pytest.fixture
-def server():
-    s = LoopbackServer()
-    yield s
-    s.close()
+from test_first_model import error_of, server  # noqa: F401 (server: the fixture)
 
 
 def provider(result, name):
     return next(p for p in result["providers"] if p["provider"] == name)
-
-
-def error_of(d, method, params):
-    response = d.request(method, params)
-    assert "error" in response, response
-    return response["error"]
 
 
 def test_a_wrong_key_is_marked_on_the_answer_never_retried_and_shown_until_replaced(spawn, tmp_path, server):
@@ -97,7 +83,7 @@ def test_a_model_server_can_be_removed_from_the_users_models_json(spawn, tmp_pat
                     "baseUrl": server.url + "/v1"}
     assert provider(access, "kept")["removable"] is True
     assert provider(access, "repo-server")["removable"] is False  # the workspace's own: not the user's to remove here
-    d.call("setModel", {"provider": "desk", "modelId": "qwen-coder", "remember": False})
+    d.call("setModel", {"provider": "desk", "modelId": "qwen-coder"})
     server.script(Reply(body=openai_text("still here")))
     d.call("prompt", {"text": "hi"})
     assert final_message(d)["content"][-1]["text"] == "still here"
@@ -107,6 +93,8 @@ def test_a_model_server_can_be_removed_from_the_users_models_json(spawn, tmp_pat
     written = json.loads((home / "models.json").read_text())["providers"]
     assert "desk" not in written and written["kept"]["models"] == [{"id": "k"}]  # the rest is as it was
     assert not any(m["provider"] == "desk" for m in d.call("listModels")["models"])
+    d.call("session/new")
+    assert d.call("getState")["model"]["provider"] == "kept"  # the removed default: the first usable one again
     for name in ("desk", "anthropic", "repo-server", "faux"):
         refused = error_of(d, "removeModelServer", {"name": name})
         assert refused["code"] == -32602 and "params.name" in refused["message"]
