@@ -41,8 +41,18 @@ return function(t)
     local pi = start(dir)
     vim.cmd("Pi what is hello?")
     wait("settled", function() return pi.status().settled >= 1 end, 30000)
-    assert(chat():find("no language server attached to " .. dir .. "/notes.txt in Neovim answers textDocument/hover",
-                       1, true), chat())
+    assert(chat():find("no language server in the editor covers notes.txt; nothing is known about it", 1, true), chat())
+  end)
+
+  test("diagnostics of a broken Python file no server covers say its errors are unknown, not that there are none",
+       function()
+    local dir = workspace({ call("diagnostics", { paths = { "broken.py" } }), text("checked") })
+    vim.fn.writefile({ "def f(:", "    return" }, dir .. "/broken.py")
+    local pi = start(dir)
+    vim.cmd("Pi any errors in broken.py?")
+    wait("settled", function() return pi.status().settled >= 1 end, 30000)
+    assert(chat():find("no language server in the editor covers broken.py; its errors are unknown", 1, true), chat())
+    assert(not chat():find("no errors or warnings", 1, true), chat())
   end)
 
   -- editor/languageStatus as the daemon asks it (lua/pi/language.lua's answer, from a coroutine

@@ -796,3 +796,27 @@ def test_a_hunk_rejected_in_the_review_then_an_unopened_file_written_from_pichan
     while subprocess.run(["tmux", "has-session", "-t", term.name], capture_output=True).returncode == 0:
         assert time.monotonic() < deadline, term.screen()
         time.sleep(0.1)
+
+
+UNCOVERED_REPLIES = [
+    {"content": [{"type": "toolCall", "id": "d1", "name": "diagnostics", "arguments": {"paths": ["broken.py"]}}],
+     "stopReason": "toolUse"},
+    {"content": [{"type": "text", "text": "I cannot tell whether it has errors."}]},
+]
+
+
+@pytest.fixture
+def uncovered_terminal(tmp_path):
+    yield from open_terminal(tmp_path, UNCOVERED_REPLIES)
+
+
+def test_a_file_no_language_server_covers_is_said_unknown_in_a_terminal_neovim(uncovered_terminal):
+    term = uncovered_terminal
+    (term.workspace / "broken.py").write_text("def f(:\n    return\n")
+    term.command("Pi does broken.py have errors?")
+    term.wait_for("I cannot tell whether it has errors.")
+    term.command("lua vim.api.nvim_set_current_win(vim.fn.win_findbuf(vim.fn.bufnr('pi://chat'))[1])")
+    term.command("normal! zR")  # the tool's output, unfolded
+    screen = term.wait_for("no language server in the editor covers broken.py; its errors are unknown")
+    assert "no errors or warnings" not in screen
+    term.capture("language-uncovered")
