@@ -666,7 +666,7 @@ def test_model_access_keys_and_a_refusing_server_in_a_terminal_neovim(access_ter
     term = access_terminal
     term.command("PiKey")
     screen = term.wait_for("Model access")
-    assert "openai · no key ($OPENAI_API_KEY)" in screen
+    assert "3. openai · no key ($OPENAI_API_KEY): choose to enter one" in screen
     term.capture("pikey-list")
     term.keys(pick_line(screen, "openai ·"))  # its one action: enter the key
     term.wait_for("openai API key (OPENAI_API_KEY):")
@@ -734,11 +734,12 @@ def test_stop_gives_the_queued_messages_back_in_a_terminal_neovim(stop_queue_ter
     term.command("PiFollowUp then tell me the total")
     term.wait_for("queued follow-up: then tell me the total")
     term.command("PiAbort")
-    screen = term.wait_for("pi: stopped; 1 queued message(s) are back in the input area, not sent")
+    term.wait_for("pi: stopped; 1 queued message(s) are back in the input area, not sent")
     term.wait_for("— aborted —")
-    term.wait_gone("queued follow-up:")
-    assert term.evaluate("getbufline(bufnr('pi://input'), 1)[0]") == "then"  # (an echo shows up to the first blank)
+    screen = term.wait_gone("queued follow-up:")
+    assert "then tell me the total" in screen  # in the input area
     term.capture("stop-queue-given-back")
+    assert term.evaluate("getbufline(bufnr('pi://input'), 1)[0]") == "then"  # (an echo shows up to the first blank)
     term.wait_until("luaeval(\"require('pi').status().settled\")", "1")
     assert "A queued message was answered." not in term.screen()
 
@@ -748,7 +749,7 @@ HUNK_REPLIES = [
                   "arguments": {"path": "calc.py", "edits": [{"oldText": "    return a - b", "newText": "    return a + b"},
                                                              {"oldText": "    return a / b", "newText": "    return a * b"}]}}],
      "stopReason": "toolUse"},
-    {"content": [{"type": "text", "text": "Both changed, as you chose."}]},
+    {"content": [{"type": "text", "text": "Done, as you chose."}]},
     {"content": [{"type": "toolCall", "id": "w1", "name": "write",
                   "arguments": {"path": "unopened.txt", "content": "the agent's text\n"}}], "stopReason": "toolUse"},
     {"content": [{"type": "text", "text": "Written."}]},
@@ -771,8 +772,9 @@ def test_a_hunk_rejected_in_the_review_then_an_unopened_file_written_from_pichan
     term.command("2")  # the first hunk, in the proposed side where the cursor is
     term.type("do")  # taken back: as the file is now
     term.wait_until("getline(2) =~ 'a - b'", "1")
+    term.capture("review-hunk-rejected")
     term.type("ga")
-    term.wait_for("Both changed, as you chose.")
+    term.wait_for("Done, as you chose.")
     calc = str(term.workspace / "calc.py")
     assert term.evaluate(f"getbufline(bufnr('{calc}'), 2)[0] =~ 'a - b'") == "1"
     assert term.evaluate(f"getbufline(bufnr('{calc}'), '$')[0] =~ 'a \\* b'") == "1"

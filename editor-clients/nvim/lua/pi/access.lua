@@ -10,7 +10,7 @@ local M = {}
 
 local function notify(msg, level) vim.notify("pi: " .. msg, level or vim.log.levels.INFO) end
 
-local KEY = { environment = "key from $%s", client = "key entered here", none = "no key ($%s)" }
+local KEY = { environment = "key from $%s", client = "key entered here", none = "no key ($%s): choose to enter one" }
 
 -- One line per provider: its name, its key or server, how many models it gives, its last refusal.
 ---@param p pi.ProviderAccess
@@ -19,7 +19,10 @@ function M.label(p)
   if p.kind == "hosted" then table.insert(parts, KEY[p.key or "none"]:format(p.keyVariable or "?"))
   elseif p.kind == "server" then table.insert(parts, "server " .. (p.baseUrl or "?"))
   else table.insert(parts, "built in, no key") end
-  table.insert(parts, p.models > 0 and ("%d model(s)"):format(p.models) or (p.reason or "no models"))
+  -- (a hosted provider without a key: its reason would say to set the variable, which this view does)
+  if not (p.kind == "hosted" and (p.key or "none") == "none") then
+    table.insert(parts, p.models > 0 and ("%d model(s)"):format(p.models) or (p.reason or "no models"))
+  end
   if p.lastError then table.insert(parts, "refused: " .. p.lastError) end
   return table.concat(parts, " · ")
 end
