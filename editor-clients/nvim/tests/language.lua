@@ -100,4 +100,29 @@ return function(t)
     for _, client in ipairs(vim.lsp.get_clients({ name = "pylsp" })) do client:stop(true) end
     for _, name in ipairs({ "main.py", "big.py" }) do vim.api.nvim_buf_delete(vim.fn.bufnr(dir .. "/" .. name), { force = true }) end
   end)
+
+  test("diagnostics of a file pylsp covers but no buffer holds: it is looked at, its error reported, not 'no errors'",
+       function()
+    local dir = workspace({ call("diagnostics", { paths = { "unopened.py" } }), text("checked") })
+    vim.fn.writefile({ "def helper(n):", "    return n * 2" }, dir .. "/util.py")
+    vim.fn.writefile({ "from util import helper" }, dir .. "/main.py")
+    vim.fn.writefile({ "import os", "print(undefined_name)" }, dir .. "/unopened.py")
+    vim.lsp.config("pylsp", { cmd = { pylsp }, filetypes = { "python" }, root_markers = { "util.py" } })
+    vim.lsp.enable("pylsp")
+    vim.cmd("filetype on")
+    local pi = start(dir)
+    vim.cmd("edit " .. vim.fn.fnameescape(dir .. "/main.py")) -- pylsp runs for the project
+    local buf = vim.api.nvim_get_current_buf()
+    wait("pylsp to attach", function() return #vim.lsp.get_clients({ bufnr = buf, name = "pylsp" }) > 0 end, 30000)
+    assert(vim.fn.bufnr(dir .. "/unopened.py") == -1)
+    vim.cmd("Pi any errors in unopened.py?")
+    wait("settled", function() return pi.status().settled >= 1 end, 60000)
+    assert(chat():find("unopened.py:2:7 error: undefined name 'undefined_name'", 1, true), chat())
+    assert(not chat():find("no errors or warnings", 1, true), chat())
+    vim.lsp.enable("pylsp", false)
+    for _, client in ipairs(vim.lsp.get_clients({ name = "pylsp" })) do client:stop(true) end
+    for _, name in ipairs({ "main.py", "unopened.py" }) do
+      pcall(vim.api.nvim_buf_delete, vim.fn.bufnr(dir .. "/" .. name), { force = true })
+    end
+  end)
 end

@@ -24,6 +24,7 @@ vim.api.nvim_create_autocmd("LspProgress", {
 
 local QUIET_MS, QUIET_CLEAN_MS = 400, 2500 -- see settle()
 local ATTACH_MS, ANSWER_MS = 5000, 20000
+local FIRST_REPORT_MS = 10000 -- at most, for the diagnostics of a file loaded to be asked about
 
 -- Runs start(resume) and yields until resume is called or `ms` pass (then returns nil).
 local function await(start, ms)
@@ -63,10 +64,12 @@ local function buffer(uri)
 end
 
 local function clients(bufnr, method)
-  return vim.tbl_filter(function(c) return c:supports_method(method, bufnr) end, vim.lsp.get_clients({ bufnr = bufnr }))
+  return vim.tbl_filter(function(c) return not method or c:supports_method(method, bufnr) end,
+                        vim.lsp.get_clients({ bufnr = bufnr }))
 end
 
--- The buffer's servers that answer `method`, waiting a little for one to attach to a buffer just loaded.
+-- The buffer's servers that answer `method` (nil: any), waiting a little for one to attach to a
+-- buffer just loaded.
 local function servers(bufnr, method)
   local found = clients(bufnr, method)
   if #found > 0 then return found end
@@ -226,10 +229,21 @@ end
 
 function M.diagnostics(params)
   local pairs_ = {}
+  local opened = {}
   if params.uris and params.uris ~= vim.NIL then
-    for _, uri in ipairs(params.uris) do -- a file without a loaded buffer has no diagnostics here
+    for _, uri in ipairs(params.uris) do
       local bufnr = existing(uri)
-      table.insert(pairs_, { uri, bufnr and vim.api.nvim_buf_is_loaded(bufnr) and bufnr or nil })
+      if not (bufnr and vim.api.nvim_buf_is_loaded(bufnr)) then
+        bufnr = nil
+        -- a file that a running server covers (M.status) but no buffer holds has no report yet:
+        -- it is loaded, so that the server looks at it, and its first report waited for
+        if #M.status({ uri = uri }).servers > 0 and not missing(uri) then
+          bufnr = buffer(uri)
+          servers(bufnr, nil)
+          table.insert(opened, bufnr)
+        end
+      end
+      table.insert(pairs_, { uri, bufnr })
     end
   else
     for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
@@ -240,7 +254,8 @@ function M.diagnostics(params)
     end
   end
   local loaded = vim.tbl_map(function(p) return p[2] end, vim.tbl_filter(function(p) return p[2] ~= nil end, pairs_))
-  if type(params.waitMs) == "number" then settle(loaded, params.waitMs) end
+  if type(params.waitMs) == "number" then settle(loaded, params.waitMs)
+  elseif #opened > 0 then settle(opened, FIRST_REPORT_MS) end
   local items = {}
   for _, p in ipairs(pairs_) do
     local list = p[2] and vim.tbl_map(function(d) return diagnostic(d, p[2]) end, vim.diagnostic.get(p[2])) or {}
