@@ -148,33 +148,39 @@ end
 -- A local model server found or typed in, added (addModelServer) and one of its models set;
 -- `done(model)`, nil if the user gave up.
 function M.local_server(pi, done)
+  local function add(server)
+    pi.request("addModelServer", { name = server.name, baseUrl = server.baseUrl }, function(added)
+      use_one_of(pi, added.models, done)
+    end)
+  end
+  local function typed(prompt)
+    vim.ui.input({ prompt = prompt }, function(url)
+      if not url or vim.trim(url) == "" then return done(nil) end
+      pi.request("probeLocalServers", { urls = { vim.trim(url) } }, function(probed)
+        local found = vim.tbl_filter(function(s) return s.baseUrl == vim.trim(url) end, probed.servers)
+        if #found == 0 then
+          notify(url .. " did not answer GET /models with a model list", vim.log.levels.ERROR)
+          return done(nil)
+        end
+        add(found[1])
+      end)
+    end)
+  end
   pi.request("probeLocalServers", {}, function(result)
+    -- none answered: straight to the URL (a picker of one item would only lead there)
+    if #result.servers == 0 then
+      return typed("No Ollama (11434) or llama.cpp (8080) server answered. Server URL (OpenAI-compatible, "
+                   .. "e.g. http://host:port/v1): ")
+    end
     local items = {}
     for _, s in ipairs(result.servers) do
       table.insert(items, { server = s, label = ("%s at %s (%d models)"):format(s.name, s.baseUrl, #s.models) })
     end
     table.insert(items, { label = "Another server: enter its URL (OpenAI-compatible, e.g. http://host:port/v1)" })
-    pick.select(items, { prompt = #result.servers > 0 and "Local model server" or
-                             "No Ollama (11434) or llama.cpp (8080) server answered",
-                           format_item = function(i) return i.label end }, function(choice)
+    pick.select(items, { prompt = "Local model server", format_item = function(i) return i.label end }, function(choice)
       if not choice then return done(nil) end
-      local function add(server)
-        pi.request("addModelServer", { name = server.name, baseUrl = server.baseUrl }, function(added)
-          use_one_of(pi, added.models, done)
-        end)
-      end
       if choice.server then return add(choice.server) end
-      vim.ui.input({ prompt = "Server URL: " }, function(url)
-        if not url or vim.trim(url) == "" then return done(nil) end
-        pi.request("probeLocalServers", { urls = { vim.trim(url) } }, function(probed)
-          local found = vim.tbl_filter(function(s) return s.baseUrl == vim.trim(url) end, probed.servers)
-          if #found == 0 then
-            notify(url .. " did not answer GET /models with a model list", vim.log.levels.ERROR)
-            return done(nil)
-          end
-          add(found[1])
-        end)
-      end)
+      typed("Server URL: ")
     end)
   end)
 end
