@@ -54,6 +54,14 @@ require("pi").setup({ cmd = %(cmd)s, env = %(env)s, cwd = %(cwd)s })
 """
 
 
+def keep_figure(name: str, started: float) -> None:
+    """Keeps the seconds since `started` in $PI_NVIM_SCREENS/<name>.txt (when that is set)."""
+    folder = os.environ.get("PI_NVIM_SCREENS")
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        (Path(folder) / f"{name}.txt").write_text(f"{time.monotonic() - started:.1f} s\n")
+
+
 def lua(value) -> str:
     return "vim.json.decode(" + json.dumps(json.dumps(value)) + ")"
 
@@ -397,6 +405,7 @@ def no_model_terminal(tmp_path):
 
 def test_first_run_without_a_model_to_a_first_answer(no_model_terminal):
     term = no_model_terminal
+    started = time.monotonic()
     term.command("Pi what can you do?")
     screen = term.wait_for("No model is chosen yet: how should pi answer?")
     assert "1. Enter an API key (anthropic, openai, openrouter, google)" in screen
@@ -404,6 +413,7 @@ def test_first_run_without_a_model_to_a_first_answer(no_model_terminal):
     term.capture("first-run-picker")
     term.keys("3")  # the offline demo
     screen = term.wait_for("You said: what can you do?")  # the typed prompt was kept and sent
+    keep_figure("first-run-seconds", started)  # from the first :Pi to the answer, the picker answered at once
     term.capture("first-run-answer")
     assert "## you" in screen
     # the demo points at this client's picker, not at a command line option
@@ -486,6 +496,7 @@ def test_readme_quick_start_without_a_plugin_manager(tmp_path):
     shell = " ".join(f"{k}={json.dumps(v)}" for k, v in env.items())
     new_session(["-s", name, "-x", "160", "-y", "48", "-c", str(workspace), f"env -i {shell} {NVIM} -i NONE"])
     term = Terminal(name)
+    started = time.monotonic()
     try:
         term.wait_for("~")
         term.command("Pi hello")
@@ -498,6 +509,7 @@ def test_readme_quick_start_without_a_plugin_manager(tmp_path):
         term.type("3")
         term.keys("Enter")
         term.wait_for("You said: hello")
+        keep_figure("readme-quick-start-seconds", started)  # Neovim started, :PiInstall, the demo's answer
         term.capture("readme-quick-start-answer")
         installed = str(home / ".local" / "share" / "nvim" / "pi-daemon" / "bin" / "pi-daemon")
         assert term.evaluate(f"getbufline(bufnr('pi://install'), '$')[0] ==# 'Installed: {installed}'") == "1"
