@@ -3,7 +3,8 @@
 -- entered now, a local server (Ollama, llama.cpp, any URL) or the offline demo — then the
 -- prompt is sent. Keys are kept with `secret-tool` (the OS keyring) when it is installed, else
 -- only for this Neovim session, and are given to the daemon (setApiKey) after each start.
--- Also :PiModel's picker. `pi` is require("pi").
+-- Also :PiModel's picker, and the keys and servers :PiKey (lua/pi/access.lua) manages: a key
+-- removed there is forgotten here too. `pi` is require("pi").
 local pick = require("pi.pick")
 local M = {}
 

@@ -1,7 +1,9 @@
 -- The editor's language servers as the agent's: the daemon's editor/* requests answered by the
 -- language servers attached in Neovim (vim.lsp), and vim.diagnostic for diagnostics.
 -- A handler runs in the coroutine vim.lsp.rpc gives each server request and yields while the
--- servers work, so the editor never waits. A file with no server attached gets a clear error.
+-- servers work, so the editor never waits. A file with no server attached gets a clear error;
+-- editor/languageStatus says which servers cover a file and which are still loading, so that
+-- the daemon never takes "no server" or "not ready" for "no errors".
 local M = {}
 
 M.features = { diagnostics = true, definition = true, references = true, documentSymbols = true,
