@@ -18,6 +18,8 @@ command("PiNew", function() pi().new() end, {})
 command("PiFork", function() pi().fork() end, {})
 command("PiTree", function(o) pi().tree(o.bang) end, { bang = true, desc = "Continue from an entry of the session tree (! summarises the branch left)" })
 command("PiModel", function() pi().model() end, {})
+command("PiKey", function() pi().keys() end,
+        { desc = "Manage model access: API keys per provider (enter, replace, remove), local model servers" })
 command("PiRewind", function() pi().rewind() end,
         { desc = "Go back to before a message: the conversation, and the files if you confirm" })
 command("PiMode", function(o) pi().mode(o.args) end, { nargs = "?", desc = "plan, ask or auto-edit",
@@ -30,6 +32,8 @@ command("PiSubagents", function() pi().subagents() end, { desc = "Open or stop a
 command("PiContinue", function() pi().continue() end, { desc = "Answer again where the last answer was cut off" })
 command("PiInstall", function() require("pi.install").run(pi()) end,
         { desc = "Install pi-daemon into a venv of its own (stdpath('data')/pi-daemon) from this plugin's repository" })
+command("PiChanged", function(o) require("pi.changed").run(pi(), o.bang) end,
+        { bang = true, desc = "The agent's unsaved edits to files no window shows: write them (! at once)" })
 command("PiChat", function() pi().open() end, {})
 command("PiLog", function() pi().show_log() end, { desc = "The daemon's log (its stderr)" })
 local scopes = function() return { "hunk", "file", "run" } end

@@ -114,7 +114,7 @@ return function(t)
     local tab = review_tab()
     assert(tab.count == 2 and tab.diff, vim.inspect(tab))
     assert(vim.deep_equal(tab.now, { "" }) and vim.deep_equal(tab.proposed, { "by pi", "second" }), vim.inspect(tab))
-    assert(tab.title == " Write made.txt: a new file · proposed →", tab.title)
+    assert(tab.title == " Write made.txt: a new file · proposed →", tab.title) -- (the hint: where it fits)
     assert(tab.bar:find("^ ga accept · gr reject · gs session · gA always · gR never · g%? all"), tab.bar)
     keys("ga")
     wait("settled", function() return pi.status().settled >= 1 end)
@@ -178,20 +178,64 @@ return function(t)
     wait("settled", function() return pi.status().settled >= 1 end)
     stop()
     local prompt = asked[#asked].prompt
-    assert(prompt == "Edit n.py (no diff to show: edit 1: its old text is not in the file)", prompt)
+    assert(prompt == "Edit n.py (no diff to show: the call would fail as it stands)", prompt)
   end)
 
-  test("the edit tool's matching is the daemon's: blanks and quotes normalised, a unique match", function()
-    local apply = require("pi.review").apply_edits
-    assert(apply("a  =  ‘x’\nb\n", { { oldText = "a = 'x'", newText = "a = 1" } }) == "a = 1\nb\n")
-    local _, why = apply("x\nx\n", { { oldText = "x", newText = "y" } })
-    assert(why == "edit 1: its old text matches 2 places", why)
-    assert(apply("one two three", { { oldText = "three", newText = "3" }, { oldText = "one", newText = "1" } })
-           == "1 two 3")
-    -- an edit call without the replacements the chat can draw is asked with the picker, not reviewed
-    local reviews = require("pi.review").reviews
-    assert(reviews({ toolName = "edit", args = { path = "a.py", edits = { { oldText = "a", newText = "b" } } } }))
-    assert(not reviews({ toolName = "edit", args = { path = "a.py", edits = { { newText = "b" } } } }))
-    assert(not reviews({ toolName = "edit", args = { path = "a.py", edits = {} } }))
+  -- The review's proposed side (its right window) is the user's: `do` there takes a hunk back.
+  local function proposed_window() return vim.api.nvim_tabpage_list_wins(0)[2] end
+
+  test("in the review the user rejects one hunk with `do` and accepts the other: that is what lands, and the model is told",
+       function()
+    local dir = workspace({
+      call("edit", { path = "calc.py", edits = { { oldText = "    return a - b", newText = "    return a + b" },
+                                                 { oldText = "    return a / b", newText = "    return a * b" } } }),
+      text("done") })
+    local before = { "def add(a, b):", "    return a - b", "", "", "# one", "# two", "# three", "# four",
+                     "# five", "# six", "# seven", "# eight", "", "", "def mul(a, b):", "    return a / b" }
+    vim.fn.writefile(before, dir .. "/calc.py")
+    local pi = start(dir, true)
+    vim.cmd("Pi fix both")
+    wait("the review", function() return require("pi.review").count() == 1 end)
+    local tab = review_tab()
+    assert(tab.proposed[2] == "    return a + b" and tab.proposed[16] == "    return a * b", vim.inspect(tab))
+    vim.api.nvim_set_current_win(proposed_window())
+    vim.api.nvim_win_set_cursor(0, { 2, 0 })
+    keys("do") -- the first hunk: as the file is now
+    assert(lines_of(0)[2] == "    return a - b", vim.inspect(lines_of(0)))
+    keys("ga")
+    wait("settled", function() return pi.status().settled >= 1 end)
+    local buf = vim.fn.bufnr(dir .. "/calc.py")
+    local after = vim.deepcopy(before)
+    after[16] = "    return a * b"
+    assert(vim.deep_equal(lines_of(buf), after), vim.inspect(lines_of(buf)))
+    assert(chat():find("The user changed your edit before accepting it", 1, true), chat())
+  end)
+
+  test("a write edited by hand in the review is written as the user left it", function()
+    local dir = workspace({ call("write", { path = "hello.py", content = "print('hi')\nprint('bye')\n" }), text("ok") })
+    local pi = start(dir, true)
+    vim.cmd("Pi write hello")
+    wait("the review", function() return require("pi.review").count() == 1 end)
+    local win = proposed_window()
+    vim.api.nvim_buf_set_lines(vim.api.nvim_win_get_buf(win), 0, 1, false, { "print('hello')" })
+    vim.api.nvim_set_current_win(win)
+    keys("ga")
+    wait("settled", function() return pi.status().settled >= 1 end)
+    local buf = vim.fn.bufnr(dir .. "/hello.py")
+    assert(vim.deep_equal(lines_of(buf), { "print('hello')", "print('bye')" }), vim.inspect(lines_of(buf)))
+    assert(chat():find("The user changed your edit before accepting it", 1, true), chat())
+  end)
+
+  test("the review's tab is named by the file, not a mangled pi:// path", function()
+    local dir = workspace({ call("write", { path = "named.txt", content = "x" }), text("ok") })
+    local pi = start(dir, true)
+    vim.cmd("Pi write it")
+    wait("the review", function() return require("pi.review").count() == 1 end)
+    local names = vim.tbl_map(function(w) return vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w)) end,
+                              vim.api.nvim_tabpage_list_wins(0))
+    local file = vim.fn.fnamemodify(dir .. "/named.txt", ":p")
+    assert(vim.deep_equal(names, { file .. " (now)", file .. " (proposed)" }), vim.inspect(names))
+    keys("gr")
+    wait("settled", function() return pi.status().settled >= 1 end)
   end)
 end

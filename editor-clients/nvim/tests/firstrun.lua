@@ -23,28 +23,6 @@ return function(t)
     end)
   end
 
-  -- Runs fn with no `secret-tool` on PATH, so that a key entered stays in this Neovim session and
-  -- never reaches the developer's keyring; PATH is restored even when fn fails.
-  local function without_keyring(fn)
-    local path, dirs = vim.env.PATH, {}
-    for _, dir in ipairs(vim.split(path, ":", { trimempty = true })) do
-      if vim.fn.executable(dir .. "/secret-tool") == 1 then
-        -- the same folder minus secret-tool: the shell and the daemon's Python are found there too
-        local shadow = vim.fn.tempname()
-        vim.fn.mkdir(shadow, "p")
-        for name in vim.fs.dir(dir) do
-          if name ~= "secret-tool" then vim.uv.fs_symlink(dir .. "/" .. name, shadow .. "/" .. name) end
-        end
-        dir = shadow
-      end
-      table.insert(dirs, dir)
-    end
-    vim.env.PATH = table.concat(dirs, ":")
-    local ok, err = pcall(fn)
-    vim.env.PATH = path
-    if not ok then error(err, 0) end
-  end
-
   local function models(result_of)
     local result
     pi.request("listModels", {}, function(r) result = r end)
@@ -67,15 +45,38 @@ return function(t)
       "Try the offline demo (faux/echo: answers without a model, no key)" }), vim.inspect(asked[1].labels))
     assert(buffer_text():find("## you\nhello first run", 1, true), buffer_text())
     assert(pi.status().model == "faux/echo", tostring(pi.status().model))
+    -- the demo points at this client's model picker, not at a command line option
+    assert(buffer_text():find("To talk to a real model, choose one with :PiModel.", 1, true), buffer_text())
+  end)
+
+  test("the model chosen is the default: a new session and the next start use it, nothing asks again", function()
+    local dir = workspace({})
+    start_without_model(dir)
+    local asked, restore = answering({ "Try the offline demo" })
+    vim.cmd("Pi first")
+    wait("settled", function() return pi.status().settled >= 1 end)
+    vim.cmd("PiNew")
+    wait("a new chat", function() return not buffer_text():find("first", 1, true) end)
+    vim.cmd("Pi in a new session")
+    wait("its answer", function() return buffer_text():find("You said: in a new session", 1, true) ~= nil end)
+    start_without_model(dir)
+    vim.cmd("Pi after a restart")
+    wait("its answer", function() return buffer_text():find("You said: after a restart", 1, true) ~= nil end)
+    wait("the status", function() return pi.status().model == "faux/echo" end)
+    restore()
+    assert(#asked == 1, vim.inspect(asked))
   end)
 
   test("a key entered for this session makes its provider usable, also after a restart; dismissed, the prompt comes back",
-       function() without_keyring(function()
+       function() t.without_keyring(function()
     local dir = workspace({})
     start_without_model(dir)
     local asked, restore = answering({ "Enter an API key", "openai" }) -- then the model list: dismissed
-    local input_opts
-    local stop_input = t.replace(vim.ui, "input", function(opts, on_input) input_opts = opts on_input("sk-test-key") end)
+    -- an input like snacks.nvim's, which shows what is typed: a key is not read with it
+    local shown_input = false
+    local stop_input = t.replace(vim.ui, "input", function(_, on_input) shown_input = true on_input("sk-test-key") end)
+    local secret_prompt
+    t.replace(vim.fn, "inputsecret", function(prompt) secret_prompt = prompt return "sk-test-key" end)
     local shown, stop_notify = t.capture()
     vim.cmd("Pi keep this question")
     wait("the model list", function() return #asked == 3 end)
@@ -84,7 +85,7 @@ return function(t)
     end)
     stop_input() stop_notify()
     restore()
-    assert(input_opts.secret == true and input_opts.prompt == "openai API key: ", vim.inspect(input_opts))
+    assert(not shown_input and secret_prompt == "openai API key: ", tostring(secret_prompt))
     assert(vim.api.nvim_buf_get_lines(0, 0, -1, false)[1] == "keep this question", "the message back in the input area")
     vim.cmd.stopinsert()
     vim.cmd("close")
@@ -102,52 +103,24 @@ return function(t)
 
   test("a local OpenAI-compatible server at a URL typed in: added, chosen, and it answers the kept prompt", function()
     local dir = workspace({})
-    -- a real HTTP server: GET /v1/models and a streamed chat completion
-    vim.fn.writefile(vim.split([[
-import http.server, json, sys
-class H(http.server.BaseHTTPRequestHandler):
-    def log_message(self, *a): pass
-    def do_GET(self):
-        body = json.dumps({"object": "list", "data": [{"id": "tiny-local", "object": "model"}]}).encode()
-        self.send_response(200); self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body))); self.end_headers(); self.wfile.write(body)
-    def do_POST(self):
-        self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        self.send_response(200); self.send_header("Content-Type", "text/event-stream"); self.end_headers()
-        for chunk in ({"role": "assistant", "content": "Hello from "}, {"content": "the local server."}):
-            data = {"id": "x", "object": "chat.completion.chunk", "model": "tiny-local",
-                    "choices": [{"index": 0, "delta": chunk, "finish_reason": None}]}
-            self.wfile.write(b"data: " + json.dumps(data).encode() + b"\n\n")
-        end = {"id": "x", "object": "chat.completion.chunk", "model": "tiny-local",
-               "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
-        self.wfile.write(b"data: " + json.dumps(end).encode() + b"\n\ndata: [DONE]\n\n")
-s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
-print(s.server_address[1], flush=True)
-s.serve_forever()
-]], "\n"), dir .. "/server.py")
-    local port
-    local server = vim.system({ t.python, dir .. "/server.py" }, { stdout = function(_, data)
-      if data and not port then port = data:match("(%d+)") end
-    end })
-    wait("the server's port", function() return port ~= nil end)
-    local ok, err = pcall(function()
-      start_without_model(dir)
-      local url = "http://127.0.0.1:" .. port .. "/v1"
-      local asked, restore = answering({ "Use a local model server", "Another server" })
-      local stop_input = t.replace(vim.ui, "input", function(_, on_input) on_input(url) end)
-      vim.cmd("Pi hello local")
-      wait("the local answer", function() return buffer_text():find("Hello from the local server.", 1, true) ~= nil end)
-      wait("settled", function() return pi.status().settled >= 1 end)
-      stop_input()
-      restore()
-      assert(asked[2].labels[#asked[2].labels]:find("^Another server: enter its URL"), vim.inspect(asked[2]))
-      assert(buffer_text():find("## you\nhello local", 1, true), buffer_text())
-      assert(pi.status().model == "127.0.0.1-" .. port .. "/tiny-local", tostring(pi.status().model))
-      local stored = vim.json.decode(table.concat(vim.fn.readfile(dir .. "/models.json"), "\n"))
-      assert(stored.providers["127.0.0.1-" .. port].baseUrl == url, vim.inspect(stored))
-    end)
-    server:kill(9)
-    if not ok then error(err, 0) end
+    local _, port = t.model_server()
+    start_without_model(dir)
+    local url = "http://127.0.0.1:" .. port .. "/v1"
+    local asked, restore = answering({ "Use a local model server" })
+    local input_prompt
+    local stop_input = t.replace(vim.ui, "input", function(opts, on_input) input_prompt = opts.prompt on_input(url) end)
+    vim.cmd("Pi hello local")
+    wait("the local answer", function() return buffer_text():find("Hello from the local server.", 1, true) ~= nil end)
+    wait("settled", function() return pi.status().settled >= 1 end)
+    stop_input()
+    restore()
+    -- no server on the usual ports: no picker of one item, the URL is asked at once
+    assert(#asked == 1, vim.inspect(asked))
+    assert(vim.startswith(input_prompt, "No Ollama (11434) or llama.cpp (8080) server answered. Server URL"), input_prompt)
+    assert(buffer_text():find("## you\nhello local", 1, true), buffer_text())
+    assert(pi.status().model == "127.0.0.1-" .. port .. "/tiny-local", tostring(pi.status().model))
+    local stored = vim.json.decode(table.concat(vim.fn.readfile(dir .. "/models.json"), "\n"))
+    assert(stored.providers["127.0.0.1-" .. port].baseUrl == url, vim.inspect(stored))
   end)
 
   test("a model whose key is missing: the picker offers to enter that key first", function()

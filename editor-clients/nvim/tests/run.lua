@@ -534,11 +534,46 @@ test(":PiModel marks the current model and says why others are unavailable", fun
   assert(#reason == 1, vim.inspect(labels))
 end)
 
+-- Runs fn with no `secret-tool` on PATH, so that a key entered stays in this Neovim session and
+-- never reaches the developer's keyring; PATH is restored even when fn fails.
+local function without_keyring(fn)
+  local path, dirs = vim.env.PATH, {}
+  for _, dir in ipairs(vim.split(path, ":", { trimempty = true })) do
+    if vim.fn.executable(dir .. "/secret-tool") == 1 then
+      -- the same folder minus secret-tool: the shell and the daemon's Python are found there too
+      local shadow = vim.fn.tempname()
+      vim.fn.mkdir(shadow, "p")
+      for name in vim.fs.dir(dir) do
+        if name ~= "secret-tool" then vim.uv.fs_symlink(dir .. "/" .. name, shadow .. "/" .. name) end
+      end
+      dir = shadow
+    end
+    table.insert(dirs, dir)
+  end
+  vim.env.PATH = table.concat(dirs, ":")
+  local ok, err = pcall(fn)
+  vim.env.PATH = path
+  if not ok then error(err, 0) end
+end
+
+-- A local OpenAI-compatible model server (tests/model_server.py; `refuse`: it answers 401), killed
+-- at the test's end; returns it and its port.
+local function model_server(refuse)
+  local port
+  local server = vim.system({ python, root .. "/tests/model_server.py", refuse and "--refuse" or nil },
+                            { stdout = function(_, data) if data and not port then port = data:match("(%d+)") end end })
+  table.insert(replaced, function() server:kill(9) end)
+  wait("the model server's port", function() return port ~= nil end)
+  return server, port
+end
+
 -- What the other test files get.
 local t = { test = test, start = start, workspace = workspace, wait = wait, text = text, call = call,
             buffer_text = buffer_text, buffer_lines = buffer_lines, python = python, replace = replace, configured = configured,
-            capture = capture, notifications = notifications, picking = picking, daemon_pids = daemon_pids }
-for _, file in ipairs({ "editfs", "language", "chat_review", "session_features", "firstrun", "lifecycle" }) do
+            capture = capture, notifications = notifications, picking = picking, daemon_pids = daemon_pids,
+            without_keyring = without_keyring, model_server = model_server }
+for _, file in ipairs({ "editfs", "language", "chat_review", "session_features", "firstrun", "lifecycle",
+                         "changed", "access" }) do
   dofile(root .. "/tests/" .. file .. ".lua")(t)
 end
 

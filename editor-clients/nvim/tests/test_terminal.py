@@ -54,6 +54,14 @@ require("pi").setup({ cmd = %(cmd)s, env = %(env)s, cwd = %(cwd)s })
 """
 
 
+def keep_figure(name: str, started: float) -> None:
+    """Keeps the seconds since `started` in $PI_NVIM_SCREENS/<name>.txt (when that is set)."""
+    folder = os.environ.get("PI_NVIM_SCREENS")
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        (Path(folder) / f"{name}.txt").write_text(f"{time.monotonic() - started:.1f} s\n")
+
+
 def lua(value) -> str:
     return "vim.json.decode(" + json.dumps(json.dumps(value)) + ")"
 
@@ -163,7 +171,7 @@ def new_session(args: list[str]) -> None:
     raise AssertionError(f"tmux new-session failed: {run.stderr}")
 
 
-def open_terminal(tmp_path, replies, model=True):
+def open_terminal(tmp_path, replies, model=True, extra=""):
     if not shutil.which("tmux"):
         pytest.fail("tmux is needed (Debian package tmux; scripts/test-all installs it)")
     name = f"pi-nvim-{uuid.uuid4().hex[:8]}"
@@ -176,10 +184,12 @@ def open_terminal(tmp_path, replies, model=True):
     cmd = [sys.executable, "-m", "pi_daemon", "--faux-script", str(script)] + (["--model", "faux/script"] if model else [])
     env = {"PI_DAEMON_HOME": str(home), "OPENAI_API_KEY": "", "ANTHROPIC_API_KEY": "", "OPENROUTER_API_KEY": ""}
     init = tmp_path / "init.lua"
-    init.write_text(INIT % {"plugin": lua(str(PLUGIN)), "cmd": lua(cmd), "env": lua(env), "cwd": lua(str(workspace))})
+    init.write_text(INIT % {"plugin": lua(str(PLUGIN)), "cmd": lua(cmd), "env": lua(env), "cwd": lua(str(workspace))}
+                    + extra)
     new_session(["-s", name, "-x", "160", "-y", "48", "-c", str(workspace), f"{NVIM} -u {init} -i NONE"])
     term = Terminal(name)
     term.workspace = workspace
+    term.home = home
     try:
         term.wait_for("~")  # the editor is drawn
         yield term
@@ -395,6 +405,7 @@ def no_model_terminal(tmp_path):
 
 def test_first_run_without_a_model_to_a_first_answer(no_model_terminal):
     term = no_model_terminal
+    started = time.monotonic()
     term.command("Pi what can you do?")
     screen = term.wait_for("No model is chosen yet: how should pi answer?")
     assert "1. Enter an API key (anthropic, openai, openrouter, google)" in screen
@@ -402,9 +413,19 @@ def test_first_run_without_a_model_to_a_first_answer(no_model_terminal):
     term.capture("first-run-picker")
     term.keys("3")  # the offline demo
     screen = term.wait_for("You said: what can you do?")  # the typed prompt was kept and sent
+    keep_figure("first-run-seconds", started)  # from the first :Pi to the answer, the picker answered at once
     term.capture("first-run-answer")
     assert "## you" in screen
+    # the demo points at this client's picker, not at a command line option
+    term.wait_for(":PiModel.)")
     term.wait_for("π faux/echo · ask")
+    # the model chosen is the default: a new session answers without asking again
+    term.command("PiNew")
+    term.wait_gone("You said: what can you do?")
+    term.command("Pi and in a new session?")
+    term.wait_for("You said: and in a new session?")
+    assert "how should pi answer?" not in term.screen()
+    term.capture("first-run-new-session")
 
 
 EDIT_REPLIES = [
@@ -475,6 +496,7 @@ def test_readme_quick_start_without_a_plugin_manager(tmp_path):
     shell = " ".join(f"{k}={json.dumps(v)}" for k, v in env.items())
     new_session(["-s", name, "-x", "160", "-y", "48", "-c", str(workspace), f"env -i {shell} {NVIM} -i NONE"])
     term = Terminal(name)
+    started = time.monotonic()
     try:
         term.wait_for("~")
         term.command("Pi hello")
@@ -487,6 +509,7 @@ def test_readme_quick_start_without_a_plugin_manager(tmp_path):
         term.type("3")
         term.keys("Enter")
         term.wait_for("You said: hello")
+        keep_figure("readme-quick-start-seconds", started)  # Neovim started, :PiInstall, the demo's answer
         term.capture("readme-quick-start-answer")
         installed = str(home / ".local" / "share" / "nvim" / "pi-daemon" / "bin" / "pi-daemon")
         assert term.evaluate(f"getbufline(bufnr('pi://install'), '$')[0] ==# 'Installed: {installed}'") == "1"
@@ -620,3 +643,192 @@ def test_stop_keeps_a_long_commands_output_in_a_terminal_neovim(stop_terminal):
     assert term.evaluate("search('^out 5$', 'nw') > 0") == "1"  # and all before it
     term.wait_for("— aborted —")
     assert "Tool execution was aborted" not in screen
+
+
+# An input like snacks.nvim's: a floating window that shows what is typed (and ignores `secret`).
+SHOWING_INPUT = r"""
+vim.ui.input = function(opts, on_confirm)
+  local buf = vim.api.nvim_create_buf(false, true)
+  local win = vim.api.nvim_open_win(buf, true, { relative = "editor", row = 4, col = 4, width = 70, height = 1,
+                                                 border = "single", title = opts.prompt, style = "minimal" })
+  vim.keymap.set("i", "<CR>", function()
+    local text = vim.api.nvim_get_current_line()
+    vim.cmd.stopinsert()
+    vim.api.nvim_win_close(win, true)
+    on_confirm(text)
+  end, { buffer = buf })
+  vim.cmd.startinsert()
+end
+"""
+
+
+def pick_line(screen: str, label: str) -> str:
+    """The number of the picker's line whose label starts with `label`."""
+    found = re.search(r"(\d+)\. " + re.escape(label), screen)
+    assert found, f"{label!r} is not in the picker:\n{screen}"
+    return found.group(1)
+
+
+@pytest.fixture
+def access_terminal(tmp_path):
+    yield from open_terminal(tmp_path, [], model=False, extra=SHOWING_INPUT)
+
+
+def test_model_access_keys_and_a_refusing_server_in_a_terminal_neovim(access_terminal, tmp_path):
+    term = access_terminal
+    term.command("PiKey")
+    screen = term.wait_for("Model access")
+    assert "3. openai · no key ($OPENAI_API_KEY): choose to enter one" in screen
+    term.capture("pikey-list")
+    term.keys(pick_line(screen, "openai ·"))  # its one action: enter the key
+    term.wait_for("openai API key (OPENAI_API_KEY):")
+    term.type("sk-never-on-screen")
+    screen = term.wait_for("*" * len("sk-never-on-screen"))  # typed as stars, though vim.ui.input shows text
+    assert "sk-never-on-screen" not in screen
+    term.capture("pikey-secret")
+    term.keys("Enter")
+    term.wait_for("the openai key is set:")
+    term.command("PiKey")
+    screen = term.wait_for("openai · key entered here")
+    term.keys(pick_line(screen, "openai ·"))
+    screen = term.wait_for("Remove the openai key entered here")
+    assert "Replace the openai key" in screen
+    term.keys(pick_line(screen, "Remove"))
+    screen = term.wait_for("openai · no key ($OPENAI_API_KEY)")  # the list again, the key gone
+    term.keys("q")
+
+    # a local server that refuses the credentials: added from :PiKey, then an answer fails
+    server = subprocess.Popen([sys.executable, str(PLUGIN / "tests" / "model_server.py"), "--refuse"],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        port = server.stdout.readline().strip()
+        term.command("PiKey")
+        screen = term.wait_for("Add a local model server")
+        term.keys(pick_line(screen, "Add a local model server"))
+        term.wait_for("No Ollama (11434) or llama.cpp (8080) server answered. Server URL")  # no one-item picker
+        term.type(f"http://127.0.0.1:{port}/v1")
+        term.keys("Enter")
+        term.wait_for(f"π 127.0.0.1-{port}/tiny-local")
+        term.command("Pi hello")
+        screen = term.wait_for(f"127.0.0.1-{port} refused the credentials")
+        assert "401" in screen
+        term.capture("auth-refused-offer")
+        term.keys(pick_line(screen, "Manage model access"))
+        screen = term.wait_for(f"127.0.0.1-{port} · server http://127.0.0.1:{port}/v1 · 1 model(s) · refused:")
+        term.capture("pikey-refused-server")
+        term.keys(pick_line(screen, f"127.0.0.1-{port} ·"))
+        term.wait_for(f"the model server 127.0.0.1-{port} is removed")
+    finally:
+        server.kill()
+
+
+STOP_QUEUE_REPLIES = [
+    {"content": [{"type": "toolCall", "id": "b1", "name": "bash",
+                  "arguments": {"command": "for i in $(seq 1 600); do echo tick $i; sleep 0.1; done"}}],
+     "stopReason": "toolUse"},
+    {"content": [{"type": "text", "text": "A queued message was answered."}]},
+]
+
+
+@pytest.fixture
+def stop_queue_terminal(tmp_path):
+    yield from open_terminal(tmp_path, STOP_QUEUE_REPLIES)
+
+
+def test_stop_gives_the_queued_messages_back_in_a_terminal_neovim(stop_queue_terminal):
+    term = stop_queue_terminal
+    term.command("Pi count slowly")
+    term.wait_for("1. Allow once")
+    term.keys("1")
+    term.wait_for("pi is working: steer or follow up")
+    term.command("PiFollowUp then tell me the total")
+    term.wait_for("queued follow-up: then tell me the total")
+    term.command("PiAbort")
+    term.wait_for("pi: stopped; 1 queued message(s) are back in the input area, not sent")
+    term.wait_for("— aborted —")
+    screen = term.wait_gone("queued follow-up:")
+    assert "then tell me the total" in screen  # in the input area
+    term.capture("stop-queue-given-back")
+    assert term.evaluate("getbufline(bufnr('pi://input'), 1)[0]") == "then"  # (an echo shows up to the first blank)
+    term.wait_until("luaeval(\"require('pi').status().settled\")", "1")
+    assert "A queued message was answered." not in term.screen()
+
+
+HUNK_REPLIES = [
+    {"content": [{"type": "toolCall", "id": "e1", "name": "edit",
+                  "arguments": {"path": "calc.py", "edits": [{"oldText": "    return a - b", "newText": "    return a + b"},
+                                                             {"oldText": "    return a / b", "newText": "    return a * b"}]}}],
+     "stopReason": "toolUse"},
+    {"content": [{"type": "text", "text": "Done, as you chose."}]},
+    {"content": [{"type": "toolCall", "id": "w1", "name": "write",
+                  "arguments": {"path": "unopened.txt", "content": "the agent's text\n"}}], "stopReason": "toolUse"},
+    {"content": [{"type": "text", "text": "Written."}]},
+]
+
+
+@pytest.fixture
+def hunk_terminal(tmp_path):
+    yield from open_terminal(tmp_path, HUNK_REPLIES)
+
+
+def test_a_hunk_rejected_in_the_review_then_an_unopened_file_written_from_pichanged(hunk_terminal):
+    term = hunk_terminal
+    (term.workspace / "calc.py").write_text("def add(a, b):\n    return a - b\n" + "\n" * 2 + "# filler\n" * 8
+                                            + "\n\ndef div(a, b):\n    return a / b\n")
+    term.command("Pi fix both")
+    screen = term.wait_for("(do rejects a hunk; edit it freely)")
+    assert "calc.py (proposed)" in screen  # the tab is named by the file
+    term.capture("review-hunks")
+    term.command("2")  # the first hunk, in the proposed side where the cursor is
+    term.type("do")  # taken back: as the file is now
+    term.wait_until("getline(2) =~ 'a - b'", "1")
+    term.capture("review-hunk-rejected")
+    term.type("ga")
+    term.wait_for("Done, as you chose.")
+    calc = str(term.workspace / "calc.py")
+    assert term.evaluate(f"getbufline(bufnr('{calc}'), 2)[0] =~ 'a - b'") == "1"
+    assert term.evaluate(f"getbufline(bufnr('{calc}'), '$')[0] =~ 'a \\* b'") == "1"
+
+    term.command("Pi write a file I have not opened")
+    term.wait_for("ga accept")
+    term.type("ga")
+    term.wait_for("Written.")
+    # neither file was open in a window: both wait in hidden buffers, unsaved, and the user is told
+    term.wait_for("2 file(s) the agent changed are unsaved in buffers no window shows")
+    term.command("PiChanged")
+    screen = term.wait_for("1. Write them: calc.py, unopened.txt")
+    assert "3. Open calc.py" in screen and "4. Open unopened.txt" in screen
+    term.capture("pichanged")
+    term.keys("1")
+    term.wait_for("pi: wrote calc.py, unopened.txt")
+    assert (term.workspace / "unopened.txt").read_text() == "the agent's text\n"
+    assert "a * b" in (term.workspace / "calc.py").read_text() and "a - b" in (term.workspace / "calc.py").read_text()
+    term.command("qa")  # nothing unsaved is left to refuse it
+    deadline = time.monotonic() + 30
+    while subprocess.run(["tmux", "has-session", "-t", term.name], capture_output=True).returncode == 0:
+        assert time.monotonic() < deadline, term.screen()
+        time.sleep(0.1)
+
+
+UNCOVERED_REPLIES = [
+    {"content": [{"type": "toolCall", "id": "d1", "name": "diagnostics", "arguments": {"paths": ["broken.py"]}}],
+     "stopReason": "toolUse"},
+    {"content": [{"type": "text", "text": "I cannot tell whether it has errors."}]},
+]
+
+
+@pytest.fixture
+def uncovered_terminal(tmp_path):
+    yield from open_terminal(tmp_path, UNCOVERED_REPLIES)
+
+
+def test_a_file_no_language_server_covers_is_said_unknown_in_a_terminal_neovim(uncovered_terminal):
+    term = uncovered_terminal
+    (term.workspace / "broken.py").write_text("def f(:\n    return\n")
+    term.command("Pi does broken.py have errors?")
+    term.wait_for("I cannot tell whether it has errors.")
+    term.command("lua vim.api.nvim_set_current_win(vim.fn.win_findbuf(vim.fn.bufnr('pi://chat'))[1])")
+    term.command("normal! zR")  # the tool's output, unfolded
+    screen = term.wait_for("no language server in the editor covers broken.py; its errors are unknown")
+    assert "no errors or warnings" not in screen
+    term.capture("language-uncovered")

@@ -49,6 +49,33 @@ function M.read_text_file(params)
   return { content = content, version = vim.b[buf].changedtick }
 end
 
+-- The files a WorkspaceEdit changes the text of (its created and deleted files aside).
+local function edited_uris(edit)
+  local uris = {}
+  for _, change in ipairs(edit.documentChanges or {}) do
+    if change.textDocument then table.insert(uris, change.textDocument.uri) end
+  end
+  for uri in pairs(edit.changes or {}) do table.insert(uris, uri) end
+  return uris
+end
+
+-- Whether a buffer's text, written as its options say, is its file's bytes on the disk.
+function M.same_as_disk(buf)
+  local fenc = vim.bo[buf].fileencoding
+  if fenc ~= "" and fenc ~= "utf-8" then return false end
+  local f = io.open(vim.api.nvim_buf_get_name(buf), "rb")
+  if not f then return false end
+  local disk = f:read("*a")
+  f:close()
+  local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  if disk == "" then return #lines == 1 and lines[1] == "" end
+  local eol = vim.bo[buf].fileformat == "dos" and "\r\n" or (vim.bo[buf].fileformat == "mac" and "\r" or "\n")
+  local text = table.concat(lines, eol)
+  if vim.bo[buf].eol or vim.bo[buf].fixeol then text = text .. eol end
+  if vim.bo[buf].bomb then text = "\239\187\191" .. text end
+  return text == disk
+end
+
 -- LSP's workspace/applyEdit. A TextDocumentEdit made from an older buffer (its version is
 -- not the buffer's changedtick any more) refuses the whole edit; nothing is applied then.
 function M.apply_edit(params)
@@ -65,8 +92,32 @@ function M.apply_edit(params)
       change.textDocument.version = nil -- checked here; Neovim compares with LSP clients' versions
     end
   end
+  local shown = {} -- the edited files' buffers that a window showed before the edit
+  for _, uri in ipairs(edited_uris(edit)) do
+    local buf = M.buffer_of(vim.uri_to_fname(uri))
+    shown[uri] = buf ~= nil and #vim.fn.win_findbuf(buf) > 0
+  end
   local ok, err = pcall(vim.lsp.util.apply_workspace_edit, edit, "utf-16")
   if not ok then return { applied = false, failureReason = tostring(err) } end
+  for _, change in ipairs(edit.documentChanges or {}) do
+    local buf = change.kind == "create" and M.buffer_of(vim.uri_to_fname(change.uri))
+    local count = buf and vim.api.nvim_buf_line_count(buf)
+    -- the text inserted into the new, empty buffer ends with its final newline, which is the
+    -- buffer's 'eol', not one more line
+    if count and count > 1 and vim.api.nvim_buf_get_lines(buf, count - 1, count, false)[1] == "" then
+      pcall(vim.api.nvim_buf_call, buf, function() vim.cmd("undojoin") end) -- one undo step with the edit
+      vim.api.nvim_buf_set_lines(buf, count - 1, count, false, {})
+    end
+  end
+  for _, uri in ipairs(edited_uris(edit)) do
+    local buf = M.buffer_of(vim.uri_to_fname(uri))
+    if buf then
+      -- an edit that made the buffer what the file holds (a rewind, an edit undone) leaves
+      -- nothing unsaved: 'modified' would make :qa refuse and the daemon count it as dirty
+      if M.same_as_disk(buf) then vim.bo[buf].modified = false end
+      require("pi.changed").edited(buf, shown[uri])
+    end
+  end
   return { applied = true }
 end
 

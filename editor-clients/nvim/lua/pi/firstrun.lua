@@ -3,7 +3,8 @@
 -- entered now, a local server (Ollama, llama.cpp, any URL) or the offline demo — then the
 -- prompt is sent. Keys are kept with `secret-tool` (the OS keyring) when it is installed, else
 -- only for this Neovim session, and are given to the daemon (setApiKey) after each start.
--- Also :PiModel's picker. `pi` is require("pi").
+-- Also :PiModel's picker, and the keys and servers :PiKey (lua/pi/access.lua) manages: a key
+-- removed there is forgotten here too. `pi` is require("pi").
 local pick = require("pi.pick")
 local M = {}
 
@@ -12,6 +13,7 @@ local session_keys = {} -- provider -> key, when the keyring cannot hold it
 -- provider -> key held in the keyring: looked up once per Neovim session (not at every daemon
 -- start, crash restarts included), then kept in step with the keys stored from here
 local keyring_keys, looked_up = {}, false
+local forgotten = {} -- provider -> true: its key was removed (a keyring lookup still under way is dropped)
 
 local function notify(msg, level) vim.notify("pi: " .. msg, level or vim.log.levels.INFO) end
 
@@ -21,6 +23,7 @@ local function keyring_args(provider) return { "service", "pi-daemon", "provider
 
 -- Keeps the key in the keyring (else for this session) and gives it to the daemon; `done(models)`.
 function M.remember_key(pi, provider, key, done)
+  forgotten[provider] = nil
   local function give()
     pi.request("setApiKey", { provider = provider, key = key }, function(result) done(result.models) end)
   end
@@ -55,7 +58,7 @@ function M.send_keys(pi)
     if not session_keys[provider] and not keyring_keys[provider] then
       vim.system(vim.list_extend({ "secret-tool", "lookup" }, keyring_args(provider)), {}, vim.schedule_wrap(function(out)
         local key = vim.trim(out.stdout or "")
-        if out.code == 0 and key ~= "" and not keyring_keys[provider] then
+        if out.code == 0 and key ~= "" and not keyring_keys[provider] and not forgotten[provider] then
           keyring_keys[provider] = key
           if not session_keys[provider] then give(provider, key) end
         end
@@ -64,12 +67,36 @@ function M.send_keys(pi)
   end
 end
 
--- Neovim's own vim.ui.input echoes what is typed: a key is read with inputsecret() instead.
-local builtin_input = vim.ui.input
+-- Forgets the key of `provider` here (this session's, the keyring's) and in the daemon
+-- (removeApiKey): the next start does not send it again. `done(result)`: modelAccess's answer.
+function M.forget_key(pi, provider, done)
+  session_keys[provider], keyring_keys[provider], forgotten[provider] = nil, nil, true
+  if keyring() then
+    vim.system(vim.list_extend({ "secret-tool", "clear" }, keyring_args(provider)), {}, vim.schedule_wrap(function(out)
+      if out.code ~= 0 then
+        notify(("secret-tool could not remove the %s key: %s"):format(provider, vim.trim(out.stderr or "")),
+               vim.log.levels.WARN)
+      end
+    end))
+  end
+  pi.request("removeApiKey", { provider = provider }, done)
+end
+
+-- A key is read with inputsecret() whatever vim.ui.input is installed: Neovim's own echoes what
+-- is typed and others (snacks.nvim's) ignore `secret`.
 local function read_secret(prompt, on_key)
-  if vim.ui.input ~= builtin_input then return vim.ui.input({ prompt = prompt, secret = true }, on_key) end
   local ok, key = pcall(vim.fn.inputsecret, prompt)
-  on_key(ok and key ~= "" and key or nil)
+  key = ok and type(key) == "string" and vim.trim(key) or ""
+  on_key(key ~= "" and key or nil)
+end
+
+-- Reads a key for `provider`, keeps it and gives it to the daemon; `done(models)`, nil when
+-- none was typed.
+function M.ask_key(pi, provider, env_var, done)
+  read_secret(("%s API key%s: "):format(provider, env_var and (" (" .. env_var .. ")") or ""), function(key)
+    if not key then return done(nil) end
+    M.remember_key(pi, provider, key, done)
+  end)
 end
 
 -- The models to pick from: the current one marked, the unusable ones with the reason.
@@ -113,40 +140,48 @@ local function use_one_of(pi, models, done)
 end
 
 local function enter_key(pi, provider, env_var, done)
-  read_secret(("%s API key%s: "):format(provider, env_var and (" (" .. env_var .. ")") or ""), function(key)
-    if not key or vim.trim(key) == "" then return done(nil) end
-    M.remember_key(pi, provider, vim.trim(key), function(models) use_one_of(pi, models, done) end)
+  M.ask_key(pi, provider, env_var, function(models)
+    if not models then return done(nil) end
+    use_one_of(pi, models, done)
   end)
 end
 
-local function local_server(pi, done)
+-- A local model server found or typed in, added (addModelServer) and one of its models set;
+-- `done(model)`, nil if the user gave up.
+function M.local_server(pi, done)
+  local function add(server)
+    pi.request("addModelServer", { name = server.name, baseUrl = server.baseUrl }, function(added)
+      use_one_of(pi, added.models, done)
+    end)
+  end
+  local function typed(prompt)
+    vim.ui.input({ prompt = prompt }, function(url)
+      if not url or vim.trim(url) == "" then return done(nil) end
+      pi.request("probeLocalServers", { urls = { vim.trim(url) } }, function(probed)
+        local found = vim.tbl_filter(function(s) return s.baseUrl == vim.trim(url) end, probed.servers)
+        if #found == 0 then
+          notify(url .. " did not answer GET /models with a model list", vim.log.levels.ERROR)
+          return done(nil)
+        end
+        add(found[1])
+      end)
+    end)
+  end
   pi.request("probeLocalServers", {}, function(result)
+    -- none answered: straight to the URL (a picker of one item would only lead there)
+    if #result.servers == 0 then
+      return typed("No Ollama (11434) or llama.cpp (8080) server answered. Server URL (OpenAI-compatible, "
+                   .. "e.g. http://host:port/v1): ")
+    end
     local items = {}
     for _, s in ipairs(result.servers) do
       table.insert(items, { server = s, label = ("%s at %s (%d models)"):format(s.name, s.baseUrl, #s.models) })
     end
     table.insert(items, { label = "Another server: enter its URL (OpenAI-compatible, e.g. http://host:port/v1)" })
-    pick.select(items, { prompt = #result.servers > 0 and "Local model server" or
-                             "No Ollama (11434) or llama.cpp (8080) server answered",
-                           format_item = function(i) return i.label end }, function(choice)
+    pick.select(items, { prompt = "Local model server", format_item = function(i) return i.label end }, function(choice)
       if not choice then return done(nil) end
-      local function add(server)
-        pi.request("addModelServer", { name = server.name, baseUrl = server.baseUrl }, function(added)
-          use_one_of(pi, added.models, done)
-        end)
-      end
       if choice.server then return add(choice.server) end
-      vim.ui.input({ prompt = "Server URL: " }, function(url)
-        if not url or vim.trim(url) == "" then return done(nil) end
-        pi.request("probeLocalServers", { urls = { vim.trim(url) } }, function(probed)
-          local found = vim.tbl_filter(function(s) return s.baseUrl == vim.trim(url) end, probed.servers)
-          if #found == 0 then
-            notify(url .. " did not answer GET /models with a model list", vim.log.levels.ERROR)
-            return done(nil)
-          end
-          add(found[1])
-        end)
-      end)
+      typed("Server URL: ")
     end)
   end)
 end
@@ -171,7 +206,7 @@ function M.choose(pi, reason, done)
       end)
     end })
     table.insert(items, { label = "Use a local model server (Ollama, llama.cpp, or a URL)",
-                          run = function() local_server(pi, done) end })
+                          run = function() M.local_server(pi, done) end })
     table.insert(items, { label = "Try the offline demo (faux/echo: answers without a model, no key)",
                           run = function() set_model(pi, { provider = "faux", id = "echo" }, done) end })
     local prompt = reason.reason == "missingKey"

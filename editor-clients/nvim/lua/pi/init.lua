@@ -29,6 +29,7 @@ M.config = {
   language_features = true, -- the agent asks Neovim's language servers (see lua/pi/language.lua)
   python = nil, -- interpreters :PiInstall may use, e.g. { "python3.12" } (lua/pi/install.lua)
   save_before_commands = true, -- the agent's edits are saved before its commands run (lua/pi/savebefore.lua)
+  write_unshown_edits = false, -- the agent's edits to files no window shows are written at once (lua/pi/changed.lua)
 }
 local editfs = require("pi.editfs")
 local language = require("pi.language")
@@ -78,6 +79,7 @@ function handlers.agent_settled(event)
   review.close() -- a review left open belongs to the run that ended
   chat.mark_end(event.aborted and "— aborted —" or "—")
   if state.mode == "plan" and not event.aborted then chat.mark_end(modes.PLAN_READY) end
+  require("pi.changed").remind()
   M.refresh_status()
 end
 
@@ -114,6 +116,8 @@ local function on_event(params)
   state.session = params.sessionId
   local handler = handlers[params.event.type]
   if handler then handler(params.event) end
+  local message = params.event.type == "message_end" and params.event.message
+  if message and message.errorKind == "auth" and not params.replay then require("pi.access").refused(M, message) end
 end
 
 local choice_labels = { allow_once = "Allow once", allow_session = "Allow this session", allow_always = "Always allow",
@@ -141,9 +145,10 @@ local function permission(params)
   local prompt = child and ("subagent “%s”: %s"):format(child.description, params.title) or params.title
   local label = function(item) return M.permission_label(item, params) end
   if M.config.review and review.reviews(params) then
-    local outcome, why = review.await(params, state.workspace, prompt, label)
-    if outcome then return { outcome = outcome } end
-    prompt = prompt .. " (no diff to show: " .. why .. ")"
+    local outcome, content = review.await(params, state.workspace, prompt, label)
+    return { outcome = outcome, content = content }
+  elseif M.config.review and (params.toolName == "write" or params.toolName == "edit") then
+    prompt = prompt .. " (no diff to show: the call would fail as it stands)"
   end
   local choice = pick.await(items, { prompt = prompt, kind = "pi.permission", format_item = label })
   return { outcome = choice or "cancelled" }
@@ -239,7 +244,7 @@ function M.start(opts, prompt)
   state.rpc = rpc
   -- until initialize answers: the folder the daemon was started in (its default workspace)
   state.workspace = vim.fs.normalize(vim.fn.fnamemodify(M.config.cwd or vim.fn.getcwd(), ":p"))
-  M.request("initialize", { protocolVersion = protocol.PROTOCOL_VERSION, clientInfo = { name = "pi.nvim" },
+  M.request("initialize", { protocolVersion = protocol.PROTOCOL_VERSION, clientInfo = { name = "pi.nvim", modelPicker = ":PiModel" },
                             capabilities = { permissions = M.config.permissions, workspaceTrust = true,
                                              fs = { readTextFile = M.config.editor_fs, applyEdit = M.config.editor_fs,
                                                     save = M.config.save_before_commands or nil },
@@ -396,7 +401,18 @@ function M.revert(scope) review("changes/revert", scope) end
 
 function M.steer(text) M.request("steer", { text = text }) end
 function M.follow_up(text) M.request("followUp", { text = text }) end
-function M.abort() M.request("abort") end
+-- Stop: the messages still queued are given back, into the input area above what is written there.
+function M.abort()
+  M.request("abort", {}, function(result)
+    local back = vim.list_extend(vim.list_extend({}, result.steering or {}), result.followUp or {})
+    if #back == 0 then return end
+    M.open()
+    local draft = vim.trim(table.concat(vim.api.nvim_buf_get_lines(input.buffer(), 0, -1, false), "\n"))
+    if draft ~= "" then table.insert(back, draft) end
+    input.set_text(table.concat(back, "\n\n"))
+    vim.notify(("pi: stopped; %d queued message(s) are back in the input area, not sent"):format(#back - (draft ~= "" and 1 or 0)))
+  end)
+end
 function M.new() M.start() M.request("session/new", {}, function() chat.clear() M.refresh_status() end) end
 
 -- :PiSessions, :PiFork, :PiTree (lua/pi/sessions.lua)
@@ -433,6 +449,8 @@ function M.model()
     end)
   end)
 end
+
+function M.keys() require("pi.access").manage(M) end -- :PiKey
 
 function M.show_log()
   if state.log then vim.cmd.split(vim.fn.fnameescape(state.log)) else vim.notify("pi: no daemon log yet") end

@@ -1,14 +1,32 @@
 -- The editor's language servers as the agent's: the daemon's editor/* requests answered by the
 -- language servers attached in Neovim (vim.lsp), and vim.diagnostic for diagnostics.
 -- A handler runs in the coroutine vim.lsp.rpc gives each server request and yields while the
--- servers work, so the editor never waits. A file with no server attached gets a clear error.
+-- servers work, so the editor never waits. A file with no server attached gets a clear error;
+-- editor/languageStatus says which servers cover a file and which are still loading, so that
+-- the daemon never takes "no server" or "not ready" for "no errors".
 local M = {}
 
 M.features = { diagnostics = true, definition = true, references = true, documentSymbols = true,
-               workspaceSymbols = true, hover = true }
+               workspaceSymbols = true, hover = true, status = true }
+
+-- $/progress work in flight (a project being loaded, indexed, linted), per client id: the
+-- tokens begun and not yet ended, kept from LspProgress since this module was loaded.
+local in_flight = {}
+vim.api.nvim_create_autocmd("LspProgress", {
+  group = vim.api.nvim_create_augroup("pi.language.progress", { clear = true }),
+  callback = function(event)
+    local params = event.data and event.data.params or {}
+    local value, id = params.value, event.data and event.data.client_id
+    if type(value) ~= "table" or not id then return end
+    in_flight[id] = in_flight[id] or {}
+    if value.kind == "begin" then in_flight[id][params.token] = true
+    elseif value.kind == "end" then in_flight[id][params.token] = nil end
+  end,
+})
 
 local QUIET_MS, QUIET_CLEAN_MS = 400, 2500 -- see settle()
 local ATTACH_MS, ANSWER_MS = 5000, 20000
+local FIRST_REPORT_MS = 10000 -- at most, for the diagnostics of a file loaded to be asked about
 
 -- Runs start(resume) and yields until resume is called or `ms` pass (then returns nil).
 local function await(start, ms)
@@ -48,10 +66,12 @@ local function buffer(uri)
 end
 
 local function clients(bufnr, method)
-  return vim.tbl_filter(function(c) return c:supports_method(method, bufnr) end, vim.lsp.get_clients({ bufnr = bufnr }))
+  return vim.tbl_filter(function(c) return not method or c:supports_method(method, bufnr) end,
+                        vim.lsp.get_clients({ bufnr = bufnr }))
 end
 
--- The buffer's servers that answer `method`, waiting a little for one to attach to a buffer just loaded.
+-- The buffer's servers that answer `method` (nil: any), waiting a little for one to attach to a
+-- buffer just loaded.
 local function servers(bufnr, method)
   local found = clients(bufnr, method)
   if #found > 0 then return found end
@@ -211,10 +231,21 @@ end
 
 function M.diagnostics(params)
   local pairs_ = {}
+  local opened = {}
   if params.uris and params.uris ~= vim.NIL then
-    for _, uri in ipairs(params.uris) do -- a file without a loaded buffer has no diagnostics here
+    for _, uri in ipairs(params.uris) do
       local bufnr = existing(uri)
-      table.insert(pairs_, { uri, bufnr and vim.api.nvim_buf_is_loaded(bufnr) and bufnr or nil })
+      if not (bufnr and vim.api.nvim_buf_is_loaded(bufnr)) then
+        bufnr = nil
+        -- a file that a running server covers (M.status) but no buffer holds has no report yet:
+        -- it is loaded, so that the server looks at it, and its first report waited for
+        if #M.status({ uri = uri }).servers > 0 and not missing(uri) then
+          bufnr = buffer(uri)
+          servers(bufnr, nil)
+          table.insert(opened, bufnr)
+        end
+      end
+      table.insert(pairs_, { uri, bufnr })
     end
   else
     for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
@@ -225,7 +256,8 @@ function M.diagnostics(params)
     end
   end
   local loaded = vim.tbl_map(function(p) return p[2] end, vim.tbl_filter(function(p) return p[2] ~= nil end, pairs_))
-  if type(params.waitMs) == "number" then settle(loaded, params.waitMs) end
+  if type(params.waitMs) == "number" then settle(loaded, params.waitMs)
+  elseif #opened > 0 then settle(opened, FIRST_REPORT_MS) end
   local items = {}
   for _, p in ipairs(pairs_) do
     local list = p[2] and vim.tbl_map(function(d) return diagnostic(d, p[2]) end, vim.diagnostic.get(p[2])) or {}
@@ -234,7 +266,49 @@ function M.diagnostics(params)
   return { items = items }
 end
 
+-- Whether `path` is under one of a client's roots (its root_dir, its workspace folders).
+local function under_root(client, path)
+  local roots = client.root_dir and { client.root_dir } or {}
+  for _, folder in ipairs(client.workspace_folders or {}) do table.insert(roots, vim.uri_to_fname(folder.uri)) end
+  for _, root in ipairs(roots) do
+    root = vim.fs.normalize(root)
+    if path == root or vim.startswith(path, root .. "/") then return true end
+  end
+  return false
+end
+
+-- editor/languageStatus: the language servers that cover a file (attached to its buffer, or
+-- running for its filetype with a root it is under when no buffer holds it) and those of them
+-- with $/progress work in flight.
+function M.status(params)
+  local path = vim.fs.normalize(vim.uri_to_fname(params.uri))
+  local bufnr = existing(params.uri)
+  local found = {}
+  if bufnr and vim.api.nvim_buf_is_loaded(bufnr) then
+    for _, client in ipairs(vim.lsp.get_clients({ bufnr = bufnr })) do found[client.id] = client end
+  end
+  local filetype = bufnr and vim.api.nvim_buf_is_loaded(bufnr) and vim.bo[bufnr].filetype
+  if not filetype or filetype == "" then filetype = vim.filetype.match({ filename = path }) end
+  for _, client in ipairs(vim.lsp.get_clients()) do
+    local types = client.config.filetypes
+    if filetype and types and vim.tbl_contains(types, filetype) and under_root(client, path) then
+      found[client.id] = client
+    end
+  end
+  local servers, loading = {}, {}
+  for id, client in pairs(found) do
+    if not client:is_stopped() then
+      table.insert(servers, client.name)
+      if next(in_flight[id] or {}) then table.insert(loading, client.name) end
+    end
+  end
+  table.sort(servers)
+  table.sort(loading)
+  return { servers = servers, loading = loading }
+end
+
 local handlers = {
+  ["editor/languageStatus"] = M.status,
   ["editor/diagnostics"] = M.diagnostics, ["editor/definition"] = M.definition,
   ["editor/references"] = M.references, ["editor/documentSymbols"] = M.documentSymbols,
   ["editor/workspaceSymbols"] = M.workspaceSymbols, ["editor/hover"] = M.hover,
