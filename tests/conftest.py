@@ -4,6 +4,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parent / "rpc"))
 sys.path.insert(0, str(Path(__file__).parent / "llm"))
+sys.path.insert(0, str(Path(__file__).parent / "guard"))  # tests/tools shares its confinement helpers
 
 import frame_check  # noqa: E402 (found through the path above)
 import pytest  # noqa: E402
