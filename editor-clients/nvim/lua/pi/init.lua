@@ -79,6 +79,7 @@ function handlers.agent_settled(event)
   chat.mark_end(event.aborted and "— aborted —" or "—")
   if state.mode == "plan" and not event.aborted then chat.mark_end(modes.PLAN_READY) end
   M.refresh_status()
+  vim.api.nvim_exec_autocmds("User", { pattern = "PiSettled", data = { aborted = event.aborted } })
 end
 
 ---@param event pi.ModeChanged
@@ -290,6 +291,14 @@ function M.statusline()
   return table.concat(parts, " · ")
 end
 
+-- The chat window's winbar: the statusline component's state, "working" set apart.
+function M.winbar()
+  local line = M.statusline()
+  if line == "" then return "%#PiWinbar# π pi-daemon is not running" end
+  line = line:gsub("%%", "%%%%")
+  return "%#PiWinbar# " .. line:gsub(" · working", " · %%#PiWorking#working%%#PiWinbar#", 1)
+end
+
 -- :Pi completion: slash commands for the first word ("/re" -> "/review"), nothing after it
 -- or for a path. The list comes from getCommands and follows commands_update.
 function M.complete(arglead, cmdline)
@@ -318,6 +327,7 @@ function M.open()
     vim.api.nvim_win_set_buf(0, buf)
     vim.wo.foldmethod = "marker"
     vim.wo.foldlevel = 0
+    vim.wo.winbar = "%{%v:lua.require'pi'.winbar()%}"
   end
   input.config = vim.tbl_extend("force", input.defaults, M.config.input or {})
   return input.open(vim.fn.win_findbuf(buf)[1])
@@ -339,7 +349,9 @@ function M.continue() M.request("continue", {}) end -- :PiContinue: answer the c
 function M.send(text, context)
   input.remember(text)
   if state.busy then
-    pick.select({ "steer", "followUp" }, { prompt = "pi is working; send as" }, function(choice)
+    local labels = { steer = "Steer: tell pi now, between its steps", followUp = "Follow up: send when pi is done" }
+    pick.select({ "steer", "followUp" }, { prompt = "pi is working; send as", kind = "pi.queue",
+                                           format_item = function(b) return labels[b] end }, function(choice)
       if choice then M.prompt(text, choice, context) end
     end)
   else M.prompt(text, nil, context) end
@@ -401,7 +413,7 @@ function M.new() M.start() M.request("session/new", {}, function() chat.clear() 
 
 -- :PiSessions, :PiFork, :PiTree (lua/pi/sessions.lua)
 M.session_label, M.tree_items = sessions.label, sessions.tree_items
-function M.sessions() M.start() sessions.resume(M) end
+function M.sessions(query) M.start() sessions.resume(M, query) end
 function M.fork() sessions.fork(M) end
 function M.tree(summarize) sessions.tree(M, summarize) end
 
