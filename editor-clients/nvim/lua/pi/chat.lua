@@ -14,8 +14,7 @@ local buf_ = nil
 -- The plugin's highlight groups (doc/pi.txt, pi-highlights), links a colour scheme may override.
 M.HIGHLIGHTS = {
   PiMarker = "Comment", -- the virtual lines at a turn's end: "—", crash and cut-off markers
-  PiWinbar = "WinBar", -- the chat's winbar: model, mode, tokens, cost
-  PiWorking = "DiagnosticWarn", -- "working" in the chat's winbar while pi answers
+  PiWorking = "DiagnosticWarn", -- "pi is working" in the input area's winbar
 }
 local function define_highlights()
   for name, link in pairs(M.HIGHLIGHTS) do vim.api.nvim_set_hl(0, name, { link = link, default = true }) end

@@ -42,12 +42,20 @@ local function commands()
   return ok and pi.status().commands or {}
 end
 
+-- The word being completed at the end of `before`: its start (1-based), sigil and the rest;
+-- nil unless a sigil begins it after a blank or at the line's start.
+function M.word(before)
+  local start, sigil, partial = before:match("()([@#/])([^%s@#]*)$")
+  if not start or (start > 1 and not before:sub(start - 1, start - 1):match("%s")) then return nil end
+  return start, sigil, partial
+end
+
 -- What completes at the end of `before` (the line up to the cursor; `first`: it is the text's
 -- first line): the column (0-based) where the word starts and the items, each
 -- { word, menu, kind } with `word` the whole replacement ("@src/app.py", "#notes.md", "/review").
 function M.at(before, first)
-  local start, sigil, partial = before:match("()([@#/])([^%s@#]*)$")
-  if not start or (start > 1 and not before:sub(start - 1, start - 1):match("%s")) then return nil, {} end
+  local start, sigil, partial = M.word(before)
+  if not start then return nil, {} end
   local wanted, items = partial:lower(), {}
   local function add(word, menu, kind)
     if #items < M.LIMIT and word:lower():find(wanted, 1, true) then
@@ -70,13 +78,18 @@ function M.at(before, first)
   return start - 1, items
 end
 
--- 'omnifunc' of the input area (also usable as 'completefunc').
+-- 'omnifunc' of the input area (also usable as 'completefunc'). The second call completes
+-- `base` (the word found by the first, sigil included) on its own.
+local starts_text = false
 function M.omnifunc(findstart, base)
-  local row, col = unpack(vim.api.nvim_win_get_cursor(0))
-  local before = vim.api.nvim_get_current_line():sub(1, col)
-  local start, items = M.at(before, row == 1)
-  if findstart == 1 then return start or -3 end
-  return vim.tbl_filter(function(i) return vim.startswith(i.word, base:sub(1, 1)) end, items)
+  if findstart == 1 then
+    local row, col = unpack(vim.api.nvim_win_get_cursor(0))
+    local start = M.word(vim.api.nvim_get_current_line():sub(1, col))
+    starts_text = row == 1 and start == 1
+    return start and start - 1 or -3
+  end
+  local _, items = M.at(base, starts_text)
+  return items
 end
 
 -- The editor context of a prompt's text: each `@path` that is a file in the workspace and each

@@ -275,15 +275,15 @@ function M.refresh_status()
   end, quiet)
 end
 
--- A statusline component: `π faux/demo · 1234 tok · $0.0021`, empty while the daemon is not running.
-function M.statusline()
-  if not running() then return "" end
-  local parts = { "π " .. (state.model or "no model"), state.mode }
+-- The state as parts: model, mode (`mode`), tokens and cost, working (`mode`), queued, subagents.
+local function state_parts(mode)
+  local parts = { "π " .. (state.model or "no model") }
+  if mode then table.insert(parts, state.mode) end
   if state.stats then
     table.insert(parts, state.stats.tokens.total .. " tok")
     table.insert(parts, ("$%.4f"):format(state.stats.cost))
   end
-  if state.busy then table.insert(parts, "working") end
+  if mode and state.busy then table.insert(parts, "working") end
   local queued = #state.queue.steering + #state.queue.followUp
   if queued > 0 then table.insert(parts, queued .. " queued") end
   local running = subagents.running()
@@ -291,13 +291,11 @@ function M.statusline()
   return table.concat(parts, " · ")
 end
 
--- The chat window's winbar: the statusline component's state, "working" set apart.
-function M.winbar()
-  local line = M.statusline()
-  if line == "" then return "%#PiWinbar# π pi-daemon is not running" end
-  line = line:gsub("%%", "%%%%")
-  return "%#PiWinbar# " .. line:gsub(" · working", " · %%#PiWorking#working%%#PiWinbar#", 1)
-end
+-- A statusline component: `π faux/demo · ask · 1234 tok · $0.0021`, empty while the daemon is not running.
+function M.statusline() return running() and state_parts(true) or "" end
+
+-- What the input area's winbar adds to its title (which says the mode and "working").
+function M.state_text() return running() and state_parts(false) or "π pi-daemon is not running" end
 
 -- :Pi completion: slash commands for the first word ("/re" -> "/review"), nothing after it
 -- or for a path. The list comes from getCommands and follows commands_update.
@@ -327,7 +325,6 @@ function M.open()
     vim.api.nvim_win_set_buf(0, buf)
     vim.wo.foldmethod = "marker"
     vim.wo.foldlevel = 0
-    vim.wo.winbar = "%{%v:lua.require'pi'.winbar()%}"
   end
   input.config = vim.tbl_extend("force", input.defaults, M.config.input or {})
   return input.open(vim.fn.win_findbuf(buf)[1])

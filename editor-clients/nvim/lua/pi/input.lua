@@ -97,28 +97,29 @@ local function keys_label()
   local parts = {}
   if c.send then table.insert(parts, c.send) end
   if c.send_insert then table.insert(parts, c.send_insert) end
-  local out = table.concat(parts, "/") .. " send"
-  if c.previous and c.next then out = out .. " · " .. c.previous .. "/" .. c.next .. " history" end
-  return out
+  return table.concat(parts, "/") .. " send · g? keys"
 end
 
 -- What sending does in each mode (lua/pi/modes.lua), when pi is not working.
 M.TITLES = { plan = "Plan with pi (read-only)", ask = "Ask pi", ["auto-edit"] = "Ask pi (auto-edit: edits without asking)" }
 
--- The winbar: what sending does now, what goes along, the keys.
+-- The winbar: what sending does now (the mode, or that pi works), what goes along, the state
+-- (model, tokens, cost: lua/pi/init.lua), the keys.
 function M.winbar()
   local ok, pi = pcall(require, "pi")
   local status = ok and pi.status() or {}
-  local title = status.busy and "pi is working: steer or follow up" or M.TITLES[status.mode] or "Ask pi"
+  local title = status.busy and "%#PiWorking#pi is working: steer or follow up%*"
+    or (M.TITLES[status.mode] or "Ask pi"):gsub("%%", "%%%%")
   if s.context then
     local names = {}
     for _, item in ipairs(s.context) do
       local span = item.range and ("lines %d-%d"):format(item.range.start.line + 1, item.range["end"].line) or ""
       table.insert(names, vim.fn.fnamemodify(item.path, ":t") .. " " .. span)
     end
-    title = title .. " about " .. table.concat(names, ", ")
+    title = title .. (" about " .. table.concat(names, ", ")):gsub("%%", "%%%%")
   end
-  return (" %s %%<%%=%s "):format(title:gsub("%%", "%%%%"), keys_label():gsub("%%", "%%%%"))
+  local state = ok and pi.state_text():gsub("%%", "%%%%") or ""
+  return (" %s · %s %%<%%=%s "):format(title, state, keys_label():gsub("%%", "%%%%"))
 end
 
 -- A window under `chat_win` showing the input area (made when there is none).
