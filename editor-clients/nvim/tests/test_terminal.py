@@ -530,7 +530,7 @@ def test_the_chat_input_area_and_its_queue_in_a_terminal_neovim(input_terminal):
     term = input_terminal
     term.command("PiChat")
     term.wait_for("Ask pi")  # the input area's winbar, under the chat
-    screen = term.wait_for("<CR>/<C-s> send · g? keys")
+    screen = term.wait_for("<CR> send · g? keys")
     term.keys("C-w", "j")  # into the input area
     term.keys("i")
     term.type("line one")

@@ -92,12 +92,10 @@ function M.buffer()
   return buf
 end
 
+-- The key that sends and where the others are (the winbar is short of room: g? lists them all).
 local function keys_label()
-  local c = M.config
-  local parts = {}
-  if c.send then table.insert(parts, c.send) end
-  if c.send_insert then table.insert(parts, c.send_insert) end
-  return table.concat(parts, "/") .. " send · g? keys"
+  local send = M.config.send or M.config.send_insert
+  return (send and (send .. " send · ") or "") .. "g? keys"
 end
 
 -- What sending does in each mode (lua/pi/modes.lua), when pi is not working.
