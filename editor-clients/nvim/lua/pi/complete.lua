@@ -78,6 +78,17 @@ function M.at(before, first)
   return start - 1, items
 end
 
+-- The items as LSP CompletionItems replacing columns [start, col) of line `row` (1-based):
+-- what nvim-cmp and blink.cmp take.
+function M.lsp_items(row, start, col, items)
+  local kinds = { File = 17, Buffer = 17, Command = 3 } -- CompletionItemKind: File, Function
+  return vim.tbl_map(function(i)
+    return { label = i.word, filterText = i.word, kind = kinds[i.kind], labelDetails = { description = i.menu },
+             textEdit = { newText = i.word, range = { start = { line = row - 1, character = start },
+                                                      ["end"] = { line = row - 1, character = col } } } }
+  end, items)
+end
+
 -- 'omnifunc' of the input area (also usable as 'completefunc'). The second call completes
 -- `base` (the word found by the first, sigil included) on its own.
 local starts_text = false
