@@ -171,6 +171,33 @@ return function(t)
     assert(chat:find("return a + b", 1, true) and chat:find("the buffer's own text", 1, true), chat)
   end)
 
+  test("a subagent's view opened mid-answer puts the answer under its heading, not on the prompt's line", function()
+    local answer = string.rep("streamed words ", 40)
+    local dir = workspace({
+      t.call("task", { prompt = "child job", description = "slow talker" }),
+      vim.tbl_extend("force", text(answer), { when = "child job" }),
+      text("parent done") }, { chunkSize = 2, delayMs = 8 })
+    local pi = start(dir, false, { "--yes" })
+    vim.cmd("Pi delegate")
+    wait("the child talking", function()
+      local c = require("pi.subagents").children
+      for _, child in pairs(c) do if #child.text > 20 then return true end end
+    end)
+    local _, stop = t.picking(function(items) return items[1] end) -- "Open …"
+    vim.cmd("PiSubagents")
+    local view
+    wait("the view", function()
+      for _, child in pairs(require("pi.subagents").children) do view = child.view end
+      return view ~= nil
+    end)
+    stop()
+    wait("settled", function() return pi.status().settled >= 1 end)
+    local lines = vim.api.nvim_buf_get_lines(view, 0, -1, false)
+    local shown = table.concat(lines, "\n")
+    assert(vim.tbl_contains(lines, "child job"), shown) -- the prompt's line as it was
+    assert(shown:find("\n## pi\n+" .. vim.pesc(vim.trim(answer))), shown) -- the whole answer under its heading
+  end)
+
   test("the steer picker says what each choice does; the queue leaves no filler line above the input", function()
     local dir = workspace({ t.call("bash", { command = "sleep 0.6; echo done" }), text("steered") })
     local pi = start(dir, false, { "--allow", "bash" })

@@ -197,10 +197,10 @@ end
 
 -- A line of virtual text under the current end (turn separators): not part of the conversation.
 -- Windows at the end keep it, the new line included, in view.
-function M.mark_end(text, group)
+function M.mark_end(text)
   changing(function(buf)
     vim.api.nvim_buf_set_extmark(buf, ns, vim.api.nvim_buf_line_count(buf) - 1, 0,
-                                 { virt_lines = { { { text, group or "PiMarker" } } } })
+                                 { virt_lines = { { { text, "PiMarker" } } } })
   end)
 end
 

@@ -103,7 +103,8 @@ function M.omnifunc(findstart, base)
   return items
 end
 
--- The editor context of a prompt's text: each `@path` that is a file in the workspace and each
+-- The editor context of a prompt's text: each `@path` that is a file in the workspace (".."
+-- does not leave it) and each
 -- `#name` that is a loaded buffer, once each, as ContextItems (path only: the daemon reads them).
 ---@return pi.ContextItem[]
 function M.context(text)
@@ -114,8 +115,9 @@ function M.context(text)
   for sigil, word in text:gmatch("%f[^%s%z]([@#])([^%s@#]+)") do
     word = word:gsub("[%.,;:!?%)]+$", "")
     if sigil == "@" then
+      -- a file of the workspace only (the daemon refuses a path outside it, failing the prompt)
       local path = vim.fs.normalize(vim.fs.joinpath(root, word))
-      if vim.fn.filereadable(path) == 1 then add(path) end
+      if vim.startswith(path, root .. "/") and vim.fn.filereadable(path) == 1 then add(path) end
     else
       for _, b in ipairs(buffers(root)) do if b.word == word then add(b.path) end end
     end

@@ -275,15 +275,16 @@ function M.refresh_status()
   end, quiet)
 end
 
--- The state as parts: model, mode (`mode`), tokens and cost, working (`mode`), queued, subagents.
-local function state_parts(mode)
+-- The state as parts: model, mode (`with_mode`), tokens and cost, working (`with_mode`), queued,
+-- subagents.
+local function state_parts(with_mode)
   local parts = { "π " .. (state.model or "no model") }
-  if mode then table.insert(parts, state.mode) end
+  if with_mode then table.insert(parts, state.mode) end
   if state.stats then
     table.insert(parts, state.stats.tokens.total .. " tok")
     table.insert(parts, ("$%.4f"):format(state.stats.cost))
   end
-  if mode and state.busy then table.insert(parts, "working") end
+  if with_mode and state.busy then table.insert(parts, "working") end
   local queued = #state.queue.steering + #state.queue.followUp
   if queued > 0 then table.insert(parts, queued .. " queued") end
   local running = subagents.running()
