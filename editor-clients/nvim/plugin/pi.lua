@@ -13,7 +13,8 @@ end, { nargs = "*", range = true,
 command("PiSteer", function(o) pi().steer(o.args) end, { nargs = "+" })
 command("PiFollowUp", function(o) pi().follow_up(o.args) end, { nargs = "+" })
 command("PiAbort", function() pi().abort() end, {})
-command("PiSessions", function() pi().sessions() end, {})
+command("PiSessions", function(o) pi().sessions(o.args) end,
+        { nargs = "*", desc = "Resume a session; with words: the sessions whose text holds them" })
 command("PiNew", function() pi().new() end, {})
 command("PiFork", function() pi().fork() end, {})
 command("PiTree", function(o) pi().tree(o.bang) end, { bang = true, desc = "Continue from an entry of the session tree (! summarises the branch left)" })

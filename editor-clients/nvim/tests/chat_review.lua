@@ -72,7 +72,7 @@ return function(t)
     wait("the picker", function() return #asked == 1 end)
     stop()
     local labels = asked[1].labels
-    assert(#labels == 2, vim.inspect(labels))
+    assert(#labels == 3, vim.inspect(labels)) -- the two sessions, then the search
     for _, l in ipairs(labels) do
       assert(not l:find("\n", 1, true) and vim.fn.strdisplaywidth(l) < 120, vim.inspect(labels))
     end

@@ -172,6 +172,7 @@ return function(t)
       assert(vim.tbl_contains(shown, "pi: pi-daemon installed in " .. dir .. "/data/nvim/pi-daemon"), vim.inspect(shown))
       local progress = table.concat(vim.api.nvim_buf_get_lines(vim.fn.bufnr("pi://install"), 0, -1, false), "\n")
       assert(progress:find("Successfully installed", 1, true) and progress:find("Installed: " .. dir, 1, true), progress)
+      assert(vim.fn.bufwinnr("pi://install") == -1, "the install's split closes once it succeeded")
       wait("the kept prompt answered", function() return buffer_text():find("## you\nhello after install", 1, true) ~= nil end)
       wait("settled", function() return pi.status().settled >= 1 end)
       -- the statusline's model comes with the getState asked after the answer

@@ -149,7 +149,7 @@ return function(t)
       vim.tbl_extend("force", text("the child's answer"), { when = "child job" }),
       text("parent done") })
     local pi = start(dir, true)
-    local labels, actions, asked, answer
+    local labels, asked, answer
     local _, restore = picking(function(items, opts)
       if opts.kind == "pi.permission" then -- the child's question waits for the user (held open)
         asked = opts.prompt
@@ -157,8 +157,6 @@ return function(t)
         return nil
       end
       if opts.kind == "pi.subagents" then labels = vim.tbl_map(opts.format_item, items) return items[1] end
-      actions = items
-      return "Open"
     end)
     -- an asynchronous picker: the permission is answered later, as a user would
     local sync = vim.ui.select
@@ -183,8 +181,9 @@ return function(t)
     end)
     local view = child_view()
     assert(vim.api.nvim_buf_get_name(view):find("pi://subagent/", 1, true), vim.api.nvim_buf_get_name(view))
-    assert(vim.deep_equal(labels, { "[running] look around · write" }), vim.inspect(labels))
-    assert(vim.deep_equal(actions, { "Open", "Abort" }), vim.inspect(actions))
+    -- one picker: open it or stop it (not a subagent, then an action)
+    assert(vim.deep_equal(labels, { "Open [running] look around · write", "Stop [running] look around · write" }),
+           vim.inspect(labels))
     later() -- allowed: the child writes, answers and ends
     wait("the subagent ended", function() return nested_has("c_task", "^  └ subagent: look around · completed") end)
     wait("settled", function() return pi.status().settled >= 1 end)
@@ -208,7 +207,7 @@ return function(t)
     vim.cmd("PiSessions")
     wait("the sessions", function() return sessions ~= nil end)
     restore()
-    assert(#sessions == 2 and sessions[1]:find("  delegate  ", 1, true)
+    assert(#sessions == 3 and sessions[3] == require("pi.sessions").SEARCH and sessions[1]:find("  delegate  ", 1, true)
            and sessions[2]:find("^  ↳ .*  child job  %(4 messages%)$"), vim.inspect(sessions))
   end)
 
@@ -247,21 +246,21 @@ return function(t)
     vim.cmd("Pi delegate")
     wait("the child's command", function() return nested_has("c_task", "→ bash sleep 30 …$") end)
     local parent = pi.status().session
-    local action = "Abort"
-    local _, restore = picking(function(items, opts)
-      if opts.kind == "pi.subagents" then return items[1] end
-      return action
+    local asked, restore = picking(function(items, opts)
+      if opts.kind == "pi.subagents" then return items[2] end -- "Stop …"
     end)
     vim.cmd("PiSubagents")
     wait("the subagent aborted", function() return nested_has("c_task", "^  └ subagent: never ends · aborted") end)
     wait("settled", function() return pi.status().settled >= 1 end)
     assert(chat():find("task output (error) {{{\nError: the subagent was aborted", 1, true), chat())
     assert(chat():find("parent went on", 1, true), chat())
-    action = "Open" -- its session is closed in the daemon now: read from its file
+    -- its session is closed in the daemon now: read from its file; the one finished subagent
+    -- opens without a one-item picker
     vim.cmd("PiSubagents")
     wait("the child's view", function() return child_view() and view_text(child_view()):find("slow job", 1, true) end)
     local view = child_view()
     restore()
+    assert(#asked == 1, vim.inspect(asked))
     local in_view
     chat_mod.with(view, function() in_view = chat_mod.marks() end)
     assert(vim.deep_equal(in_view, { "— subagent aborted —" }), vim.inspect(in_view))

@@ -27,6 +27,7 @@ NVIM = Path(sys.executable).parent / "nvim"
 # An asynchronous vim.ui.select: a floating numbered list; the choice comes later, from a key.
 INIT = r"""
 vim.opt.runtimepath:prepend(%(plugin)s)
+vim.opt.runtimepath:append(%(help)s)
 vim.cmd("runtime plugin/pi.lua")
 vim.o.swapfile = false
 vim.o.shortmess = vim.o.shortmess .. "I"
@@ -183,9 +184,14 @@ def open_terminal(tmp_path, replies, model=True, extra=""):
     script.write_text(json.dumps({"modelId": "script", "chunkSize": 3, "delayMs": 15, "replies": replies}))
     cmd = [sys.executable, "-m", "pi_daemon", "--faux-script", str(script)] + (["--model", "faux/script"] if model else [])
     env = {"PI_DAEMON_HOME": str(home), "OPENAI_API_KEY": "", "ANTHROPIC_API_KEY": "", "OPENROUTER_API_KEY": ""}
+    # :help as a plugin manager leaves it: doc/pi.txt with its tags (made in a copy, not in the plugin)
+    help = tmp_path / "help"
+    shutil.copytree(PLUGIN / "doc", help / "doc")
+    subprocess.run([str(NVIM), "--headless", "-u", "NONE", "-i", "NONE", "-c", f"helptags {help / 'doc'}", "-c", "qa!"],
+                   check=True, capture_output=True)
     init = tmp_path / "init.lua"
-    init.write_text(INIT % {"plugin": lua(str(PLUGIN)), "cmd": lua(cmd), "env": lua(env), "cwd": lua(str(workspace))}
-                    + extra)
+    init.write_text(INIT % {"plugin": lua(str(PLUGIN)), "help": lua(str(help)), "cmd": lua(cmd), "env": lua(env),
+                            "cwd": lua(str(workspace))} + extra)
     new_session(["-s", name, "-x", "160", "-y", "48", "-c", str(workspace), f"{NVIM} -u {init} -i NONE"])
     term = Terminal(name)
     term.workspace = workspace
@@ -334,13 +340,11 @@ def test_a_subagent_shown_under_its_task_call_in_a_terminal_neovim(subagent_term
     screen = term.wait_for("└ subagent: look around · completed")
     term.wait_for("Parent heard back.")
     assert "┌ subagent" not in term.screen()
-    term.command("PiSubagents")
-    term.wait_for("1. [completed] look around")
-    term.keys("1")
-    term.wait_for("1. Open")
-    term.keys("1")
+    term.command("PiSubagents")  # the one finished subagent: opened at once, no one-item pickers
     screen = term.wait_for("# subagent: look around")  # its own view, from its session file
+    term.capture("subagent-view")
     assert "child job" in screen and "The child is done." in screen
+    assert "1. Open" not in screen
 
 
 @pytest.fixture
@@ -502,15 +506,15 @@ def test_readme_quick_start_without_a_plugin_manager(tmp_path):
         term.command("Pi hello")
         term.wait_for(":PiInstall installs it")  # no daemon yet: said, and the message kept
         term.command("PiInstall")  # pip's progress in the pi://install window
-        term.wait_for("Successfully installed", timeout=300)
         # installed and started, the kept message was sent: there is no model yet
-        screen = term.wait_for("No model is chosen yet: how should pi answer?")
+        screen = term.wait_for("No model is chosen yet: how should pi answer?", timeout=300)
         assert "3: Try the offline demo" in screen
         term.type("3")
         term.keys("Enter")
         term.wait_for("You said: hello")
         keep_figure("readme-quick-start-seconds", started)  # Neovim started, :PiInstall, the demo's answer
         term.capture("readme-quick-start-answer")
+        assert term.evaluate("bufwinnr('pi://install')") == "-1"  # the install's split closed once it succeeded
         installed = str(home / ".local" / "share" / "nvim" / "pi-daemon" / "bin" / "pi-daemon")
         assert term.evaluate(f"getbufline(bufnr('pi://install'), '$')[0] ==# 'Installed: {installed}'") == "1"
     finally:
@@ -534,7 +538,7 @@ def test_the_chat_input_area_and_its_queue_in_a_terminal_neovim(input_terminal):
     term = input_terminal
     term.command("PiChat")
     term.wait_for("Ask pi")  # the input area's winbar, under the chat
-    screen = term.wait_for("<CR>/<C-s> send · <C-p>/<C-n> history")
+    screen = term.wait_for("<CR> send · g? keys")
     term.keys("C-w", "j")  # into the input area
     term.keys("i")
     term.type("line one")
@@ -550,7 +554,8 @@ def test_the_chat_input_area_and_its_queue_in_a_terminal_neovim(input_terminal):
     term.keys("i")
     term.type("please hurry")
     term.keys("Escape", "Enter")
-    term.wait_for("1. steer")
+    term.wait_for("1. Steer: tell pi now, between its steps")  # what each choice does, not the wire's `followUp`
+    assert "2. Follow up: send when pi is done" in term.screen()
     term.keys("1")
     screen = term.wait_for("queued steer: please hurry")  # above the input, while the chat follows its end
     term.capture("input-queue")
@@ -558,7 +563,10 @@ def test_the_chat_input_area_and_its_queue_in_a_terminal_neovim(input_terminal):
     term.wait_for("Hurrying now.")
     term.wait_until("luaeval(\"require('pi').status().settled\")", "1")
     assert "queued steer" not in term.screen()
-    term.wait_for(" Ask pi ")  # the input area says it sends again, not steers
+    screen = term.wait_for(" Ask pi · ")  # the input area says it sends again, not steers
+    rows = [row.split("│")[-1] for row in screen.splitlines()]
+    under_bar = rows[next(i for i, row in enumerate(rows) if " Ask pi · " in row) + 1]
+    assert not re.fullmatch(r"\s*-{5,}\s*", under_bar), rows  # no dashed filler row left by the queue
     # The prompts sent come back with <C-p>.
     term.keys("C-p")
     term.wait_until("getline(1)", "please")  # (an echo shows up to the first blank)
@@ -832,3 +840,86 @@ def test_a_file_no_language_server_covers_is_said_unknown_in_a_terminal_neovim(u
     screen = term.wait_for("no language server in the editor covers broken.py; its errors are unknown")
     assert "no errors or warnings" not in screen
     term.capture("language-uncovered")
+
+
+UI_REPLIES = [
+    {"content": [{"type": "text", "text": "\n".join(f"row {i}" for i in range(1, 81))}]},
+    {"content": [{"type": "text", "text": "I see calc.py."}]},
+]
+
+
+@pytest.fixture
+def ui_terminal(tmp_path):
+    yield from open_terminal(tmp_path, UI_REPLIES)
+
+
+def chat_rows(screen: str) -> list[str]:
+    """The rows of the chat's column (the right of the vertical split)."""
+    return [row.split("│", 1)[1] for row in screen.splitlines() if "│" in row]
+
+
+def test_help_keys_state_markers_search_and_completion_in_a_terminal_neovim(ui_terminal):
+    term = ui_terminal
+    (term.workspace / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    # :help pi is the plugin's manual, not 'preserveindent'
+    term.command("help pi")
+    screen = term.wait_for("The pi-daemon coding agent in Neovim")
+    assert "pi.txt" in screen and "preserveindent" not in screen
+    term.capture("help-pi")
+    term.command("helpclose")
+
+    # the chat's winbar says the state; g? lists the keys
+    term.command("PiChat")
+    term.wait_for("Ask pi · π pi-daemon is not running")  # (it starts with the first question)
+    term.command("lua vim.api.nvim_set_current_win(vim.fn.win_findbuf(vim.fn.bufnr('pi://chat'))[1])")
+    term.type("g?")
+    screen = term.wait_for("pi.nvim keys")
+    assert "<C-x><C-o>" in screen and "<C-p>" in screen
+    term.capture("chat-keys")
+    term.type("q")
+    term.wait_gone("pi.nvim keys")
+
+    # plan mode: the input area's winbar says so
+    term.command("PiMode plan")
+    screen = term.wait_for("Plan with pi (read-only) · π faux/script")  # the input area's winbar
+    assert "Ask pi" not in screen
+    term.capture("winbar-plan")
+    term.command("PiMode ask")
+    term.wait_for("Ask pi · π faux/script")
+
+    # an answer longer than the window: its last line at the bottom, the end marker under it
+    term.command("Pi count to eighty")
+    term.wait_until("luaeval(\"require('pi').status().settled\")", "1")
+    screen = term.wait_for("row 80")
+    rows = [r.rstrip() for r in chat_rows(screen)]
+    end = rows.index("row 80")
+    assert rows[end + 1] == "—", rows  # the marker, in view
+    assert rows[end + 2].startswith("pi://chat"), rows  # the window's last row: no `~` rows under the end
+    term.capture("answer-end-in-view")
+
+    # @file completes in the input area (<C-x><C-o>) and goes along as context
+    term.keys("C-w", "j")
+    term.keys("i")
+    term.type("look at @cal")
+    term.keys("C-x", "C-o")
+    term.wait_for("look at @calc.py")
+    term.capture("input-completion")
+    term.keys("Escape", "Enter")
+    screen = term.wait_for("I see calc.py.")
+    assert "context: calc.py" in screen, screen
+
+    # the sessions picker searches what was said
+    term.command("PiSessions")
+    screen = term.wait_for("Search what was said in the sessions")
+    number = next(line.split(".")[0].split()[-1] for line in screen.splitlines()
+                  if "Search what was said in the sessions" in line)
+    term.keys(number)
+    term.wait_for("Search the sessions for:")
+    term.type("eighty")
+    term.keys("Enter")
+    screen = term.wait_for("Sessions saying “eighty”")
+    term.capture("session-search")
+    term.keys("1")
+    term.wait_gone("Sessions saying")
+    chat_line = "getbufline(bufnr('pi://chat'), line('.', win_findbuf(bufnr('pi://chat'))[0]))[0]"
+    term.wait_until(f"{chat_line} =~ 'eighty'", "1")  # the chat opened at the match

@@ -10,6 +10,18 @@ local nested_ns = vim.api.nvim_create_namespace("pi_nested")
 local diff_ns = vim.api.nvim_create_namespace("pi_chat_diff")
 local calls = require("pi.calls")
 local buf_ = nil
+
+-- The plugin's highlight groups (doc/pi.txt, pi-highlights), links a colour scheme may override.
+M.HIGHLIGHTS = {
+  PiMarker = "Comment", -- the virtual lines at a turn's end: "—", crash and cut-off markers
+  PiWorking = "DiagnosticWarn", -- "pi is working" in the input area's winbar
+}
+local function define_highlights()
+  for name, link in pairs(M.HIGHLIGHTS) do vim.api.nvim_set_hl(0, name, { link = link, default = true }) end
+end
+define_highlights()
+vim.api.nvim_create_autocmd("ColorScheme", { group = vim.api.nvim_create_augroup("pi_highlights", {}),
+                                             callback = define_highlights })
 local target = nil -- the buffer written to instead of the chat's, inside M.with
 -- per buffer: tools (toolCallId -> { mark, count, name }: the live output regions) and calls
 -- (toolCallId -> the extmark on a call's last line, where what it started is drawn: M.nested)
@@ -36,6 +48,7 @@ function M.buffer()
   vim.api.nvim_buf_set_name(buf, "pi://chat")
   vim.bo[buf].filetype = "markdown"
   vim.bo[buf].buftype = "nofile"
+  vim.keymap.set("n", "g?", function() require("pi.keyhelp").show() end, { buffer = buf, desc = "pi: the keys" })
   buf_ = buf
   return buf
 end
@@ -53,6 +66,13 @@ function M.clear()
   vim.api.nvim_buf_set_lines(M.buffer(), 0, -1, false, {})
 end
 
+-- The last line at the window's bottom with the virtual lines under it (the turn's end, a crash
+-- or cut-off marker) in view: moving the cursor there alone leaves those below the screen, and
+-- a buffer that got shorter leaves `~` rows under its end.
+local function to_bottom(win)
+  vim.api.nvim_win_call(win, function() vim.cmd("normal! zb") end)
+end
+
 -- Runs `change` on the buffer; windows that were at the end before it are moved to the new end.
 local function changing(change)
   local buf = M.buffer()
@@ -63,7 +83,10 @@ local function changing(change)
   end
   change(buf)
   local count = vim.api.nvim_buf_line_count(buf)
-  for _, win in ipairs(following) do vim.api.nvim_win_set_cursor(win, { count, 0 }) end
+  for _, win in ipairs(following) do
+    vim.api.nvim_win_set_cursor(win, { count, 0 })
+    to_bottom(win)
+  end
 end
 
 -- Appends text at the end of the buffer; "\n" starts new lines. Cheap for every delta.
@@ -173,10 +196,12 @@ function M.tool_end(id, text, is_error)
 end
 
 -- A line of virtual text under the current end (turn separators): not part of the conversation.
+-- Windows at the end keep it, the new line included, in view.
 function M.mark_end(text)
-  local buf = M.buffer()
-  vim.api.nvim_buf_set_extmark(buf, ns, vim.api.nvim_buf_line_count(buf) - 1, 0,
-                               { virt_lines = { { { text, "Comment" } } } })
+  changing(function(buf)
+    vim.api.nvim_buf_set_extmark(buf, ns, vim.api.nvim_buf_line_count(buf) - 1, 0,
+                                 { virt_lines = { { { text, "PiMarker" } } } })
+  end)
 end
 
 -- The virtual separators, top to bottom (for tests and the statusline).

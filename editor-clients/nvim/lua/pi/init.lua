@@ -81,6 +81,7 @@ function handlers.agent_settled(event)
   if state.mode == "plan" and not event.aborted then chat.mark_end(modes.PLAN_READY) end
   require("pi.changed").remind()
   M.refresh_status()
+  vim.api.nvim_exec_autocmds("User", { pattern = "PiSettled", data = { aborted = event.aborted } })
 end
 
 ---@param event pi.ModeChanged
@@ -279,21 +280,28 @@ function M.refresh_status()
   end, quiet)
 end
 
--- A statusline component: `π faux/demo · 1234 tok · $0.0021`, empty while the daemon is not running.
-function M.statusline()
-  if not running() then return "" end
-  local parts = { "π " .. (state.model or "no model"), state.mode }
+-- The state as parts: model, mode (`with_mode`), tokens and cost, working (`with_mode`), queued,
+-- subagents.
+local function state_parts(with_mode)
+  local parts = { "π " .. (state.model or "no model") }
+  if with_mode then table.insert(parts, state.mode) end
   if state.stats then
     table.insert(parts, state.stats.tokens.total .. " tok")
     table.insert(parts, ("$%.4f"):format(state.stats.cost))
   end
-  if state.busy then table.insert(parts, "working") end
+  if with_mode and state.busy then table.insert(parts, "working") end
   local queued = #state.queue.steering + #state.queue.followUp
   if queued > 0 then table.insert(parts, queued .. " queued") end
   local running = subagents.running()
   if running > 0 then table.insert(parts, running .. " subagent" .. (running > 1 and "s" or "")) end
   return table.concat(parts, " · ")
 end
+
+-- A statusline component: `π faux/demo · ask · 1234 tok · $0.0021`, empty while the daemon is not running.
+function M.statusline() return running() and state_parts(true) or "" end
+
+-- What the input area's winbar adds to its title (which says the mode and "working").
+function M.state_text() return running() and state_parts(false) or "π pi-daemon is not running" end
 
 -- :Pi completion: slash commands for the first word ("/re" -> "/review"), nothing after it
 -- or for a path. The list comes from getCommands and follows commands_update.
@@ -344,7 +352,9 @@ function M.continue() M.request("continue", {}) end -- :PiContinue: answer the c
 function M.send(text, context)
   input.remember(text)
   if state.busy then
-    pick.select({ "steer", "followUp" }, { prompt = "pi is working; send as" }, function(choice)
+    local labels = { steer = "Steer: tell pi now, between its steps", followUp = "Follow up: send when pi is done" }
+    pick.select({ "steer", "followUp" }, { prompt = "pi is working; send as", kind = "pi.queue",
+                                           format_item = function(b) return labels[b] end }, function(choice)
       if choice then M.prompt(text, choice, context) end
     end)
   else M.prompt(text, nil, context) end
@@ -417,7 +427,7 @@ function M.new() M.start() M.request("session/new", {}, function() chat.clear() 
 
 -- :PiSessions, :PiFork, :PiTree (lua/pi/sessions.lua)
 M.session_label, M.tree_items = sessions.label, sessions.tree_items
-function M.sessions() M.start() sessions.resume(M) end
+function M.sessions(query) M.start() sessions.resume(M, query) end
 function M.fork() sessions.fork(M) end
 function M.tree(summarize) sessions.tree(M, summarize) end
 

@@ -5,6 +5,7 @@
 -- (a selection from :'<,'>Pi); the queue of steers and follow-ups waiting is drawn just above
 -- the text, so it stays in view while the chat follows its end.
 local pick = require("pi.pick")
+local complete = require("pi.complete")
 local M = {}
 
 M.defaults = { height = 5, send = "<CR>", send_insert = "<C-s>", previous = "<C-p>", next = "<C-n>" }
@@ -22,10 +23,11 @@ function M.window()
   return s.buf and vim.api.nvim_buf_is_valid(s.buf) and vim.fn.win_findbuf(s.buf)[1] or nil
 end
 
--- The queue's lines sit above line 1 (virtual lines there show only as the window's top filler).
+-- The queue's lines sit above line 1 (virtual lines there show only as the window's top filler);
+-- with the queue emptied no filler is kept (it would show as a row of dashes).
 local function show_top()
   local win = M.window()
-  if win and s.queue > 0 then
+  if win then
     vim.api.nvim_win_call(win, function()
       if vim.fn.line("w0") == 1 then vim.fn.winrestview({ topfill = s.queue }) end
     end)
@@ -60,7 +62,9 @@ function M.submit()
   local buf = M.buffer()
   local text = text_of(buf)
   if text == "" then return end
-  local context = s.context
+  -- the selection given with :'<,'>Pi, then the files and buffers named with @ and #
+  local context = vim.list_extend(vim.deepcopy(s.context or {}), complete.context(text))
+  if #context == 0 then context = nil end
   s.context = nil
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, {})
   require("pi").send(text, context)
@@ -71,6 +75,7 @@ function M.buffer()
   local buf = vim.api.nvim_create_buf(false, true)
   vim.api.nvim_buf_set_name(buf, "pi://input")
   vim.bo[buf].buftype = "nofile"
+  vim.b[buf].pi_input = true -- (the completion sources answer here only)
   vim.bo[buf].bufhidden = "hide"
   vim.bo[buf].filetype = "markdown"
   local keys, opts = M.config, function(desc) return { buffer = buf, desc = "pi: " .. desc } end
@@ -78,36 +83,41 @@ function M.buffer()
   if keys.send_insert then vim.keymap.set({ "n", "i" }, keys.send_insert, M.submit, opts("send")) end
   if keys.previous then vim.keymap.set("n", keys.previous, function() M.recall(-1) end, opts("previous prompt")) end
   if keys.next then vim.keymap.set("n", keys.next, function() M.recall(1) end, opts("next prompt")) end
+  vim.keymap.set("n", "g?", function() require("pi.keyhelp").show() end, opts("the keys"))
+  vim.bo[buf].omnifunc = "v:lua.require'pi.complete'.omnifunc"
+  complete.attach(buf)
   vim.api.nvim_create_autocmd({ "TextChanged", "TextChangedI", "CursorMoved", "CursorMovedI", "BufWinEnter" },
                               { buffer = buf, callback = show_top })
   s.buf = buf
   return buf
 end
 
+-- The key that sends and where the others are (the winbar is short of room: g? lists them all).
 local function keys_label()
-  local c = M.config
-  local parts = {}
-  if c.send then table.insert(parts, c.send) end
-  if c.send_insert then table.insert(parts, c.send_insert) end
-  local out = table.concat(parts, "/") .. " send"
-  if c.previous and c.next then out = out .. " · " .. c.previous .. "/" .. c.next .. " history" end
-  return out
+  local send = M.config.send or M.config.send_insert
+  return (send and (send .. " send · ") or "") .. "g? keys"
 end
 
--- The winbar: what sending does now, what goes along, the keys.
+-- What sending does in each mode (lua/pi/modes.lua), when pi is not working.
+M.TITLES = { plan = "Plan with pi (read-only)", ask = "Ask pi", ["auto-edit"] = "Ask pi (auto-edit: edits without asking)" }
+
+-- The winbar: what sending does now (the mode, or that pi works), what goes along, the state
+-- (model, tokens, cost: lua/pi/init.lua), the keys.
 function M.winbar()
   local ok, pi = pcall(require, "pi")
-  local busy = ok and pi.status().busy
-  local title = busy and "pi is working: steer or follow up" or "Ask pi"
+  local status = ok and pi.status() or {}
+  local title = status.busy and "%#PiWorking#pi is working: steer or follow up%*"
+    or (M.TITLES[status.mode] or "Ask pi"):gsub("%%", "%%%%")
   if s.context then
     local names = {}
     for _, item in ipairs(s.context) do
       local span = item.range and ("lines %d-%d"):format(item.range.start.line + 1, item.range["end"].line) or ""
       table.insert(names, vim.fn.fnamemodify(item.path, ":t") .. " " .. span)
     end
-    title = title .. " about " .. table.concat(names, ", ")
+    title = title .. (" about " .. table.concat(names, ", ")):gsub("%%", "%%%%")
   end
-  return (" %s %%<%%=%s "):format(title:gsub("%%", "%%%%"), keys_label():gsub("%%", "%%%%"))
+  local state = ok and pi.state_text():gsub("%%", "%%%%") or ""
+  return (" %s · %s %%<%%=%s "):format(title, state, keys_label():gsub("%%", "%%%%"))
 end
 
 -- A window under `chat_win` showing the input area (made when there is none).

@@ -105,6 +105,8 @@ function M.run(pi, done)
       if pi.config.cmd then
         progress("Note: setup's cmd (" .. pi.config.cmd[1] .. ") is what pi starts, not this install")
       end
+      -- the log has done its job: its split closes (the buffer pi://install keeps it)
+      for _, win in ipairs(vim.fn.win_findbuf(progress_buf)) do pcall(vim.api.nvim_win_close, win, false) end
       vim.notify("pi: pi-daemon installed in " .. venv, vim.log.levels.INFO)
       local kept = daemon.take_kept()
       if pi.start(nil, kept) and kept then pi.prompt(kept.text, kept.behaviour, kept.context) end

@@ -42,16 +42,57 @@ function M.resume_items(sessions)
   return items
 end
 
-function M.resume(pi)
-  pi.request("session/list", {}, function(result)
-    pick.select(M.resume_items(result.sessions),
-                  { prompt = "Resume session", format_item = function(i) return i.line end }, function(item)
-      if not item then return end
-      chat.clear()
-      pi.open()
-      pi.request("session/load", { sessionId = item.session.sessionId, replay = true },
-                 function() pi.refresh_status() end)
+-- Loads a session into the chat; `query`: the cursor goes to the first line holding it once drawn.
+local function load(pi, session_id, query)
+  chat.clear()
+  pi.open()
+  if query then
+    pi.status().after_replay = function()
+      local buf = chat.buffer()
+      for i, l in ipairs(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) do
+        if l:lower():find(query:lower(), 1, true) then
+          for _, win in ipairs(vim.fn.win_findbuf(buf)) do vim.api.nvim_win_set_cursor(win, { i, 0 }) end
+          return
+        end
+      end
+    end
+  end
+  pi.request("session/load", { sessionId = session_id, replay = true }, function() pi.refresh_status() end)
+end
+
+M.SEARCH = "Search what was said in the sessions…"
+
+-- The matches of session/search for `query`, each "date  title: snippet".
+function M.match_label(m)
+  local title = m.name ~= vim.NIL and m.name or m.firstMessage
+  return ("%s  %s: %s"):format(when(m.timestamp), pick.one_line(title or "", 40), pick.one_line(m.snippet, M.TITLE))
+end
+
+-- :PiSessions {query}: the sessions whose text holds it, the one picked opened at the match.
+function M.search(pi, query)
+  pi.request("session/search", { query = query }, function(result)
+    if #result.matches == 0 then vim.notify(("pi: no session says “%s”"):format(query)) return end
+    pick.select(result.matches, { prompt = ("Sessions saying “%s”%s"):format(query, result.truncated and " (the first ones)" or ""),
+                                  kind = "pi.sessions", format_item = M.match_label }, function(match)
+      if match then load(pi, match.sessionId, query) end
     end)
+  end)
+end
+
+-- :PiSessions: resume one, or (the last item) search their text.
+function M.resume(pi, query)
+  if query and query ~= "" then return M.search(pi, query) end
+  pi.request("session/list", {}, function(result)
+    local items = M.resume_items(result.sessions)
+    if #items > 0 then table.insert(items, { line = M.SEARCH }) end
+    pick.select(items, { prompt = "Resume session", kind = "pi.sessions", format_item = function(i) return i.line end },
+      function(item)
+        if not item then return end
+        if item.session then return load(pi, item.session.sessionId) end
+        vim.ui.input({ prompt = "Search the sessions for: " }, function(text)
+          if text and vim.trim(text) ~= "" then M.search(pi, vim.trim(text)) end
+        end)
+      end)
   end)
 end
 

@@ -79,7 +79,8 @@ function M.child_event(params)
   local child, event = M.children[params.sessionId], params.event
   if event.type == "agent_start" then child.busy = true
   elseif event.type == "agent_settled" then child.busy = false
-  elseif event.type == "message_start" and event.message.role == "assistant" then child.text = ""
+  elseif event.type == "message_start" and event.message.role == "assistant" then child.text, child.answering = "", true
+  elseif event.type == "message_end" and event.message.role == "assistant" then child.answering = false
   elseif event.type == "message_update" then
     local e = event.assistantMessageEvent
     if e.type == "text_delta" then child.text = (child.text .. e.delta):sub(-2000)
@@ -97,12 +98,16 @@ function M.child_event(params)
   M.draw(child)
 end
 
+-- One item per thing to do: open each child, stop each running one (one picker, not a child
+-- and then an action).
 function M.items()
   local items = {}
   for _, id in ipairs(M.order) do
     local c = M.children[id]
     local doing = c.status == "running" and #c.tools > 0 and (" · " .. c.tools[#c.tools].name) or ""
-    table.insert(items, { child = c, line = ("[%s] %s%s"):format(c.status, c.description, doing) })
+    local what = ("[%s] %s%s"):format(c.status, c.description, doing)
+    table.insert(items, { child = c, action = "open", line = "Open " .. what })
+    if c.status == "running" then table.insert(items, { child = c, action = "abort", line = "Stop " .. what }) end
   end
   return items
 end
@@ -131,6 +136,12 @@ function M.open(pi, child)
       for _, t in ipairs(child.tools) do
         if not t.done and child.status == "running" then chat.tool_start(t.id, t.name) end
       end
+      -- an answer streaming now is not in the stored messages: its heading and text so far,
+      -- under which its next deltas go (not onto the prompt's line)
+      if child.answering and child.status == "running" then
+        render.handlers.message_start({ type = "message_start", message = { role = "assistant", stopReason = "pending" } })
+        chat.append(child.text)
+      end
       if child.status ~= "running" then chat.mark_end("— subagent " .. child.status .. " —") end
     end)
     child.view = buf
@@ -146,20 +157,17 @@ function M.open(pi, child)
   return buf
 end
 
--- :PiSubagents — the subagents of this chat: open one or abort it.
+-- :PiSubagents — the subagents of this chat: open one or stop it; a lone finished one opens at once.
 function M.pick(pi)
   local items = M.items()
   if #items == 0 then vim.notify("pi: no subagent has run in this chat") return end
-  pick.select(items, { prompt = "Subagents", kind = "pi.subagents", format_item = function(i) return i.line end },
-    function(item)
-      if not item then return end
-      local actions = item.child.status == "running" and { "Open", "Abort" } or { "Open" }
-      pick.select(actions, { prompt = "subagent: " .. item.child.description, kind = "pi.subagent" },
-        function(action)
-          if action == "Abort" then pi.request("abort", { sessionId = item.child.id })
-          elseif action == "Open" then M.open(pi, item.child) end
-        end)
-    end)
+  local function act(item)
+    if not item then return end
+    if item.action == "abort" then pi.request("abort", { sessionId = item.child.id })
+    else M.open(pi, item.child) end
+  end
+  if #items == 1 then return act(items[1]) end
+  pick.select(items, { prompt = "Subagents", kind = "pi.subagents", format_item = function(i) return i.line end }, act)
 end
 
 return M
