@@ -6,10 +6,12 @@
 import MarkdownIt from "markdown-it";
 import { describeCall } from "../describe";
 import { highlight } from "./highlight";
+import type { AutoRetryStart } from "../protocol";
 
 type Json = any;
 
 const md = new MarkdownIt({ html: false, linkify: true, highlight });
+md.linkify.set({ fuzzyLink: false }); // "core.py" is a file name, not http://core.py (links need a scheme or www.)
 const fence = md.renderer.rules.fence!;
 md.renderer.rules.fence = (tokens, idx, options, env, self) =>
   `<div class="code"><button class="copy" title="Copy to the clipboard">Copy</button>${fence(tokens, idx, options, env, self)}</div>`;
@@ -26,8 +28,39 @@ export function textOf(content: Json): string {
   return (content ?? []).filter((b: Json) => b.type === "text").map((b: Json) => b.text ?? "").join("");
 }
 
+// What the chat does to rendered text after Markdown: the workspace's file names made links.
+let linkFiles: (block: HTMLElement) => void = () => undefined;
+export function setFileLinker(link: (block: HTMLElement) => void): void {
+  linkFiles = link;
+}
+
 function renderMarkdown(block: HTMLElement): void {
   block.innerHTML = md.render(block.dataset.raw ?? "");
+  linkFiles(block);
+}
+
+// An edit's change as a card under its call: the file, lines added and removed, the unified diff
+// in colour, and "Open diff" (the extension opens it in an editor).
+export function diffCard(toolCallId: string, diff: string): HTMLElement {
+  const card = element("div", "diff-card");
+  card.dataset.toolCallId = toolCallId;
+  const lines = diff.split("\n");
+  const path = /^\+\+\+ b\/(.*)$/m.exec(diff)?.[1] ?? /^--- a\/(.*)$/m.exec(diff)?.[1] ?? "";
+  const added = lines.filter((l) => l.startsWith("+") && !l.startsWith("+++")).length;
+  const removed = lines.filter((l) => l.startsWith("-") && !l.startsWith("---")).length;
+  const head = element("div", "diff-head");
+  const open = element("button", "open-diff", "Open diff");
+  open.title = "Show this change in an editor";
+  head.append(element("span", "diff-path", path), element("span", "added", `+${added}`),
+              element("span", "removed", `−${removed}`), open);
+  const pre = element("pre", "");
+  const code = element("code", "language-diff");
+  const body = lines.filter((l) => !l.startsWith("--- ") && !l.startsWith("+++ ")).join("\n").trimEnd();
+  code.innerHTML = highlight(body, "diff") || "";
+  if (!code.innerHTML) code.textContent = body;
+  pre.append(code);
+  card.append(head, pre);
+  return card;
 }
 
 // Text blocks whose Markdown is redrawn on the next frame, inside `changing` (which keeps the
@@ -159,6 +192,15 @@ export class Transcript {
     block.querySelector(":scope > summary")!.textContent = title(block.dataset.name ?? name, args, isError, stopped);
   }
 
+  // Under an edit: its change, in colour.
+  private showDiff(id: string, details: unknown): void {
+    const diff = (details as { diff?: unknown } | undefined)?.diff;
+    if (typeof diff !== "string" || !diff) return;
+    const block = this.toolBlock(id, "edit");
+    if (block.nextElementSibling?.classList.contains("diff-card")) return;
+    block.after(diffCard(id, diff));
+  }
+
   // Under a bash call: the files saved for it to see the agent's edits (details.savedFiles).
   private showSaved(id: string, files?: string[]): void {
     if (!files?.length) return;
@@ -194,12 +236,14 @@ export class Transcript {
       this.lastUser = userMessage(textOf(m.content), m.content);
       this.root.append(this.lastUser);
     } else if (m.role === "assistant") {
+      this.root.querySelectorAll(".retry").forEach((n) => n.remove()); // the next attempt is here
       this.current = { node: element("div", "m assistant"), blocks: [] };
       this.root.append(this.current.node);
       if (Array.isArray(m.content)) this.reconcile(this.current, m.content);
     } else if (m.role === "toolResult") {
       this.setOutput(m.toolCallId, m.toolName, textOf(m.content), m.isError);
       this.showSaved(m.toolCallId, m.details?.savedFiles);
+      if (!m.isError) this.showDiff(m.toolCallId, m.details);
     } else if (m.role === "bashExecution") {
       this.root.append(element("pre", "m bash", `$ ${m.command}\n${m.output ?? ""}`));
     } else if (m.summary) {
@@ -218,8 +262,46 @@ export class Transcript {
     if (entryId) current.node.dataset.entryId = entryId;
     if (Array.isArray(m.content)) this.reconcile(current, m.content);
     if (m.stopReason === "aborted") current.node.append(element("div", "note", "stopped"));
-    else if (m.stopReason === "error") current.node.append(element("div", "error", m.errorMessage ?? "the request failed"));
+    else if (m.stopReason === "error") this.failed(current, m.errorMessage ?? "the request failed");
     this.current = undefined;
+  }
+
+  // A failed request's error. The same error again from a retry, with nothing said in between,
+  // is counted on the first one's line: one line, not one per attempt.
+  private failed(current: Message, error: string): void {
+    const said = current.blocks.some((b) => (b.dataset.raw ?? b.textContent ?? "").trim() || b.matches("details.tool"));
+    let before = current.node.previousElementSibling as HTMLElement | null;
+    while (before?.classList.contains("retry")) before = before.previousElementSibling as HTMLElement | null;
+    if (!said && before?.classList.contains("failed-only") && before.dataset.error === error) {
+      current.node.remove();
+      const attempts = Number(before.dataset.attempts ?? "1") + 1;
+      before.dataset.attempts = String(attempts);
+      before.querySelector(".attempts")!.textContent = `(${attempts} attempts)`;
+      return;
+    }
+    const line = element("div", "error", error);
+    line.append(element("span", "attempts"));
+    current.node.append(line);
+    if (!said) Object.assign(current.node.dataset, { error, attempts: "1" });
+    if (!said) current.node.classList.add("failed-only");
+  }
+
+  private retryTimer?: ReturnType<typeof setInterval>;
+
+  // "retrying 2 of 4 in 3 s", counting down, until the next attempt starts (or the run ends).
+  private retrying(event: AutoRetryStart): void {
+    this.root.querySelectorAll(".retry").forEach((n) => n.remove());
+    clearInterval(this.retryTimer);
+    const line = element("div", "m note retry");
+    this.root.append(line);
+    const due = Date.now() + event.delayMs;
+    const show = () => {
+      const seconds = Math.ceil((due - Date.now()) / 1000);
+      line.textContent = `retrying ${event.attempt} of ${event.maxAttempts} ${seconds > 0 ? `in ${seconds} s` : "now"}…`;
+      if (seconds <= 0 || !line.isConnected) clearInterval(this.retryTimer);
+    };
+    show();
+    this.retryTimer = setInterval(show, 250);
   }
 
   private messageUpdate(e: Json): void {
@@ -258,7 +340,10 @@ export class Transcript {
         return this.showSaved(event.toolCallId, event.partialResult?.details?.savedFiles);
       case "tool_execution_end":
         this.setOutput(event.toolCallId, event.toolName, textOf(event.result?.content), event.isError);
+        if (!event.isError) this.showDiff(event.toolCallId, event.result?.details);
         return this.showSaved(event.toolCallId, event.result?.details?.savedFiles);
+      case "auto_retry_start": return this.retrying(event);
+      case "auto_retry_end": case "agent_settled": this.root.querySelectorAll(".retry").forEach((n) => n.remove()); return;
     }
   }
 }
