@@ -68,7 +68,7 @@ button:focus-visible{outline:1px solid var(--vscode-focusBorder);outline-offset:
 #mode button{border:0;border-radius:0;background:transparent;color:var(--vscode-foreground);padding:1px 9px}
 #mode button+button{border-left:1px solid var(--vscode-checkbox-border,var(--vscode-panel-border,#8886))}
 #mode button:hover{background:var(--vscode-toolbar-hoverBackground,#8883)}
-#mode button[aria-checked=true]{background:var(--vscode-button-background);color:var(--vscode-button-foreground)}
+#mode button[aria-checked=true]{background:var(--vscode-button-background,#0e639c);color:var(--vscode-button-foreground,#fff)}
 body[data-mode=plan] #mode button[aria-checked=true]{background:var(--vscode-editorInfo-foreground,#3794ff)}
 .hljs-keyword,.hljs-selector-tag,.hljs-doctag{color:var(--vscode-symbolIcon-keywordForeground,#c586c0)}
 .hljs-string,.hljs-regexp,.hljs-char.escape_{color:var(--vscode-debugTokenExpression-string,#ce9178)}
@@ -87,7 +87,7 @@ body[data-mode=plan] #mode button[aria-checked=true]{background:var(--vscode-edi
 .diff-card .removed{color:var(--vscode-gitDecoration-deletedResourceForeground,#c74e39)}
 .diff-card pre{margin:0;max-height:16em;white-space:pre;font-family:var(--vscode-editor-font-family);font-size:var(--vscode-editor-font-size,12px)}
 a.file{color:var(--vscode-textLink-foreground);cursor:pointer;text-decoration:none}a.file:hover{text-decoration:underline}
-.retry{opacity:.85}.error .attempts{opacity:.8;margin-left:4px}
+.retry{opacity:.85}.error .attempts{opacity:.8}
 #selections{display:flex;gap:6px;flex-wrap:wrap;margin-bottom:4px}#selections .chip{font-family:var(--vscode-editor-font-family);font-size:90%;padding:0 2px 0 6px;border-radius:3px;background:var(--vscode-badge-background);color:var(--vscode-badge-foreground)}#selections button{background:transparent;border:0;color:inherit;padding:0 4px}
 #attachments{display:flex;gap:6px;flex-wrap:wrap;margin-bottom:4px}#attachments .chip{position:relative;display:inline-block}
 #attachments img{height:48px;max-width:96px;object-fit:cover;border:1px solid var(--vscode-panel-border,#888);border-radius:3px}

@@ -3,15 +3,7 @@
 // is opened; anything else (an absolute path, "..", a missing file) is refused with a message.
 
 import * as vscode from "vscode";
-import * as path from "path";
-
-// The file `name` means inside `folder`, or undefined when it is outside it.
-export function insideFolder(folder: string, name: string): string | undefined {
-  if (path.isAbsolute(name)) return undefined;
-  const resolved = path.resolve(folder, name);
-  const relative = path.relative(folder, resolved);
-  return relative && !relative.startsWith("..") && !path.isAbsolute(relative) ? resolved : undefined;
-}
+import { insideFolder } from "./folderPath";
 
 export async function openWorkspaceFile(folder: string, name: string, line?: number): Promise<void> {
   const file = insideFolder(folder, name);

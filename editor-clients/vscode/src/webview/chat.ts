@@ -17,6 +17,7 @@ import { Transcript, element, reveal, setChanging, setFileLinker } from "./rende
 import { Attachments } from "./attachments";
 import { Subagents } from "./subagents";
 import { permissionDone, showPermission } from "./permissionCard";
+import { FILE_NAME, fileFor } from "../fileLinks";
 import type { ContextItem } from "../protocol";
 
 type Json = any;
@@ -343,17 +344,6 @@ function recall(step: -1 | 1): boolean {
 
 // --- the workspace's file names in answers, as links ------------------------------------------
 
-const FILE_NAME = /(?:[\w.-]+\/)*[\w-][\w.-]*\.[A-Za-z][\w]{0,9}(?::(\d+))?/g;
-
-// The workspace file a name in an answer means: its path as given, or the one file of that name.
-function fileFor(name: string): string | undefined {
-  if (!files) return undefined;
-  const clean = name.replace(/^\.\//, "");
-  if (files.includes(clean)) return clean;
-  const found = files.filter((f) => f === clean || f.endsWith(`/${clean}`));
-  return found.length === 1 ? found[0] : undefined;
-}
-
 function linkFiles(block: HTMLElement): void {
   if (!files) {
     if (FILE_NAME.test(block.textContent ?? "")) askFiles();
@@ -368,7 +358,7 @@ function linkFiles(block: HTMLElement): void {
     const parts: (string | HTMLElement)[] = [];
     let last = 0;
     for (const match of node.data.matchAll(FILE_NAME)) {
-      const path = fileFor(match[0].replace(/:\d+$/, ""));
+      const path = fileFor(files, match[0].replace(/:\d+$/, ""));
       if (!path) continue;
       const link = element("a", "file", match[0]);
       link.setAttribute("href", "#");

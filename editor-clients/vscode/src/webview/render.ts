@@ -276,7 +276,7 @@ export class Transcript {
       current.node.remove();
       const attempts = Number(before.dataset.attempts ?? "1") + 1;
       before.dataset.attempts = String(attempts);
-      before.querySelector(".attempts")!.textContent = `(${attempts} attempts)`;
+      before.querySelector(".attempts")!.textContent = ` (${attempts} attempts)`;
       return;
     }
     const line = element("div", "error", error);
