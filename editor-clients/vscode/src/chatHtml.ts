@@ -32,7 +32,7 @@ export function chatHtml({ cspSource, scriptUri, nonce, surface = "sidebar" }: P
 html,body{height:100%;margin:0}
 body{font-family:var(--vscode-font-family);font-size:var(--vscode-font-size);color:var(--vscode-foreground);padding:0;display:flex;flex-direction:column;overflow:hidden}
 #log{flex:1;min-height:0;overflow-y:auto;padding:0 8px}
-#empty{display:none;flex:1;padding:16px 12px;opacity:.85;line-height:1.5}body.empty #empty{display:block}body.empty #log{flex:none}
+#empty{display:none;flex:1;padding:16px 12px;opacity:.85;line-height:1.5}body[data-empty=true] #empty{display:block}body[data-empty=true] #log{flex:none}
 #empty h2{font-size:1.2em;font-weight:600;margin:0 0 8px}#empty ul{padding-left:18px;margin:6px 0}
 kbd{font-family:var(--vscode-editor-font-family);font-size:90%;padding:0 4px;border:1px solid var(--vscode-widget-border,var(--vscode-panel-border,#8886));border-radius:3px;background:var(--vscode-keybindingLabel-background,transparent)}
 .m{margin:10px 0;overflow-wrap:anywhere}.user{white-space:pre-wrap;padding:4px 8px;border-left:3px solid var(--vscode-textLink-foreground);background:var(--vscode-textBlockQuote-background)}
@@ -45,7 +45,7 @@ pre{background:var(--vscode-textCodeBlock-background);padding:4px;overflow:auto;
 #queue{padding-left:16px;margin:0 0 4px}#queue li{cursor:pointer;opacity:.8}#queue li:hover{text-decoration:line-through}
 #bar{position:relative;flex:none;padding:6px 8px 8px;border-top:1px solid var(--vscode-panel-border,#8884)}
 #latest{display:none;position:absolute;bottom:calc(100% + 8px);left:50%;transform:translateX(-50%);z-index:2;border-radius:12px;padding:2px 10px;box-shadow:0 1px 4px var(--vscode-widget-shadow,#0006)}
-body.scrolled-up #latest{display:block}
+body[data-scrolled-up=true] #latest{display:block}
 textarea{width:100%;min-height:3em;max-height:40vh;box-sizing:border-box;resize:vertical;font-family:inherit;font-size:inherit;color:var(--vscode-input-foreground);background:var(--vscode-input-background);border:1px solid var(--vscode-input-border,transparent);border-radius:2px;padding:4px 6px}
 textarea:focus{outline:1px solid var(--vscode-focusBorder);outline-offset:-1px}
 button{font-family:inherit;font-size:inherit;color:var(--vscode-button-secondaryForeground);background:var(--vscode-button-secondaryBackground);border:1px solid var(--vscode-button-border,transparent);border-radius:2px;padding:1px 8px;cursor:pointer}
@@ -60,12 +60,12 @@ button:focus-visible{outline:1px solid var(--vscode-focusBorder);outline-offset:
 .permission{padding:4px 8px;border-left:3px solid var(--vscode-editorWarning-foreground)}.permission .answers{display:flex;gap:6px;flex-wrap:wrap;margin-top:4px}
 .subagent{border-left:2px solid var(--vscode-textLink-foreground);margin:4px 0 4px 6px;padding-left:8px}
 .subagent.failed,.subagent.aborted{border-left-color:var(--vscode-errorForeground)}
-.sub-head{display:flex;gap:6px;align-items:center;font-size:90%}.sub-title{font-weight:600}
+.sub-head{display:flex;flex-wrap:wrap;gap:2px 6px;align-items:center;font-size:90%}.sub-title{font-weight:600}
 .sub-status{opacity:.8;font-style:italic}.sub-usage{opacity:.7;font-size:90%;white-space:nowrap}.subagent.running .sub-status::after{content:" …"}
-.sub-head button{font-size:11px;white-space:nowrap}.sub-title{flex:1}details.tool.has-sub.running>pre.output{display:none}
-#controls{display:flex;gap:8px;align-items:center;margin-top:4px}#controls .hint{margin-left:auto;opacity:.6;font-size:90%}
+.sub-head button{font-size:11px;white-space:nowrap}.sub-title{flex:1 1 100%}details.tool.has-sub.running>pre.output{display:none}
+#controls{display:flex;gap:8px;align-items:center;margin-top:4px}
 #mode{display:inline-flex;border:1px solid var(--vscode-checkbox-border,var(--vscode-panel-border,#8886));border-radius:3px;overflow:hidden}
-#mode button{border:0;border-radius:0;background:transparent;color:var(--vscode-foreground);padding:1px 9px}
+#mode button{border:0;border-radius:0;background:transparent;color:var(--vscode-foreground);padding:1px 9px;white-space:nowrap}
 #mode button+button{border-left:1px solid var(--vscode-checkbox-border,var(--vscode-panel-border,#8886))}
 #mode button:hover{background:var(--vscode-toolbar-hoverBackground,#8883)}
 #mode button[aria-checked=true]{background:var(--vscode-button-background,#0e639c);color:var(--vscode-button-foreground,#fff)}
@@ -94,16 +94,16 @@ a.file{color:var(--vscode-textLink-foreground);cursor:pointer;text-decoration:no
 #attachments .remove{position:absolute;top:-6px;right:-6px;font-size:10px;padding:0 3px;cursor:pointer}
 .user .images img.thumb{height:96px;max-width:240px;object-fit:contain;image-rendering:pixelated;margin:2px 4px 2px 0;border-radius:3px;border:1px solid var(--vscode-panel-border,#888)}
 mark.found{background:var(--vscode-editor-findMatchHighlightBackground,#ea5c0055);color:inherit;outline:1px solid var(--vscode-editor-findMatchBorder,#ea5c00)}
-</style></head><body data-surface="${surface}" class="empty">
+</style></head><body data-surface="${surface}" data-empty="true">
 <div id="empty"><h2>Ask pi to work in this workspace</h2>
 <div>Describe what you want: explain this code, fix the failing test, add a feature. pi reads the files, runs tools and asks before it changes anything (in <b>ask</b> mode).</div>
 <ul><li><kbd>@</kbd> adds a file, <kbd>/</kbd> lists commands, paste an image to send it</li>
 <li><kbd>Enter</kbd> sends, <kbd>Shift+Enter</kbd> new line, <kbd>↑</kbd> recalls your last prompt, <kbd>Esc</kbd> stops a run</li>
 <li><b>plan</b> only reads and writes a plan; <b>auto-edit</b> edits files without asking</li></ul></div>
 <div id="log"></div>
-<div id="bar"><button id="latest" title="Scroll to the end of the conversation and follow it again">↓ Jump to latest</button><ul id="queue"></ul><ul id="suggest"></ul><div id="selections"></div><div id="attachments"></div><textarea id="input" placeholder="Ask pi… (Enter sends, Shift+Enter new line, / for commands, @ for files, paste images)"></textarea>
+<div id="bar"><button id="latest" title="Scroll to the end of the conversation and follow it again">↓ Jump to latest</button><ul id="queue"></ul><ul id="suggest"></ul><div id="selections"></div><div id="attachments"></div><textarea id="input" placeholder="Ask pi… (@ adds a file, / a command)"></textarea>
 <div id="controls"><button id="stop" disabled title="Stop the run (Esc)">Stop</button>
-<div id="mode" role="radiogroup" aria-label="Mode">${MODE_BUTTONS}</div><span class="hint">Enter to send</span></div></div>
+<div id="mode" role="radiogroup" aria-label="Mode">${MODE_BUTTONS}</div></div></div>
 <script nonce="${nonce}" src="${scriptUri}"></script>
 </body></html>`;
 }

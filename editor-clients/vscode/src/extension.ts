@@ -3,6 +3,7 @@
 
 import * as vscode from "vscode";
 import * as os from "os";
+import * as path from "path";
 import { Commands, Conversation, Json, PiClient, TreeItem, WorkspaceTrustRequest } from "./rpcClient";
 import { chatHtml, newNonce } from "./chatHtml";
 import { statusText } from "./status";
@@ -215,8 +216,8 @@ function onEvent(sessionId: string, event: Json): void {
   if (event.type === "agent_start" || event.type === "agent_settled") post({ type: "busy", busy: conversation.busy });
   if (event.type === "tool_execution_end" && event.result?.details?.diff) {
     diffs.set(event.toolCallId, event.result.details.diff);
-    const path = vscode.workspace.asRelativePath(event.result.details.path as string);
-    vscode.window.showInformationMessage(`pi changed ${path}`, "Show diff").then((choice) => {
+    const changed = vscode.workspace.asRelativePath(event.result.details.path as string);
+    vscode.window.showInformationMessage(`pi changed ${changed}`, "Show diff").then((choice) => {
       if (choice) showDiff(event.toolCallId);
     });
   }
@@ -366,10 +367,13 @@ const commands: Record<string, () => Promise<void>> = {
   "pi.sendSelection": async () => {
     const editor = vscode.window.activeTextEditor;
     if (!editor || editor.selection.isEmpty) return;
-    const item = selectionContext(editor);
+    const selection = selectionContext(editor);
+    const inside = path.relative(await workspaceFolder(), selection.path); // shown and sent as the workspace names it
+    const item = inside && !inside.startsWith("..") && !path.isAbsolute(inside) ? { ...selection, path: inside } : selection;
     const { start, end } = editor.selection;
-    const lines = start.line === end.line ? `${start.line + 1}` : `${start.line + 1}-${end.line + 1}`;
-    await focusChat({ type: "attach", item, label: `${vscode.workspace.asRelativePath(editor.document.uri)}:${lines}` });
+    const last = end.character === 0 && end.line > start.line ? end.line : end.line + 1; // a selection of whole lines
+    const lines = start.line + 1 === last ? `${last}` : `${start.line + 1}-${last}`;
+    await focusChat({ type: "attach", item, label: `${item.path}:${lines}` });
   },
   "pi.focusChat": async () => focusChat(),
 };

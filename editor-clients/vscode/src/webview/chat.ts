@@ -66,8 +66,9 @@ function changing(change: () => void): void {
 setChanging(changing);
 
 function showWhere(): void {
-  document.body.classList.toggle("scrolled-up", !atBottom());
-  document.body.classList.toggle("empty", log.childElementCount === 0);
+  // data attributes, not classes: VS Code sets <body>'s classes for the theme
+  document.body.dataset.scrolledUp = String(!atBottom());
+  document.body.dataset.empty = String(log.childElementCount === 0);
 }
 log.addEventListener("scroll", showWhere);
 new ResizeObserver(showWhere).observe(log);
