@@ -29,17 +29,19 @@ const CORE = 'GREETING = "hello"\n\n\ndef greet(name):\n    return f"{GREETING},
 
 const script = {
   modelId: "script", chunkSize: 3, delayMs: 20, cost: { input: 3, output: 15 },
+  // each scenario is a session of its own, answered by the replies for its first message (`when`), so a step
+  // that fails (an older version) leaves the next ones their own replies
   replies: [
+    ...[text(story), text(Array.from({ length: 3000 }, (_, i) => `word${i}`).join(" "))].map((r) => ({ ...r, when: "long story" })),
+    { ...text("It defines GREETING and greet(), which greets by name."), when: "what does this do" },
+    ...[call("e1", "edit", { path: "core.py", edits: [{ oldText: '"hello"', newText: '"hi"' }] }),
+        text("Changed in core.py (see core.py:5):\n\n```python\ndef greet(name):\n    # say hello\n    return f\"{GREETING}, {name}\" * 2\n```")]
+      .map((r) => ({ ...r, when: "greeting shorter" })),
+    ...[call("t1", "task", { prompt: "ALPHA count the notes", description: "count the notes" }),
+        text("The subagent counted two notes.")].map((r) => ({ ...r, when: "delegate the counting" })),
     { ...text("There are two notes."), when: "ALPHA" }, // the subagent's
-    text(story),
-    text(Array.from({ length: 3000 }, (_, i) => `word${i}`).join(" ")),
-    text("It defines GREETING and greet(), which greets by name."),
-    call("e1", "edit", { path: "core.py", edits: [{ oldText: '"hello"', newText: '"hi"' }] }),
-    text("Changed in core.py (see core.py:5):\n\n```python\ndef greet(name):\n    # say hello\n    return f\"{GREETING}, {name}\" * 2\n```"),
-    call("t1", "task", { prompt: "ALPHA count the notes", description: "count the notes" }),
-    text("The subagent counted two notes."),
-    failure, failure, failure, failure,
-    { echo: true }, { echo: true }, { echo: true },
+    ...Array(4).fill({ ...failure, when: "are you there" }),
+    ...Array(6).fill({ echo: true }),
   ],
 };
 
@@ -55,13 +57,20 @@ const kit = await launch({
 const { page, command, T } = kit;
 const NEW = before ? 5000 : T; // what the older version lacks is not waited for long
 
-// A step; in "before" mode a failed one is kept as its screenshot and the next goes on.
+// A step; in "before" mode a failed one is kept as its screenshot and the next goes on (a run it left going stopped).
 async function run(name, fn) {
   await kit.run(name, fn);
   if (before && kit.failed) {
     kit.failed = false;
     await kit.shot(name);
+    await page.keyboard.press("Escape");
+    await command("pi: Stop").catch(() => undefined);
+    await (await sidebar()).locator("#stop:disabled").waitFor({ timeout: T }).catch(() => undefined);
   }
+}
+async function newSession() {
+  await command("pi: New Session");
+  await (await sidebar()).locator(".m").first().waitFor({ state: "detached", timeout: T });
 }
 
 // The side bar's chat page (its <body data-surface>), and a tab's that shows `words`.
@@ -127,9 +136,8 @@ try {
   });
 
   await run("Ctrl+Alt+P with a selection adds it to the chat; the question goes with it", async () => {
-    await command("pi: New Session");
+    await newSession();
     const chat = await sidebar();
-    await chat.locator(".m").first().waitFor({ state: "detached", timeout: T });
     await kit.openFile("core.py", "GREETING");
     await page.locator(".monaco-editor .view-lines").first().click();
     await page.keyboard.press("Control+A");
@@ -145,6 +153,7 @@ try {
   });
 
   await run("an edit shows as a diff card in colour, Open diff opens it, the toast names core.py; code in colour", async () => {
+    await newSession();
     const chat = await sidebar();
     await sendIn(chat, "make the greeting shorter");
     const card = chat.locator(".diff-card", { hasText: "core.py" });
@@ -181,8 +190,9 @@ try {
   });
 
   await run("a subagent shows the tokens and cost it used; Open shows its session as a chat", async () => {
+    await newSession();
     const chat = await sidebar();
-    await chat.locator("#mode [data-mode=ask]").click().catch(() => undefined);
+    await chat.locator("#mode [data-mode=ask]").click({ timeout: NEW }).catch(() => command("pi: Select Mode").then(() => kit.pick("ask")));
     await page.locator(".statusbar-item", { hasText: "ask" }).waitFor({ timeout: T });
     await sendIn(chat, "delegate the counting");
     await chat.locator(".assistant", { hasText: "The subagent counted two notes." }).waitFor({ timeout: T });
@@ -198,6 +208,7 @@ try {
   });
 
   await run("a failing request says 'retrying 1 of 3 in 2 s' and ends on one line", async () => {
+    await newSession();
     const chat = await sidebar();
     await sendIn(chat, "are you there?");
     await chat.locator(".retry", { hasText: /retrying 1 of 3 in \d s/ }).waitFor({ timeout: NEW });
@@ -211,9 +222,8 @@ try {
     await page.reload();
     await page.waitForSelector(".monaco-workbench", { timeout: T });
     const chat = await sidebar();
-    await chat.locator(".user", { hasText: "delegate the counting" }).waitFor({ timeout: NEW });
-    await chat.locator(".assistant", { hasText: "The subagent counted two notes." }).waitFor({ timeout: T });
-    await chat.locator(".subagent .sub-usage", { hasText: "tokens" }).waitFor({ state: "attached", timeout: T }); // its task call folded
+    await chat.locator(".user", { hasText: "are you there?" }).waitFor({ timeout: NEW });
+    await chat.locator(".error", { hasText: "503 the server is overloaded (4 attempts)" }).waitFor({ timeout: T });
     await page.locator(".tabs-container .tab", { hasText: "subagent: count the notes" }).waitFor({ timeout: T });
   });
 } catch (error) {

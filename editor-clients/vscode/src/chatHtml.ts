@@ -70,7 +70,7 @@ button:focus-visible{outline:1px solid var(--vscode-focusBorder);outline-offset:
 #mode button:hover{background:var(--vscode-toolbar-hoverBackground,#8883)}
 #mode button[aria-checked=true]{background:var(--vscode-button-background,#0e639c);color:var(--vscode-button-foreground,#fff)}
 body[data-mode=plan] #mode button[aria-checked=true]{background:var(--vscode-editorInfo-foreground,#3794ff)}
-.hljs-keyword,.hljs-selector-tag,.hljs-doctag{color:var(--vscode-symbolIcon-keywordForeground,#c586c0)}
+.hljs-keyword,.hljs-selector-tag,.hljs-doctag{color:var(--vscode-debugTokenExpression-name,#c586c0)}
 .hljs-string,.hljs-regexp,.hljs-char.escape_{color:var(--vscode-debugTokenExpression-string,#ce9178)}
 .hljs-number{color:var(--vscode-debugTokenExpression-number,#b5cea8)}
 .hljs-literal,.hljs-built_in,.hljs-variable.language_{color:var(--vscode-debugTokenExpression-boolean,#4e94ce)}

@@ -6,9 +6,12 @@
 import MarkdownIt from "markdown-it";
 import { describeCall } from "../describe";
 import { highlight } from "./highlight";
-import type { AutoRetryStart } from "../protocol";
+import type { AgentEvent, AgentMessage, AssistantContent, AssistantMessageDelta, AutoRetryStart, BashDetails, JsonObject, UnknownMessage,
+              UserContent } from "../protocol";
 
-type Json = any;
+type KnownMessage = Exclude<AgentMessage, UnknownMessage>; // the roles drawn; another is only a summary line, if it has one
+type Content = string | (UserContent | AssistantContent)[] | undefined;
+
 
 const md = new MarkdownIt({ html: false, linkify: true, highlight });
 md.linkify.set({ fuzzyLink: false }); // "core.py" is a file name, not http://core.py (links need a scheme or www.)
@@ -23,9 +26,9 @@ export function element(tag: string, className: string, text?: string): HTMLElem
   return node;
 }
 
-export function textOf(content: Json): string {
+export function textOf(content: Content): string {
   if (typeof content === "string") return content;
-  return (content ?? []).filter((b: Json) => b.type === "text").map((b: Json) => b.text ?? "").join("");
+  return (content ?? []).map((b) => b.type === "text" ? b.text ?? "" : "").join("");
 }
 
 // What the chat does to rendered text after Markdown: the workspace's file names made links.
@@ -93,20 +96,23 @@ function thinkingBlock(text: string): HTMLElement {
 }
 
 // A tool's one-line title: its name and the start of what it does (the command, the path, a task's description).
-function title(name: string, args: Json, isError?: boolean, stopped?: boolean): string {
+function title(name: string, args: Record<string, unknown> | undefined, isError?: boolean, stopped?: boolean): string {
   const what = String((name === "bash" ? args?.command : args?.path ?? args?.pattern ?? args?.query ?? args?.description)
                       ?? "").split("\n")[0];
   const short = what.length > 60 ? `${what.slice(0, 59)}…` : what;
   return `${name}${short ? ` ${short}` : ""}${stopped ? " (stopped)" : isError ? " (error)" : ""}`;
 }
 
+// The files saved before a bash call ran (its details, BashDetails.savedFiles).
+const savedFiles = (details: unknown) => (details as Partial<BashDetails> | undefined)?.savedFiles;
+
 const CONTEXT_MARK = "\n\n[editor context]\n"; // how the daemon renders prompt context after the text
 const STOPPED = "[stopped by the user]"; // the daemon's last line of a call Stop cut short
 
 // The images sent with a prompt, as thumbnails.
-function images(content: Json): HTMLElement[] {
+function images(content: Content): HTMLElement[] {
   if (!Array.isArray(content)) return [];
-  return content.filter((b: Json) => b.type === "image" && b.data).map((b: Json) => {
+  return content.flatMap((b) => b.type === "image" && b.data ? [b] : []).map((b) => {
     const img = document.createElement("img");
     img.className = "thumb";
     img.src = `data:${b.mimeType};base64,${b.data}`;
@@ -117,7 +123,7 @@ function images(content: Json): HTMLElement[] {
 
 // A user message; the editor context the daemon rendered after it (files, selections) is
 // folded under the names of its items. `dataset.text` keeps what the user typed.
-function userMessage(text: string, content?: Json): HTMLElement {
+function userMessage(text: string, content?: Content): HTMLElement {
   const node = element("div", "m user");
   const pictures = images(content);
   if (pictures.length) node.append(element("div", "images"));
@@ -163,7 +169,7 @@ export class Transcript {
 
   // A tool call's <details>: its summary, args and output are its own children (a task call
   // holds a subagent's conversation too, with tool calls of its own).
-  toolBlock(id: string, name: string, args?: Json): HTMLElement {
+  toolBlock(id: string, name: string, args?: JsonObject): HTMLElement {
     let block = this.tools.get(id);
     if (!block) {
       block = element("details", "tool");
@@ -209,7 +215,7 @@ export class Transcript {
     block.after(element("div", "note saved", `Saved ${files.join(", ")} before running`));
   }
 
-  private blockFor(b: Json): HTMLElement {
+  private blockFor(b: AssistantContent): HTMLElement {
     if (b.type === "thinking") return thinkingBlock(b.thinking ?? "");
     if (b.type === "toolCall") return this.toolBlock(b.id, b.name, b.arguments);
     return textBlock(b.text ?? "");
@@ -217,7 +223,7 @@ export class Transcript {
 
   // A finished message brings its final content: blocks shown live are brought in step,
   // missing ones (a replay) are created.
-  private reconcile(message: Message, content: Json[]): void {
+  private reconcile(message: Message, content: AssistantContent[]): void {
     content.forEach((b, i) => {
       const shown = message.blocks[i];
       if (!shown) {
@@ -231,7 +237,8 @@ export class Transcript {
     });
   }
 
-  private messageStart(m: Json): void {
+  private messageStart(message: AgentMessage): void {
+    const m = message as KnownMessage;
     if (m.role === "user") {
       this.lastUser = userMessage(textOf(m.content), m.content);
       this.root.append(this.lastUser);
@@ -242,16 +249,17 @@ export class Transcript {
       if (Array.isArray(m.content)) this.reconcile(this.current, m.content);
     } else if (m.role === "toolResult") {
       this.setOutput(m.toolCallId, m.toolName, textOf(m.content), m.isError);
-      this.showSaved(m.toolCallId, m.details?.savedFiles);
+      this.showSaved(m.toolCallId, savedFiles(m.details));
       if (!m.isError) this.showDiff(m.toolCallId, m.details);
     } else if (m.role === "bashExecution") {
       this.root.append(element("pre", "m bash", `$ ${m.command}\n${m.output ?? ""}`));
-    } else if (m.summary) {
+    } else if ("summary" in m && m.summary) {
       this.root.append(element("div", "m summary", m.summary));
     }
   }
 
-  private messageEnd(m: Json, entryId?: string): void {
+  private messageEnd(message: AgentMessage, entryId?: string): void {
+    const m = message as KnownMessage;
     if (m.role === "user" && this.lastUser && entryId) {
       this.lastUser.dataset.entryId = entryId;
       this.options.onUserStored?.(this.lastUser, entryId);
@@ -304,7 +312,7 @@ export class Transcript {
     this.retryTimer = setInterval(show, 250);
   }
 
-  private messageUpdate(e: Json): void {
+  private messageUpdate(e: AssistantMessageDelta): void {
     const current = this.current;
     if (!current) return;
     const i = e.contentIndex ?? current.blocks.length;
@@ -329,7 +337,7 @@ export class Transcript {
     }
   }
 
-  apply(event: Json): void {
+  apply(event: AgentEvent): void {
     switch (event.type) {
       case "message_start": return this.messageStart(event.message);
       case "message_update": return this.messageUpdate(event.assistantMessageEvent);
@@ -337,11 +345,11 @@ export class Transcript {
       case "tool_execution_start": this.toolBlock(event.toolCallId, event.toolName, event.args).classList.add("running"); return;
       case "tool_execution_update":
         this.setOutput(event.toolCallId, event.toolName, textOf(event.partialResult?.content), false, false);
-        return this.showSaved(event.toolCallId, event.partialResult?.details?.savedFiles);
+        return this.showSaved(event.toolCallId, savedFiles(event.partialResult?.details));
       case "tool_execution_end":
         this.setOutput(event.toolCallId, event.toolName, textOf(event.result?.content), event.isError);
         if (!event.isError) this.showDiff(event.toolCallId, event.result?.details);
-        return this.showSaved(event.toolCallId, event.result?.details?.savedFiles);
+        return this.showSaved(event.toolCallId, savedFiles(event.result?.details));
       case "auto_retry_start": return this.retrying(event);
       case "auto_retry_end": case "agent_settled": this.root.querySelectorAll(".retry").forEach((n) => n.remove()); return;
     }
