@@ -135,5 +135,7 @@ export async function flows({ page, chat, run, shot, send, command, openFile, re
     assert.match(await task.locator(":scope > .output").textContent(), /There are 30 lines\./);
     await sub.locator("button.sub-open").click(); // its session as a chat in a tab
     await page.locator(".tabs-container .tab", { hasText: "subagent: count the lines" }).waitFor({ timeout: T });
+    await command("View: Close Editor"); // the side bar's chat is the only chat page again
+    await page.locator(".tabs-container .tab", { hasText: "subagent: count the lines" }).waitFor({ state: "detached", timeout: T });
   });
 }

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { launch, daemonSettings, daemonPids, until } from "./harness.mjs";
+import { launch, daemonSettings, daemonPids, until, chatFrames as harnessFrames } from "./harness.mjs";
 
 const here = resolve(new URL(".", import.meta.url).pathname);
 const cache = process.argv[2] ?? join(process.env.HOME, ".cache", "pi-daemon-e2e");
@@ -37,14 +37,7 @@ const kit = await launch({ cache, out, prefix: "chat-", settings: (root) => daem
 const { page, run, command, pick, work, T } = kit;
 
 // The chat pages: the side bar's and each tab's (its <body data-surface>), found among the page's frames.
-async function chatFrames(surface) {
-  const found = [];
-  for (const frame of page.frames()) {
-    const is = await frame.evaluate(() => document.body?.dataset.surface).catch(() => undefined);
-    if (is === surface) found.push(frame);
-  }
-  return found;
-}
+const chatFrames = (surface) => harnessFrames(page, surface);
 const sidebar = () => until(async () => (await chatFrames("sidebar"))[0], "the side bar's chat");
 // The tab whose chat shows `words`.
 const tabWith = (words) => until(async () => {

@@ -14,7 +14,7 @@
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { launch, daemonSettings, until } from "./harness.mjs";
+import { launch, daemonSettings, until, chatFrames as harnessFrames } from "./harness.mjs";
 
 const here = resolve(new URL(".", import.meta.url).pathname);
 const cache = process.argv[2] ?? join(process.env.HOME, ".cache", "pi-daemon-e2e");
@@ -73,15 +73,8 @@ async function newSession() {
   await (await sidebar()).locator(".m").first().waitFor({ state: "detached", timeout: T });
 }
 
-// The side bar's chat page (its <body data-surface>), and a tab's that shows `words`.
-async function chatFrames(surface) {
-  const found = [];
-  for (const frame of page.frames()) {
-    const is = await frame.evaluate(() => document.body?.dataset.surface).catch(() => undefined);
-    if (is === surface) found.push(frame);
-  }
-  return found;
-}
+// The chat pages of a surface: the side bar's, the tabs'.
+const chatFrames = (surface) => harnessFrames(page, surface);
 const sidebar = () => until(async () => (await chatFrames("sidebar"))[0], "the side bar's chat");
 async function sendIn(frame, words) {
   const input = frame.locator("#input");
@@ -152,7 +145,7 @@ try {
     await chat.locator("#selections .chip").waitFor({ state: "detached", timeout: T });
   });
 
-  await run("an edit shows as a diff card in colour, Open diff opens it, the toast names core.py; code in colour", async () => {
+  await run("an edit shows as a diff card in colour, Open diff opens the editor's diff, the toast names core.py; code in colour", async () => {
     await newSession();
     const chat = await sidebar();
     await sendIn(chat, "make the greeting shorter");
@@ -163,8 +156,11 @@ try {
     assert.equal(await toast(kit.work).count(), 0, "the toast names the file relative to the workspace");
     await chat.locator(".assistant code.language-python .hljs-keyword", { hasText: "def" }).waitFor({ timeout: T });
     await done(chat);
-    await card.locator("button.open-diff").click();
-    await page.locator(".monaco-editor .view-lines", { hasText: '+GREETING = "hi"' }).waitFor({ timeout: T });
+    await card.locator("button.open-diff").click(); // the editor's diff: the file before the edit against it now
+    await page.locator(".tabs-container .tab", { hasText: "core.py: pi's edit" }).waitFor({ timeout: T });
+    const diff = page.locator(".monaco-diff-editor");
+    await diff.locator(".editor.original .view-lines", { hasText: 'GREETING = "hello"' }).waitFor({ timeout: T });
+    await diff.locator(".editor.modified .view-lines", { hasText: 'GREETING = "hi"' }).waitFor({ timeout: T });
   });
 
   await run("a file name in the answer opens the file in the editor, not a browser", async () => {

@@ -40,6 +40,16 @@ export function daemonSettings(root, script) {
            "pi.args": ["-m", "pi_daemon", "--faux-script", join(root, "script.json"), "--model", "faux/script"] };
 }
 
+// The chat pages (the side bar's or the editor tabs': their <body data-surface>) among the page's frames.
+export async function chatFrames(page, surface) {
+  const found = [];
+  for (const frame of page.frames()) {
+    const is = await frame.evaluate(() => document.body?.dataset.surface).catch(() => undefined);
+    if (is === surface) found.push(frame);
+  }
+  return found;
+}
+
 // launch({cache, out, prefix, settings(root, work) => object, prepare(root, work), env, viewport, vsix}) → the driving kit.
 export async function launch({ cache, out, prefix = "", settings, prepare = () => {}, env: extraEnv = {},
                                viewport = { width: 1400, height: 900 }, vsix: extension = vsix }) {

@@ -74,7 +74,7 @@ body[data-mode=plan] #mode button[aria-checked=true]{background:var(--vscode-edi
 .hljs-string,.hljs-regexp,.hljs-char.escape_{color:var(--vscode-debugTokenExpression-string,#ce9178)}
 .hljs-number{color:var(--vscode-debugTokenExpression-number,#b5cea8)}
 .hljs-literal,.hljs-built_in,.hljs-variable.language_{color:var(--vscode-debugTokenExpression-boolean,#4e94ce)}
-.hljs-comment,.hljs-quote{color:var(--vscode-descriptionForeground,#8b949e);font-style:italic}
+.hljs-comment,.hljs-quote{color:var(--vscode-debugTokenExpression-value,#8b949e);font-style:italic}
 .hljs-title,.hljs-title.function_,.hljs-section{color:var(--vscode-symbolIcon-functionForeground,#dcdcaa)}
 .hljs-title.class_,.hljs-type{color:var(--vscode-symbolIcon-classForeground,#4ec9b0)}
 .hljs-attr,.hljs-attribute,.hljs-property,.hljs-params{color:var(--vscode-symbolIcon-variableForeground,#9cdcfe)}

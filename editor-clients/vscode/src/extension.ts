@@ -25,6 +25,7 @@ import { PermissionReview } from "./permissionReview";
 import { SessionTree, goBack } from "./sessionTree";
 import { sessionItem } from "./sessionList";
 import { openWorkspaceFile } from "./openFile";
+import { registerEditDiffs, showEdit } from "./showEdit";
 
 let client: PiClient | undefined;
 let starting: Promise<PiClient> | undefined;
@@ -33,7 +34,6 @@ let conversation = new Conversation();
 let view: vscode.WebviewView | undefined;
 let status: vscode.StatusBarItem;
 let output: vscode.OutputChannel;
-const diffs = new Map<string, string>();
 // The events of the conversation on screen (without deltas: each message_end carries the
 // whole message), to fill a chat view opened later; a subagent's as {child, event}.
 let transcript: Json[] = [];
@@ -215,10 +215,10 @@ function onEvent(sessionId: string, event: Json): void {
   if (event.type === "queue_update") post({ type: "queue", items: queueItems() });
   if (event.type === "agent_start" || event.type === "agent_settled") post({ type: "busy", busy: conversation.busy });
   if (event.type === "tool_execution_end" && event.result?.details?.diff) {
-    diffs.set(event.toolCallId, event.result.details.diff);
+    const diff = event.result.details.diff as string;
     const changed = vscode.workspace.asRelativePath(event.result.details.path as string);
     vscode.window.showInformationMessage(`pi changed ${changed}`, "Show diff").then((choice) => {
-      if (choice) showDiff(event.toolCallId);
+      if (choice) workspaceFolder().then((folder) => showEdit(folder, diff));
     });
   }
   if (event.type === "permission_timeout") {
@@ -226,11 +226,6 @@ function onEvent(sessionId: string, event: Json): void {
   }
   if (["agent_start", "agent_settled", "model_changed"].includes(event.type)) refreshStatus();
   if (event.type === "agent_settled") tree.refresh();
-}
-
-async function showDiff(toolCallId: string, diff?: string): Promise<void> {
-  const document = await vscode.workspace.openTextDocument({ content: diff ?? diffs.get(toolCallId) ?? "", language: "diff" });
-  await vscode.window.showTextDocument(document, { preview: true });
 }
 
 // The text is never lost: a daemon still starting (or being installed, or coming back) is waited for,
@@ -426,7 +421,7 @@ async function noticeAction(action: string): Promise<void> {
 // What every chat page asks alike, the side bar's and the editor tabs'; true when it was one of these.
 async function sharedMessage(message: Json, reply: (message: Json) => void): Promise<boolean> {
   if (message.type === "files") reply({ type: "files", files: await workspaceFiles(await workspaceFolder()) });
-  else if (message.type === "diff") await showDiff(message.toolCallId, message.diff);
+  else if (message.type === "diff") await showEdit(await workspaceFolder(), message.diff);
   else if (message.type === "openFile") await openWorkspaceFile(await workspaceFolder(), message.path, message.line);
   else if (message.type === "copy") await vscode.env.clipboard.writeText(message.text);
   else if (message.type === "abortSubagent") await (await ensureClient()).abort(message.sessionId);
@@ -512,7 +507,7 @@ export async function activate(extensionContext: vscode.ExtensionContext): Promi
   status.show();
   modes = new ModeIndicator(host);
   permissions = new PermissionReview(() => client?.workspace ?? "", (sessionId, m) => tabs.post(sessionId, m) || post(m));
-  context.subscriptions.push(reportDirty(lazyClient), modes, permissions);
+  context.subscriptions.push(reportDirty(lazyClient), modes, permissions, registerEditDiffs());
   registerReview(context, lazyClient);
   tabs = new ChatTabs({
     client: ensureClient, extensionUri: context.extensionUri, shared: sharedMessage, commands: () => slashCommands.list,

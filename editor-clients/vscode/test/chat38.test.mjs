@@ -5,49 +5,19 @@
 // (and never http://core.py), what each subagent used, and retries on one line.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createRequire } from "node:module";
-import { openView as openPage, text, useBrowser, workspace as pageWorkspace } from "../test-support/page.mjs";
+import { openView as openPage, pageDaemon as daemon, text, useBrowser, workspace as pageWorkspace } from "../test-support/page.mjs";
 import { waitFor } from "../test-support/wait.mjs";
 
 const require = createRequire(import.meta.url);
-const { PiClient } = require("../dist/rpcClient.js");
-const { SubagentRouter, storedSubagents } = require("../dist/subagents.js");
-const PYTHON = process.env.PI_DAEMON_PYTHON || "python3";
+const { storedSubagents } = require("../dist/subagents.js");
 
 const held = useBrowser();
 const call = (id, name, args) => ({ content: [{ type: "toolCall", id, name, arguments: args }], stopReason: "toolUse" });
 const workspace = (replies, options = {}) => pageWorkspace(replies, options, "pi-38-");
 const posted = (page, type) => page.evaluate((t) => window.posted.filter((m) => m.type === t), type);
-
-// The daemon, its events posted to the page as extension.ts does (a subagent's as `subevent`, busy on
-// agent_start / agent_settled).
-async function daemon(dir, page, args = []) {
-  const env = { ...process.env, PI_DAEMON_HOME: dir };
-  for (const key of Object.keys(env)) if (key.endsWith("_API_KEY")) delete env[key];
-  const c = new PiClient({ command: PYTHON, cwd: dir, env,
-                           args: ["-m", "pi_daemon", "--faux-script", join(dir, "script.json"), "--model", "faux/script", ...args] });
-  const router = new SubagentRouter();
-  let chain = Promise.resolve();
-  const events = [];
-  const toPage = (m) => { chain = chain.then(() => page.evaluate((x) => window.postMessage(x, "*"), m)); };
-  c.onEvent((sessionId, event) => {
-    events.push({ sessionId, event });
-    const child = router.route(sessionId, event) === "child";
-    toPage(child ? { type: "subevent", sessionId, event } : { type: "event", event });
-    if (!child && (event.type === "agent_start" || event.type === "agent_settled"))
-      toPage({ type: "busy", busy: event.type === "agent_start" });
-  });
-  c.events = events;
-  c.settled = async (n = 1) => {
-    await waitFor(() => events.filter((e) => e.event.type === "agent_settled" && !router.children.has(e.sessionId)).length >= n,
-                  "the run settled");
-    await chain;
-  };
-  await c.start();
-  return c;
-}
 
 const scrollState = (page) => page.evaluate(() => {
   const log = document.getElementById("log");
@@ -101,7 +71,7 @@ test("Escape stops a run; ↑ in the empty input recalls the prompts sent, ↓ g
     return c.prompt(sent.text); // as the extension does
   };
   await sendFromPage("the first question");
-  await c.settled(1);
+  await c.settled(undefined, 1);
   await page.press("#input", "Escape"); // idle: nothing to stop
   assert.equal((await posted(page, "abort")).length, 0);
   await sendFromPage("tell me everything");
@@ -110,7 +80,7 @@ test("Escape stops a run; ↑ in the empty input recalls the prompts sent, ↓ g
   await page.press("#input", "Escape");
   await waitFor(async () => (await posted(page, "abort")).length === 1, "the page asking to stop");
   await c.abort(); // as the extension does
-  await c.settled(2);
+  await c.settled(undefined, 2);
   await page.locator(".assistant .note", { hasText: "stopped" }).waitFor();
 
   assert.equal(await page.inputValue("#input"), "");
@@ -127,7 +97,7 @@ test("Escape stops a run; ↑ in the empty input recalls the prompts sent, ↓ g
   assert.equal(await page.inputValue("#input"), "a draft", "a draft is never replaced");
 });
 
-test("code and an edit's diff are coloured by highlight.js; Open diff posts the change; the mode is a segmented control", async (t) => {
+test("code and an edit's diff are coloured by highlight.js; Open diff posts the change (the text before is taken back); the mode is a segmented control", async (t) => {
   const code = "```typescript\nfunction double(n: number): number {\n  return n * 2; // twice\n}\n```";
   const dir = workspace([call("e1", "edit", { path: "core.py", edits: [{ oldText: "x = 1\n", newText: "x = 2\n" }] }),
                          text(`Done:\n\n${code}`)]);
@@ -152,6 +122,10 @@ test("code and an edit's diff are coloured by highlight.js; Open diff posts the 
   const [asked] = await posted(page, "diff");
   assert.equal(asked.toolCallId, "e1");
   assert.match(asked.diff, /-x = 1\n\+x = 2/);
+  // the extension opens it as the editor's diff: the text before, taken back from the file now
+  const { textBefore } = require("../dist/editDiff.js");
+  assert.equal(textBefore(readFileSync(join(dir, "core.py"), "utf8"), asked.diff), "import os\nx = 1\n");
+  assert.equal(textBefore("import os\nx = 3\n", asked.diff), undefined, "changed since: no guess");
 
   const fn = page.locator(".assistant code.language-typescript .hljs-title.function_");
   await fn.waitFor();

@@ -6,15 +6,13 @@ import assert from "node:assert/strict";
 import { writeFileSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { createRequire } from "node:module";
-import { openView as openPage, text, useBrowser, workspace as pageWorkspace } from "../test-support/page.mjs";
+import { openView as openPage, pageDaemon as daemon, text, useBrowser, workspace as pageWorkspace } from "../test-support/page.mjs";
 import { waitFor } from "../test-support/wait.mjs";
 
 const require = createRequire(import.meta.url);
-const { PiClient } = require("../dist/rpcClient.js");
-const { SubagentRouter, storedSubagents } = require("../dist/subagents.js");
+const { storedSubagents } = require("../dist/subagents.js");
 const { rewindTarget, rewindPrompt, rewindReport } = require("../dist/rewind.js");
 const { modeStatus } = require("../dist/modes.js");
-const PYTHON = process.env.PI_DAEMON_PYTHON || "python3";
 
 const held = useBrowser();
 
@@ -23,30 +21,6 @@ const call = (id, name, args) => ({ content: [{ type: "toolCall", id, name, argu
 const workspace = (replies, options = {}) => pageWorkspace(replies, options, "pi-28-");
 
 const openView = () => openPage(held.browser, 700);
-
-// The daemon, its events posted to the page as extension.ts does: a subagent's as `subevent`.
-async function daemon(dir, page, args = []) {
-  const env = { ...process.env, PI_DAEMON_HOME: dir };
-  for (const key of Object.keys(env)) if (key.endsWith("_API_KEY")) delete env[key];
-  const c = new PiClient({ command: PYTHON, cwd: dir, env,
-                           args: ["-m", "pi_daemon", "--faux-script", join(dir, "script.json"), "--model", "faux/script", ...args] });
-  const router = new SubagentRouter();
-  let chain = Promise.resolve();
-  const events = [];
-  c.onEvent((sessionId, event) => {
-    events.push({ sessionId, event });
-    const message = router.route(sessionId, event) === "child" ? { type: "subevent", sessionId, event } : { type: "event", event };
-    chain = chain.then(() => page.evaluate((m) => window.postMessage(m, "*"), message));
-  });
-  c.events = events;
-  c.router = router;
-  c.settled = async (sessionId, n = 1) => {
-    await waitFor(() => events.filter((e) => e.event.type === "agent_settled" && (!sessionId || e.sessionId === sessionId)).length >= n);
-    await chain;
-  };
-  await c.start();
-  return c;
-}
 
 test("a subagent's events draw nested in its task call; Stop aborts that child only", async (t) => {
   const long = Array.from({ length: 4000 }, (_, i) => `word${i}`).join(" "); // still streaming when stopped

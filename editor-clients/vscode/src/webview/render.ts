@@ -6,6 +6,7 @@
 import MarkdownIt from "markdown-it";
 import { describeCall } from "../describe";
 import { highlight } from "./highlight";
+import { diffPath } from "../editDiff";
 import type { AgentEvent, AgentMessage, AssistantContent, AssistantMessageDelta, AutoRetryStart, BashDetails, JsonObject, UnknownMessage,
               UserContent } from "../protocol";
 
@@ -48,7 +49,7 @@ export function diffCard(toolCallId: string, diff: string): HTMLElement {
   const card = element("div", "diff-card");
   card.dataset.toolCallId = toolCallId;
   const lines = diff.split("\n");
-  const path = /^\+\+\+ b\/(.*)$/m.exec(diff)?.[1] ?? /^--- a\/(.*)$/m.exec(diff)?.[1] ?? "";
+  const path = diffPath(diff) ?? "";
   const added = lines.filter((l) => l.startsWith("+") && !l.startsWith("+++")).length;
   const removed = lines.filter((l) => l.startsWith("-") && !l.startsWith("---")).length;
   const head = element("div", "diff-head");
