@@ -123,7 +123,8 @@ test("code and an edit's diff are coloured by highlight.js; Open diff posts the 
   assert.equal(asked.toolCallId, "e1");
   assert.match(asked.diff, /-x = 1\n\+x = 2/);
   // the extension opens it as the editor's diff: the text before, taken back from the file now
-  const { textBefore } = require("../dist/editDiff.js");
+  const { diffPath, textBefore } = require("../dist/editDiff.js");
+  assert.equal(diffPath(asked.diff), "core.py", "the diff posted names its file");
   assert.equal(textBefore(readFileSync(join(dir, "core.py"), "utf8"), asked.diff), "import os\nx = 1\n");
   assert.equal(textBefore("import os\nx = 3\n", asked.diff), undefined, "changed since: no guess");
 

@@ -159,7 +159,7 @@ log.addEventListener("click", (e) => {
   if (!button) return;
   if (button.classList.contains("open-diff")) {
     const card = button.closest(".diff-card") as HTMLElement;
-    vscode.postMessage({ type: "diff", toolCallId: card.dataset.toolCallId, diff: card.querySelector("code")?.textContent ?? "" });
+    vscode.postMessage({ type: "diff", toolCallId: card.dataset.toolCallId, diff: card.dataset.diff });
   } else if (button.classList.contains("copy")) {
     vscode.postMessage({ type: "copy", text: button.parentElement!.querySelector("code")?.textContent ?? "" });
     button.textContent = "Copied";

@@ -48,6 +48,7 @@ function renderMarkdown(block: HTMLElement): void {
 export function diffCard(toolCallId: string, diff: string): HTMLElement {
   const card = element("div", "diff-card");
   card.dataset.toolCallId = toolCallId;
+  card.dataset.diff = diff; // whole, with the file names: the extension finds the file by them
   const lines = diff.split("\n");
   const path = diffPath(diff) ?? "";
   const added = lines.filter((l) => l.startsWith("+") && !l.startsWith("+++")).length;
