@@ -1,4 +1,4 @@
-// "Open diff" on an edit's card: the editor's side-by-side diff, the file before the edit (pi-before:,
+// "Open diff" on an edit's card: the editor's side-by-side diff, the file before the edit (pi-edit-before:,
 // taken back from the file now, editDiff.ts) against the file as it is. When the file changed since,
 // the edit's unified diff is shown as a document instead.
 
@@ -6,8 +6,8 @@ import * as vscode from "vscode";
 import * as path from "path";
 import { diffPath, textBefore } from "./editDiff";
 
-const SCHEME = "pi-before";
-const befores = new Map<string, string>(); // pi-before: path → the text before the edit
+const SCHEME = "pi-edit-before"; // not the Changes view's pi-before: (a run's start)
+const befores = new Map<string, string>(); // pi-edit-before: path → the text before the edit
 
 export function registerEditDiffs(): vscode.Disposable {
   return vscode.workspace.registerTextDocumentContentProvider(SCHEME, {

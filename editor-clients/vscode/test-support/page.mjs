@@ -63,7 +63,12 @@ export async function pageDaemon(dir, page, args = []) {
   const router = new SubagentRouter();
   let chain = Promise.resolve();
   const events = [];
-  const toPage = (m) => { chain = chain.then(() => page.evaluate((x) => window.postMessage(x, "*"), m)); };
+  // an event still on its way when a test has closed its page is dropped, as a closed view drops it
+  const toPage = (m) => {
+    chain = chain.then(() => page.evaluate((x) => window.postMessage(x, "*"), m).catch((error) => {
+      if (!page.isClosed()) throw error;
+    }));
+  };
   c.onEvent((sessionId, event) => {
     events.push({ sessionId, event });
     const child = router.route(sessionId, event) === "child";
