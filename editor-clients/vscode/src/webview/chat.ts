@@ -15,12 +15,11 @@ import { CommandInfo, completeCommand } from "../commands";
 import { insertMention, mentionAt, mentionContext, rankFiles } from "../mentions";
 import { Transcript, element, reveal, setChanging, setFileLinker } from "./render";
 import { Attachments } from "./attachments";
-import { Subagents } from "./subagents";
+import { SubagentInfo, Subagents } from "./subagents";
 import { permissionDone, showPermission } from "./permissionCard";
 import { FILE_NAME, fileFor } from "../fileLinks";
-import type { ContextItem } from "../protocol";
+import type { AgentEvent, ContextItem } from "../protocol";
 
-type Json = any;
 declare function acquireVsCodeApi(): { postMessage(message: unknown): void; setState(state: unknown): void };
 
 const vscode = acquireVsCodeApi();
@@ -112,7 +111,7 @@ function clearPlanOffer(): void {
 }
 
 // `live`: as it happens (not the events of a view opened later).
-function applyEvent(event: Json, live: boolean): void {
+function applyEvent(event: AgentEvent, live: boolean): void {
   if (event.type === "subagent_start") subagents.start(event);
   else if (event.type === "subagent_end") subagents.end(event);
   else if (event.type === "mode_changed") showMode(event.mode);
@@ -377,10 +376,10 @@ setFileLinker(linkFiles);
 window.addEventListener("message", ({ data }) => {
   if (data.type === "event") changing(() => applyEvent(data.event, true));
   // a view opened later: the events so far, a subagent's as {child, event}
-  else if (data.type === "events") changing(() => data.events.forEach((e: Json) =>
-    e.child ? subagents.event(e.child, e.event) : applyEvent(e, false)));
+  else if (data.type === "events") changing(() => data.events.forEach((e: AgentEvent | { child: string; event: AgentEvent }) =>
+    "child" in e ? subagents.event(e.child, e.event) : applyEvent(e, false)));
   else if (data.type === "subevent") changing(() => subagents.event(data.sessionId, data.event));
-  else if (data.type === "subagents") changing(() => data.items.forEach((item: Json) => subagents.start(item)));
+  else if (data.type === "subagents") changing(() => data.items.forEach((item: SubagentInfo) => subagents.start(item)));
   // a line from the extension itself (the daemon stopped, came back…), with its buttons
   else if (data.type === "notice") changing(() => {
     const line = element("div", "m notice note", data.text);
