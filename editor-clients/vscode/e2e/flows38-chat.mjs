@@ -89,7 +89,7 @@ const sidebarPanes = () => page.locator(".part.sidebar .pane-header").allInnerTe
 try {
   await kit.open();
 
-  await run("the chat has the whole side bar and says what to do when empty", async () => {
+  await run("the chat has the whole side bar and says what to do when empty; Session Tree and Changes are in the panel", async () => {
     await page.locator(".activitybar .action-item a[aria-label^='pi']").first().click({ timeout: T });
     const chat = await sidebar();
     await chat.locator("#input").waitFor({ timeout: T });
@@ -100,9 +100,13 @@ try {
     assert.ok(!/Session Tree|Changes/.test(panes), `the side bar holds the chat only: ${panes}`);
     const height = await chat.evaluate(() => innerHeight);
     assert.ok(height > 750, `the chat is the side bar's full height (${height}px)`);
+    await command("pi: Focus on Session Tree View"); // the Session Tree and Changes are in the panel
+    const panel = (await page.locator(".part.panel .pane-header").allInnerTexts()).join(" | ");
+    assert.ok(/Session Tree/i.test(panel) && /Changes/i.test(panel), `the panel holds the Session Tree and Changes: ${panel}`);
   });
 
   await run("a long answer: the input stays at the bottom, the view follows; scrolled up, Jump to latest shows", async () => {
+    await command("View: Hide Panel");
     const chat = await sidebar();
     await sendIn(chat, "tell me a long story");
     await chat.locator(".assistant", { hasText: "Paragraph 45 of the story" }).waitFor({ timeout: T }); // more than the view holds

@@ -3,7 +3,7 @@
 // <details> stays open, the view does not jump and the queue's items stay clickable while an
 // answer streams — and renders answers as Markdown (raw HTML off) with a copy button on code.
 // Live events and a replayed session go through the same code, so both look the same
-// (render.ts). Also here: the mode selector, "Rewind to here" on the user's messages, the
+// (render.ts). Also here: the mode control, "Rewind to here" on the user's messages, the
 // offer to execute a plan, and the subagents nested in their task calls (subagents.ts), images
 // pasted into the input (attachments.ts) and a history search's match shown (reveal).
 // The conversation scrolls above the input, which stays at the bottom; the view follows the
