@@ -8,7 +8,7 @@ await build({ ...common, entryPoints: ["src/rpcClient.ts"], outfile: "dist/rpcCl
 await build({ ...common, entryPoints: ["src/chatHtml.ts"], outfile: "dist/chatHtml.js" });
 await build({ ...common, entryPoints: ["src/status.ts"], outfile: "dist/status.js" });
 await build({ bundle: true, platform: "browser", target: "es2020", format: "iife", sourcemap: false, logLevel: "warning",
-              entryPoints: ["src/webview/chat.ts"], outfile: "dist/webview.js" });
+              entryPoints: ["src/webview/chat.ts"], outfile: "dist/webview.js", minify: true });
 await build({ ...common, entryPoints: ["src/editorFs.ts"], outfile: "dist/editorFs.js" });
-for (const name of ["rewind", "modes", "subagents", "proposedEdit", "sessionList", "daemonLocator", "daemonInstall"])
+for (const name of ["rewind", "modes", "subagents", "fileLinks", "folderPath", "editDiff", "proposedEdit", "sessionList", "daemonLocator", "daemonInstall"])
   await build({ ...common, entryPoints: [`src/${name}.ts`], outfile: `dist/${name}.js` });

@@ -97,7 +97,7 @@ export async function flows({ page, chat, run, shot, send, command, openFile, re
   });
 
   await run("switch to plan mode: a write is refused, then execute the plan", async () => {
-    await chat().locator("#mode").selectOption("plan");
+    await chat().locator("#mode [data-mode=plan]").click();
     await page.locator(".statusbar-item", { hasText: "plan" }).waitFor({ timeout: T });
     await send("plan the change");
     await chat().locator(".assistant", { hasText: "The plan:" }).waitFor({ timeout: T });
@@ -112,7 +112,7 @@ export async function flows({ page, chat, run, shot, send, command, openFile, re
     await shot("the plan with its execute actions");
     await execute.click();
     await page.locator(".statusbar-item", { hasText: "ask" }).waitFor({ timeout: T });
-    await valueBecomes("#mode", "ask");
+    await chat().locator("#mode [data-mode=ask][aria-checked=true]").waitFor({ timeout: T });
     await chat().locator(".user", { hasText: "Go ahead with the plan." }).waitFor({ timeout: T });
     await allow("plan.txt"); // ask mode asks again
     await chat().locator(".assistant", { hasText: "Plan carried out." }).waitFor({ timeout: T });
@@ -133,8 +133,9 @@ export async function flows({ page, chat, run, shot, send, command, openFile, re
     assert.equal(await sub.locator(".sub-status").textContent(), "completed");
     assert.equal(await sub.locator("button.sub-stop").count(), 0);
     assert.match(await task.locator(":scope > .output").textContent(), /There are 30 lines\./);
-    await sub.locator("button.sub-open").click();
-    await page.locator(".monaco-editor .view-lines", { hasText: "# Subagent: Count the lines of notes.txt" }).waitFor({ timeout: T });
-    await page.locator(".tab", { hasText: ".md" }).first().waitFor({ timeout: T });
+    await sub.locator("button.sub-open").click(); // its session as a chat in a tab
+    await page.locator(".tabs-container .tab", { hasText: "subagent: count the lines" }).waitFor({ timeout: T });
+    await command("View: Close Editor"); // the side bar's chat is the only chat page again
+    await page.locator(".tabs-container .tab", { hasText: "subagent: count the lines" }).waitFor({ state: "detached", timeout: T });
   });
 }

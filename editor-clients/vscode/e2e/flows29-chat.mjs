@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { launch, daemonSettings, daemonPids, until } from "./harness.mjs";
+import { launch, daemonSettings, daemonPids, until, chatFrames as harnessFrames } from "./harness.mjs";
 
 const here = resolve(new URL(".", import.meta.url).pathname);
 const cache = process.argv[2] ?? join(process.env.HOME, ".cache", "pi-daemon-e2e");
@@ -37,14 +37,7 @@ const kit = await launch({ cache, out, prefix: "chat-", settings: (root) => daem
 const { page, run, command, pick, work, T } = kit;
 
 // The chat pages: the side bar's and each tab's (its <body data-surface>), found among the page's frames.
-async function chatFrames(surface) {
-  const found = [];
-  for (const frame of page.frames()) {
-    const is = await frame.evaluate(() => document.body?.dataset.surface).catch(() => undefined);
-    if (is === surface) found.push(frame);
-  }
-  return found;
-}
+const chatFrames = (surface) => harnessFrames(page, surface);
 const sidebar = () => until(async () => (await chatFrames("sidebar"))[0], "the side bar's chat");
 // The tab whose chat shows `words`.
 const tabWith = (words) => until(async () => {
@@ -72,19 +65,18 @@ try {
     await chat.locator("body[data-mode]").waitFor({ timeout: T }); // the page's script runs and has its mode
     await page.locator(".statusbar-item", { hasText: "π faux/script" }).waitFor({ timeout: T });
     await sendIn(chat, "greet in Python");
-    await chat.locator(".assistant code.language-python .hl-k", { hasText: "return" }).waitFor({ timeout: T });
+    await chat.locator(".assistant code.language-python .hljs-keyword", { hasText: "return" }).waitFor({ timeout: T });
     await chat.locator("#stop:disabled").waitFor({ timeout: T }); // the answer is complete: no redraw under the checks
     const colour = (cls) => chat.locator(`.assistant code .${cls}`).first().evaluate((n) => getComputedStyle(n).color);
     const plain = await chat.locator(".assistant code").first().evaluate((n) => getComputedStyle(n).color);
-    const colours = new Set([await colour("hl-k"), await colour("hl-s"), await colour("hl-c"), await colour("hl-n"), plain]);
+    const colours = new Set([await colour("hljs-keyword"), await colour("hljs-string"), await colour("hljs-comment"), await colour("hljs-number"), plain]);
     assert.equal(colours.size, 5, `keywords, strings, comments, numbers and the rest each their own colour: ${[...colours]}`);
   });
 
   await run("one click on the chat's title bar opens it in a full-height editor tab", async () => {
-    await page.locator(".pane-header", { hasText: "Chat" }).hover();
-    await page.locator(".pane-header .action-label[aria-label='pi: Open Chat in Editor']").click({ timeout: T });
+    await page.locator(".part.sidebar .title-actions .action-label[aria-label='pi: Open Chat in Editor']").click({ timeout: T });
     tabA = await tabWith("greet in Python");
-    await tabA.locator(".assistant code .hl-k", { hasText: "def" }).waitFor({ timeout: T });
+    await tabA.locator(".assistant code .hljs-keyword", { hasText: "def" }).waitFor({ timeout: T });
     await tabTitled("greet in Python").waitFor({ timeout: T });
     const box = await page.locator(".editor-group-container.active").boundingBox();
     assert.ok(box.height > 700, `the tab is the editor's full height (${box.height}px)`);
@@ -149,8 +141,7 @@ try {
 
   await run("History searches the text of all sessions and opens the chosen one at the match", async () => {
     // a conversation in the side bar's chat, on a new session, that no tab shows
-    await page.locator(".pane-header", { hasText: "Chat" }).hover();
-    await page.locator(".pane-header .action-label[aria-label='pi: New Session']").click({ timeout: T });
+    await page.locator(".part.sidebar .title-actions .action-label[aria-label='pi: New Session']").click({ timeout: T });
     const chat = await sidebar();
     await chat.locator(".user").first().waitFor({ state: "detached", timeout: T });
     await sendIn(chat, "tell me about Freedonia");

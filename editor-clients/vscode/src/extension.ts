@@ -3,6 +3,7 @@
 
 import * as vscode from "vscode";
 import * as os from "os";
+import * as path from "path";
 import { Commands, Conversation, Json, PiClient, TreeItem, WorkspaceTrustRequest } from "./rpcClient";
 import { chatHtml, newNonce } from "./chatHtml";
 import { statusText } from "./status";
@@ -11,7 +12,7 @@ import { fsHandlers } from "./editorFs";
 import { vscodeLanguage } from "./languageFeatures";
 import { workspaceFiles } from "./workspaceFiles";
 import type { ContextItem, Image } from "./protocol";
-import { ChatHost, ModeIndicator, SessionDocuments, executePlan, pickMode, rewindTo, setMode } from "./sessionActions";
+import { ChatHost, ModeIndicator, executePlan, pickMode, rewindTo, setMode } from "./sessionActions";
 import { SubagentRouter, storedSubagents } from "./subagents";
 import { daemonCommand, install, offerInstall } from "./vscodeDaemon";
 import { DaemonStartError } from "./rpcClient";
@@ -23,6 +24,8 @@ import { pickHistory } from "./history";
 import { PermissionReview } from "./permissionReview";
 import { SessionTree, goBack } from "./sessionTree";
 import { sessionItem } from "./sessionList";
+import { openWorkspaceFile } from "./openFile";
+import { registerEditDiffs, showEdit } from "./showEdit";
 
 let client: PiClient | undefined;
 let starting: Promise<PiClient> | undefined;
@@ -31,13 +34,11 @@ let conversation = new Conversation();
 let view: vscode.WebviewView | undefined;
 let status: vscode.StatusBarItem;
 let output: vscode.OutputChannel;
-const diffs = new Map<string, string>();
 // The events of the conversation on screen (without deltas: each message_end carries the
 // whole message), to fill a chat view opened later; a subagent's as {child, event}.
 let transcript: Json[] = [];
 const subagents = new SubagentRouter(); // the child sessions whose events go into their task calls
 let modes: ModeIndicator;
-let documents: SessionDocuments;
 const slashCommands = new Commands(); // completion after "/" in the chat input
 let tabs: ChatTabs; // the chats in editor tabs, each on its own session (chatTabs.ts)
 // The side bar's session: the daemon's current one (a tab names its own in every request).
@@ -205,6 +206,7 @@ function onEvent(sessionId: string, event: Json): void {
   }
   for (const listener of eventListeners) listener(sessionId, event);
   sidebarSession ??= sessionId;
+  rememberChat();
   if (slashCommands.apply(event)) postCommands();
   conversation.apply(event);
   if (!delta) transcript.push(event);
@@ -213,10 +215,10 @@ function onEvent(sessionId: string, event: Json): void {
   if (event.type === "queue_update") post({ type: "queue", items: queueItems() });
   if (event.type === "agent_start" || event.type === "agent_settled") post({ type: "busy", busy: conversation.busy });
   if (event.type === "tool_execution_end" && event.result?.details?.diff) {
-    diffs.set(event.toolCallId, event.result.details.diff);
-    const path = event.result.details.path as string;
-    vscode.window.showInformationMessage(`pi changed ${path}`, "Show diff").then((choice) => {
-      if (choice) showDiff(event.toolCallId);
+    const diff = event.result.details.diff as string;
+    const changed = vscode.workspace.asRelativePath(event.result.details.path as string);
+    vscode.window.showInformationMessage(`pi changed ${changed}`, "Show diff").then((choice) => {
+      if (choice) workspaceFolder().then((folder) => showEdit(folder, diff));
     });
   }
   if (event.type === "permission_timeout") {
@@ -224,11 +226,6 @@ function onEvent(sessionId: string, event: Json): void {
   }
   if (["agent_start", "agent_settled", "model_changed"].includes(event.type)) refreshStatus();
   if (event.type === "agent_settled") tree.refresh();
-}
-
-async function showDiff(toolCallId: string): Promise<void> {
-  const document = await vscode.workspace.openTextDocument({ content: diffs.get(toolCallId) ?? "", language: "diff" });
-  await vscode.window.showTextDocument(document, { preview: true });
 }
 
 // The text is never lost: a daemon still starting (or being installed, or coming back) is waited for,
@@ -260,7 +257,7 @@ async function send(text: string, items?: ContextItem[], images?: Image[]): Prom
       sidebarSession = (await client.request("getState")).sessionId; // /new, /resume … move the side bar's chat
       // What a built-in command answers depends on the command: /export answers the file it wrote.
       const file = (command.result as { file?: string } | null)?.file;
-      if (command.name === "export") vscode.window.showInformationMessage(`pi: exported to ${file}`);
+      if (command.name === "export") vscode.window.showInformationMessage(`pi: exported to ${file && vscode.workspace.asRelativePath(file)}`);
       else vscode.window.setStatusBarMessage(`pi: /${command.name} done`, 3000);
       refreshStatus();
     }
@@ -283,6 +280,7 @@ async function steerOrFollow(client: PiClient, text: string, context?: ContextIt
 async function redraw(sessionId: string): Promise<Json> {
   resetView();
   sidebarSession = sessionId;
+  rememberChat();
   const client = await ensureClient();
   const loaded = await client.load(sessionId);
   refreshStatus();
@@ -307,6 +305,7 @@ async function pickSession(placeHolder: string): Promise<Json | undefined> {
 const commands: Record<string, () => Promise<void>> = {
   "pi.newSession": async () => {
     sidebarSession = (await (await ensureClient()).request("session/new")).sessionId;
+    rememberChat();
     resetView();
     refreshStatus();
   },
@@ -359,14 +358,58 @@ const commands: Record<string, () => Promise<void>> = {
     else await ensureClient();
   },
   "pi.refreshTree": async () => tree.refresh(),
-  // Like a message typed in the chat: while pi works it is sent as steering or a follow-up.
+  // The selection goes with the next message typed in the chat (shown above its input).
   "pi.sendSelection": async () => {
     const editor = vscode.window.activeTextEditor;
-    if (!editor) return;
-    const text = await vscode.window.showInputBox({ prompt: "Ask pi about the selection" });
-    if (text) await send(text, [selectionContext(editor)]);
+    if (!editor || editor.selection.isEmpty) return;
+    const selection = selectionContext(editor);
+    const inside = path.relative(await workspaceFolder(), selection.path); // shown and sent as the workspace names it
+    const item = inside && !inside.startsWith("..") && !path.isAbsolute(inside) ? { ...selection, path: inside } : selection;
+    const { start, end } = editor.selection;
+    const last = end.character === 0 && end.line > start.line ? end.line : end.line + 1; // a selection of whole lines
+    const lines = start.line + 1 === last ? `${last}` : `${start.line + 1}-${last}`;
+    await focusChat({ type: "attach", item, label: `${item.path}:${lines}` });
   },
+  "pi.focusChat": async () => focusChat(),
 };
+
+// The side bar's chat shown, its input focused, then `message` posted (a page still loading gets
+// them when it is ready).
+let forReady: Json[] = [];
+async function focusChat(message?: Json): Promise<void> {
+  forReady = [...(message ? [message] : []), { type: "focus" }];
+  await vscode.commands.executeCommand("pi.chat.focus");
+  if (view) {
+    forReady.forEach(post);
+    forReady = [];
+  }
+}
+
+// The side bar's session, kept for the next window: a reload comes back to it (chatTabs.ts does it for tabs).
+const CHAT_SESSION = "pi.chatSession";
+function rememberChat(): void {
+  if (sidebarSession && context.workspaceState.get(CHAT_SESSION) !== sidebarSession)
+    context.workspaceState.update(CHAT_SESSION, sidebarSession);
+}
+
+async function restoreChat(): Promise<void> {
+  const remembered = context.workspaceState.get<string>(CHAT_SESSION);
+  if (!remembered || sidebarSession || transcript.length) return;
+  await redraw(remembered).catch((error: any) => {
+    output.append(`the chat's last session did not load: ${error.message ?? error}\n`);
+    sidebarSession = undefined;
+    return context.workspaceState.update(CHAT_SESSION, undefined);
+  });
+}
+
+// A subagent's session as a chat in an editor tab: from the events drawn so far when a chat shows
+// it, else loaded from its file.
+async function openSubagent(sessionId: string, title: string): Promise<void> {
+  const events = transcript.filter((e) => e.child === sessionId).map((e) => e.event);
+  const shown = events.length ? events : tabs.childEvents(sessionId);
+  if (shown) tabs.openCurrent(sessionId, title, shown);
+  else await tabs.open(sessionId, title);
+}
 
 // The buttons of the chat's notices (crashRecovery.ts).
 async function noticeAction(action: string): Promise<void> {
@@ -378,10 +421,11 @@ async function noticeAction(action: string): Promise<void> {
 // What every chat page asks alike, the side bar's and the editor tabs'; true when it was one of these.
 async function sharedMessage(message: Json, reply: (message: Json) => void): Promise<boolean> {
   if (message.type === "files") reply({ type: "files", files: await workspaceFiles(await workspaceFolder()) });
-  else if (message.type === "diff") await showDiff(message.toolCallId);
+  else if (message.type === "diff") await showEdit(await workspaceFolder(), message.diff);
+  else if (message.type === "openFile") await openWorkspaceFile(await workspaceFolder(), message.path, message.line);
   else if (message.type === "copy") await vscode.env.clipboard.writeText(message.text);
   else if (message.type === "abortSubagent") await (await ensureClient()).abort(message.sessionId);
-  else if (message.type === "openSubagent") await documents.open(message.sessionId);
+  else if (message.type === "openSubagent") await openSubagent(message.sessionId, message.title ?? "subagent");
   else if (message.type === "permissionAnswer") permissions.fromChat(message.sessionId, message.toolCallId, message.answer);
   else return false;
   return true;
@@ -441,7 +485,10 @@ class ChatView implements vscode.WebviewViewProvider {
           post({ type: "mode", mode: modes.mode });
           postCommands();
           permissions.repost((sessionId) => !tabs.owns(sessionId), post);
+          forReady.forEach(post);
+          forReady = [];
           await ensureClient();
+          await restoreChat();
         }
       } catch (error: any) {
         vscode.window.showErrorMessage(`pi: ${error.message ?? error}`);
@@ -459,10 +506,8 @@ export async function activate(extensionContext: vscode.ExtensionContext): Promi
   status.tooltip = "pi";
   status.show();
   modes = new ModeIndicator(host);
-  documents = new SessionDocuments(host);
   permissions = new PermissionReview(() => client?.workspace ?? "", (sessionId, m) => tabs.post(sessionId, m) || post(m));
-  context.subscriptions.push(reportDirty(lazyClient), modes, permissions,
-    vscode.workspace.registerTextDocumentContentProvider(SessionDocuments.scheme, documents));
+  context.subscriptions.push(reportDirty(lazyClient), modes, permissions, registerEditDiffs());
   registerReview(context, lazyClient);
   tabs = new ChatTabs({
     client: ensureClient, extensionUri: context.extensionUri, shared: sharedMessage, commands: () => slashCommands.list,

@@ -1,13 +1,11 @@
-// Issue #28 in VS Code: "Rewind to here" (the chat's user messages, the Session Tree's entries),
-// the session's mode (the chat's selector, a status bar item, "Execute the plan"), and a
-// subagent's session opened for reading. The decisions are in rewind.ts, modes.ts and
-// subagents.ts (no `vscode` there); this file is the VS Code surface.
+// Issue #28 in VS Code: "Rewind to here" (the chat's user messages, the Session Tree's entries) and
+// the session's mode (the chat's selector, a status bar item, "Execute the plan"). The decisions are
+// in rewind.ts and modes.ts (no `vscode` there); this file is the VS Code surface.
 
 import * as vscode from "vscode";
 import type { Json, PiClient } from "./rpcClient";
 import { RewindTarget, rewindPrompt, rewindReport, rewindTarget } from "./rewind";
 import { MODES, PLAN_FOLLOW_UP, modeStatus } from "./modes";
-import { sessionMarkdown } from "./subagents";
 
 // What these actions need of the extension.
 export interface ChatHost {
@@ -111,32 +109,4 @@ export async function pickMode(host: ChatHost, current: string): Promise<void> {
 export async function executePlan(host: ChatHost, mode: string): Promise<void> {
   await setMode(host, mode === "auto-edit" ? "auto-edit" : "ask");
   await host.send(PLAN_FOLLOW_UP);
-}
-
-// A subagent's session, read-only: pi-session:/<sessionId>.md, its conversation as Markdown
-// from its file (a child is a real session, listed with its parent).
-export class SessionDocuments implements vscode.TextDocumentContentProvider {
-  static readonly scheme = "pi-session";
-  private changed = new vscode.EventEmitter<vscode.Uri>();
-  readonly onDidChange = this.changed.event;
-
-  constructor(private readonly host: ChatHost) {}
-
-  async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
-    const sessionId = uri.path.replace(/^\//, "").replace(/\.md$/, "");
-    const client = await this.host.client();
-    const { sessions } = await client.request("session/list");
-    const session = sessions.find((s: Json) => s.sessionId === sessionId);
-    if (!session) return `# Subagent ${sessionId}\n\n(its session file was not found)`;
-    const lines = new TextDecoder().decode(await vscode.workspace.fs.readFile(vscode.Uri.file(session.file))).split("\n");
-    const entries = lines.filter((l) => l.trim()).map((l) => { try { return JSON.parse(l); } catch { return {}; } });
-    return sessionMarkdown(`Subagent: ${session.name || session.firstMessage || sessionId}`.slice(0, 120), entries);
-  }
-
-  async open(sessionId: string): Promise<void> {
-    const uri = vscode.Uri.parse(`${SessionDocuments.scheme}:/${sessionId}.md`);
-    this.changed.fire(uri); // a running subagent: read again
-    const document = await vscode.workspace.openTextDocument(uri);
-    await vscode.window.showTextDocument(document, { preview: true });
-  }
 }

@@ -3,6 +3,7 @@
 // drawn nested under the task call that started it. No `vscode` import.
 
 import type { Json } from "./rpcClient";
+import type { SubagentEntry, Usage } from "./protocol";
 
 export interface Child {
   toolCallId: string;
@@ -37,33 +38,9 @@ export class SubagentRouter {
   }
 }
 
-// A resumed session's finished subagents, from its `subagent` entries (the whole file's).
-export function storedSubagents(entries: Json[]): { toolCallId: string; sessionId: string; status: string }[] {
-  return entries.filter((e) => e.type === "subagent")
-    .map((e) => ({ toolCallId: e.toolCallId, sessionId: e.sessionId, status: e.status }));
-}
-
-// A session's conversation as Markdown, for reading (a subagent's, opened from its task call).
-export function sessionMarkdown(title: string, entries: Json[]): string {
-  const out = [`# ${title}`, ""];
-  const text = (content: Json) => typeof content === "string" ? content
-    : (content ?? []).filter((b: Json) => b.type === "text").map((b: Json) => b.text).join("");
-  for (const entry of entries) {
-    const m = entry.type === "message" ? entry.message : undefined;
-    if (!m) continue;
-    if (m.role === "user") out.push("## Prompt", "", text(m.content), "");
-    else if (m.role === "assistant") {
-      for (const b of m.content ?? []) {
-        if (b.type === "text" && b.text) out.push(b.text, "");
-        else if (b.type === "toolCall") out.push(`**${b.name}** \`${JSON.stringify(b.arguments).slice(0, 200)}\``, "");
-      }
-      if (m.stopReason === "error") out.push(`_error: ${m.errorMessage ?? "the request failed"}_`, "");
-      if (m.stopReason === "aborted") out.push("_stopped_", "");
-    } else if (m.role === "toolResult") {
-      const result = text(m.content);
-      const shown = result.length > 2000 ? result.slice(0, 2000) + "\n…" : result;
-      out.push(`${m.isError ? "Error from" : "Output of"} ${m.toolName}:`, "", "```", shown.replace(/```/g, "'''"), "```", "");
-    }
-  }
-  return out.join("\n");
+// A resumed session's finished subagents, from its `subagent` entries (the whole file's), with what each used.
+export function storedSubagents(entries: { type: string }[]):
+    { toolCallId: string; sessionId: string; status: string; usage?: Usage | null }[] {
+  return entries.filter((e): e is SubagentEntry => e.type === "subagent")
+    .map((e) => ({ toolCallId: e.toolCallId, sessionId: e.sessionId, status: e.status, usage: e.usage }));
 }

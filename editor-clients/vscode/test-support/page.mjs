@@ -1,5 +1,6 @@
 // What the tests of the chat's page share: the system's Chromium (headless), the page as VS Code
-// shows it (the extension's HTML, its CSP and script), and a workspace with a faux model's script.
+// shows it (the extension's HTML, its CSP and script), a workspace with a faux model's script, and the
+// real daemon feeding the page as the extension does.
 import { before, after } from "node:test";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -7,9 +8,13 @@ import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { createRequire } from "node:module";
 import { chromium } from "playwright-core";
+import { waitFor } from "./wait.mjs";
 
 const require = createRequire(import.meta.url);
 const { chatHtml, newNonce } = require("../dist/chatHtml.js");
+const { PiClient } = require("../dist/rpcClient.js");
+const { SubagentRouter } = require("../dist/subagents.js");
+const PYTHON = process.env.PI_DAEMON_PYTHON || "python3";
 const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
 const LAUNCH = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                 "--disable-component-update", "--disable-sync", "--no-first-run"];
@@ -45,3 +50,39 @@ export function workspace(replies, options = {}, prefix = "pi-webview-") {
 }
 
 export const text = (t) => ({ content: [{ type: "text", text: t }] });
+
+// The daemon on the workspace's faux script, its events posted to the page as extension.ts does: a
+// subagent's as `subevent`, busy on agent_start / agent_settled. `c.events` holds {sessionId, event};
+// `c.settled(sessionId, n)` waits for the n-th agent_settled of that session (none given: of a session
+// that is not a subagent's).
+export async function pageDaemon(dir, page, args = []) {
+  const env = { ...process.env, PI_DAEMON_HOME: dir };
+  for (const key of Object.keys(env)) if (key.endsWith("_API_KEY")) delete env[key];
+  const c = new PiClient({ command: PYTHON, cwd: dir, env,
+                           args: ["-m", "pi_daemon", "--faux-script", join(dir, "script.json"), "--model", "faux/script", ...args] });
+  const router = new SubagentRouter();
+  let chain = Promise.resolve();
+  const events = [];
+  // an event still on its way when a test has closed its page is dropped, as a closed view drops it
+  const toPage = (m) => {
+    chain = chain.then(() => page.evaluate((x) => window.postMessage(x, "*"), m).catch((error) => {
+      if (!page.isClosed()) throw error;
+    }));
+  };
+  c.onEvent((sessionId, event) => {
+    events.push({ sessionId, event });
+    const child = router.route(sessionId, event) === "child";
+    toPage(child ? { type: "subevent", sessionId, event } : { type: "event", event });
+    if (!child && (event.type === "agent_start" || event.type === "agent_settled"))
+      toPage({ type: "busy", busy: event.type === "agent_start" });
+  });
+  c.events = events;
+  c.router = router;
+  c.settled = async (sessionId, n = 1) => {
+    const mine = (e) => sessionId ? e.sessionId === sessionId : !router.children.has(e.sessionId);
+    await waitFor(() => events.filter((e) => e.event.type === "agent_settled" && mine(e)).length >= n, "the run settled");
+    await chain;
+  };
+  await c.start();
+  return c;
+}

@@ -48,10 +48,10 @@ test("a code block is drawn in syntax colours: keywords, strings, comments and n
     const tokens = await page.evaluate(() => [...document.querySelectorAll(".assistant pre code span")]
       .map((s) => [s.className, s.textContent, getComputedStyle(s).color]));
     const of = (cls) => tokens.filter(([c]) => c === cls).map(([, t]) => t);
-    assert.deepEqual(of("hl-k"), ["def", "return"]);
-    assert.deepEqual(of("hl-s"), ['"hi "']);
-    assert.deepEqual(of("hl-c"), ["# say hello"]);
-    assert.deepEqual(of("hl-n"), ["3"]);
+    assert.deepEqual(of("hljs-keyword"), ["def", "return"]);
+    assert.deepEqual(of("hljs-string"), ['"hi "']);
+    assert.deepEqual(of("hljs-comment"), ["# say hello"]);
+    assert.deepEqual(of("hljs-number"), ["3"]);
     const colours = new Set(tokens.map(([, , colour]) => colour));
     assert.ok(colours.size >= 4, `each kind has its own colour: ${[...colours]}`);
     assert.equal(await code.innerText(), 'def greet(name):\n    # say hello\n    return "hi " + name * 3\n', "the code itself is unchanged");
@@ -122,7 +122,7 @@ test("a search match is marked in its message, its folded tool output opened, an
     await c.settled();
     const { entries } = await c.request("session/entries");
     const result = entries.find((e) => e.type === "message" && e.message.role === "toolResult");
-    await page.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
+    await page.evaluate(() => { const log = document.getElementById("log"); log.scrollTop = log.scrollHeight; });
     await page.evaluate((entryId) => window.postMessage({ type: "reveal", query: "NEEDLE-in", entryId }, "*"), result.id);
     const mark = page.locator("details.tool mark.found");
     await mark.waitFor();

@@ -54,7 +54,7 @@ test("while an answer streams, an opened thinking block stays open, the view sta
   await page.waitForSelector("details.thinking");
   await page.click("details.thinking summary"); // the user opens it
   await page.waitForFunction(() => document.body.innerText.includes("Paragraph 20"));
-  await page.evaluate(() => window.scrollTo(0, 0)); // and reads from the top
+  await page.evaluate(() => { document.getElementById("log").scrollTop = 0; }); // and reads from the top
   const { queueId } = await c.prompt("and then this", "followUp");
   await page.evaluate((id) => window.postMessage({ type: "queue", items: [{ id, text: "and then this", kind: "followUp" }] }, "*"), queueId);
   const item = await page.waitForSelector("#queue li");
@@ -67,7 +67,7 @@ test("while an answer streams, an opened thinking block stays open, the view sta
   assert.ok(removed);
   await c.settled();
   assert.equal(await page.evaluate(() => document.querySelector("details.thinking").open), true);
-  assert.equal(await page.evaluate(() => window.scrollY), 0);
+  assert.equal(await page.evaluate(() => document.getElementById("log").scrollTop), 0);
   assert.ok(await page.evaluate(() => document.body.innerText.includes("Paragraph 79")));
   assert.ok(!c.events.some((e) => e.type === "message_start" && e.message.role === "user" && e.message.content?.[0]?.text === "and then this"),
             "the removed follow-up was not sent");

@@ -3,18 +3,23 @@
 // <details> stays open, the view does not jump and the queue's items stay clickable while an
 // answer streams — and renders answers as Markdown (raw HTML off) with a copy button on code.
 // Live events and a replayed session go through the same code, so both look the same
-// (render.ts). Also here: the mode selector, "Rewind to here" on the user's messages, the
+// (render.ts). Also here: the mode control, "Rewind to here" on the user's messages, the
 // offer to execute a plan, and the subagents nested in their task calls (subagents.ts), images
 // pasted into the input (attachments.ts) and a history search's match shown (reveal).
+// The conversation scrolls above the input, which stays at the bottom; the view follows the
+// answer unless the user scrolled up ("Jump to latest" then brings them back). Keys: Escape stops
+// a run, ↑/↓ in an empty input go through the prompts sent. The workspace's file names in answers
+// are links that open the file.
 
 import { CommandInfo, completeCommand } from "../commands";
 import { insertMention, mentionAt, mentionContext, rankFiles } from "../mentions";
-import { Transcript, element, reveal, setChanging } from "./render";
+import { Transcript, element, reveal, setChanging, setFileLinker } from "./render";
 import { Attachments } from "./attachments";
-import { Subagents } from "./subagents";
+import { SubagentInfo, Subagents } from "./subagents";
 import { permissionDone, showPermission } from "./permissionCard";
+import { FILE_NAME, fileFor } from "../fileLinks";
+import type { AgentEvent, ContextItem } from "../protocol";
 
-type Json = any;
 declare function acquireVsCodeApi(): { postMessage(message: unknown): void; setState(state: unknown): void };
 
 const vscode = acquireVsCodeApi();
@@ -24,20 +29,54 @@ const log = $("log");
 const queueList = $("queue");
 const input = $("input") as HTMLTextAreaElement;
 const stop = $("stop") as HTMLButtonElement;
-const modeSelect = $("mode") as HTMLSelectElement;
+const modeControl = $("mode");
+const latest = $("latest") as HTMLButtonElement;
 const suggest = $("suggest");
 const attachments = new Attachments(input, $("attachments"));
+const selectionList = $("selections");
+
+// Editor selections added to the chat (pi: Add the Selection to the Chat): they go with the next message.
+const selections: { item: ContextItem; label: string }[] = [];
+function showSelections(): void {
+  selectionList.replaceChildren(...selections.map((s, i) => {
+    const chip = element("span", "chip", s.label);
+    chip.title = "Goes with your next message as context";
+    const remove = element("button", "remove", "✕");
+    remove.title = "Remove";
+    remove.addEventListener("click", () => {
+      selections.splice(i, 1);
+      showSelections();
+    });
+    chip.append(remove);
+    return chip;
+  }));
+}
 
 // --- following the end --------------------------------------------------------------------
 
-// The view follows new text only while the user is at the bottom.
+// The view follows new text only while the user is at the bottom; scrolled up, "Jump to latest" shows.
+const atBottom = () => log.scrollTop + log.clientHeight >= log.scrollHeight - 24;
 function changing(change: () => void): void {
-  const scroller = document.scrollingElement ?? document.body;
-  const atBottom = scroller.scrollTop + window.innerHeight >= scroller.scrollHeight - 24;
+  const following = atBottom();
   change();
-  if (atBottom) scroller.scrollTop = scroller.scrollHeight;
+  if (following) log.scrollTop = log.scrollHeight;
+  showWhere();
 }
 setChanging(changing);
+
+function showWhere(): void {
+  // data attributes, not classes: VS Code sets <body>'s classes for the theme
+  document.body.dataset.scrolledUp = String(!atBottom());
+  document.body.dataset.empty = String(log.childElementCount === 0);
+}
+log.addEventListener("scroll", showWhere);
+new ResizeObserver(showWhere).observe(log);
+new MutationObserver(showWhere).observe(log, { childList: true });
+latest.addEventListener("click", () => {
+  log.scrollTop = log.scrollHeight;
+  showWhere();
+  input.focus();
+});
 
 // --- the conversation ---------------------------------------------------------------------
 
@@ -72,7 +111,7 @@ function clearPlanOffer(): void {
 }
 
 // `live`: as it happens (not the events of a view opened later).
-function applyEvent(event: Json, live: boolean): void {
+function applyEvent(event: AgentEvent, live: boolean): void {
   if (event.type === "subagent_start") subagents.start(event);
   else if (event.type === "subagent_end") subagents.end(event);
   else if (event.type === "mode_changed") showMode(event.mode);
@@ -83,7 +122,7 @@ function applyEvent(event: Json, live: boolean): void {
 
 function showMode(value: string): void {
   mode = value;
-  modeSelect.value = value;
+  modeControl.querySelectorAll("button").forEach((b) => b.setAttribute("aria-checked", String(b.dataset.mode === value)));
   document.body.dataset.mode = value;
 }
 
@@ -109,9 +148,18 @@ queueList.addEventListener("click", (e) => {
 });
 
 log.addEventListener("click", (e) => {
+  const link = (e.target as HTMLElement).closest("a.file") as HTMLElement | null;
+  if (link) {
+    e.preventDefault();
+    vscode.postMessage({ type: "openFile", path: link.dataset.path, ...(link.dataset.line ? { line: Number(link.dataset.line) } : {}) });
+    return;
+  }
   const button = (e.target as HTMLElement).closest("button") as HTMLButtonElement | null;
   if (!button) return;
-  if (button.classList.contains("copy")) {
+  if (button.classList.contains("open-diff")) {
+    const card = button.closest(".diff-card") as HTMLElement;
+    vscode.postMessage({ type: "diff", toolCallId: card.dataset.toolCallId, diff: card.dataset.diff });
+  } else if (button.classList.contains("copy")) {
     vscode.postMessage({ type: "copy", text: button.parentElement!.querySelector("code")?.textContent ?? "" });
     button.textContent = "Copied";
     setTimeout(() => (button.textContent = "Copy"), 1500);
@@ -131,10 +179,22 @@ log.addEventListener("click", (e) => {
     vscode.postMessage({ type: "permissionAnswer", sessionId: card.dataset.session, toolCallId: card.dataset.id,
                         answer: button.dataset.answer });
   } else if (button.dataset.action === "open") {
-    vscode.postMessage({ type: "openSubagent", sessionId: button.dataset.sessionId });
+    const title = button.closest(".subagent")?.querySelector(".sub-title")?.textContent ?? "subagent";
+    vscode.postMessage({ type: "openSubagent", sessionId: button.dataset.sessionId, title });
   }
 });
-modeSelect.addEventListener("change", () => vscode.postMessage({ type: "setMode", mode: modeSelect.value }));
+modeControl.addEventListener("click", (e) => {
+  const button = (e.target as HTMLElement).closest("button");
+  if (button?.dataset.mode && button.dataset.mode !== mode) vscode.postMessage({ type: "setMode", mode: button.dataset.mode });
+});
+modeControl.addEventListener("keydown", (e) => { // a radio group: the arrows move the choice
+  if (e.key !== "ArrowLeft" && e.key !== "ArrowRight") return;
+  const buttons = [...modeControl.querySelectorAll("button")];
+  const at = buttons.findIndex((b) => b.dataset.mode === mode);
+  const next = buttons[(at + (e.key === "ArrowRight" ? 1 : buttons.length - 1)) % buttons.length];
+  next.focus();
+  next.click();
+});
 
 // --- completion: "/" commands, "@" files ------------------------------------------------------
 
@@ -225,26 +285,101 @@ input.addEventListener("keydown", (e) => {
     closeSuggestions();
     return;
   }
+  if ((e.key === "ArrowUp" || e.key === "ArrowDown") && recall(e.key === "ArrowUp" ? -1 : 1)) {
+    e.preventDefault();
+    return;
+  }
   if (e.key === "Enter" && !e.shiftKey) {
     e.preventDefault();
-    const context = mentionContext(input.value, chosen);
+    const context: ContextItem[] = [...selections.splice(0).map((s) => s.item), ...mentionContext(input.value, chosen)];
+    showSelections();
     const images = attachments.take();
     if (!input.value.trim() && !images.length) return;
     vscode.postMessage({ type: "send", text: input.value, ...(context.length ? { context } : {}),
                          ...(images.length ? { images } : {}) });
+    if (input.value.trim()) sent.push(input.value);
+    recalled = undefined;
     input.value = "";
     chosen.clear();
   }
 });
 stop.addEventListener("click", () => vscode.postMessage({ type: "abort" }));
 
+// Escape stops a run (anywhere in the chat; a completion list open takes it first).
+document.addEventListener("keydown", (e) => {
+  if (e.key !== "Escape" || e.defaultPrevented || stop.disabled) return;
+  e.preventDefault();
+  vscode.postMessage({ type: "abort" });
+});
+
+// --- the prompts sent, recalled with ↑ -------------------------------------------------------
+
+const sent: string[] = []; // this page's prompts (one still queued is not in the conversation yet)
+let recalled: number | undefined; // the index shown in the input
+
+// The conversation's prompts, and the last one sent from here if it is not among them.
+function prompts(): string[] {
+  const said = [...log.querySelectorAll<HTMLElement>(":scope > .user")].map((u) => u.dataset.text ?? "").filter((t) => t.trim());
+  const last = sent[sent.length - 1];
+  return last && said[said.length - 1] !== last ? [...said, last] : said;
+}
+
+// ↑ in an empty input (or one showing a recalled prompt unchanged) shows the one before; ↓ the next.
+function recall(step: -1 | 1): boolean {
+  const all = prompts();
+  const showing = recalled !== undefined && input.value === all[recalled];
+  if (!showing && input.value !== "") return false;
+  const at = (showing ? recalled! : all.length) + step;
+  if (at < 0 || (!showing && step > 0)) return showing || step < 0;
+  if (at >= all.length) {
+    recalled = undefined;
+    input.value = "";
+    return true;
+  }
+  recalled = at;
+  input.value = all[at];
+  input.setSelectionRange(input.value.length, input.value.length);
+  return true;
+}
+
+// --- the workspace's file names in answers, as links ------------------------------------------
+
+function linkFiles(block: HTMLElement): void {
+  if (!files) {
+    if (FILE_NAME.test(block.textContent ?? "")) askFiles();
+    FILE_NAME.lastIndex = 0;
+    return;
+  }
+  const walker = document.createTreeWalker(block, NodeFilter.SHOW_TEXT);
+  const texts: Text[] = [];
+  for (let node = walker.nextNode(); node; node = walker.nextNode())
+    if (!node.parentElement?.closest("pre, a")) texts.push(node as Text);
+  for (const node of texts) {
+    const parts: (string | HTMLElement)[] = [];
+    let last = 0;
+    for (const match of node.data.matchAll(FILE_NAME)) {
+      const path = fileFor(files, match[0].replace(/:\d+$/, ""));
+      if (!path) continue;
+      const link = element("a", "file", match[0]);
+      link.setAttribute("href", "#");
+      link.title = `Open ${path}${match[1] ? ` at line ${match[1]}` : ""}`;
+      link.dataset.path = path;
+      if (match[1]) link.dataset.line = match[1];
+      parts.push(node.data.slice(last, match.index), link);
+      last = match.index! + match[0].length;
+    }
+    if (parts.length) node.replaceWith(...parts, node.data.slice(last));
+  }
+}
+setFileLinker(linkFiles);
+
 window.addEventListener("message", ({ data }) => {
   if (data.type === "event") changing(() => applyEvent(data.event, true));
   // a view opened later: the events so far, a subagent's as {child, event}
-  else if (data.type === "events") changing(() => data.events.forEach((e: Json) =>
-    e.child ? subagents.event(e.child, e.event) : applyEvent(e, false)));
+  else if (data.type === "events") changing(() => data.events.forEach((e: AgentEvent | { child: string; event: AgentEvent }) =>
+    "child" in e ? subagents.event(e.child, e.event) : applyEvent(e, false)));
   else if (data.type === "subevent") changing(() => subagents.event(data.sessionId, data.event));
-  else if (data.type === "subagents") changing(() => data.items.forEach((item: Json) => subagents.start(item)));
+  else if (data.type === "subagents") changing(() => data.items.forEach((item: SubagentInfo) => subagents.start(item)));
   // a line from the extension itself (the daemon stopped, came back…), with its buttons
   else if (data.type === "notice") changing(() => {
     const line = element("div", "m notice note", data.text);
@@ -262,11 +397,18 @@ window.addEventListener("message", ({ data }) => {
   } else if (data.type === "files") {
     files = data.files ?? [];
     if (document.activeElement === input) showSuggestions();
+    log.querySelectorAll<HTMLElement>(".text").forEach(linkFiles); // names drawn before the list came
+  }
+  else if (data.type === "focus") input.focus();
+  else if (data.type === "attach") {
+    selections.push({ item: data.item, label: data.label });
+    showSelections();
   }
   else if (data.type === "reset") {
     transcript.clear();
     subagents.clear();
     showQueue([]);
+    showWhere();
   } else if (data.type === "input") {
     input.value = data.text;
     input.focus();

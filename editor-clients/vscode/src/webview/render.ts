@@ -6,10 +6,16 @@
 import MarkdownIt from "markdown-it";
 import { describeCall } from "../describe";
 import { highlight } from "./highlight";
+import { diffPath } from "../editDiff";
+import type { AgentEvent, AgentMessage, AssistantContent, AssistantMessageDelta, AutoRetryStart, BashDetails, JsonObject, UnknownMessage,
+              UserContent } from "../protocol";
 
-type Json = any;
+type KnownMessage = Exclude<AgentMessage, UnknownMessage>; // the roles drawn; another is only a summary line, if it has one
+type Content = string | (UserContent | AssistantContent)[] | undefined;
+
 
 const md = new MarkdownIt({ html: false, linkify: true, highlight });
+md.linkify.set({ fuzzyLink: false }); // "core.py" is a file name, not http://core.py (links need a scheme or www.)
 const fence = md.renderer.rules.fence!;
 md.renderer.rules.fence = (tokens, idx, options, env, self) =>
   `<div class="code"><button class="copy" title="Copy to the clipboard">Copy</button>${fence(tokens, idx, options, env, self)}</div>`;
@@ -21,13 +27,45 @@ export function element(tag: string, className: string, text?: string): HTMLElem
   return node;
 }
 
-export function textOf(content: Json): string {
+export function textOf(content: Content): string {
   if (typeof content === "string") return content;
-  return (content ?? []).filter((b: Json) => b.type === "text").map((b: Json) => b.text ?? "").join("");
+  return (content ?? []).map((b) => b.type === "text" ? b.text ?? "" : "").join("");
+}
+
+// What the chat does to rendered text after Markdown: the workspace's file names made links.
+let linkFiles: (block: HTMLElement) => void = () => undefined;
+export function setFileLinker(link: (block: HTMLElement) => void): void {
+  linkFiles = link;
 }
 
 function renderMarkdown(block: HTMLElement): void {
   block.innerHTML = md.render(block.dataset.raw ?? "");
+  linkFiles(block);
+}
+
+// An edit's change as a card under its call: the file, lines added and removed, the unified diff
+// in colour, and "Open diff" (the extension opens it in an editor).
+export function diffCard(toolCallId: string, diff: string): HTMLElement {
+  const card = element("div", "diff-card");
+  card.dataset.toolCallId = toolCallId;
+  card.dataset.diff = diff; // whole, with the file names: the extension finds the file by them
+  const lines = diff.split("\n");
+  const path = diffPath(diff) ?? "";
+  const added = lines.filter((l) => l.startsWith("+") && !l.startsWith("+++")).length;
+  const removed = lines.filter((l) => l.startsWith("-") && !l.startsWith("---")).length;
+  const head = element("div", "diff-head");
+  const open = element("button", "open-diff", "Open diff");
+  open.title = "Show this change in an editor";
+  head.append(element("span", "diff-path", path), element("span", "added", `+${added}`),
+              element("span", "removed", `−${removed}`), open);
+  const pre = element("pre", "");
+  const code = element("code", "language-diff");
+  const body = lines.filter((l) => !l.startsWith("--- ") && !l.startsWith("+++ ")).join("\n").trimEnd();
+  code.innerHTML = highlight(body, "diff") || "";
+  if (!code.innerHTML) code.textContent = body;
+  pre.append(code);
+  card.append(head, pre);
+  return card;
 }
 
 // Text blocks whose Markdown is redrawn on the next frame, inside `changing` (which keeps the
@@ -60,20 +98,23 @@ function thinkingBlock(text: string): HTMLElement {
 }
 
 // A tool's one-line title: its name and the start of what it does (the command, the path, a task's description).
-function title(name: string, args: Json, isError?: boolean, stopped?: boolean): string {
+function title(name: string, args: Record<string, unknown> | undefined, isError?: boolean, stopped?: boolean): string {
   const what = String((name === "bash" ? args?.command : args?.path ?? args?.pattern ?? args?.query ?? args?.description)
                       ?? "").split("\n")[0];
   const short = what.length > 60 ? `${what.slice(0, 59)}…` : what;
   return `${name}${short ? ` ${short}` : ""}${stopped ? " (stopped)" : isError ? " (error)" : ""}`;
 }
 
+// The files saved before a bash call ran (its details, BashDetails.savedFiles).
+const savedFiles = (details: unknown) => (details as Partial<BashDetails> | undefined)?.savedFiles;
+
 const CONTEXT_MARK = "\n\n[editor context]\n"; // how the daemon renders prompt context after the text
 const STOPPED = "[stopped by the user]"; // the daemon's last line of a call Stop cut short
 
 // The images sent with a prompt, as thumbnails.
-function images(content: Json): HTMLElement[] {
+function images(content: Content): HTMLElement[] {
   if (!Array.isArray(content)) return [];
-  return content.filter((b: Json) => b.type === "image" && b.data).map((b: Json) => {
+  return content.flatMap((b) => b.type === "image" && b.data ? [b] : []).map((b) => {
     const img = document.createElement("img");
     img.className = "thumb";
     img.src = `data:${b.mimeType};base64,${b.data}`;
@@ -84,7 +125,7 @@ function images(content: Json): HTMLElement[] {
 
 // A user message; the editor context the daemon rendered after it (files, selections) is
 // folded under the names of its items. `dataset.text` keeps what the user typed.
-function userMessage(text: string, content?: Json): HTMLElement {
+function userMessage(text: string, content?: Content): HTMLElement {
   const node = element("div", "m user");
   const pictures = images(content);
   if (pictures.length) node.append(element("div", "images"));
@@ -130,7 +171,7 @@ export class Transcript {
 
   // A tool call's <details>: its summary, args and output are its own children (a task call
   // holds a subagent's conversation too, with tool calls of its own).
-  toolBlock(id: string, name: string, args?: Json): HTMLElement {
+  toolBlock(id: string, name: string, args?: JsonObject): HTMLElement {
     let block = this.tools.get(id);
     if (!block) {
       block = element("details", "tool");
@@ -159,6 +200,15 @@ export class Transcript {
     block.querySelector(":scope > summary")!.textContent = title(block.dataset.name ?? name, args, isError, stopped);
   }
 
+  // Under an edit: its change, in colour.
+  private showDiff(id: string, details: unknown): void {
+    const diff = (details as { diff?: unknown } | undefined)?.diff;
+    if (typeof diff !== "string" || !diff) return;
+    const block = this.toolBlock(id, "edit");
+    if (block.nextElementSibling?.classList.contains("diff-card")) return;
+    block.after(diffCard(id, diff));
+  }
+
   // Under a bash call: the files saved for it to see the agent's edits (details.savedFiles).
   private showSaved(id: string, files?: string[]): void {
     if (!files?.length) return;
@@ -167,7 +217,7 @@ export class Transcript {
     block.after(element("div", "note saved", `Saved ${files.join(", ")} before running`));
   }
 
-  private blockFor(b: Json): HTMLElement {
+  private blockFor(b: AssistantContent): HTMLElement {
     if (b.type === "thinking") return thinkingBlock(b.thinking ?? "");
     if (b.type === "toolCall") return this.toolBlock(b.id, b.name, b.arguments);
     return textBlock(b.text ?? "");
@@ -175,7 +225,7 @@ export class Transcript {
 
   // A finished message brings its final content: blocks shown live are brought in step,
   // missing ones (a replay) are created.
-  private reconcile(message: Message, content: Json[]): void {
+  private reconcile(message: Message, content: AssistantContent[]): void {
     content.forEach((b, i) => {
       const shown = message.blocks[i];
       if (!shown) {
@@ -190,25 +240,29 @@ export class Transcript {
     });
   }
 
-  private messageStart(m: Json): void {
+  private messageStart(message: AgentMessage): void {
+    const m = message as KnownMessage;
     if (m.role === "user") {
       this.lastUser = userMessage(textOf(m.content), m.content);
       this.root.append(this.lastUser);
     } else if (m.role === "assistant") {
+      this.root.querySelectorAll(".retry").forEach((n) => n.remove()); // the next attempt is here
       this.current = { node: element("div", "m assistant"), blocks: [] };
       this.root.append(this.current.node);
       if (Array.isArray(m.content)) this.reconcile(this.current, m.content);
     } else if (m.role === "toolResult") {
       this.setOutput(m.toolCallId, m.toolName, textOf(m.content), m.isError);
-      this.showSaved(m.toolCallId, m.details?.savedFiles);
+      this.showSaved(m.toolCallId, savedFiles(m.details));
+      if (!m.isError) this.showDiff(m.toolCallId, m.details);
     } else if (m.role === "bashExecution") {
       this.root.append(element("pre", "m bash", `$ ${m.command}\n${m.output ?? ""}`));
-    } else if (m.summary) {
+    } else if ("summary" in m && m.summary) {
       this.root.append(element("div", "m summary", m.summary));
     }
   }
 
-  private messageEnd(m: Json, entryId?: string): void {
+  private messageEnd(message: AgentMessage, entryId?: string): void {
+    const m = message as KnownMessage;
     if (m.role === "user" && this.lastUser && entryId) {
       this.lastUser.dataset.entryId = entryId;
       this.options.onUserStored?.(this.lastUser, entryId);
@@ -219,11 +273,49 @@ export class Transcript {
     if (entryId) current.node.dataset.entryId = entryId;
     if (Array.isArray(m.content)) this.reconcile(current, m.content);
     if (m.stopReason === "aborted") current.node.append(element("div", "note", "stopped"));
-    else if (m.stopReason === "error") current.node.append(element("div", "error", m.errorMessage ?? "the request failed"));
+    else if (m.stopReason === "error") this.failed(current, m.errorMessage ?? "the request failed");
     this.current = undefined;
   }
 
-  private messageUpdate(e: Json): void {
+  // A failed request's error. The same error again from a retry, with nothing said in between,
+  // is counted on the first one's line: one line, not one per attempt.
+  private failed(current: Message, error: string): void {
+    const said = current.blocks.some((b) => (b.dataset.raw ?? b.textContent ?? "").trim() || b.matches("details.tool"));
+    let before = current.node.previousElementSibling as HTMLElement | null;
+    while (before?.classList.contains("retry")) before = before.previousElementSibling as HTMLElement | null;
+    if (!said && before?.classList.contains("failed-only") && before.dataset.error === error) {
+      current.node.remove();
+      const attempts = Number(before.dataset.attempts ?? "1") + 1;
+      before.dataset.attempts = String(attempts);
+      before.querySelector(".attempts")!.textContent = ` (${attempts} attempts)`;
+      return;
+    }
+    const line = element("div", "error", error);
+    line.append(element("span", "attempts"));
+    current.node.append(line);
+    if (!said) Object.assign(current.node.dataset, { error, attempts: "1" });
+    if (!said) current.node.classList.add("failed-only");
+  }
+
+  private retryTimer?: ReturnType<typeof setInterval>;
+
+  // "retrying 2 of 4 in 3 s", counting down, until the next attempt starts (or the run ends).
+  private retrying(event: AutoRetryStart): void {
+    this.root.querySelectorAll(".retry").forEach((n) => n.remove());
+    clearInterval(this.retryTimer);
+    const line = element("div", "m note retry");
+    this.root.append(line);
+    const due = Date.now() + event.delayMs;
+    const show = () => {
+      const seconds = Math.ceil((due - Date.now()) / 1000);
+      line.textContent = `retrying ${event.attempt} of ${event.maxAttempts} ${seconds > 0 ? `in ${seconds} s` : "now"}…`;
+      if (seconds <= 0 || !line.isConnected) clearInterval(this.retryTimer);
+    };
+    show();
+    this.retryTimer = setInterval(show, 250);
+  }
+
+  private messageUpdate(e: AssistantMessageDelta): void {
     const current = this.current;
     if (!current) return;
     const i = e.contentIndex ?? current.blocks.length;
@@ -248,7 +340,7 @@ export class Transcript {
     }
   }
 
-  apply(event: Json): void {
+  apply(event: AgentEvent): void {
     switch (event.type) {
       case "message_start": return this.messageStart(event.message);
       case "message_update": return this.messageUpdate(event.assistantMessageEvent);
@@ -256,10 +348,13 @@ export class Transcript {
       case "tool_execution_start": this.toolBlock(event.toolCallId, event.toolName, event.args).classList.add("running"); return;
       case "tool_execution_update":
         this.setOutput(event.toolCallId, event.toolName, textOf(event.partialResult?.content), false, false);
-        return this.showSaved(event.toolCallId, event.partialResult?.details?.savedFiles);
+        return this.showSaved(event.toolCallId, savedFiles(event.partialResult?.details));
       case "tool_execution_end":
         this.setOutput(event.toolCallId, event.toolName, textOf(event.result?.content), event.isError);
-        return this.showSaved(event.toolCallId, event.result?.details?.savedFiles);
+        if (!event.isError) this.showDiff(event.toolCallId, event.result?.details);
+        return this.showSaved(event.toolCallId, savedFiles(event.result?.details));
+      case "auto_retry_start": return this.retrying(event);
+      case "auto_retry_end": case "agent_settled": this.root.querySelectorAll(".retry").forEach((n) => n.remove()); return;
     }
   }
 }
