@@ -16,6 +16,7 @@ export interface LanguageHandlers {
   documentSymbols(params: DocumentSymbolsParams): Promise<DocumentSymbol[]>;
   workspaceSymbols(params: WorkspaceSymbolsParams): Promise<SymbolInformation[]>;
   hover(params: TextDocumentPositionParams): Promise<Hover | null>;
+  languageStatus?(params: { sessionId: string; uri: string }): Promise<{ servers: string[]; loading: string[] }>;
 }
 
 // After a report on a changed file, how long to wait for another: servers report in steps (TypeScript: syntax,
@@ -94,13 +95,57 @@ function isServed(uri: vscode.Uri): boolean {
   return document !== undefined && !["plaintext", "markdown", "log"].includes(document.languageId);
 }
 
+// The language extensions that cover a document: those its language activates (`onLanguage:<id>` in
+// their manifest). VS Code has no API listing the providers registered for a document, so an
+// extension activated another way (`*`, onStartupFinished, workspaceContains) is not seen here.
+function coveringExtensions(document: vscode.TextDocument): vscode.Extension<unknown>[] {
+  const event = `onLanguage:${document.languageId}`;
+  return vscode.extensions.all.filter((e) => (e.packageJSON?.activationEvents ?? []).includes(event));
+}
+
+const extensionName = (e: vscode.Extension<unknown>) => {
+  const shown = e.packageJSON?.displayName;
+  return typeof shown === "string" && shown && !shown.startsWith("%") ? shown : e.id;
+};
+
+// Whether TypeScript is still loading the file's project. Of VS Code's language servers only its
+// extension can be asked: a request through its `typescript.tsserverRequest` command waits behind the
+// project's loading, so one not answered within PROBE_MS means loading (one probe per file in flight).
+const TYPESCRIPT = "vscode.typescript-language-features";
+const PROBE_MS = 300;
+const probes = new Map<string, Promise<void>>();
+
+async function typescriptLoading(uri: vscode.Uri): Promise<boolean> {
+  let probe = probes.get(uri.toString());
+  if (!probe) {
+    probe = Promise.resolve(vscode.commands.executeCommand("typescript.tsserverRequest", "quickinfo", { file: uri, line: 1, offset: 1 }))
+      .then(() => undefined, () => undefined).finally(() => probes.delete(uri.toString()));
+    probes.set(uri.toString(), probe);
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), PROBE_MS)));
+  const loading = await Promise.race([probe.then(() => false), late]);
+  clearTimeout(timer);
+  return loading;
+}
+
 export function vscodeLanguage(): LanguageHandlers {
   const uri = (text: string) => vscode.Uri.parse(text);
   const run = <T>(command: string, ...args: unknown[]) =>
     Promise.resolve(vscode.commands.executeCommand<T>(command, ...args)).then((found) => found ?? undefined);
   return {
     features: { diagnostics: true, definition: true, references: true, documentSymbols: true, workspaceSymbols: true,
-                hover: true },
+                hover: true, status: true },
+    async languageStatus(params) {
+      const target = uri(params.uri);
+      const document = await vscode.workspace.openTextDocument(target).then((d) => d, () => undefined);
+      if (!document) return { servers: [], loading: [] }; // no file: nothing covers it
+      await ready(target);
+      const covering = coveringExtensions(document);
+      const typescript = covering.find((e) => e.id === TYPESCRIPT);
+      const loading = typescript && (await typescriptLoading(target)) ? [extensionName(typescript)] : [];
+      return { servers: covering.map(extensionName), loading };
+    },
     async diagnostics(params) {
       const uris = params.uris?.map(uri);
       if (uris) await Promise.all(uris.map((u) => ready(u).catch(() => undefined))); // a file gone has none
