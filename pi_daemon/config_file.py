@@ -1,7 +1,11 @@
-"""Reading one JSON configuration file (settings, models, MCP servers, trust, permissions) safely."""
+"""Reading one JSON configuration file (settings, models, MCP servers, trust, permissions) safely, and
+writing one of the user's own (``$PI_DAEMON_HOME``'s) atomically."""
 
 from __future__ import annotations
 
+import json
+import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -17,3 +21,19 @@ def read_json(path: Path) -> Any:
     symlink; the user's own may be (dotfiles). FileNotFoundError when there is none; OSError or
     ValueError saying why it cannot be used."""
     return json_read.loads(read_regular(path, MAX_CONFIG_BYTES, follow=path.parent.name != ".pi"))
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Replace the user's file ``path`` with ``data`` at once (a reader sees the old file or the new
+    one); a symlink (dotfiles) is written through, not replaced. OSError when it cannot be written."""
+    target = Path(os.path.realpath(path))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as file:
+            json.dump(data, file, indent=2)
+            file.write("\n")
+        os.replace(temporary, target)
+    except BaseException:
+        os.unlink(temporary)
+        raise

@@ -158,6 +158,9 @@ class AssistantMessage:
     stop_reason: StopReason = "stop"
     error_message: str | None = None
     timestamp: int = attrs.field(factory=now_ms)
+    # The provider refused the credentials (HTTP 401/403): which provider; never retried.
+    error_kind: Literal["auth"] | None = None
+    error_provider: str | None = None
     # In-process only: the provider's classification of a failure (retryable, overflow).
     error_detail: Any = attrs.field(default=None, metadata={"wire": False}, eq=False, repr=False)
 

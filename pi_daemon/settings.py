@@ -16,6 +16,11 @@ stricter; every field it sets that would lower a protection is left out and repo
 ``compaction``, ``systemPrompt`` and ``diagnostics`` apply either way (they change no
 protection; the workspace's own ``AGENTS.md`` is read either way too). A file that cannot be read or
 parsed is ignored with a warning: settings never stop the daemon.
+
+The user's own file also keeps the model they chose last, as Pi does: top-level
+``defaultProvider`` and ``defaultModel`` (:func:`default_model`), written by the daemon when the
+user chooses a model (:func:`remember_model`, the rest of the file kept). A workspace's file
+cannot set them.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from typing import Any
 
 import attrs
 
-from .config_file import read_json
+from .config_file import read_json, write_json
 from .home import home_dir
 from .guard.permission_rules import ASK_DEFAULT
 
@@ -123,3 +128,40 @@ def layered(workspace: str | Path, trusted: bool | None = None) -> Layered:
 def load(workspace: str | Path) -> dict[str, dict[str, Any]]:
     """The settings in effect for this workspace (trusted or not, see the module text)."""
     return layered(workspace).values
+
+
+def default_model() -> tuple[str, str] | None:
+    """The user's default model, ``(provider, id)``, from their settings.json; None when unset."""
+    path = home_dir() / "settings.json"
+    try:
+        data = read_json(path)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        log.warning("ignoring %s: %s", path, exc)
+        return None
+    provider, model = (data.get("defaultProvider"), data.get("defaultModel")) if isinstance(data, dict) else (0, 0)
+    return (provider, model) if isinstance(provider, str) and isinstance(model, str) and provider and model else None
+
+
+def remember_model(provider: str, model_id: str) -> None:
+    """Make ``provider/model_id`` the user's default model in their settings.json (kept as it is
+    otherwise; a file that cannot be read is left alone, with a warning)."""
+    path = home_dir() / "settings.json"
+    try:
+        data = read_json(path)
+    except FileNotFoundError:
+        data = {}
+    except (OSError, ValueError) as exc:
+        log.warning("the chosen model is not remembered: %s cannot be read (%s)", path, exc)
+        return
+    if not isinstance(data, dict):
+        log.warning("the chosen model is not remembered: %s is not a JSON object", path)
+        return
+    if data.get("defaultProvider") == provider and data.get("defaultModel") == model_id:
+        return
+    data.update(defaultProvider=provider, defaultModel=model_id)
+    try:
+        write_json(path, data)
+    except OSError as exc:
+        log.warning("the chosen model is not remembered: %s could not be written (%s)", path, exc)

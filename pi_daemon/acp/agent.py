@@ -361,7 +361,7 @@ class AcpAgent:
         except asyncio.CancelledError:  # $/cancel_request of this prompt: the run stops as on session/cancel
             if not waiter.done():
                 tracked.cancelled = True
-                await session.abort()
+                await session.stop()
             raise
         return answer
 
@@ -425,7 +425,7 @@ class AcpAgent:
     async def cancel(self, params: dict[str, Any]) -> None:
         tracked = self.get(params)
         tracked.cancelled = True
-        await tracked.session.abort()
+        await tracked.session.stop()  # queued prompts answer cancelled: none fires with the next one
 
     # --- permission ---------------------------------------------------------------------
 
@@ -484,7 +484,7 @@ class AcpAgent:
         option, value = config.requested_value(params, self.client.boolean_options)
         if option == "model":
             provider, _, model_id = value.partition("/")
-            await set_model(tracked.session, provider, model_id)
+            await set_model(self.open_host, tracked.session, provider, model_id)
         elif option == "mode":
             if value not in MODES:
                 raise invalid_params("params.value", f"unknown mode {value!r} (modes: {', '.join(MODES)})")

@@ -65,7 +65,7 @@ async def run_builtin(host: Host, session: AgentSession, invocation: Invocation)
         provider, _, model_id = args.partition("/")
         if not args or not model_id:
             raise InvalidParams("/model needs provider/id, e.g. /model anthropic/claude-sonnet-4-5")
-        model = await set_model(session, provider, model_id)
+        model = await set_model(host, session, provider, model_id)
         return BuiltinDone(name, model, f"The model is now {model.spec}.")
     if name == "thinking":
         if args not in THINKING_LEVELS:
@@ -87,10 +87,15 @@ async def run_builtin(host: Host, session: AgentSession, invocation: Invocation)
     raise InvalidParams(f"/{name} is not a built-in command")
 
 
-async def set_model(session: AgentSession, provider: str, model_id: str) -> Any:
+async def set_model(host: Host, session: AgentSession, provider: str, model_id: str, remember: bool = True) -> Any:
+    """The user's choice of model (``setModel``, ``/model``, ACP's model option): the session's,
+    and, when ``remember``, the user's default for new sessions and the next start."""
     if session.busy:
         raise AgentBusy("cannot change the model while a run is active")
-    return await session.set_model(provider, model_id)
+    model = await session.set_model(provider, model_id)
+    if remember:
+        host.sessions.remember_default(model)
+    return model
 
 
 def export_session(host: Host, session: AgentSession, fmt: Literal["html", "markdown"], path: str | None = None,

@@ -15,8 +15,9 @@ A value is one of:
 * anything else — the literal text.
 
 A key the client hands over (``setApiKey``) is held in memory as the value of its
-provider's variable (:func:`hold`): it is read exactly as if that variable were set, and
-never enters the environment the daemon's commands and servers inherit.
+provider's variable (:func:`hold`, forgotten again by :func:`release`): it is read exactly as
+if that variable were set, and never enters the environment the daemon's commands and servers
+inherit.
 
 Which URLs may receive an environment value is :mod:`.credentials`' business; whether a
 workspace file may use a command or the environment at all is :mod:`.config`'s.
@@ -28,7 +29,7 @@ import asyncio
 import os
 import re
 import signal
-from typing import TypeGuard
+from typing import Literal, TypeGuard
 
 from ..guard import programs
 
@@ -42,6 +43,16 @@ _held: dict[str, str] = {}
 def hold(name: str, value: str) -> None:
     """Read ``$name`` as ``value`` from now on, for the daemon's life (the environment wins)."""
     _held[name] = value
+
+
+def release(name: str) -> bool:
+    """Forget the value :func:`hold` gave ``$name``; whether there was one."""
+    return _held.pop(name, None) is not None
+
+
+def source(name: str) -> Literal["environment", "client", "none"]:
+    """Where ``$name``'s value comes from now: the environment wins over the client's."""
+    return "environment" if os.environ.get(name) else "client" if _held.get(name) else "none"
 
 
 def variable(name: str) -> str | None:

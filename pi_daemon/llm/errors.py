@@ -2,7 +2,8 @@
 
 Providers attach a :class:`ProviderErrorDetail` to the error message they produce (an
 in-process field: the message on the wire keeps only ``errorMessage``). The session
-layer reads it to retry, and :func:`is_context_overflow` to compact.
+layer reads it to retry, and :func:`is_context_overflow` to compact. A refusal of the credentials
+(401/403) marks the message ``errorKind: "auth"`` (:func:`auth_refusal`) and is never retried.
 """
 
 from __future__ import annotations
@@ -21,6 +22,10 @@ class ProviderErrorDetail:
     retry_after_s: float | None = None
     overflow: bool = False
 
+
+AUTH_STATUS = {401, 403}  # the provider refused the credentials: never retried
+MAX_AUTH_ERROR_CHARS = 300
+auth_failures: dict[str, str] = {}  # provider -> its last refusal, for the daemon's life (:mod:`.access`)
 
 RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 529}
 
@@ -94,8 +99,16 @@ def is_context_overflow(message: Any, context_window: int | None = None) -> bool
     return False
 
 
+def auth_refusal(provider: str, text: str, detail: ProviderErrorDetail | None) -> bool:
+    """Whether a failure is the provider refusing the credentials; remembered when it is."""
+    if detail is None or detail.status not in AUTH_STATUS:
+        return False
+    auth_failures[provider] = text[:MAX_AUTH_ERROR_CHARS]
+    return True
+
+
 def is_retryable(message: Any) -> bool:
-    if getattr(message, "stop_reason", None) != "error":
+    if getattr(message, "stop_reason", None) != "error" or getattr(message, "error_kind", None) == "auth":
         return False
     detail: ProviderErrorDetail | None = getattr(message, "error_detail", None)
     if detail is not None:

@@ -10,17 +10,15 @@ its connection closed, and no thread of the daemon's waits for it).
 
 :func:`add_server` writes a server as a provider of the user's own
 ``$PI_DAEMON_HOME/models.json`` (whose models the daemon asks the server for each time it
-reads its configuration), keeping the rest of the file; the registry is then reloaded by
-the caller.
+reads its configuration), keeping the rest of the file, and :func:`remove_server` takes one
+out again; the registry is then reloaded by the caller.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-import os
 import re
-import tempfile
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -28,7 +26,7 @@ import attrs
 
 from ..home import home_dir
 from .catalog import PROVIDERS
-from ..config_file import read_json
+from ..config_file import read_json, write_json
 from .discovery import DISCOVERY_TIMEOUT_S, ask
 
 USUAL_SERVERS = (("ollama", "http://127.0.0.1:11434/v1"), ("llama-cpp", "http://127.0.0.1:8080/v1"))
@@ -84,22 +82,40 @@ def add_server(name: str, base_url: str) -> None:
         raise ServerRefused(f"{name!r} cannot name a server: use letters, digits, '.', '_' or '-', "
                             f"and not a built-in provider's name")
     base_url = check_url(base_url)
+    path, data = _user_models()
+    data["providers"][name] = {"api": API, "baseUrl": base_url, "models": []}
+    _write(path, data)
+
+
+def remove_server(name: str) -> None:
+    """Take the server ``name`` out of the user's models.json, keeping the rest of the file."""
+    path, data = _user_models()
+    if not is_server(data["providers"].get(name)) or name in PROVIDERS:
+        raise ServerRefused(f"{name[:100]!r} is not a model server of {path}")
+    del data["providers"][name]
+    _write(path, data)
+
+
+def is_server(config: Any) -> bool:
+    """Whether a provider's configuration is a model server's: its own base URL."""
+    return isinstance(config, dict) and isinstance(config.get("baseUrl"), str)
+
+
+def _user_models() -> tuple[Path, dict[str, Any]]:
     path = home_dir() / "models.json"
-    data: dict[str, Any] = {}
-    if path.is_file():  # kept as it is, apart from this provider
+    data: Any = {}
+    if path.is_file():  # kept as it is, apart from the provider changed
         try:
             data = read_json(path)
         except (OSError, ValueError) as exc:
             raise ServerRefused(f"{path} cannot be read ({exc}); fix it or move it aside first") from None
     if not isinstance(data, dict) or not isinstance(data.setdefault("providers", {}), dict):
         raise ServerRefused(f"{path} is not an object with a providers object; fix it or move it aside first")
-    data["providers"][name] = {"api": API, "baseUrl": base_url, "models": []}
+    return path, data
+
+
+def _write(path: Path, data: dict[str, Any]) -> None:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".models.json.")
-        with os.fdopen(fd, "w", encoding="utf-8") as file:
-            json.dump(data, file, indent=2)
-            file.write("\n")
-        os.replace(temporary, path)
+        write_json(path, data)
     except OSError as exc:
         raise ServerRefused(f"{path} could not be written: {exc.strerror or exc}") from None

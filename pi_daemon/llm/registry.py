@@ -22,7 +22,7 @@ import attrs
 
 from ..guard import trust
 from ..json_types import JsonObject
-from ..settings import Ignored
+from ..settings import Ignored, default_model
 from .catalog import PROVIDERS, builtin_models
 from .config import Providers, config_files, merged_providers, model_from_config
 from .config_values import (env_references, expand, is_command, reads_environment, resolve, resolved_now,
@@ -31,6 +31,7 @@ from .credentials import Destinations, env_names, install
 from .discovery import discover, discoverable
 from .faux import FauxProvider, echo_reply, load_script
 from .model import Model
+from .model_servers import is_server
 from .stream import known_apis
 
 
@@ -58,6 +59,15 @@ class Entry:
     needs_key: bool = False
     refused: str | None = None  # why a credential of this model is withheld
     untrusted: bool = False  # an untrusted workspace's own provider: refused until it is trusted
+
+
+@attrs.frozen
+class Server:
+    """A provider of models.json with its own base URL (a model server); ``removable`` when the
+    user's own models.json defines it (``removeModelServer``)."""
+
+    base_url: str
+    removable: bool
 
 
 @attrs.define
@@ -147,6 +157,7 @@ class ModelRegistry:
         self.destinations = Destinations()
         self.ignored: list[Ignored] = []  # what an untrusted workspace's models.json may not set
         self.default_withheld: tuple[tuple[str, str], str] | None = None  # :meth:`default`'s refusal
+        self.servers: dict[str, Server] = {}
         self._source: tuple[str, str | None] | None = None
         for entry in entries or []:
             self.add(entry)
@@ -216,6 +227,8 @@ class ModelRegistry:
             self.add(entry)
         self.destinations = found
         self.ignored = providers.ignored
+        self.servers = {name: Server(config["baseUrl"], is_server(providers.home.get(name)))
+                        for name, config in providers.merged.items() if name not in PROVIDERS and is_server(config)}
         install(found)
 
     def add(self, entry: Entry) -> None:
@@ -324,11 +337,12 @@ class ModelRegistry:
         return None
 
     def default(self, spec: str | None) -> Model | None:
-        """The default model for new sessions: ``spec`` (``--model``), else the first usable one.
-        A ``spec`` only an untrusted workspace defines gives none (logged with the reason), so
-        the daemon still starts and can be told to trust the workspace; other errors raise."""
+        """The default model for new sessions: ``spec`` (``--model``), else the user's remembered
+        one (settings.json's ``defaultProvider``/``defaultModel``) when it is usable, else the first
+        usable one. A ``spec`` only an untrusted workspace defines gives none (logged with the
+        reason), so the daemon still starts and can be told to trust the workspace; other errors raise."""
         if not spec:
-            return self.first_usable()
+            return self._remembered() or self.first_usable()
         try:
             return self.resolve(spec)
         except ModelUnavailable as exc:
@@ -337,4 +351,14 @@ class ModelRegistry:
             log.warning("--model: %s; new sessions start with no model", exc)
             provider, _, model_id = spec.partition("/")
             self.default_withheld = ((provider, model_id), str(exc))
+            return None
+
+    def _remembered(self) -> Model | None:
+        chosen = default_model()
+        if chosen is None:
+            return None
+        try:
+            return self.usable(self.find(*chosen))
+        except ModelUnavailable as exc:
+            log.warning("settings.json: the default model %s/%s is not used: %s", *chosen, exc)
             return None

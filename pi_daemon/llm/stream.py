@@ -37,7 +37,7 @@ from ..events import (
 from ..json_types import JsonObject, JsonValue
 from ..messages import AssistantContent, AssistantMessage, StopReason, TextContent, ThinkingContent, ToolCall
 from .config_values import is_command, resolve
-from .errors import ProviderErrorDetail
+from .errors import ProviderErrorDetail, auth_refusal
 from .model import Context, Model, StreamOptions
 
 log = logging.getLogger(__name__)
@@ -276,4 +276,6 @@ class StreamBuilder:
         self.output.stop_reason = reason
         self.output.error_message = text
         self.output.error_detail = detail
+        if auth_refusal(self.output.provider, text, detail):
+            self.output.error_kind, self.output.error_provider = "auth", self.output.provider
         return ErrorEvent(reason=reason, error=self.output)

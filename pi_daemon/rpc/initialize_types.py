@@ -33,6 +33,7 @@ class LanguageFeatures:
 class ClientInfo:
     name: str = ""
     version: str | None = None
+    model_picker: str | None = None  # how this client's user picks a model, for the daemon's texts
 
 
 @attrs.define

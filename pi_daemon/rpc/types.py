@@ -44,6 +44,8 @@ from .language_types import (DiagnosticsParams, DiagnosticsResult, DocumentSymbo
 from .extension_types import McpServerInfo
 from .registry import client_request, notification
 from .session_types import *  # noqa: F401,F403 (the session methods' types, re-exported)
+from .model_types import *  # noqa: F401,F403 (the model methods' types, re-exported)
+from .model_types import ModelInfo
 from .session_types import ExportResult, SessionNewResult
 
 StreamingBehavior = Literal["steer", "followUp"]
@@ -116,6 +118,13 @@ class RemovedResult:
 @attrs.define
 class AbortResult:
     aborted: bool
+    steering: list[str]  # the queued messages abort took back, in queue order
+    follow_up: list[str]
+
+
+@attrs.define
+class AbortBashResult:
+    aborted: bool
 
 
 @attrs.define
@@ -152,38 +161,6 @@ class ContinueResult:
 
 
 # --- state -------------------------------------------------------------------------------
-
-
-@attrs.define
-class ModelRates:
-    """USD per million tokens."""
-
-    input: float
-    output: float
-    cache_read: float
-    cache_write: float
-
-
-@attrs.define
-class ModelInfo:
-    provider: str
-    id: str
-    name: str
-    api: str
-    context_window: int
-    max_tokens: int
-    reasoning: bool
-    input: list[str]
-    cost: ModelRates
-    available: bool = True
-    unavailable_reason: str | None = None
-
-
-@attrs.define
-class UnavailableModels:
-    provider: str
-    reason: str
-    models: list[str]
 
 
 @attrs.define
@@ -295,47 +272,6 @@ class GetMessagesResult:
 
 
 @attrs.define
-class ListModelsResult:
-    models: list[ModelInfo]
-    unavailable: list[UnavailableModels]
-
-
-@attrs.define
-class SetApiKeyParams:
-    provider: str
-    key: str
-
-
-@attrs.define
-class ModelsResult:
-    models: list[ModelInfo]
-
-
-@attrs.define
-class ProbeLocalServersParams:
-    urls: list[str] | None = None
-
-
-@attrs.define
-class LocalServer:
-    name: str
-    base_url: str
-    models: list[str]
-
-
-@attrs.define
-class ProbeLocalServersResult:
-    servers: list[LocalServer]
-    timed_out: list[str] | None = None
-
-
-@attrs.define
-class AddModelServerParams:
-    name: str
-    base_url: str
-
-
-@attrs.define
 class SetAutoRetryParams:
     enabled: bool | None = None
     max_attempts: int | None = None
@@ -348,18 +284,6 @@ class AutoRetrySettings:
     enabled: bool
     max_attempts: int
     base_delay_ms: int
-
-
-@attrs.define
-class SetModelParams:
-    provider: str
-    model_id: str
-    session_id: str | None = None
-
-
-@attrs.define
-class SetModelResult:
-    model: ModelInfo
 
 
 @attrs.define

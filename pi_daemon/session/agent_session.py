@@ -391,6 +391,13 @@ class AgentSession:
             await asyncio.shield(self._settle_task)
         return True
 
+    async def stop(self) -> tuple[bool, list[str], list[str]]:
+        """The user's stop: :meth:`abort`, then the queued messages are taken back (steering,
+        follow-ups, in queue order) so nothing they had queued fires later."""
+        aborted = await self.abort()
+        steering, follow_up = await self.clear_queue()
+        return aborted, steering, follow_up
+
     async def wait_settled(self) -> None:
         if self._settle_task is not None:
             await asyncio.shield(self._settle_task)

@@ -22,6 +22,7 @@ from ..llm.registry import ModelRegistry, ModelUnavailable
 from ..mcp.config import ServerConfig
 from ..mcp.manager import McpManager
 from ..messages import user_text
+from ..settings import remember_model
 from ..tools.builtin import coding_tools
 from ..tools.file_access import DiskFiles, FileAccess
 from ..tools.language import DEFAULT_DIAGNOSTICS_WAIT_MS, LanguageAccess, checked_edits, language_tools
@@ -442,6 +443,12 @@ class SessionManager:
             elif (model := withheld(session.model_withheld)) is not None:  # trusted since it was opened
                 session.model = session.agent.state.model = model
                 session.model_withheld = None
+
+    def remember_default(self, model: Model) -> None:
+        """The model the user chose: the default for new sessions, now and at the next start."""
+        self.default_model = model
+        self.registry.default_withheld = None
+        remember_model(model.provider, model.id)
 
     async def close(self, session: AgentSession) -> None:
         await session.close()

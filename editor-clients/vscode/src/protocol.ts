@@ -3,8 +3,14 @@
 
 export const PROTOCOL_VERSION = 1;
 
+export interface AbortBashResult {
+  aborted: boolean;
+}
+
 export interface AbortResult {
   aborted: boolean;
+  steering: string[];
+  followUp: string[];
 }
 
 export interface AddModelServerParams {
@@ -62,6 +68,8 @@ export interface AssistantMessage {
   stopReason: StopReason;
   errorMessage?: string;
   timestamp: number;
+  errorKind?: "auth";
+  errorProvider?: string;
 }
 
 export type AssistantMessageDelta = TextStartEvent | TextDeltaEvent | TextEndEvent | ThinkingStartEvent | ThinkingDeltaEvent | ThinkingEndEvent | ToolcallStartEvent | ToolcallDeltaEvent | ToolcallEndEvent;
@@ -234,6 +242,7 @@ export interface ClientCapabilities {
 export interface ClientInfo {
   name?: string;
   version?: string | null;
+  modelPicker?: string | null;
 }
 
 export interface ClosedResult {
@@ -683,6 +692,10 @@ export interface ModeChanged {
   mode: string;
 }
 
+export interface ModelAccessResult {
+  providers: ProviderAccess[];
+}
+
 export interface ModelChangeEntry {
   id: string;
   timestamp?: string | null;
@@ -817,6 +830,19 @@ export interface PromptResult {
   command?: CommandOutcome;
 }
 
+/** One provider as ``modelAccess`` shows it: where its key comes from, or which server it is. */
+export interface ProviderAccess {
+  provider: string;
+  kind: "hosted" | "server" | "builtin";
+  models: number;
+  removable: boolean;
+  key?: "environment" | "client" | "none";
+  keyVariable?: string;
+  baseUrl?: string;
+  reason?: string;
+  lastError?: string;
+}
+
 /** A steering or follow-up message accepted into the queue; outside the tree. */
 export interface QueueAddEntry {
   id: string;
@@ -895,6 +921,16 @@ export interface ReferencesParams {
   uri: string;
   position: Position;
   includeDeclaration: boolean;
+}
+
+export interface RemoveApiKeyParams {
+  provider: string;
+  [key: string]: unknown;
+}
+
+export interface RemoveModelServerParams {
+  name: string;
+  [key: string]: unknown;
 }
 
 export interface RemoveQueuedParams {
@@ -1245,6 +1281,7 @@ export interface SetModelParams {
   provider: string;
   modelId: string;
   sessionId?: string | null;
+  remember?: boolean;
   [key: string]: unknown;
 }
 
@@ -1673,7 +1710,7 @@ export interface Methods {
   /** stop the current run */
   "abort": { params: SessionRef; result: AbortResult };
   /** stop the user's shell command */
-  "abortBash": { params: SessionRef; result: AbortResult };
+  "abortBash": { params: SessionRef; result: AbortBashResult };
   /** add an OpenAI-compatible server to the user's models.json */
   "addModelServer": { params: AddModelServerParams; result: ModelsResult };
   /** run a shell command for the user */
@@ -1708,10 +1745,16 @@ export interface Methods {
   "listModels": { params: Empty; result: ListModelsResult };
   /** the session's tools and the MCP servers' states */
   "listTools": { params: SessionRef; result: ListToolsResult };
+  /** each provider: where its key comes from, or which server it is */
+  "modelAccess": { params: Empty; result: ModelAccessResult };
   /** the model servers answering on this machine's usual ports */
   "probeLocalServers": { params: ProbeLocalServersParams; result: ProbeLocalServersResult };
   /** start a run, or queue while one runs */
   "prompt": { params: PromptParams; result: PromptResult };
+  /** forget the key setApiKey gave a hosted provider */
+  "removeApiKey": { params: RemoveApiKeyParams; result: ModelAccessResult };
+  /** remove a model server from the user's models.json */
+  "removeModelServer": { params: RemoveModelServerParams; result: ModelAccessResult };
   /** remove one queued message */
   "removeQueued": { params: RemoveQueuedParams; result: RemovedResult };
   /** new session with the whole current path */

@@ -1,14 +1,17 @@
-"""Models: which there are, the session's model and thinking level, and the ways to a first model
-(a hosted provider's key, a local server)."""
+"""Models: which there are, the session's model and thinking level, the ways to a first model
+(a hosted provider's key, a local server), and managing them afterwards (``modelAccess``)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import attrs
+
 from .. import types as t
+from ...llm import access
 from ...llm.catalog import PROVIDERS
 from ...llm.config_values import hold
-from ...llm.model_servers import ServerRefused, add_server, probe
+from ...llm.model_servers import ServerRefused, add_server, probe, remove_server
 from ...wire.errors import AgentBusy, InvalidParams, ModelUnavailableError, SessionNotFoundError
 from ..registry import method
 from ..state import model_info
@@ -49,7 +52,39 @@ async def set_api_key(ctx: "Context", p: t.SetApiKeyParams) -> t.ModelsResult:
         raise InvalidParams(f"invalid params: params.key: a key is 1 to {MAX_KEY_CHARS} printable characters "
                             "without spaces")
     hold(PROVIDERS[p.provider][2], p.key)
+    access.key_changed(p.provider)
     return t.ModelsResult(models=_models_of(ctx, p.provider))
+
+
+@method("modelAccess", params=t.Empty, result=t.ModelAccessResult,
+        summary="each provider: where its key comes from, or which server it is")
+async def model_access(ctx: "Context", p: t.Empty) -> t.ModelAccessResult:
+    return _access(ctx)
+
+
+@method("removeApiKey", params=t.RemoveApiKeyParams, result=t.ModelAccessResult, errors=(InvalidParams,),
+        summary="forget the key setApiKey gave a hosted provider")
+async def remove_api_key(ctx: "Context", p: t.RemoveApiKeyParams) -> t.ModelAccessResult:
+    if p.provider not in PROVIDERS:
+        raise InvalidParams(f"invalid params: params.provider: {p.provider[:100]!r} takes no key here; "
+                            f"the hosted providers are {', '.join(sorted(PROVIDERS))}")
+    access.forget_key(p.provider)
+    return _access(ctx)
+
+
+@method("removeModelServer", params=t.RemoveModelServerParams, result=t.ModelAccessResult, errors=(InvalidParams,),
+        summary="remove a model server from the user's models.json")
+async def remove_model_server(ctx: "Context", p: t.RemoveModelServerParams) -> t.ModelAccessResult:
+    try:
+        remove_server(p.name)
+    except ServerRefused as exc:
+        raise InvalidParams(f"invalid params: params.name: {exc}") from None
+    ctx.registry.reload()
+    return _access(ctx)
+
+
+def _access(ctx: "Context") -> t.ModelAccessResult:
+    return t.ModelAccessResult(providers=[t.ProviderAccess(**attrs.asdict(a)) for a in access.providers(ctx.registry)])
 
 
 @method("probeLocalServers", params=t.ProbeLocalServersParams, result=t.ProbeLocalServersResult,
@@ -89,7 +124,7 @@ async def set_model(ctx: "Context", p: t.SetModelParams) -> t.SetModelResult:
     from ...host.commands import set_model as change
 
     session = ctx.sessions.get(p.session_id, create=True)
-    model = await change(session, p.provider, p.model_id)
+    model = await change(ctx.host, session, p.provider, p.model_id, remember=p.remember)
     return t.SetModelResult(model=model_info(ctx, model))
 
 

@@ -83,7 +83,8 @@ async def follow_up(ctx: "Context", p: t.QueueParams) -> t.QueuedResult:
 @method("abort", params=t.SessionRef, result=t.AbortResult, errors=(SessionNotFoundError,),
         summary="stop the current run")
 async def abort(ctx: "Context", p: t.SessionRef) -> t.AbortResult:
-    return t.AbortResult(aborted=await ctx.sessions.get(p.session_id).abort())
+    aborted, steering, follow_up = await ctx.sessions.get(p.session_id).stop()
+    return t.AbortResult(aborted=aborted, steering=steering, follow_up=follow_up)
 
 
 @method("clearQueue", params=t.SessionRef, result=t.ClearQueueResult, errors=(SessionNotFoundError,),
@@ -123,7 +124,7 @@ async def bash(ctx: "Context", p: t.BashParams) -> t.BashResult:
                         exit_code=message.exit_code, full_output_path=message.full_output_path)
 
 
-@method("abortBash", params=t.SessionRef, result=t.AbortResult, errors=(SessionNotFoundError,),
+@method("abortBash", params=t.SessionRef, result=t.AbortBashResult, errors=(SessionNotFoundError,),
         summary="stop the user's shell command")
-async def abort_bash(ctx: "Context", p: t.SessionRef) -> t.AbortResult:
-    return t.AbortResult(aborted=ctx.sessions.get(p.session_id).abort_bash())
+async def abort_bash(ctx: "Context", p: t.SessionRef) -> t.AbortBashResult:
+    return t.AbortBashResult(aborted=ctx.sessions.get(p.session_id).abort_bash())
