@@ -27,6 +27,7 @@ class LanguageFeatures:
     document_symbols: bool = False
     workspace_symbols: bool = False
     hover: bool = False
+    status: bool = False  # editor/languageStatus: which servers cover a file, which are still loading
 
 
 @attrs.define

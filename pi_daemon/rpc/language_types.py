@@ -30,6 +30,8 @@ __all__ = [
     "SymbolInformation",
     "MarkupContent",
     "Hover",
+    "LanguageStatusParams",
+    "LanguageStatusResult",
 ]
 
 
@@ -121,3 +123,15 @@ class MarkupContent:
 class Hover:
     contents: MarkupContent | str
     range: Range | None = None
+
+
+@attrs.define
+class LanguageStatusParams:
+    session_id: str
+    uri: str
+
+
+@attrs.define
+class LanguageStatusResult:
+    servers: list[str]  # the names of the editor's language servers that cover the file
+    loading: list[str]  # those of them still loading the project (indexing, LSP progress in flight)

@@ -39,8 +39,8 @@ from .initialize_types import (  # re-exported: answered before this module is l
 from .extension_types import *  # noqa: F401,F403 (the extension methods' types, re-exported)
 from .language_types import *  # noqa: F401,F403 (the editor's language features, re-exported)
 from .language_types import (DiagnosticsParams, DiagnosticsResult, DocumentSymbol, DocumentSymbolsParams, Hover,
-                             Location, ReferencesParams, SymbolInformation, TextDocumentPositionParams,
-                             WorkspaceSymbolsParams)
+                             LanguageStatusParams, LanguageStatusResult, Location, ReferencesParams,
+                             SymbolInformation, TextDocumentPositionParams, WorkspaceSymbolsParams)
 from .extension_types import McpServerInfo
 from .registry import client_request, notification
 from .session_types import *  # noqa: F401,F403 (the session methods' types, re-exported)
@@ -372,6 +372,14 @@ class PermissionScope:
 
 
 @attrs.define
+class ProposedFile:
+    """What a ``write`` or ``edit`` call would leave in its file, computed by the tool's own code."""
+    path: str  # absolute
+    text: str  # the file's whole text after the call
+    exists: bool  # the file exists now (false: the call creates it)
+
+
+@attrs.define
 class PermissionRequestParams:
     session_id: str
     tool_call_id: str
@@ -382,11 +390,13 @@ class PermissionRequestParams:
     remember: PermissionScope
     timeout_seconds: float
     parent_session_id: str | None = None  # the call is a subagent's (sessionId): the session that started it
+    proposed: ProposedFile | None = None  # write and edit: the text the call would leave (absent: it would fail)
 
 
 @attrs.define
 class PermissionRequestResult:
     outcome: PermissionOutcome
+    content: str | None = None  # allowing a write or edit: the text to write instead of the proposal
 
 
 AGENT_EVENT = notification("agent/event", params=AgentEventParams,
@@ -413,6 +423,9 @@ EDITOR_DOCUMENT_SYMBOLS = client_request("editor/documentSymbols", params=Docume
 EDITOR_WORKSPACE_SYMBOLS = client_request("editor/workspaceSymbols", params=WorkspaceSymbolsParams,
                                           result=list[SymbolInformation],
                                           summary="the workspace's symbols matching a query")
+EDITOR_LANGUAGE_STATUS = client_request("editor/languageStatus", params=LanguageStatusParams,
+                                        result=LanguageStatusResult,
+                                        summary="which language servers cover a file, and which are still loading")
 EDITOR_HOVER = client_request("editor/hover", params=TextDocumentPositionParams,
                               result=Hover | None,  # type: ignore[arg-type]  # LSP's answer may be null
                               summary="what the language server says about the symbol at a position")

@@ -593,6 +593,17 @@ export interface LanguageFeatures {
   documentSymbols?: boolean;
   workspaceSymbols?: boolean;
   hover?: boolean;
+  status?: boolean;
+}
+
+export interface LanguageStatusParams {
+  sessionId: string;
+  uri: string;
+}
+
+export interface LanguageStatusResult {
+  servers: string[];
+  loading: string[];
 }
 
 /** ``session/navigate`` moved the current position to ``targetId``; outside the tree. */
@@ -781,10 +792,12 @@ export interface PermissionRequestParams {
   remember: PermissionScope;
   timeoutSeconds: number;
   parentSessionId?: string;
+  proposed?: ProposedFile;
 }
 
 export interface PermissionRequestResult {
   outcome: PermissionOutcome;
+  content?: string | null;
 }
 
 export interface PermissionScope {
@@ -828,6 +841,13 @@ export interface PromptResult {
   disposition: "started" | "queued" | "command";
   queueId?: string;
   command?: CommandOutcome;
+}
+
+/** What a ``write`` or ``edit`` call would leave in its file, computed by the tool's own code. */
+export interface ProposedFile {
+  path: string;
+  text: string;
+  exists: boolean;
 }
 
 /** One provider as ``modelAccess`` shows it: where its key comes from, or which server it is. */
@@ -1825,6 +1845,8 @@ export interface ClientRequests {
   "editor/documentSymbols": { params: DocumentSymbolsParams; result: DocumentSymbol[] };
   /** what the language server says about the symbol at a position */
   "editor/hover": { params: TextDocumentPositionParams; result: Hover | null };
+  /** which language servers cover a file, and which are still loading */
+  "editor/languageStatus": { params: LanguageStatusParams; result: LanguageStatusResult };
   /** where the symbol at a position is used */
   "editor/references": { params: ReferencesParams; result: Location[] };
   /** the workspace's symbols matching a query */

@@ -492,6 +492,15 @@
 ---@field documentSymbols? boolean
 ---@field workspaceSymbols? boolean
 ---@field hover? boolean
+---@field status? boolean
+
+---@class pi.LanguageStatusParams
+---@field sessionId string
+---@field uri string
+
+---@class pi.LanguageStatusResult
+---@field servers string[]
+---@field loading string[]
 
 --- ``session/navigate`` moved the current position to ``targetId``; outside the tree.
 ---@class pi.LeafEntry
@@ -650,9 +659,11 @@
 ---@field remember pi.PermissionScope
 ---@field timeoutSeconds number
 ---@field parentSessionId? string
+---@field proposed? pi.ProposedFile
 
 ---@class pi.PermissionRequestResult
 ---@field outcome pi.PermissionOutcome
+---@field content? string|nil
 
 ---@class pi.PermissionScope
 ---@field scope "exact"|"prefix"|"path"|"tool"
@@ -687,6 +698,12 @@
 ---@field disposition "started"|"queued"|"command"
 ---@field queueId? string
 ---@field command? pi.CommandOutcome
+
+--- What a ``write`` or ``edit`` call would leave in its file, computed by the tool's own code.
+---@class pi.ProposedFile
+---@field path string
+---@field text string
+---@field exists boolean
 
 --- One provider as ``modelAccess`` shows it: where its key comes from, or which server it is.
 ---@class pi.ProviderAccess
@@ -1469,6 +1486,7 @@
 -- editor/diagnostics: params pi.DiagnosticsParams, result pi.DiagnosticsResult
 -- editor/documentSymbols: params pi.DocumentSymbolsParams, result pi.DocumentSymbol[]
 -- editor/hover: params pi.TextDocumentPositionParams, result pi.Hover|nil
+-- editor/languageStatus: params pi.LanguageStatusParams, result pi.LanguageStatusResult
 -- editor/references: params pi.ReferencesParams, result pi.Location[]
 -- editor/workspaceSymbols: params pi.WorkspaceSymbolsParams, result pi.SymbolInformation[]
 -- fs/readTextFile: params pi.ReadTextFileParams, result pi.ReadTextFileResult
