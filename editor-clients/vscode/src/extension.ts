@@ -477,7 +477,8 @@ export async function activate(extensionContext: vscode.ExtensionContext): Promi
   status.show();
   modes = new ModeIndicator(host);
   documents = new SessionDocuments(host);
-  permissions = new PermissionReview(() => client?.workspace ?? "", (sessionId, m) => tabs.post(sessionId, m) || post(m));
+  permissions = new PermissionReview(() => client?.workspace ?? "", (sessionId, m) => tabs.post(sessionId, m) || post(m),
+                                     async (sessionId) => (await (await ensureClient()).request("getState", { sessionId })).sandbox);
   context.subscriptions.push(reportDirty(lazyClient), modes, permissions,
     vscode.workspace.registerTextDocumentContentProvider(SessionDocuments.scheme, documents));
   registerReview(context, lazyClient);

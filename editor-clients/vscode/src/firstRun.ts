@@ -15,6 +15,8 @@ export function modelMissing(error: any): { reason: string; provider?: string } 
   return error?.code === -32004 && (data?.reason === "noModel" || data?.reason === "missingKey") ? data : undefined;
 }
 
+type Choice = vscode.QuickPickItem & { run?: () => Promise<boolean> };
+
 // Leads the user to a model; true once one is set (the kept prompt can go).
 export async function chooseModel(client: PiClient, secrets: Secrets,
                                   missing: { reason: string; provider?: string }): Promise<boolean> {

@@ -3,7 +3,7 @@
 // the daemon's `modelAccess` answers it. One place: a key entered, replaced or removed here is what
 // the next start sends. No `vscode` import: node --test drives it against the real daemon.
 
-import type { AgentEvent, ModelAccessResult, PiClient, ProviderAccess } from "./rpcClient";
+import type { AgentEvent, AssistantMessage, ModelAccessResult, PiClient, ProviderAccess } from "./rpcClient";
 
 export const KEY_PROVIDERS = ["anthropic", "openai", "openrouter", "google"];
 const secretName = (provider: string) => `pi.apiKey.${provider}`;
@@ -64,7 +64,7 @@ export const MANAGE_ACCESS = "Manage Model Access";
 // MANAGE_ACCESS as its button.
 export function authFailure(event: AgentEvent): { provider: string; text: string } | undefined {
   if (event.type !== "message_end" || event.message.role !== "assistant") return undefined;
-  const message = event.message;
+  const message = event.message as AssistantMessage;
   if (message.errorKind !== "auth") return undefined;
   const provider = message.errorProvider ?? "the provider";
   return { provider, text: `${provider} refused the credentials. Enter another key or choose another model in ${MANAGE_ACCESS}.` };
