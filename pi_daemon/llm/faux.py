@@ -28,6 +28,7 @@ from ..messages import (
     Usage,
     user_text,
 )
+from . import picker
 from .cost import apply_cost
 from .model import Context, Model, ModelCost, StreamOptions
 from .stream import BlockStartEvent, StreamBuilder, register_api
@@ -212,9 +213,9 @@ def echo_reply(context: Context) -> AssistantMessage:
     """The offline demo's answer: it repeats what the user said last."""
     last = next((m for m in reversed(context.messages) if m.role == "user"), None)
     said = user_text(last) if last is not None else ""
+    how = picker.choose_model("configure one in .pi/models.json or pass --model provider/id")
     return text_reply(
-        f"You said: {said}\n\n(This is pi-daemon's offline faux model. Configure a real "
-        "model in .pi/models.json or pass --model provider/id.)",
+        f"You said: {said}\n\n(This is pi-daemon's offline faux model. To talk to a real model, {how}.)",
         thinking="The user wants an answer; the faux model can only echo.",
     )
 

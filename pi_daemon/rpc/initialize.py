@@ -14,6 +14,7 @@ from __future__ import annotations
 import attrs
 
 from .. import __version__
+from ..llm import picker
 from ..wire.errors import InvalidRequest
 from ..wire.framing import CONTENT_LENGTH, NDJSON
 from .initialize_names import EVENT_NAMES, NOTIFICATION_NAMES, REQUEST_NAMES, THINKING_LEVEL_NAMES
@@ -55,6 +56,7 @@ def initialize(params: InitializeParams, state: ClientState, max_frame_bytes: in
     state.initialized = True
     state.protocol_version = params.protocol_version
     state.client_name = params.client_info.name if params.client_info else None
+    picker.set_phrase(params.client_info.model_picker if params.client_info else None)
     state.permissions = params.capabilities.permissions
     state.workspace_trust = params.capabilities.workspace_trust
     state.allowed_roots = list(params.allowed_roots or [])

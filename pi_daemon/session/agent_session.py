@@ -30,6 +30,7 @@ from ..events import (
     ThinkingLevelChanged, ToolExecutionEnd,
 )
 from ..llm.errors import ProviderErrorDetail, is_context_overflow, is_retryable
+from ..llm import picker
 from ..llm.model import THINKING_LEVELS, Model
 from ..llm.registry import ModelRegistry, ModelUnavailable
 from ..messages import BashExecutionMessage, ImageContent, SlashCommandUse, TextContent
@@ -177,7 +178,8 @@ class AgentSession:
             raise SessionError("model", f"no model: this session's {reason}; or choose another (setModel)",
                                {"reason": "untrustedWorkspace", "provider": provider})
         if self.model is None:
-            raise SessionError("model", "no model is selected: pass --model provider/id or call setModel",
+            how = picker.choose_model("pass --model provider/id or call setModel")
+            raise SessionError("model", f"no model is selected: {how}",
                                {"reason": "noModel"})
         try:
             return self.registry.usable(self.model)

@@ -434,7 +434,10 @@ class SessionManager:
                 return None
 
         if self.default_model is not None:
-            self.default_model = current(self.default_model)
+            try:
+                self.default_model = self.registry.find(self.default_model.provider, self.default_model.id)
+            except ModelUnavailable:  # its server was removed: as at a start without it
+                self.default_model = self.registry.default(None)
         elif (model := withheld(self.registry.default_withheld)) is not None:  # ``--model`` names its provider
             self.default_model = model
         for session in self.sessions.values():

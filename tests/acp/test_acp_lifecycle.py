@@ -302,3 +302,18 @@ def test_logout_forgets_the_keys_until_restart(ws):
     after = daemon.request("authenticate", {"methodId": "openai"})
     assert after["error"]["code"] == -32000 and "OPENAI_API_KEY is not set" in after["error"]["message"]
     stop(daemon)
+
+
+def test_the_model_chosen_through_the_option_is_remembered_as_the_users_default(ws, tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    daemon = start(ws, [text("scripted")], env=clean_env(str(home)))
+    session_id = new_session(daemon, ws)
+    answer = daemon.request("session/set_config_option", {"sessionId": session_id, "configId": "model",
+                                                          "value": "faux/echo"})
+    assert {o["id"]: o["currentValue"] for o in answer["result"]["configOptions"]}["model"] == "faux/echo"
+    settings = json.loads((home / "settings.json").read_text())
+    assert (settings["defaultProvider"], settings["defaultModel"]) == ("faux", "echo")
+    fresh = daemon.request("session/new", {"cwd": str(ws), "mcpServers": []})["result"]
+    assert {o["id"]: o["currentValue"] for o in fresh["configOptions"]}["model"] == "faux/echo"
+    stop(daemon)

@@ -65,6 +65,6 @@ def test_prompt_too_long_is_an_overflow_and_abort_keeps_the_partial_answer(spawn
     server.script(Reply(body=body, piece=80, stall_after=len(body) // 2))
     d.call("prompt", {"text": "stream"})
     d.wait_event("message_update", 5)
-    assert d.call("abort") == {"aborted": True}
+    assert d.call("abort") == {"aborted": True, "steering": [], "followUp": []}
     final = final_message(d, 2)
     assert final["stopReason"] == "aborted" and final["content"][0]["text"].startswith("chunk chunk")

@@ -122,7 +122,7 @@ def test_abort_mid_stream(spawn, tmp_path, server):
     d = spawn("--model", "google/gemini-2.5-flash", **gemini_via(tmp_path, server))
     d.call("prompt", {"text": "go"})
     d.wait_event("message_update", 5)
-    assert d.call("abort") == {"aborted": True}
+    assert d.call("abort") == {"aborted": True, "steering": [], "followUp": []}
     final = final_message(d)
     assert final["stopReason"] == "aborted" and final["content"][0]["text"].startswith("tok tok")
 

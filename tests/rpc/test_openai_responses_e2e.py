@@ -116,7 +116,7 @@ def test_abort_mid_stream_keeps_what_arrived(spawn, tmp_path, server):
     d = spawn("--model", "openai/gpt-5", **openai_via(tmp_path, server))
     d.call("prompt", {"text": "go"})
     d.wait_event("message_update", 5)
-    assert d.call("abort") == {"aborted": True}
+    assert d.call("abort") == {"aborted": True, "steering": [], "followUp": []}
     final = final_message(d)
     assert final["stopReason"] == "aborted" and final["content"][0]["text"].startswith("word word")
     assert "auto_retry_start" not in d.event_types()

@@ -87,7 +87,7 @@ def test_abort_mid_stream_through_the_daemon(spawn, tmp_path, server):
     d = spawn("--model", "local/coder", cwd=workspace_with(tmp_path, server))
     d.call("prompt", {"text": "go"})
     d.wait_event("message_update", 4)
-    assert d.call("abort") == {"aborted": True}
+    assert d.call("abort") == {"aborted": True, "steering": [], "followUp": []}
     final = settled_message(d)
     assert final["stopReason"] == "aborted" and final["content"][0]["text"].startswith("tok tok")
     assert "auto_retry_start" not in d.event_types()

@@ -44,29 +44,46 @@ def test_prompt_while_busy_is_refused_unless_queued(spawn, tmp_path):
     assert queue_updates[-1] == {"type": "queue_update", "steering": [], "followUp": [], "items": []}
 
 
-def test_abort_answers_after_the_run_stopped(spawn, tmp_path):
+def test_abort_answers_after_the_run_stopped_and_gives_back_what_was_queued(spawn, tmp_path):
     d = spawn("--faux-script", slow_script(tmp_path, [text("b" * 500), text("resumed"), text("and then")]),
               "--model", "faux/slow")
     d.call("prompt", {"text": "go"})
     d.wait_event("message_update", 5)
     d.call("followUp", {"text": "keep me"})
-    assert d.call("abort") == {"aborted": True}
-    # By the time abort answered, the run had settled.
+    d.call("steer", {"text": "steer me"})
+    d.call("followUp", {"text": "and me"})
+    assert d.call("abort") == {"aborted": True, "steering": ["steer me"], "followUp": ["keep me", "and me"]}
+    # By the time abort answered, the run had settled and the queues were empty.
     assert d.event_types()[-1] in ("agent_settled", "queue_update")
     settled = d.wait_event("agent_settled")["event"]
     assert settled == {"type": "agent_settled", "aborted": True}
     final = [e["event"] for e in d.events if e["event"]["type"] == "message_end"][-1]["message"]
     assert final["stopReason"] == "aborted" and 0 < len(final["content"][0]["text"]) < 500
+    updates = [e["event"] for e in d.events if e["event"]["type"] == "queue_update"]
+    assert updates[-1] == {"type": "queue_update", "steering": [], "followUp": [], "items": []}
     state = d.call("getState")
-    assert state["isStreaming"] is False and state["queue"]["followUp"] == ["keep me"]
-    assert d.call("abort") == {"aborted": False}
-    # Nothing started by itself; continue asks the model again, then delivers the follow-up.
+    assert state["isStreaming"] is False and state["pendingMessageCount"] == 0
+    assert d.call("abort") == {"aborted": False, "steering": [], "followUp": []}
+    # Nothing started by itself, and nothing queued fires with the next run.
     assert d.call("continue") == {"disposition": "started"}
     d.wait_event("agent_settled", 2)
     messages = d.call("getMessages")["messages"]
-    assert [m["role"] for m in messages] == ["user", "assistant", "assistant", "user", "assistant"]
-    assert messages[2]["content"][0]["text"] == "resumed" and messages[3]["content"] == "keep me"
-    assert messages[4]["content"][0]["text"] == "and then"
+    assert [m["role"] for m in messages] == ["user", "assistant", "assistant"]
+    assert messages[2]["content"][0]["text"] == "resumed"
+
+
+def test_abort_while_idle_gives_back_a_queue_left_by_a_loaded_session(spawn, tmp_path):
+    d = spawn("--faux-script", slow_script(tmp_path, [text("d" * 400)]), "--model", "faux/slow")
+    d.call("prompt", {"text": "go"})
+    d.wait_event("message_update", 3)
+    d.call("followUp", {"text": "left over"})
+    d.kill()  # the queued message stays in the session file
+    again = spawn("--faux-script", slow_script(tmp_path, [text("d" * 400)]), "--model", "faux/slow")
+    listed = again.call("session/list")["sessions"]
+    again.call("session/load", {"sessionId": listed[0]["sessionId"]})
+    assert again.call("getState")["queue"]["followUp"] == ["left over"]
+    assert again.call("abort") == {"aborted": False, "steering": [], "followUp": ["left over"]}
+    assert again.call("getState")["pendingMessageCount"] == 0
 
 
 def test_clear_queue_returns_the_texts(spawn, tmp_path):
@@ -152,7 +169,7 @@ def test_abort_during_a_retry_wait(spawn, tmp_path):
     d.call("setAutoRetry", {"baseDelayMs": 5000})
     d.call("prompt", {"text": "go"})
     d.wait_event("auto_retry_start")
-    assert d.call("abort") == {"aborted": True}
+    assert d.call("abort") == {"aborted": True, "steering": [], "followUp": []}
     assert d.events[-1]["event"] == {"type": "agent_settled", "aborted": True}
     assert [e["event"] for e in d.events if e["event"]["type"] == "auto_retry_end"] == [
         {"type": "auto_retry_end", "success": False, "attempt": 1, "finalError": "aborted"}]

@@ -125,7 +125,7 @@ def test_abort_while_a_permission_request_is_pending(spawn, tmp_path, server):
     d.call("initialize", {"capabilities": {"permissions": True}})
     d.call("prompt", {"text": "go"})
     request = d.wait_server_request("permission/request")  # never answered
-    assert d.call("abort") == {"aborted": True}
+    assert d.call("abort") == {"aborted": True, "steering": [], "followUp": []}
     d._wait(lambda: any(m.get("method") == "$/cancelRequest" for m in d.other), 5, "$/cancelRequest")
     cancel = next(m for m in d.other if m.get("method") == "$/cancelRequest")
     assert cancel["params"] == {"id": request["id"]}

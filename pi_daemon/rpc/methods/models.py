@@ -45,9 +45,7 @@ async def list_models(ctx: "Context", p: t.Empty) -> t.ListModelsResult:
 @method("setApiKey", params=t.SetApiKeyParams, result=t.ModelsResult, errors=(InvalidParams,),
         summary="hold a hosted provider's API key for the daemon's life")
 async def set_api_key(ctx: "Context", p: t.SetApiKeyParams) -> t.ModelsResult:
-    if p.provider not in PROVIDERS:
-        raise InvalidParams(f"invalid params: params.provider: {p.provider[:100]!r} takes no key here; "
-                            f"the hosted providers are {', '.join(sorted(PROVIDERS))}")
+    _hosted(p.provider)
     if not p.key or len(p.key) > MAX_KEY_CHARS or any(c.isspace() or not c.isprintable() for c in p.key):
         raise InvalidParams(f"invalid params: params.key: a key is 1 to {MAX_KEY_CHARS} printable characters "
                             "without spaces")
@@ -65,9 +63,7 @@ async def model_access(ctx: "Context", p: t.Empty) -> t.ModelAccessResult:
 @method("removeApiKey", params=t.RemoveApiKeyParams, result=t.ModelAccessResult, errors=(InvalidParams,),
         summary="forget the key setApiKey gave a hosted provider")
 async def remove_api_key(ctx: "Context", p: t.RemoveApiKeyParams) -> t.ModelAccessResult:
-    if p.provider not in PROVIDERS:
-        raise InvalidParams(f"invalid params: params.provider: {p.provider[:100]!r} takes no key here; "
-                            f"the hosted providers are {', '.join(sorted(PROVIDERS))}")
+    _hosted(p.provider)
     access.forget_key(p.provider)
     return _access(ctx)
 
@@ -80,7 +76,14 @@ async def remove_model_server(ctx: "Context", p: t.RemoveModelServerParams) -> t
     except ServerRefused as exc:
         raise InvalidParams(f"invalid params: params.name: {exc}") from None
     ctx.registry.reload()
+    ctx.sessions.refresh_models()
     return _access(ctx)
+
+
+def _hosted(provider: str) -> None:
+    if provider not in PROVIDERS:
+        raise InvalidParams(f"invalid params: params.provider: {provider[:100]!r} takes no key here; "
+                            f"the hosted providers are {', '.join(sorted(PROVIDERS))}")
 
 
 def _access(ctx: "Context") -> t.ModelAccessResult:
