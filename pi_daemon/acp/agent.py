@@ -40,7 +40,7 @@ from ..session.listing import list_sessions
 from ..session.rebuild import entry_usage, readable_message, total_cost, usage_cost
 from ..guard.modes import MODES
 from ..guard.permission_rules import Rule, describe
-from ..guard.permissions import OUTCOMES, TIMED_OUT
+from ..guard.permissions import OUTCOMES, TIMED_OUT, Answer
 from ..wire.errors import AuthRequired, InternalError, SessionNotFoundError, invalid_params
 from ..wire.peer import ClientError, Peer
 from . import config
@@ -430,8 +430,9 @@ class AcpAgent:
     # --- permission ---------------------------------------------------------------------
 
     async def ask_permission(self, session_id: str, call_id: str, tool: str, args: dict[str, Any], title: str,
-                             options: list[str], rule: Rule) -> str | None:
-        """``session/request_permission``; the chosen option id is the native outcome."""
+                             options: list[str], rule: Rule, proposal: Any = None) -> Answer | None:
+        """``session/request_permission``; the chosen option id is the native outcome. ACP's answer
+        carries no text of the user's, so the proposal is shown only as the call's diffs."""
         if self.peer.closed:
             return None
         shown, subagent = asking_session(self.manager.sessions.get(session_id), self.tracked)
@@ -457,14 +458,14 @@ class AcpAgent:
         except TimeoutError:
             log.warning("session/request_permission for %s was not answered within %g s: refused", call_id,
                         timeout)
-            return TIMED_OUT
+            return Answer(TIMED_OUT)
         except ClientError as exc:
             log.warning("session/request_permission for %s failed: %s", call_id, exc)
-            return "cancelled"
+            return Answer("cancelled")
         outcome = result.get("outcome") if isinstance(result, dict) else None
         if isinstance(outcome, dict) and outcome.get("outcome") == "selected" and outcome.get("optionId") in OUTCOMES:
-            return str(outcome["optionId"])
-        return "cancelled"
+            return Answer(str(outcome["optionId"]))
+        return Answer("cancelled")
 
     # --- modes and configuration ----------------------------------------------------------
 

@@ -62,6 +62,10 @@ class ToolCallContext:
     args: dict[str, Any]
     assistant_message: AssistantMessage
     tool: Any = None  # the tool called
+    # set by a before hook that asked the user: what the call would leave in its file (``Tool.propose``),
+    # and the text the user accepted instead of it (then the tool writes that: ``Tool.execute_accepted``)
+    proposal: Any = None
+    accepted: str | None = None
 
 
 BeforeToolCall = Callable[[ToolCallContext, CancelToken], Awaitable[str | None]]
@@ -191,7 +195,11 @@ class ToolBatch:
         started = time.monotonic()
         try:
             self.cancel.raise_if_cancelled()
-            value = await tool.execute(call.id, args, self.cancel, on_update)
+            if context.accepted is not None and context.proposal is not None:
+                value = await tool.execute_accepted(call.id, args, context.proposal, context.accepted,
+                                                    self.cancel, on_update)
+            else:
+                value = await tool.execute(call.id, args, self.cancel, on_update)
             result = ToolResult.text(value) if isinstance(value, str) else value
             is_error = bool(result.is_error)
         except (Cancelled, asyncio.CancelledError):

@@ -24,6 +24,8 @@ import logging
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
+import attrs
+
 from . import trust
 from ..mcp.names import is_mcp_tool
 from ..cancel import CancelToken, Cancelled, race
@@ -39,9 +41,18 @@ OUTCOMES = ("allow_once", "allow_session", "allow_always", "reject_once", "rejec
 OPTIONS = OUTCOMES[:5]
 TIMED_OUT = "timeout"  # what an asker returns when nobody answered in time (never on the wire)
 
-# (session id, tool call id, tool name, args, title, options, rule "always" would remember)
-#   -> an outcome, TIMED_OUT, or None: nobody to ask
-Asker = Callable[[str, str, str, dict[str, Any], str, list[str], Rule], Awaitable[str | None]]
+
+
+@attrs.frozen
+class Answer:
+    outcome: str  # one of OUTCOMES, or TIMED_OUT
+    content: str | None = None  # allowing a call that proposed a file text: the text the user accepts instead
+
+
+# (session id, tool call id, tool name, args, title, options, rule "always" would remember,
+#  what a write or edit would leave in its file: a ``tools.base.Proposal`` or None)
+#   -> the answer, or None: nobody to ask
+Asker = Callable[[str, str, str, dict[str, Any], str, list[str], Rule, Any], Awaitable[Answer | None]]
 
 
 def title_for(tool: str, args: dict[str, Any]) -> str:
@@ -130,19 +141,19 @@ class PermissionGate:
         if decided == "reject":
             return f"the user has declined {tool} calls like this one for good"
         rule = rule_for(tool, args, self.root)
-        outcome = None
+        answer = None
         if self.asker is not None:
             try:
-                outcome = await race(self.asker(session_id, ctx.tool_call.id, tool, args, title_for(tool, args),
-                                                list(OPTIONS), rule), cancel)
+                answer = await race(self._ask(session_id, ctx, rule), cancel)
             except Cancelled:
                 return "the run was aborted while the user was being asked"
-        if outcome is None:
+        if answer is None:
             if in_git(tool, args):
                 return (f"{args.get('path')!r} is inside .git/, whose configuration and hooks git runs as programs: "
                         "changing it needs the user's explicit permission each time (no flag or policy gives it), "
                         "and no client that can ask is connected")
             return None if self.without_client == "allow" else how_to_allow(tool)
+        outcome = answer.outcome
         if outcome == TIMED_OUT:
             return (f"nobody answered the permission request for this {tool} call in time, so it was "
                     "not run; do not retry it unchanged")
@@ -151,7 +162,19 @@ class PermissionGate:
         elif outcome in ("allow_always", "reject_always"):
             self.remembered.add("allow" if outcome == "allow_always" else "reject", rule)
         if outcome.startswith("allow"):
+            proposal = getattr(ctx, "proposal", None)
+            if answer.content is not None and proposal is not None and answer.content != proposal.text:
+                ctx.accepted = answer.content  # the tool writes the user's version
             return None
         if outcome == "cancelled":
             return "the permission request was cancelled; the call was not run"
         return f"the user declined to allow this {tool} call; do not retry it unchanged — ask or try another way"
+
+    async def _ask(self, session_id: str, ctx: Any, rule: Rule) -> Answer | None:
+        """Ask the user, showing what a write or edit would leave in its file (its tool's own proposal)."""
+        assert self.asker is not None
+        tool, args = ctx.tool_call.name, ctx.args
+        propose = getattr(getattr(ctx, "tool", None), "propose", None)
+        ctx.proposal = await propose(args) if propose is not None else None
+        return await self.asker(session_id, ctx.tool_call.id, tool, args, title_for(tool, args), list(OPTIONS),
+                                rule, ctx.proposal)

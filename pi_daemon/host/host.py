@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any, Awaitable, Callable, Literal, cast
+from typing import Any, Callable, Literal, cast
 
 from .. import procs, settings
 from ..commands.catalog import Catalog
@@ -24,7 +24,7 @@ from ..session.manager import default_tools
 from ..tools.language import DEFAULT_DIAGNOSTICS_WAIT_MS, MAX_DIAGNOSTICS_WAIT_MS
 from ..guard import sandbox
 from ..guard.permission_rules import ASK_DEFAULT
-from ..guard.permissions import PermissionGate
+from ..guard.permissions import Asker, PermissionGate
 from ..guard.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -47,7 +47,7 @@ class Host:
         default_model: Any,
         allowed_tools: tuple[str, ...],
         permission_timeout: float | None,
-        asker: Callable[..., Awaitable[str | None]],
+        asker: Asker,
         on_open: Callable[[AgentSession], None],
         file_access: Callable[[str, Any], Any] | None = None,
         language: Callable[[str], Any] | None = None,

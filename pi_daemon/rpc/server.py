@@ -30,7 +30,8 @@ from ..host.host import Host
 from ..llm.registry import ModelRegistry
 from ..session import AgentSession
 from ..guard.permission_rules import Rule, describe
-from ..guard.permissions import OUTCOMES, TIMED_OUT
+from ..guard.permissions import OUTCOMES, TIMED_OUT, Answer
+from ..tools.base import Proposal
 from ..wire.peer import ClientError, Peer
 from ..wire.transport import FrameReader, FrameWriter
 from ..wire.framing import encode
@@ -43,12 +44,24 @@ from .editor_language import EditorLanguage, features_of
 from .initialize import ClientState
 from .notify import EventSender
 from .registry import METHODS
-from .types import PERMISSION_REQUEST, PermissionOutcome, PermissionRequestParams, PermissionScope, Scope
+from .types import (PERMISSION_REQUEST, PermissionOutcome, PermissionRequestParams, PermissionScope, ProposedFile,
+                    Scope)
 from .workspace_trust import WorkspaceTrust
 
 log = logging.getLogger(__name__)
 
 EDITOR_TIMEOUT_S = 60.0
+
+
+def answer_of(result: Any) -> Answer:
+    """A ``permission/request`` answer; one of another shape (an unknown outcome, a ``content`` that is
+    not a string) counts as ``cancelled``. (The wire refuses a lone surrogate before it gets here.)"""
+    outcome = result.get("outcome") if isinstance(result, dict) else None
+    content = result.get("content") if isinstance(result, dict) else None
+    if outcome not in OUTCOMES or not isinstance(content, (str, type(None))):
+        log.warning("permission/request answered with an unknown outcome or a content that is not text: cancelled")
+        return Answer("cancelled")
+    return Answer(outcome, content)
 
 
 class NativeFace:
@@ -102,7 +115,7 @@ class NativeFace:
         session.subscribe(EventSender(session.id, self.writer, self.send_frame, self.ctx.event_seqs))
 
     async def ask_permission(self, session_id: str, call_id: str, tool: str, args: dict[str, Any], title: str,
-                             options: list[str], rule: Rule) -> str | None:
+                             options: list[str], rule: Rule, proposal: Proposal | None = None) -> Answer | None:
         """Ask the client (``permission/request``); None when it cannot be asked."""
         if not self.ctx.client.permissions or self.peer.closed:
             return None
@@ -112,7 +125,9 @@ class NativeFace:
             session_id=session_id, tool_call_id=call_id, tool_name=tool, args=args, title=title,
             options=typing.cast(list[PermissionOutcome], options),
             remember=PermissionScope(scope=typing.cast(Scope, rule.scope), pattern=rule.pattern, label=describe(rule)),
-            timeout_seconds=timeout, parent_session_id=asking.parent_session_id if asking is not None else None))
+            timeout_seconds=timeout, parent_session_id=asking.parent_session_id if asking is not None else None,
+            proposed=None if proposal is None else ProposedFile(path=str(proposal.path), text=proposal.text,
+                                                                 exists=proposal.exists)))
         msg_id = f"permission-{uuid.uuid4().hex[:12]}"
         try:
             result = await self.peer.request(PERMISSION_REQUEST.name, params, timeout=timeout, msg_id=msg_id)
@@ -122,12 +137,11 @@ class NativeFace:
             if session is not None:
                 await session.observers.emit(PermissionTimeout(
                     tool_call_id=call_id, tool_name=tool, timeout_seconds=timeout))
-            return TIMED_OUT
+            return Answer(TIMED_OUT)
         except ClientError as exc:
             log.warning("permission/request %s failed: %s", msg_id, exc)
-            return "cancelled"
-        outcome = result.get("outcome") if isinstance(result, dict) else None
-        return outcome if outcome in OUTCOMES else "cancelled"
+            return Answer("cancelled")
+        return answer_of(result)
 
     async def ask_editor(self, method: str, params: dict[str, Any]) -> Any:
         """An ``fs/*``, ``workspace/applyEdit`` or ``editor/*`` request; every failure is an OSError for the tool."""

@@ -29,21 +29,23 @@ class BashDetails:
 @attrs.define
 class WriteDetails:
     """The file written (absolute path), whether it was created, and what it broke (with
-    the client's diagnostics)."""
+    the client's diagnostics); ``user_edited``: the user's version was written, not the model's."""
 
     path: str
     created: bool
     introduced: list[IntroducedDiagnostic] | None = None
+    user_edited: bool | None = None
 
 
 @attrs.define
 class EditDetails:
     """The file edited (absolute path), the unified diff of the change, and what it broke
-    (with the client's diagnostics)."""
+    (with the client's diagnostics); ``user_edited``: the user's version was written, not the model's."""
 
     path: str
     diff: str
     introduced: list[IntroducedDiagnostic] | None = None
+    user_edited: bool | None = None
 
 
 TOOL_DETAILS: dict[str, type] = {"bash": BashDetails, "write": WriteDetails, "edit": EditDetails}

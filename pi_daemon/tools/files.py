@@ -1,17 +1,23 @@
-"""File tools: ``read``, ``write`` and ``edit``; they reach files through their :mod:`.file_access`."""
+"""File tools: ``read``, ``write`` and ``edit``; they reach files through their :mod:`.file_access`.
+
+``write`` and ``edit`` propose the text a call would leave (the user reviews it before allowing
+the call) and, when the user accepts another text instead, write exactly that and tell the model
+what the user changed (a unified diff, proposal → written).
+"""
 
 from __future__ import annotations
 
 import base64
 import difflib
+import os
 import re
 from typing import Any
 
 from ..cancel import CancelToken
 from ..messages import ImageContent, TextContent, ToolResult
-from .base import ToolUpdate
+from .base import Proposal, ToolUpdate
 from .file_access import looks_binary
-from ..guard.workspace import EDIT, READ, WRITE
+from ..guard.workspace import EDIT, READ, WRITE, PathRefused
 from .workspace_tool import WorkspaceTool, failure
 
 MAX_LINES = 2000
@@ -19,6 +25,53 @@ MAX_BYTES = 50 * 1024
 IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
                ".webp": "image/webp"}
 MAGIC = {b"\x89PNG": "image/png", b"\xff\xd8\xff": "image/jpeg", b"GIF8": "image/gif"}
+MAX_DIFF_LINES = 200  # of the diff proposal -> written that a result shows the model
+USER_EDITED = "The user changed your edit before accepting it. What was written differs from your proposal:"
+
+
+def unified_diff(before: str, after: str, shown: str) -> str:
+    return "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
+                                        f"a/{shown}", f"b/{shown}"))
+
+
+def bounded(diff: str) -> str:
+    lines = diff.splitlines()
+    more = len(lines) - MAX_DIFF_LINES
+    return "\n".join(lines[:MAX_DIFF_LINES]) + (f"\n[{more} more diff lines not shown]" if more > 0 else "")
+
+
+class ProposingTool(WorkspaceTool):
+    """``write`` or ``edit``: a call changes one file, whose new text it can say before it runs."""
+
+    purpose = WRITE
+
+    async def execute_accepted(self, call_id: str, args: dict[str, Any], proposal: Proposal, text: str,
+                               cancel: CancelToken, on_update: ToolUpdate) -> ToolResult | str:
+        try:
+            return await self._write_accepted(args, proposal, text)
+        except PathRefused as exc:
+            return failure(str(exc))
+
+    async def _write_accepted(self, args: dict[str, Any], proposal: Proposal, text: str) -> ToolResult:
+        data = text.encode("utf-8")
+        try:
+            target = self.workspace.locate(args["path"], self.purpose).path
+            async with self.workspace.lock(target):
+                before = await self.files.current(args["path"]) if self.purpose == EDIT else None
+                existed, target = await self.files.write(args["path"], data, self.purpose)
+        except OSError as exc:
+            return failure(f"cannot write the user's version of {args['path']!r}: {exc.strerror or exc}")
+        shown = self.workspace.show(target)
+        changed = bounded(unified_diff(proposal.text, text, shown))
+        details: dict[str, Any] = {"path": str(target), "userEdited": True}
+        if before is None:
+            details["created"] = not existed
+        else:  # an edit's details.diff is what changed in the file
+            details["diff"] = unified_diff((before[0] or b"").decode("utf-8", "replace")
+                                           .replace("\r\n", "\n").replace("\r", "\n"), text, shown)
+        verb = "Overwrote" if existed else "Created"
+        return ToolResult.text(f"{verb} {shown} ({len(data)} bytes) with the user's version.\n\n"
+                               f"{USER_EDITED}\n{changed}", details=details)
 
 
 class ReadTool(WorkspaceTool):
@@ -91,7 +144,7 @@ class ReadTool(WorkspaceTool):
         return "\n".join(out) if out else "(empty file)"
 
 
-class WriteTool(WorkspaceTool):
+class WriteTool(ProposingTool):
     name = "write"
     description = "Create or overwrite a file of the workspace with the given content; parent folders are created."
     parameters = {
@@ -115,6 +168,13 @@ class WriteTool(WorkspaceTool):
         verb = "Overwrote" if existed else "Created"
         return ToolResult.text(f"{verb} {self.workspace.show(target)} ({size} bytes)",
                                details={"path": str(target), "created": not existed})
+
+    async def propose(self, args: dict[str, Any]) -> Proposal | None:
+        try:
+            target = self.workspace.locate(args["path"], WRITE).path
+        except PathRefused:
+            return None
+        return Proposal(target, args["content"], os.path.lexists(target))
 
 
 _QUOTES = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"', "\u00a0": " "})
@@ -150,7 +210,8 @@ def _find(original: str, old: str) -> list[tuple[int, int]]:
     return spans
 
 
-class EditTool(WorkspaceTool):
+class EditTool(ProposingTool):
+    purpose = EDIT
     name = "edit"
     description = (
         "Edit a file by replacing text. Each oldText must appear exactly once in the current file "
@@ -175,14 +236,25 @@ class EditTool(WorkspaceTool):
         "additionalProperties": False,
     }
 
+    async def _updated(self, args: dict[str, Any]) -> tuple[str, str | ToolResult, Any]:
+        """(the file's text, the text the edits make of it or the failure, its path)."""
+        data, target = await self.files.read(args["path"], EDIT)
+        # as text mode reads it: line ends become \n (and are written back so)
+        original = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+        return original, self._apply(original, args["edits"], self.workspace.show(target)), target
+
+    async def propose(self, args: dict[str, Any]) -> Proposal | None:
+        try:
+            _, updated, target = await self._updated(args)
+        except (OSError, PathRefused, UnicodeDecodeError):
+            return None
+        return None if isinstance(updated, ToolResult) else Proposal(target, updated, True)
+
     async def run(self, args: dict[str, Any], cancel: CancelToken, on_update: ToolUpdate) -> ToolResult:
         try:
             target = self.workspace.locate(args["path"], EDIT).path
             async with self.workspace.lock(target):
-                data, target = await self.files.read(args["path"], EDIT)
-                # as text mode reads it: line ends become \n (and are written back so)
-                original = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
-                updated = self._apply(original, args["edits"], self.workspace.show(target))
+                original, updated, target = await self._updated(args)
                 if isinstance(updated, ToolResult):
                     return updated
                 _, target = await self.files.write(args["path"], updated.encode("utf-8"), EDIT)
@@ -191,8 +263,7 @@ class EditTool(WorkspaceTool):
         except OSError as exc:
             return failure(f"cannot edit {args['path']!r}: {exc.strerror}")
         shown = self.workspace.show(target)
-        diff = "".join(difflib.unified_diff(original.splitlines(keepends=True), updated.splitlines(keepends=True),
-                                            f"a/{shown}", f"b/{shown}"))
+        diff = unified_diff(original, updated, shown)
         return ToolResult.text(f"Applied {len(args['edits'])} edit(s) to {shown}\n\n{diff}",
                                details={"path": str(target), "diff": diff})
 

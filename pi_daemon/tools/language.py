@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
 from urllib.parse import unquote, urlparse
 
 from ..cancel import CancelToken
 from ..messages import TextContent, ToolResult
-from .base import Tool, ToolUpdate
+from .base import Proposal, Tool, ToolUpdate
 from ..guard.workspace import READ, PathRefused
 from .workspace_tool import WorkspaceTool, failure
 
@@ -329,14 +329,25 @@ class CheckedEdit(Tool):
             return None  # the check is a help, never the edit's failure
         return [d for _, diagnostics in found for d in diagnostics if int(d.severity or 1) <= 2]
 
+    async def propose(self, args: dict[str, Any]) -> Proposal | None:
+        return await self.inner.propose(args)
+
     async def execute(self, call_id: str, args: dict[str, Any], cancel: CancelToken,
                       on_update: ToolUpdate) -> ToolResult | str:
+        return await self._checked(args, lambda: self.inner.execute(call_id, args, cancel, on_update))
+
+    async def execute_accepted(self, call_id: str, args: dict[str, Any], proposal: Proposal, text: str,
+                               cancel: CancelToken, on_update: ToolUpdate) -> ToolResult | str:
+        return await self._checked(args, lambda: self.inner.execute_accepted(call_id, args, proposal, text, cancel,
+                                                                             on_update))
+
+    async def _checked(self, args: dict[str, Any], run: Callable[[], Awaitable[ToolResult | str]]) -> ToolResult | str:
         try:
             target = self.workspace.locate(args.get("path"), READ).path
         except PathRefused:
-            return await self.inner.execute(call_id, args, cancel, on_update)  # it says why
+            return await run()  # it says why
         before = await self._problems(target, None)
-        result = await self.inner.execute(call_id, args, cancel, on_update)
+        result = await run()
         if before is None or not isinstance(result, ToolResult) or result.is_error:
             return result
         after = await self._problems(target, self.wait_ms())

@@ -40,7 +40,8 @@ def path_of(uri: str) -> str:
 class Editor:
     """Buffers by absolute path: ``{path: [text, version, dirty]}``."""
 
-    def __init__(self, daemon, *, read: bool = True, apply_edit: bool = True, save: bool = False) -> None:
+    def __init__(self, daemon, *, read: bool = True, apply_edit: bool = True, save: bool = False,
+                 permissions: bool = False) -> None:
         self.daemon = daemon
         self.buffers: dict[str, list] = {}
         self.refuse: str | None = None  # a failureReason to refuse every edit with
@@ -53,8 +54,8 @@ class Editor:
         daemon.on_request["fs/save"] = self.save
         self.saves: list[dict] = []
         self.unsavable: dict[str, str] = {}  # path -> the reason its save fails
-        daemon.call("initialize", {"capabilities": {"fs": {"readTextFile": read, "applyEdit": apply_edit,
-                                                           "save": save}}})
+        daemon.call("initialize", {"capabilities": {"permissions": permissions, "fs": {
+            "readTextFile": read, "applyEdit": apply_edit, "save": save}}})
 
     def open(self, path, text: str, dirty: bool = True) -> None:
         with self.lock:

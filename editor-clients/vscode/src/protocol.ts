@@ -448,11 +448,12 @@ export interface DocumentSymbolsParams {
   uri: string;
 }
 
-/** The file edited (absolute path), the unified diff of the change, and what it broke (with the client's diagnostics). */
+/** The file edited (absolute path), the unified diff of the change, and what it broke (with the client's diagnostics); ``user_edited``: the user's version was written, not the model's. */
 export interface EditDetails {
   path: string;
   diff: string;
   introduced?: IntroducedDiagnostic[];
+  userEdited?: boolean;
 }
 
 export interface Empty {
@@ -1719,11 +1720,12 @@ export interface WorkspaceTrustState {
   ignored: TrustReason[];
 }
 
-/** The file written (absolute path), whether it was created, and what it broke (with the client's diagnostics). */
+/** The file written (absolute path), whether it was created, and what it broke (with the client's diagnostics); ``user_edited``: the user's version was written, not the model's. */
 export interface WriteDetails {
   path: string;
   created: boolean;
   introduced?: IntroducedDiagnostic[];
+  userEdited?: boolean;
 }
 
 export interface Methods {

@@ -376,11 +376,12 @@
 ---@field sessionId string
 ---@field uri string
 
---- The file edited (absolute path), the unified diff of the change, and what it broke (with the client's diagnostics).
+--- The file edited (absolute path), the unified diff of the change, and what it broke (with the client's diagnostics); ``user_edited``: the user's version was written, not the model's.
 ---@class pi.EditDetails
 ---@field path string
 ---@field diff string
 ---@field introduced? pi.IntroducedDiagnostic[]
+---@field userEdited? boolean
 
 ---@class pi.Empty
 
@@ -1419,11 +1420,12 @@
 ---@field decided boolean
 ---@field ignored pi.TrustReason[]
 
---- The file written (absolute path), whether it was created, and what it broke (with the client's diagnostics).
+--- The file written (absolute path), whether it was created, and what it broke (with the client's diagnostics); ``user_edited``: the user's version was written, not the model's.
 ---@class pi.WriteDetails
 ---@field path string
 ---@field created boolean
 ---@field introduced? pi.IntroducedDiagnostic[]
+---@field userEdited? boolean
 
 -- Methods:
 -- abort: params pi.SessionRef, result pi.AbortResult
