@@ -110,7 +110,7 @@ test("abort stops the run and keeps the partial answer", async () => {
   await c.start();
   await c.prompt("talk");
   await saw("message_update", 10);
-  assert.deepEqual(await c.abort(), { aborted: true });
+  assert.deepEqual(await c.abort(), { aborted: true, steering: [], followUp: [] });
   const settled = events.find((e) => e.type === "agent_settled");
   assert.deepEqual(settled, { type: "agent_settled", aborted: true });
   const last = conversation.messages[conversation.messages.length - 1];
