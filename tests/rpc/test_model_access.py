@@ -4,18 +4,9 @@ server removed (issue #38 item 1)."""
 
 import json
 
-import pytest
-
-from loopback import LoopbackServer, Reply, anthropic_error, openai_text
+from loopback import Reply, anthropic_error, openai_text
 from run_events import final_message
-from test_first_model import error_of
-
-
-@pytest.fixture
-def server():
-    s = LoopbackServer()
-    yield s
-    s.close()
+from test_first_model import error_of, server  # noqa: F401 (server: the fixture)
 
 
 def provider(result, name):
