@@ -40,7 +40,7 @@ from ..session.listing import list_sessions
 from ..session.rebuild import entry_usage, readable_message, total_cost, usage_cost
 from ..guard.modes import MODES
 from ..guard.permission_rules import Rule, describe
-from ..guard.permissions import OUTCOMES, TIMED_OUT, Answer
+from ..guard.permissions import OUTCOMES, TIMED_OUT, Answer, Propose
 from ..wire.errors import AuthRequired, InternalError, SessionNotFoundError, invalid_params
 from ..wire.peer import ClientError, Peer
 from . import config
@@ -430,9 +430,9 @@ class AcpAgent:
     # --- permission ---------------------------------------------------------------------
 
     async def ask_permission(self, session_id: str, call_id: str, tool: str, args: dict[str, Any], title: str,
-                             options: list[str], rule: Rule, proposal: Any = None) -> Answer | None:
+                             options: list[str], rule: Rule, propose: Propose) -> Answer | None:
         """``session/request_permission``; the chosen option id is the native outcome. ACP's answer
-        carries no text of the user's, so the proposal is shown only as the call's diffs."""
+        carries no text of the user's: the call is shown as its diffs, no proposal is computed."""
         if self.peer.closed:
             return None
         shown, subagent = asking_session(self.manager.sessions.get(session_id), self.tracked)

@@ -49,10 +49,13 @@ class Answer:
     content: str | None = None  # allowing a call that proposed a file text: the text the user accepts instead
 
 
-# (session id, tool call id, tool name, args, title, options, rule "always" would remember,
-#  what a write or edit would leave in its file: a ``tools.base.Proposal`` or None)
+# () -> what a write or edit would leave in its file (a ``tools.base.Proposal``), or None; computed
+# once, when a face that can show it calls it (a ``content`` answer counts only then)
+Propose = Callable[[], Awaitable[Any]]
+
+# (session id, tool call id, tool name, args, title, options, rule "always" would remember, propose)
 #   -> the answer, or None: nobody to ask
-Asker = Callable[[str, str, str, dict[str, Any], str, list[str], Rule, Any], Awaitable[Answer | None]]
+Asker = Callable[[str, str, str, dict[str, Any], str, list[str], Rule, Propose], Awaitable[Answer | None]]
 
 
 def title_for(tool: str, args: dict[str, Any]) -> str:
@@ -171,10 +174,19 @@ class PermissionGate:
         return f"the user declined to allow this {tool} call; do not retry it unchanged — ask or try another way"
 
     async def _ask(self, session_id: str, ctx: Any, rule: Rule) -> Answer | None:
-        """Ask the user, showing what a write or edit would leave in its file (its tool's own proposal)."""
+        """Ask the user; a face that shows what a write or edit would leave in its file gets it from
+        the tool's own code (``ctx.proposal``, which the user's ``content`` is compared with)."""
         assert self.asker is not None
         tool, args = ctx.tool_call.name, ctx.args
-        propose = getattr(getattr(ctx, "tool", None), "propose", None)
-        ctx.proposal = await propose(args) if propose is not None else None
+        made = getattr(getattr(ctx, "tool", None), "propose", None)
+        computed = False
+
+        async def propose() -> Any:
+            nonlocal computed
+            if not computed:
+                computed = True
+                ctx.proposal = await made(args) if made is not None else None
+            return ctx.proposal
+
         return await self.asker(session_id, ctx.tool_call.id, tool, args, title_for(tool, args), list(OPTIONS),
-                                rule, ctx.proposal)
+                                rule, propose)

@@ -4,7 +4,9 @@ When the client declared ``capabilities.languageFeatures`` in ``initialize``, a 
 language tools (:mod:`..tools.language`) reach the editor's language servers through
 :class:`EditorLanguage`: ``editor/diagnostics``, ``editor/definition``,
 ``editor/references``, ``editor/documentSymbols``, ``editor/workspaceSymbols`` and
-``editor/hover``, with files as ``file:`` URIs. The answers are read with lsprotocol's types
+``editor/hover``, with files as ``file:`` URIs; with ``status``, ``editor/languageStatus`` says
+which servers cover a file and which still load the project (names only, bounded: at most
+``MAX_SERVERS`` of ``MAX_NAME_CHARS`` printable characters each). The answers are read with lsprotocol's types
 and converter (LSP's own vocabulary, loaded with the first answer); an answer of the wrong
 shape fails the tool with an error naming the method.
 """
@@ -12,6 +14,7 @@ shape fails the tool with an error naming the method.
 from __future__ import annotations
 
 import errno
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
@@ -22,14 +25,19 @@ from ..tools.language import LanguageAccess
 from .initialize import ClientState
 from .initialize_types import LanguageFeatures
 from .lsp import converter as lsp_converter
-from .types import (EDITOR_DEFINITION, EDITOR_DIAGNOSTICS, EDITOR_DOCUMENT_SYMBOLS, EDITOR_HOVER, EDITOR_REFERENCES,
-                    EDITOR_WORKSPACE_SYMBOLS, DiagnosticsParams, DocumentSymbolsParams, Position, ReferencesParams,
-                    TextDocumentPositionParams, WorkspaceSymbolsParams)
+from .types import (EDITOR_DEFINITION, EDITOR_DIAGNOSTICS, EDITOR_DOCUMENT_SYMBOLS, EDITOR_HOVER,
+                    EDITOR_LANGUAGE_STATUS, EDITOR_REFERENCES, EDITOR_WORKSPACE_SYMBOLS, DiagnosticsParams,
+                    DocumentSymbolsParams, LanguageStatusParams, Position, ReferencesParams, TextDocumentPositionParams,
+                    WorkspaceSymbolsParams)
 
 if TYPE_CHECKING:
     from lsprotocol import types as lsp
 
 Ask = Callable[[str, dict[str, Any]], Awaitable[Any]]  # (method, params) -> result; raises OSError
+
+MAX_SERVERS = 20  # names an editor/languageStatus list keeps
+MAX_NAME_CHARS = 100
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 def features_of(client: ClientState) -> frozenset[str]:
     """The language features the client declared, by their wire names."""
@@ -45,6 +53,16 @@ def _read(method: str, answer: Any, shape: Any) -> Any:
         return lsp_converter().structure(answer, shape)
     except Exception as exc:  # cattrs' errors: the editor's answer is not LSP's shape
         raise OSError(errno.EPROTO, f"the editor's answer to {method} is not LSP's shape ({exc})") from None
+
+
+def _names(answer: Any, field: str) -> list[str]:
+    """A list of server names from an ``editor/languageStatus`` answer, bounded and on one line each."""
+    names = answer.get(field) if isinstance(answer, dict) else None
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise OSError(errno.EPROTO, f"the editor's answer to {EDITOR_LANGUAGE_STATUS.name} has no {field} list "
+                                    "of strings")
+    kept = [_CONTROL.sub(" ", n).strip()[:MAX_NAME_CHARS] or "a language server" for n in names[:MAX_SERVERS]]
+    return list(dict.fromkeys(kept))
 
 
 class EditorLanguage(LanguageAccess):
@@ -105,3 +123,10 @@ class EditorLanguage(LanguageAccess):
 
         found: lsp.Hover | None = await self._at(EDITOR_HOVER, file, line, character, lsp.Hover | None)
         return found
+
+    async def status(self, file: Path) -> tuple[list[str], list[str]] | None:
+        if "status" not in self.features:
+            return None
+        answer = await self.ask(EDITOR_LANGUAGE_STATUS.name,
+                                to_wire(LanguageStatusParams(session_id=self.session_id, uri=file.as_uri())))
+        return _names(answer, "servers"), _names(answer, "loading")

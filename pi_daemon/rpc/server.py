@@ -30,7 +30,7 @@ from ..host.host import Host
 from ..llm.registry import ModelRegistry
 from ..session import AgentSession
 from ..guard.permission_rules import Rule, describe
-from ..guard.permissions import OUTCOMES, TIMED_OUT, Answer
+from ..guard.permissions import OUTCOMES, TIMED_OUT, Answer, Propose
 from ..tools.base import Proposal
 from ..wire.peer import ClientError, Peer
 from ..wire.transport import FrameReader, FrameWriter
@@ -115,10 +115,12 @@ class NativeFace:
         session.subscribe(EventSender(session.id, self.writer, self.send_frame, self.ctx.event_seqs))
 
     async def ask_permission(self, session_id: str, call_id: str, tool: str, args: dict[str, Any], title: str,
-                             options: list[str], rule: Rule, proposal: Proposal | None = None) -> Answer | None:
-        """Ask the client (``permission/request``); None when it cannot be asked."""
+                             options: list[str], rule: Rule, propose: Propose) -> Answer | None:
+        """Ask the client (``permission/request``), showing a write's or edit's proposed text; None when
+        it cannot be asked."""
         if not self.ctx.client.permissions or self.peer.closed:
             return None
+        proposal: Proposal | None = await propose()
         timeout = self.host.permission_timeout
         asking = self.host.sessions.sessions.get(session_id)
         params = to_wire(PermissionRequestParams(

@@ -29,7 +29,7 @@ class BashDetails:
 @attrs.define
 class WriteDetails:
     """The file written (absolute path), whether it was created, and what it broke (with
-    the client's diagnostics); ``user_edited``: the user's version was written, not the model's."""
+    the client's diagnostics), and whether it is the user's version rather than the model's."""
 
     path: str
     created: bool
@@ -40,7 +40,7 @@ class WriteDetails:
 @attrs.define
 class EditDetails:
     """The file edited (absolute path), the unified diff of the change, and what it broke
-    (with the client's diagnostics); ``user_edited``: the user's version was written, not the model's."""
+    (with the client's diagnostics), and whether it is the user's version rather than the model's."""
 
     path: str
     diff: str

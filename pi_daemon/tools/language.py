@@ -14,16 +14,23 @@ file's diagnostics are asked before the change and after it (the client waits up
 ``diagnostics.waitMs`` setting for its servers to report on the changed file, and answers at
 once for a file no server watches), and the errors and warnings that are new are appended
 to the tool's result and its ``details.introduced``.
+
+With ``status``, a tool asks which servers cover each file it answers about before it answers:
+none → it says so (never "no errors" for a file nobody checks); some still loading the project →
+it waits for them (up to ``MAX_DIAGNOSTICS_WAIT_MS``), then answers, marked partial if they are
+still loading.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 from urllib.parse import unquote, urlparse
 
-from ..cancel import CancelToken
+from ..cancel import CancelToken, race
 from ..messages import TextContent, ToolResult
 from .base import Proposal, Tool, ToolUpdate
 from ..guard.workspace import READ, PathRefused
@@ -35,11 +42,12 @@ if TYPE_CHECKING:
 MAX_ITEMS = 100
 DEFAULT_DIAGNOSTICS_WAIT_MS = 1500
 MAX_DIAGNOSTICS_WAIT_MS = 10_000
+LOADING_POLL_S = 0.25  # how often a tool asks again whether the servers still load the project
 
 
 class LanguageAccess:
     """The editor's language servers. ``features`` names what it answers (``diagnostics``,
-    ``definition``, ``references``, ``documentSymbols``, ``workspaceSymbols``, ``hover``);
+    ``definition``, ``references``, ``documentSymbols``, ``workspaceSymbols``, ``hover``, ``status``);
     every failure is an OSError saying why."""
 
     features: frozenset[str] = frozenset()
@@ -63,6 +71,48 @@ class LanguageAccess:
 
     async def hover(self, file: Path, line: int, character: int) -> lsp.Hover | None:
         raise NotImplementedError
+
+    async def status(self, file: Path) -> tuple[list[str], list[str]] | None:
+        """(the servers that cover ``file``, those of them still loading); None: the editor does not say."""
+        return None
+
+
+class Coverage:
+    """What the language servers know of the files a tool answers about."""
+
+    def __init__(self) -> None:
+        self.uncovered: list[Path] = []  # no server covers these
+        self.loading: list[str] = []  # servers still loading when the wait ran out
+
+    def note(self) -> str:
+        """The line that starts a partial answer ("" when it is whole)."""
+        if not self.loading:
+            return ""
+        names = " and ".join(self.loading)
+        return f"Partial: {names} {'is' if len(self.loading) == 1 else 'are'} still loading the project; " \
+               "this may be incomplete.\n"
+
+
+async def coverage(language: LanguageAccess, files: list[Path], cancel: CancelToken) -> Coverage:
+    """Which of ``files`` no server covers; waits (bounded, until ``cancel``) for the servers that still
+    load the project."""
+    found = Coverage()
+    deadline = time.monotonic() + MAX_DIAGNOSTICS_WAIT_MS / 1000
+    for file in files:
+        while True:
+            status = await language.status(file)
+            cancel.raise_if_cancelled()  # a stop that came with the answer
+            if status is None:
+                break
+            servers, loading = status
+            if not servers:
+                found.uncovered.append(file)
+                break
+            if not loading or time.monotonic() >= deadline:
+                found.loading += [name for name in loading if name not in found.loading]
+                break
+            await race(asyncio.sleep(min(LOADING_POLL_S, max(0.0, deadline - time.monotonic()))), cancel)
+    return found
 
 
 def path_of(uri: str) -> Path | None:
@@ -111,6 +161,14 @@ class LanguageTool(WorkspaceTool):
     async def lines(self, path: str) -> tuple[list[str], Path]:
         data, target = await self.files.read(path, READ)
         return data.decode("utf-8", "replace").splitlines(), target
+
+    async def known(self, file: Path, answer: Callable[[], Awaitable[str]], cancel: CancelToken) -> ToolResult:
+        """``answer()`` about ``file`` once its servers have loaded; or why nothing is known of it."""
+        known = await coverage(self.language, [file], cancel)
+        if known.uncovered:
+            return ToolResult.text(f"no language server in the editor covers {self.workspace.show(file)}; "
+                                   "nothing is known about it")
+        return ToolResult.text(known.note() + await answer())
 
     async def place(self, args: dict[str, Any]) -> tuple[Path, int, int] | ToolResult:
         """``(file, line, character)`` in LSP's terms, or an error result saying what is wrong."""
@@ -181,11 +239,23 @@ class DiagnosticsTool(LanguageTool):
 
     async def run(self, args: dict[str, Any], cancel: CancelToken, on_update: ToolUpdate) -> ToolResult:
         files = [self.workspace.resolve(p) for p in args["paths"]] if args.get("paths") else None
-        found = await self.language.diagnostics(files)
+        known = await coverage(self.language, files or [], cancel)
+        unknown = [f"no language server in the editor covers {self.workspace.show(f)}; its errors are unknown"
+                   for f in known.uncovered]
+        checked = [f for f in files if f not in known.uncovered] if files is not None else None
+        if checked == []:
+            return ToolResult.text(known.note() + "\n".join(unknown))
+        found = await self.language.diagnostics(checked)
         items = sorted(((d.severity or 1, uri, d) for uri, diagnostics in found for d in diagnostics),
                        key=lambda x: (x[0], x[1], x[2].range.start.line))
         if not items:
-            return ToolResult.text("no errors or warnings" + (" in those files" if files else ""))
+            if checked is None:
+                where = ""
+            elif unknown:  # name the files that were checked, beside those nobody checks
+                where = " in " + ", ".join(self.workspace.show(f) for f in checked)
+            else:
+                where = " in those files"
+            return ToolResult.text("\n".join([known.note() + "no errors or warnings" + where, *unknown]))
         shown: list[str] = []
         texts: dict[str, list[str] | None] = {}
         for severity, uri, d in items[:MAX_ITEMS]:
@@ -195,7 +265,8 @@ class DiagnosticsTool(LanguageTool):
         counts = {name: sum(1 for _, _, d in items if _severity(d) == name) for name in ("error", "warning")}
         more = len(items) - MAX_ITEMS
         summary = f"{counts['error']} error(s), {counts['warning']} warning(s)"
-        return ToolResult.text(summary + "\n" + "\n".join(shown) + (f"\n[{more} more not shown]" if more > 0 else ""))
+        cut = [f"[{more} more not shown]"] if more > 0 else []
+        return ToolResult.text("\n".join([known.note() + summary, *shown, *cut, *unknown]))
 
 
 class PlaceTool(LanguageTool):
@@ -207,7 +278,7 @@ class PlaceTool(LanguageTool):
         place = await self.place(args)
         if isinstance(place, ToolResult):
             return place
-        return ToolResult.text(await self.answer(args, *place))
+        return await self.known(place[0], lambda: self.answer(args, *place), cancel)
 
     async def answer(self, args: dict[str, Any], file: Path, line: int, character: int) -> str:
         raise NotImplementedError
@@ -252,11 +323,14 @@ class SymbolsTool(LanguageTool):
             if "documentSymbols" not in features:
                 return failure("the editor does not answer a file's symbols; use query")
             _, target = await self.lines(args["path"])
-            outline: list[str] = []
-            self._outline(await self.language.document_symbols(target), 0, outline)
-            more = len(outline) - MAX_ITEMS
-            text = "\n".join(outline[:MAX_ITEMS]) + (f"\n[{more} more not shown]" if more > 0 else "")
-            return ToolResult.text(text or f"no symbols in {args['path']}")
+
+            async def answer() -> str:
+                outline: list[str] = []
+                self._outline(await self.language.document_symbols(target), 0, outline)
+                more = len(outline) - MAX_ITEMS
+                text = "\n".join(outline[:MAX_ITEMS]) + (f"\n[{more} more not shown]" if more > 0 else "")
+                return text or f"no symbols in {args['path']}"
+            return await self.known(target, answer, cancel)
         if "workspaceSymbols" not in features:
             return failure("the editor does not search the workspace's symbols; use path")
         found = await self.language.workspace_symbols(args["query"])

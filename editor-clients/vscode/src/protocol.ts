@@ -448,7 +448,7 @@ export interface DocumentSymbolsParams {
   uri: string;
 }
 
-/** The file edited (absolute path), the unified diff of the change, and what it broke (with the client's diagnostics); ``user_edited``: the user's version was written, not the model's. */
+/** The file edited (absolute path), the unified diff of the change, and what it broke (with the client's diagnostics), and whether it is the user's version rather than the model's. */
 export interface EditDetails {
   path: string;
   diff: string;
@@ -1720,7 +1720,7 @@ export interface WorkspaceTrustState {
   ignored: TrustReason[];
 }
 
-/** The file written (absolute path), whether it was created, and what it broke (with the client's diagnostics); ``user_edited``: the user's version was written, not the model's. */
+/** The file written (absolute path), whether it was created, and what it broke (with the client's diagnostics), and whether it is the user's version rather than the model's. */
 export interface WriteDetails {
   path: string;
   created: boolean;

@@ -376,7 +376,7 @@
 ---@field sessionId string
 ---@field uri string
 
---- The file edited (absolute path), the unified diff of the change, and what it broke (with the client's diagnostics); ``user_edited``: the user's version was written, not the model's.
+--- The file edited (absolute path), the unified diff of the change, and what it broke (with the client's diagnostics), and whether it is the user's version rather than the model's.
 ---@class pi.EditDetails
 ---@field path string
 ---@field diff string
@@ -1420,7 +1420,7 @@
 ---@field decided boolean
 ---@field ignored pi.TrustReason[]
 
---- The file written (absolute path), whether it was created, and what it broke (with the client's diagnostics); ``user_edited``: the user's version was written, not the model's.
+--- The file written (absolute path), whether it was created, and what it broke (with the client's diagnostics), and whether it is the user's version rather than the model's.
 ---@class pi.WriteDetails
 ---@field path string
 ---@field created boolean
