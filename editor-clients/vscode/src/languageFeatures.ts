@@ -109,8 +109,11 @@ const extensionName = (e: vscode.Extension<unknown>) => {
 };
 
 // Whether TypeScript is still loading the file's project. Of VS Code's language servers only its
-// extension can be asked: a request through its `typescript.tsserverRequest` command waits behind the
-// project's loading, so one not answered within PROBE_MS means loading (one probe per file in flight).
+// extension can be asked: a semantic request through its `typescript.tsserverRequest` command waits
+// behind the project's loading (`semanticDiagnosticsSync`: while a project loads, quickinfo or
+// definition go to the syntax-only server, which answers at once), so one not answered within
+// PROBE_MS means loading. One probe per file: once answered, its project is loaded (a busy server
+// would make a fresh probe late again).
 const TYPESCRIPT = "vscode.typescript-language-features";
 const PROBE_MS = 300;
 const probes = new Map<string, Promise<void>>();
@@ -118,8 +121,8 @@ const probes = new Map<string, Promise<void>>();
 async function typescriptLoading(uri: vscode.Uri): Promise<boolean> {
   let probe = probes.get(uri.toString());
   if (!probe) {
-    probe = Promise.resolve(vscode.commands.executeCommand("typescript.tsserverRequest", "quickinfo", { file: uri, line: 1, offset: 1 }))
-      .then(() => undefined, () => undefined).finally(() => probes.delete(uri.toString()));
+    probe = Promise.resolve(vscode.commands.executeCommand("typescript.tsserverRequest", "semanticDiagnosticsSync", { file: uri }))
+      .then(() => undefined, () => undefined);
     probes.set(uri.toString(), probe);
   }
   let timer: NodeJS.Timeout | undefined;

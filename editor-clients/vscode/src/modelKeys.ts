@@ -54,7 +54,8 @@ export function accessLine(p: ProviderAccess): { label: string; description: str
     label = `$(beaker) ${p.provider}`;
     where = "offline demo, no key";
   }
-  const detail = p.lastError ? `refused: ${p.lastError}` : p.models ? undefined : p.reason ?? undefined;
+  const noKey = p.kind === "hosted" && p.key === "none" ? `no key: choose it to enter one (or set $${p.keyVariable} before starting VS Code)` : undefined;
+  const detail = p.lastError ? `refused: ${p.lastError}` : p.models ? undefined : noKey ?? p.reason ?? undefined;
   return { label, description: `${where} · ${count(p.models)}`, ...(detail ? { detail } : {}) };
 }
 
