@@ -61,8 +61,8 @@ const kit = await launch({
     writeFileSync(join(work, "src", "main.ts"), 'import { double } from "./util";\nexport const four: number = double(2);\n');
     // enough of a project that TypeScript takes a while to load it (its syntax server answers meanwhile)
     mkdirSync(join(work, "src", "gen"));
-    for (let i = 0; i < 200; i++)
-      writeFileSync(join(work, "src", "gen", `m${i}.ts`), Array.from({ length: 30 }, (_, k) =>
+    for (let i = 0; i < 60; i++)
+      writeFileSync(join(work, "src", "gen", `m${i}.ts`), Array.from({ length: 20 }, (_, k) =>
         `export function f${i}_${k}(x: number): string { return String(x * ${k}) + "${i}"; }\n`).join(""));
     writeFileSync(join(work, "tsconfig.json"), JSON.stringify({ compilerOptions: { strict: true }, include: ["src"] }));
   },
