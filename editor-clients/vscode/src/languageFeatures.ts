@@ -1,10 +1,12 @@
 // The editor's language servers as the agent's: the daemon's editor/* requests answered with
 // what VS Code's language features know (the built-in TypeScript/JavaScript support, or any
 // language extension), converted to LSP's shapes. Positions are LSP's and VS Code's alike
-// (0-based lines, UTF-16 characters); symbol kinds and severities are shifted by one.
+// (0-based lines, UTF-16 characters); symbol kinds and severities are shifted by one. Also which
+// of them cover a file and which still load (editor/languageStatus), as far as VS Code can tell.
 import * as vscode from "vscode";
 import type {
   Diagnostic, DiagnosticsParams, DiagnosticsResult, DocumentSymbol, DocumentSymbolsParams, Hover, LanguageFeatures,
+  LanguageStatusParams, LanguageStatusResult,
   Location, Range, ReferencesParams, SymbolInformation, TextDocumentPositionParams, WorkspaceSymbolsParams,
 } from "./protocol";
 
@@ -16,7 +18,7 @@ export interface LanguageHandlers {
   documentSymbols(params: DocumentSymbolsParams): Promise<DocumentSymbol[]>;
   workspaceSymbols(params: WorkspaceSymbolsParams): Promise<SymbolInformation[]>;
   hover(params: TextDocumentPositionParams): Promise<Hover | null>;
-  languageStatus?(params: { sessionId: string; uri: string }): Promise<{ servers: string[]; loading: string[] }>;
+  languageStatus?(params: LanguageStatusParams): Promise<LanguageStatusResult>;
 }
 
 // After a report on a changed file, how long to wait for another: servers report in steps (TypeScript: syntax,

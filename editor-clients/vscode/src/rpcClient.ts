@@ -51,7 +51,7 @@ const CHOICE_LABELS: [Outcome, string][] = [
 // sandbox its bash reads at each call, from the same settings and bubblewrap probe) is asked.
 export function sandboxLine(sandbox: SandboxState | null | undefined): string {
   if (!sandbox) return "Sandboxed: unknown (the daemon did not say).";
-  if (sandbox.active) return `Sandboxed: yes (bubblewrap: it writes only in the workspace, the network ${sandbox.network ? "allowed" : "cut off"}).`;
+  if (sandbox.active) return `Sandboxed: yes (bubblewrap, the network ${sandbox.network ? "allowed" : "cut off"}).`;
   return `Sandboxed: no (${sandbox.reason ?? "no sandbox here"}): it runs with all your rights.`;
 }
 
