@@ -69,8 +69,9 @@ def test_the_users_version_is_written_and_the_model_is_told_what_changed(spawn, 
     d = spawn("--model", "local/coder", cwd=project(tmp_path, server))
     # the first hunk taken, the second rejected, and a line written by hand
     mine = "one = 'I'\ntwo = 2\nthree = 3\n# checked by hand\n"
+    long = "user's\n" + "".join(f"line {n}\n" for n in range(300))
     answers = {"e": {"outcome": "allow_once", "content": mine},
-               "w": {"outcome": "allow_once", "content": "user's\n"},
+               "w": {"outcome": "allow_once", "content": long},
                "r": {"outcome": "reject_once", "content": "never written\n"},
                "s": {"outcome": "allow_once", "content": "ignored for a command\n"}}
     d.on_request["permission/request"] = lambda params: answers[params["toolCallId"]]
@@ -78,7 +79,7 @@ def test_the_users_version_is_written_and_the_model_is_told_what_changed(spawn, 
     d.call("prompt", {"text": "spell the numbers"})
     d.wait_event("agent_settled", timeout=30)
     assert (tmp_path / "app.py").read_text() == mine
-    assert (tmp_path / "b.txt").read_text() == "user's\n"
+    assert (tmp_path / "b.txt").read_text() == long
     assert not (tmp_path / "c.txt").exists()
     finished = ends(d, 4)
     edit = finished["e"]["result"]
@@ -88,7 +89,9 @@ def test_the_users_version_is_written_and_the_model_is_told_what_changed(spawn, 
     assert "+one = 'I'" in edit["details"]["diff"] and "+# checked by hand" in edit["details"]["diff"]
     assert "-three = 3" not in edit["details"]["diff"]  # the file's diff is what was written
     assert finished["w"]["result"]["details"]["userEdited"] is True
-    assert "-model's\n+user's" in finished["w"]["result"]["content"][0]["text"]
+    written = finished["w"]["result"]["content"][0]["text"]
+    assert "-model's\n+user's" in written and "+line 194\n" in written and "+line 195" not in written
+    assert written.endswith("[105 more diff lines not shown]")  # 200 of the diff's 305 lines
     assert finished["r"]["isError"] and "declined" in finished["r"]["result"]["content"][0]["text"]
     assert not finished["s"]["isError"] and "ran" in finished["s"]["result"]["content"][0]["text"]
     # the model reads what the user changed in the next request
@@ -133,3 +136,24 @@ def test_a_content_that_is_not_text_cancels_and_writes_nothing(spawn, tmp_path, 
     for call in "nl":
         assert finished[call]["isError"] and "cancelled" in finished[call]["result"]["content"][0]["text"]
     assert not (tmp_path / "n.txt").exists() and not (tmp_path / "l.txt").exists()
+
+
+def test_what_the_users_version_broke_is_reported_as_an_edits_would_be(spawn, tmp_path, server):
+    (tmp_path / "app.py").write_text("x = 1\n")
+    server.script(calls(("e", "edit", {"path": "app.py", "edits": [{"oldText": "x = 1", "newText": "x = 2"}]})),
+                  Reply(body=openai_text("done")))
+    d = spawn("--model", "local/coder", cwd=project(tmp_path, server))
+    d.on_request["permission/request"] = lambda params: {"outcome": "allow_once", "content": "x = y\n"}
+    undefined = {"range": {"start": {"line": 0, "character": 4}, "end": {"line": 0, "character": 5}},
+                 "severity": 1, "source": "Pyright", "message": '"y" is not defined'}
+    reports = iter([[], [undefined]])  # before the change, after it
+    d.on_request["editor/diagnostics"] = lambda params: {"items": [{"uri": params["uris"][0],
+                                                                    "diagnostics": next(reports)}]}
+    d.call("initialize", {"capabilities": {"permissions": True, "languageFeatures": {"diagnostics": True}}})
+    d.call("prompt", {"text": "go"})
+    d.wait_event("agent_settled", timeout=30)
+    result = ends(d, 1)["e"]["result"]
+    assert (tmp_path / "app.py").read_text() == "x = y\n"
+    assert CHANGED in result["content"][0]["text"] and result["details"]["userEdited"] is True
+    assert "This change introduced 1 error(s)" in result["content"][-1]["text"]
+    assert result["details"]["introduced"][0]["message"] == '"y" is not defined'
