@@ -108,7 +108,7 @@ export class PermissionReview implements vscode.TextDocumentContentProvider, vsc
     const p = this.pending.get(right.toString())!;
     await this.show(p);
     if (this.pending.has(right.toString())) this.post(request.sessionId, { type: "permission", ask: this.askOf(p) });
-    else this.closeDiff(p); // withdrawn while the file was read or the diff opened: settle found no diff to close
+    else this.closeDiff(p); // withdrawn while the diff opened: settle found no diff to close
     return outcome;
   }
 
