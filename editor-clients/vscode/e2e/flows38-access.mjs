@@ -91,6 +91,7 @@ async function newSession() {
 const toolOutput = async (name) => {
   const tool = chat().locator("details.tool", { hasText: name }).last();
   await tool.locator("summary").click();
+  await tool.locator(".output").scrollIntoViewIfNeeded(); // for the screenshot
   return tool.locator(".output").textContent();
 };
 
