@@ -7,6 +7,7 @@
 //  - Stop gives the queued follow-up back into the input and says so;
 //  - the review before an edit lands: one hunk reverted in the diff and a line typed; that is what is written;
 //  - the bash prompt says whether the command runs sandboxed; the offline demo points at Select Model;
+//  - a local model server added by its URL and removed;
 //  - the key removed; Select Model leads to its provider's access; after a restart the key is not back and the
 //    chosen model still is.
 // A screenshot after each step (prefix "access-").
@@ -15,6 +16,7 @@
 //   PI_E2E_ACCESS=language: the language steps alone, on faux/script from the start, e.g. against an older build)
 import assert from "node:assert/strict";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
 import { join, resolve } from "node:path";
 import { daemonPids, launch, python, until } from "./harness.mjs";
 import { fakeAnthropic } from "../test-support/anthropic.mjs";
@@ -47,6 +49,13 @@ const script = {
 
 const languageOnly = process.env.PI_E2E_ACCESS === "language";
 const server = await fakeAnthropic("sk-ant-right");
+// A model server that only lists its one model (all Manage Model Access asks of it).
+const models = await new Promise((ok) => {
+  const listing = createServer((request, response) => request.url === "/v1/models"
+    ? response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ object: "list", data: [{ id: "tiny-local" }] }))
+    : response.writeHead(404).end());
+  listing.listen(0, "127.0.0.1", () => ok({ url: `http://127.0.0.1:${listing.address().port}`, close: () => listing.close() }));
+});
 const kit = await launch({
   cache, out, prefix: "access-",
   env: { PI_CODING_AGENT_DIR: join(out, "no-pi-agent") }, // not the user's Pi files
@@ -231,6 +240,24 @@ try {
     await answered("The check ran.");
   });
 
+  await run("Manage Model Access: a local model server added by its URL, then removed", async () => {
+    await command("pi: Manage Model Access");
+    await pick("Add a local model server");
+    await page.locator(".quick-input-widget", { hasText: "OpenAI-compatible URL" }).waitFor({ timeout: T });
+    await type(`${models.url}/v1`);
+    const server = row(`${models.url}/v1`);
+    await server.waitFor({ timeout: T }); // the list again, with the server and its model
+    assert.match(await server.textContent(), /1 model/);
+    await page.locator(".statusbar-item", { hasText: "tiny-local" }).waitFor({ timeout: T });
+    await shot("the server added");
+    await server.click();
+    await pick("Remove this server");
+    await row("Add a local model server").waitFor({ timeout: T });
+    assert.equal(await row(`${models.url}/v1`).count(), 0);
+    await page.keyboard.press("Escape");
+    await page.locator(".quick-input-widget").waitFor({ state: "hidden", timeout: T });
+  });
+
   await run("the offline demo points at VS Code's model picker", async () => {
     await command("pi: Select Model");
     await pick("faux/echo");
@@ -272,6 +299,7 @@ try {
   await kit.fail(error);
 } finally {
   server.close();
+  models.close();
 }
 const ok = await kit.close();
 const seconds = (ms) => (ms / 1000).toFixed(1);
