@@ -15,9 +15,11 @@ import type { ContextItem, Image } from "./protocol";
 import { ChatHost, ModeIndicator, executePlan, pickMode, rewindTo, setMode } from "./sessionActions";
 import { SubagentRouter, storedSubagents } from "./subagents";
 import { daemonCommand, install, offerInstall } from "./vscodeDaemon";
-import { DaemonStartError } from "./rpcClient";
+import { DaemonStartError, returnedInput } from "./rpcClient";
 import { CrashRecovery } from "./crashRecovery";
-import { chooseModel, modelMissing, pickModel, sendStoredKeys } from "./firstRun";
+import { chooseModel, modelMissing, pickModel } from "./firstRun";
+import { MANAGE_ACCESS, authFailure, sendStoredKeys } from "./modelKeys";
+import { manageModelAccess } from "./modelAccess";
 import { saveBeforeCommands, saveDocuments } from "./saveDocuments";
 import { ChatTabs, PANEL_TYPE } from "./chatTabs";
 import { pickHistory } from "./history";
@@ -130,6 +132,11 @@ function ensureClient(): Promise<PiClient> {
       fs: fsHandlers(vscodeFiles), language: vscodeLanguage(), save: saveBeforeCommands() ? saveDocuments : undefined,
     });
     started.onEvent(onEvent);
+    // Stop gave queued messages back: into the input of the chat that stopped (a tab's, else the side bar's)
+    started.onQueueReturned((sessionId, texts) => {
+      const message = { type: "restoreInput", ...returnedInput(texts) };
+      if (!(sessionId && tabs.post(sessionId, message))) post(message);
+    });
     started.onRestart(() => {
       tabs.daemonRestarted();
       sendStoredKeys(started, context.secrets, (t) => output.append(t));
@@ -190,6 +197,11 @@ const lazyClient = {
 } as unknown as PiClient;
 
 function onEvent(sessionId: string, event: Json): void {
+  const refused = authFailure(event);
+  if (refused) {
+    const notice = { type: "notice", text: refused.text, actions: [MANAGE_ACCESS] };
+    if (!tabs.post(sessionId, notice)) post(notice);
+  }
   if (tabs.route(sessionId, event) && sessionId !== sidebarSession && !subagents.children.has(sessionId)) {
     for (const listener of eventListeners) listener(sessionId, event);
     return; // an editor tab's session only
@@ -339,7 +351,11 @@ const commands: Record<string, () => Promise<void>> = {
     if (client && conversation.busy) await client.abort(); // stopping is not an error, nor is "nothing to stop"
   },
   "pi.selectModel": async () => {
-    await pickModel(await ensureClient());
+    await pickModel(await ensureClient(), context.secrets);
+    refreshStatus();
+  },
+  "pi.manageModelAccess": async () => {
+    await manageModelAccess(await ensureClient(), context.secrets);
     refreshStatus();
   },
   "pi.selectThinking": async () => {
@@ -427,6 +443,7 @@ async function sharedMessage(message: Json, reply: (message: Json) => void): Pro
   else if (message.type === "abortSubagent") await (await ensureClient()).abort(message.sessionId);
   else if (message.type === "openSubagent") await openSubagent(message.sessionId, message.title ?? "subagent");
   else if (message.type === "permissionAnswer") permissions.fromChat(message.sessionId, message.toolCallId, message.answer);
+  else if (message.type === "noticeAction" && message.action === MANAGE_ACCESS) await commands["pi.manageModelAccess"]();
   else return false;
   return true;
 }
@@ -506,7 +523,8 @@ export async function activate(extensionContext: vscode.ExtensionContext): Promi
   status.tooltip = "pi";
   status.show();
   modes = new ModeIndicator(host);
-  permissions = new PermissionReview(() => client?.workspace ?? "", (sessionId, m) => tabs.post(sessionId, m) || post(m));
+  permissions = new PermissionReview(() => client?.workspace ?? "", (sessionId, m) => tabs.post(sessionId, m) || post(m),
+                                     async (sessionId) => (await (await ensureClient()).request("getState", { sessionId })).sandbox);
   context.subscriptions.push(reportDirty(lazyClient), modes, permissions, registerEditDiffs());
   registerReview(context, lazyClient);
   tabs = new ChatTabs({

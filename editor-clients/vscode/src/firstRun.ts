@@ -1,14 +1,13 @@
 // Choosing a model: *pi: Select Model*, and, when a prompt finds no model (the daemon's -32004 with
 // data.reason "noModel" or "missingKey"), leading the user to one instead of showing the daemon's words:
-// a model that has a key, an API key for a provider (kept in VS Code's SecretStorage, never in settings,
-// and given to every daemon started), a local model server (Ollama, llama.cpp or a URL), or the offline
-// demo. The prompt is then sent.
+// a model that has a key, an API key for a provider (modelKeys.ts), a local model server (Ollama,
+// llama.cpp or a URL), or the offline demo. The prompt is then sent. The model chosen is the user's
+// default (the daemon keeps it), for new chats and the next start.
 
 import * as vscode from "vscode";
 import type { PiClient, Json } from "./rpcClient";
-
-export const KEY_PROVIDERS = ["anthropic", "openai", "openrouter", "google"];
-const secretName = (provider: string) => `pi.apiKey.${provider}`;
+import { KEY_PROVIDERS, Secrets } from "./modelKeys";
+import { enterKey, localServer, manageModelAccess, useModel } from "./modelAccess";
 
 // The -32004 of a prompt without a usable model, or undefined for any other error.
 export function modelMissing(error: any): { reason: string; provider?: string } | undefined {
@@ -16,67 +15,10 @@ export function modelMissing(error: any): { reason: string; provider?: string } 
   return error?.code === -32004 && (data?.reason === "noModel" || data?.reason === "missingKey") ? data : undefined;
 }
 
-// Gives the daemon every key the user entered before (after each start: it keeps them in memory only).
-export async function sendStoredKeys(client: PiClient, secrets: vscode.SecretStorage, log: (t: string) => void): Promise<void> {
-  for (const provider of KEY_PROVIDERS) {
-    const key = await secrets.get(secretName(provider));
-    if (key) await client.request("setApiKey", { provider, key })
-      .catch((error: any) => log(`setApiKey ${provider}: ${error.message ?? error}\n`));
-  }
-}
-
 type Choice = vscode.QuickPickItem & { run?: () => Promise<boolean> };
 
-async function useModel(client: PiClient, models: Json[], what: string): Promise<boolean> {
-  if (!models.length) {
-    vscode.window.showWarningMessage(`pi: ${what} offers no models.`);
-    return false;
-  }
-  const model = models.length === 1 ? models[0] : ((await vscode.window.showQuickPick(
-    models.map((m: Json) => ({ label: `${m.provider}/${m.id}`, description: m.name, m })),
-    { placeHolder: `Which model of ${what}?`, ignoreFocusOut: true })) as Json)?.m;
-  if (!model) return false;
-  await client.request("setModel", { provider: model.provider, modelId: model.id });
-  return true;
-}
-
-async function enterKey(client: PiClient, secrets: vscode.SecretStorage, provider?: string): Promise<boolean> {
-  provider ??= await vscode.window.showQuickPick(KEY_PROVIDERS, { placeHolder: "An API key for which provider?", ignoreFocusOut: true });
-  if (!provider) return false;
-  const key = await vscode.window.showInputBox({
-    prompt: `Your ${provider} API key (kept in VS Code's secret storage, never in settings)`, password: true, ignoreFocusOut: true,
-    validateInput: (v) => (v.trim() ? undefined : "Paste the key"),
-  });
-  if (!key) return false;
-  const { models } = await client.request("setApiKey", { provider, key: key.trim() });
-  await secrets.store(secretName(provider), key.trim());
-  return useModel(client, models, provider);
-}
-
-async function localServer(client: PiClient): Promise<boolean> {
-  let { servers } = await client.request("probeLocalServers", {});
-  if (!servers.length) {
-    const url = await vscode.window.showInputBox({
-      prompt: "No model server answered on Ollama's or llama.cpp's usual port. Its OpenAI-compatible URL:",
-      placeHolder: "http://127.0.0.1:8000/v1", ignoreFocusOut: true,
-    });
-    if (!url) return false;
-    ({ servers } = await client.request("probeLocalServers", { urls: [url.trim()] }));
-    if (!servers.length) {
-      vscode.window.showWarningMessage(`pi: ${url} did not answer with a list of models (GET ${url.trim()}/models).`);
-      return false;
-    }
-  }
-  const server = servers.length === 1 ? servers[0] : ((await vscode.window.showQuickPick(
-    servers.map((s: Json) => ({ label: s.name, description: s.baseUrl, detail: s.models.join(", "), s })),
-    { placeHolder: "Which server?", ignoreFocusOut: true })) as Json)?.s;
-  if (!server) return false;
-  const { models } = await client.request("addModelServer", { name: server.name, baseUrl: server.baseUrl });
-  return useModel(client, models, server.name);
-}
-
 // Leads the user to a model; true once one is set (the kept prompt can go).
-export async function chooseModel(client: PiClient, secrets: vscode.SecretStorage,
+export async function chooseModel(client: PiClient, secrets: Secrets,
                                   missing: { reason: string; provider?: string }): Promise<boolean> {
   const { models } = await client.request("listModels");
   const usable = models.filter((m: Json) => m.provider !== "faux");
@@ -98,8 +40,9 @@ export async function chooseModel(client: PiClient, secrets: vscode.SecretStorag
   return pick?.run ? pick.run() : false;
 }
 
-// pi: Select Model — every model, the current one marked, the unavailable ones with the reason.
-export async function pickModel(client: PiClient): Promise<void> {
+// pi: Select Model — every model, the current one marked; the providers without a usable model with the
+// reason, each leading to Manage Model Access for it (a key to enter, a server to add).
+export async function pickModel(client: PiClient, secrets: Secrets): Promise<void> {
   const [{ models, unavailable }, state] = await Promise.all([client.request("listModels"), client.request("getState")]);
   const current = state.model ? `${state.model.provider}/${state.model.id}` : "";
   const items: Json[] = models.map((m: Json) => {
@@ -107,8 +50,12 @@ export async function pickModel(client: PiClient): Promise<void> {
     return { label: name, description: name === current ? "current" : m.name, picked: name === current, m };
   });
   if (unavailable.length) items.push({ label: "unavailable", kind: vscode.QuickPickItemKind.Separator });
-  for (const u of unavailable) items.push({ label: `$(circle-slash) ${u.provider}`, description: u.reason, detail: (u.models ?? []).join(", ") });
-  const pick = (await vscode.window.showQuickPick(items, { placeHolder: `Model (now ${current || "none"})` })) as Json;
+  for (const u of unavailable)
+    items.push({ label: `$(circle-slash) ${u.provider}`, description: u.reason, detail: (u.models ?? []).join(", "), provider: u.provider });
+  items.push({ label: "", kind: vscode.QuickPickItemKind.Separator },
+             { label: "$(key) Manage model access…", description: "API keys and model servers", manage: true });
+  const pick = (await vscode.window.showQuickPick(items, {
+    placeHolder: `Model for this chat and new ones (now ${current || "none"})`, matchOnDescription: true })) as Json;
   if (pick?.m) await client.request("setModel", { provider: pick.m.provider, modelId: pick.m.id });
-  else if (pick) vscode.window.showWarningMessage(`pi: ${pick.description}`);
+  else if (pick) await manageModelAccess(client, secrets, pick.provider);
 }

@@ -1,10 +1,12 @@
 // The editor's language servers as the agent's: the daemon's editor/* requests answered with
 // what VS Code's language features know (the built-in TypeScript/JavaScript support, or any
 // language extension), converted to LSP's shapes. Positions are LSP's and VS Code's alike
-// (0-based lines, UTF-16 characters); symbol kinds and severities are shifted by one.
+// (0-based lines, UTF-16 characters); symbol kinds and severities are shifted by one. Also which
+// of them cover a file and which still load (editor/languageStatus), as far as VS Code can tell.
 import * as vscode from "vscode";
 import type {
   Diagnostic, DiagnosticsParams, DiagnosticsResult, DocumentSymbol, DocumentSymbolsParams, Hover, LanguageFeatures,
+  LanguageStatusParams, LanguageStatusResult,
   Location, Range, ReferencesParams, SymbolInformation, TextDocumentPositionParams, WorkspaceSymbolsParams,
 } from "./protocol";
 
@@ -16,6 +18,7 @@ export interface LanguageHandlers {
   documentSymbols(params: DocumentSymbolsParams): Promise<DocumentSymbol[]>;
   workspaceSymbols(params: WorkspaceSymbolsParams): Promise<SymbolInformation[]>;
   hover(params: TextDocumentPositionParams): Promise<Hover | null>;
+  languageStatus?(params: LanguageStatusParams): Promise<LanguageStatusResult>;
 }
 
 // After a report on a changed file, how long to wait for another: servers report in steps (TypeScript: syntax,
@@ -94,13 +97,60 @@ function isServed(uri: vscode.Uri): boolean {
   return document !== undefined && !["plaintext", "markdown", "log"].includes(document.languageId);
 }
 
+// The language extensions that cover a document: those its language activates (`onLanguage:<id>` in
+// their manifest). VS Code has no API listing the providers registered for a document, so an
+// extension activated another way (`*`, onStartupFinished, workspaceContains) is not seen here.
+function coveringExtensions(document: vscode.TextDocument): vscode.Extension<unknown>[] {
+  const event = `onLanguage:${document.languageId}`;
+  return vscode.extensions.all.filter((e) => (e.packageJSON?.activationEvents ?? []).includes(event));
+}
+
+const extensionName = (e: vscode.Extension<unknown>) => {
+  const shown = e.packageJSON?.displayName;
+  return typeof shown === "string" && shown && !shown.startsWith("%") ? shown : e.id;
+};
+
+// Whether TypeScript is still loading the file's project. Of VS Code's language servers only its
+// extension can be asked: a semantic request through its `typescript.tsserverRequest` command waits
+// behind the project's loading (`semanticDiagnosticsSync`: while a project loads, quickinfo or
+// definition go to the syntax-only server, which answers at once), so one not answered within
+// PROBE_MS means loading. One probe per file: once answered, its project is loaded (a busy server
+// would make a fresh probe late again).
+const TYPESCRIPT = "vscode.typescript-language-features";
+const PROBE_MS = 300;
+const probes = new Map<string, Promise<void>>();
+
+async function typescriptLoading(uri: vscode.Uri): Promise<boolean> {
+  let probe = probes.get(uri.toString());
+  if (!probe) {
+    probe = Promise.resolve(vscode.commands.executeCommand("typescript.tsserverRequest", "semanticDiagnosticsSync", { file: uri }))
+      .then(() => undefined, () => undefined);
+    probes.set(uri.toString(), probe);
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), PROBE_MS)));
+  const loading = await Promise.race([probe.then(() => false), late]);
+  clearTimeout(timer);
+  return loading;
+}
+
 export function vscodeLanguage(): LanguageHandlers {
   const uri = (text: string) => vscode.Uri.parse(text);
   const run = <T>(command: string, ...args: unknown[]) =>
     Promise.resolve(vscode.commands.executeCommand<T>(command, ...args)).then((found) => found ?? undefined);
   return {
     features: { diagnostics: true, definition: true, references: true, documentSymbols: true, workspaceSymbols: true,
-                hover: true },
+                hover: true, status: true },
+    async languageStatus(params) {
+      const target = uri(params.uri);
+      const document = await vscode.workspace.openTextDocument(target).then((d) => d, () => undefined);
+      if (!document) return { servers: [], loading: [] }; // no file: nothing covers it
+      await ready(target);
+      const covering = coveringExtensions(document);
+      const typescript = covering.find((e) => e.id === TYPESCRIPT);
+      const loading = typescript && (await typescriptLoading(target)) ? [extensionName(typescript)] : [];
+      return { servers: covering.map(extensionName), loading };
+    },
     async diagnostics(params) {
       const uris = params.uris?.map(uri);
       if (uris) await Promise.all(uris.map((u) => ready(u).catch(() => undefined))); // a file gone has none

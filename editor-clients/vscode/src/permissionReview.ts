@@ -1,45 +1,81 @@
-// The permission requests in VS Code. A `write` or `edit` opens the native diff editor, the
-// file now against what the call would leave (a read-only pi-proposed: document), with Accept /
-// Reject in its title bar and in the chat under the call (webview/permissionCard.ts); "More…"
-// offers the remembering answers with the rule they keep. Answered, the diff and the chat's
-// card go; closed unanswered, the request waits (the card stays and opens the diff again, the
-// status bar reminds) until the daemon withdraws it. Anything else, or
-// an edit whose result cannot be computed, asks in a modal: short fixed buttons, the whole
-// command and the rule in its body.
+// The permission requests in VS Code. A `write` or `edit` opens the native diff editor: the file
+// now against the text the call would leave (the daemon's `proposed`, computed by its own tool
+// code) in an editable pi-proposed: document, where the user can revert some hunks (the diff
+// editor's arrows) or type; Accept (in its title bar and in the chat under the call,
+// webview/permissionCard.ts) sends that side's text as the request's `content` when it differs
+// from the proposal, so what the user kept is what is written. "More…" offers the remembering
+// answers with the rule they keep. Answered, the diff and the chat's card go; closed unanswered,
+// the request waits (the card stays and opens the diff again, the status bar reminds) until the
+// daemon withdraws it. Anything else, or an edit that would fail (no `proposed`), asks in a modal:
+// short fixed buttons, the whole command (and whether it runs sandboxed) and the rule in its body.
 
 import * as vscode from "vscode";
 import * as nodePath from "path";
-import { Json, Outcome, PermissionRequest, permissionPrompt } from "./rpcClient";
-import { proposedText } from "./proposedEdit";
+import { Json, Outcome, PermissionAnswer, PermissionRequest, SandboxState, permissionPrompt } from "./rpcClient";
 
-const SCHEME = "pi-proposed";
+const SCHEME = "pi-proposed"; // the proposal, editable (an in-memory file)
+const BEFORE = "pi-before"; // the empty left side of a new file
 const CONTEXT = "pi.reviewingPermission"; // a proposed change is on screen
 
 interface Pending {
   request: PermissionRequest;
+  proposed: string;
   left: vscode.Uri;
   right: vscode.Uri;
   path: string;
-  answer(outcome: Outcome): void;
+  answer(answer: PermissionAnswer): void;
   waiting?: vscode.Disposable; // the status bar's reminder, once the diff was closed unanswered
 }
 
-export async function askModal(request: PermissionRequest, note?: string): Promise<Outcome> {
-  const { message, detail, choices } = permissionPrompt(request);
+export async function askModal(request: PermissionRequest, note?: string, sandbox?: SandboxState | null): Promise<Outcome> {
+  const { message, detail, choices } = permissionPrompt(request, sandbox);
   const choice = await vscode.window.showWarningMessage(message, { modal: true, detail: note ? `${note}\n\n${detail}` : detail },
                                                         ...choices.map((c) => c.label));
   return choices.find((c) => c.label === choice)?.outcome ?? "cancelled";
 }
 
+// The proposals as files the user may change (and save: it stays here) until the request is answered.
+class Proposals implements vscode.FileSystemProvider {
+  readonly files = new Map<string, { data: Uint8Array; mtime: number }>();
+  private readonly changed = new vscode.EventEmitter<vscode.FileChangeEvent[]>();
+  readonly onDidChangeFile = this.changed.event;
+  watch(): vscode.Disposable { return new vscode.Disposable(() => undefined); }
+  stat(uri: vscode.Uri): vscode.FileStat {
+    const file = this.get(uri);
+    return { type: vscode.FileType.File, ctime: file.mtime, mtime: file.mtime, size: file.data.length };
+  }
+  readDirectory(): [string, vscode.FileType][] { return []; }
+  createDirectory(): void { throw vscode.FileSystemError.NoPermissions("a proposal is one file"); }
+  readFile(uri: vscode.Uri): Uint8Array { return this.get(uri).data; }
+  writeFile(uri: vscode.Uri, data: Uint8Array): void {
+    this.get(uri); // only a proposal shown
+    this.files.set(uri.toString(), { data, mtime: Date.now() });
+    this.changed.fire([{ type: vscode.FileChangeType.Changed, uri }]);
+  }
+  delete(uri: vscode.Uri): void { this.files.delete(uri.toString()); }
+  rename(): void { throw vscode.FileSystemError.NoPermissions("a proposal keeps its name"); }
+  private get(uri: vscode.Uri) {
+    const file = this.files.get(uri.toString());
+    if (!file) throw vscode.FileSystemError.FileNotFound(uri);
+    return file;
+  }
+}
+
+const ALLOWS: Outcome[] = ["allow_once", "allow_session", "allow_always"];
+
 export class PermissionReview implements vscode.TextDocumentContentProvider, vscode.Disposable {
-  private readonly texts = new Map<string, string>(); // a pi-proposed: uri -> its text
+  private readonly texts = new Map<string, string>(); // a pi-before: uri -> its text ("")
+  private readonly proposals = new Proposals();
   private readonly pending = new Map<string, Pending>(); // by the proposed (right) side's uri
   private readonly disposables: vscode.Disposable[];
 
-  // `post` sends a message to the chat that shows the session (a tab's, else the side bar's).
-  constructor(private readonly workspace: () => string, private readonly post: (sessionId: string, message: Json) => void) {
+  // `post` sends a message to the chat that shows the session (a tab's, else the side bar's);
+  // `sandbox` asks the daemon whether its commands run sandboxed.
+  constructor(private readonly workspace: () => string, private readonly post: (sessionId: string, message: Json) => void,
+              private readonly sandbox: (sessionId: string) => Promise<SandboxState | null | undefined>) {
     this.disposables = [
-      vscode.workspace.registerTextDocumentContentProvider(SCHEME, this),
+      vscode.workspace.registerTextDocumentContentProvider(BEFORE, this),
+      vscode.workspace.registerFileSystemProvider(SCHEME, this.proposals, { isCaseSensitive: true }),
       vscode.commands.registerCommand("pi.permission.accept", (uri?: vscode.Uri) => this.answer(uri, "allow_once")),
       vscode.commands.registerCommand("pi.permission.reject", (uri?: vscode.Uri) => this.answer(uri, "reject_once")),
       vscode.commands.registerCommand("pi.permission.choices", (uri?: vscode.Uri) => this.moreChoices(this.find(uri))),
@@ -52,46 +88,35 @@ export class PermissionReview implements vscode.TextDocumentContentProvider, vsc
   }
 
   // The answer to a permission request: a diff review for a file change, else the modal.
-  async ask(request: PermissionRequest, cancelled: Promise<unknown>): Promise<Outcome> {
+  async ask(request: PermissionRequest, cancelled: Promise<unknown>): Promise<PermissionAnswer> {
+    if (request.toolName === "bash") return askModal(request, undefined, (await this.sandbox(request.sessionId).catch(() => null)) ?? null);
     if (request.toolName !== "write" && request.toolName !== "edit") return askModal(request);
-    const path = nodePath.resolve(this.workspace(), String(request.args?.path ?? ""));
-    const current = await this.currentText(path);
-    const proposed = proposedText(request.toolName, request.args, current);
-    if ("error" in proposed) return askModal(request, `(No diff to show: ${proposed.error}.)`);
+    const proposed = request.proposed;
+    if (!proposed) return askModal(request, "(No diff to show: the daemon found this call would fail as it stands.)");
+    const path = nodePath.resolve(this.workspace(), proposed.path);
     const shown = "/" + vscode.workspace.asRelativePath(path, false).replace(/^\/+/, "");
     // a subagent's session may use the same call ids as its parent's
     const query = `session=${encodeURIComponent(request.sessionId)}&call=${encodeURIComponent(request.toolCallId)}`;
     const right = vscode.Uri.from({ scheme: SCHEME, path: shown, query });
-    const left = current === undefined ? vscode.Uri.from({ scheme: SCHEME, path: shown, query: `${query}&before` })
-      : vscode.Uri.file(path);
-    this.texts.set(right.toString(), proposed.text);
-    if (current === undefined) this.texts.set(left.toString(), "");
-    const outcome = new Promise<Outcome>((resolve) => {
-      this.pending.set(right.toString(), { request, left, right, path: shown.slice(1), answer: resolve });
+    const left = proposed.exists ? vscode.Uri.file(path) : vscode.Uri.from({ scheme: BEFORE, path: shown, query });
+    this.proposals.files.set(right.toString(), { data: new TextEncoder().encode(proposed.text), mtime: Date.now() });
+    if (!proposed.exists) this.texts.set(left.toString(), "");
+    const outcome = new Promise<PermissionAnswer>((resolve) => {
+      this.pending.set(right.toString(), { request, proposed: proposed.text, left, right, path: shown.slice(1), answer: resolve });
     });
     cancelled.then(() => this.settle(right, "cancelled"));
     const p = this.pending.get(right.toString())!;
     await this.show(p);
     if (this.pending.has(right.toString())) this.post(request.sessionId, { type: "permission", ask: this.askOf(p) });
-    else this.closeDiff(p); // withdrawn while the file was read or the diff opened: settle found no diff to close
+    else this.closeDiff(p); // withdrawn while the diff opened: settle found no diff to close
     return outcome;
-  }
-
-  private async currentText(path: string): Promise<string | undefined> {
-    const open = vscode.workspace.textDocuments.find((d) => d.uri.scheme === "file" && d.uri.fsPath === path);
-    if (open) return open.getText();
-    try {
-      return new TextDecoder().decode(await vscode.workspace.fs.readFile(vscode.Uri.file(path)));
-    } catch {
-      return undefined; // a new file
-    }
   }
 
   private async show(p: Pending): Promise<void> {
     p.waiting?.dispose();
     p.waiting = undefined;
     const verb = p.request.toolName === "write" ? "write" : "edit";
-    await vscode.commands.executeCommand("vscode.diff", p.left, p.right, `${p.path}: pi's proposed ${verb} (review)`,
+    await vscode.commands.executeCommand("vscode.diff", p.left, p.right, `${p.path}: pi's proposed ${verb} (yours to change)`,
                                          { preview: false });
     vscode.commands.executeCommand("setContext", CONTEXT, true);
   }
@@ -137,23 +162,34 @@ export class PermissionReview implements vscode.TextDocumentContentProvider, vsc
     if (pick) this.settle(p.right, pick.outcome);
   }
 
-  // The answer given (or the request withdrawn): the diff closes and the documents go.
+  // The answer given (or the request withdrawn): an allow carries the right side's text when the user
+  // changed it (hunks reverted, typed); the diff closes and the documents go.
   private settle(right: vscode.Uri, outcome: Outcome): void {
     const p = this.pending.get(right.toString());
     if (!p) return;
     this.pending.delete(right.toString());
-    p.answer(outcome);
+    const kept = this.rightText(p);
+    p.answer(ALLOWS.includes(outcome) && kept !== p.proposed ? { outcome, content: kept } : outcome);
     p.waiting?.dispose();
     this.post(p.request.sessionId, { type: "permissionDone", sessionId: p.request.sessionId, toolCallId: p.request.toolCallId });
     this.closeDiff(p);
   }
 
-  private closeDiff(p: Pending): void {
+  // The right side as the user left it: its open document (saved or not), else the proposal's file.
+  private rightText(p: Pending): string {
+    const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === p.right.toString());
+    const file = this.proposals.files.get(p.right.toString());
+    return open ? open.getText() : file ? new TextDecoder().decode(file.data) : p.proposed;
+  }
+
+  private async closeDiff(p: Pending): Promise<void> {
     const right = p.right.toString();
+    // changed and unsaved, closing would ask to save it: it is saved into its in-memory file first
+    await vscode.workspace.textDocuments.find((d) => d.uri.toString() === right && d.isDirty)?.save();
     const tabs = vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) =>
       t.input instanceof vscode.TabInputTextDiff && t.input.modified.toString() === right);
     vscode.window.tabGroups.close(tabs).then(() => {
-      this.texts.delete(right);
+      this.proposals.files.delete(right);
       this.texts.delete(p.left.toString());
     });
     if (!this.pending.size) vscode.commands.executeCommand("setContext", CONTEXT, false);

@@ -28,6 +28,7 @@ import type {
   PermissionOutcome,
   PermissionRequestParams,
   Result,
+  SandboxState,
   UserContent,
   WorkspaceTrustParams,
 } from "./protocol";
@@ -46,10 +47,19 @@ const CHOICE_LABELS: [Outcome, string][] = [
   ["reject_once", "Reject"], ["reject_always", "Always reject…"],
 ];
 
+// Whether a command will run sandboxed: the request does not say, so the daemon's getState (the
+// sandbox its bash reads at each call, from the same settings and bubblewrap probe) is asked.
+export function sandboxLine(sandbox: SandboxState | null | undefined): string {
+  if (!sandbox) return "Sandboxed: unknown (the daemon did not say).";
+  if (sandbox.active) return `Sandboxed: yes (bubblewrap, the network ${sandbox.network ? "allowed" : "cut off"}).`;
+  return `Sandboxed: no (${sandbox.reason ?? "no sandbox here"}): it runs with all your rights.`;
+}
+
 // The prompt for a permission request: what the call will do (the whole command, the file and
-// its content or diff) and the offered choices; the body names the exact rule the remembering
-// ones would keep (the request's `remember`). The heading is the request's title on one short line.
-export function permissionPrompt(request: PermissionRequest): {
+// its content or diff; for a command, whether it runs sandboxed, given `sandbox`) and the offered
+// choices; the body names the exact rule the remembering ones would keep (the request's `remember`).
+// The heading is the request's title on one short line.
+export function permissionPrompt(request: PermissionRequest, sandbox?: SandboxState | null): {
   message: string; detail: string; choices: { label: string; outcome: Outcome }[];
 } {
   const heading = request.title.replace(/\s+/g, " ").trim();
@@ -62,7 +72,23 @@ export function permissionPrompt(request: PermissionRequest): {
   // a rule for exactly this command would only repeat the command shown just above
   const scope = request.remember?.scope === "exact" && request.toolName === "bash" ? "exactly this command" : request.remember?.label;
   const rule = scope && remembering.length ? `\n\n${remembering.join(", ")} remember: ${scope}` : "";
-  return { message, detail: shown.join("\n") + rule, choices };
+  const box = request.toolName === "bash" && sandbox !== undefined ? `\n\n${sandboxLine(sandbox)}` : "";
+  return { message, detail: shown.join("\n") + box + rule, choices };
+}
+
+// How a VS Code user picks a model (initialize's clientInfo.modelPicker): the daemon's offline demo and its
+// "no model" error point at it instead of the command line's --model.
+export const MODEL_PICKER = "the model picker (pi: Select Model, or click the model in the status bar)";
+
+// A permission's answer: the outcome, and for a write/edit accepted after the user changed the proposal
+// in the review, the text to write instead (`content`).
+export type PermissionAnswer = Outcome | { outcome: Outcome; content?: string };
+
+// What Stop gave back, for the chat: the texts back in its input, and the line saying so.
+export function returnedInput(texts: string[]): { text: string; note: string } {
+  const one = texts.length === 1;
+  return { text: texts.join("\n\n"),
+           note: `Stopped. ${one ? "The queued message was" : `The ${texts.length} queued messages were`} not sent: ${one ? "it is" : "they are"} back in the input.` };
 }
 
 export interface ClientOptions {
@@ -73,7 +99,7 @@ export interface ClientOptions {
   restart?: boolean; // start the daemon again when it dies (default true)
   onLog?: (text: string) => void;
   // `cancelled` settles when the daemon withdraws the request (the run stopped, nobody answered in time)
-  onPermission?: (request: PermissionRequest, cancelled: Promise<unknown>) => Promise<Outcome>;
+  onPermission?: (request: PermissionRequest, cancelled: Promise<unknown>) => Promise<PermissionAnswer>;
   onWorkspaceTrust?: (request: WorkspaceTrustRequest) => Promise<boolean | undefined>; // undefined: no answer
   fs?: FsHandlers; // the editor is the agent's file system (editorFs.ts)
   save?: (params: { sessionId: string; paths: string[] }) => Promise<SaveResult>; // fs/save (saveDocuments.ts)
@@ -108,6 +134,7 @@ export class PiClient {
   private listeners: EventListener[] = [];
   private restartListeners: ((attempt: number) => void)[] = [];
   private exitListeners: ((exit: DaemonExit) => void)[] = [];
+  private returnedListeners: ((sessionId: string | undefined, texts: string[]) => void)[] = [];
   private quickDeaths = 0;
   private lastSeq = new Map<string, number>();
   restarts = 0;
@@ -126,6 +153,12 @@ export class PiClient {
 
   onExit(listener: (exit: DaemonExit) => void): void {
     this.exitListeners.push(listener);
+  }
+
+  // Stop gave back queued messages (steering, then follow-ups, in queue order): the chat of that
+  // session (undefined: the current one) puts them back in its input.
+  onQueueReturned(listener: (sessionId: string | undefined, texts: string[]) => void): void {
+    this.returnedListeners.push(listener);
   }
 
   get pid(): number | undefined {
@@ -197,8 +230,8 @@ export class PiClient {
     connection.onRequest("permission/request", async (params: PermissionRequest, token) => {
       // The daemon cancels the request when the run is aborted or nobody answered in time.
       const cancelled = new Promise<Outcome>((resolve) => token.onCancellationRequested(() => resolve("cancelled")));
-      const outcome = this.options.onPermission ? await Promise.race([this.options.onPermission(params, cancelled), cancelled]) : "cancelled";
-      return { outcome };
+      const answer = this.options.onPermission ? await Promise.race([this.options.onPermission(params, cancelled), cancelled]) : "cancelled";
+      return typeof answer === "string" ? { outcome: answer } : answer;
     });
     connection.onRequest("workspace/trust", (params: WorkspaceTrustRequest) => this.answerWorkspaceTrust(params));
     const fs = this.options.fs;
@@ -216,6 +249,7 @@ export class PiClient {
       connection.onRequest("editor/documentSymbols", (params: Json) => language.documentSymbols(params));
       connection.onRequest("editor/workspaceSymbols", (params: Json) => language.workspaceSymbols(params));
       connection.onRequest("editor/hover", (params: Json) => language.hover(params));
+      if (language.languageStatus) connection.onRequest("editor/languageStatus", (params: Json) => language.languageStatus!(params));
     }
     connection.listen();
     child.on("exit", (code, signal) => {
@@ -243,7 +277,7 @@ export class PiClient {
     });
     const initialized = await Promise.race([ended, this.request("initialize", {
       protocolVersion: 1,
-      clientInfo: { name: "pi-daemon-vscode", version: "0.1.0" },
+      clientInfo: { name: "pi-daemon-vscode", version: "0.1.0", modelPicker: MODEL_PICKER },
       capabilities: {
         permissions: Boolean(this.options.onPermission),
         workspaceTrust: Boolean(this.options.onWorkspaceTrust),
@@ -294,8 +328,11 @@ export class PiClient {
   followUp(text: string, sessionId?: string) {
     return this.request("followUp", { text, sessionId });
   }
-  abort(sessionId?: string) {
-    return this.request("abort", { sessionId });
+  async abort(sessionId?: string) {
+    const result = await this.request("abort", { sessionId });
+    const texts = [...(result.steering ?? []), ...(result.followUp ?? [])];
+    if (texts.length) this.returnedListeners.forEach((l) => l(sessionId, texts));
+    return result;
   }
 
   // Open a stored session; its events go on from the seq the daemon announces.

@@ -57,7 +57,7 @@ test("the permission prompt shows what will happen and the exact rule that would
   await c.start();
   await c.prompt("go");
   while (!settled) await new Promise((r) => setTimeout(r, 20));
-  const [write, editing, bash] = asked.map(permissionPrompt);
+  const [write, editing, bash] = asked.map((request) => permissionPrompt(request));
   assert.ok(write.detail.startsWith("made.txt\nline 1\nline 2\n\n"), write.detail);
   assert.ok(editing.detail.startsWith("notes.txt\n- old line\n+ new line\n+ second"), editing.detail);
   assert.ok(bash.detail.startsWith("$ git status --short"), bash.detail);

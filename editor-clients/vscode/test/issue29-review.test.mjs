@@ -12,7 +12,6 @@ import { waitFor } from "../test-support/wait.mjs";
 
 const require = createRequire(import.meta.url);
 const { PiClient, permissionPrompt } = require("../dist/rpcClient.js");
-const { proposedText } = require("../dist/proposedEdit.js");
 const { goBackPrompt, rewindTarget } = require("../dist/rewind.js");
 const { sessionItem, localTime } = require("../dist/sessionList.js");
 const { Review, choose, pending, toReview, revertQuestion, revertReport } = require("../dist/editorFs.js");
@@ -51,20 +50,19 @@ test("a long command's permission: short whole buttons, the whole command and th
   await c.stop();
 });
 
-test("the write/edit review diff shows exactly what the daemon then writes; a rejected write leaves the file", async () => {
+test("the write/edit review diff shows exactly what the daemon then writes (its `proposed`); a rejected write leaves the file", async () => {
   const edit = { path: "notes.txt", edits: [{ oldText: "beta ", newText: "BETA" }, { oldText: "delta\n", newText: "delta\nepsilon\n" }] };
   const dir = workspace([
     call("e", "edit", edit),
     call("w", "write", { path: "new/made.txt", content: "made by pi\n" }),
     call("w2", "write", { path: "notes.txt", content: "all gone\n" }),
+    call("x", "edit", { path: "notes.txt", edits: [{ oldText: "nowhere", newText: "" }] }),
     text("done"),
   ]);
   writeFileSync(join(dir, "notes.txt"), "alpha\nbeta\ngamma\ndelta\n");
   const proposed = [];
   const onPermission = async (request) => {
-    let current;
-    try { current = readFileSync(join(dir, request.args.path), "utf8"); } catch { current = undefined; }
-    proposed.push(proposedText(request.toolName, request.args, current));
+    proposed.push(request.proposed?.text);
     return request.toolCallId === "w2" ? "reject_once" : "allow_once";
   };
   const c = daemon(dir, { onPermission });
@@ -72,13 +70,11 @@ test("the write/edit review diff shows exactly what the daemon then writes; a re
   await c.prompt("change the notes");
   await c.settled();
   // the edit's first oldText matches only once spaces are normalised, as the daemon's edit tool does
-  assert.deepEqual(proposed[0], { text: "alpha\nBETA\ngamma\ndelta\nepsilon\n" });
-  assert.equal(readFileSync(join(dir, "notes.txt"), "utf8"), proposed[0].text);
-  assert.equal(readFileSync(join(dir, "new/made.txt"), "utf8"), proposed[1].text);
-  assert.deepEqual(proposed[2], { text: "all gone\n" });
-  assert.equal(readFileSync(join(dir, "notes.txt"), "utf8"), "alpha\nBETA\ngamma\ndelta\nepsilon\n"); // rejected
-  assert.deepEqual(proposedText("edit", { path: "x", edits: [{ oldText: "nowhere", newText: "" }] }, "text\n"),
-                   { error: "edit 1: its oldText is not in the file" });
+  assert.equal(proposed[0], "alpha\nBETA\ngamma\ndelta\nepsilon\n");
+  assert.equal(readFileSync(join(dir, "new/made.txt"), "utf8"), proposed[1]);
+  assert.equal(proposed[2], "all gone\n");
+  assert.equal(readFileSync(join(dir, "notes.txt"), "utf8"), proposed[0]); // rejected
+  assert.equal(proposed[3], undefined, "an edit that would fail proposes nothing");
   await c.stop();
 });
 
@@ -206,7 +202,7 @@ test("the chat's card for a write/edit under review: under its call, answers pos
                       { type: "permission", ask: { sessionId: ask.request.sessionId, toolCallId: ask.request.toolCallId, toolName: "write", path: "made.txt" } });
   const card = page.locator("details.tool + .permission");
   await card.waitFor();
-  assert.equal(await card.locator(".said").innerText(), "pi wants to write made.txt: review the diff in the editor.");
+  assert.equal(await card.locator(".said").innerText(), "pi wants to write made.txt: review the diff in the editor; revert hunks or edit its right side, then Accept.");
   assert.deepEqual(await card.locator("button").allInnerTexts(), ["Accept", "Reject", "More…", "Show diff"]);
   await card.getByRole("button", { name: "Accept", exact: true }).click();
   const posted = await page.evaluate(() => window.posted.filter((m) => m.type === "permissionAnswer"));

@@ -41,7 +41,7 @@ test("language features: declared, asked through their handlers, shown to the mo
   c.onEvent((_s, event) => events.push(event));
   const init = await c.start();
   assert.deepEqual(init.capabilities.languageFeatures, { diagnostics: true, definition: true, references: false,
-                                                        documentSymbols: false, workspaceSymbols: false, hover: false });
+                                                        documentSymbols: false, workspaceSymbols: false, hover: false, status: false });
   await c.prompt("where is double?");
   for (let i = 0; i < 2000 && !events.some((e) => e.type === "agent_settled"); i++) await new Promise((r) => setTimeout(r, 10));
   const texts = events.filter((e) => e.type === "tool_execution_end").map((e) => e.result.content[0].text);

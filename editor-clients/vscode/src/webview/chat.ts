@@ -412,6 +412,10 @@ window.addEventListener("message", ({ data }) => {
   } else if (data.type === "input") {
     input.value = data.text;
     input.focus();
+  } else if (data.type === "restoreInput") { // Stop gave queued messages back: before what is being typed, and said so
+    input.value = [data.text, input.value].filter((t: string) => t.trim()).join("\n\n");
+    input.focus();
+    changing(() => log.append(element("div", "m notice note", data.note)));
   } else if (data.type === "session") {
     document.body.dataset.sessionId = data.sessionId;
     vscode.setState({ sessionId: data.sessionId }); // a tab reopened with the window comes back on its session

@@ -1,5 +1,5 @@
 // A write/edit waiting for the user's review, in the chat: under its tool call, what it would
-// change and the answers (Accept, Reject, More… for the remembering ones, Show diff to open the
+// change (the right side of the diff is the user's to change first) and the answers (Accept, Reject, More… for the remembering ones, Show diff to open the
 // review again). The extension posts `permission` when it asks and `permissionDone` once the
 // request is answered or withdrawn; a click posts `permissionAnswer` back.
 
@@ -13,7 +13,7 @@ export interface PermissionAsk {
 }
 
 const ANSWERS: [string, string, string][] = [ // label, answer, hint
-  ["Accept", "accept", "Let pi make this change"],
+  ["Accept", "accept", "Let pi make this change (as the diff's right side now reads)"],
   ["Reject", "reject", "Refuse this change; pi is told"],
   ["More…", "choices", "Allow for this session, always allow or always reject (with the rule they keep)"],
   ["Show diff", "show", "Open the review diff again"],
@@ -27,7 +27,8 @@ export function showPermission(log: HTMLElement, tools: Map<string, HTMLElement>
   const card = element("div", "m permission");
   card.dataset.session = ask.sessionId;
   card.dataset.id = ask.toolCallId;
-  card.append(element("div", "said", `pi wants to ${ask.toolName} ${ask.path}: review the diff in the editor.`));
+  card.append(element("div", "said",
+    `pi wants to ${ask.toolName} ${ask.path}: review the diff in the editor; revert hunks or edit its right side, then Accept.`));
   const buttons = element("div", "answers");
   for (const [label, answer, hint] of ANSWERS) {
     const button = element("button", `answer ${answer}`, label);
