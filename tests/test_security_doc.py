@@ -1,7 +1,9 @@
 """docs/security.md names only tests that exist, and every row of its tables names one.
 
 A reference is ``path::name`` (or ``path::Class::name``); ``name`` may carry a parametrized
-id after ``[``. It must be a test function of that file, or a method of a class in it.
+id after ``[``. It must be a test function of that file, or a method of a class in it. An editor
+client's own test is named by its file and the start of its title: `` `editor-clients/…/x.test.mjs` "title" ``
+(a ``test("title…"`` of that file).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "security.md"
 REFERENCE = re.compile(r"(tests/[\w/.-]+\.py)((?:::\w+)+)(\[[^\]`]*\])?")
+CLIENT_REFERENCE = re.compile(r"`(editor-clients/[\w/.-]+\.(?:mjs|lua))` \"([^\"]+)\"")
 
 
 def _tests_in(path: Path) -> set[tuple[str, ...]]:
@@ -61,10 +64,19 @@ def test_every_test_the_doc_names_exists():
     assert missing == []
 
 
+def test_every_client_test_the_doc_names_exists():
+    missing = []
+    for path, title in CLIENT_REFERENCE.findall(DOC.read_text(encoding="utf-8")):
+        file = ROOT / path
+        if not file.is_file() or f'test("{title}' not in file.read_text(encoding="utf-8"):
+            missing.append(f"{path}: no test titled {title!r}…")
+    assert missing == []
+
+
 def test_every_row_names_a_test():
     rows = _table_rows(DOC.read_text(encoding="utf-8"))
     assert rows, "docs/security.md has no table with a test column"
-    untested = [row for row, cell in rows if not REFERENCE.search(cell)]
+    untested = [row for row, cell in rows if not (REFERENCE.search(cell) or CLIENT_REFERENCE.search(cell))]
     assert untested == []
 
 
@@ -74,3 +86,5 @@ def test_references_are_read_as_meant():
         ("tests/rpc/test_x.py", "::test_a", "[b-1]"), ("tests/t.py", "::C::test_m", "")]
     table = "| input | test |\n|---|---|\n| a | `tests/a.py::test_a` |\n| b | to come |\n| c | none yet |\n\nx"
     assert [cell for _, cell in _table_rows(table)] == ["`tests/a.py::test_a`", "to come", "none yet"]
+    assert CLIENT_REFERENCE.findall('`editor-clients/vscode/test/a.test.mjs` "opens it" (and more)') == [
+        ("editor-clients/vscode/test/a.test.mjs", "opens it")]
