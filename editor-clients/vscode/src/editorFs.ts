@@ -130,23 +130,23 @@ export class Review {
   }
 
   async load(runId?: string): Promise<Changes> {
-    const changes = await this.client.request<Changes>("changes/get", { runId });
+    const changes = await this.client.request("changes/get", { runId });
     this.set(changes);
     return changes;
   }
 
   // The session's latest runs that changed files, newest first, with how many files each changed.
   async runs(): Promise<{ runId: string; files: number }[]> {
-    const { runs } = await this.client.request<Changes>("changes/get", {});
+    const { runs } = await this.client.request("changes/get", {});
     const out = [];
     for (const runId of [...(runs ?? [])].reverse().slice(0, MAX_RUNS_LISTED))
-      out.push({ runId, files: (await this.client.request<Changes>("changes/get", { runId })).files.length });
+      out.push({ runId, files: (await this.client.request("changes/get", { runId })).files.length });
     return out;
   }
 
   // The whole texts before and after the run, for a side-by-side diff.
   async contents(path: string, runId = this.current?.runId): Promise<{ before: string; after: string }> {
-    const { files } = await this.client.request<Changes>("changes/get", { runId, path, withContent: true });
+    const { files } = await this.client.request("changes/get", { runId, path, withContent: true });
     return { before: files[0]?.before ?? "", after: files[0]?.after ?? "" };
   }
 
@@ -177,9 +177,10 @@ export class Review {
   }
 
   // The files (or hunks) the caller chose: choose(...) for one, pending(...) for "revert run".
+  // The shown run's, or (none shown yet) the latest run's: changes/revert names its run.
   async revert(files: FileChoice[] | undefined): Promise<RevertResult> {
-    const runId = this.current?.runId;
-    const result = await this.client.request<RevertResult>("changes/revert", { runId, files });
+    const runId = (this.current ?? await this.load()).runId;
+    const result = await this.client.request("changes/revert", { runId, files });
     await this.load(runId);
     return result;
   }

@@ -4,14 +4,14 @@
 import * as vscode from "vscode";
 import * as os from "os";
 import * as path from "path";
-import { Commands, Conversation, Json, PiClient, TreeItem, WorkspaceTrustRequest } from "./rpcClient";
+import { Commands, Conversation, Json, ParamsArg, PiClient, TreeItem, WorkspaceTrustRequest } from "./rpcClient";
 import { chatHtml, newNonce } from "./chatHtml";
 import { statusText } from "./status";
 import { registerReview, reportDirty, selectionContext, vscodeFiles } from "./changesView";
 import { fsHandlers } from "./editorFs";
 import { vscodeLanguage } from "./languageFeatures";
 import { workspaceFiles } from "./workspaceFiles";
-import type { ContextItem, Image } from "./protocol";
+import type { ContextItem, Image, MethodName, ThinkingLevel } from "./protocol";
 import { ChatHost, ModeIndicator, executePlan, pickMode, rewindTo, setMode } from "./sessionActions";
 import { SubagentRouter, storedSubagents } from "./subagents";
 import { daemonCommand, install, offerInstall } from "./vscodeDaemon";
@@ -189,9 +189,9 @@ async function askWorkspaceTrust(request: WorkspaceTrustRequest): Promise<boolea
 // event listeners follow every client started (a restart makes a new one).
 const eventListeners: ((sessionId: string, event: Json) => void)[] = [];
 const lazyClient = {
-  request: async (method: string, params?: Json) => (await ensureClient()).request(method, params),
+  request: async <M extends MethodName>(method: M, ...params: ParamsArg<M>) => (await ensureClient()).request(method, ...params),
   prompt: async (...args: Parameters<PiClient["prompt"]>) => (await ensureClient()).prompt(...args),
-  notify: (method: string, params?: Json) => client?.notify(method, params),
+  notify: <M extends MethodName>(method: M, ...params: ParamsArg<M>) => client?.notify(method, ...params),
   get workspace() { return client?.workspace ?? ""; },
   onEvent: (listener: (sessionId: string, event: Json) => void) => { eventListeners.push(listener); },
 } as unknown as PiClient;
@@ -359,7 +359,8 @@ const commands: Record<string, () => Promise<void>> = {
     refreshStatus();
   },
   "pi.selectThinking": async () => {
-    const level = await vscode.window.showQuickPick(["off", "minimal", "low", "medium", "high", "xhigh"]);
+    const levels: ThinkingLevel[] = ["off", "minimal", "low", "medium", "high", "xhigh"];
+    const level = (await vscode.window.showQuickPick(levels)) as ThinkingLevel | undefined;
     if (level) await (await ensureClient()).request("setThinkingLevel", { level });
   },
   "pi.showLog": async () => output.show(),

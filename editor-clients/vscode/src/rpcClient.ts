@@ -22,6 +22,7 @@ import type {
   ContextItem,
   Image,
   AgentMessage,
+  ClientRequests,
   InitializeResult,
   MethodName,
   Params,
@@ -38,6 +39,8 @@ export type * from "./protocol";
 export type Json = any;
 export type Outcome = PermissionOutcome;
 export type PermissionRequest = PermissionRequestParams;
+// A method's params as an argument: optional when the method requires none.
+export type ParamsArg<M extends MethodName> = {} extends Params<M> ? [params?: Params<M>] : [params: Params<M>];
 export type WorkspaceTrustRequest = WorkspaceTrustParams;
 
 // Short fixed labels: a button never holds the command or the rule (a long one was clipped
@@ -234,22 +237,27 @@ export class PiClient {
       return typeof answer === "string" ? { outcome: answer } : answer;
     });
     connection.onRequest("workspace/trust", (params: WorkspaceTrustRequest) => this.answerWorkspaceTrust(params));
+    // The daemon's requests to the editor, params and result typed by protocol.ts's ClientRequests.
+    const serve = <M extends keyof ClientRequests>(method: M,
+      handler: (params: ClientRequests[M]["params"]) => ClientRequests[M]["result"] | Promise<ClientRequests[M]["result"]>) =>
+      connection.onRequest(method, async (params: ClientRequests[M]["params"]): Promise<unknown> => handler(params));
     const fs = this.options.fs;
     if (fs) {
-      connection.onRequest("fs/readTextFile", (params: Json) => fs.readTextFile(params));
-      connection.onRequest("workspace/applyEdit", (params: Json) => fs.applyEdit(params));
+      serve("fs/readTextFile", (params) => fs.readTextFile(params));
+      serve("workspace/applyEdit", (params) => fs.applyEdit(params));
     }
     const save = this.options.save;
-    if (save) connection.onRequest("fs/save", (params: Json) => save(params));
+    if (save) serve("fs/save", (params) => save(params));
     const language = this.options.language;
     if (language) {
-      connection.onRequest("editor/diagnostics", (params: Json) => language.diagnostics(params));
-      connection.onRequest("editor/definition", (params: Json) => language.definition(params));
-      connection.onRequest("editor/references", (params: Json) => language.references(params));
-      connection.onRequest("editor/documentSymbols", (params: Json) => language.documentSymbols(params));
-      connection.onRequest("editor/workspaceSymbols", (params: Json) => language.workspaceSymbols(params));
-      connection.onRequest("editor/hover", (params: Json) => language.hover(params));
-      if (language.languageStatus) connection.onRequest("editor/languageStatus", (params: Json) => language.languageStatus!(params));
+      serve("editor/diagnostics", (params) => language.diagnostics(params));
+      serve("editor/definition", (params) => language.definition(params));
+      serve("editor/references", (params) => language.references(params));
+      serve("editor/documentSymbols", (params) => language.documentSymbols(params));
+      serve("editor/workspaceSymbols", (params) => language.workspaceSymbols(params));
+      serve("editor/hover", (params) => language.hover(params));
+      const languageStatus = language.languageStatus;
+      if (languageStatus) serve("editor/languageStatus", (params) => languageStatus(params));
     }
     connection.listen();
     child.on("exit", (code, signal) => {
@@ -307,16 +315,14 @@ export class PiClient {
     return this.reviving;
   }
 
-  // A declared method: params and result typed by protocol.ts.
-  request<M extends MethodName>(method: M, params?: Params<M>): Promise<Result<M>>;
-  request<T = Json>(method: string, params?: Json): Promise<T>;
-  request(method: string, params: Json = {}): Promise<unknown> {
+  // A declared method, params and result typed by protocol.ts; params may be left out when none is required.
+  request<M extends MethodName>(method: M, ...params: ParamsArg<M>): Promise<Result<M>> {
     if (!this.connection) return Promise.reject(new Error("pi-daemon is not running"));
-    return this.connection.sendRequest(method, params);
+    return this.connection.sendRequest(method, params[0] ?? {});
   }
 
-  notify(method: string, params: Json = {}): void {
-    this.connection?.sendNotification(method, params);
+  notify<M extends MethodName>(method: M, ...params: ParamsArg<M>): void {
+    this.connection?.sendNotification(method, params[0] ?? {});
   }
 
   prompt(text: string, behaviour?: "steer" | "followUp", sessionId?: string, context?: ContextItem[], images?: Image[]) {
