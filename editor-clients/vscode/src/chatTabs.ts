@@ -120,7 +120,7 @@ class ChatTab implements ChatHost {
     const client = await this.client();
     await keepingCurrent(client, () => client.load(sessionId));
     const { entries } = await client.request("session/entries", { sessionId, scope: "file" });
-    const stored = storedSubagents(entries).map((s) => ({ type: "subagent_start", ...s }));
+    const stored = storedSubagents(entries);
     this.transcript.push(...stored);
     if (stored.length) this.post({ type: "events", events: stored });
     const state = await client.request("getState", { sessionId });

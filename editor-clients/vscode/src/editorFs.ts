@@ -10,8 +10,11 @@
 //     workspace folder (in a multi-root window the daemon works in the one picked).
 
 import * as nodePath from "path";
-import type { ChangedFile, ChangedHunk, ChangesRevertResult } from "./protocol";
-import type { Json, PiClient } from "./rpcClient";
+import type {
+  ApplyWorkspaceEditParams, ApplyWorkspaceEditResult, ChangedFile, ChangedHunk, ChangesRevertResult, Position,
+  ReadTextFileParams, ReadTextFileResult, TextEdit, WorkspaceEdit,
+} from "./protocol";
+import type { PiClient } from "./rpcClient";
 
 export interface OpenDocument {
   content: string;
@@ -20,13 +23,13 @@ export interface OpenDocument {
 
 export interface FsHost {
   document(path: string): OpenDocument | undefined; // an open document, by absolute path
-  applyEdit(label: string, edit: Json): Promise<{ applied: boolean; failureReason?: string }>;
+  applyEdit(label: string, edit: WorkspaceEdit): Promise<ApplyWorkspaceEditResult>;
   dirty(): string[]; // the absolute paths of the documents with unsaved changes
 }
 
 export interface FsHandlers {
-  readTextFile(params: Json): Json;
-  applyEdit(params: Json): Promise<Json>;
+  readTextFile(params: ReadTextFileParams): ReadTextFileResult;
+  applyEdit(params: ApplyWorkspaceEditParams): Promise<ApplyWorkspaceEditResult>;
   dirtyPaths(): string[]; // sent as fs/didChangeDirty whenever a daemon starts
 }
 
@@ -52,9 +55,10 @@ export function fsHandlers(host: FsHost): FsHandlers {
       return { content: lineWindow(document.content, params.line, params.limit), version: document.version };
     },
     async applyEdit(params) {
-      const changes: Json[] = params.edit?.documentChanges ?? [];
+      const changes = params.edit?.documentChanges ?? [];
       for (const [index, change] of changes.entries()) {
-        const version = change.textDocument?.version;
+        if (!("textDocument" in change)) continue; // a file created or deleted: no version to check
+        const version = change.textDocument.version;
         if (typeof version !== "number") continue;
         const now = host.document(uriPath(change.textDocument.uri))?.version;
         if (now !== undefined && now !== version)
@@ -84,10 +88,10 @@ export class DirtyReporter {
 }
 
 // Apply LSP TextEdits (whole-document offsets; UTF-16 code units, as JS strings count) to a text.
-export function applyTextEdits(text: string, edits: Json[]): string {
+export function applyTextEdits(text: string, edits: TextEdit[]): string {
   const starts = [0];
   for (let i = 0; i < text.length; i++) if (text[i] === "\n") starts.push(i + 1);
-  const offset = (p: Json) => (p.line >= starts.length ? text.length : Math.min(starts[p.line] + p.character, text.length));
+  const offset = (p: Position) => (p.line >= starts.length ? text.length : Math.min(starts[p.line] + p.character, text.length));
   const spans = edits.map((e) => [offset(e.range.start), offset(e.range.end), e.newText] as [number, number, string]);
   spans.sort((a, b) => b[0] - a[0]);
   for (const [start, end, newText] of spans) text = text.slice(0, start) + newText + text.slice(end);

@@ -299,7 +299,7 @@ async function redraw(sessionId: string): Promise<Json> {
   tree.refresh();
   // its finished subagents, under their task calls (a replay sends no subagent events)
   const { entries } = await client.request("session/entries", { sessionId, scope: "file" });
-  const stored = storedSubagents(entries).map((s) => ({ type: "subagent_start", ...s }));
+  const stored = storedSubagents(entries);
   transcript.push(...stored);
   if (stored.length) post({ type: "events", events: stored });
   return loaded;
