@@ -42,8 +42,6 @@ import type {
 } from "./protocol";
 
 export type * from "./protocol";
-// Until the VS Code surface takes the generated types too.
-export type Json = any;
 export type Outcome = PermissionOutcome;
 export type PermissionRequest = PermissionRequestParams;
 // A method's params as an argument: optional when the method requires none.
