@@ -3,7 +3,7 @@
 
 import type { JsonObject } from "./protocol";
 
-// `args` is the tool's arguments as the model wrote them: any JSON.
+// `given`: the tool's arguments as the model wrote them, any JSON.
 export function describeCall(name: string, given: unknown): string {
   if (!given || typeof given !== "object") return String(given ?? "");
   const args = given as JsonObject;
