@@ -11,7 +11,8 @@ import { registerReview, reportDirty, selectionContext, vscodeFiles } from "./ch
 import { fsHandlers } from "./editorFs";
 import { vscodeLanguage } from "./languageFeatures";
 import { workspaceFiles } from "./workspaceFiles";
-import type { AgentEvent, ContextItem, EditDetails, Image, MessageEntry, MethodName, SessionLoadResult, SessionSummary, ThinkingLevel, UserMessage } from "./protocol";
+import type { AgentEvent, ContextItem, EditDetails, Image, MethodName, SessionLoadResult, SessionSummary, ThinkingLevel } from "./protocol";
+import { forkChoices } from "./rewind";
 import type { FromPage, ToPage, TranscriptItem } from "./chatPage";
 import { ChatHost, ModeIndicator, executePlan, pickMode, rewindTo, setMode } from "./sessionActions";
 import { SubagentRouter, childEvents, storedSubagents } from "./subagents";
@@ -331,11 +332,7 @@ const commands: Record<string, () => Promise<void>> = {
   "pi.forkSession": async () => {
     const client = await ensureClient();
     const { entries } = await client.request("session/entries");
-    const users = entries.filter((e): e is MessageEntry & { message: UserMessage } =>
-      e.type === "message" && (e as MessageEntry).message?.role === "user");
-    const pick = await vscode.window.showQuickPick(
-      users.map((e) => ({ label: String(typeof e.message.content === "string" ? e.message.content : "(image)").slice(0, 80), id: e.id })),
-      { placeHolder: "Fork from which message?" });
+    const pick = await vscode.window.showQuickPick(forkChoices(entries), { placeHolder: "Fork from which message?" });
     if (!pick) return;
     const forked = await client.request("session/fork", { entryId: pick.id });
     await redraw(forked.sessionId);

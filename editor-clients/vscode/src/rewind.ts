@@ -28,6 +28,16 @@ export function rewindTarget(entries: SessionEntry[], entryId: string): RewindTa
   return { entryId };
 }
 
+// "Fork from a message": the session's user messages, each by what the user typed (one sent with
+// images, too; "(image)" only when it has no text).
+export function forkChoices(entries: SessionEntry[]): { label: string; id: string }[] {
+  return entries.flatMap((e) => {
+    const said = e.type === "message" ? e as MessageEntry : undefined;
+    return said?.message && isRole(said.message, "user")
+      ? [{ label: (userText(said.message.content) || "(image)").slice(0, 80), id: said.id }] : [];
+  });
+}
+
 export type FilesChoice = "revert" | "keep";
 
 const ACTIONS: Record<string, string> = { write: "restored", create: "created again", delete: "deleted" };

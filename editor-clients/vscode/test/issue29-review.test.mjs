@@ -12,7 +12,7 @@ import { waitFor } from "../test-support/wait.mjs";
 
 const require = createRequire(import.meta.url);
 const { PiClient, permissionPrompt } = require("../dist/rpcClient.js");
-const { goBackPrompt, rewindTarget } = require("../dist/rewind.js");
+const { forkChoices, goBackPrompt, rewindTarget } = require("../dist/rewind.js");
 const { sessionItem, localTime } = require("../dist/sessionList.js");
 const { Review, choose, pending, toReview, revertQuestion, revertReport } = require("../dist/editorFs.js");
 const PYTHON = process.env.PI_DAEMON_PYTHON || "python3";
@@ -106,6 +106,21 @@ test("the Session Tree lists the conversation only; going back asks what will ha
   const answer = goBackPrompt(rewindTarget(entries, items[1].id), "assistant", items[1].text);
   assert.ok(answer.detail.startsWith(`The conversation goes back to "first answer"`), answer.detail);
   await c.stop();
+});
+
+test("Fork from a message lists a message sent with an image by its text", async (t) => {
+  const png = "iVBORw0KGgoAAAANSUhEUgAAABgAAAAQCAIAAACDRijCAAAAH0lEQVR42mO4oKBAECk4XCCIGEYNGjVo1KBRgygzCAAOOLAQB3488AAAAABJRU5ErkJggg==";
+  const dir = workspace([text("a red square"), text("ok")]);
+  const c = daemon(dir);
+  t.after(() => c.stop());
+  await c.start();
+  await c.prompt("what is in this picture?", undefined, undefined, undefined, [{ type: "image", mimeType: "image/png", data: png }]);
+  await c.settled();
+  await c.prompt("thanks");
+  await c.settled(2);
+  const { entries } = await c.request("session/entries");
+  const users = entries.filter((e) => e.type === "message" && e.message.role === "user");
+  assert.deepEqual(forkChoices(entries), [{ label: "what is in this picture?", id: users[0].id }, { label: "thanks", id: users[1].id }]);
 });
 
 test("the resume list: a one-line title and a local time", async () => {
