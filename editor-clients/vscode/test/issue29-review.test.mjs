@@ -196,8 +196,8 @@ test("Stop keeps the output the command had streamed, and the chat shows it mark
   await tool.locator("summary").click();
   const shown = await tool.locator(":scope > .output").innerText();
   assert.ok(shown.includes("progress-line-5") && shown.includes("[stopped by the user]"), shown);
+  await c.stop(); // first: an event the daemon sends until it ends is forwarded to the page
   await page.close();
-  await c.stop();
 });
 
 test("the chat's card for a write/edit under review: under its call, answers posted back, gone once answered", async () => {
@@ -227,8 +227,8 @@ test("the chat's card for a write/edit under review: under its call, answers pos
   await card.waitFor({ state: "detached" });
   await c.settled();
   assert.equal(readFileSync(join(dir, "made.txt"), "utf8"), "x\n");
+  await c.stop(); // first: an event the daemon sends until it ends is forwarded to the page
   await page.close();
-  await c.stop();
 });
 
 test("a review left unanswered: the daemon withdraws it after its timeout, the handler learns so, nothing is written", async () => {
