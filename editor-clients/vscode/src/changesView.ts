@@ -6,18 +6,18 @@
 // what "Send selection to pi" sends as editor context.
 
 import * as vscode from "vscode";
-import { choose, DirtyReporter, FsHost, Hunk, pending, Review, revertQuestion, revertReport, toReview, uriPath } from "./editorFs";
-import type { ContextItem } from "./protocol";
-import type { Json, PiClient } from "./rpcClient";
+import { choose, DirtyReporter, FsHost, Hunk, pending, Review, RevertResult, revertQuestion, revertReport, toReview, uriPath } from "./editorFs";
+import type { ContextItem, WorkspaceEdit } from "./protocol";
+import type { PiClient } from "./rpcClient";
 
 const BEFORE = "pi-before";
 
 // The LSP WorkspaceEdit the daemon sends, as a vscode.WorkspaceEdit.
-function toWorkspaceEdit(edit: Json): vscode.WorkspaceEdit {
+function toWorkspaceEdit(edit: WorkspaceEdit): vscode.WorkspaceEdit {
   const out = new vscode.WorkspaceEdit();
   for (const change of edit.documentChanges ?? []) {
-    if (change.kind === "create") out.createFile(vscode.Uri.parse(change.uri), change.options ?? {});
-    else if (change.kind === "delete") out.deleteFile(vscode.Uri.parse(change.uri), change.options ?? {});
+    if ("kind" in change && change.kind === "create") out.createFile(vscode.Uri.parse(change.uri), change.options ?? {});
+    else if ("kind" in change) out.deleteFile(vscode.Uri.parse(change.uri), {});
     else {
       const uri = vscode.Uri.parse(change.textDocument.uri);
       for (const e of change.edits) {
@@ -34,7 +34,7 @@ export const vscodeFiles: FsHost = {
     const doc = vscode.workspace.textDocuments.find((d) => d.uri.scheme === "file" && d.uri.fsPath === path);
     return doc ? { content: doc.getText(), version: doc.version } : undefined;
   },
-  async applyEdit(_label: string, edit: Json) {
+  async applyEdit(_label: string, edit: WorkspaceEdit) {
     const applied = await vscode.workspace.applyEdit(toWorkspaceEdit(edit));
     return applied ? { applied } : { applied, failureReason: "VS Code did not apply the edit" };
   },
@@ -102,15 +102,17 @@ export function registerReview(context: vscode.ExtensionContext, client: PiClien
   // The view shows one run at a time (the latest, or one picked): its id is the view's description.
   const changesView = vscode.window.createTreeView("pi.changes", { treeDataProvider: new ChangesTree(review) });
   review.onChange((changes) => { changesView.description = changes ? `run ${changes.runId}` : undefined; });
-  const shown = async (result: Json) => {
-    for (const c of result?.conflicts ?? []) vscode.window.showWarningMessage(`pi: not reverted, ${c.path}: ${c.reason}`);
+  // what accept (a count) or revert (a RevertResult) answered: the hunks revert left alone are said
+  const shown = async (result: number | RevertResult | undefined) => {
+    const conflicts = typeof result === "object" ? result.conflicts : [];
+    for (const c of conflicts) vscode.window.showWarningMessage(`pi: not reverted, ${c.path}: ${c.reason}`);
   };
-  const act = (run: (path?: string, hunkIds?: string[]) => Promise<Json>) => async (item?: Item) => {
+  const act = (run: (path?: string, hunkIds?: string[]) => Promise<number | RevertResult>) => async (item?: Item) => {
     if (!item) return shown(await run());
     return shown(await run(item.path, item.kind === "hunk" ? [item.hunk.id] : undefined));
   };
   // From the editor (the diff editor's file side, or the file itself): the hunk at the cursor.
-  const actHere = (run: (path?: string, hunkIds?: string[]) => Promise<Json>) => async () => {
+  const actHere = (run: (path?: string, hunkIds?: string[]) => Promise<number | RevertResult>) => async () => {
     const editor = vscode.window.activeTextEditor;
     if (!editor) return;
     const line = editor.selection.active.line + 1;

@@ -6,16 +6,22 @@
 // current again (keepingCurrent).
 
 import * as vscode from "vscode";
-import { Conversation, Json, PiClient } from "./rpcClient";
+import { Conversation, PiClient, isRole } from "./rpcClient";
+import type { AgentEvent, CommandInfo, ContextItem, Image, UserContent } from "./protocol";
+import type { FromPage, ToPage, TranscriptEvent, TranscriptItem } from "./chatPage";
 import { chatHtml, newNonce } from "./chatHtml";
-import { SubagentRouter, storedSubagents } from "./subagents";
+import { SubagentRouter, childEvents, isStored, storedSubagents } from "./subagents";
 import { ChatHost, executePlan, rewindTo, setMode } from "./sessionActions";
 import { tabTitle } from "./history";
 
 export const PANEL_TYPE = "pi.chatTab";
 
-const textOf = (content: Json): string | undefined =>
-  typeof content === "string" ? content : (content ?? []).find((b: Json) => b.type === "text")?.text;
+const textOf = (content: string | UserContent[]): string | undefined =>
+  typeof content === "string" ? content : (content ?? []).find((b) => b.type === "text")?.text;
+
+// A user's message starting: the first words of the tab's title.
+const userText = (event: TranscriptEvent): string | undefined =>
+  event.type === "message_start" && isRole(event.message, "user") ? textOf(event.message.content) : undefined;
 
 // What the tabs need of the extension.
 export interface TabsHost {
@@ -23,12 +29,12 @@ export interface TabsHost {
   extensionUri: vscode.Uri;
   // The messages every chat handles alike (files for "@", copy, a diff, a subagent's session …);
   // true when it was one of them.
-  shared(message: Json, post: (message: Json) => void): Promise<boolean>;
-  commands(): Json[]; // the slash commands, for "/" completion
+  shared(message: FromPage, post: (message: ToPage) => void): Promise<boolean>;
+  commands(): CommandInfo[]; // the slash commands, for "/" completion
   // "Send as steering or follow-up?" while the agent works; undefined: the user dismissed it.
   askQueueKind(): Promise<"steer" | "followUp" | undefined>;
-  sidebar(): { sessionId?: string; events: Json[] }; // the side bar chat's session and its events so far
-  permissions(shows: (sessionId: string) => boolean, post: (message: Json) => void): void; // the reviews waiting there
+  sidebar(): { sessionId?: string; events: TranscriptItem[] }; // the side bar chat's session and its events so far
+  permissions(shows: (sessionId: string) => boolean, post: (message: ToPage) => void): void; // the reviews waiting there
 }
 
 // Runs `change` (which may make another session current) and makes the current session current again.
@@ -43,7 +49,7 @@ async function keepingCurrent<T>(client: PiClient, change: () => Promise<T>): Pr
 
 class ChatTab implements ChatHost {
   conversation = new Conversation();
-  transcript: Json[] = []; // the events so far, without deltas, to fill the page when it (re)loads
+  transcript: TranscriptItem[] = []; // the events so far, without deltas, to fill the page when it (re)loads
   readonly subagents = new SubagentRouter();
   private titled = false; // the title is set: the session's name or first message (a name replaces it)
 
@@ -71,7 +77,7 @@ class ChatTab implements ChatHost {
     return this.sessionId === sessionId || this.subagents.children.has(sessionId);
   }
 
-  post(message: Json): void {
+  post(message: ToPage): void {
     this.panel.webview.postMessage(message);
   }
 
@@ -90,7 +96,7 @@ class ChatTab implements ChatHost {
     this.post({ type: "session", sessionId: this.sessionId });
   }
 
-  apply(sessionId: string, event: Json): void {
+  apply(sessionId: string, event: AgentEvent): void {
     const delta = event.type === "message_update" || event.type === "tool_execution_update";
     if (sessionId !== this.sessionId) { // one of its subagents
       if (!delta) this.transcript.push({ child: sessionId, event });
@@ -101,7 +107,7 @@ class ChatTab implements ChatHost {
     this.conversation.apply(event);
     if (!delta) this.transcript.push(event);
     this.post({ type: "event", event });
-    if (event.type === "message_start" && event.message?.role === "user") this.setTitle(textOf(event.message.content));
+    this.setTitle(userText(event));
     if (event.type === "session_info_changed") this.setTitle(event.name, true);
     if (event.type === "queue_update") this.postQueue();
     if (event.type === "agent_start" || event.type === "agent_settled") this.post({ type: "busy", busy: this.conversation.busy });
@@ -120,7 +126,7 @@ class ChatTab implements ChatHost {
     const client = await this.client();
     await keepingCurrent(client, () => client.load(sessionId));
     const { entries } = await client.request("session/entries", { sessionId, scope: "file" });
-    const stored = storedSubagents(entries).map((s) => ({ type: "subagent_start", ...s }));
+    const stored = storedSubagents(entries);
     this.transcript.push(...stored);
     if (stored.length) this.post({ type: "events", events: stored });
     const state = await client.request("getState", { sessionId });
@@ -144,7 +150,7 @@ class ChatTab implements ChatHost {
     this.pendingReveal = undefined;
   }
 
-  async send(text: string, context?: Json[], images?: Json[]): Promise<void> {
+  async send(text: string, context?: ContextItem[], images?: Image[]): Promise<void> {
     if (!text.trim() && !images?.length) return;
     if (text.trim() === "/new") return this.tabs.openNew(); // a new chat is a new tab
     let behaviour: "steer" | "followUp" | undefined;
@@ -156,7 +162,7 @@ class ChatTab implements ChatHost {
       }
     }
     const result = await this.onSession((client) => {
-      const prompt = () => client.prompt(text, behaviour, this.sessionId, context as any, images as any);
+      const prompt = () => client.prompt(text, behaviour, this.sessionId, context, images);
       // a built-in command may make another session current: the side bar's stays its own
       return text.startsWith("/") ? keepingCurrent(client, prompt) : prompt();
     }).catch((error) => {
@@ -167,7 +173,7 @@ class ChatTab implements ChatHost {
     this.postQueue();
   }
 
-  async onMessage(message: Json): Promise<void> {
+  async onMessage(message: FromPage): Promise<void> {
     if (await this.tabs.host.shared(message, (m) => this.post(m))) return;
     if (message.type === "send") await this.send(message.text, message.context, message.images);
     else if (message.type === "abort") await this.onSession((client) => client.abort(this.sessionId));
@@ -208,7 +214,7 @@ export class ChatTabs {
   }
 
   // Sends the message to the tab that shows the session; false when none does.
-  post(sessionId: string, message: Json): boolean {
+  post(sessionId: string, message: ToPage): boolean {
     const tab = this.tabOf(sessionId);
     tab?.post(message);
     return tab !== undefined;
@@ -216,7 +222,7 @@ export class ChatTabs {
 
   // Draws the event in the tabs that show its session (a subagent's: its parent's tab, and its own
   // when it was opened); false when none does.
-  route(sessionId: string, event: Json): boolean {
+  route(sessionId: string, event: AgentEvent): boolean {
     const shown = [...this.tabs].filter((t) => t.shows(sessionId));
     for (const tab of shown) {
       if (event.type === "replay_end") tab.replayEnded();
@@ -226,9 +232,9 @@ export class ChatTabs {
   }
 
   // A subagent's events drawn so far in the tab of its parent; undefined when no tab has it.
-  childEvents(sessionId: string): Json[] | undefined {
+  childEvents(sessionId: string): AgentEvent[] | undefined {
     const parent = [...this.tabs].find((t) => t.sessionId !== sessionId && t.subagents.children.has(sessionId));
-    return parent?.transcript.filter((e) => e.child === sessionId).map((e) => e.event);
+    return parent && childEvents(parent.transcript, sessionId);
   }
 
   private create(sessionId: string, title: string, restored?: vscode.WebviewPanel): ChatTab {
@@ -244,7 +250,7 @@ export class ChatTabs {
     const tab = new ChatTab(panel, sessionId, this);
     this.tabs.add(tab);
     panel.onDidDispose(() => this.tabs.delete(tab));
-    panel.webview.onDidReceiveMessage((message) => tab.onMessage(message).catch((error: any) =>
+    panel.webview.onDidReceiveMessage((message: FromPage) => tab.onMessage(message).catch((error: any) =>
       vscode.window.showErrorMessage(`pi: ${error.message ?? error}`)));
     return tab;
   }
@@ -292,7 +298,7 @@ export class ChatTabs {
   }
 
   // The side bar's conversation moved to a tab: it goes on in both, drawn from the events so far.
-  openCurrent(sessionId: string, title: string | undefined, events: Json[]): ChatTab {
+  openCurrent(sessionId: string, title: string | undefined, events: TranscriptItem[]): ChatTab {
     const shown = [...this.tabs].find((t) => t.sessionId === sessionId);
     if (shown) {
       shown.panel.reveal();
@@ -301,12 +307,12 @@ export class ChatTabs {
     const tab = this.create(sessionId, title || "chat");
     tab.setTitle(title);
     for (const e of events) {
-      if (e.child) tab.transcript.push(e);
+      if ("child" in e) tab.transcript.push(e);
       else {
         tab.subagents.route(sessionId, e);
-        tab.conversation.apply(e);
+        if (!isStored(e)) tab.conversation.apply(e);
         tab.transcript.push(e);
-        if (e.type === "message_start" && e.message?.role === "user") tab.setTitle(textOf(e.message.content));
+        tab.setTitle(userText(e));
       }
     }
     return tab;

@@ -1,16 +1,12 @@
 // Slash commands for completion after "/": the daemon's getCommands list, kept current by
 // commands_update events. Only the first word is completed, and only while it is being typed.
 
-export interface CommandInfo {
-  name: string;
-  description: string;
-  source: string; // builtin, template, skill
-  argumentHint?: string;
-  file?: string;
-}
+import type { AgentEvent, CommandInfo, GetCommandsResult } from "./protocol";
+
+export type { CommandInfo };
 
 interface Requester {
-  request(method: string, params?: any): Promise<any>;
+  request(method: "getCommands"): Promise<GetCommandsResult>;
 }
 
 export class Commands {
@@ -22,8 +18,8 @@ export class Commands {
   }
 
   // True when the event changed the list.
-  apply(event: any): boolean {
-    if (event?.type !== "commands_update") return false;
+  apply(event: AgentEvent): boolean {
+    if (event.type !== "commands_update") return false;
     this.list = event.commands;
     return true;
   }

@@ -3,15 +3,17 @@
 // cut off (it never reached the session file), with Continue when the run was interrupted. After
 // repeated quick deaths the client stops restarting: the line then offers Restart.
 
-import type { DaemonExit, Json, PiClient } from "./rpcClient";
+import type { DaemonExit, PiClient } from "./rpcClient";
+import type { AgentEvent, AssistantMessage, SessionLoadResult } from "./protocol";
+import type { ToPage } from "./chatPage";
 
 export interface RecoveryHost {
-  post(message: Json): void;
-  show(event: Json): void; // an event drawn in the chat and kept for a view opened later
+  post(message: ToPage): void;
+  show(event: AgentEvent): void; // an event drawn in the chat and kept for a view opened later
   sessionId(): string | undefined; // the session on screen
   partialAnswer(): string | undefined; // the text of the answer streaming now
   settle(): void; // nothing runs any more: not busy
-  redraw(sessionId: string): Promise<Json>; // session/load with replay, into a fresh chat
+  redraw(sessionId: string): Promise<SessionLoadResult>; // session/load with replay, into a fresh chat
   log(text: string): void;
 }
 
@@ -77,10 +79,12 @@ export class CrashRecovery {
     } catch (error: any) {
       this.host.log(`reloading session ${this.session}: ${error.message ?? error}\n`);
     }
-    if (this.partial) {
-      this.host.show({ type: "message_start", message: { role: "assistant", content: [{ type: "text", text: this.partial }] } });
-      this.host.show({ type: "message_end", message: { role: "assistant", content: [{ type: "text", text: this.partial }],
-                                                         stopReason: "error", errorMessage: CUT_OFF } });
+    const text = this.partial;
+    if (text) {
+      // Only what the chat draws of an answer: it never reached the daemon, which would have said the rest (usage, model …).
+      const content = () => [{ type: "text" as const, text }];
+      this.host.show({ type: "message_start", message: { role: "assistant", content: content() } as AssistantMessage });
+      this.host.show({ type: "message_end", message: { role: "assistant", content: content(), stopReason: "error", errorMessage: CUT_OFF } as AssistantMessage });
     }
     const where = this.session ? "this conversation is loaded again" : "nothing was lost";
     this.host.post({ type: "notice", text: `pi-daemon stopped (${how}) and was restarted; ${where}.`,

@@ -10,8 +10,11 @@
 //     workspace folder (in a multi-root window the daemon works in the one picked).
 
 import * as nodePath from "path";
-import type { ChangedFile, ChangedHunk, ChangesRevertResult } from "./protocol";
-import type { Json, PiClient } from "./rpcClient";
+import type {
+  ApplyWorkspaceEditParams, ApplyWorkspaceEditResult, ChangedFile, ChangedHunk, ChangesRevertResult, Position,
+  ReadTextFileParams, ReadTextFileResult, TextEdit, WorkspaceEdit,
+} from "./protocol";
+import type { PiClient } from "./rpcClient";
 
 export interface OpenDocument {
   content: string;
@@ -20,13 +23,13 @@ export interface OpenDocument {
 
 export interface FsHost {
   document(path: string): OpenDocument | undefined; // an open document, by absolute path
-  applyEdit(label: string, edit: Json): Promise<{ applied: boolean; failureReason?: string }>;
+  applyEdit(label: string, edit: WorkspaceEdit): Promise<ApplyWorkspaceEditResult>;
   dirty(): string[]; // the absolute paths of the documents with unsaved changes
 }
 
 export interface FsHandlers {
-  readTextFile(params: Json): Json;
-  applyEdit(params: Json): Promise<Json>;
+  readTextFile(params: ReadTextFileParams): ReadTextFileResult;
+  applyEdit(params: ApplyWorkspaceEditParams): Promise<ApplyWorkspaceEditResult>;
   dirtyPaths(): string[]; // sent as fs/didChangeDirty whenever a daemon starts
 }
 
@@ -52,9 +55,10 @@ export function fsHandlers(host: FsHost): FsHandlers {
       return { content: lineWindow(document.content, params.line, params.limit), version: document.version };
     },
     async applyEdit(params) {
-      const changes: Json[] = params.edit?.documentChanges ?? [];
+      const changes = params.edit?.documentChanges ?? [];
       for (const [index, change] of changes.entries()) {
-        const version = change.textDocument?.version;
+        if (!("textDocument" in change)) continue; // a file created or deleted: no version to check
+        const version = change.textDocument.version;
         if (typeof version !== "number") continue;
         const now = host.document(uriPath(change.textDocument.uri))?.version;
         if (now !== undefined && now !== version)
@@ -84,10 +88,10 @@ export class DirtyReporter {
 }
 
 // Apply LSP TextEdits (whole-document offsets; UTF-16 code units, as JS strings count) to a text.
-export function applyTextEdits(text: string, edits: Json[]): string {
+export function applyTextEdits(text: string, edits: TextEdit[]): string {
   const starts = [0];
   for (let i = 0; i < text.length; i++) if (text[i] === "\n") starts.push(i + 1);
-  const offset = (p: Json) => (p.line >= starts.length ? text.length : Math.min(starts[p.line] + p.character, text.length));
+  const offset = (p: Position) => (p.line >= starts.length ? text.length : Math.min(starts[p.line] + p.character, text.length));
   const spans = edits.map((e) => [offset(e.range.start), offset(e.range.end), e.newText] as [number, number, string]);
   spans.sort((a, b) => b[0] - a[0]);
   for (const [start, end, newText] of spans) text = text.slice(0, start) + newText + text.slice(end);
@@ -130,23 +134,23 @@ export class Review {
   }
 
   async load(runId?: string): Promise<Changes> {
-    const changes = await this.client.request<Changes>("changes/get", { runId });
+    const changes = await this.client.request("changes/get", { runId });
     this.set(changes);
     return changes;
   }
 
   // The session's latest runs that changed files, newest first, with how many files each changed.
   async runs(): Promise<{ runId: string; files: number }[]> {
-    const { runs } = await this.client.request<Changes>("changes/get", {});
+    const { runs } = await this.client.request("changes/get", {});
     const out = [];
     for (const runId of [...(runs ?? [])].reverse().slice(0, MAX_RUNS_LISTED))
-      out.push({ runId, files: (await this.client.request<Changes>("changes/get", { runId })).files.length });
+      out.push({ runId, files: (await this.client.request("changes/get", { runId })).files.length });
     return out;
   }
 
   // The whole texts before and after the run, for a side-by-side diff.
   async contents(path: string, runId = this.current?.runId): Promise<{ before: string; after: string }> {
-    const { files } = await this.client.request<Changes>("changes/get", { runId, path, withContent: true });
+    const { files } = await this.client.request("changes/get", { runId, path, withContent: true });
     return { before: files[0]?.before ?? "", after: files[0]?.after ?? "" };
   }
 
@@ -177,9 +181,10 @@ export class Review {
   }
 
   // The files (or hunks) the caller chose: choose(...) for one, pending(...) for "revert run".
+  // The shown run's, or (none shown yet) the latest run's: changes/revert names its run.
   async revert(files: FileChoice[] | undefined): Promise<RevertResult> {
-    const runId = this.current?.runId;
-    const result = await this.client.request<RevertResult>("changes/revert", { runId, files });
+    const runId = (this.current ?? await this.load()).runId;
+    const result = await this.client.request("changes/revert", { runId, files });
     await this.load(runId);
     return result;
   }

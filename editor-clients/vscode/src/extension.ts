@@ -4,16 +4,18 @@
 import * as vscode from "vscode";
 import * as os from "os";
 import * as path from "path";
-import { Commands, Conversation, Json, PiClient, TreeItem, WorkspaceTrustRequest } from "./rpcClient";
+import { Commands, Conversation, ParamsArg, PiClient, TreeItem, WorkspaceTrustRequest } from "./rpcClient";
 import { chatHtml, newNonce } from "./chatHtml";
 import { statusText } from "./status";
 import { registerReview, reportDirty, selectionContext, vscodeFiles } from "./changesView";
 import { fsHandlers } from "./editorFs";
 import { vscodeLanguage } from "./languageFeatures";
 import { workspaceFiles } from "./workspaceFiles";
-import type { ContextItem, Image } from "./protocol";
+import type { AgentEvent, ContextItem, EditDetails, Image, MethodName, SessionLoadResult, SessionSummary, ThinkingLevel } from "./protocol";
+import { forkChoices } from "./rewind";
+import type { FromPage, ToPage, TranscriptItem } from "./chatPage";
 import { ChatHost, ModeIndicator, executePlan, pickMode, rewindTo, setMode } from "./sessionActions";
-import { SubagentRouter, storedSubagents } from "./subagents";
+import { SubagentRouter, childEvents, storedSubagents } from "./subagents";
 import { daemonCommand, install, offerInstall } from "./vscodeDaemon";
 import { DaemonStartError, returnedInput } from "./rpcClient";
 import { CrashRecovery } from "./crashRecovery";
@@ -38,7 +40,7 @@ let status: vscode.StatusBarItem;
 let output: vscode.OutputChannel;
 // The events of the conversation on screen (without deltas: each message_end carries the
 // whole message), to fill a chat view opened later; a subagent's as {child, event}.
-let transcript: Json[] = [];
+let transcript: TranscriptItem[] = [];
 const subagents = new SubagentRouter(); // the child sessions whose events go into their task calls
 let modes: ModeIndicator;
 const slashCommands = new Commands(); // completion after "/" in the chat input
@@ -71,7 +73,7 @@ function postCommands(): void {
   post({ type: "commands", commands: slashCommands.list });
 }
 
-function post(message: Json): void {
+function post(message: ToPage): void {
   view?.webview.postMessage(message);
 }
 
@@ -187,16 +189,16 @@ async function askWorkspaceTrust(request: WorkspaceTrustRequest): Promise<boolea
 
 // The client as the review surface sees it: a request starts the daemon on first use, and
 // event listeners follow every client started (a restart makes a new one).
-const eventListeners: ((sessionId: string, event: Json) => void)[] = [];
+const eventListeners: ((sessionId: string, event: AgentEvent) => void)[] = [];
 const lazyClient = {
-  request: async (method: string, params?: Json) => (await ensureClient()).request(method, params),
+  request: async <M extends MethodName>(method: M, ...params: ParamsArg<M>) => (await ensureClient()).request(method, ...params),
   prompt: async (...args: Parameters<PiClient["prompt"]>) => (await ensureClient()).prompt(...args),
-  notify: (method: string, params?: Json) => client?.notify(method, params),
+  notify: <M extends MethodName>(method: M, ...params: ParamsArg<M>) => client?.notify(method, ...params),
   get workspace() { return client?.workspace ?? ""; },
-  onEvent: (listener: (sessionId: string, event: Json) => void) => { eventListeners.push(listener); },
+  onEvent: (listener: (sessionId: string, event: AgentEvent) => void) => { eventListeners.push(listener); },
 } as unknown as PiClient;
 
-function onEvent(sessionId: string, event: Json): void {
+function onEvent(sessionId: string, event: AgentEvent): void {
   const refused = authFailure(event);
   if (refused) {
     const notice = { type: "notice", text: refused.text, actions: [MANAGE_ACCESS] };
@@ -226,9 +228,11 @@ function onEvent(sessionId: string, event: Json): void {
   if (event.type === "mode_changed") modes.show(event.mode);
   if (event.type === "queue_update") post({ type: "queue", items: queueItems() });
   if (event.type === "agent_start" || event.type === "agent_settled") post({ type: "busy", busy: conversation.busy });
-  if (event.type === "tool_execution_end" && event.result?.details?.diff) {
-    const diff = event.result.details.diff as string;
-    const changed = vscode.workspace.asRelativePath(event.result.details.path as string);
+  // an edit's details (EditDetails) carry its diff
+  const edited = event.type === "tool_execution_end" ? event.result?.details as Partial<EditDetails> | null | undefined : undefined;
+  if (edited?.diff) {
+    const diff = edited.diff;
+    const changed = vscode.workspace.asRelativePath(edited.path as string);
     vscode.window.showInformationMessage(`pi changed ${changed}`, "Show diff").then((choice) => {
       if (choice) workspaceFolder().then((folder) => showEdit(folder, diff));
     });
@@ -289,7 +293,7 @@ async function steerOrFollow(client: PiClient, text: string, context?: ContextIt
   post({ type: "queue", items: queueItems() });
 }
 
-async function redraw(sessionId: string): Promise<Json> {
+async function redraw(sessionId: string): Promise<SessionLoadResult> {
   resetView();
   sidebarSession = sessionId;
   rememberChat();
@@ -299,7 +303,7 @@ async function redraw(sessionId: string): Promise<Json> {
   tree.refresh();
   // its finished subagents, under their task calls (a replay sends no subagent events)
   const { entries } = await client.request("session/entries", { sessionId, scope: "file" });
-  const stored = storedSubagents(entries).map((s) => ({ type: "subagent_start", ...s }));
+  const stored = storedSubagents(entries);
   transcript.push(...stored);
   if (stored.length) post({ type: "events", events: stored });
   return loaded;
@@ -309,7 +313,7 @@ const host: ChatHost = { client: ensureClient, post, redraw, send: (text) => sen
 
 const tree = new SessionTree(() => client);
 
-async function pickSession(placeHolder: string): Promise<Json | undefined> {
+async function pickSession(placeHolder: string): Promise<SessionSummary | undefined> {
   const { sessions } = await (await ensureClient()).request("session/list");
   return (await vscode.window.showQuickPick(sessions.map((s) => sessionItem(s)), { placeHolder }))?.session;
 }
@@ -328,12 +332,9 @@ const commands: Record<string, () => Promise<void>> = {
   "pi.forkSession": async () => {
     const client = await ensureClient();
     const { entries } = await client.request("session/entries");
-    const users = entries.filter((e: Json) => e.type === "message" && e.message?.role === "user");
-    const pick = await vscode.window.showQuickPick(
-      users.map((e: Json) => ({ label: String(typeof e.message.content === "string" ? e.message.content : "(image)").slice(0, 80), id: e.id })),
-      { placeHolder: "Fork from which message?" });
+    const pick = await vscode.window.showQuickPick(forkChoices(entries), { placeHolder: "Fork from which message?" });
     if (!pick) return;
-    const forked = await client.request("session/fork", { entryId: (pick as Json).id });
+    const forked = await client.request("session/fork", { entryId: pick.id });
     await redraw(forked.sessionId);
     view?.webview.postMessage({ type: "input", text: forked.text });
   },
@@ -359,7 +360,8 @@ const commands: Record<string, () => Promise<void>> = {
     refreshStatus();
   },
   "pi.selectThinking": async () => {
-    const level = await vscode.window.showQuickPick(["off", "minimal", "low", "medium", "high", "xhigh"]);
+    const levels: ThinkingLevel[] = ["off", "minimal", "low", "medium", "high", "xhigh"];
+    const level = (await vscode.window.showQuickPick(levels)) as ThinkingLevel | undefined;
     if (level) await (await ensureClient()).request("setThinkingLevel", { level });
   },
   "pi.showLog": async () => output.show(),
@@ -391,8 +393,8 @@ const commands: Record<string, () => Promise<void>> = {
 
 // The side bar's chat shown, its input focused, then `message` posted (a page still loading gets
 // them when it is ready).
-let forReady: Json[] = [];
-async function focusChat(message?: Json): Promise<void> {
+let forReady: ToPage[] = [];
+async function focusChat(message?: ToPage): Promise<void> {
   forReady = [...(message ? [message] : []), { type: "focus" }];
   await vscode.commands.executeCommand("pi.chat.focus");
   if (view) {
@@ -421,7 +423,7 @@ async function restoreChat(): Promise<void> {
 // A subagent's session as a chat in an editor tab: from the events drawn so far when a chat shows
 // it, else loaded from its file.
 async function openSubagent(sessionId: string, title: string): Promise<void> {
-  const events = transcript.filter((e) => e.child === sessionId).map((e) => e.event);
+  const events = childEvents(transcript, sessionId);
   const shown = events.length ? events : tabs.childEvents(sessionId);
   if (shown) tabs.openCurrent(sessionId, title, shown);
   else await tabs.open(sessionId, title);
@@ -435,7 +437,7 @@ async function noticeAction(action: string): Promise<void> {
 }
 
 // What every chat page asks alike, the side bar's and the editor tabs'; true when it was one of these.
-async function sharedMessage(message: Json, reply: (message: Json) => void): Promise<boolean> {
+async function sharedMessage(message: FromPage, reply: (message: ToPage) => void): Promise<boolean> {
   if (message.type === "files") reply({ type: "files", files: await workspaceFiles(await workspaceFolder()) });
   else if (message.type === "diff") await showEdit(await workspaceFolder(), message.diff);
   else if (message.type === "openFile") await openWorkspaceFile(await workspaceFolder(), message.path, message.line);
@@ -484,7 +486,7 @@ class ChatView implements vscode.WebviewViewProvider {
       nonce: newNonce(),
     });
     webviewView.onDidDispose(() => { if (view === webviewView) view = undefined; });
-    webviewView.webview.onDidReceiveMessage(async (message) => {
+    webviewView.webview.onDidReceiveMessage(async (message: FromPage) => {
       try {
         if (await sharedMessage(message, post)) return;
         if (message.type === "send") await send(message.text, message.context, message.images);

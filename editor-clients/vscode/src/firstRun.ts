@@ -5,14 +5,15 @@
 // default (the daemon keeps it), for new chats and the next start.
 
 import * as vscode from "vscode";
-import type { PiClient, Json } from "./rpcClient";
+import type { PiClient } from "./rpcClient";
+import type { ModelInfo } from "./protocol";
 import { KEY_PROVIDERS, Secrets } from "./modelKeys";
 import { enterKey, localServer, manageModelAccess, useModel } from "./modelAccess";
 
 // The -32004 of a prompt without a usable model, or undefined for any other error.
-export function modelMissing(error: any): { reason: string; provider?: string } | undefined {
-  const data = error?.data;
-  return error?.code === -32004 && (data?.reason === "noModel" || data?.reason === "missingKey") ? data : undefined;
+export function modelMissing(error: unknown): { reason: string; provider?: string } | undefined {
+  const { code, data } = (error ?? {}) as { code?: number; data?: { reason?: string; provider?: string } };
+  return code === -32004 && data && (data.reason === "noModel" || data.reason === "missingKey") ? { ...data, reason: data.reason } : undefined;
 }
 
 type Choice = vscode.QuickPickItem & { run?: () => Promise<boolean> };
@@ -21,7 +22,7 @@ type Choice = vscode.QuickPickItem & { run?: () => Promise<boolean> };
 export async function chooseModel(client: PiClient, secrets: Secrets,
                                   missing: { reason: string; provider?: string }): Promise<boolean> {
   const { models } = await client.request("listModels");
-  const usable = models.filter((m: Json) => m.provider !== "faux");
+  const usable = models.filter((m) => m.provider !== "faux");
   const choices: Choice[] = [];
   if (missing.reason === "missingKey" && missing.provider)
     choices.push({ label: `$(key) Enter your ${missing.provider} API key`, run: () => enterKey(client, secrets, missing.provider) });
@@ -45,7 +46,9 @@ export async function chooseModel(client: PiClient, secrets: Secrets,
 export async function pickModel(client: PiClient, secrets: Secrets): Promise<void> {
   const [{ models, unavailable }, state] = await Promise.all([client.request("listModels"), client.request("getState")]);
   const current = state.model ? `${state.model.provider}/${state.model.id}` : "";
-  const items: Json[] = models.map((m: Json) => {
+  // a model to set, a provider to give access to, or Manage model access
+  type Item = vscode.QuickPickItem & { m?: ModelInfo; provider?: string; manage?: boolean };
+  const items: Item[] = models.map((m) => {
     const name = `${m.provider}/${m.id}`;
     return { label: name, description: name === current ? "current" : m.name, picked: name === current, m };
   });
@@ -55,7 +58,7 @@ export async function pickModel(client: PiClient, secrets: Secrets): Promise<voi
   items.push({ label: "", kind: vscode.QuickPickItemKind.Separator },
              { label: "$(key) Manage model access…", description: "API keys and model servers", manage: true });
   const pick = (await vscode.window.showQuickPick(items, {
-    placeHolder: `Model for this chat and new ones (now ${current || "none"})`, matchOnDescription: true })) as Json;
+    placeHolder: `Model for this chat and new ones (now ${current || "none"})`, matchOnDescription: true }));
   if (pick?.m) await client.request("setModel", { provider: pick.m.provider, modelId: pick.m.id });
   else if (pick) await manageModelAccess(client, secrets, pick.provider);
 }

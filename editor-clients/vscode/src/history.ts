@@ -3,11 +3,12 @@
 // was asked from: the side bar's chat or an editor tab, the match marked and in view.
 
 import * as vscode from "vscode";
-import type { Json, PiClient } from "./rpcClient";
+import type { PiClient } from "./rpcClient";
+import type { SessionSummary } from "./protocol";
 import { localTime, sessionTitle } from "./sessionList";
 
 export interface Chosen {
-  session: Json;
+  session: SessionSummary;
   title: string;
   reveal?: { query: string; entryId: string };
 }
@@ -28,8 +29,8 @@ type Item = vscode.QuickPickItem & { chosen?: Chosen };
 
 export async function pickHistory(client: PiClient, initialQuery = ""): Promise<Chosen | undefined> {
   const { sessions } = await client.request("session/list");
-  const listed: Json[] = sessions.filter((s: Json) => !s.parentSessionId && !s.damaged);
-  const byId = new Map<string, Json>(listed.map((s) => [s.sessionId, s]));
+  const listed = sessions.filter((s) => !s.parentSessionId && !s.damaged);
+  const byId = new Map(listed.map((s) => [s.sessionId, s]));
   const sessionItems: Item[] = listed.map((s) => ({
     label: sessionTitle(s), description: localTime(s.updatedAt), detail: `${s.messageCount} messages`,
     chosen: { session: s, title: sessionTitle(s) },
@@ -51,7 +52,7 @@ export async function pickHistory(client: PiClient, initialQuery = ""): Promise<
     pick.busy = true;
     client.request("session/search", { query: query.trim().slice(0, 200), limit: 100 }).then(({ matches, truncated }) => {
       if (no !== searchNo) return; // the user typed on
-      const found: Item[] = matches.filter((m: Json) => byId.has(m.sessionId)).map((m: Json) => {
+      const found: Item[] = matches.filter((m) => byId.has(m.sessionId)).map((m) => {
         const s = byId.get(m.sessionId)!;
         return { label: `$(search) ${sessionTitle(s)}`, description: `${m.role} · ${localTime(m.timestamp)}`, detail: around(m.snippet, query.trim()),
                  alwaysShow: true, chosen: { session: s, title: sessionTitle(s), reveal: { query: query.trim(), entryId: m.entryId } } };

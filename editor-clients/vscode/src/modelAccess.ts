@@ -5,20 +5,21 @@
 // models. Adding a key or a server ends by choosing one of its models (the user's default).
 
 import * as vscode from "vscode";
-import type { Json, PiClient, ProviderAccess } from "./rpcClient";
+import type { PiClient } from "./rpcClient";
+import type { LocalServer, ModelInfo, ProviderAccess } from "./protocol";
 import { KEY_PROVIDERS, Secrets, accessLine, removeKey, storeKey } from "./modelKeys";
 
 type Action = vscode.QuickPickItem & { run?: () => Promise<unknown> };
 
 // Sets a model of `models` (asked when several): the daemon keeps it as the user's default.
-export async function useModel(client: PiClient, models: Json[], what: string): Promise<boolean> {
+export async function useModel(client: PiClient, models: ModelInfo[], what: string): Promise<boolean> {
   if (!models.length) {
     vscode.window.showWarningMessage(`pi: ${what} offers no models.`);
     return false;
   }
   const model = models.length === 1 ? models[0] : ((await vscode.window.showQuickPick(
-    models.map((m: Json) => ({ label: `${m.provider}/${m.id}`, description: m.name, m })),
-    { placeHolder: `Which model of ${what}?`, ignoreFocusOut: true })) as Json)?.m;
+    models.map((m) => ({ label: `${m.provider}/${m.id}`, description: m.name, m })),
+    { placeHolder: `Which model of ${what}?`, ignoreFocusOut: true })))?.m;
   if (!model) return false;
   await client.request("setModel", { provider: model.provider, modelId: model.id });
   return true;
@@ -50,9 +51,9 @@ export async function localServer(client: PiClient): Promise<boolean> {
       return false;
     }
   }
-  const server = servers.length === 1 ? servers[0] : ((await vscode.window.showQuickPick(
-    servers.map((s: Json) => ({ label: s.name, description: s.baseUrl, detail: s.models.join(", "), s })),
-    { placeHolder: "Which server?", ignoreFocusOut: true })) as Json)?.s;
+  const server: LocalServer | undefined = servers.length === 1 ? servers[0] : (await vscode.window.showQuickPick(
+    servers.map((s) => ({ label: s.name, description: s.baseUrl, detail: s.models.join(", "), s })),
+    { placeHolder: "Which server?", ignoreFocusOut: true }))?.s;
   if (!server) return false;
   const { models } = await client.request("addModelServer", { name: server.name, baseUrl: server.baseUrl });
   return useModel(client, models, server.name);

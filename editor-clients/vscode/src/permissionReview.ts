@@ -11,7 +11,8 @@
 
 import * as vscode from "vscode";
 import * as nodePath from "path";
-import { Json, Outcome, PermissionAnswer, PermissionRequest, SandboxState, permissionPrompt } from "./rpcClient";
+import type { ToPage } from "./chatPage";
+import { Outcome, PermissionAnswer, PermissionRequest, SandboxState, permissionPrompt } from "./rpcClient";
 
 const SCHEME = "pi-proposed"; // the proposal, editable (an in-memory file)
 const BEFORE = "pi-before"; // the empty left side of a new file
@@ -71,7 +72,7 @@ export class PermissionReview implements vscode.TextDocumentContentProvider, vsc
 
   // `post` sends a message to the chat that shows the session (a tab's, else the side bar's);
   // `sandbox` asks the daemon whether its commands run sandboxed.
-  constructor(private readonly workspace: () => string, private readonly post: (sessionId: string, message: Json) => void,
+  constructor(private readonly workspace: () => string, private readonly post: (sessionId: string, message: ToPage) => void,
               private readonly sandbox: (sessionId: string) => Promise<SandboxState | null | undefined>) {
     this.disposables = [
       vscode.workspace.registerTextDocumentContentProvider(BEFORE, this),
@@ -126,7 +127,7 @@ export class PermissionReview implements vscode.TextDocumentContentProvider, vsc
   }
 
   // A chat opened (again): the requests still waiting in the sessions it shows.
-  repost(shows: (sessionId: string) => boolean, post: (message: Json) => void): void {
+  repost(shows: (sessionId: string) => boolean, post: (message: ToPage) => void): void {
     for (const p of this.pending.values()) if (shows(p.request.sessionId)) post({ type: "permission", ask: this.askOf(p) });
   }
 

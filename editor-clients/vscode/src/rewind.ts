@@ -1,7 +1,8 @@
 // "Rewind to here": what the confirmation shows and where the rewind goes. No `vscode` import:
 // tested with node --test against the real daemon. The VS Code side is in sessionActions.ts.
 
-import type { Json, RewindResult } from "./rpcClient";
+import { isRole } from "./rpcClient";
+import type { MessageEntry, RewindResult, SessionEntry, UserContent } from "./protocol";
 
 const CONTEXT_MARK = "\n\n[editor context]\n"; // the editor context the daemon renders after a prompt's text
 
@@ -10,21 +11,31 @@ export interface RewindTarget {
   text?: string; // a user message's text, to put back into the input
 }
 
-function userText(content: Json): string {
+function userText(content: string | UserContent[]): string {
   const text = typeof content === "string" ? content
-    : (content ?? []).filter((b: Json) => b.type === "text").map((b: Json) => b.text ?? "").join("");
+    : (content ?? []).map((b) => (b.type === "text" ? b.text ?? "" : "")).join("");
   const at = text.indexOf(CONTEXT_MARK);
   return at < 0 ? text : text.slice(0, at);
 }
 
 // Rewinding to a user message goes to before it (its parent), like "edit and resend": the
 // message leaves the conversation and its text comes back; any other entry becomes the leaf.
-export function rewindTarget(entries: Json[], entryId: string): RewindTarget {
+export function rewindTarget(entries: SessionEntry[], entryId: string): RewindTarget {
   const entry = entries.find((e) => e.id === entryId);
   if (!entry) throw new Error(`no entry ${entryId} in this session`);
-  if (entry.type === "message" && entry.message?.role === "user")
-    return { entryId: entry.parentId ?? null, text: userText(entry.message.content) };
+  const said = entry.type === "message" ? entry as MessageEntry : undefined;
+  if (said?.message && isRole(said.message, "user")) return { entryId: said.parentId ?? null, text: userText(said.message.content) };
   return { entryId };
+}
+
+// "Fork from a message": the session's user messages, each by what the user typed (one sent with
+// images, too; "(image)" only when it has no text).
+export function forkChoices(entries: SessionEntry[]): { label: string; id: string }[] {
+  return entries.flatMap((e) => {
+    const said = e.type === "message" ? e as MessageEntry : undefined;
+    return said?.message && isRole(said.message, "user")
+      ? [{ label: (userText(said.message.content) || "(image)").slice(0, 80), id: said.id }] : [];
+  });
 }
 
 export type FilesChoice = "revert" | "keep";

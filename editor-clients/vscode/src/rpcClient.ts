@@ -15,29 +15,37 @@ import { describeCall } from "./describe";
 import type { FsHandlers } from "./editorFs";
 import type { LanguageHandlers } from "./languageFeatures";
 
-export { Commands, CommandInfo, completeCommand } from "./commands";
+export { Commands, completeCommand } from "./commands";
 import type {
   AgentEvent,
   AgentEventParams,
   ContextItem,
   Image,
   AgentMessage,
+  ClientRequests,
   InitializeResult,
+  JsonObject,
   MethodName,
   Params,
   PermissionOutcome,
   PermissionRequestParams,
   Result,
   SandboxState,
+  SaveFilesParams,
+  SaveFilesResult,
+  SessionLoadResult,
+  NavigateResult,
+  TreeNode,
+  TreeResult,
   UserContent,
   WorkspaceTrustParams,
 } from "./protocol";
 
 export type * from "./protocol";
-// Values the protocol leaves open (a tool's arguments, a raw session entry).
-export type Json = any;
 export type Outcome = PermissionOutcome;
 export type PermissionRequest = PermissionRequestParams;
+// A method's params as an argument: optional when the method requires none.
+export type ParamsArg<M extends MethodName> = {} extends Params<M> ? [params?: Params<M>] : [params: Params<M>];
 export type WorkspaceTrustRequest = WorkspaceTrustParams;
 
 // Short fixed labels: a button never holds the command or the rule (a long one was clipped
@@ -102,15 +110,13 @@ export interface ClientOptions {
   onPermission?: (request: PermissionRequest, cancelled: Promise<unknown>) => Promise<PermissionAnswer>;
   onWorkspaceTrust?: (request: WorkspaceTrustRequest) => Promise<boolean | undefined>; // undefined: no answer
   fs?: FsHandlers; // the editor is the agent's file system (editorFs.ts)
-  save?: (params: { sessionId: string; paths: string[] }) => Promise<SaveResult>; // fs/save (saveDocuments.ts)
+  save?: (params: SaveFilesParams) => Promise<SaveFilesResult>; // fs/save (saveDocuments.ts)
   quickDeaths?: number; // deaths within QUICK_MS of their start after which restarting gives up (default 3)
   language?: LanguageHandlers; // the editor's language servers answer the agent (languageFeatures.ts)
 }
 
 
 type EventListener = (sessionId: string, event: AgentEvent, seq: number) => void;
-
-export interface SaveResult { saved: string[]; failed: { path: string; reason: string }[] }
 
 // How the daemon ended: its exit code or signal, and whether it is being started again
 // (false once it died `quickDeaths` times in a row, each within QUICK_MS of its start and
@@ -234,22 +240,27 @@ export class PiClient {
       return typeof answer === "string" ? { outcome: answer } : answer;
     });
     connection.onRequest("workspace/trust", (params: WorkspaceTrustRequest) => this.answerWorkspaceTrust(params));
+    // The daemon's requests to the editor, params and result typed by protocol.ts's ClientRequests.
+    const serve = <M extends keyof ClientRequests>(method: M,
+      handler: (params: ClientRequests[M]["params"]) => ClientRequests[M]["result"] | Promise<ClientRequests[M]["result"]>) =>
+      connection.onRequest(method, async (params: ClientRequests[M]["params"]): Promise<unknown> => handler(params));
     const fs = this.options.fs;
     if (fs) {
-      connection.onRequest("fs/readTextFile", (params: Json) => fs.readTextFile(params));
-      connection.onRequest("workspace/applyEdit", (params: Json) => fs.applyEdit(params));
+      serve("fs/readTextFile", (params) => fs.readTextFile(params));
+      serve("workspace/applyEdit", (params) => fs.applyEdit(params));
     }
     const save = this.options.save;
-    if (save) connection.onRequest("fs/save", (params: Json) => save(params));
+    if (save) serve("fs/save", (params) => save(params));
     const language = this.options.language;
     if (language) {
-      connection.onRequest("editor/diagnostics", (params: Json) => language.diagnostics(params));
-      connection.onRequest("editor/definition", (params: Json) => language.definition(params));
-      connection.onRequest("editor/references", (params: Json) => language.references(params));
-      connection.onRequest("editor/documentSymbols", (params: Json) => language.documentSymbols(params));
-      connection.onRequest("editor/workspaceSymbols", (params: Json) => language.workspaceSymbols(params));
-      connection.onRequest("editor/hover", (params: Json) => language.hover(params));
-      if (language.languageStatus) connection.onRequest("editor/languageStatus", (params: Json) => language.languageStatus!(params));
+      serve("editor/diagnostics", (params) => language.diagnostics(params));
+      serve("editor/definition", (params) => language.definition(params));
+      serve("editor/references", (params) => language.references(params));
+      serve("editor/documentSymbols", (params) => language.documentSymbols(params));
+      serve("editor/workspaceSymbols", (params) => language.workspaceSymbols(params));
+      serve("editor/hover", (params) => language.hover(params));
+      const languageStatus = language.languageStatus;
+      if (languageStatus) serve("editor/languageStatus", (params) => languageStatus(params));
     }
     connection.listen();
     child.on("exit", (code, signal) => {
@@ -307,16 +318,14 @@ export class PiClient {
     return this.reviving;
   }
 
-  // A declared method: params and result typed by protocol.ts.
-  request<M extends MethodName>(method: M, params?: Params<M>): Promise<Result<M>>;
-  request<T = Json>(method: string, params?: Json): Promise<T>;
-  request(method: string, params: Json = {}): Promise<unknown> {
+  // A declared method, params and result typed by protocol.ts; params may be left out when none is required.
+  request<M extends MethodName>(method: M, ...params: ParamsArg<M>): Promise<Result<M>> {
     if (!this.connection) return Promise.reject(new Error("pi-daemon is not running"));
-    return this.connection.sendRequest(method, params);
+    return this.connection.sendRequest(method, params[0] ?? {});
   }
 
-  notify(method: string, params: Json = {}): void {
-    this.connection?.sendNotification(method, params);
+  notify<M extends MethodName>(method: M, ...params: ParamsArg<M>): void {
+    this.connection?.sendNotification(method, params[0] ?? {});
   }
 
   prompt(text: string, behaviour?: "steer" | "followUp", sessionId?: string, context?: ContextItem[], images?: Image[]) {
@@ -336,7 +345,7 @@ export class PiClient {
   }
 
   // Open a stored session; its events go on from the seq the daemon announces.
-  async load(sessionId: string, replay = true): Promise<Json> {
+  async load(sessionId: string, replay = true): Promise<SessionLoadResult> {
     const loaded = await this.request("session/load", { sessionId, replay });
     const seen = this.lastSeq.get(loaded.sessionId) ?? 0;
     if (seen < loaded.nextSeq - 1) this.lastSeq.set(loaded.sessionId, loaded.nextSeq - 1);
@@ -344,7 +353,7 @@ export class PiClient {
   }
 
   // Move the session's current position to an entry (optionally summarising the branch left).
-  navigate(entryId: string, summarize = false, sessionId?: string): Promise<Json> {
+  navigate(entryId: string, summarize = false, sessionId?: string): Promise<NavigateResult> {
     return this.request("session/navigate", { entryId, summarize, sessionId });
   }
 
@@ -381,7 +390,7 @@ export interface TreeItem {
 // The conversation as a user reads it: what they said, the answers that say something, and the
 // summaries standing for a branch left or a compacted start. Tool calls and results, model and
 // thinking changes, names, labels and an answer that only called tools are the file's bookkeeping.
-function shownRole(node: Json): string | undefined {
+function shownRole(node: TreeNode): string | undefined {
   const text = (node.text ?? "").trim();
   if (node.type === "message" && node.role === "user") return "user";
   if (node.type === "message" && node.role === "assistant" && text) return "assistant";
@@ -389,7 +398,7 @@ function shownRole(node: Json): string | undefined {
   return undefined;
 }
 
-function title(node: Json): string {
+function title(node: TreeNode): string {
   const text = (node.text ?? "").replace(/\s+/g, " ").trim();
   const said = node.type === "message" ? `${node.role === "user" ? "you" : "pi"}: ${text || "(no text)"}`
     : node.type === "branch_summary" ? `summary of a branch left: ${text}` : `summary of the start: ${text}`;
@@ -399,23 +408,23 @@ function title(node: Json): string {
 // session/tree's nodes as the conversation's messages, a list where it is linear and one
 // collapsible branch per child where it forks, so a long conversation stays flat. The current
 // message is the leaf, or the last message before it when the leaf is bookkeeping.
-export function outline(tree: { nodes: Json[]; leafId?: string }): TreeItem[] {
-  const children = new Map<string | undefined, Json[]>();
-  const byId = new Map<string, Json>();
+export function outline(tree: TreeResult): TreeItem[] {
+  const children = new Map<string | undefined, TreeNode[]>();
+  const byId = new Map<string, TreeNode>();
   for (const node of tree.nodes) {
     const list = children.get(node.parentId) ?? [];
     list.push(node);
     children.set(node.parentId, list);
     byId.set(node.id, node);
   }
-  let current: Json = tree.leafId ? byId.get(tree.leafId) : undefined;
-  while (current && !shownRole(current)) current = byId.get(current.parentId);
-  const branches = (heads: Json[]): TreeItem[] => {
+  let current = tree.leafId ? byId.get(tree.leafId) : undefined;
+  while (current && !shownRole(current)) current = current.parentId === undefined ? undefined : byId.get(current.parentId);
+  const branches = (heads: TreeNode[]): TreeItem[] => {
     const made = heads.map((head) => ({ head, items: chain(head) })).filter((b) => b.items.length);
     return made.map(({ head, items }, n) => ({ kind: "branch" as const, id: items[0].id, title: `branch ${n + 1} of ${made.length}`,
                                                current: Boolean(head.onPath), children: items }));
   };
-  const chain = (first: Json | undefined): TreeItem[] => {
+  const chain = (first: TreeNode | undefined): TreeItem[] => {
     const items: TreeItem[] = [];
     for (let node = first; node; ) {
       const role = shownRole(node);
@@ -444,7 +453,7 @@ export interface Block {
   text?: string;
   thinking?: string;
   name?: string;
-  arguments?: Json;
+  arguments?: JsonObject;
   id?: string;
 }
 
@@ -458,13 +467,13 @@ export interface ChatMessage {
   toolName?: string;
   isError?: boolean;
   entryId?: string; // the stored entry, once the message is final
-  raw?: Json;
+  raw?: AgentMessage;
 }
 
 export interface ToolActivity {
   toolCallId: string;
   toolName: string;
-  args: Json;
+  args?: JsonObject;
   output: string;
   done: boolean;
   isError?: boolean;
@@ -482,7 +491,7 @@ function blocksOf(message: AgentMessage): Block[] {
 }
 
 // A message of a known role (a message of a role the daemon does not know has a plain string role).
-function isRole<R extends AgentMessage["role"]>(m: AgentMessage, role: R): m is Extract<AgentMessage, { role: R }> {
+export function isRole<R extends AgentMessage["role"]>(m: AgentMessage, role: R): m is Extract<AgentMessage, { role: R }> {
   return m.role === role;
 }
 

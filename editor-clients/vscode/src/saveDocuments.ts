@@ -3,14 +3,14 @@
 // edit, so their undo history stays. Off when the user turns pi.saveBeforeCommands off.
 
 import * as vscode from "vscode";
-import type { SaveResult } from "./rpcClient";
+import type { SaveFailure, SaveFilesParams } from "./protocol";
 
 export function saveBeforeCommands(): boolean {
   return vscode.workspace.getConfiguration("pi").get<boolean>("saveBeforeCommands", true);
 }
 
-export async function saveDocuments({ paths }: { paths: string[] }): Promise<SaveResult> {
-  const result: SaveResult = { saved: [], failed: [] };
+export async function saveDocuments({ paths }: SaveFilesParams): Promise<{ saved: string[]; failed: SaveFailure[] }> {
+  const result = { saved: [] as string[], failed: [] as SaveFailure[] };
   for (const path of paths) {
     const document = vscode.workspace.textDocuments.find((d) => d.uri.scheme === "file" && d.uri.fsPath === path);
     if (!document?.isDirty) continue;

@@ -3,15 +3,17 @@
 // in rewind.ts and modes.ts (no `vscode` there); this file is the VS Code surface.
 
 import * as vscode from "vscode";
-import type { Json, PiClient } from "./rpcClient";
+import type { PiClient } from "./rpcClient";
+import type { SessionState } from "./protocol";
+import type { ToPage } from "./chatPage";
 import { RewindTarget, rewindPrompt, rewindReport, rewindTarget } from "./rewind";
 import { MODES, PLAN_FOLLOW_UP, modeStatus } from "./modes";
 
 // What these actions need of the extension.
 export interface ChatHost {
   client(): Promise<PiClient>;
-  post(message: Json): void;
-  redraw(sessionId: string): Promise<void>; // the chat drawn again from the session (after a move)
+  post(message: ToPage): void;
+  redraw(sessionId: string): Promise<unknown>; // the chat drawn again from the session (after a move)
   send(text: string): Promise<void>; // as if typed in the chat
   sessionId?: string; // the chat's session (an editor tab's); none: the current session (the side bar's)
 }
@@ -19,7 +21,7 @@ export interface ChatHost {
 // Where going back to an entry of the chat's session lands (rewindTarget), with the session's
 // state; none while the agent is running (the user is told to wait before they can `doing`).
 export async function moveTarget(host: ChatHost, entryId: string, doing: string):
-    Promise<{ client: PiClient; state: Json; target: RewindTarget } | undefined> {
+    Promise<{ client: PiClient; state: SessionState; target: RewindTarget } | undefined> {
   const client = await host.client();
   const sessionId = host.sessionId;
   const state = await client.request("getState", { sessionId });

@@ -12,7 +12,7 @@ import { waitFor } from "../test-support/wait.mjs";
 
 const require = createRequire(import.meta.url);
 const { PiClient, permissionPrompt } = require("../dist/rpcClient.js");
-const { goBackPrompt, rewindTarget } = require("../dist/rewind.js");
+const { forkChoices, goBackPrompt, rewindTarget } = require("../dist/rewind.js");
 const { sessionItem, localTime } = require("../dist/sessionList.js");
 const { Review, choose, pending, toReview, revertQuestion, revertReport } = require("../dist/editorFs.js");
 const PYTHON = process.env.PI_DAEMON_PYTHON || "python3";
@@ -108,6 +108,21 @@ test("the Session Tree lists the conversation only; going back asks what will ha
   await c.stop();
 });
 
+test("Fork from a message lists a message sent with an image by its text", async (t) => {
+  const png = "iVBORw0KGgoAAAANSUhEUgAAABgAAAAQCAIAAACDRijCAAAAH0lEQVR42mO4oKBAECk4XCCIGEYNGjVo1KBRgygzCAAOOLAQB3488AAAAABJRU5ErkJggg==";
+  const dir = workspace([text("a red square"), text("ok")]);
+  const c = daemon(dir);
+  t.after(() => c.stop());
+  await c.start();
+  await c.prompt("what is in this picture?", undefined, undefined, undefined, [{ type: "image", mimeType: "image/png", data: png }]);
+  await c.settled();
+  await c.prompt("thanks");
+  await c.settled(2);
+  const { entries } = await c.request("session/entries");
+  const users = entries.filter((e) => e.type === "message" && e.message.role === "user");
+  assert.deepEqual(forkChoices(entries), [{ label: "what is in this picture?", id: users[0].id }, { label: "thanks", id: users[1].id }]);
+});
+
 test("the resume list: a one-line title and a local time", async () => {
   const dir = workspace([text("ok")]);
   const c = daemon(dir);
@@ -181,8 +196,8 @@ test("Stop keeps the output the command had streamed, and the chat shows it mark
   await tool.locator("summary").click();
   const shown = await tool.locator(":scope > .output").innerText();
   assert.ok(shown.includes("progress-line-5") && shown.includes("[stopped by the user]"), shown);
+  await c.stop(); // first: an event the daemon sends until it ends is forwarded to the page
   await page.close();
-  await c.stop();
 });
 
 test("the chat's card for a write/edit under review: under its call, answers posted back, gone once answered", async () => {
@@ -212,8 +227,8 @@ test("the chat's card for a write/edit under review: under its call, answers pos
   await card.waitFor({ state: "detached" });
   await c.settled();
   assert.equal(readFileSync(join(dir, "made.txt"), "utf8"), "x\n");
+  await c.stop(); // first: an event the daemon sends until it ends is forwarded to the page
   await page.close();
-  await c.stop();
 });
 
 test("a review left unanswered: the daemon withdraws it after its timeout, the handler learns so, nothing is written", async () => {
