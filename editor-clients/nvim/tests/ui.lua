@@ -199,7 +199,8 @@ return function(t)
   end)
 
   test("the steer picker says what each choice does; the queue leaves no filler line above the input", function()
-    local dir = workspace({ t.call("bash", { command = "sleep 0.6; echo done" }), text("steered") })
+    -- the command outlasts the test, so the steer is sent while pi works however busy the machine; Stop ends it
+    local dir = workspace({ t.call("bash", { command = "sleep 60" }), text("steered") })
     local pi = start(dir, false, { "--allow", "bash" })
     local asked, stop = t.picking(function(items) return items[1] end)
     local _, win = pi.ask()
@@ -210,6 +211,7 @@ return function(t)
     stop()
     assert(vim.deep_equal(asked[1].labels, { "Steer: tell pi now, between its steps", "Follow up: send when pi is done" }),
            vim.inspect(asked[1].labels))
+    vim.cmd("PiAbort")
     wait("settled", function() return pi.status().settled >= 1 end)
     wait("the queue emptied", function() return #require("pi.input").queue_lines() == 0 end)
     assert(vim.api.nvim_win_call(win, function() return vim.fn.winsaveview().topfill end) == 0, "a filler row is left")
