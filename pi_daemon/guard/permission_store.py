@@ -12,13 +12,11 @@ once the user trusts the workspace.
 
 from __future__ import annotations
 
-import json
 import logging
-import os
 from pathlib import Path
 from typing import Any
 
-from ..config_file import read_json
+from ..config_file import read_json, write_json
 from ..home import home_dir
 from .permission_rules import Rule, rules_from
 
@@ -67,11 +65,7 @@ class RememberedAnswers:
         if rule.to_json() not in section[kind]:
             section[kind].append(rule.to_json())
         workspaces[self.key] = section
-        path = self.file
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"workspaces": workspaces}, indent=2) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
+        write_json(self.file, {"workspaces": workspaces})
 
 
 def workspace_rules(workspace_root: Path) -> dict[str, list[Rule]]:

@@ -8,14 +8,12 @@ by the workspace's resolved path, never in the workspace itself.
 
 from __future__ import annotations
 
-import json
 import logging
-import os
 import time
 from pathlib import Path
 
 from ..json_types import JsonObject
-from ..config_file import read_json
+from ..config_file import read_json, write_json
 from ..home import home_dir
 
 log = logging.getLogger(__name__)
@@ -63,11 +61,7 @@ def is_trusted(workspace: str | Path) -> bool:
 
 
 def set_trusted(workspace: str | Path, trusted: bool) -> None:
-    """Remember the user's answer; written atomically so a crash never leaves half a file."""
+    """Remember the user's answer (written at once: a crash never leaves half a file)."""
     workspaces = _load()
     workspaces[_key(workspace)] = {"trusted": trusted, "decidedAt": int(time.time() * 1000)}
-    path = trust_file()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps({"workspaces": workspaces}, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    write_json(trust_file(), {"workspaces": workspaces})
