@@ -144,12 +144,14 @@ class ToolBatch:
         tasks = [asyncio.ensure_future(self._run_one(call, outcomes)) for call in group]
         remove = self.cancel.on_cancel(lambda: [t.cancel() for t in tasks])
         try:
-            await asyncio.gather(*tasks, return_exceptions=True)
+            results = await asyncio.gather(*tasks, return_exceptions=True)
         finally:
             remove()
-        for call in group:
-            if call.id not in outcomes:  # cancelled before it could record anything
-                outcomes[call.id] = _Outcome(ToolResult.text(ABORTED_TEXT), True)
+        for call, result in zip(group, results):
+            if call.id not in outcomes:  # cancelled, or failed, before it could record anything
+                failed = isinstance(result, Exception) and not isinstance(result, Cancelled)
+                text = f"Tool {call.name!r} failed: {type(result).__name__}: {result}" if failed else ABORTED_TEXT
+                outcomes[call.id] = _Outcome(ToolResult.text(text), True)
                 await self._end(call, outcomes[call.id])
 
     async def _run_one(self, call: ToolCall, outcomes: dict[str, _Outcome]) -> None:
@@ -181,7 +183,11 @@ class ToolBatch:
             )
         context = ToolCallContext(call, args, self.assistant, tool)
         if self.before is not None:
-            reason = await self.before(context, self.cancel)
+            try:
+                reason = await self.before(context, self.cancel)
+            except Exception as exc:  # noqa: BLE001 - a call that could not be checked is not run
+                log.warning("checking %s raised", call.name, exc_info=True)
+                reason = f"it could not be checked ({type(exc).__name__}: {exc}); it was not run"
             if reason:
                 return _Outcome(ToolResult.text(f"Tool call blocked: {reason}"), True)
 

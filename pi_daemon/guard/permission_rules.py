@@ -13,6 +13,7 @@ The older form ``{"tool": "bash", "prefix": "git status"}`` reads as a prefix ru
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any, Iterable
@@ -65,7 +66,14 @@ def rules_from(items: Any) -> list[Rule]:
 
 
 def _absolute(root: Path, path: str) -> str:
-    return str((root / path).resolve()) if path else ""
+    """The path a rule is matched against; when it cannot be resolved (a loop, or a name being
+    swapped as it is read) its spelling, normalised, stands: the tool confines what it opens itself."""
+    if not path:
+        return ""
+    try:
+        return str((root / path).resolve())
+    except OSError:
+        return os.path.normpath(os.path.join(root.resolve(), path))
 
 
 def _glob(pattern: str) -> re.Pattern[str]:
