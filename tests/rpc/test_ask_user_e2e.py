@@ -127,3 +127,22 @@ def test_a_dismissed_question_is_said_so(spawn, tmp_path):
     d.wait_event("agent_settled", timeout=30)
     end = result_of(d)
     assert said(end) == "The user dismissed the question without answering." and not end["isError"]
+
+
+def test_an_answer_is_kept_to_what_was_offered(spawn, tmp_path):
+    one = ask_call("one", question="Pick one", options=[{"label": "A"}, {"label": "B"}])
+    free = ask_call("free", question="Say anything")  # no options: the user types
+    script = write_script(tmp_path / "script.json", [one, free, text("thanks")], modelId="script")
+    d = spawn("--faux-script", str(script), "--model", "faux/script")
+    d.on_request["user/ask"] = lambda p: ({"outcome": "answered", "selected": ["B", "A", "not offered"],
+                                           "text": "typed where no typing was offered"}
+                                          if p["toolCallId"] == "one" else
+                                          {"outcome": "answered", "selected": ["A"], "text": "x" * 30_000})
+    d.call("initialize", {"capabilities": {"askUser": True}})
+    d.call("prompt", {"text": "go"})
+    d.wait_event("agent_settled", timeout=30)
+    assert said(result_of(d, "one")) == "The user answered: B"
+    assert d.wait_server_request("user/ask", count=2)["params"]["allowText"] is True
+    free_text = said(result_of(d, "free"))
+    assert free_text.startswith("The user wrote: xxx") and "cut at 20000 characters" in free_text
+    assert len(free_text) < 20_100
