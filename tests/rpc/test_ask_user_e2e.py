@@ -146,3 +146,21 @@ def test_an_answer_is_kept_to_what_was_offered(spawn, tmp_path):
     free_text = said(result_of(d, "free"))
     assert free_text.startswith("The user wrote: xxx") and "cut at 20000 characters" in free_text
     assert len(free_text) < 20_100
+
+
+def test_a_subagents_question_names_it_and_its_parent(spawn, tmp_path):
+    task = {"content": [{"type": "toolCall", "id": "t", "name": "task",
+                         "arguments": {"prompt": "ask the user which database", "description": "ask"}}],
+            "stopReason": "toolUse"}
+    script = write_script(tmp_path / "script.json", [task, ask_call("child-q"), text("SQLite"), text("done")],
+                          modelId="script")
+    d = spawn("--faux-script", str(script), "--model", "faux/script")
+    d.on_request["user/ask"] = lambda p: {"outcome": "answered", "selected": ["SQLite"]}
+    d.call("initialize", {"capabilities": {"askUser": True}})
+    parent = d.call("session/new", {})["sessionId"]
+    d.call("prompt", {"text": "go"})
+    d.wait_event("agent_settled", session_id=parent, timeout=30)
+    asked = d.wait_server_request("user/ask")["params"]
+    child = d.wait_event("subagent_start")["event"]["sessionId"]
+    assert asked["sessionId"] == child != parent and asked["parentSessionId"] == parent
+    assert said(result_of(d, "child-q")) == "The user answered: SQLite"
