@@ -219,6 +219,7 @@ class Agent:
         self._idle.clear()
         self.state.is_streaming = True
         self.state.error = None
+        self.state.stop_reason = None
         self.last_run_aborted = False
         self._run_task = asyncio.ensure_future(self._run(messages, cancel))
         return self._run_task
@@ -246,6 +247,12 @@ class Agent:
         for queue in (self.steering, self.follow_ups):
             queue.restore([item for item in items if item.kind == queue.kind])
         await self.emit_queue_update()
+
+    def stop_after_tools(self) -> None:
+        """End the current run once its running tool calls are done, as the user's ``reject_and_stop``
+        does (a subagent's, reported by its ``task`` call)."""
+        if self.is_running:
+            self.state.stop_reason = "rejected"
 
     def request_abort(self) -> None:
         """Stop the current run without waiting for it (callable from inside one of its events)."""

@@ -28,7 +28,7 @@ from ..tools.file_access import DiskFiles, FileAccess
 from ..tools.plan import UpdatePlanTool
 from ..tools.question import ASK_USER, Ask, AskUserTool
 from ..tools.language import DEFAULT_DIAGNOSTICS_WAIT_MS, LanguageAccess, checked_edits, language_tools
-from ..guard.permissions import PermissionGate
+from ..guard.permissions import Declined, PermissionGate
 from ..tools.shell import clean_spill
 from ..guard.workspace import PathRefused, Workspace
 from . import kept_settings, load_index
@@ -182,7 +182,7 @@ class SessionManager:
 
             moded = parent if parent is not None else session  # a subagent follows its parent's mode
 
-            async def check(ctx: Any, cancel: Any) -> str | None:
+            async def check(ctx: Any, cancel: Any) -> str | Declined | None:
                 return await gate.check(session.id, ctx, cancel, moded.mode)  # the mode at this call
 
             session.agent.before_tool_call = check
