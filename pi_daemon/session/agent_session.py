@@ -435,12 +435,16 @@ class AgentSession:
             self._over_threshold_at, self._nothing_said = None, False
             return messages
         keep = C.keep_recent_tokens(model, self.compaction, overhead)
-        if self._over_threshold_at is not None and tokens < self._over_threshold_at + keep:
-            return messages  # compacting did not bring it under (said then), and it has not grown by a kept tail
-        if C.plan(self.store, keep) is None:
+        grown = max(keep, C.summary_tokens(model, self.compaction, overhead))  # enough to summarise
+        if self._over_threshold_at is not None and tokens < self._over_threshold_at + grown:
+            return messages  # compacting did not bring it under (said then), and it has not grown enough since
+        cramped = model.context_window - overhead < C.MIN_ROOM
+        if cramped or C.plan(self.store, keep) is None:
             if not self._nothing_said:  # said once, not at every request
                 self._nothing_said = True
-                await self.compact(reason="threshold", cancel=cancel)
+                await self._emit(CompactionStart(reason="threshold"))
+                await self._emit(CompactionEnd(reason="threshold", error_message=self._cannot_compact(
+                    model, overhead, sum(map(C.estimate_tokens, messages)), cramped)))
             return messages
         if await self.compact(reason="threshold", cancel=cancel):
             messages = list(self.agent.state.messages)
@@ -468,7 +472,7 @@ class AgentSession:
                        cancel: CancelToken | None, overhead: int) -> CompactionOutcome | None:
         await self._emit(CompactionStart(reason=reason))
         if plan is None:
-            await self._emit(CompactionEnd(reason=reason, error_message=self._nothing_to_compact(reason, model, overhead)))
+            await self._emit(CompactionEnd(reason=reason, error_message="nothing to compact: the context is already small"))
             return None
         cancel = cancel or CancelToken()
         self._compaction_cancel = cancel
@@ -505,14 +509,16 @@ class AgentSession:
         state = self.agent.state
         return C.overhead_tokens(state.system_prompt, [tool.spec() for tool in state.tools])
 
-    def _nothing_to_compact(self, reason: str, model: Model, overhead: int) -> str:
-        if reason != "threshold":
-            return "nothing to compact: the context is already small"
-        kept = sum(map(C.estimate_tokens, self.agent.state.messages))
-        return (f"nothing to compact: the newest messages (about {kept} tokens) are kept whole, and with the system "
+    def _cannot_compact(self, model: Model, overhead: int, tokens: int, cramped: bool) -> str:
+        window = model.context_window
+        if cramped:
+            return (f"cannot compact: the system prompt and the tools' schemas take about {overhead} tokens of the "
+                    f"model's {window}-token window, which leaves too little for the conversation; a model with a "
+                    "larger context window (or fewer tools) is needed")
+        return (f"nothing to compact: the newest messages (about {tokens} tokens) are kept whole, and with the system "
                 f"prompt and the tools' schemas (about {overhead} tokens) they are over the compaction threshold of "
-                f"{C.threshold(model, self.compaction, overhead)} tokens in the model's {model.context_window}-token "
-                "window; said once, compacted again when the conversation has grown")
+                f"{C.threshold(model, self.compaction, overhead)} tokens in the model's {window}-token window; "
+                "compacted when the conversation has grown")
 
     # --- the user's shell ----------------------------------------------------------------
 

@@ -107,8 +107,8 @@ def estimate_tokens(message: Any) -> int:
 
 def overhead_tokens(system_prompt: str, tools: Sequence[ToolSpec]) -> int:
     """What every request carries besides the messages: the system prompt and the tools' schemas."""
-    chars = len(system_prompt) + sum(len(t.name) + len(t.description) + len(json.dumps(t.parameters)) for t in tools)
-    return chars // 4
+    schemas = json.dumps([{"name": t.name, "description": t.description, "parameters": t.parameters} for t in tools])
+    return (len(system_prompt) + len(schemas)) // 4
 
 
 def context_tokens(messages: list[Any], overhead: int = 0) -> int:
@@ -146,7 +146,8 @@ def keep_recent_tokens(model: Model, settings: CompactionSettings, overhead: int
     return min(settings.keep_recent_tokens, max(0, threshold(model, settings, overhead) - overhead) // 2)
 
 
-MIN_SUMMARY_TOKENS = 256  # shorter says too little to go on from
+MIN_SUMMARY_TOKENS = 128  # shorter says too little to go on from
+MIN_ROOM = 4 * MIN_SUMMARY_TOKENS  # what the overhead must leave of the window for compaction to make room
 
 
 def summary_tokens(model: Model, settings: CompactionSettings, overhead: int = 0) -> int:
@@ -160,8 +161,10 @@ def summary_tokens(model: Model, settings: CompactionSettings, overhead: int = 0
 def output_limit(model: Model, context: Context) -> int | None:
     """A request's output limit: the model's, or what the window leaves for the answer when
     that is less (a server cuts the answer there, or refuses input plus limit past the
-    window). None when nothing is left: the request overflows and is recovered as such."""
-    room = model.context_window - context_tokens(context.messages, overhead_tokens(context.system_prompt, context.tools))
+    window). None when nothing is left: the request overflows and is recovered as such.
+    A thirty-second of the window is kept free: the estimates are rough, tokenizers differ."""
+    used = context_tokens(context.messages, overhead_tokens(context.system_prompt, context.tools))
+    room = model.context_window - used - model.context_window // 32
     return min(model.max_tokens, room) if room > 0 else None
 
 
