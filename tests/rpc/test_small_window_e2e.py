@@ -115,3 +115,29 @@ def test_a_compaction_that_would_not_shrink_is_refused_and_says_why(spawn, tmp_p
         assert server.is_summary(server.requests[-1].body)  # the summary was asked for, then refused
     finally:
         server.close()
+
+
+def test_a_window_the_tools_nearly_fill_is_said_once_and_not_compacted_at_every_request(spawn, tmp_path):
+    probe, probe_dir = WindowedServer(32_768), tmp_path / "probe"  # how much the system prompt and tools take
+    probe_dir.mkdir()
+    try:
+        d = spawn("--model", "llama/smol", cwd=workspace(probe_dir, probe))
+        d.call("prompt", {"text": "hi"})
+        final_message(d)
+        overhead = WindowedServer.prompt_tokens(probe.requests[0].body)
+    finally:
+        probe.close()
+    server = WindowedServer(overhead + 400)  # room for a few short turns, not for a conversation to compact into
+    try:
+        d = spawn("--model", "llama/smol", cwd=workspace(tmp_path, server))
+        for turn in range(1, 6):
+            d.call("prompt", {"text": f"q{turn}"})
+            final_message(d, turn)
+        ends = events(d, "compaction_end")
+        assert len(events(d, "compaction_start")) == len(ends) == 1, ends
+        assert ends[0]["errorMessage"].startswith("cannot compact: the system prompt and the tools' schemas take about")
+        assert "leaves too little for the conversation" in ends[0]["errorMessage"]
+        assert not any(server.is_summary(r.body) for r in server.requests)  # no summary asked for in vain
+        assert len(server.requests) == 5
+    finally:
+        server.close()
