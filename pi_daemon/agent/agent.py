@@ -18,7 +18,7 @@ from ..llm.model import Model, ThinkingLevel
 from ..llm.stream import StreamFn, stream
 from ..messages import ImageContent, TextContent, UserMessage
 from ..tools.base import Tool
-from .context import ConvertToLlm, TransformContext, OutputLimit, default_convert_to_llm
+from .context import ConvertToLlm, OutputLimit, TransformContext, default_convert_to_llm
 from .loop import LoopConfig, run_agent_loop
 from .queues import MessageQueue, QueuedMessage, QueueMode
 from .state import AgentState

@@ -155,7 +155,7 @@ def summary_tokens(model: Model, settings: CompactionSettings, overhead: int = 0
     that the summary and the kept tail (half of it) leave room to go on; never the model's
     whole output limit, which in a small window is the window itself."""
     share = max(0, threshold(model, settings, overhead) - overhead)
-    return max(MIN_SUMMARY_TOKENS, min(model.max_tokens, 8192, share // 4))
+    return min(model.max_tokens, 8192, max(MIN_SUMMARY_TOKENS, share // 4))
 
 
 def output_limit(model: Model, context: Context) -> int | None:
