@@ -141,9 +141,11 @@ def threshold(model: Model, settings: CompactionSettings, overhead: int = 0) -> 
 
 
 def keep_recent_tokens(model: Model, settings: CompactionSettings, overhead: int = 0) -> int:
-    """What a compaction keeps, at most half of the messages' share below the threshold: in
-    a 4,096-token window 20,000 would keep everything, and nothing would ever be compacted."""
-    return min(settings.keep_recent_tokens, max(0, threshold(model, settings, overhead) - overhead) // 2)
+    """What a compaction keeps, at most a quarter of the messages' share below the threshold:
+    in a 4,096-token window 20,000 would keep everything, and nothing would ever be
+    compacted; with the summary (another quarter) that leaves half the share to go on in
+    before the next compaction, not one turn."""
+    return min(settings.keep_recent_tokens, max(0, threshold(model, settings, overhead) - overhead) // 4)
 
 
 MIN_SUMMARY_TOKENS = 128  # shorter says too little to go on from
@@ -152,8 +154,8 @@ MIN_ROOM = 4 * MIN_SUMMARY_TOKENS  # what the overhead must leave of the window 
 
 def summary_tokens(model: Model, settings: CompactionSettings, overhead: int = 0) -> int:
     """The summary's output limit: a quarter of the messages' share below the threshold, so
-    that the summary and the kept tail (half of it) leave room to go on; never the model's
-    whole output limit, which in a small window is the window itself."""
+    that the summary and the kept tail (another quarter) leave room to go on; never the
+    model's whole output limit, which in a small window is the window itself."""
     share = max(0, threshold(model, settings, overhead) - overhead)
     return min(model.max_tokens, 8192, max(MIN_SUMMARY_TOKENS, share // 4))
 

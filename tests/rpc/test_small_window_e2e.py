@@ -72,7 +72,7 @@ def test_a_conversation_in_a_4096_token_window_goes_on_with_every_compaction_mak
         d = spawn("--model", "llama/smol", cwd=workspace(tmp_path, server))
         d.call("setAutoRetry", {"enabled": False})
         for turn in range(1, 11):
-            d.call("prompt", {"text": f"question {turn}: " + "what does the module do and why is it slow? " * 7})
+            d.call("prompt", {"text": f"question {turn}: " + "what does the module do and why is it slow? " * 12})
             final = final_message(d, turn)
             assert final["stopReason"] == "stop", final
             assert final["content"][-1]["text"].startswith(f"answer {turn}: ")
@@ -88,6 +88,8 @@ def test_a_conversation_in_a_4096_token_window_goes_on_with_every_compaction_mak
         assert sum("nothing to compact" in e.get("errorMessage", "") for e in ends) <= 1, ends
         summaries = [r.body for r in server.requests if server.is_summary(r.body)]
         assert len(summaries) == len(ends) - sum("nothing to compact" in e.get("errorMessage", "") for e in ends)
+        # asked for within the messages' share of the window, not up to the model's maxTokens (the window)
+        assert all(body["max_tokens"] <= 1024 for body in summaries), [body["max_tokens"] for body in summaries]
         for body in server.requests:  # each request's output limit fits what its prompt leaves of the window
             if not server.is_summary(body.body):
                 assert body.body["max_tokens"] <= 4096 - WindowedServer.prompt_tokens(body.body), body.body
