@@ -18,7 +18,7 @@ from ..llm.model import Model, ThinkingLevel
 from ..llm.stream import StreamFn, stream
 from ..messages import ImageContent, TextContent, UserMessage
 from ..tools.base import Tool
-from .context import ConvertToLlm, TransformContext, default_convert_to_llm
+from .context import ConvertToLlm, OutputLimit, TransformContext, default_convert_to_llm
 from .loop import LoopConfig, run_agent_loop
 from .queues import MessageQueue, QueuedMessage, QueueMode
 from .state import AgentState
@@ -55,6 +55,7 @@ class Agent:
         stream_fn: StreamFn = stream,
         convert_to_llm: ConvertToLlm = default_convert_to_llm,
         transform_context: TransformContext | None = None,
+        output_limit: OutputLimit | None = None,
         before_tool_call: BeforeToolCall | None = None,
         after_tool_call: AfterToolCall | None = None,
         api_key: ApiKeyResolver | None = None,
@@ -72,6 +73,7 @@ class Agent:
         self.stream_fn = stream_fn
         self.convert_to_llm = convert_to_llm
         self.transform_context = transform_context
+        self.output_limit = output_limit
         self.before_tool_call = before_tool_call
         self.after_tool_call = after_tool_call
         self.api_key = api_key
@@ -208,7 +210,8 @@ class Agent:
     def _loop_config(self) -> LoopConfig:
         """The loop's callbacks, as this agent is configured when the run starts."""
         return LoopConfig(stream_fn=self.stream_fn, convert_to_llm=self.convert_to_llm,
-                          transform_context=self.transform_context, before_tool_call=self.before_tool_call,
+                          transform_context=self.transform_context, output_limit=self.output_limit,
+                          before_tool_call=self.before_tool_call,
                           after_tool_call=self.after_tool_call, resolve_api_key=self.resolve_api_key,
                           take_steering=self.take_steering, take_follow_up=self.take_follow_up,
                           delivered=self.mark_delivered, session_id=self.session_id)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Awaitable, Callable, Sequence
 
 from ..cancel import CancelToken
+from ..llm.model import Context, Model
 from ..messages import (
     AssistantMessage,
     LlmMessage,
@@ -21,6 +22,7 @@ from ..messages import (
 
 TransformContext = Callable[[list[Any], CancelToken], Awaitable[list[Any]]]
 ConvertToLlm = Callable[[Sequence[Any]], list[LlmMessage]]
+OutputLimit = Callable[[Model, Context], int | None]  # a request's max output tokens; None: the model's
 
 LLM_TYPES = (UserMessage, AssistantMessage, ToolResultMessage)
 

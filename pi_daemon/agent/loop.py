@@ -33,7 +33,7 @@ from ..events import (
 from ..llm.model import Context, Model, StreamOptions
 from ..llm.stream import StreamFn, empty_message, guarded, stream
 from ..messages import AssistantMessage, Usage
-from .context import ConvertMemo, ConvertToLlm, RepairMemo, TransformContext, repair_for_provider
+from .context import ConvertMemo, ConvertToLlm, OutputLimit, RepairMemo, TransformContext, repair_for_provider
 from .queues import QueuedMessage
 from .state import AgentState
 from .tool_exec import AfterToolCall, BeforeToolCall, Emit, ToolBatch
@@ -59,6 +59,7 @@ class LoopConfig:
     take_follow_up: Callable[[], Awaitable[list[QueuedMessage]]]  # messages for when the agent would stop
     delivered: Callable[[QueuedMessage], None] = lambda item: None  # a taken message is in the transcript
     transform_context: TransformContext | None = None
+    output_limit: OutputLimit | None = None  # a request's max output tokens (else the model's)
     before_tool_call: BeforeToolCall | None = None
     after_tool_call: AfterToolCall | None = None
     session_id: str | None = None
@@ -168,6 +169,7 @@ class _Run:
         options = StreamOptions(
             api_key=await config.resolve_api_key(model) if not self.cancel.cancelled else None,
             thinking_level=self.state.thinking_level,
+            max_tokens=config.output_limit(model, context) if config.output_limit is not None else None,
             session_id=config.session_id,
         )
         holder: dict[str, AssistantMessage] = {}

@@ -104,7 +104,7 @@ class AgentSession:
             model,  # type: ignore[arg-type]  # None until a model is chosen; checked at prompt
             system_prompt=system_prompt, tools=tools, messages=messages,
             thinking_level=thinking_level,  # type: ignore[arg-type]
-            convert_to_llm=convert_with_roles, transform_context=self._before_request,
+            convert_to_llm=convert_with_roles, transform_context=self._before_request, output_limit=C.output_limit,
             api_key=registry.request_key, session_id=self.id,
         )
         self.observers = Observers()
@@ -118,6 +118,11 @@ class AgentSession:
         self._overflow_retried = False
         self._compaction_cancel: CancelToken | None = None
         self.compacting = False  # between compaction_start and compaction_end
+        # Over the threshold and compacting could not help: the context size at which a
+        # compaction left it over (said then; no threshold compaction again until it has
+        # grown by a kept tail), and whether "nothing to compact" was said.
+        self._over_threshold_at: int | None = None
+        self._nothing_said = False
         self.navigation: CancelToken | None = None  # a navigation summarising the branch it leaves
         self._stop = asyncio.Event()  # abort requested: ends a retry wait too
         self._settle_task: asyncio.Task[None] | None = None
@@ -422,28 +427,53 @@ class AgentSession:
     # --- compaction ---------------------------------------------------------------------
 
     async def _before_request(self, messages: list[Any], cancel: CancelToken) -> list[Any]:
-        """Before every model request: compact when the context crossed the threshold."""
-        if self.model is not None and C.should_compact(messages, self.model, self.compaction):
-            if await self.compact(reason="threshold", cancel=cancel):
-                return list(self.agent.state.messages)
+        """Before every model request: compact when the context crossed the threshold, unless
+        compacting already could not bring it under and it has not grown much since."""
+        model = self.model
+        if model is None or not self.compaction.enabled:
+            return messages
+        overhead = self._overhead()
+        limit = C.threshold(model, self.compaction, overhead)
+        tokens = C.context_tokens(messages, overhead)
+        if tokens <= limit:
+            self._over_threshold_at, self._nothing_said = None, False
+            return messages
+        keep = C.keep_recent_tokens(model, self.compaction, overhead)
+        grown = max(keep, C.summary_tokens(model, self.compaction, overhead))  # enough to summarise
+        if self._over_threshold_at is not None and tokens < self._over_threshold_at + grown:
+            return messages  # compacting did not bring it under (said then), and it has not grown enough since
+        cramped = model.context_window - overhead < C.MIN_ROOM
+        if cramped or C.plan(self.store, keep) is None:
+            if not self._nothing_said:  # said once, not at every request
+                self._nothing_said = True
+                await self._emit(CompactionStart(reason="threshold"))
+                await self._emit(CompactionEnd(reason="threshold", error_message=self._cannot_compact(
+                    model, overhead, sum(map(C.estimate_tokens, messages)), cramped)))
+            return messages
+        if await self.compact(reason="threshold", cancel=cancel):
+            messages = list(self.agent.state.messages)
+        if not cancel.cancelled and C.context_tokens(messages, overhead) > limit:
+            self._over_threshold_at = C.context_tokens(messages, overhead)
         return messages
 
     async def compact(self, instructions: str | None = None, reason: str = "manual",
                       cancel: CancelToken | None = None) -> CompactionOutcome | None:
-        """Summarise the older context; the compaction's result, or None when it failed."""
+        """Summarise the older context; the compaction's result, or None when it failed or
+        would not have made the context smaller."""
         self.check_writable()
         model = self.check_model()
-        plan = C.plan(self.store, C.keep_recent_tokens(model, self.compaction))
+        overhead = self._overhead()
+        plan = C.plan(self.store, C.keep_recent_tokens(model, self.compaction, overhead))
         if plan is None and reason in ("manual", "overflow"):  # it must shrink: keep only the newest turn
             plan = C.plan(self.store, 0)
         self.compacting = True
         try:
-            return await self._compact(plan, instructions, reason, model, cancel)
+            return await self._compact(plan, instructions, reason, model, cancel, overhead)
         finally:
             self.compacting = False
 
     async def _compact(self, plan: C.Plan | None, instructions: str | None, reason: str, model: Model,
-                       cancel: CancelToken | None) -> CompactionOutcome | None:
+                       cancel: CancelToken | None, overhead: int) -> CompactionOutcome | None:
         await self._emit(CompactionStart(reason=reason))
         if plan is None:
             await self._emit(CompactionEnd(reason=reason, error_message="nothing to compact: the context is already small"))
@@ -451,13 +481,18 @@ class AgentSession:
         cancel = cancel or CancelToken()
         self._compaction_cancel = cancel
         try:
-            summary, usage, details = await C.summarize(model, await self.agent.resolve_api_key(model), plan, instructions, cancel)
+            summary, usage, details = await C.summarize(model, await self.agent.resolve_api_key(model), plan, instructions,
+                                                        cancel, C.summary_tokens(model, self.compaction, overhead))
         except C.CompactionError as exc:
             aborted = str(exc) == "aborted"
             await self._emit(CompactionEnd(reason=reason, aborted=aborted, error_message=None if aborted else str(exc)))
             return None
         finally:
             self._compaction_cancel = None
+        refused = C.refusal(plan, summary)
+        if refused is not None:
+            await self._emit(CompactionEnd(reason=reason, error_message=refused))
+            return None
         try:
             entry = self.store.append("compaction", summary=summary, firstKeptEntryId=plan.first_kept_id,
                                       tokensBefore=plan.tokens_before, details=details, usage=to_wire(usage))
@@ -473,6 +508,21 @@ class AgentSession:
             details=from_wire(details, CompactionDetails) if details else None, entry_id=entry["id"])
         await self._emit(CompactionEnd(reason=reason, result=result, will_retry=reason == "overflow"))
         return result
+
+    def _overhead(self) -> int:
+        state = self.agent.state
+        return C.overhead_tokens(state.system_prompt, [tool.spec() for tool in state.tools])
+
+    def _cannot_compact(self, model: Model, overhead: int, tokens: int, cramped: bool) -> str:
+        window = model.context_window
+        if cramped:
+            return (f"cannot compact: the system prompt and the tools' schemas take about {overhead} tokens of the "
+                    f"model's {window}-token window, which leaves too little for the conversation; a model with a "
+                    "larger context window (or fewer tools) is needed")
+        return (f"nothing to compact: the newest messages (about {tokens} tokens) are kept whole, and with the system "
+                f"prompt and the tools' schemas (about {overhead} tokens) they are over the compaction threshold of "
+                f"{C.threshold(model, self.compaction, overhead)} tokens in the model's {window}-token window; "
+                "compacted when the conversation has grown")
 
     # --- the user's shell ----------------------------------------------------------------
 

@@ -5,20 +5,28 @@ moves to a valid boundary: never onto a tool result, so a tool call always stays
 its result. Everything before the cut (from the previous compaction's kept boundary
 on, so what an earlier compaction kept is not lost) is summarised by the current model
 with a structured prompt, the previous summary given as the starting point.
+
+Every size is measured against what the window leaves once the system prompt and the
+tools' schemas (the *overhead*, sent with every request) are in it: in a 4,096-token
+window those can take half. The summary is asked for within a quarter of the messages'
+share, and a compaction whose summary and kept tail would not be smaller than what they
+replace is refused.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Sequence
 
 import attrs
 
 from ..cancel import CancelToken
-from ..llm.model import Context, Model, StreamOptions
+from ..llm.model import Context, Model, StreamOptions, ToolSpec
 from ..llm.stream import stream
-from ..messages import AssistantMessage, ImageContent, TextContent, ToolCall, UserMessage, user_text
-from .rebuild import CONTEXT_TYPES, entry_message, latest_compaction
+from ..messages import (
+    AssistantMessage, CompactionSummaryMessage, ImageContent, TextContent, ToolCall, UserMessage, user_text,
+)
+from .rebuild import CONTEXT_TYPES, context_entries, entry_message, latest_compaction
 from .store import SessionStore
 
 SUMMARY_SYSTEM = (
@@ -97,29 +105,69 @@ def estimate_tokens(message: Any) -> int:
     return chars // 4 + images * 1200 + 4
 
 
-def context_tokens(messages: list[Any]) -> int:
-    """The last answer's reported usage plus an estimate of what came after it."""
+def overhead_tokens(system_prompt: str, tools: Sequence[ToolSpec]) -> int:
+    """What every request carries besides the messages: the system prompt and the tools' schemas."""
+    schemas = json.dumps([{"name": t.name, "description": t.description, "parameters": t.parameters} for t in tools])
+    return (len(system_prompt) + len(schemas)) // 4
+
+
+def context_tokens(messages: list[Any], overhead: int = 0) -> int:
+    """The last answer's reported usage plus an estimate of what came after it. An answer
+    reported the context it was asked with; one older than a message before it (a
+    compaction's summary) reported a context that is gone. Without a usable answer, the
+    messages are estimated and ``overhead`` added."""
+    newest_before, newest = [], 0
+    for m in messages:
+        newest_before.append(newest)
+        newest = max(newest, getattr(m, "timestamp", 0) or 0)
     for n in range(len(messages) - 1, -1, -1):
         m = messages[n]
-        if isinstance(m, AssistantMessage) and m.stop_reason not in ("error", "aborted") and m.usage.total_tokens:
+        if isinstance(m, AssistantMessage) and m.stop_reason not in ("error", "aborted") and m.usage.total_tokens \
+                and m.timestamp >= newest_before[n]:
             u = m.usage
             return u.input + u.output + u.cache_read + u.cache_write + sum(map(estimate_tokens, messages[n + 1:]))
-    return sum(map(estimate_tokens, messages))
+    return overhead + sum(map(estimate_tokens, messages))
 
 
-def reserve_tokens(model: Model, settings: CompactionSettings) -> int:
-    """The reserve, at most half the window (a small local model's window may be smaller)."""
-    return min(settings.reserve_tokens, model.context_window // 2)
+def reserve_tokens(model: Model, settings: CompactionSettings, overhead: int = 0) -> int:
+    """The room kept for the answer: at most half of what the overhead leaves of the window
+    (a small local model's window may be smaller than the reserve)."""
+    return min(settings.reserve_tokens, max(0, model.context_window - overhead) // 2)
 
 
-def keep_recent_tokens(model: Model, settings: CompactionSettings) -> int:
-    """What a compaction keeps, at most half of what may be used before compacting: in a
-    4,096-token window 20,000 would keep everything, and nothing would ever be compacted."""
-    return min(settings.keep_recent_tokens, (model.context_window - reserve_tokens(model, settings)) // 2)
+def threshold(model: Model, settings: CompactionSettings, overhead: int = 0) -> int:
+    """The context size past which the next request compacts first."""
+    return model.context_window - reserve_tokens(model, settings, overhead)
 
 
-def should_compact(messages: list[Any], model: Model, settings: CompactionSettings) -> bool:
-    return settings.enabled and context_tokens(messages) > model.context_window - reserve_tokens(model, settings)
+def keep_recent_tokens(model: Model, settings: CompactionSettings, overhead: int = 0) -> int:
+    """What a compaction keeps, at most a quarter of the messages' share below the threshold:
+    in a 4,096-token window 20,000 would keep everything, and nothing would ever be
+    compacted; with the summary (another quarter) that leaves half the share to go on in
+    before the next compaction, not one turn."""
+    return min(settings.keep_recent_tokens, max(0, threshold(model, settings, overhead) - overhead) // 4)
+
+
+MIN_SUMMARY_TOKENS = 128  # shorter says too little to go on from
+MIN_ROOM = 4 * MIN_SUMMARY_TOKENS  # what the overhead must leave of the window for compaction to make room
+
+
+def summary_tokens(model: Model, settings: CompactionSettings, overhead: int = 0) -> int:
+    """The summary's output limit: a quarter of the messages' share below the threshold, so
+    that the summary and the kept tail (another quarter) leave room to go on; never the
+    model's whole output limit, which in a small window is the window itself."""
+    share = max(0, threshold(model, settings, overhead) - overhead)
+    return min(model.max_tokens, 8192, max(MIN_SUMMARY_TOKENS, share // 4))
+
+
+def output_limit(model: Model, context: Context) -> int | None:
+    """A request's output limit: the model's, or what the window leaves for the answer when
+    that is less (a server cuts the answer there, or refuses input plus limit past the
+    window). None when nothing is left: the request overflows and is recovered as such.
+    A thirty-second of the window is kept free: the estimates are rough, tokenizers differ."""
+    used = context_tokens(context.messages, overhead_tokens(context.system_prompt, context.tools))
+    room = model.context_window - used - model.context_window // 32
+    return min(model.max_tokens, room) if room > 0 else None
 
 
 @attrs.define
@@ -127,7 +175,8 @@ class Plan:
     summarize: list[dict[str, Any]]
     first_kept_id: str
     previous: dict[str, Any] | None
-    tokens_before: int
+    tokens_before: int  # the context's messages, estimated
+    kept_tokens: int  # of those, what the compaction keeps
 
 
 def plan(store: SessionStore, keep_recent_tokens: int) -> Plan | None:
@@ -153,8 +202,20 @@ def plan(store: SessionStore, keep_recent_tokens: int) -> Plan | None:
         cut -= 1  # a tool result stays with the call that asked for it
     if cut == 0:
         return None
-    before = ([entry_message(previous)] if previous is not None else []) + messages
-    return Plan(candidates[:cut], candidates[cut]["id"], previous, sum(map(estimate_tokens, before)))
+    first_kept = candidates[cut]["id"]
+    context = context_entries(path)
+    at = next(i for i, e in enumerate(context) if e.get("id") == first_kept)
+    sizes = [estimate_tokens(entry_message(e)) for e in context]
+    return Plan(candidates[:cut], first_kept, previous, sum(sizes), sum(sizes[at:]))
+
+
+def refusal(plan_: Plan, summary: str) -> str | None:
+    """Why a compaction with this summary may not be made (it would not shrink the context), or None."""
+    after = estimate_tokens(CompactionSummaryMessage(summary=summary)) + plan_.kept_tokens
+    if after < plan_.tokens_before:
+        return None
+    return (f"the compaction would not make the context smaller: its summary (~{after - plan_.kept_tokens} tokens) "
+            f"and the {plan_.kept_tokens} tokens kept would replace {plan_.tokens_before}; the context is unchanged")
 
 
 def _failed_answer(entry: dict[str, Any]) -> bool:
@@ -206,8 +267,9 @@ def transcript(entries: list[dict[str, Any]]) -> str:
 
 
 async def summarize(model: Model, api_key: str | None, plan_: Plan, instructions: str | None,
-                    cancel: CancelToken) -> tuple[str, Any, dict[str, Any]]:
-    """``(summary, usage, details)`` from the model; raises CompactionError."""
+                    cancel: CancelToken, max_tokens: int) -> tuple[str, Any, dict[str, Any]]:
+    """``(summary, usage, details)`` from the model, asked for at most ``max_tokens`` (and no
+    more than the window leaves after the request); raises CompactionError."""
     read, modified = files_touched(plan_.summarize, plan_.previous)
     parts = [f"<conversation>\n{transcript(plan_.summarize)}\n</conversation>"]
     if plan_.previous is not None:
@@ -218,14 +280,19 @@ async def summarize(model: Model, api_key: str | None, plan_: Plan, instructions
                  + (", ".join(modified) or "none"))
     if instructions:
         parts.append(f"Focus of this summary, from the user: {instructions}")
-    text, usage = await ask(model, api_key, "\n\n".join(parts), cancel)
+    room = model.context_window - (len(SUMMARY_SYSTEM) + sum(map(len, parts))) // 4 - 64  # the words to come, roughly
+    if room > 0:  # else the request overflows, and says so
+        max_tokens = min(max_tokens, room)
+    parts.append(f"Keep the whole summary under {max_tokens * 3 // 4} words.")
+    text, usage = await ask(model, api_key, "\n\n".join(parts), cancel, max_tokens)
     return text, usage, {"readFiles": read, "modifiedFiles": modified}
 
 
-async def ask(model: Model, api_key: str | None, prompt: str, cancel: CancelToken) -> tuple[str, Any]:
+async def ask(model: Model, api_key: str | None, prompt: str, cancel: CancelToken,
+              max_tokens: int | None = None) -> tuple[str, Any]:
     """``(summary text, usage)``: the model's answer to a summary request; raises CompactionError."""
     context = Context(system_prompt=SUMMARY_SYSTEM, messages=[UserMessage(content=prompt)])
-    options = StreamOptions(api_key=api_key, max_tokens=min(model.max_tokens, 8192))
+    options = StreamOptions(api_key=api_key, max_tokens=max_tokens or min(model.max_tokens, 8192))
     final = None
     async for event in stream(model, context, options, cancel):
         if event.type == "done":

@@ -15,7 +15,7 @@ import asyncio
 import json
 import threading
 import time
-from typing import Any
+from typing import Any, Callable
 
 import attrs
 
@@ -90,6 +90,7 @@ class LoopbackServer(ThreadedServer):
         self.requests: list[Recorded] = []
         self.routes: dict[str, Reply] = {}  # path -> the same reply every time (GET /props, /v1/models)
         self.route_hits: list[Recorded] = []  # requests answered from routes, not the script
+        self.answer: Callable[[Recorded], Reply] | None = None  # the reply to a request once the script is empty
         super().__init__()
 
     def script(self, *replies: Reply) -> None:
@@ -117,7 +118,7 @@ class LoopbackServer(ThreadedServer):
                         "application/json")), reader, record)
                     continue
                 self.requests.append(record)
-                reply = self.replies.pop(0) if self.replies else Reply(
+                reply = self.replies.pop(0) if self.replies else self.answer(record) if self.answer else Reply(
                     404, b'{"error":{"message":"the loopback server has no reply scripted"}}', "application/json")
                 record.connection = connection
                 if reply.hangup:

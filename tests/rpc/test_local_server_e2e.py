@@ -85,14 +85,14 @@ def test_threshold_compaction_works_in_a_4096_token_window(spawn, tmp_path, serv
         Reply(body=openai_text("answer after compaction")),
     )
     d = spawn("--model", "llama/smol", cwd=workspace(tmp_path, server.url + "/v1", window=4096))
-    d.call("prompt", {"text": "start " + "a" * 6000})
+    d.call("prompt", {"text": "start " + "a" * 3000})  # with the tools' schemas, under the threshold
     final_message(d)
     d.call("prompt", {"text": "next " + "b" * 5000})
     assert final_message(d, 2)["content"][-1]["text"] == "answer after compaction"
     end = events(d, "compaction_end")[0]
     assert end["reason"] == "threshold" and "errorMessage" not in end, end
     sent = server.requests[2].body["messages"]
-    assert "summary of the start" in json.dumps(sent) and "a" * 6000 not in json.dumps(sent)
+    assert "summary of the start" in json.dumps(sent) and "a" * 3000 not in json.dumps(sent)
     assert sent[-1]["content"] == "next " + "b" * 5000  # the newest turn is kept whole
 
 

@@ -114,3 +114,27 @@ def test_the_daemon_discovers_and_talks_to_a_real_llama_server(spawn, tmp_path, 
     stderr = d.stderr.decode()
     assert stderr.count(f"the model server at {llama}/v1 reports that its chat template has no tool support") == 1
     assert "--chat-template-file" in stderr
+
+
+def test_a_conversation_in_the_real_4096_token_window_makes_room_at_every_compaction(spawn, tmp_path, llama):
+    pi_dir = tmp_path / "pi-agent"
+    pi_dir.mkdir()
+    (pi_dir / "models.json").write_text(json.dumps({"providers": {"llama": {
+        "baseUrl": llama + "/v1", "api": "openai-completions", "models": []}}}))
+    d = spawn("--model", f"llama/{MODEL_ALIAS}", env={"PI_CODING_AGENT_DIR": str(pi_dir)})
+    d.call("setAutoRetry", {"baseDelayMs": 50})
+    for n in range(1, 11):
+        d.call("prompt", {"text": f"Question {n}: in three sentences, what is a Python module and how is it imported?"})
+        final = final_message(d, n, timeout=600)
+        assert final["stopReason"] in ("stop", "length"), final
+    answers = [e["message"] for e in events(d, "message_end") if e["message"]["role"] == "assistant"]
+    assert len(answers) == 10 and all(a["stopReason"] != "error" for a in answers)
+    # None was cut by the window: each request left room for its whole answer.
+    assert all(a["usage"]["input"] + a["usage"]["output"] < 4096 for a in answers), [a["usage"] for a in answers]
+    ends = events(d, "compaction_end")
+    done = [e["result"] for e in ends if "result" in e]
+    assert done, ends  # ten turns do not fit: it compacted
+    assert all(r["estimatedTokensAfter"] < r["tokensBefore"] for r in done), done
+    said = [e.get("errorMessage", "") for e in ends if "result" not in e]
+    assert sum(m.startswith("nothing to compact") for m in said) <= 1 and \
+        sum(m.startswith("cannot compact") for m in said) <= 1, said

@@ -89,7 +89,7 @@ def test_get_state_says_while_compaction_runs(spawn, tmp_path):
                           chunkSize=1, delayMs=5)
     d = spawn("--faux-script", str(script), "--model", "faux/slow")
     d.call("session/new")
-    for n, prompt in enumerate(["first question " * 20, "second question " * 20], 1):
+    for n, prompt in enumerate(["first question " * 60, "second question " * 60], 1):  # longer than the summary
         d.call("prompt", {"text": prompt})
         d.wait_event("agent_settled", n, timeout=20)
     d.call("setAutoCompaction", {"keepRecentTokens": 10})

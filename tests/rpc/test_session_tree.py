@@ -19,6 +19,15 @@ def entries_of(file):
     return [json.loads(line) for line in Path(file).read_bytes().splitlines()]
 
 
+def echo_then_summary(tmp_path, answers: int) -> list[str]:
+    """The echo model, but a short summary for the compaction that follows ``answers`` answers
+    (the echo of a summary request is longer than the conversation: it would be refused)."""
+    echo = {"echo": True}
+    script = write_script(tmp_path / "echo.json", [echo] * answers + [text("## Goal\nthe questions so far")]
+                          + [echo] * 4, modelId="echo-summary")
+    return ["--faux-script", str(script), "--model", "faux/echo-summary"]
+
+
 def ask(d, prompt, count):
     d.call("prompt", {"text": prompt})
     d.wait_event("agent_settled", count)
@@ -137,7 +146,7 @@ def test_abort_cancels_a_summarising_navigation_and_nothing_moves(spawn, tmp_pat
 
 
 def test_export_holds_the_history_after_compaction_and_the_whole_tree(spawn, tmp_path):
-    d = spawn("--model", "faux/echo")
+    d = spawn(*echo_then_summary(tmp_path, 3))
     d.call("session/new", {"name": "tree"})
     _, a1 = ask(d, "alpha question", 1)
     ask(d, "beta question", 2)
@@ -158,8 +167,8 @@ def test_export_holds_the_history_after_compaction_and_the_whole_tree(spawn, tmp
     assert "Branch 1 of 2" in tree and "Branch 2 of 2" in tree and tree.index("(current)") > tree.index("Branch 2")
 
 
-def test_every_entry_the_daemon_writes_has_its_declared_type(spawn):
-    d = spawn("--model", "faux/echo")
+def test_every_entry_the_daemon_writes_has_its_declared_type(spawn, tmp_path):
+    d = spawn(*echo_then_summary(tmp_path, 2))
     d.call("session/new", {"name": "typed"})
     _, a1 = ask(d, "alpha question", 1)
     ask(d, "beta question", 2)
