@@ -56,7 +56,7 @@ async def run_builtin(host: Host, session: AgentSession, invocation: Invocation)
             raise InvalidState("/compact needs an idle session: abort the run or wait for it")
         result = await session.compact(args or None)
         if result is None:
-            raise InvalidState("/compact did not compact (the compaction_end event says why)")
+            raise InvalidState(f"/compact did not compact: {session.compaction_said or 'see compaction_end'}")
         return BuiltinDone(name, result, f"Compacted the conversation ({result.tokens_before} tokens before).")
     if name == "new":
         created = host.sessions.create()

@@ -118,6 +118,7 @@ class AgentSession:
         self._overflow_retried = False
         self._compaction_cancel: CancelToken | None = None
         self.compacting = False  # between compaction_start and compaction_end
+        self.compaction_said: str | None = None  # why the last compaction did not happen
         # Over the threshold and compacting could not help: the context size at which a
         # compaction left it over (said then; no threshold compaction again until it has
         # grown by a kept tail), and whether "nothing to compact" was said.
@@ -153,6 +154,8 @@ class AgentSession:
             await self._write_failed(exc)
             if not isinstance(event, AgentSettled):  # a run always settles
                 raise
+        if isinstance(event, CompactionEnd):
+            self.compaction_said = event.error_message or ("aborted" if event.aborted else None)
         await self.observers.emit(event)
 
     async def emit(self, event: Any) -> None:

@@ -63,7 +63,7 @@ async def compact(ctx: "Context", p: t.CompactParams) -> t.CompactResult:
         raise AgentBusy("a run is active: abort it or wait for agent_settled first")
     result = await session.compact(p.custom_instructions)
     if result is None:
-        raise InvalidState("compaction did not happen; the compaction_end event says why")
+        raise InvalidState(f"compaction did not happen: {session.compaction_said or 'see compaction_end'}")
     return t.CompactResult(summary=result.summary, first_kept_entry_id=result.first_kept_entry_id,
                            tokens_before=result.tokens_before, estimated_tokens_after=result.estimated_tokens_after)
 
