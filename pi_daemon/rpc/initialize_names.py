@@ -21,6 +21,9 @@ REQUEST_NAMES = (
     "listTools",
     "modelAccess",
     "probeLocalServers",
+    "process/kill",
+    "process/list",
+    "process/output",
     "prompt",
     "removeApiKey",
     "removeModelServer",
@@ -89,6 +92,8 @@ EVENT_NAMES = (
     "subagent_end",
     "plan_updated",
     "question_timeout",
+    "process_started",
+    "process_exited",
 )
 THINKING_LEVEL_NAMES = (
     "off",

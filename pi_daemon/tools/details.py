@@ -13,7 +13,7 @@ from typing import Literal
 
 import attrs
 
-from ..events import IntroducedDiagnostic, PlanEntry
+from ..events import IntroducedDiagnostic, PlanEntry, ProcessInfo
 
 
 @attrs.define
@@ -26,6 +26,7 @@ class BashDetails:
     full_output_path: str | None
     sandboxed: bool
     saved_files: list[str] | None = None
+    process_id: str | None = None  # background: the process started (process_output, process/output)
 
 
 @attrs.define
@@ -68,4 +69,5 @@ class AskUserDetails:
 
 
 TOOL_DETAILS: dict[str, type] = {"bash": BashDetails, "write": WriteDetails, "edit": EditDetails,
-                                 "update_plan": PlanDetails, "ask_user": AskUserDetails}
+                                 "update_plan": PlanDetails, "ask_user": AskUserDetails,
+                                 "process_output": ProcessInfo, "process_kill": ProcessInfo}
