@@ -1,0 +1,100 @@
+// Issue #39's background processes in a real VS Code (code-server), driven as a user, with the faux model's
+// script: the agent starts `python3 -m http.server <port>` in the background and reaches it with curl;
+//  - the chat's bash card says it runs in the background and names the process; the Background Processes view
+//    under the chat lists it (command, how long it has run, running);
+//  - Output on the card opens its output as a read-only document that follows it (the curl's request logged);
+//  - Stop in the view ends it: the view and the card say "stopped", and the port is free.
+// A screenshot after each step (prefix "proc39-").
+//
+//   node e2e/flows39-proc.mjs <cache folder from e2e/install.sh>   (env: PI_DAEMON_PYTHON, PI_E2E_OUT)
+import assert from "node:assert/strict";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { createConnection, createServer } from "node:net";
+import { join, resolve } from "node:path";
+import { launch, python, until } from "./harness.mjs";
+
+const here = resolve(new URL(".", import.meta.url).pathname);
+const cache = process.argv[2] ?? join(process.env.HOME, ".cache", "pi-daemon-e2e");
+const out = resolve(process.env.PI_E2E_OUT ?? join(here, "..", "e2e-output"));
+
+const port = await new Promise((ok) => {
+  const server = createServer().listen(0, "127.0.0.1", () => {
+    const { port } = server.address();
+    server.close(() => ok(port));
+  });
+});
+const listening = () => new Promise((ok) => {
+  const socket = createConnection({ port, host: "127.0.0.1" });
+  socket.once("connect", () => { socket.destroy(); ok(true); });
+  socket.once("error", () => ok(false));
+});
+
+const text = (t) => ({ content: [{ type: "text", text: t }] });
+const call = (id, name, args) => ({ content: [{ type: "toolCall", id, name, arguments: args }], stopReason: "toolUse" });
+const server = `python3 -m http.server ${port} --bind 127.0.0.1`;
+const script = {
+  modelId: "script", chunkSize: 3, delayMs: 20,
+  replies: [
+    call("s1", "bash", { command: server, background: true }),
+    // the agent's own bounded wait for the server to answer
+    call("c1", "bash", { command: `for i in $(seq 50); do curl -s -o /dev/null -w 'HTTP %{http_code}' http://127.0.0.1:${port}/ && break; sleep 0.1; done` }),
+    text(`The server answers on port ${port}; it keeps running in the background.`),
+  ],
+};
+
+const kit = await launch({
+  cache, out, prefix: "proc39-",
+  prepare(root, work) {
+    mkdirSync(join(root, "home"));
+    // the sandbox lets commands use the network (loopback too), so the server is reachable from outside it
+    writeFileSync(join(root, "home", "settings.json"), JSON.stringify({ sandbox: { network: true } }));
+    writeFileSync(join(root, "script.json"), JSON.stringify(script));
+    writeFileSync(join(work, "index.html"), "<h1>hello from the background</h1>\n");
+  },
+  settings: (root) => ({ "pi.command": python,
+                         "pi.args": ["-m", "pi_daemon", "--faux-script", join(root, "script.json"), "--model", "faux/script",
+                                     "--allow", "bash"] }),
+});
+const { page, chat, run, T } = kit;
+const processes = page.locator(".pane", { has: page.locator(".pane-header", { hasText: "Background Processes" }) });
+const row = processes.locator(".monaco-list-row", { hasText: `http.server ${port}` });
+
+try {
+  await kit.open();
+  await run("the agent starts a web server in the background: the card and the Background Processes view show it running", async () => {
+    await kit.openChat("faux/script");
+    await kit.send("start a web server and check it answers");
+    await chat().locator(".assistant", { hasText: "keeps running in the background" }).waitFor({ timeout: T });
+    await chat().locator("details.tool summary", { hasText: "(in the background)" }).waitFor({ timeout: T });
+    await chat().locator(".process-note .process-status", { hasText: /: running · \d+/ }).waitFor({ timeout: T });
+    await row.waitFor({ timeout: T });
+    assert.match(await row.innerText(), /running · \d+s/);
+    assert.ok(await listening(), "the server accepts connections");
+    const curl = chat().locator("details.tool", { hasText: "curl" });
+    await curl.locator("summary").click();
+    assert.match(await curl.locator(".output").textContent(), /HTTP 200/);
+  });
+
+  await run("Output on the card opens the process's output, which follows it", async () => {
+    await chat().locator(".process-note button", { hasText: "Output" }).click();
+    const editor = page.locator(".monaco-editor .view-lines", { hasText: "GET / HTTP/1.1" });
+    await editor.waitFor({ timeout: T });
+    await page.locator(".tabs-container .tab", { hasText: `(` }).filter({ hasText: "http.server" }).waitFor({ timeout: T });
+    await fetch(`http://127.0.0.1:${port}/index.html`); // the user's own request: logged while the document is open
+    await page.locator(".monaco-editor .view-lines", { hasText: "GET /index.html" }).waitFor({ timeout: T });
+  });
+
+  await run("Stop in the view ends it: the view and the card say stopped, the port is free", async () => {
+    await row.hover();
+    await row.locator(".action-label[aria-label^='pi: Stop a Background Process']").click({ timeout: T });
+    await processes.locator(".monaco-list-row", { hasText: /stopped · ran \d+/ }).waitFor({ timeout: T });
+    await chat().locator(".process-note .process-status", { hasText: /: stopped · ran \d+/ }).waitFor({ timeout: T });
+    await until(async () => !(await listening()), "the port free", 5000);
+    await page.locator(".monaco-editor .view-lines", { hasText: "[stopped]" }).waitFor({ timeout: T });
+  });
+} catch (error) {
+  await kit.fail(error);
+}
+const ok = await kit.close();
+console.log(`screenshots in ${out}`);
+process.exit(ok ? 0 : 1);
