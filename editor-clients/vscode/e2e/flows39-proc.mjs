@@ -1,7 +1,7 @@
 // Issue #39's background processes in a real VS Code (code-server), driven as a user, with the faux model's
 // script: the agent starts `python3 -m http.server <port>` in the background and reaches it with curl;
-//  - the chat's bash card says it runs in the background and names the process; the Background Processes view
-//    under the chat lists it (command, how long it has run, running);
+//  - the chat's bash card says it runs in the background and names the process (its Processes button selects
+//    it in the view); the Background Processes view under the chat lists it (command, how long it has run);
 //  - Output on the card opens its output as a read-only document that follows it (the curl's request logged);
 //  - Stop in the view ends it: the view and the card say "stopped", and the port is free.
 // A screenshot after each step (prefix "proc39-").
@@ -68,8 +68,11 @@ try {
     await chat().locator("details.tool summary", { hasText: "(in the background)" }).waitFor({ timeout: T });
     await chat().locator(".process-note .process-status", { hasText: /: running · \d+/ }).waitFor({ timeout: T });
     await row.waitFor({ timeout: T });
-    assert.match(await row.innerText(), /running · \d+s/);
+    assert.match(await row.innerText(), /^\s*\d+s\s*python3 -m http\.server/); // how long it has run, the command
     assert.ok(await listening(), "the server accepts connections");
+    await chat().locator(".process-note button", { hasText: "Processes" }).click(); // the card leads to its row
+    await processes.locator(".monaco-list-row.selected", { hasText: `http.server ${port}` }).waitFor({ timeout: T });
+    await page.mouse.move(700, 500); // the row as it reads without the pointer on it (its Stop shows on hover)
     const curl = chat().locator("details.tool", { hasText: "curl" });
     await curl.locator("summary").click();
     assert.match(await curl.locator(".output").textContent(), /HTTP 200/);
@@ -87,7 +90,8 @@ try {
   await run("Stop in the view ends it: the view and the card say stopped, the port is free", async () => {
     await row.hover();
     await row.locator(".action-label[aria-label^='pi: Stop a Background Process']").click({ timeout: T });
-    await processes.locator(".monaco-list-row", { hasText: /stopped · ran \d+/ }).waitFor({ timeout: T });
+    await processes.locator(".monaco-list-row", { hasText: /stopped · \d+s/ }).waitFor({ timeout: T });
+    await page.mouse.move(700, 500);
     await chat().locator(".process-note .process-status", { hasText: /: stopped · ran \d+/ }).waitFor({ timeout: T });
     await until(async () => !(await listening()), "the port free", 5000);
     await page.locator(".monaco-editor .view-lines", { hasText: "[stopped]" }).waitFor({ timeout: T });

@@ -5,7 +5,7 @@
 // The list itself is processes.ts's.
 
 import * as vscode from "vscode";
-import { FollowedOutput, ProcessInfo, ProcessList, shortCommand, statusLine } from "./processes";
+import { FollowedOutput, ProcessInfo, ProcessList, shortCommand, shortStatus, statusLine } from "./processes";
 import type { PiClient } from "./rpcClient";
 
 const SCHEME = "pi-process";
@@ -31,9 +31,11 @@ class ProcessTree implements vscode.TreeDataProvider<ProcessInfo> {
 
   getTreeItem(p: ProcessInfo): vscode.TreeItem {
     const fresh = this.list.get(p.id) ?? p;
-    const item = new vscode.TreeItem(shortCommand(fresh.command), vscode.TreeItemCollapsibleState.None);
+    // how long and how it ended first, the command after it: at the side bar's usual width a long
+    // command is cut, not the state (the tooltip has it all)
+    const item = new vscode.TreeItem(shortStatus(fresh), vscode.TreeItemCollapsibleState.None);
     item.id = fresh.id;
-    item.description = statusLine(fresh);
+    item.description = shortCommand(fresh.command);
     const running = fresh.status === "running";
     item.iconPath = new vscode.ThemeIcon(running ? "sync~spin" : fresh.status === "killed" ? "circle-slash"
       : fresh.exitCode === 0 ? "pass" : "error");

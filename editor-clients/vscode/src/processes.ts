@@ -26,10 +26,17 @@ export function statusLine(p: ProcessInfo, now = Date.now()): string {
   return `exited ${p.exitCode ?? "?"} · ran ${ran}`;
 }
 
+// The same, short, for a row beside the command (the row's icon says whether it runs): "2m 05s", "exit 0 · 3s", "stopped · 40s".
+export function shortStatus(p: ProcessInfo, now = Date.now()): string {
+  const ran = duration((p.endedAt ?? now) - p.startedAt);
+  if (p.status === "running") return ran;
+  return `${p.status === "killed" ? "stopped" : `exit ${p.exitCode ?? "?"}`} · ${ran}`;
+}
+
 // A command on one line, cut to `max` characters.
 export function shortCommand(command: string, max = 60): string {
   const line = command.replace(/\s+/g, " ").trim();
-  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+  return line.length > max ? `${line.slice(0, max - 1).trimEnd()}…` : line;
 }
 
 export class ProcessList {

@@ -13,7 +13,7 @@ import { openView, pageDaemon, text, useBrowser, workspace } from "../test-suppo
 import { waitFor } from "../test-support/wait.mjs";
 
 const require = createRequire(import.meta.url);
-const { FollowedOutput, ProcessList, duration, statusLine } = require("../dist/processes.js");
+const { FollowedOutput, ProcessList, duration, shortCommand, shortStatus, statusLine } = require("../dist/processes.js");
 const held = useBrowser();
 const call = (id, name, args) => ({ content: [{ type: "toolCall", id, name, arguments: args }], stopReason: "toolUse" });
 const posted = (page, type) => page.evaluate((t) => window.posted.filter((m) => m.type === t), type);
@@ -108,4 +108,7 @@ test("how long a process ran reads at a glance", () => {
   assert.deepEqual([0, 8_400, 125_000, 3_780_000].map(duration), ["0s", "8s", "2m 05s", "1h 03m"]);
   const p = { id: "p1", command: "x", status: "exited", exitCode: 3, startedAt: 1000, endedAt: 6000 };
   assert.equal(statusLine(p), "exited 3 · ran 5s");
+  assert.equal(shortStatus(p), "exit 3 · 5s"); // the view's row, beside the command
+  assert.equal(shortStatus({ ...p, status: "running", endedAt: undefined }, 126_000), "2m 05s");
+  assert.equal(shortCommand("python3 -m http.server 44975 --bind 127.0.0.1", 30), "python3 -m http.server 44975…");
 });
