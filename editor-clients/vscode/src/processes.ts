@@ -81,12 +81,13 @@ export class ProcessList {
     return true;
   }
 
-  // What the daemon has now (a daemon started again has none of the old one's: they ended with it).
+  // What the daemon has now, in place of what was known (a daemon started again has none of the old
+  // one's: they ended with it, and its ids start again at p1). The answer comes down the pipe after
+  // every event the daemon wrote before it, so no event heard meanwhile is newer.
   async load(client: PiClient): Promise<void> {
-    const ended = new Map([...this.byId].filter(([, p]) => p.status !== "running"));
     const { processes } = await client.request("process/list", {});
     this.byId.clear();
-    for (const p of processes) this.byId.set(p.id, ended.get(p.id) ?? p);
+    for (const p of processes) this.byId.set(p.id, p);
     this.changed();
   }
 

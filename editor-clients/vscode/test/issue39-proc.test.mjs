@@ -2,7 +2,8 @@
 // web server in the background; the chat's bash card says it runs there and names the process; the list the
 // Processes view draws has it from the events and from process/list (a view opened later); its output is
 // followed from where it was last read; Stop on the card ends it, the card and the list say so and the port
-// is free; the session loaded again says the process no longer runs.
+// is free; the session loaded again by another daemon says the process no longer runs, also once that daemon
+// has a process of the same id.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -43,7 +44,10 @@ function processList(c, page) {
 test("a server the agent starts in the background: the card and the list show it, its output follows, Stop on the card frees its port", async (t) => {
   const port = await freePort();
   const command = `python3 -m http.server ${port} --bind 127.0.0.1`;
-  const dir = workspace([call("b1", "bash", { command, background: true }), text("The server runs.")]);
+  const dir = workspace([{ ...call("b1", "bash", { command, background: true }), when: "start the server" },
+                         { ...text("The server runs."), when: "start the server" },
+                         { ...call("w1", "bash", { command: "sleep 30", background: true }), when: "wait a while" },
+                         { ...text("Waiting."), when: "wait a while" }]);
   writeFileSync(join(dir, "settings.json"), JSON.stringify({ sandbox: { network: true } })); // loopback reachable
   const page = await openView(held.browser, 600);
   const c = await pageDaemon(dir, page, ["--yes"]);
@@ -102,6 +106,17 @@ test("a server the agent starts in the background: the card and the list show it
   await again.locator("details.tool summary", { hasText: "(in the background)" }).waitFor();
   await again.locator(".process-note", { hasText: `Background process ${started.id}: no longer running` }).waitFor();
   assert.equal(await again.locator(".process-note button").count(), 0);
+
+  // this daemon numbers its processes from p1 again: the old card is not taken for the new process
+  await c2.request("session/new");
+  await c2.prompt("wait a while");
+  await c2.settled(undefined, 1);
+  const waiting = await waitFor(() => list2.running[0], "the new process listed");
+  assert.equal(waiting.id, started.id, "the same id, another process");
+  const notes = again.locator(".process-note");
+  await notes.nth(1).locator(".process-status", { hasText: `Background process ${waiting.id}: running` }).waitFor();
+  assert.match(await notes.nth(0).innerText(), /no longer running/);
+  await list2.kill(c2, waiting.id);
 });
 
 test("how long a process ran reads at a glance", () => {

@@ -81,9 +81,9 @@ latest.addEventListener("click", () => {
 
 // --- the conversation ---------------------------------------------------------------------
 
+const processNotes = new ProcessNotes(log, (message) => vscode.postMessage(message));
 // A stored user message offers "Rewind to here": the conversation (and the files) go back to
 // before it, and its text comes back into the input to be edited and sent again.
-const processNotes = new ProcessNotes(log, (message) => vscode.postMessage(message));
 const transcript = new Transcript(log, {
   onBackground: (block, processId) => processNotes.attach(block, processId),
   onUserStored: (node) => {

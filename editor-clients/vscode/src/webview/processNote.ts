@@ -32,13 +32,16 @@ export class ProcessNotes {
     if (next?.classList.contains("process-note") && next.dataset.processId === processId) return;
     const note = element("div", "process-note");
     note.dataset.processId = processId;
+    note.dataset.command = block.dataset.args ? JSON.parse(block.dataset.args).command : undefined;
     block.after(note);
     this.draw(note);
   }
 
   private draw(note: HTMLElement): void {
     const id = note.dataset.processId!;
-    const p = this.known.get(id);
+    // the same id and command: a daemon started again numbers its processes from p1 again
+    const known = this.known.get(id);
+    const p = known && known.command === note.dataset.command ? known : undefined;
     const running = p?.status === "running";
     note.classList.toggle("running", running);
     const said = p ? `Background process ${id}: ${statusLine(p)}`
