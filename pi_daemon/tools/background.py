@@ -113,6 +113,8 @@ class BackgroundProcess:
         truncated = since < start
         if len(data) > limit:
             data, truncated = data[-limit:], True
+        if truncated and b"\n" in data[:-1]:  # begin at a line's start
+            data = data[data.index(b"\n") + 1:]
         return data.decode("utf-8", "replace"), self.total, truncated
 
     async def watch(self, announce: Announce) -> None:

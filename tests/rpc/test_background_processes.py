@@ -171,3 +171,22 @@ def test_a_background_command_is_asked_for_as_any_command(spawn, tmp_path):
     assert tool_ends(d)[0]["isError"]
     assert d.call("process/list", {})["processes"] == []
     assert wait_alive(mark, timeout=1) == []
+
+
+def test_a_flood_of_background_output_is_kept_bounded_in_memory_and_on_disk(spawn, tmp_path):
+    size = 70 * 1024 * 1024
+    d = start(spawn, tmp_path, False, bash_call(f"yes 0123456789abcdef | head -c {size}", "a", background=True))
+    d.call("prompt", {"text": "go"})
+    ended = d.wait_event("process_exited", timeout=60)["event"]["process"]
+    assert ended["status"] == "exited" and ended["exitCode"] == 0 and ended["outputBytes"] == size
+    output = d.call("process/output", {"id": "p1", "since": 0})
+    assert output["truncated"] and output["next"] == size
+    text = output["text"]
+    assert 40 * 1024 < len(text.encode()) <= 50 * 1024 and text.startswith("0123456789abcdef\n")
+    line, offset = "0123456789abcdef\n", size - len(text)
+    assert text == "".join(line[(offset + i) % len(line)] for i in range(len(text)))  # the very last bytes
+    saved = os.path.getsize(ended["outputPath"])
+    assert 64 * 1024 * 1024 < saved < 64 * 1024 * 1024 + 100
+    with open(ended["outputPath"], "rb") as f:
+        f.seek(-60, os.SEEK_END)
+        assert f.read().endswith(b"[output beyond 64 MB not saved]\n")
