@@ -3,15 +3,18 @@
 //  - the chat's bash card says it runs in the background and names the process (its Processes button selects
 //    it in the view); the Background Processes view under the chat lists it (command, how long it has run);
 //  - Output on the card opens its output as a read-only document that follows it (the curl's request logged);
-//  - Stop in the view ends it: the view and the card say "stopped", and the port is free.
+//  - Stop in the view ends it: the view and the card say "stopped", and the port is free;
+//  - the daemon killed (SIGKILL) while another process runs: restarted, the view lists nothing running, the
+//    card says the process no longer runs, and no process of the old daemon is left.
 // A screenshot after each step (prefix "proc39-").
 //
 //   node e2e/flows39-proc.mjs <cache folder from e2e/install.sh>   (env: PI_DAEMON_PYTHON, PI_E2E_OUT)
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { createConnection, createServer } from "node:net";
 import { join, resolve } from "node:path";
-import { launch, python, until } from "./harness.mjs";
+import { daemonPids, launch, python, until } from "./harness.mjs";
 
 const here = resolve(new URL(".", import.meta.url).pathname);
 const cache = process.argv[2] ?? join(process.env.HOME, ".cache", "pi-daemon-e2e");
@@ -39,6 +42,8 @@ const script = {
     // the agent's own bounded wait for the server to answer
     call("c1", "bash", { command: `for i in $(seq 50); do curl -s -o /dev/null -w 'HTTP %{http_code}' http://127.0.0.1:${port}/ && break; sleep 0.1; done` }),
     text(`The server answers on port ${port}; it keeps running in the background.`),
+    call("w1", "bash", { command: "sleep 300", background: true }),
+    text("A sleeper runs in the background."),
   ],
 };
 
@@ -95,6 +100,22 @@ try {
     await chat().locator(".process-note .process-status", { hasText: /: stopped · ran \d+/ }).waitFor({ timeout: T });
     await until(async () => !(await listening()), "the port free", 5000);
     await page.locator(".monaco-editor .view-lines", { hasText: "[stopped]" }).waitFor({ timeout: T });
+  });
+
+  await run("the daemon killed while a process runs: back again, nothing is listed running and the card says so", async () => {
+    await kit.send("and a sleeper");
+    await chat().locator(".assistant", { hasText: "A sleeper runs" }).waitFor({ timeout: T });
+    const sleeper = processes.locator(".monaco-list-row", { hasText: "sleep 300" });
+    await sleeper.waitFor({ timeout: T });
+    const [pid] = daemonPids(join(kit.root, "script.json"));
+    process.kill(pid, "SIGKILL");
+    await chat().locator(".notice", { hasText: "was restarted" }).waitFor({ timeout: T });
+    await sleeper.waitFor({ state: "detached", timeout: T });
+    await processes.getByText("No background processes.").waitFor({ timeout: T });
+    const cards = chat().locator(".process-note .process-status");
+    await cards.last().filter({ hasText: /: no longer running$/ }).waitFor({ timeout: T });
+    await until(() => !execFileSync("ps", ["-eo", "args"], { encoding: "utf8" }).split("\n").some((l) => l.trim() === "sleep 300"),
+                "no sleep 300 left of the killed daemon", 10000);
   });
 } catch (error) {
   await kit.fail(error);
