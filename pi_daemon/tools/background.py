@@ -187,7 +187,12 @@ class ProcessTable:
         except OSError as exc:
             log.warning("the output of background process %s is not saved in %s: %s", id, spill_dir, exc)
             spill, path = None, None
-        proc, job = spawn(command, cwd, sandbox, writable)
+        try:
+            proc, job = spawn(command, cwd, sandbox, writable)
+        except BaseException:
+            if spill is not None:
+                spill.close()
+            raise
         process = BackgroundProcess(id, session_id, command, proc, job, spill, path)
         self.processes[id] = process
         self._forget_ended(session_id)
@@ -195,7 +200,10 @@ class ProcessTable:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         await self.announce(session_id, ProcessStarted(process=process.info()))
-        await asyncio.wait({asyncio.ensure_future(process.first_output.wait())}, timeout=FIRST_OUTPUT_S)
+        try:
+            await asyncio.wait_for(process.first_output.wait(), FIRST_OUTPUT_S)
+        except TimeoutError:
+            pass
         return process
 
     def _forget_ended(self, session_id: str) -> None:

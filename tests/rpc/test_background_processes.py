@@ -3,37 +3,14 @@ it and it is stopped; and nothing of it outlives its session or the daemon."""
 
 import os
 import signal
-import socket
 import time
 
 import pytest
 
-from agent_shell import bash_call, home_with, script, tool_ends, unique_seconds, wait_alive, wait_gone
+from agent_shell import (bash_call, free_port, home_with, listening, poll, script, tool_ends, unique_seconds,
+                         wait_alive, wait_gone)
 
 SANDBOX = pytest.mark.parametrize("sandboxed", [True, False], ids=["sandbox", "no-sandbox"])
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def listening(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-            return True
-    except OSError:
-        return False
-
-
-def poll(check, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
 
 
 def server(port: int) -> str:
