@@ -5,7 +5,7 @@
 //  - Output on the card opens its output as a read-only document that follows it (the curl's request logged);
 //  - Stop in the view ends it: the view and the card say "stopped", and the port is free;
 //  - the daemon killed (SIGKILL) while another process runs: restarted, the view lists nothing running, the
-//    card says the process no longer runs, and no process of the old daemon is left.
+//    card says the process no longer runs, its open output stops following, and no process of the old daemon is left.
 // A screenshot after each step (prefix "proc39-").
 //
 //   node e2e/flows39-proc.mjs <cache folder from e2e/install.sh>   (env: PI_DAEMON_PYTHON, PI_E2E_OUT)
@@ -107,11 +107,15 @@ try {
     await chat().locator(".assistant", { hasText: "A sleeper runs" }).waitFor({ timeout: T });
     const sleeper = processes.locator(".monaco-list-row", { hasText: "sleep 300" });
     await sleeper.waitFor({ timeout: T });
+    await chat().locator(".process-note").last().locator("button", { hasText: "Output" }).click(); // its (empty) output open
+    await page.locator(".tabs-container .tab.active", { hasText: "sleep 300" }).waitFor({ timeout: T });
     const [pid] = daemonPids(join(kit.root, "script.json"));
     process.kill(pid, "SIGKILL");
     await chat().locator(".notice", { hasText: "was restarted" }).waitFor({ timeout: T });
     await sleeper.waitFor({ state: "detached", timeout: T });
     await processes.getByText("No background processes.").waitFor({ timeout: T });
+    // its output document stops following: the next daemon's p2 is another process
+    await page.locator(".monaco-editor .view-lines", { hasText: "no longer followed: the daemon that ran it ended" }).waitFor({ timeout: T });
     const cards = chat().locator(".process-note .process-status");
     await cards.last().filter({ hasText: /: no longer running$/ }).waitFor({ timeout: T });
     await until(() => !execFileSync("ps", ["-eo", "args"], { encoding: "utf8" }).split("\n").some((l) => l.trim() === "sleep 300"),

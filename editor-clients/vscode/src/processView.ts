@@ -1,4 +1,4 @@
-// The Processes view, under the chat in pi's side bar: the background processes the agent started
+// The Background Processes view, under the chat in pi's side bar: the background processes the agent started
 // (command, how long it has run, running or how it ended), a Stop button on each running one, a
 // click opening its output as a read-only document that follows it while it runs. The count of
 // running ones is the view's badge (on the π icon while the side bar shows something else).
@@ -48,58 +48,78 @@ class ProcessTree implements vscode.TreeDataProvider<ProcessInfo> {
   }
 }
 
-// The output documents: pi-process:/<command> (<id>), each following its process while it runs and is open.
+// The output documents: pi-process:/<command> (<id>)?<id>@<startedAt>, each following its process while it
+// runs and is open (the start time tells a daemon's p1 from the p1 of the daemon started after it).
 class OutputDocuments implements vscode.TextDocumentContentProvider {
   private changed = new vscode.EventEmitter<vscode.Uri>();
   readonly onDidChange = this.changed.event;
-  private readonly outputs = new Map<string, FollowedOutput>();
+  private readonly outputs = new Map<string, FollowedOutput>(); // by the uri's query
   private timer?: ReturnType<typeof setInterval>;
+  private reading = false; // a round of reads still going: the next tick waits for it
 
   constructor(private readonly list: ProcessList, private readonly client: () => Promise<PiClient>) {}
 
   uri(p: ProcessInfo): vscode.Uri {
     const name = shortCommand(p.command, 40).replace(/[\\/:*?"<>|#%]/g, "_");
-    return vscode.Uri.from({ scheme: SCHEME, path: `/${name} (${p.id})`, query: p.id });
+    return vscode.Uri.from({ scheme: SCHEME, path: `/${name} (${p.id})`, query: `${p.id}@${p.startedAt}` });
+  }
+
+  // The process a document follows, while the daemon that started it runs.
+  private process(query: string): ProcessInfo | undefined {
+    const [id, startedAt] = query.split("@");
+    const p = this.list.get(id);
+    return p && String(p.startedAt) === startedAt ? p : undefined;
   }
 
   async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
-    const id = uri.query;
-    let output = this.outputs.get(id);
+    const id = uri.query.split("@")[0];
+    let output = this.outputs.get(uri.query);
     if (!output) {
       output = new FollowedOutput(id);
-      this.outputs.set(id, output);
+      this.outputs.set(uri.query, output);
       await output.read(await this.client()).catch((error: any) => {
         output!.text = `[the output of process ${id} could not be read: ${error.message ?? error}]`;
         output!.status = "gone";
       });
       this.follow();
     }
-    return output.shown(this.list.get(id)?.outputPath);
+    return output.shown(this.process(uri.query)?.outputPath);
   }
 
   // Every FOLLOW_MS, the open documents of running processes read on; the editors at their end stay there.
   private follow(): void {
     this.timer ??= setInterval(async () => {
+      if (this.reading) return;
       const open = new Set(vscode.workspace.textDocuments.filter((d) => d.uri.scheme === SCHEME).map((d) => d.uri.query));
-      const following = [...this.outputs.values()].filter((o) => open.has(o.id) && !o.done);
-      for (const [id] of this.outputs) if (!open.has(id)) this.outputs.delete(id); // read afresh when opened again
+      for (const [query] of this.outputs) if (!open.has(query)) this.outputs.delete(query); // read afresh when opened again
+      const following = [...this.outputs].filter(([, o]) => !o.done);
       if (!following.length) {
         clearInterval(this.timer);
         this.timer = undefined;
         return;
       }
-      const client = await this.client();
-      for (const output of following) {
-        const changed = await output.read(client).catch(() => false);
-        if (!changed) continue;
-        const docs = vscode.workspace.textDocuments.filter((d) => d.uri.scheme === SCHEME && d.uri.query === output.id);
-        const atEnd = vscode.window.visibleTextEditors.filter((e) => docs.includes(e.document) &&
-          e.visibleRanges.some((r) => r.end.line >= e.document.lineCount - 2));
-        for (const doc of docs) this.changed.fire(doc.uri);
-        // after the document took the new text: the editors that showed its end show the new end
-        setTimeout(() => atEnd.forEach((e) => e.revealRange(new vscode.Range(e.document.lineCount, 0, e.document.lineCount, 0))), 50);
+      this.reading = true;
+      try {
+        const client = await this.client();
+        for (const [query, output] of following) await this.readOn(client, query, output);
+      } finally {
+        this.reading = false;
       }
     }, FOLLOW_MS);
+  }
+
+  // One document's process read on (when its daemon still runs it), its editors kept at the end.
+  private async readOn(client: PiClient, query: string, output: FollowedOutput): Promise<void> {
+    let changed = true;
+    if (this.process(query)) changed = await output.read(client).catch(() => false);
+    else output.status = "gone"; // its daemon ended: the p1 asked now would be another process
+    if (!changed) return;
+    const docs = vscode.workspace.textDocuments.filter((d) => d.uri.scheme === SCHEME && d.uri.query === query);
+    const atEnd = vscode.window.visibleTextEditors.filter((e) => docs.includes(e.document) &&
+      e.visibleRanges.some((r) => r.end.line >= e.document.lineCount - 2));
+    for (const doc of docs) this.changed.fire(doc.uri);
+    // after the document took the new text: the editors that showed its end show the new end
+    setTimeout(() => atEnd.forEach((e) => e.revealRange(new vscode.Range(e.document.lineCount, 0, e.document.lineCount, 0))), 50);
   }
 
   dispose(): void {

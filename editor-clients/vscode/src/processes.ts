@@ -138,8 +138,8 @@ export class FollowedOutput {
   // The document's text: the output, a first line when its start is not here, a last line once it ended.
   shown(outputPath?: string): string {
     const head = this.dropped ? `[the start of the output is not shown${outputPath ? `; all of it is in ${outputPath}` : ""}]\n` : "";
-    const end = this.status === "running" ? ""
-      : this.status === "killed" ? "\n[stopped]" : `\n[exited with code ${this.exitCode ?? "?"}]`;
+    const end = this.status === "running" ? "" : this.status === "killed" ? "\n[stopped]"
+      : this.status === "exited" ? `\n[exited with code ${this.exitCode ?? "?"}]` : "\n[no longer followed: the daemon that ran it ended]";
     return head + this.text + (end && this.text && !this.text.endsWith("\n") ? "\n" : "") + end.trimStart();
   }
 }
