@@ -126,6 +126,7 @@ class BackgroundProcess:
         async def pump() -> None:
             while chunk := await read_chunk(fd):
                 self._add(chunk)
+                await asyncio.sleep(0)  # a read that never waits (output without end) must not hold the loop
 
         reader = asyncio.ensure_future(pump())
         try:

@@ -167,3 +167,17 @@ def test_a_flood_of_background_output_is_kept_bounded_in_memory_and_on_disk(spaw
     with open(ended["outputPath"], "rb") as f:
         f.seek(-60, os.SEEK_END)
         assert f.read().endswith(b"[output beyond 64 MB not saved]\n")
+
+
+def test_a_process_printing_without_end_does_not_hold_up_the_daemon(spawn, tmp_path):
+    d = start(spawn, tmp_path, False, bash_call("yes", "a", background=True))
+    d.call("prompt", {"text": "go"})
+    d.wait_event("agent_settled", timeout=30)
+    slowest = 0.0
+    for _ in range(10):
+        began = time.monotonic()
+        d.call("process/list", {})
+        slowest = max(slowest, time.monotonic() - began)
+    assert slowest < 1
+    assert d.call("process/output", {"id": "p1"})["text"].startswith("y\n")
+    assert d.call("process/kill", {"id": "p1"})["status"] == "killed"
