@@ -1,5 +1,5 @@
 // The background processes the agent started (bash with `background: true`, issue #39), as the
-// Processes view and the chat's bash cards show them: what process/list answers (on connect, after
+// Background Processes view and the chat's bash cards show them: what process/list answers (on connect, after
 // the daemon came back) kept in step by the process_started / process_exited events; and a
 // process's output followed through process/output from where it was last read.
 // No `vscode` import: node --test drives this module against the real daemon.
