@@ -93,6 +93,7 @@ a.file{color:var(--vscode-textLink-foreground);cursor:pointer;text-decoration:no
 #attachments img{height:48px;max-width:96px;object-fit:cover;border:1px solid var(--vscode-panel-border,#888);border-radius:3px}
 #attachments .remove{position:absolute;top:-6px;right:-6px;font-size:10px;padding:0 3px;cursor:pointer}
 .user .images img.thumb{height:96px;max-width:240px;object-fit:contain;image-rendering:pixelated;margin:2px 4px 2px 0;border-radius:3px;border:1px solid var(--vscode-panel-border,#888)}
+.process-note{display:flex;gap:6px;align-items:center;flex-wrap:wrap;margin:2px 0 6px;font-size:90%}.process-note .process-status{opacity:.85}.process-note.running .process-status::before{content:"● ";color:var(--vscode-testing-iconPassed,#73c991)}.process-note button{font-size:11px}
 mark.found{background:var(--vscode-editor-findMatchHighlightBackground,#ea5c0055);color:inherit;outline:1px solid var(--vscode-editor-findMatchBorder,#ea5c00)}
 </style></head><body data-surface="${surface}" data-empty="true">
 <div id="empty"><h2>Ask pi to work in this workspace</h2>

@@ -28,4 +28,5 @@ export type FromPage =
   | { type: "copy"; text: string }
   | { type: "abortSubagent"; sessionId: string }
   | { type: "openSubagent"; sessionId: string; title?: string }
-  | { type: "permissionAnswer"; sessionId: string; toolCallId: string; answer: string };
+  | { type: "permissionAnswer"; sessionId: string; toolCallId: string; answer: string }
+  | { type: "process"; action: "reveal" | "output" | "kill"; id: string };

@@ -220,6 +220,10 @@ export class ChatTabs {
     return tab !== undefined;
   }
 
+  postAll(message: ToPage): void {
+    for (const tab of this.tabs) tab.post(message);
+  }
+
   // Draws the event in the tabs that show its session (a subagent's: its parent's tab, and its own
   // when it was opened); false when none does.
   route(sessionId: string, event: AgentEvent): boolean {

@@ -30,6 +30,7 @@ import { SessionTree, goBack } from "./sessionTree";
 import { sessionItem } from "./sessionList";
 import { openWorkspaceFile } from "./openFile";
 import { registerEditDiffs, showEdit } from "./showEdit";
+import { ProcessView } from "./processView";
 
 let client: PiClient | undefined;
 let starting: Promise<PiClient> | undefined;
@@ -68,6 +69,7 @@ const recovery = new CrashRecovery({
   log: (text) => output.append(text),
 });
 let permissions: PermissionReview;
+let processes: ProcessView; // the Processes view under the chat (processView.ts)
 
 function postCommands(): void {
   post({ type: "commands", commands: slashCommands.list });
@@ -134,6 +136,10 @@ function ensureClient(): Promise<PiClient> {
       fs: fsHandlers(vscodeFiles), language: vscodeLanguage(), save: saveBeforeCommands() ? saveDocuments : undefined,
     });
     started.onEvent(onEvent);
+    started.onEvent((_sessionId, event) => {
+      if (processes.list.apply(event) && event.type === "process_started") processes.started(event.process);
+    });
+    started.onExit(() => processes.list.clear()); // its processes ended with it
     // Stop gave queued messages back: into the input of the chat that stopped (a tab's, else the side bar's)
     started.onQueueReturned((sessionId, texts) => {
       const message = { type: "restoreInput", ...returnedInput(texts) };
@@ -141,6 +147,7 @@ function ensureClient(): Promise<PiClient> {
     });
     started.onRestart(() => {
       tabs.daemonRestarted();
+      loadProcesses(started);
       sendStoredKeys(started, context.secrets, (t) => output.append(t));
       refreshStatus();
     });
@@ -156,12 +163,17 @@ function ensureClient(): Promise<PiClient> {
       throw new Error(`pi-daemon did not start: ${error.message ?? error}${missing ? " (check pi.command in your user settings)" : ""}`);
     }
     client = started;
+    loadProcesses(started);
     await sendStoredKeys(started, context.secrets, (t) => output.append(t));
     refreshStatus();
     slashCommands.load(started).then(postCommands, (error) => output.append(`commands: ${error.message ?? error}\n`));
     return started;
   })().finally(() => (starting = undefined));
   return starting;
+}
+
+function loadProcesses(client: PiClient): void {
+  processes.list.load(client).catch((error: any) => output.append(`process/list: ${error.message ?? error}\n`));
 }
 
 // Stops the daemon and starts it again (new settings, another folder), back in the same session.
@@ -438,12 +450,14 @@ async function noticeAction(action: string): Promise<void> {
 
 // What every chat page asks alike, the side bar's and the editor tabs'; true when it was one of these.
 async function sharedMessage(message: FromPage, reply: (message: ToPage) => void): Promise<boolean> {
+  if (message.type === "ready") reply({ type: "processes", processes: processes.list.all }); // and on to the page's own
   if (message.type === "files") reply({ type: "files", files: await workspaceFiles(await workspaceFolder()) });
   else if (message.type === "diff") await showEdit(await workspaceFolder(), message.diff);
   else if (message.type === "openFile") await openWorkspaceFile(await workspaceFolder(), message.path, message.line);
   else if (message.type === "copy") await vscode.env.clipboard.writeText(message.text);
   else if (message.type === "abortSubagent") await (await ensureClient()).abort(message.sessionId);
   else if (message.type === "openSubagent") await openSubagent(message.sessionId, message.title ?? "subagent");
+  else if (message.type === "process") await processes[message.action](message.id);
   else if (message.type === "permissionAnswer") permissions.fromChat(message.sessionId, message.toolCallId, message.answer);
   else if (message.type === "noticeAction" && message.action === MANAGE_ACCESS) await commands["pi.manageModelAccess"]();
   else return false;
@@ -527,7 +541,13 @@ export async function activate(extensionContext: vscode.ExtensionContext): Promi
   modes = new ModeIndicator(host);
   permissions = new PermissionReview(() => client?.workspace ?? "", (sessionId, m) => tabs.post(sessionId, m) || post(m),
                                      async (sessionId) => (await (await ensureClient()).request("getState", { sessionId })).sandbox);
-  context.subscriptions.push(reportDirty(lazyClient), modes, permissions, registerEditDiffs());
+  processes = new ProcessView(ensureClient, () => view?.visible ?? false);
+  processes.list.onChange(() => { // the chats' bash cards say how their processes are doing
+    const message = { type: "processes", processes: processes.list.all };
+    post(message);
+    tabs?.postAll(message);
+  });
+  context.subscriptions.push(reportDirty(lazyClient), modes, permissions, registerEditDiffs(), processes);
   registerReview(context, lazyClient);
   tabs = new ChatTabs({
     client: ensureClient, extensionUri: context.extensionUri, shared: sharedMessage, commands: () => slashCommands.list,

@@ -17,6 +17,7 @@ import { Transcript, element, reveal, setChanging, setFileLinker } from "./rende
 import { Attachments } from "./attachments";
 import { SubagentInfo, Subagents } from "./subagents";
 import { permissionDone, showPermission } from "./permissionCard";
+import { ProcessNotes } from "./processNote";
 import { FILE_NAME, fileFor } from "../fileLinks";
 import type { AgentEvent, ContextItem } from "../protocol";
 
@@ -80,9 +81,11 @@ latest.addEventListener("click", () => {
 
 // --- the conversation ---------------------------------------------------------------------
 
+const processNotes = new ProcessNotes(log, (message) => vscode.postMessage(message));
 // A stored user message offers "Rewind to here": the conversation (and the files) go back to
 // before it, and its text comes back into the input to be edited and sent again.
 const transcript = new Transcript(log, {
+  onBackground: (block, processId) => processNotes.attach(block, processId),
   onUserStored: (node) => {
     if (node.querySelector("button.rewind")) return;
     const button = element("button", "rewind", "↶ Rewind to here");

@@ -102,7 +102,8 @@ function title(name: string, args: Record<string, unknown> | undefined, isError?
   const what = String((name === "bash" ? args?.command : args?.path ?? args?.pattern ?? args?.query ?? args?.description)
                       ?? "").split("\n")[0];
   const short = what.length > 60 ? `${what.slice(0, 59)}…` : what;
-  return `${name}${short ? ` ${short}` : ""}${stopped ? " (stopped)" : isError ? " (error)" : ""}`;
+  const background = name === "bash" && args?.background === true ? " (in the background)" : "";
+  return `${name}${short ? ` ${short}` : ""}${background}${stopped ? " (stopped)" : isError ? " (error)" : ""}`;
 }
 
 // The files saved before a bash call ran (its details, BashDetails.savedFiles).
@@ -153,6 +154,7 @@ interface Message {
 export interface TranscriptOptions {
   // A stored user message (it has its entry now): the chat adds its "Rewind to here".
   onUserStored?: (node: HTMLElement, entryId: string) => void;
+  onBackground?: (block: HTMLElement, processId: string) => void; // a bash call started a background process
 }
 
 export class Transcript {
@@ -217,6 +219,12 @@ export class Transcript {
     block.after(element("div", "note saved", `Saved ${files.join(", ")} before running`));
   }
 
+  // Under a bash call that started a background process (its details' processId): the process's line.
+  private showBackground(id: string, details: unknown): void {
+    const processId = (details as { processId?: unknown } | undefined)?.processId;
+    if (typeof processId === "string") this.options.onBackground?.(this.toolBlock(id, "bash"), processId);
+  }
+
   private blockFor(b: AssistantContent): HTMLElement {
     if (b.type === "thinking") return thinkingBlock(b.thinking ?? "");
     if (b.type === "toolCall") return this.toolBlock(b.id, b.name, b.arguments);
@@ -254,6 +262,7 @@ export class Transcript {
       this.setOutput(m.toolCallId, m.toolName, textOf(m.content), m.isError);
       this.showSaved(m.toolCallId, savedFiles(m.details));
       if (!m.isError) this.showDiff(m.toolCallId, m.details);
+      if (!m.isError) this.showBackground(m.toolCallId, m.details);
     } else if (m.role === "bashExecution") {
       this.root.append(element("pre", "m bash", `$ ${m.command}\n${m.output ?? ""}`));
     } else if ("summary" in m && m.summary) {
@@ -352,6 +361,7 @@ export class Transcript {
       case "tool_execution_end":
         this.setOutput(event.toolCallId, event.toolName, textOf(event.result?.content), event.isError);
         if (!event.isError) this.showDiff(event.toolCallId, event.result?.details);
+        if (!event.isError) this.showBackground(event.toolCallId, event.result?.details);
         return this.showSaved(event.toolCallId, savedFiles(event.result?.details));
       case "auto_retry_start": return this.retrying(event);
       case "auto_retry_end": case "agent_settled": this.root.querySelectorAll(".retry").forEach((n) => n.remove()); return;
