@@ -52,7 +52,7 @@ return function(t)
     local nested = require("pi.chat").nested_lines("c_bg")
     local id = nested[1] and nested[1]:match("^  ⏵ running in the background as (%S+) %(:PiProcesses%)$")
     assert(id, vim.inspect(nested))
-    assert(pi.statusline():find(" · 1 process$"), pi.statusline())
+    assert(pi.statusline():find(" · 1 process running$"), pi.statusline())
 
     vim.cmd("PiProcesses")
     assert(vim.api.nvim_buf_get_name(0):find("pi://processes$"), vim.api.nvim_buf_get_name(0))

@@ -976,7 +976,7 @@ def test_a_background_server_listed_then_stopped_in_a_terminal_neovim(process_te
     id_ = re.search(r"⏵ running in the background as (\S+) \(:PiProcesses\)", term.wait_for("⏵ running")).group(1)
     wait_port(port, True, 15)
     term.wait_for("π faux/script · ask · ")
-    term.wait_for(" · 1 process")  # the statusline counts it
+    term.wait_for(" · 1 process running")  # the statusline counts it
     term.capture("process-in-chat")
 
     term.command("PiProcesses")
@@ -1001,5 +1001,5 @@ def test_a_background_server_listed_then_stopped_in_a_terminal_neovim(process_te
     assert re.search(rf"{re.escape(id_)}\s+stopped", screen), screen
     wait_port(port, False, 5)
     term.wait_for(f"background process {id_}: stopped after")  # said under the call in the chat
-    term.wait_gone(" · 1 process")
+    term.wait_gone(" · 1 process running")
     term.capture("process-stopped")
