@@ -462,12 +462,43 @@ class SubagentEnd:
     cost: float | None = None
 
 
+@attrs.define
+class ProcessInfo:
+    """A process the agent started in the background (``bash{background: true}``)."""
+
+    id: str
+    session_id: str
+    command: str
+    pid: int
+    status: Literal["running", "exited", "killed"]
+    started_at: int  # ms since the epoch
+    output_bytes: int  # written so far
+    output_path: str  # the full output (capped), in the workspace's .pi/tmp/
+    exit_code: int | None = None
+    ended_at: int | None = None
+
+
+@attrs.define
+class ProcessStarted:
+    type: Literal["process_started"] = attrs.field(default="process_started", init=False)
+    process: ProcessInfo = attrs.field(kw_only=True)
+
+
+@attrs.define
+class ProcessExited:
+    """A background process ended: by itself (``exited``) or stopped (``killed``)."""
+
+    type: Literal["process_exited"] = attrs.field(default="process_exited", init=False)
+    process: ProcessInfo = attrs.field(kw_only=True)
+
+
 AgentEvent = Union[
     AgentStart, AgentEnd, AgentSettled, TurnStart, TurnEnd, MessageStart, MessageUpdate,
     MessageEnd, ToolExecutionStart, ToolExecutionUpdate, ToolExecutionEnd, QueueUpdate,
     CompactionStart, CompactionEnd, AutoRetryStart, AutoRetryEnd, BashExecutionUpdate,
     SessionInfoChanged, ModelChanged, ThinkingLevelChanged, ModeChanged, PermissionTimeout, SessionWriteFailed,
     CommandsUpdate, ReplayEnd, TurnDiff, Diagnostics, SubagentStart, SubagentEnd,
+    ProcessStarted, ProcessExited,
 ]
 """Every event of ``agent/event``, tagged by its ``type``."""
 AGENT_EVENT_TYPES: tuple[type, ...] = typing.get_args(AgentEvent)

@@ -20,7 +20,7 @@ from ..events import (MessageUpdate, TextDeltaEvent, ThinkingDeltaEvent, Toolcal
 from ..messages import ImageContent, TextContent, ThinkingContent, ToolCall
 
 KINDS = {"read": "read", "write": "edit", "edit": "edit", "bash": "execute", "grep": "search",
-         "find": "search", "ls": "search"}
+         "find": "search", "ls": "search", "process_output": "read"}
 
 
 def kind_of(tool: str) -> str:
@@ -40,7 +40,9 @@ def title_of(tool: str, args: dict[str, Any]) -> str:
     if tool in ("write", "edit"):
         return f"{'Write' if tool == 'write' else 'Edit'} {path}"
     if tool == "bash":
-        return f"`{args.get('command', '')}`"
+        return f"`{args.get('command', '')}`" + (" (in the background)" if args.get("background") is True else "")
+    if tool in ("process_output", "process_kill"):  # ACP has no process list: these calls are what it shows
+        return f"{'Output of' if tool == 'process_output' else 'Stop'} background process {args.get('id', '')}"
     if tool == "grep":
         return f"grep {args.get('pattern', '')!r}" + (f" in {path}" if path else "")
     if tool == "find":

@@ -21,6 +21,9 @@ REQUEST_NAMES = (
     "listTools",
     "modelAccess",
     "probeLocalServers",
+    "process/kill",
+    "process/list",
+    "process/output",
     "prompt",
     "removeApiKey",
     "removeModelServer",
@@ -87,6 +90,8 @@ EVENT_NAMES = (
     "diagnostics",
     "subagent_start",
     "subagent_end",
+    "process_started",
+    "process_exited",
 )
 THINKING_LEVEL_NAMES = (
     "off",

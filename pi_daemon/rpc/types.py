@@ -46,6 +46,7 @@ from .registry import client_request, notification
 from .session_types import *  # noqa: F401,F403 (the session methods' types, re-exported)
 from .model_types import *  # noqa: F401,F403 (the model methods' types, re-exported)
 from .model_types import ModelInfo
+from .process_types import *  # noqa: F401,F403 (the background-process methods' types, re-exported)
 from .session_types import ExportResult, SessionNewResult
 
 StreamingBehavior = Literal["steer", "followUp"]

@@ -23,10 +23,13 @@ from ..mcp.config import ServerConfig
 from ..mcp.manager import McpManager
 from ..messages import user_text
 from ..settings import remember_model
+from ..tools.background import ProcessTable
+from ..tools.bash import BashTool
 from ..tools.builtin import coding_tools
 from ..tools.file_access import DiskFiles, FileAccess
 from ..tools.language import DEFAULT_DIAGNOSTICS_WAIT_MS, LanguageAccess, checked_edits, language_tools
 from ..guard.permissions import PermissionGate
+from ..tools.process_tools import PROCESS_TOOL_CLASSES
 from ..tools.shell import clean_spill
 from ..guard.workspace import PathRefused, Workspace
 from . import kept_settings, load_index
@@ -93,7 +96,14 @@ class SessionManager:
         self.sessions: dict[str, AgentSession] = {}
         self.current: AgentSession | None = None
         self.input_closed = False
+        self.processes = ProcessTable(self._announce)  # the agent's background commands, every session's
         clean_spill(self.spill_dir)
+
+    async def _announce(self, session_id: str, event: Any) -> None:
+        """A background process started or ended: tell the session's observers (not a fact of its file)."""
+        session = self.sessions.get(session_id)
+        if session is not None:
+            await session.observers.emit(event)
 
     @property
     def sessions_dir(self) -> Path:
@@ -126,6 +136,10 @@ class SessionManager:
         files = (self.file_access(store.header["id"], view) if self.file_access is not None else None) \
             or DiskFiles(view)
         tools = default_tools(view, files)
+        for tool in tools:
+            if isinstance(tool, BashTool):  # its background commands belong to this session
+                tool.processes, tool.session_id = self.processes, store.header["id"]
+        tools += [cls(self.processes, store.header["id"]) for cls in PROCESS_TOOL_CLASSES]
         language = self.language(store.header["id"]) if self.language is not None else None
         if language is not None:
             tools = checked_edits(tools, view, language, lambda: self.diagnostics_wait_ms)
@@ -455,6 +469,7 @@ class SessionManager:
 
     async def close(self, session: AgentSession) -> None:
         await session.close()
+        await self.processes.close_session(session.id)
         self.sessions.pop(session.id, None)
         if self.permissions is not None:
             self.permissions.parents.pop(session.id, None)

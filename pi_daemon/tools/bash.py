@@ -17,6 +17,8 @@ from ..cancel import CancelToken
 from ..messages import ToolResult
 from ..guard import sandbox
 from .base import ToolUpdate
+from .background import ProcessTable, TooManyProcesses
+from .process_tools import output_text
 from .shell import run_shell
 from .workspace_tool import WorkspaceTool, failure
 
@@ -26,18 +28,23 @@ UPDATE_CHARS = 4000
 
 class BashTool(WorkspaceTool):
     name = "bash"
+    processes: ProcessTable | None = None  # where background commands go (set with the session's tools)
+    session_id = ""
     description = (
         "Run a shell command (bash -c) in the workspace. stdin is closed; stdout and stderr are "
         "combined. Output is cut to the last 2000 lines / 50 KB, the full output then saved to a "
         "file whose path is given. A non-zero exit code is reported as an error. Default timeout "
-        "300 s. The command is over when its shell exits: background processes are killed then, "
-        "so do not start servers or daemons with '&'."
+        "300 s. The command is over when its shell exits: what it left running is killed then, so "
+        "do not start servers or daemons with '&'; run them with background: true instead, which "
+        "returns at once with a process id and the first output (read more with process_output, "
+        "stop it with process_kill; it also ends with the session)."
     )
     parameters = {
         "type": "object",
         "properties": {
             "command": {"type": "string", "minLength": 1, "description": "the command line"},
             "timeout": {"type": "number", "exclusiveMinimum": 0, "description": "seconds before it is killed"},
+            "background": {"type": "boolean", "description": "keep it running after this call returns"},
         },
         "required": ["command"],
         "additionalProperties": False,
@@ -83,6 +90,8 @@ class BashTool(WorkspaceTool):
             left_out = await self.files.changes.before_bash(confined)
             if left_out is not None:
                 notes.append(left_out)
+        if args.get("background"):
+            return await self._start_background(args["command"], box, notes, shown_details)
         try:
             result = await run_shell(args["command"], str(self.workspace.cwd), cancel=cancel,
                                      timeout=args.get("timeout", 300), on_output=output,
@@ -112,3 +121,22 @@ class BashTool(WorkspaceTool):
         if result.exit_code != 0:
             return failure(f"{text}\n[exit code {result.exit_code}]", details)
         return ToolResult.text(text, details=details)
+
+    async def _start_background(self, command: str, box: sandbox.Sandbox | None, notes: list[str],
+                                shown_details: dict[str, Any] | None) -> ToolResult:
+        if self.processes is None:
+            return failure("background commands are not available here")
+        try:
+            process = await self.processes.start(self.session_id, command, str(self.workspace.cwd),
+                                                 spill_dir=self.workspace.root / ".pi" / "tmp", sandbox=box,
+                                                 writable=self.workspace.roots)
+        except TooManyProcesses as exc:
+            return failure(str(exc))
+        text = [f"Started background process {process.id} (pid {process.proc.pid}): {command}", *notes,
+                output_text(process, 0)]
+        if box is not None and not box.network:
+            text.append("[sandboxed without network: a port it opens is reachable from within it only]")
+        details: dict[str, Any] = {"exitCode": None, "truncated": False,
+                                   "fullOutputPath": str(process.path) if process.path else None,
+                                   "sandboxed": box is not None, "processId": process.id, **(shown_details or {})}
+        return ToolResult.text("\n".join(text), details=details)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import attrs
 
-from ..events import IntroducedDiagnostic
+from ..events import IntroducedDiagnostic, ProcessInfo
 
 
 @attrs.define
@@ -24,6 +24,7 @@ class BashDetails:
     full_output_path: str | None
     sandboxed: bool
     saved_files: list[str] | None = None
+    process_id: str | None = None  # background: the process started (process_output, process/output)
 
 
 @attrs.define
@@ -48,4 +49,5 @@ class EditDetails:
     user_edited: bool | None = None
 
 
-TOOL_DETAILS: dict[str, type] = {"bash": BashDetails, "write": WriteDetails, "edit": EditDetails}
+TOOL_DETAILS: dict[str, type] = {"bash": BashDetails, "write": WriteDetails, "edit": EditDetails,
+                                 "process_output": ProcessInfo, "process_kill": ProcessInfo}

@@ -108,18 +108,8 @@ class OutputBuffer:
             return None
 
     def _open_spill(self) -> io.BufferedWriter:
-        """A new file in the spill folder, which comes with the workspace: the folder and the file
-        are opened with no symlink followed (one shipped pointing elsewhere is an error)."""
-        name = f"bash-{time.strftime('%Y%m%d-%H%M%S')}-{self.name}.log"
-        self.spill_dir.parent.mkdir(parents=True, exist_ok=True)
-        root = open_root(self.spill_dir.parent)
-        try:
-            fd = open_beneath(root, [self.spill_dir.name, name], os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644,
-                              make_parents=True)
-        finally:
-            os.close(root)
-        self.spill_path = self.spill_dir / name
-        return open(fd, "wb")
+        spill, self.spill_path = open_spill_file(self.spill_dir, self.name)
+        return spill
 
     def finish(self) -> tuple[str, bool, str | None]:
         """(the tail as text, whether anything was cut, the full output's file if any)."""
@@ -134,6 +124,20 @@ class OutputBuffer:
                     spill.write(kept)
         cut = cut or self.spill_path is not None or self.not_saved
         return text, cut, str(self.spill_path) if self.spill_path else None
+
+
+def open_spill_file(spill_dir: Path, name: str) -> tuple[io.BufferedWriter, Path]:
+    """A new file for a command's output in the spill folder, which comes with the workspace: the
+    folder and the file are opened with no symlink followed (one shipped pointing elsewhere is an error)."""
+    file_name = f"bash-{time.strftime('%Y%m%d-%H%M%S')}-{name}.log"
+    spill_dir.parent.mkdir(parents=True, exist_ok=True)
+    root = open_root(spill_dir.parent)
+    try:
+        fd = open_beneath(root, [spill_dir.name, file_name], os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644,
+                          make_parents=True)
+    finally:
+        os.close(root)
+    return open(fd, "wb"), spill_dir / file_name
 
 
 def clean_spill(folder: Path, max_age_s: float = SPILL_MAX_AGE_S, max_bytes: int = SPILL_MAX_BYTES) -> None:
@@ -162,7 +166,7 @@ def clean_spill(folder: Path, max_age_s: float = SPILL_MAX_AGE_S, max_bytes: int
         os.close(dir_fd)
 
 
-def _spawn(command: str, cwd: str, sandbox: Sandbox | None,
+def spawn(command: str, cwd: str, sandbox: Sandbox | None,
            writable: list[Path]) -> tuple[subprocess.Popen[bytes], str]:
     shell = programs.which("bash")  # never the workspace's own bash; the command itself sees the user's PATH
     if shell is None:
@@ -177,7 +181,7 @@ def _spawn(command: str, cwd: str, sandbox: Sandbox | None,
     return proc, job
 
 
-def _exit_future(proc: subprocess.Popen[bytes]) -> asyncio.Future[int]:
+def exit_future(proc: subprocess.Popen[bytes]) -> asyncio.Future[int]:
     """Resolves when the shell itself exits (its pipe may stay open in its children)."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future[int] = loop.create_future()
@@ -194,7 +198,7 @@ def _exit_future(proc: subprocess.Popen[bytes]) -> asyncio.Future[int]:
     return future
 
 
-async def _read(fd: int) -> bytes:
+async def read_chunk(fd: int) -> bytes:
     loop = asyncio.get_running_loop()
     while True:
         try:
@@ -218,7 +222,7 @@ async def run_shell(
     on_output: Callable[[str], Awaitable[None]] | None, spill_dir: Path,
     sandbox: Sandbox | None = None, writable: list[Path] | None = None,
 ) -> ShellResult:
-    proc, job = _spawn(command, cwd, sandbox, writable or [])
+    proc, job = spawn(command, cwd, sandbox, writable or [])
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
     os.set_blocking(fd, False)
@@ -226,7 +230,7 @@ async def run_shell(
     decoder = codecs.getincrementaldecoder("utf-8")("replace")
 
     async def pump() -> None:
-        while chunk := await _read(fd):
+        while chunk := await read_chunk(fd):
             buffer.add(chunk)
             if on_output is not None:
                 text = decoder.decode(chunk)
@@ -234,7 +238,7 @@ async def run_shell(
                     await on_output(text)
 
     reader = asyncio.ensure_future(pump())
-    exited = _exit_future(proc)
+    exited = exit_future(proc)
     stopped = asyncio.ensure_future(cancel.wait())
     try:
         either: set[asyncio.Future[Any]] = {exited, stopped}

@@ -25,7 +25,7 @@ export interface AgentEnd {
   willRetry: boolean;
 }
 
-export type AgentEvent = AgentStart | AgentEnd | AgentSettled | TurnStart | TurnEnd | MessageStart | MessageUpdate | MessageEnd | ToolExecutionStart | ToolExecutionUpdate | ToolExecutionEnd | QueueUpdate | CompactionStart | CompactionEnd | AutoRetryStart | AutoRetryEnd | BashExecutionUpdate | SessionInfoChanged | ModelChanged | ThinkingLevelChanged | ModeChanged | PermissionTimeout | SessionWriteFailed | CommandsUpdate | ReplayEnd | TurnDiff | Diagnostics | SubagentStart | SubagentEnd;
+export type AgentEvent = AgentStart | AgentEnd | AgentSettled | TurnStart | TurnEnd | MessageStart | MessageUpdate | MessageEnd | ToolExecutionStart | ToolExecutionUpdate | ToolExecutionEnd | QueueUpdate | CompactionStart | CompactionEnd | AutoRetryStart | AutoRetryEnd | BashExecutionUpdate | SessionInfoChanged | ModelChanged | ThinkingLevelChanged | ModeChanged | PermissionTimeout | SessionWriteFailed | CommandsUpdate | ReplayEnd | TurnDiff | Diagnostics | SubagentStart | SubagentEnd | ProcessStarted | ProcessExited;
 
 export interface AgentEventParams {
   sessionId: string;
@@ -108,6 +108,7 @@ export interface BashDetails {
   fullOutputPath: string | null;
   sandboxed: boolean;
   savedFiles?: string[];
+  processId?: string;
 }
 
 export interface BashExecutionMessage {
@@ -827,6 +828,59 @@ export interface ProbeLocalServersParams {
 export interface ProbeLocalServersResult {
   servers: LocalServer[];
   timedOut?: string[];
+}
+
+/** A background process ended: by itself (``exited``) or stopped (``killed``). */
+export interface ProcessExited {
+  type: "process_exited";
+  process: ProcessInfo;
+}
+
+/** A process the agent started in the background (``bash{background: true}``). */
+export interface ProcessInfo {
+  id: string;
+  sessionId: string;
+  command: string;
+  pid: number;
+  status: "running" | "exited" | "killed";
+  startedAt: number;
+  outputBytes: number;
+  outputPath: string;
+  exitCode?: number;
+  endedAt?: number;
+}
+
+export interface ProcessKillParams {
+  id: string;
+  [key: string]: unknown;
+}
+
+export interface ProcessListParams {
+  sessionId?: string | null;
+  [key: string]: unknown;
+}
+
+export interface ProcessListResult {
+  processes: ProcessInfo[];
+}
+
+export interface ProcessOutputParams {
+  id: string;
+  since?: number | null;
+  [key: string]: unknown;
+}
+
+export interface ProcessOutputResult {
+  text: string;
+  next: number;
+  status: "running" | "exited" | "killed";
+  truncated: boolean;
+  exitCode?: number;
+}
+
+export interface ProcessStarted {
+  type: "process_started";
+  process: ProcessInfo;
 }
 
 export interface PromptParams {
@@ -1771,6 +1825,12 @@ export interface Methods {
   "modelAccess": { params: Empty; result: ModelAccessResult };
   /** the model servers answering on this machine's usual ports */
   "probeLocalServers": { params: ProbeLocalServersParams; result: ProbeLocalServersResult };
+  /** stop a background process (SIGTERM, SIGKILL 2 s later); answers once it ended */
+  "process/kill": { params: ProcessKillParams; result: ProcessInfo };
+  /** the background processes of a session (or of all), running and recently ended */
+  "process/list": { params: ProcessListParams; result: ProcessListResult };
+  /** a background process's output since a byte offset */
+  "process/output": { params: ProcessOutputParams; result: ProcessOutputResult };
   /** start a run, or queue while one runs */
   "prompt": { params: PromptParams; result: PromptResult };
   /** forget the key setApiKey gave a hosted provider */
@@ -1870,6 +1930,8 @@ export interface ToolDetails {
   write: WriteDetails;
   edit: EditDetails;
   bash: BashDetails;
+  process_output: ProcessInfo;
+  process_kill: ProcessInfo;
 }
 
 export type MethodName = keyof Methods;

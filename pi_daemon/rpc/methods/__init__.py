@@ -7,4 +7,4 @@ declarations) and its structured params and returns its result; it raises
 translates) and never sees the transport.
 """
 
-from . import changes, extensions, lifecycle, models, runs, sessions, state  # noqa: F401 (registers the methods)
+from . import changes, extensions, lifecycle, models, processes, runs, sessions, state  # noqa: F401 (registers the methods)

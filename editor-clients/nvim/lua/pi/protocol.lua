@@ -19,7 +19,7 @@
 ---@field messages pi.AgentMessage[]
 ---@field willRetry boolean
 
----@alias pi.AgentEvent pi.AgentStart|pi.AgentEnd|pi.AgentSettled|pi.TurnStart|pi.TurnEnd|pi.MessageStart|pi.MessageUpdate|pi.MessageEnd|pi.ToolExecutionStart|pi.ToolExecutionUpdate|pi.ToolExecutionEnd|pi.QueueUpdate|pi.CompactionStart|pi.CompactionEnd|pi.AutoRetryStart|pi.AutoRetryEnd|pi.BashExecutionUpdate|pi.SessionInfoChanged|pi.ModelChanged|pi.ThinkingLevelChanged|pi.ModeChanged|pi.PermissionTimeout|pi.SessionWriteFailed|pi.CommandsUpdate|pi.ReplayEnd|pi.TurnDiff|pi.Diagnostics|pi.SubagentStart|pi.SubagentEnd
+---@alias pi.AgentEvent pi.AgentStart|pi.AgentEnd|pi.AgentSettled|pi.TurnStart|pi.TurnEnd|pi.MessageStart|pi.MessageUpdate|pi.MessageEnd|pi.ToolExecutionStart|pi.ToolExecutionUpdate|pi.ToolExecutionEnd|pi.QueueUpdate|pi.CompactionStart|pi.CompactionEnd|pi.AutoRetryStart|pi.AutoRetryEnd|pi.BashExecutionUpdate|pi.SessionInfoChanged|pi.ModelChanged|pi.ThinkingLevelChanged|pi.ModeChanged|pi.PermissionTimeout|pi.SessionWriteFailed|pi.CommandsUpdate|pi.ReplayEnd|pi.TurnDiff|pi.Diagnostics|pi.SubagentStart|pi.SubagentEnd|pi.ProcessStarted|pi.ProcessExited
 
 ---@class pi.AgentEventParams
 ---@field sessionId string
@@ -92,6 +92,7 @@
 ---@field fullOutputPath string|nil
 ---@field sandboxed boolean
 ---@field savedFiles? string[]
+---@field processId? string
 
 ---@class pi.BashExecutionMessage
 ---@field role "bashExecution"
@@ -687,6 +688,48 @@
 ---@class pi.ProbeLocalServersResult
 ---@field servers pi.LocalServer[]
 ---@field timedOut? string[]
+
+--- A background process ended: by itself (``exited``) or stopped (``killed``).
+---@class pi.ProcessExited
+---@field type "process_exited"
+---@field process pi.ProcessInfo
+
+--- A process the agent started in the background (``bash{background: true}``).
+---@class pi.ProcessInfo
+---@field id string
+---@field sessionId string
+---@field command string
+---@field pid integer
+---@field status "running"|"exited"|"killed"
+---@field startedAt integer
+---@field outputBytes integer
+---@field outputPath string
+---@field exitCode? integer
+---@field endedAt? integer
+
+---@class pi.ProcessKillParams
+---@field id string
+
+---@class pi.ProcessListParams
+---@field sessionId? string|nil
+
+---@class pi.ProcessListResult
+---@field processes pi.ProcessInfo[]
+
+---@class pi.ProcessOutputParams
+---@field id string
+---@field since? integer|nil
+
+---@class pi.ProcessOutputResult
+---@field text string
+---@field next integer
+---@field status "running"|"exited"|"killed"
+---@field truncated boolean
+---@field exitCode? integer
+
+---@class pi.ProcessStarted
+---@field type "process_started"
+---@field process pi.ProcessInfo
 
 ---@class pi.PromptParams
 ---@field text string
@@ -1449,6 +1492,9 @@
 -- listTools: params pi.SessionRef, result pi.ListToolsResult
 -- modelAccess: params pi.Empty, result pi.ModelAccessResult
 -- probeLocalServers: params pi.ProbeLocalServersParams, result pi.ProbeLocalServersResult
+-- process/kill: params pi.ProcessKillParams, result pi.ProcessInfo
+-- process/list: params pi.ProcessListParams, result pi.ProcessListResult
+-- process/output: params pi.ProcessOutputParams, result pi.ProcessOutputResult
 -- prompt: params pi.PromptParams, result pi.PromptResult
 -- removeApiKey: params pi.RemoveApiKeyParams, result pi.ModelAccessResult
 -- removeModelServer: params pi.RemoveModelServerParams, result pi.ModelAccessResult
@@ -1525,6 +1571,9 @@ M.methods = {
   ["listTools"] = true,
   ["modelAccess"] = true,
   ["probeLocalServers"] = true,
+  ["process/kill"] = true,
+  ["process/list"] = true,
+  ["process/output"] = true,
   ["prompt"] = true,
   ["removeApiKey"] = true,
   ["removeModelServer"] = true,
@@ -1559,6 +1608,6 @@ M.methods = {
 
 ---Every event type of an agent/event notification.
 ---@type string[]
-M.events = { "agent_start", "agent_end", "agent_settled", "turn_start", "turn_end", "message_start", "message_update", "message_end", "tool_execution_start", "tool_execution_update", "tool_execution_end", "queue_update", "compaction_start", "compaction_end", "auto_retry_start", "auto_retry_end", "bash_execution_update", "session_info_changed", "model_changed", "thinking_level_changed", "mode_changed", "permission_timeout", "session_write_failed", "commands_update", "replay_end", "turn_diff", "diagnostics", "subagent_start", "subagent_end" }
+M.events = { "agent_start", "agent_end", "agent_settled", "turn_start", "turn_end", "message_start", "message_update", "message_end", "tool_execution_start", "tool_execution_update", "tool_execution_end", "queue_update", "compaction_start", "compaction_end", "auto_retry_start", "auto_retry_end", "bash_execution_update", "session_info_changed", "model_changed", "thinking_level_changed", "mode_changed", "permission_timeout", "session_write_failed", "commands_update", "replay_end", "turn_diff", "diagnostics", "subagent_start", "subagent_end", "process_started", "process_exited" }
 
 return M
