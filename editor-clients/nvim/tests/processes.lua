@@ -103,4 +103,24 @@ return function(t)
       if l ~= "bye" then assert(l == "tick " .. i, "in order, none twice: " .. vim.inspect(lines())) end
     end
   end)
+
+  test("the output of a process that printed more than the daemon keeps says where all of it is", function()
+    local pi = start_here({ background("yes xxxxxxxxx | head -n 30000; echo end"), text("Done.") })
+    vim.cmd("Pi print a lot")
+    wait("settled", function() return pi.status().settled >= 1 end)
+    pi.processes()
+    wait("its exit in the list", function() return list_text():find("exited 0", 1, true) end)
+    vim.api.nvim_win_set_cursor(0, { 2, 0 })
+    vim.api.nvim_feedkeys(vim.keycode("<CR>"), "x", false)
+    local out = vim.api.nvim_get_current_buf()
+    local function lines() return vim.api.nvim_buf_get_lines(out, 0, -1, false) end
+    wait("its end", function() return lines()[#lines()] == "end" end)
+    local path = lines()[1]:match("^%[… output left out here %(too much to keep in memory%); all of it: (.+)%]$")
+    assert(path, lines()[1])
+    assert(vim.fn.getfsize(path) == 300004, path .. ": " .. vim.fn.getfsize(path))
+    -- the kept tail starts where the memory's bound falls, maybe inside a line
+    assert(lines()[2]:match("^x+$"), lines()[2])
+    for i = 3, #lines() - 1 do assert(lines()[i] == "xxxxxxxxx", i .. ": " .. lines()[i]) end
+    assert(#lines() < 10000, "a bounded tail, not all of it: " .. #lines())
+  end)
 end

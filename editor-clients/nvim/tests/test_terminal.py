@@ -986,13 +986,13 @@ def test_a_background_server_listed_then_stopped_in_a_terminal_neovim(process_te
 
     # its output, followed while it runs: a request to the server shows up in it
     term.keys("Enter")
-    term.wait_for(f"python3 -m http.server {port} · running")  # the output window's bar
+    term.wait_for(f"python3 -m http.server {port} --bind 127.0.0.1 · running")  # the output window's bar
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=10) as answer:
         assert answer.status == 200
     term.wait_for('"GET / HTTP/1.1" 200')
     term.capture("process-output")
     term.keys("q")
-    term.wait_gone(f"python3 -m http.server {port} · running")
+    term.wait_gone(f"python3 -m http.server {port} --bind 127.0.0.1 · running")
 
     term.command("PiProcesses")  # back to the list
     term.wait_for("Background processes · 1 running")

@@ -41,6 +41,7 @@ function M.status(p)
     if p.stopping then return "stopping", "DiagnosticWarn" end
     return "running", "DiagnosticOk"
   elseif p.status == "killed" then return "stopped", "DiagnosticWarn"
+  elseif set(p.exitCode) and p.exitCode < 0 then return "signal " .. -p.exitCode, "DiagnosticError"
   elseif set(p.exitCode) then return "exited " .. p.exitCode, p.exitCode == 0 and "Comment" or "DiagnosticError" end
   return p.status, "Comment"
 end
@@ -185,7 +186,11 @@ end
 
 local function append_output(out, text)
   local buf = out.buf
-  local lines = vim.split((text:gsub("\r\n", "\n")), "\n", { plain = true })
+  -- a line's newline is drawn with the next text: no empty line under the last one meanwhile
+  text = (out.newline and "\n" or "") .. text:gsub("\r\n", "\n")
+  out.newline = text:sub(-1) == "\n"
+  if out.newline then text = text:sub(1, -2) end
+  local lines = vim.split(text, "\n", { plain = true })
   local last = vim.api.nvim_buf_line_count(buf)
   local following = {}
   for _, win in ipairs(vim.fn.win_findbuf(buf)) do
@@ -224,8 +229,9 @@ local function read_output(pi, id)
     if not vim.api.nvim_buf_is_valid(out.buf) then return end
     if r.truncated then
       local path = M.procs[id] and M.procs[id].outputPath or "its output file"
-      append_output(out, ("%s[… earlier output is no longer kept in memory; all of it: %s]\n")
-        :format(out.empty and "" or "\n", path))
+      local fresh_line = out.empty or out.newline
+      append_output(out, ("%s[… output left out here (too much to keep in memory); all of it: %s]\n")
+        :format(fresh_line and "" or "\n", path))
     end
     if r.text ~= "" then append_output(out, r.text) end
     out.next = r.next
@@ -248,13 +254,17 @@ local function read_output(pi, id)
   end)
 end
 
--- Opens a process's output in a split below, read from its start and followed while it runs.
+-- A window at the bottom, a third of the screen high (the list above keeps its height).
+local function split_output() vim.cmd("botright " .. math.max(8, math.floor(vim.o.lines / 3)) .. "split") end
+
+-- Opens a process's output in a window at the bottom, read from its start and followed while it
+-- runs.
 function M.output(pi, id)
   if not id or not M.procs[id] then return end
   local out = outputs[id]
   if out and vim.api.nvim_buf_is_valid(out.buf) then
     local win = vim.fn.win_findbuf(out.buf)[1]
-    if win then vim.api.nvim_set_current_win(win) else vim.cmd("belowright split") vim.api.nvim_win_set_buf(0, out.buf) end
+    if win then vim.api.nvim_set_current_win(win) else split_output() vim.api.nvim_win_set_buf(0, out.buf) end
     read_output(pi, id)
     return out.buf
   end
@@ -268,7 +278,7 @@ function M.output(pi, id)
   vim.keymap.set("n", M.KEYS.stop, function() M.stop(pi, id) end, { buffer = buf, desc = "pi: stop this process" })
   vim.keymap.set("n", M.KEYS.close, "<cmd>close<cr>", { buffer = buf, desc = "pi: close" })
   vim.api.nvim_create_autocmd("BufWipeout", { buffer = buf, callback = function() outputs[id] = nil end })
-  vim.cmd("belowright split")
+  split_output()
   vim.api.nvim_win_set_buf(0, buf)
   vim.wo.winbar = M.output_winbar(id)
   vim.cmd("normal! G")
@@ -296,8 +306,9 @@ function M.open(pi, ask)
   local win = vim.fn.win_findbuf(view.buf)[1]
   if win then vim.api.nvim_set_current_win(win)
   else
-    vim.cmd("botright " .. math.min(math.max(#M.order, 1) + 2, 12) .. "split")
+    vim.cmd("botright " .. math.min(math.max(#M.order, 1) + 1, 10) .. "split")
     vim.api.nvim_win_set_buf(0, view.buf)
+    vim.wo.winfixheight = true
     vim.wo.winbar = "%{%v:lua.require'pi.processes'.winbar()%}"
     vim.wo.number, vim.wo.relativenumber, vim.wo.cursorline, vim.wo.wrap = false, false, true, false
   end
