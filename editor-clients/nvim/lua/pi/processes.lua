@@ -94,8 +94,13 @@ end
 ---@param event pi.ProcessStarted|pi.ProcessExited
 function M.event(event) M.update(event.process) end
 
+-- A new daemon: its ids start again, so the output windows of the old one's go.
 function M.reset()
   M.procs, M.order, M.calls = {}, {}, {}
+  for _, out in pairs(outputs) do
+    if vim.api.nvim_buf_is_valid(out.buf) then vim.api.nvim_buf_delete(out.buf, { force = true }) end
+  end
+  outputs = {}
   render_list()
 end
 
