@@ -62,6 +62,12 @@ return function(t)
     local bar = vim.api.nvim_eval_statusline(vim.wo.winbar, { winid = 0, use_winbar = true, maxwidth = 200 }).str
     assert(bar:find("Background processes · 1 running", 1, true) and bar:find("x stop", 1, true), bar)
 
+    vim.api.nvim_feedkeys("g?", "x", false) -- its keys, with the others
+    local keys = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+    assert(keys:find("In :PiProcesses", 1, true) and keys:find("x           stop the process under the cursor", 1, true)
+           and keys:find("<CR>        open its output, followed while it runs", 1, true), keys)
+    vim.api.nvim_feedkeys("q", "x", false)
+    assert(vim.api.nvim_buf_get_name(0):find("pi://processes$"), "back in the list")
     vim.api.nvim_feedkeys("x", "x", false)
     wait("stopped in the list", function() return list_text():find(id .. "%s+stopped") end)
     wait("the port free", function() return not in_use(port) end, 5000)
