@@ -113,6 +113,8 @@ class BackgroundProcess:
         truncated = since < start
         if len(data) > limit:
             data, truncated = data[-limit:], True
+        if truncated and b"\n" in data[:-1]:  # begin at a line's start
+            data = data[data.index(b"\n") + 1:]
         return data.decode("utf-8", "replace"), self.total, truncated
 
     async def watch(self, announce: Announce) -> None:
@@ -124,6 +126,7 @@ class BackgroundProcess:
         async def pump() -> None:
             while chunk := await read_chunk(fd):
                 self._add(chunk)
+                await asyncio.sleep(0)  # a read that never waits (output without end) must not hold the loop
 
         reader = asyncio.ensure_future(pump())
         try:
@@ -185,7 +188,12 @@ class ProcessTable:
         except OSError as exc:
             log.warning("the output of background process %s is not saved in %s: %s", id, spill_dir, exc)
             spill, path = None, None
-        proc, job = spawn(command, cwd, sandbox, writable)
+        try:
+            proc, job = spawn(command, cwd, sandbox, writable)
+        except BaseException:
+            if spill is not None:
+                spill.close()
+            raise
         process = BackgroundProcess(id, session_id, command, proc, job, spill, path)
         self.processes[id] = process
         self._forget_ended(session_id)
@@ -193,7 +201,10 @@ class ProcessTable:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         await self.announce(session_id, ProcessStarted(process=process.info()))
-        await asyncio.wait({asyncio.ensure_future(process.first_output.wait())}, timeout=FIRST_OUTPUT_S)
+        try:
+            await asyncio.wait_for(process.first_output.wait(), FIRST_OUTPUT_S)
+        except TimeoutError:
+            pass
         return process
 
     def _forget_ended(self, session_id: str) -> None:

@@ -41,14 +41,18 @@ class _ProcessTool(Tool):
         self.table = table
         self.session_id = session_id
 
-    def find(self, id: Any) -> BackgroundProcess | None:
-        process = self.table.processes.get(str(id))
-        return process if process is not None and process.session_id == self.session_id else None
+    async def execute(self, call_id: str, args: dict[str, Any], cancel: CancelToken,
+                      on_update: ToolUpdate) -> ToolResult:
+        """Find the session's process ``args["id"]`` (only its own) and act on it."""
+        process = self.table.processes.get(str(args["id"]))
+        if process is None or process.session_id != self.session_id:
+            known = ", ".join(f"{p.id} ({p.command})" for p in self.table.processes.values()
+                              if p.session_id == self.session_id) or "none"
+            return failure(f"no background process {args['id']!r} in this session; its processes: {known}")
+        return ToolResult.text(await self.act(process, args), details=to_wire(process.info()))
 
-    def unknown(self, id: Any) -> ToolResult:
-        known = ", ".join(f"{p.id} ({p.command})" for p in self.table.processes.values()
-                          if p.session_id == self.session_id) or "none"
-        return failure(f"no background process {id!r} in this session; its processes: {known}")
+    async def act(self, process: BackgroundProcess, args: dict[str, Any]) -> str:
+        raise NotImplementedError
 
 
 class ProcessOutputTool(_ProcessTool):
@@ -67,12 +71,8 @@ class ProcessOutputTool(_ProcessTool):
         "additionalProperties": False,
     }
 
-    async def execute(self, call_id: str, args: dict[str, Any], cancel: CancelToken,
-                      on_update: ToolUpdate) -> ToolResult:
-        process = self.find(args["id"])
-        if process is None:
-            return self.unknown(args["id"])
-        return ToolResult.text(output_text(process, args.get("since")), details=to_wire(process.info()))
+    async def act(self, process: BackgroundProcess, args: dict[str, Any]) -> str:
+        return output_text(process, args.get("since"))
 
 
 class ProcessKillTool(_ProcessTool):
@@ -86,15 +86,10 @@ class ProcessKillTool(_ProcessTool):
         "additionalProperties": False,
     }
 
-    async def execute(self, call_id: str, args: dict[str, Any], cancel: CancelToken,
-                      on_update: ToolUpdate) -> ToolResult:
-        process = self.find(args["id"])
-        if process is None:
-            return self.unknown(args["id"])
+    async def act(self, process: BackgroundProcess, args: dict[str, Any]) -> str:
         was_running = process.running
         await process.stop()
-        text = status_line(process) if was_running else f"{status_line(process)} (it had already ended)"
-        return ToolResult.text(text, details=to_wire(process.info()))
+        return status_line(process) if was_running else f"{status_line(process)} (it had already ended)"
 
 
 PROCESS_TOOL_CLASSES = (ProcessOutputTool, ProcessKillTool)

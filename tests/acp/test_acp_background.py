@@ -5,11 +5,11 @@ ACP's ``session/close`` ends the session's processes as the native one does."""
 from __future__ import annotations
 
 import json
-import socket
 import time
 from pathlib import Path
 from typing import Any
 
+from agent_shell import free_port, listening, poll
 from client import clean_env, write_script
 from lines import Lines
 
@@ -17,29 +17,6 @@ from lines import Lines
 def tool(name: str, args: dict[str, Any], call_id: str) -> dict[str, Any]:
     return {"content": [{"type": "toolCall", "id": call_id, "name": name, "arguments": args}],
             "stopReason": "toolUse"}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def listening(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-            return True
-    except OSError:
-        return False
-
-
-def poll(check: Any, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
 
 
 def test_acp_shows_the_background_calls_and_close_ends_the_process(tmp_path: Path) -> None:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import os
 import random
+import socket
 import time
+from typing import Any, Callable
 from pathlib import Path
 
 from client import text, write_script
@@ -64,3 +66,27 @@ def wait_alive(marker: str, count: int = 1, timeout: float = 10.0) -> list[int]:
 
 def tool_ends(d) -> list[dict]:
     return [e["event"] for e in d.events if e["event"]["type"] == "tool_execution_end"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def listening(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+            return True
+    except OSError:
+        return False
+
+
+def poll(check: Callable[[], Any], timeout: float) -> bool:
+    """Whether ``check()`` came true within ``timeout`` seconds (asked every 20 ms)."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True

@@ -3,37 +3,14 @@ it and it is stopped; and nothing of it outlives its session or the daemon."""
 
 import os
 import signal
-import socket
 import time
 
 import pytest
 
-from agent_shell import bash_call, home_with, script, tool_ends, unique_seconds, wait_alive, wait_gone
+from agent_shell import (bash_call, free_port, home_with, listening, poll, script, tool_ends, unique_seconds,
+                         wait_alive, wait_gone)
 
 SANDBOX = pytest.mark.parametrize("sandboxed", [True, False], ids=["sandbox", "no-sandbox"])
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def listening(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-            return True
-    except OSError:
-        return False
-
-
-def poll(check, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
 
 
 def server(port: int) -> str:
@@ -171,3 +148,36 @@ def test_a_background_command_is_asked_for_as_any_command(spawn, tmp_path):
     assert tool_ends(d)[0]["isError"]
     assert d.call("process/list", {})["processes"] == []
     assert wait_alive(mark, timeout=1) == []
+
+
+def test_a_flood_of_background_output_is_kept_bounded_in_memory_and_on_disk(spawn, tmp_path):
+    size = 70 * 1024 * 1024
+    d = start(spawn, tmp_path, False, bash_call(f"yes 0123456789abcdef | head -c {size}", "a", background=True))
+    d.call("prompt", {"text": "go"})
+    ended = d.wait_event("process_exited", timeout=60)["event"]["process"]
+    assert ended["status"] == "exited" and ended["exitCode"] == 0 and ended["outputBytes"] == size
+    output = d.call("process/output", {"id": "p1", "since": 0})
+    assert output["truncated"] and output["next"] == size
+    text = output["text"]
+    assert 40 * 1024 < len(text.encode()) <= 50 * 1024 and text.startswith("0123456789abcdef\n")
+    line, offset = "0123456789abcdef\n", size - len(text)
+    assert text == "".join(line[(offset + i) % len(line)] for i in range(len(text)))  # the very last bytes
+    saved = os.path.getsize(ended["outputPath"])
+    assert 64 * 1024 * 1024 < saved < 64 * 1024 * 1024 + 100
+    with open(ended["outputPath"], "rb") as f:
+        f.seek(-60, os.SEEK_END)
+        assert f.read().endswith(b"[output beyond 64 MB not saved]\n")
+
+
+def test_a_process_printing_without_end_does_not_hold_up_the_daemon(spawn, tmp_path):
+    d = start(spawn, tmp_path, False, bash_call("yes", "a", background=True))
+    d.call("prompt", {"text": "go"})
+    d.wait_event("agent_settled", timeout=30)
+    slowest = 0.0
+    for _ in range(10):
+        began = time.monotonic()
+        d.call("process/list", {})
+        slowest = max(slowest, time.monotonic() - began)
+    assert slowest < 1
+    assert d.call("process/output", {"id": "p1"})["text"].startswith("y\n")
+    assert d.call("process/kill", {"id": "p1"})["status"] == "killed"
