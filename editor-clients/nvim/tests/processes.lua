@@ -86,7 +86,9 @@ return function(t)
 
   test("<CR> in :PiProcesses opens a process's output, followed while it runs, then its exit code", function()
     local pi, work = start_here({
-      background("i=0; while [ ! -e done ]; do i=$((i+1)); echo tick $i; sleep 0.2; done; echo bye; exit 3"),
+      -- (a command is the agent's text: in the output window's bar it is not a statusline expression)
+      background([[: '%{execute("let g:pi_pwned = 1")}'; ]]
+                 .. "i=0; while [ ! -e done ]; do i=$((i+1)); echo tick $i; sleep 0.2; done; echo bye; exit 3"),
       text("Ticking.") })
     vim.cmd("Pi tick")
     wait("settled", function() return pi.status().settled >= 1 end)
@@ -98,6 +100,8 @@ return function(t)
     assert(out ~= list and vim.api.nvim_buf_get_name(out):find("pi://process/"), vim.api.nvim_buf_get_name(out))
     local function lines() return vim.api.nvim_buf_get_lines(out, 0, -1, false) end
     wait("the first ticks", function() return vim.tbl_contains(lines(), "tick 2") end)
+    local bar = vim.api.nvim_eval_statusline(vim.wo.winbar, { winid = 0, use_winbar = true, maxwidth = 300 }).str
+    assert(vim.g.pi_pwned == nil and bar:find([[: '%{execute("let g:pi_pwned = 1")}'; i=0;]], 1, true), bar)
     local seen = #lines()
     wait("more ticks, read while it runs", function() return #lines() >= seen + 2 end)
     assert(vim.api.nvim_win_get_cursor(0)[1] == #lines(), "the window follows the end")

@@ -153,6 +153,8 @@ function render_list()
       vim.api.nvim_buf_set_extmark(view.buf, ns, row - 1, span[1], { end_col = end_col, hl_group = span[3] })
     end
   end
+  -- as high as its lines (the winbar is one of the window's rows), up to 10
+  for _, win in ipairs(vim.fn.win_findbuf(view.buf)) do vim.api.nvim_win_set_height(win, math.min(#lines + 1, 10)) end
   -- the running times tick while the list is shown and something runs
   if M.running() > 0 and list_shown() then
     if not view.timer then
@@ -313,7 +315,7 @@ function M.open(pi, ask)
   local win = vim.fn.win_findbuf(view.buf)[1]
   if win then vim.api.nvim_set_current_win(win)
   else
-    vim.cmd("botright " .. math.min(math.max(#M.order, 1) + 1, 10) .. "split")
+    vim.cmd("botright split")
     vim.api.nvim_win_set_buf(0, view.buf)
     vim.wo.winfixheight = true
     vim.wo.winbar = "%{%v:lua.require'pi.processes'.winbar()%}"
