@@ -300,7 +300,9 @@ local function state_parts(with_mode)
   local running = subagents.running()
   if running > 0 then table.insert(parts, running .. " subagent" .. (running > 1 and "s" or "")) end
   local background = processes.running()
-  if background > 0 then table.insert(parts, background .. (background > 1 and " processes running" or " process running")) end
+  if background > 0 then
+    table.insert(parts, background .. (background > 1 and " processes running" or " process running"))
+  end
   return table.concat(parts, " · ")
 end
 

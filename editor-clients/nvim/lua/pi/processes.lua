@@ -12,7 +12,9 @@ M.KEYS = { stop = "x", output = "<CR>", refresh = "r", close = "q" }
 M.POLL_MS = 500 -- how often a running process's open output is read again
 local ns = vim.api.nvim_create_namespace("pi_processes")
 local view = { buf = nil, rows = {}, timer = nil } -- the list's buffer; rows: line -> process id
-local outputs = {} -- process id -> { buf, next, timer }
+-- process id -> its output window's state: { buf, next (the offset to read from), empty (only
+-- the placeholder shown), newline (the last line's newline not drawn yet), reading }
+local outputs = {}
 
 local function now_ms()
   local sec, usec = vim.uv.gettimeofday()
@@ -190,7 +192,11 @@ function M.stop(pi, id)
   if p.status ~= "running" then vim.notify(("pi: %s is not running (%s)"):format(id, (M.status(p)))) return end
   p.stopping = true
   render_list()
-  pi.request("process/kill", { id = id }, function(info) M.update(info) end)
+  pi.request("process/kill", { id = id }, function(info) M.update(info) end, function(err)
+    p.stopping = nil
+    render_list()
+    vim.notify("pi: " .. id .. " was not stopped: " .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+  end)
 end
 
 local function append_output(out, text)
