@@ -115,7 +115,7 @@ end
 ---@param params pi.AgentEventParams
 local function on_event(params)
   local kind = params.event.type
-  -- a process is the daemon's to list, whichever session (a subagent's too) started it
+  -- a process is the daemon's to list, whichever session started it
   if kind == "process_started" or kind == "process_exited" then processes.event(params.event) return end
   if subagents.owns(params.sessionId) then subagents.child_event(params) return end
   state.session = params.sessionId

@@ -128,9 +128,8 @@ function M.lines(session)
   for _, id in ipairs(M.order) do
     local p = M.procs[id]
     local status, hl = M.status(p)
-    local other = ""
-    if require("pi.subagents").owns(p.sessionId) then other = "  (a subagent's)"
-    elseif session and p.sessionId ~= session then other = "  (another session)" end
+    -- (a subagent's are its parent session's)
+    local other = session and p.sessionId ~= session and "  (another session)" or ""
     local text = head_fmt:format(id, status, ran(p), (p.command:gsub("\n.*", " …"))) .. other
     local head = #id + math.max(0, id_w - #id) + 2
     table.insert(out, { text, { { head, head + #status, hl } } })
