@@ -30,6 +30,8 @@ command("PiMode", function(o) pi().mode(o.args) end, { nargs = "?", desc = "plan
 command("PiExecutePlan", function(o) pi().execute_plan(o.bang) end,
         { bang = true, desc = "Carry out the plan: ask mode (! auto-edit) and tell the agent to go ahead" })
 command("PiSubagents", function() pi().subagents() end, { desc = "Open or stop a subagent of this chat" })
+command("PiProcesses", function() pi().processes() end,
+        { desc = "The agent's background processes: stop one, read its output" })
 command("PiContinue", function() pi().continue() end, { desc = "Answer again where the last answer was cut off" })
 command("PiInstall", function() require("pi.install").run(pi()) end,
         { desc = "Install pi-daemon into a venv of its own (stdpath('data')/pi-daemon) from this plugin's repository" })

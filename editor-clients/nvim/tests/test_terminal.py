@@ -13,9 +13,11 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import time
+import urllib.request
 import uuid
 from pathlib import Path
 
@@ -923,3 +925,81 @@ def test_help_keys_state_markers_search_and_completion_in_a_terminal_neovim(ui_t
     term.wait_gone("Sessions saying")
     chat_line = "getbufline(bufnr('pi://chat'), line('.', win_findbuf(bufnr('pi://chat'))[0]))[0]"
     term.wait_until(f"{chat_line} =~ 'eighty'", "1")  # the chat opened at the match
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def listening(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        return True
+    except OSError:
+        return False
+
+
+def wait_port(port: int, up: bool, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while listening(port) != up:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"port {port} {'never listened' if up else 'still listens'} after {timeout} s")
+        time.sleep(0.1)
+
+
+@pytest.fixture
+def process_terminal(tmp_path):
+    port = free_port()
+    replies = [
+        {"content": [{"type": "text", "text": "Starting the server."},
+                     {"type": "toolCall", "id": "b1", "name": "bash",
+                      "arguments": {"command": f"python3 -m http.server {port} --bind 127.0.0.1", "background": True}}],
+         "stopReason": "toolUse"},
+        {"content": [{"type": "text", "text": f"It serves on port {port}."}]},
+    ]
+    for term in open_terminal(tmp_path, replies):
+        term.port = port
+        # the agent's commands may listen on loopback (the sandbox shares the network)
+        (term.home / "settings.json").write_text(json.dumps({"sandbox": {"network": True}}))
+        yield term
+
+
+def test_a_background_server_listed_then_stopped_in_a_terminal_neovim(process_terminal):
+    term, port = process_terminal, process_terminal.port
+    term.command("Pi serve this folder")
+    term.wait_for("1. Allow once")  # asked as any command
+    term.keys("1")
+    screen = term.wait_for(f"It serves on port {port}.")
+    assert "→ bash, in the background" in screen
+    id_ = re.search(r"⏵ running in the background as (\S+) \(:PiProcesses\)", term.wait_for("⏵ running")).group(1)
+    wait_port(port, True, 15)
+    term.wait_for("π faux/script · ask · ")
+    term.wait_for(" · 1 process running")  # the statusline counts it
+    term.capture("process-in-chat")
+
+    term.command("PiProcesses")
+    screen = term.wait_for("Background processes · 1 running")
+    assert re.search(rf"{re.escape(id_)}\s+running\s+[\d:]+( s)?\s+python3 -m http.server {port}", screen), screen
+    term.capture("process-list")
+
+    # its output, followed while it runs: a request to the server shows up in it
+    term.keys("Enter")
+    term.wait_for(f"python3 -m http.server {port} --bind 127.0.0.1 · running")  # the output window's bar
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=10) as answer:
+        assert answer.status == 200
+    term.wait_for('"GET / HTTP/1.1" 200')
+    term.capture("process-output")
+    term.keys("q")
+    term.wait_gone(f"python3 -m http.server {port} --bind 127.0.0.1 · running")
+
+    term.command("PiProcesses")  # back to the list
+    term.wait_for("Background processes · 1 running")
+    term.keys("x")
+    screen = term.wait_for("Background processes · 0 running")
+    assert re.search(rf"{re.escape(id_)}\s+stopped", screen), screen
+    wait_port(port, False, 5)
+    term.wait_for(f"background process {id_}: stopped after")  # said under the call in the chat
+    term.wait_gone(" · 1 process running")
+    term.capture("process-stopped")

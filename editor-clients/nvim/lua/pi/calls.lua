@@ -95,6 +95,12 @@ function M.lines(call)
     end
   end
   local out = { { "→ " .. call.name } }
+  if call.name == "bash" and type(args) == "table" and args.background == true then
+    -- the id it runs as comes with the result (lua/pi/processes.lua draws it under these lines)
+    out[1][1] = "→ bash, in the background"
+    args = vim.deepcopy(args)
+    args.background = nil
+  end
   for _, l in ipairs(format_args(args or vim.empty_dict())) do table.insert(out, { l }) end
   return out
 end

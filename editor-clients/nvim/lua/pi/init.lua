@@ -36,6 +36,7 @@ local language = require("pi.language")
 local modes = require("pi.modes")
 local rewind = require("pi.rewind")
 local subagents = require("pi.subagents")
+local processes = require("pi.processes")
 local sessions = require("pi.sessions")
 local daemon = require("pi.daemon")
 local firstrun = require("pi.firstrun")
@@ -113,6 +114,9 @@ end
 
 ---@param params pi.AgentEventParams
 local function on_event(params)
+  local kind = params.event.type
+  -- a process is the daemon's to list, whichever session started it
+  if kind == "process_started" or kind == "process_exited" then processes.event(params.event) return end
   if subagents.owns(params.sessionId) then subagents.child_event(params) return end
   state.session = params.sessionId
   local handler = handlers[params.event.type]
@@ -213,6 +217,7 @@ function M.start(opts, prompt)
   state.busy, state.settled, state.queue, state.commands = false, 0, { steering = {}, followUp = {} }, {}
   state.stats, state.model = nil, nil
   subagents.reset()
+  processes.reset()
   local rpc
   local started = vim.uv.now()
   rpc = vim.lsp.rpc.start(cmd, {
@@ -236,7 +241,7 @@ function M.start(opts, prompt)
     on_exit = function(code, signal)
       vim.schedule(function()
         local current = state.rpc == rpc -- not stopped on purpose, nor a newer connection's
-        if current then state.rpc = nil end
+        if current then state.rpc = nil processes.daemon_exited() end
         daemon.exited(M, current, code, signal, (vim.uv.now() - started) / 1000, M.log_tail(12))
         vim.cmd("redrawstatus!")
       end)
@@ -294,6 +299,10 @@ local function state_parts(with_mode)
   if queued > 0 then table.insert(parts, queued .. " queued") end
   local running = subagents.running()
   if running > 0 then table.insert(parts, running .. " subagent" .. (running > 1 and "s" or "")) end
+  local background = processes.running()
+  if background > 0 then
+    table.insert(parts, background .. (background > 1 and " processes running" or " process running"))
+  end
   return table.concat(parts, " · ")
 end
 
@@ -450,6 +459,7 @@ function M.mode(mode) M.start() modes.choose(M, mode, state.mode, mode_set) end
 function M.execute_plan(auto) M.start() modes.execute_plan(M, auto, mode_set) end
 
 function M.subagents() subagents.pick(M) end
+function M.processes() return processes.open(M, running()) end -- :PiProcesses
 
 function M.model()
   M.start()

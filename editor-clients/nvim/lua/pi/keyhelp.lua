@@ -22,6 +22,12 @@ function M.lines()
     table.insert(out, "Everywhere (setup's keymaps):")
     for _, name in ipairs({ "prompt", "chat", "abort", "sessions", "model", "new" }) do key(keymaps[name], name) end
   end
+  local procs = require("pi.processes").KEYS
+  vim.list_extend(out, { "", "In :PiProcesses (the agent's background processes):" })
+  key(procs.stop, "stop the process under the cursor (its output window: that one)")
+  key(procs.output, "open its output, followed while it runs")
+  key(procs.refresh, "list again")
+  key(procs.close, "close the list or the output")
   vim.list_extend(out, { "", "A review of a write or an edit lists its own keys with g?.",
                          "Commands: :Pi, :PiChat, :PiAbort, :PiSessions, :PiMode, … (:help pi-commands)" })
   return out

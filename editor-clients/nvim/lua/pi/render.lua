@@ -3,6 +3,7 @@
 -- inside chat.with(its buffer)).
 local chat = require("pi.chat")
 local savebefore = require("pi.savebefore")
+local processes = require("pi.processes")
 local M = {}
 
 local line = chat.line
@@ -63,6 +64,7 @@ function handlers.message_start(event, live)
     if m.stopReason ~= "pending" then assistant(m) end
   elseif m.role == "toolResult" and not live then -- live results were shown by tool_execution_*
     chat.tool_output(m.toolName, savebefore.shown(m.toolCallId, m, M.content_text(m)), m.isError)
+    processes.noted(m.toolCallId, m.details)
   elseif m.role == "bashExecution" then line("") line("$ " .. m.command) line(m.output or "") end
 end
 
@@ -96,6 +98,7 @@ end
 ---@param event pi.ToolExecutionEnd
 function handlers.tool_execution_end(event)
   chat.tool_end(event.toolCallId, result_text(event.toolCallId, event.result), event.isError)
+  processes.noted(event.toolCallId, event.result and event.result.details)
 end
 
 -- Stored messages (getMessages) drawn as a replay draws them.
