@@ -26,6 +26,7 @@ import { saveBeforeCommands, saveDocuments } from "./saveDocuments";
 import { ChatTabs, PANEL_TYPE } from "./chatTabs";
 import { pickHistory } from "./history";
 import { PermissionReview } from "./permissionReview";
+import { UserQuestions } from "./userQuestions";
 import { SessionTree, goBack } from "./sessionTree";
 import { sessionItem } from "./sessionList";
 import { openWorkspaceFile } from "./openFile";
@@ -68,6 +69,7 @@ const recovery = new CrashRecovery({
   log: (text) => output.append(text),
 });
 let permissions: PermissionReview;
+let questions: UserQuestions;
 
 function postCommands(): void {
   post({ type: "commands", commands: slashCommands.list });
@@ -130,7 +132,7 @@ function ensureClient(): Promise<PiClient> {
     const started = new PiClient({
       command: found.command, args: found.args, cwd: await workspaceFolder(),
       onLog: (text) => output.append(text), onPermission: (request, cancelled) => permissions.ask(request, cancelled),
-      onWorkspaceTrust: askWorkspaceTrust,
+      onWorkspaceTrust: askWorkspaceTrust, onAskUser: (request, cancelled) => questions.ask(request, cancelled),
       fs: fsHandlers(vscodeFiles), language: vscodeLanguage(), save: saveBeforeCommands() ? saveDocuments : undefined,
     });
     started.onEvent(onEvent);
@@ -444,7 +446,8 @@ async function sharedMessage(message: FromPage, reply: (message: ToPage) => void
   else if (message.type === "copy") await vscode.env.clipboard.writeText(message.text);
   else if (message.type === "abortSubagent") await (await ensureClient()).abort(message.sessionId);
   else if (message.type === "openSubagent") await openSubagent(message.sessionId, message.title ?? "subagent");
-  else if (message.type === "permissionAnswer") permissions.fromChat(message.sessionId, message.toolCallId, message.answer);
+  else if (message.type === "permissionAnswer") permissions.fromChat(message.sessionId, message.toolCallId, message.answer, message.reason);
+  else if (message.type === "questionAnswer") questions.answer(message.sessionId, message.toolCallId, message.result);
   else if (message.type === "noticeAction" && message.action === MANAGE_ACCESS) await commands["pi.manageModelAccess"]();
   else return false;
   return true;
@@ -504,6 +507,7 @@ class ChatView implements vscode.WebviewViewProvider {
           post({ type: "mode", mode: modes.mode });
           postCommands();
           permissions.repost((sessionId) => !tabs.owns(sessionId), post);
+          questions.repost((sessionId) => !tabs.owns(sessionId), post);
           forReady.forEach(post);
           forReady = [];
           await ensureClient();
@@ -527,6 +531,10 @@ export async function activate(extensionContext: vscode.ExtensionContext): Promi
   modes = new ModeIndicator(host);
   permissions = new PermissionReview(() => client?.workspace ?? "", (sessionId, m) => tabs.post(sessionId, m) || post(m),
                                      async (sessionId) => (await (await ensureClient()).request("getState", { sessionId })).sandbox);
+  questions = new UserQuestions((sessionId, m) => tabs.post(sessionId, m) || post(m), (text) => {
+    const shown = vscode.window.setStatusBarMessage(text);
+    return () => shown.dispose();
+  });
   context.subscriptions.push(reportDirty(lazyClient), modes, permissions, registerEditDiffs());
   registerReview(context, lazyClient);
   tabs = new ChatTabs({
@@ -536,7 +544,10 @@ export async function activate(extensionContext: vscode.ExtensionContext): Promi
        { label: "Follow up", description: "when the agent is done", value: "followUp" as const }],
       { placeHolder: "The agent is working. Send this as…" }))?.value,
     sidebar: () => ({ sessionId: sidebarSession, events: transcript }),
-    permissions: (shows, reply) => permissions.repost(shows, reply),
+    permissions: (shows, reply) => {
+      permissions.repost(shows, reply);
+      questions.repost(shows, reply);
+    },
   });
   context.subscriptions.push(
     output, status,

@@ -188,6 +188,15 @@ export class Transcript {
     return block;
   }
 
+  // A call the user changed in the permission request before it ran: the block shows the call that
+  // ran (the daemon sent its start again with the edited arguments), said so in its title.
+  private edited(block: HTMLElement): void {
+    block.classList.add("edited");
+    if (block.nextElementSibling?.classList.contains("edited-note")) return;
+    const what = block.dataset.name === "bash" ? "command" : "call";
+    block.after(element("div", "note edited-note", `✎ You edited this ${what} before it ran: above is what ran.`));
+  }
+
   // A call Stop cut short keeps the output it had streamed, its result ending in STOPPED.
   private setOutput(id: string, name: string, text: string, isError?: boolean, done = true): void {
     const block = this.toolBlock(id, name);
@@ -345,7 +354,12 @@ export class Transcript {
       case "message_start": return this.messageStart(event.message);
       case "message_update": return this.messageUpdate(event.assistantMessageEvent);
       case "message_end": return this.messageEnd(event.message, event.entryId);
-      case "tool_execution_start": this.toolBlock(event.toolCallId, event.toolName, event.args).classList.add("running"); return;
+      case "tool_execution_start": {
+        const block = this.toolBlock(event.toolCallId, event.toolName, event.args);
+        block.classList.add("running");
+        if (event.editedByUser) this.edited(block);
+        return;
+      }
       case "tool_execution_update":
         this.setOutput(event.toolCallId, event.toolName, textOf(event.partialResult?.content), false, false);
         return this.showSaved(event.toolCallId, savedFiles(event.partialResult?.details));
@@ -354,7 +368,12 @@ export class Transcript {
         if (!event.isError) this.showDiff(event.toolCallId, event.result?.details);
         return this.showSaved(event.toolCallId, savedFiles(event.result?.details));
       case "auto_retry_start": return this.retrying(event);
-      case "auto_retry_end": case "agent_settled": this.root.querySelectorAll(".retry").forEach((n) => n.remove()); return;
+      case "auto_retry_end": this.root.querySelectorAll(".retry").forEach((n) => n.remove()); return;
+      case "agent_settled":
+        this.root.querySelectorAll(".retry").forEach((n) => n.remove());
+        if (event.stopReason === "rejected")
+          this.root.append(element("div", "m note run-stopped", "You rejected the call and stopped the run: nothing more was run."));
+        return;
     }
   }
 }
