@@ -152,12 +152,14 @@ class AgentEnd:
     type: Literal["agent_end"] = attrs.field(default="agent_end", init=False)
     messages: list[AgentMessageUnion] = attrs.field(factory=list)
     will_retry: bool = False
+    stop_reason: Literal["rejected"] | None = None  # the user rejected a call and stopped the run
 
 
 @attrs.define
 class AgentSettled:
     type: Literal["agent_settled"] = attrs.field(default="agent_settled", init=False)
     aborted: bool = False
+    stop_reason: Literal["rejected"] | None = None  # the user rejected a call and stopped the run
 
 
 @attrs.define
@@ -199,6 +201,7 @@ class ToolExecutionStart:
     tool_call_id: str = ""
     tool_name: str = ""
     args: JsonObject | None = None
+    edited_by_user: bool | None = None  # sent again with the arguments the user edited before allowing it
 
 
 @attrs.define

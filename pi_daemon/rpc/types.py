@@ -53,7 +53,7 @@ QueueModeName = Literal["one-at-a-time", "all"]
 ThinkingLevelName = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
 Scope = Literal["exact", "prefix", "path", "tool"]  # what a remembered permission covers
 PermissionOutcome = Literal["allow_once", "allow_session", "allow_always", "reject_once", "reject_always",
-                            "cancelled"]  # tools.permissions.OUTCOMES, as the wire names them
+                            "reject_and_stop", "cancelled"]  # guard.permissions.OUTCOMES, as the wire names them
 
 
 @attrs.define
@@ -399,6 +399,8 @@ class PermissionRequestParams:
 class PermissionRequestResult:
     outcome: PermissionOutcome
     content: str | None = None  # allowing a write or edit: the text to write instead of the proposal
+    reason: str | None = None  # rejecting: the user's words, given to the model as the call's result
+    edited_args: JsonObject | None = None  # allowing: the arguments the call runs with instead (checked again)
 
 
 @attrs.define

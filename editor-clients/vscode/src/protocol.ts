@@ -23,6 +23,7 @@ export interface AgentEnd {
   type: "agent_end";
   messages: AgentMessage[];
   willRetry: boolean;
+  stopReason?: "rejected";
 }
 
 export type AgentEvent = AgentStart | AgentEnd | AgentSettled | TurnStart | TurnEnd | MessageStart | MessageUpdate | MessageEnd | ToolExecutionStart | ToolExecutionUpdate | ToolExecutionEnd | QueueUpdate | CompactionStart | CompactionEnd | AutoRetryStart | AutoRetryEnd | BashExecutionUpdate | SessionInfoChanged | ModelChanged | ThinkingLevelChanged | ModeChanged | PermissionTimeout | SessionWriteFailed | CommandsUpdate | ReplayEnd | TurnDiff | Diagnostics | SubagentStart | SubagentEnd | PlanUpdated | QuestionTimeout;
@@ -39,6 +40,7 @@ export type AgentMessage = UserMessage | AssistantMessage | ToolResultMessage | 
 export interface AgentSettled {
   type: "agent_settled";
   aborted: boolean;
+  stopReason?: "rejected";
 }
 
 export interface AgentStart {
@@ -789,7 +791,7 @@ export interface PendingRewind {
   files: string[];
 }
 
-export type PermissionOutcome = "allow_once" | "allow_session" | "allow_always" | "reject_once" | "reject_always" | "cancelled";
+export type PermissionOutcome = "allow_once" | "allow_session" | "allow_always" | "reject_once" | "reject_always" | "reject_and_stop" | "cancelled";
 
 export interface PermissionRequestParams {
   sessionId: string;
@@ -807,6 +809,8 @@ export interface PermissionRequestParams {
 export interface PermissionRequestResult {
   outcome: PermissionOutcome;
   content?: string | null;
+  reason?: string | null;
+  editedArgs?: JsonObject | null;
 }
 
 export interface PermissionScope {
@@ -1579,6 +1583,7 @@ export interface ToolExecutionStart {
   toolCallId: string;
   toolName: string;
   args?: JsonObject;
+  editedByUser?: boolean;
 }
 
 export interface ToolExecutionUpdate {

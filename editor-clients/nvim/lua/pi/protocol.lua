@@ -18,6 +18,7 @@
 ---@field type "agent_end"
 ---@field messages pi.AgentMessage[]
 ---@field willRetry boolean
+---@field stopReason? "rejected"
 
 ---@alias pi.AgentEvent pi.AgentStart|pi.AgentEnd|pi.AgentSettled|pi.TurnStart|pi.TurnEnd|pi.MessageStart|pi.MessageUpdate|pi.MessageEnd|pi.ToolExecutionStart|pi.ToolExecutionUpdate|pi.ToolExecutionEnd|pi.QueueUpdate|pi.CompactionStart|pi.CompactionEnd|pi.AutoRetryStart|pi.AutoRetryEnd|pi.BashExecutionUpdate|pi.SessionInfoChanged|pi.ModelChanged|pi.ThinkingLevelChanged|pi.ModeChanged|pi.PermissionTimeout|pi.SessionWriteFailed|pi.CommandsUpdate|pi.ReplayEnd|pi.TurnDiff|pi.Diagnostics|pi.SubagentStart|pi.SubagentEnd|pi.PlanUpdated|pi.QuestionTimeout
 
@@ -32,6 +33,7 @@
 ---@class pi.AgentSettled
 ---@field type "agent_settled"
 ---@field aborted boolean
+---@field stopReason? "rejected"
 
 ---@class pi.AgentStart
 ---@field type "agent_start"
@@ -655,7 +657,7 @@
 ---@field entryId string|nil
 ---@field files string[]
 
----@alias pi.PermissionOutcome "allow_once"|"allow_session"|"allow_always"|"reject_once"|"reject_always"|"cancelled"
+---@alias pi.PermissionOutcome "allow_once"|"allow_session"|"allow_always"|"reject_once"|"reject_always"|"reject_and_stop"|"cancelled"
 
 ---@class pi.PermissionRequestParams
 ---@field sessionId string
@@ -672,6 +674,8 @@
 ---@class pi.PermissionRequestResult
 ---@field outcome pi.PermissionOutcome
 ---@field content? string|nil
+---@field reason? string|nil
+---@field editedArgs? pi.JsonObject|nil
 
 ---@class pi.PermissionScope
 ---@field scope "exact"|"prefix"|"path"|"tool"
@@ -1304,6 +1308,7 @@
 ---@field toolCallId string
 ---@field toolName string
 ---@field args? pi.JsonObject
+---@field editedByUser? boolean
 
 ---@class pi.ToolExecutionUpdate
 ---@field type "tool_execution_update"
