@@ -111,7 +111,7 @@ button.q-option{display:flex;flex-direction:column;align-items:flex-start;text-a
 label.q-option{display:flex;gap:6px;align-items:baseline;cursor:pointer;padding:2px 0}.q-label{font-weight:500}
 .q-desc{opacity:.75;font-size:90%}label.q-option .q-desc::before{content:"— "}
 .question textarea,.permission textarea{margin-top:8px;min-height:2.6em}
-.q-actions{display:flex;gap:6px;margin-top:8px}.permission .reason{display:flex;flex-direction:column;align-items:flex-start;gap:4px}
+.q-actions{display:flex;gap:6px;margin-top:8px}.permission .reason-form{display:flex;flex-direction:column;align-items:flex-start;gap:4px}
 .q-submit,.send-reason{color:var(--vscode-button-foreground)!important;background:var(--vscode-button-background)!important}
 .permission button.stop{color:var(--vscode-errorForeground)}
 .edited-note{font-size:90%;margin:0 0 4px 14px}.run-stopped{color:var(--vscode-editorWarning-foreground);opacity:1}

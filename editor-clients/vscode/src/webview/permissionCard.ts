@@ -50,8 +50,8 @@ export function showPermission(log: HTMLElement, tools: Map<string, HTMLElement>
 // (the field's Send gives the reason).
 export function permissionAnswer(card: HTMLElement, answer: string): { answer: string; reason?: string } | undefined {
   if (answer === "reason") {
-    if (!card.querySelector(".reason")) {
-      const form = element("div", "reason");
+    if (!card.querySelector(".reason-form")) {
+      const form = element("div", "reason-form");
       const field = document.createElement("textarea");
       field.className = "reason-text";
       field.rows = 2;
