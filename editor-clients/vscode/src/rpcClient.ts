@@ -85,8 +85,8 @@ export function permissionPrompt(request: PermissionRequest, sandbox?: SandboxSt
   const choices: { label: string; outcome: Outcome; follow?: FollowUp }[] = [];
   for (const [outcome, label] of CHOICE_LABELS) {
     if (!offered.has(outcome)) continue;
-    if (outcome === "reject_once") choices.push({ label: REJECT_WITH_REASON, outcome, follow: "reason" });
     choices.push({ label, outcome });
+    if (outcome === "reject_once") choices.push({ label: REJECT_WITH_REASON, outcome, follow: "reason" });
     if (outcome === "allow_once" && request.toolName === "bash" && typeof request.args?.command === "string")
       choices.push({ label: EDIT_COMMAND, outcome, follow: "edit" });
   }

@@ -46,7 +46,8 @@ test("a long command's permission: short whole buttons, the whole command and th
   assert.equal(asked[0].remember.scope, "exact");
   assert.ok(detail.endsWith('"Allow for this session", "Always allow…", "Always reject…" remember: exactly this command'), detail);
   assert.equal(detail.split(command).length, 2, "the command is shown once");
-  assert.deepEqual(choices.map((x) => x.label), ["Allow once", "Allow for this session", "Always allow…", "Reject", "Always reject…"]);
+  assert.deepEqual(choices.map((x) => x.label), ["Allow once", "Edit command…", "Allow for this session", "Always allow…", "Reject",
+                                                 "Reject with reason…", "Always reject…", "Reject and stop"]);
   await c.stop();
 });
 

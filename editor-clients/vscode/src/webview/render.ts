@@ -99,7 +99,7 @@ function thinkingBlock(text: string): HTMLElement {
 
 // A tool's one-line title: its name and the start of what it does (the command, the path, a task's description).
 function title(name: string, args: Record<string, unknown> | undefined, isError?: boolean, stopped?: boolean): string {
-  const what = String((name === "bash" ? args?.command : args?.path ?? args?.pattern ?? args?.query ?? args?.description)
+  const what = String((name === "bash" ? args?.command : args?.path ?? args?.pattern ?? args?.query ?? args?.description ?? args?.question)
                       ?? "").split("\n")[0];
   const short = what.length > 60 ? `${what.slice(0, 59)}…` : what;
   return `${name}${short ? ` ${short}` : ""}${stopped ? " (stopped)" : isError ? " (error)" : ""}`;
