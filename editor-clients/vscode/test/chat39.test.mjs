@@ -95,7 +95,7 @@ test("a question is a card under its call: typed words are the tool's result the
     call("q2", "ask_user", { question: "Which checks should run?", multiSelect: true,
                              options: [{ label: "lint" }, { label: "types" }, { label: "tests" }] }),
     text("Running lint and tests."),
-    call("q3", "ask_user", { question: "Shall I go on?", options: [{ label: "yes" }, { label: "no" }] }),
+    call("q3", "ask_user", { question: "Shall I go on? <b>now</b>", options: [{ label: '<img src=x onerror="window.pwned=1">' }, { label: "no" }] }),
     text("never said"),
   ]);
   const page = await openPage(held.browser, 700);
@@ -138,6 +138,10 @@ test("a question is a card under its call: typed words are the tool's result the
 
   const third = page.locator(".question[data-id=q3]");
   await third.waitFor();
+  // the model's words are text, never markup
+  assert.equal(await third.locator(".q-text").textContent(), "Shall I go on? <b>now</b>");
+  assert.equal(await third.locator("img, b").count(), 0);
+  assert.equal(await page.evaluate(() => window.pwned), undefined);
   await c.abort(); // Stop while the question waits: withdrawn, the run ends
   await third.waitFor({ state: "detached" });
   await c.settled();
