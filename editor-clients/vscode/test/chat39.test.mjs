@@ -175,7 +175,9 @@ test("permission answers that steer: a reason the model reads while the run goes
   await waitFor(() => toolResult(c, "b1"), "the refused call's result");
   assert.match(resultText(toolResult(c, "b1")), /keep the build folder, CI reads it/, "the reason is the tool's result");
   await page.locator(".assistant", { hasText: "Understood, I will keep the build folder." }).waitFor(); // the run went on
+  await c.settled(undefined, 1);
 
+  await c.prompt("print the greeting");
   const second = await gate.next(1);
   second.answer({ outcome: "allow_once", editedArgs: { ...second.request.args, command: "echo from-the-user" } });
   const block = page.locator("details.tool[data-id=b2]");
@@ -186,10 +188,12 @@ test("permission answers that steer: a reason the model reads while the run goes
   assert.match(resultText(toolResult(c, "b2")), /from-the-user/);
   assert.doesNotMatch(resultText(toolResult(c, "b2")), /from-the-agent/);
   await page.locator("details.tool[data-id=b2] .output", { hasText: "from-the-user" }).waitFor({ state: "attached" });
+  await c.settled(undefined, 2);
 
+  await c.prompt("push it");
   const third = await gate.next(2);
   third.answer({ outcome: "reject_and_stop" });
-  await c.settled();
+  await c.settled(undefined, 3);
   const settled = c.events.filter((e) => e.event.type === "agent_settled").at(-1).event;
   assert.equal(settled.stopReason, "rejected");
   await page.locator(".run-stopped", { hasText: "You rejected the call and stopped the run" }).waitFor();
