@@ -117,7 +117,7 @@ test("a question is a card under its call: typed words are the tool's result the
   assert.equal(await card.locator("button.q-option .q-desc").first().textContent(), "a file next to the app");
   assert.ok(await page.evaluate(() => document.querySelector("details.tool[data-id=q1]").nextElementSibling.matches(".question")),
             "the card is under its call");
-  assert.equal(await page.evaluate(() => document.activeElement?.className), "q-input", "the text field has the focus");
+  assert.equal(await page.evaluate(() => document.activeElement?.textContent), "SQLitea file next to the app", "the first option has the focus");
   await card.locator("textarea.q-input").fill("DuckDB, it is already a dependency");
   await card.locator("textarea.q-input").press("Enter");
   assert.deepEqual(await answered(0), { outcome: "answered", text: "DuckDB, it is already a dependency" });
@@ -125,7 +125,10 @@ test("a question is a card under its call: typed words are the tool's result the
   await waitFor(() => toolResult(c, "q1"), "the question's result");
   assert.match(resultText(toolResult(c, "q1")), /The user wrote: DuckDB, it is already a dependency/, "the typed words are what the model reads");
   await page.locator("details.tool[data-id=q1] .output", { hasText: "DuckDB, it is already a dependency" }).waitFor({ state: "attached" });
+  await page.locator(".assistant", { hasText: "DuckDB it is." }).waitFor();
+  await c.settled(undefined, 1);
 
+  await c.prompt("and check it");
   const multi = page.locator(".question[data-id=q2]");
   await multi.waitFor();
   assert.equal(await multi.locator("textarea").count(), 0, "no text field when the agent takes none");
@@ -135,7 +138,9 @@ test("a question is a card under its call: typed words are the tool's result the
   assert.deepEqual(await answered(1), { outcome: "answered", selected: ["lint", "tests"] });
   await waitFor(() => toolResult(c, "q2"), "the second result");
   assert.match(resultText(toolResult(c, "q2")), /The user answered: lint, tests/);
+  await c.settled(undefined, 2);
 
+  await c.prompt("go on");
   const third = page.locator(".question[data-id=q3]");
   await third.waitFor();
   // the model's words are text, never markup
@@ -144,7 +149,7 @@ test("a question is a card under its call: typed words are the tool's result the
   assert.equal(await page.evaluate(() => window.pwned), undefined);
   await c.abort(); // Stop while the question waits: withdrawn, the run ends
   await third.waitFor({ state: "detached" });
-  await c.settled();
+  await c.settled(undefined, 3);
   assert.equal(c.events.filter((e) => e.event.type === "agent_settled").at(-1).event.aborted, true, "the run ended aborted");
   assert.equal(await page.locator(".question").count(), 0);
   assert.ok(!(await page.locator(".assistant", { hasText: "never said" }).count()));

@@ -219,7 +219,7 @@ test("the chat's card for a write/edit under review: under its call, answers pos
   const card = page.locator("details.tool + .permission");
   await card.waitFor();
   assert.equal(await card.locator(".said").innerText(), "pi wants to write made.txt: review the diff in the editor; revert hunks or edit its right side, then Accept.");
-  assert.deepEqual(await card.locator("button").allInnerTexts(), ["Accept", "Reject", "More…", "Show diff"]);
+  assert.deepEqual(await card.locator("button").allInnerTexts(), ["Accept", "Reject", "Reject with reason…", "Reject and stop", "More…", "Show diff"]);
   await card.getByRole("button", { name: "Accept", exact: true }).click();
   const posted = await page.evaluate(() => window.posted.filter((m) => m.type === "permissionAnswer"));
   assert.deepEqual(posted, [{ type: "permissionAnswer", sessionId: ask.request.sessionId, toolCallId: ask.request.toolCallId, answer: "accept" }]);
