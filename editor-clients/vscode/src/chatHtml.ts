@@ -39,7 +39,7 @@ kbd{font-family:var(--vscode-editor-font-family);font-size:90%;padding:0 4px;bor
 .error{color:var(--vscode-errorForeground)}.note{opacity:.7;font-style:italic}
 details{margin:4px 0}details.thinking{opacity:.8}details.thinking .body{white-space:pre-wrap}
 details.tool summary{font-family:var(--vscode-editor-font-family)}details.tool.failed>summary{color:var(--vscode-errorForeground)}
-details.tool.running>summary::after{content:" …"}
+details.tool.running>summary::after{content:" …"}details.tool.rejected>summary{color:var(--vscode-descriptionForeground)}
 pre{background:var(--vscode-textCodeBlock-background);padding:4px;overflow:auto;white-space:pre-wrap}
 .code{position:relative}.code .copy{position:absolute;top:2px;right:2px;font-size:11px}
 #queue{padding-left:16px;margin:0 0 4px}#queue li{cursor:pointer;opacity:.8}#queue li:hover{text-decoration:line-through}

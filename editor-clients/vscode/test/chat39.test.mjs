@@ -54,6 +54,8 @@ test("the plan is a checklist pinned above the input: live, folded once all done
   assert.deepEqual(await steps(page), ["in_progress:▸Read the failing test", "pending:○Fix the parser", "pending:○Run the tests"]);
   assert.equal(await page.locator("#plan .plan-count").textContent(), "0/3");
   assert.equal(await page.locator("#plan .plan-why").textContent(), "Three steps to a green suite.");
+  assert.equal(await page.locator("details.tool[data-id=p1] > summary").textContent(), "update_plan 0/3 done · Read the failing test",
+               "the call's title says the plan's progress");
   const [planBottom, inputTop] = await page.evaluate(() => [document.getElementById("plan").getBoundingClientRect().bottom,
                                                             document.getElementById("input").getBoundingClientRect().top]);
   assert.ok(planBottom <= inputTop, "the checklist is above the input");
@@ -180,6 +182,7 @@ test("permission answers that steer: a reason the model reads while the run goes
   await waitFor(() => toolResult(c, "b1"), "the refused call's result");
   assert.match(resultText(toolResult(c, "b1")), /keep the build folder, CI reads it/, "the reason is the tool's result");
   await page.locator(".assistant", { hasText: "Understood, I will keep the build folder." }).waitFor(); // the run went on
+  assert.equal(await page.locator("details.tool[data-id=b1] > summary").textContent(), "bash rm -rf build (rejected)", "refused, not failed");
   await c.settled(undefined, 1);
 
   await c.prompt("print the greeting");
@@ -202,6 +205,7 @@ test("permission answers that steer: a reason the model reads while the run goes
   const settled = c.events.filter((e) => e.event.type === "agent_settled").at(-1).event;
   assert.equal(settled.stopReason, "rejected");
   await page.locator(".run-stopped", { hasText: "You rejected the call and stopped the run" }).waitFor();
+  assert.equal(await page.locator("details.tool[data-id=b3] > summary").textContent(), "bash git push --force (rejected)");
   assert.equal(await page.locator(".assistant", { hasText: "never said" }).count(), 0, "no further model request");
   assert.equal(gate.asked.length, 3);
 });

@@ -97,13 +97,25 @@ function thinkingBlock(text: string): HTMLElement {
   return block;
 }
 
-// A tool's one-line title: its name and the start of what it does (the command, the path, a task's description).
-function title(name: string, args: Record<string, unknown> | undefined, isError?: boolean, stopped?: boolean): string {
-  const what = String((name === "bash" ? args?.command : args?.path ?? args?.pattern ?? args?.query ?? args?.description ?? args?.question)
-                      ?? "").split("\n")[0];
-  const short = what.length > 60 ? `${what.slice(0, 59)}…` : what;
-  return `${name}${short ? ` ${short}` : ""}${stopped ? " (stopped)" : isError ? " (error)" : ""}`;
+// An update_plan call's gist: how many steps are done, and the one in progress.
+function planGist(plan: unknown): string | undefined {
+  if (!Array.isArray(plan)) return undefined;
+  const steps = plan as { step?: unknown; status?: unknown }[];
+  const now = steps.find((s) => s.status === "in_progress")?.step;
+  return `${steps.filter((s) => s.status === "completed").length}/${steps.length} done${typeof now === "string" ? ` · ${now}` : ""}`;
 }
+
+// A tool's one-line title: its name and the start of what it does (the command, the path, a task's description,
+// a question, a plan's progress); how it ended when not well (stopped, rejected by the user, an error).
+function title(name: string, args: Record<string, unknown> | undefined, isError?: boolean, ended?: "stopped" | "rejected"): string {
+  const what = String((name === "bash" ? args?.command : name === "update_plan" ? planGist(args?.plan)
+                       : args?.path ?? args?.pattern ?? args?.query ?? args?.description ?? args?.question) ?? "").split("\n")[0];
+  const short = what.length > 60 ? `${what.slice(0, 59)}…` : what;
+  return `${name}${short ? ` ${short}` : ""}${ended ? ` (${ended})` : isError ? " (error)" : ""}`;
+}
+
+// The daemon's results of a call the user refused (guard/permissions.py: a plain no, a reason, a rule, Reject and stop).
+const REJECTED = /^the user (declined|rejected|has declined)\b/i;
 
 // The files saved before a bash call ran (its details, BashDetails.savedFiles).
 const savedFiles = (details: unknown) => (details as Partial<BashDetails> | undefined)?.savedFiles;
@@ -202,11 +214,14 @@ export class Transcript {
     const block = this.toolBlock(id, name);
     block.querySelector(":scope > .output")!.textContent = text;
     const stopped = Boolean(isError) && text.trimEnd().endsWith(STOPPED);
+    const rejected = Boolean(isError) && REJECTED.test(text.trim());
     block.classList.toggle("running", !done);
     block.classList.toggle("failed", Boolean(isError));
     block.classList.toggle("stopped", stopped);
+    block.classList.toggle("rejected", rejected);
     const args = block.dataset.args ? JSON.parse(block.dataset.args) : undefined;
-    block.querySelector(":scope > summary")!.textContent = title(block.dataset.name ?? name, args, isError, stopped);
+    block.querySelector(":scope > summary")!.textContent = title(block.dataset.name ?? name, args, isError,
+                                                                   stopped ? "stopped" : rejected ? "rejected" : undefined);
   }
 
   // Under an edit: its change, in colour.
