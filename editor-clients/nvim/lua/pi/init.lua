@@ -122,7 +122,7 @@ local function on_event(params)
 end
 
 local choice_labels = { allow_once = "Allow once", allow_session = "Allow this session", allow_always = "Always allow",
-                        reject_once = "Reject", reject_always = "Always reject" }
+                        reject_once = "Reject", reject_always = "Always reject", reject_and_stop = "Reject and stop" }
 local remembering = { allow_session = true, allow_always = true, reject_always = true }
 
 -- One label per offered outcome; the ones that remember say exactly what they would remember.
