@@ -12,7 +12,7 @@
 import * as vscode from "vscode";
 import * as nodePath from "path";
 import type { ToPage } from "./chatPage";
-import { FollowUp, Outcome, PermissionAnswer, PermissionRequest, SandboxState, permissionPrompt } from "./rpcClient";
+import { FollowUp, Outcome, PermissionAnswer, PermissionRequest, SandboxState, permissionPrompt, remembers } from "./rpcClient";
 
 const SCHEME = "pi-proposed"; // the proposal, editable (an in-memory file)
 const BEFORE = "pi-before"; // the empty left side of a new file
@@ -186,7 +186,6 @@ export class PermissionReview implements vscode.TextDocumentContentProvider, vsc
   private async moreChoices(p: Pending | undefined): Promise<void> {
     if (!p) return;
     const { choices } = permissionPrompt(p.request);
-    const remembers = (o: Outcome) => o !== "allow_once" && o !== "reject_once" && o !== "reject_and_stop";
     const pick = await vscode.window.showQuickPick(choices.map((c) => ({
       label: c.label, outcome: c.outcome, follow: c.follow,
       detail: remembers(c.outcome) && p.request.remember ? `remembers: ${p.request.remember.label}` : undefined,

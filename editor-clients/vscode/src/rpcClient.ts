@@ -59,8 +59,9 @@ const CHOICE_LABELS: [Outcome, string][] = [
 
 // The answers that ask for more first: the words pi is told when refusing, an edited command to run instead.
 export type FollowUp = "reason" | "edit";
-export const REJECT_WITH_REASON = "Reject with reason…";
-export const EDIT_COMMAND = "Edit command…";
+
+// The answers that keep a rule (said with the rule in the prompt's body).
+export const remembers = (outcome: Outcome) => ["allow_session", "allow_always", "reject_always"].includes(outcome);
 
 // Whether a command will run sandboxed: the request does not say, so the daemon's getState (the
 // sandbox its bash reads at each call, from the same settings and bubblewrap probe) is asked.
@@ -86,13 +87,13 @@ export function permissionPrompt(request: PermissionRequest, sandbox?: SandboxSt
   for (const [outcome, label] of CHOICE_LABELS) {
     if (!offered.has(outcome)) continue;
     choices.push({ label, outcome });
-    if (outcome === "reject_once") choices.push({ label: REJECT_WITH_REASON, outcome, follow: "reason" });
+    if (outcome === "reject_once") choices.push({ label: "Reject with reason…", outcome, follow: "reason" });
     if (outcome === "allow_once" && request.toolName === "bash" && typeof request.args?.command === "string")
-      choices.push({ label: EDIT_COMMAND, outcome, follow: "edit" });
+      choices.push({ label: "Edit command…", outcome, follow: "edit" });
   }
   const lines = describeCall(request.toolName, request.args).split("\n");
   const shown = lines.length > 40 ? [...lines.slice(0, 40), `… ${lines.length - 40} more lines`] : lines;
-  const remembering = choices.filter((c) => REMEMBERS.includes(c.outcome)).map((c) => `"${c.label}"`);
+  const remembering = choices.filter((c) => remembers(c.outcome)).map((c) => `"${c.label}"`);
   // a rule for exactly this command would only repeat the command shown just above
   const scope = request.remember?.scope === "exact" && request.toolName === "bash" ? "exactly this command" : request.remember?.label;
   const rule = scope && remembering.length ? `\n\n${remembering.join(", ")} remember: ${scope}` : "";
@@ -103,8 +104,6 @@ export function permissionPrompt(request: PermissionRequest, sandbox?: SandboxSt
 // How a VS Code user picks a model (initialize's clientInfo.modelPicker): the daemon's offline demo and its
 // "no model" error point at it instead of the command line's --model.
 export const MODEL_PICKER = "the model picker (pi: Select Model, or click the model in the status bar)";
-
-const REMEMBERS: Outcome[] = ["allow_session", "allow_always", "reject_always"];
 
 // A permission's answer: the outcome, and for a write/edit accepted after the user changed the proposal
 // in the review, the text to write instead (`content`); a refusal's `reason` (what pi is told); an allowed
