@@ -88,7 +88,9 @@ export function permissionPrompt(request: PermissionRequest, sandbox?: SandboxSt
     if (!offered.has(outcome)) continue;
     choices.push({ label, outcome });
     if (outcome === "reject_once") choices.push({ label: "Reject with reason…", outcome, follow: "reason" });
-    if (outcome === "allow_once" && request.toolName === "bash" && typeof request.args?.command === "string")
+    // the edit is a one-line field: a command of several lines (a here-document) is not offered to it
+    const command = request.args?.command;
+    if (outcome === "allow_once" && request.toolName === "bash" && typeof command === "string" && !command.includes("\n"))
       choices.push({ label: "Edit command…", outcome, follow: "edit" });
   }
   const lines = describeCall(request.toolName, request.args).split("\n");
