@@ -114,7 +114,7 @@ label.q-option{display:flex;gap:6px;align-items:baseline;cursor:pointer;padding:
 .q-actions{display:flex;gap:6px;margin-top:8px}.permission .reason-form{display:flex;flex-direction:column;align-items:flex-start;gap:4px}
 .q-submit,.send-reason{color:var(--vscode-button-foreground)!important;background:var(--vscode-button-background)!important}
 .permission button.stop{color:var(--vscode-errorForeground)}
-.edited-note{font-size:90%;margin:0 0 4px 14px}.run-stopped{color:var(--vscode-editorWarning-foreground);opacity:1}
+.edited-note,.answer-note{font-size:90%;margin:0 0 4px 14px;white-space:pre-wrap}.answer-note{font-style:normal}.run-stopped{color:var(--vscode-editorWarning-foreground);opacity:1}
 mark.found{background:var(--vscode-editor-findMatchHighlightBackground,#ea5c0055);color:inherit;outline:1px solid var(--vscode-editor-findMatchBorder,#ea5c00)}
 </style></head><body data-surface="${surface}" data-empty="true">
 <div id="empty"><h2>Ask pi to work in this workspace</h2>

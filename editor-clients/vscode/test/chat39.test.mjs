@@ -127,6 +127,7 @@ test("a question is a card under its call: typed words are the tool's result the
   await waitFor(() => toolResult(c, "q1"), "the question's result");
   assert.match(resultText(toolResult(c, "q1")), /The user wrote: DuckDB, it is already a dependency/, "the typed words are what the model reads");
   await page.locator("details.tool[data-id=q1] .output", { hasText: "DuckDB, it is already a dependency" }).waitFor({ state: "attached" });
+  await page.locator("details.tool[data-id=q1] + .answer-note", { hasText: "The user wrote: DuckDB" }).waitFor(); // in sight, the call folded
   await page.locator(".assistant", { hasText: "DuckDB it is." }).waitFor();
   await c.settled(undefined, 1);
 

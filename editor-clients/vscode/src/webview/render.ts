@@ -222,6 +222,7 @@ export class Transcript {
     const args = block.dataset.args ? JSON.parse(block.dataset.args) : undefined;
     block.querySelector(":scope > summary")!.textContent = title(block.dataset.name ?? name, args, isError,
                                                                    stopped ? "stopped" : rejected ? "rejected" : undefined);
+    if (done && (block.dataset.name ?? name) === "ask_user") this.showAnswer(block, text);
   }
 
   // Under an edit: its change, in colour.
@@ -231,6 +232,13 @@ export class Transcript {
     const block = this.toolBlock(id, "edit");
     if (block.nextElementSibling?.classList.contains("diff-card")) return;
     block.after(diffCard(id, diff));
+  }
+
+  // Under a question the user answered (ask_user): the answer, in sight without opening the call.
+  private showAnswer(block: HTMLElement, text: string): void {
+    let line = block.nextElementSibling as HTMLElement | null;
+    if (!line?.classList.contains("answer-note")) block.after(line = element("div", "note answer-note"));
+    line.textContent = `↳ ${text.trim()}`;
   }
 
   // Under a bash call: the files saved for it to see the agent's edits (details.savedFiles).
