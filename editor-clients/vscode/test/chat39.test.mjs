@@ -198,6 +198,14 @@ test("permission answers that steer: a reason the model reads while the run goes
   assert.doesNotMatch(resultText(toolResult(c, "b2")), /from-the-agent/);
   await page.locator("details.tool[data-id=b2] .output", { hasText: "from-the-user" }).waitFor({ state: "attached" });
   await c.settled(undefined, 2);
+  // drawn again from the session (a reload): the call as it ran, marked edited
+  const { sessionId } = await c.request("getState");
+  await page.evaluate(() => window.postMessage({ type: "reset" }, "*"));
+  await c.load(sessionId);
+  await waitFor(() => c.events.some((e) => e.event.type === "replay_end"), "the replay");
+  await waitFor(async () => (await block.locator("summary").textContent().catch(() => "")).startsWith("bash echo from-the-user"),
+                "the replayed call as it ran");
+  await page.locator("details.tool[data-id=b2] + .edited-note").waitFor();
 
   await c.prompt("push it");
   const third = await gate.next(2);

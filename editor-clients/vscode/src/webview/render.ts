@@ -116,6 +116,7 @@ function title(name: string, args: Record<string, unknown> | undefined, isError?
 
 // The daemon's results of a call the user refused (guard/permissions.py: a plain no, a reason, a rule, Reject and stop).
 const REJECTED = /^the user (declined|rejected|has declined)\b/i;
+const EDITED = /^The user edited this call before it ran; what ran: (.*)$/m; // its first line (guard/permissions.py what_ran)
 
 // The files saved before a bash call ran (its details, BashDetails.savedFiles).
 const savedFiles = (details: unknown) => (details as Partial<BashDetails> | undefined)?.savedFiles;
@@ -213,6 +214,13 @@ export class Transcript {
   private setOutput(id: string, name: string, text: string, isError?: boolean, done = true): void {
     const block = this.toolBlock(id, name);
     block.querySelector(":scope > .output")!.textContent = text;
+    const ran = EDITED.exec(text); // a stored call the user edited (a replay sends no second start): what ran
+    if (ran) {
+      try {
+        this.toolBlock(id, name, JSON.parse(ran[1]));
+      } catch { /* the arguments were cut short in the result: the call stays as the model wrote it */ }
+      this.edited(block);
+    }
     const stopped = Boolean(isError) && text.trimEnd().endsWith(STOPPED);
     const rejected = Boolean(isError) && REJECTED.test(text.trim());
     block.classList.toggle("running", !done);
