@@ -59,7 +59,8 @@ try {
     const buttons = dialog.locator(".dialog-buttons .monaco-button");
     const labels = await buttons.allInnerTexts();
     assert.deepEqual(labels.map((l) => l.trim()).filter((l) => l !== "Cancel").sort(), // the platform orders them
-                     ["Allow for this session", "Allow once", "Always allow…", "Always reject…", "Reject"]);
+                     ["Allow for this session", "Allow once", "Always allow…", "Always reject…", "Edit command…", "Reject",
+                      "Reject and stop", "Reject with reason…"]);
     for (const button of await buttons.all()) { // each label drawn whole, nothing cut off
       const [scroll, client] = await button.evaluate((b) => [b.scrollWidth, b.clientWidth]);
       assert.ok(scroll <= client, `${await button.innerText()} is clipped (${scroll} > ${client})`);

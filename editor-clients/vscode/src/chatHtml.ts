@@ -39,7 +39,7 @@ kbd{font-family:var(--vscode-editor-font-family);font-size:90%;padding:0 4px;bor
 .error{color:var(--vscode-errorForeground)}.note{opacity:.7;font-style:italic}
 details{margin:4px 0}details.thinking{opacity:.8}details.thinking .body{white-space:pre-wrap}
 details.tool summary{font-family:var(--vscode-editor-font-family)}details.tool.failed>summary{color:var(--vscode-errorForeground)}
-details.tool.running>summary::after{content:" …"}
+details.tool.running>summary::after{content:" …"}details.tool.rejected>summary{color:var(--vscode-descriptionForeground)}
 pre{background:var(--vscode-textCodeBlock-background);padding:4px;overflow:auto;white-space:pre-wrap}
 .code{position:relative}.code .copy{position:absolute;top:2px;right:2px;font-size:11px}
 #queue{padding-left:16px;margin:0 0 4px}#queue li{cursor:pointer;opacity:.8}#queue li:hover{text-decoration:line-through}
@@ -94,6 +94,28 @@ a.file{color:var(--vscode-textLink-foreground);cursor:pointer;text-decoration:no
 #attachments .remove{position:absolute;top:-6px;right:-6px;font-size:10px;padding:0 3px;cursor:pointer}
 .user .images img.thumb{height:96px;max-width:240px;object-fit:contain;image-rendering:pixelated;margin:2px 4px 2px 0;border-radius:3px;border:1px solid var(--vscode-panel-border,#888)}
 .process-note{display:flex;gap:6px;align-items:center;flex-wrap:wrap;margin:2px 0 6px;font-size:90%}.process-note .process-status{opacity:.85}.process-note.running .process-status::before{content:"● ";color:var(--vscode-testing-iconPassed,#73c991)}.process-note button{font-size:11px}
+#plan{margin:0 0 6px;border:1px solid var(--vscode-widget-border,var(--vscode-panel-border,#8886));border-radius:4px;background:var(--vscode-editorWidget-background,transparent)}
+#plan>summary{list-style:none;display:flex;gap:6px;align-items:baseline;padding:3px 8px;cursor:pointer;user-select:none}
+#plan>summary::-webkit-details-marker{display:none}#plan>summary::before{content:"▸";opacity:.7;width:.8em}#plan[open]>summary::before{content:"▾"}
+.plan-title{font-weight:600}.plan-count{opacity:.75;font-variant-numeric:tabular-nums}
+.plan-now{flex:1;min-width:0;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;opacity:.85}#plan[open] .plan-now{display:none}
+.plan-why{padding:0 8px 2px 24px;opacity:.8;font-size:90%;white-space:pre-wrap}
+.plan-steps{list-style:none;margin:0;padding:0 8px 6px 8px;max-height:30vh;overflow:auto}
+.plan-step{display:flex;gap:6px;line-height:1.55}.plan-mark{flex:none;width:1em;text-align:center}
+.plan-step.completed{opacity:.65}.plan-step.completed .plan-text{text-decoration:line-through}
+.plan-step.completed .plan-mark{color:var(--vscode-testing-iconPassed,#73c991)}
+.plan-step.in_progress .plan-text{font-weight:600}.plan-step.in_progress .plan-mark{color:var(--vscode-textLink-foreground,#3794ff)}
+.question{padding:6px 10px 8px;border:1px solid var(--vscode-focusBorder,#3794ff);border-radius:4px;background:var(--vscode-editorWidget-background,transparent)}
+.q-head{font-size:85%;opacity:.75}.q-text{font-weight:600;margin:2px 0 8px;white-space:pre-wrap}
+.q-options{display:flex;flex-direction:column;gap:4px}
+button.q-option{display:flex;flex-direction:column;align-items:flex-start;text-align:left;padding:4px 10px;border-radius:3px}
+label.q-option{display:flex;gap:6px;align-items:baseline;cursor:pointer;padding:2px 0}.q-label{font-weight:500}
+.q-desc{opacity:.75;font-size:90%}label.q-option .q-desc::before{content:"— "}
+.question textarea,.permission textarea{margin-top:8px;min-height:2.6em}
+.q-actions{display:flex;gap:6px;margin-top:8px}.permission .reason-form{display:flex;flex-direction:column;align-items:flex-start;gap:4px}
+.q-submit,.send-reason{color:var(--vscode-button-foreground)!important;background:var(--vscode-button-background)!important}
+.permission button.stop{color:var(--vscode-errorForeground)}
+.edited-note,.answer-note{font-size:90%;margin:0 0 4px 14px;white-space:pre-wrap}.answer-note{font-style:normal}.run-stopped{color:var(--vscode-editorWarning-foreground);opacity:1}
 mark.found{background:var(--vscode-editor-findMatchHighlightBackground,#ea5c0055);color:inherit;outline:1px solid var(--vscode-editor-findMatchBorder,#ea5c00)}
 </style></head><body data-surface="${surface}" data-empty="true">
 <div id="empty"><h2>Ask pi to work in this workspace</h2>
@@ -102,7 +124,7 @@ mark.found{background:var(--vscode-editor-findMatchHighlightBackground,#ea5c0055
 <li><kbd>Enter</kbd> sends, <kbd>Shift+Enter</kbd> new line, <kbd>↑</kbd> recalls your last prompt, <kbd>Esc</kbd> stops a run</li>
 <li><b>plan</b> only reads and writes a plan; <b>auto-edit</b> edits files without asking</li></ul></div>
 <div id="log"></div>
-<div id="bar"><button id="latest" title="Scroll to the end of the conversation and follow it again">↓ Jump to latest</button><ul id="queue"></ul><ul id="suggest"></ul><div id="selections"></div><div id="attachments"></div><textarea id="input" placeholder="Ask pi… (@ adds a file, / a command)"></textarea>
+<div id="bar"><button id="latest" title="Scroll to the end of the conversation and follow it again">↓ Jump to latest</button><details id="plan" hidden></details><ul id="queue"></ul><ul id="suggest"></ul><div id="selections"></div><div id="attachments"></div><textarea id="input" placeholder="Ask pi… (@ adds a file, / a command)"></textarea>
 <div id="controls"><button id="stop" disabled title="Stop the run (Esc)">Stop</button>
 <div id="mode" role="radiogroup" aria-label="Mode">${MODE_BUTTONS}</div></div></div>
 <script nonce="${nonce}" src="${scriptUri}"></script>

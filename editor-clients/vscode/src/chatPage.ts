@@ -1,7 +1,7 @@
 // The messages between the extension and a chat page (webview/chat.ts), the side bar's or an editor
 // tab's. They are not the daemon's protocol; the protocol values they carry are typed by protocol.ts.
 
-import type { AgentEvent, ContextItem, Image } from "./protocol";
+import type { AgentEvent, ContextItem, Image, UserAskResult } from "./protocol";
 import type { StoredSubagent } from "./subagents";
 
 // An event of a chat's transcript: the session's, a finished subagent from the session file, or a
@@ -28,5 +28,6 @@ export type FromPage =
   | { type: "copy"; text: string }
   | { type: "abortSubagent"; sessionId: string }
   | { type: "openSubagent"; sessionId: string; title?: string }
-  | { type: "permissionAnswer"; sessionId: string; toolCallId: string; answer: string }
+  | { type: "permissionAnswer"; sessionId: string; toolCallId: string; answer: string; reason?: string }
+  | { type: "questionAnswer"; sessionId: string; toolCallId: string; result: UserAskResult }
   | { type: "process"; action: "reveal" | "output" | "kill"; id: string };

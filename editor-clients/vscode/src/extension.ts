@@ -26,6 +26,7 @@ import { saveBeforeCommands, saveDocuments } from "./saveDocuments";
 import { ChatTabs, PANEL_TYPE } from "./chatTabs";
 import { pickHistory } from "./history";
 import { PermissionReview } from "./permissionReview";
+import { UserQuestions } from "./userQuestions";
 import { SessionTree, goBack } from "./sessionTree";
 import { sessionItem } from "./sessionList";
 import { openWorkspaceFile } from "./openFile";
@@ -70,6 +71,7 @@ const recovery = new CrashRecovery({
 });
 let permissions: PermissionReview;
 let processes: ProcessView; // the Processes view under the chat (processView.ts)
+let questions: UserQuestions;
 
 function postCommands(): void {
   post({ type: "commands", commands: slashCommands.list });
@@ -132,7 +134,7 @@ function ensureClient(): Promise<PiClient> {
     const started = new PiClient({
       command: found.command, args: found.args, cwd: await workspaceFolder(),
       onLog: (text) => output.append(text), onPermission: (request, cancelled) => permissions.ask(request, cancelled),
-      onWorkspaceTrust: askWorkspaceTrust,
+      onWorkspaceTrust: askWorkspaceTrust, onAskUser: (request, cancelled) => questions.ask(request, cancelled),
       fs: fsHandlers(vscodeFiles), language: vscodeLanguage(), save: saveBeforeCommands() ? saveDocuments : undefined,
     });
     started.onEvent(onEvent);
@@ -458,7 +460,8 @@ async function sharedMessage(message: FromPage, reply: (message: ToPage) => void
   else if (message.type === "abortSubagent") await (await ensureClient()).abort(message.sessionId);
   else if (message.type === "openSubagent") await openSubagent(message.sessionId, message.title ?? "subagent");
   else if (message.type === "process") await processes[message.action](message.id);
-  else if (message.type === "permissionAnswer") permissions.fromChat(message.sessionId, message.toolCallId, message.answer);
+  else if (message.type === "permissionAnswer") permissions.fromChat(message.sessionId, message.toolCallId, message.answer, message.reason);
+  else if (message.type === "questionAnswer") questions.answer(message.sessionId, message.toolCallId, message.result);
   else if (message.type === "noticeAction" && message.action === MANAGE_ACCESS) await commands["pi.manageModelAccess"]();
   else return false;
   return true;
@@ -518,6 +521,7 @@ class ChatView implements vscode.WebviewViewProvider {
           post({ type: "mode", mode: modes.mode });
           postCommands();
           permissions.repost((sessionId) => !tabs.owns(sessionId), post);
+          questions.repost((sessionId) => !tabs.owns(sessionId), post);
           forReady.forEach(post);
           forReady = [];
           await ensureClient();
@@ -547,6 +551,10 @@ export async function activate(extensionContext: vscode.ExtensionContext): Promi
     post(message);
     tabs?.postAll(message);
   });
+  questions = new UserQuestions((sessionId, m) => tabs.post(sessionId, m) || post(m), (text) => {
+    const shown = vscode.window.setStatusBarMessage(text);
+    return () => shown.dispose();
+  });
   context.subscriptions.push(reportDirty(lazyClient), modes, permissions, registerEditDiffs(), processes);
   registerReview(context, lazyClient);
   tabs = new ChatTabs({
@@ -556,7 +564,10 @@ export async function activate(extensionContext: vscode.ExtensionContext): Promi
        { label: "Follow up", description: "when the agent is done", value: "followUp" as const }],
       { placeHolder: "The agent is working. Send this as…" }))?.value,
     sidebar: () => ({ sessionId: sidebarSession, events: transcript }),
-    permissions: (shows, reply) => permissions.repost(shows, reply),
+    permissions: (shows, reply) => {
+      permissions.repost(shows, reply);
+      questions.repost(shows, reply);
+    },
   });
   context.subscriptions.push(
     output, status,

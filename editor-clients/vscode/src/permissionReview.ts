@@ -12,7 +12,7 @@
 import * as vscode from "vscode";
 import * as nodePath from "path";
 import type { ToPage } from "./chatPage";
-import { Outcome, PermissionAnswer, PermissionRequest, SandboxState, permissionPrompt } from "./rpcClient";
+import { FollowUp, Outcome, PermissionAnswer, PermissionRequest, SandboxState, permissionPrompt, remembers } from "./rpcClient";
 
 const SCHEME = "pi-proposed"; // the proposal, editable (an in-memory file)
 const BEFORE = "pi-before"; // the empty left side of a new file
@@ -28,11 +28,41 @@ interface Pending {
   waiting?: vscode.Disposable; // the status bar's reminder, once the diff was closed unanswered
 }
 
-export async function askModal(request: PermissionRequest, note?: string, sandbox?: SandboxState | null): Promise<Outcome> {
+// The modal's answer; "Reject with reason…" and "Edit command…" ask for the words or the command next
+// (Escape there shows the modal again).
+export async function askModal(request: PermissionRequest, note?: string, sandbox?: SandboxState | null): Promise<PermissionAnswer> {
   const { message, detail, choices } = permissionPrompt(request, sandbox);
-  const choice = await vscode.window.showWarningMessage(message, { modal: true, detail: note ? `${note}\n\n${detail}` : detail },
-                                                        ...choices.map((c) => c.label));
-  return choices.find((c) => c.label === choice)?.outcome ?? "cancelled";
+  for (;;) {
+    const label = await vscode.window.showWarningMessage(message, { modal: true, detail: note ? `${note}\n\n${detail}` : detail },
+                                                         ...choices.map((c) => c.label));
+    const choice = choices.find((c) => c.label === label);
+    if (!choice) return "cancelled";
+    const answer = await followUp(request, choice.outcome, choice.follow);
+    if (answer) return answer;
+  }
+}
+
+// The answer a choice gives, after its follow-up; undefined when the user backed out of it.
+async function followUp(request: PermissionRequest, outcome: Outcome, follow?: FollowUp): Promise<PermissionAnswer | undefined> {
+  if (follow === "reason") {
+    const reason = await vscode.window.showInputBox({
+      title: `Reject: ${request.title.replace(/\s+/g, " ").slice(0, 80)}`, ignoreFocusOut: true,
+      prompt: "Why not? pi reads your words as the answer and goes on.", placeHolder: "e.g. use the test runner instead",
+      validateInput: (text) => (text.trim() ? undefined : "Say why, or press Escape to go back"),
+    });
+    return reason?.trim() ? { outcome, reason: reason.trim() } : undefined;
+  }
+  if (follow === "edit") {
+    const command = String(request.args?.command ?? "");
+    const edited = await vscode.window.showInputBox({
+      title: "Edit the command pi runs", value: command, ignoreFocusOut: true,
+      prompt: "This runs instead of pi's command, checked again by your rules and the sandbox; pi is shown what ran.",
+      validateInput: (text) => (text.trim() ? undefined : "The command is empty"),
+    });
+    if (!edited?.trim()) return undefined;
+    return edited === command ? outcome : { outcome, editedArgs: { ...request.args, command: edited } };
+  }
+  return outcome;
 }
 
 // The proposals as files the user may change (and save: it stays here) until the request is answered.
@@ -131,12 +161,13 @@ export class PermissionReview implements vscode.TextDocumentContentProvider, vsc
     for (const p of this.pending.values()) if (shows(p.request.sessionId)) post({ type: "permission", ask: this.askOf(p) });
   }
 
-  // A click in the chat's card: accept, reject, choices, show.
-  fromChat(sessionId: string, toolCallId: string, answer: string): void {
+  // A click in the chat's card: accept, reject (with the user's reason when given), stop, choices, show.
+  fromChat(sessionId: string, toolCallId: string, answer: string, reason?: string): void {
     const p = [...this.pending.values()].find((x) => x.request.sessionId === sessionId && x.request.toolCallId === toolCallId);
     if (!p) return;
     if (answer === "accept") this.settle(p.right, "allow_once");
-    else if (answer === "reject") this.settle(p.right, "reject_once");
+    else if (answer === "reject") this.settle(p.right, reason ? { outcome: "reject_once", reason } : "reject_once");
+    else if (answer === "stop") this.settle(p.right, "reject_and_stop");
     else if (answer === "choices") this.moreChoices(p);
     else if (answer === "show") this.show(p);
   }
@@ -155,22 +186,23 @@ export class PermissionReview implements vscode.TextDocumentContentProvider, vsc
   private async moreChoices(p: Pending | undefined): Promise<void> {
     if (!p) return;
     const { choices } = permissionPrompt(p.request);
-    const remembers = (o: Outcome) => o !== "allow_once" && o !== "reject_once";
     const pick = await vscode.window.showQuickPick(choices.map((c) => ({
-      label: c.label, outcome: c.outcome,
+      label: c.label, outcome: c.outcome, follow: c.follow,
       detail: remembers(c.outcome) && p.request.remember ? `remembers: ${p.request.remember.label}` : undefined,
     })), { placeHolder: `${p.request.title}: your answer` });
-    if (pick) this.settle(p.right, pick.outcome);
+    const answer = pick && (await followUp(p.request, pick.outcome, pick.follow));
+    if (answer) this.settle(p.right, answer);
   }
 
   // The answer given (or the request withdrawn): an allow carries the right side's text when the user
   // changed it (hunks reverted, typed); the diff closes and the documents go.
-  private settle(right: vscode.Uri, outcome: Outcome): void {
+  private settle(right: vscode.Uri, answer: PermissionAnswer): void {
     const p = this.pending.get(right.toString());
     if (!p) return;
     this.pending.delete(right.toString());
     const kept = this.rightText(p);
-    p.answer(ALLOWS.includes(outcome) && kept !== p.proposed ? { outcome, content: kept } : outcome);
+    const given = typeof answer === "string" ? { outcome: answer } : answer;
+    p.answer(ALLOWS.includes(given.outcome) && kept !== p.proposed ? { ...given, content: kept } : answer);
     p.waiting?.dispose();
     this.post(p.request.sessionId, { type: "permissionDone", sessionId: p.request.sessionId, toolCallId: p.request.toolCallId });
     this.closeDiff(p);

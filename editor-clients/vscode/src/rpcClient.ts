@@ -34,6 +34,8 @@ import type {
   SaveFilesParams,
   SaveFilesResult,
   SessionLoadResult,
+  UserAskParams,
+  UserAskResult,
   NavigateResult,
   TreeNode,
   TreeResult,
@@ -52,8 +54,14 @@ export type WorkspaceTrustRequest = WorkspaceTrustParams;
 // to fragments); the body says both in full.
 const CHOICE_LABELS: [Outcome, string][] = [
   ["allow_once", "Allow once"], ["allow_session", "Allow for this session"], ["allow_always", "Always allow…"],
-  ["reject_once", "Reject"], ["reject_always", "Always reject…"],
+  ["reject_once", "Reject"], ["reject_always", "Always reject…"], ["reject_and_stop", "Reject and stop"],
 ];
+
+// The answers that ask for more first: the words pi is told when refusing, an edited command to run instead.
+export type FollowUp = "reason" | "edit";
+
+// The answers that keep a rule (said with the rule in the prompt's body).
+export const remembers = (outcome: Outcome) => ["allow_session", "allow_always", "reject_always"].includes(outcome);
 
 // Whether a command will run sandboxed: the request does not say, so the daemon's getState (the
 // sandbox its bash reads at each call, from the same settings and bubblewrap probe) is asked.
@@ -67,16 +75,27 @@ export function sandboxLine(sandbox: SandboxState | null | undefined): string {
 // its content or diff; for a command, whether it runs sandboxed, given `sandbox`) and the offered
 // choices; the body names the exact rule the remembering ones would keep (the request's `remember`).
 // The heading is the request's title on one short line.
+// Besides the request's options: "Edit command…" for a command (allow once, as the user changed it) and
+// "Reject with reason…" (the user's words are what pi is told), each with its follow-up.
 export function permissionPrompt(request: PermissionRequest, sandbox?: SandboxState | null): {
-  message: string; detail: string; choices: { label: string; outcome: Outcome }[];
+  message: string; detail: string; choices: { label: string; outcome: Outcome; follow?: FollowUp }[];
 } {
   const heading = request.title.replace(/\s+/g, " ").trim();
   const message = heading.length > 80 ? `${heading.slice(0, 78)}…${heading.endsWith("`") ? "`" : ""}` : heading;
   const offered = new Set(request.options ?? []);
-  const choices = CHOICE_LABELS.filter(([outcome]) => offered.has(outcome)).map(([outcome, label]) => ({ label, outcome }));
+  const choices: { label: string; outcome: Outcome; follow?: FollowUp }[] = [];
+  for (const [outcome, label] of CHOICE_LABELS) {
+    if (!offered.has(outcome)) continue;
+    choices.push({ label, outcome });
+    if (outcome === "reject_once") choices.push({ label: "Reject with reason…", outcome, follow: "reason" });
+    // the edit is a one-line field: a command of several lines (a here-document) is not offered to it
+    const command = request.args?.command;
+    if (outcome === "allow_once" && request.toolName === "bash" && typeof command === "string" && !command.includes("\n"))
+      choices.push({ label: "Edit command…", outcome, follow: "edit" });
+  }
   const lines = describeCall(request.toolName, request.args).split("\n");
   const shown = lines.length > 40 ? [...lines.slice(0, 40), `… ${lines.length - 40} more lines`] : lines;
-  const remembering = choices.filter((c) => c.outcome !== "allow_once" && c.outcome !== "reject_once").map((c) => `"${c.label}"`);
+  const remembering = choices.filter((c) => remembers(c.outcome)).map((c) => `"${c.label}"`);
   // a rule for exactly this command would only repeat the command shown just above
   const scope = request.remember?.scope === "exact" && request.toolName === "bash" ? "exactly this command" : request.remember?.label;
   const rule = scope && remembering.length ? `\n\n${remembering.join(", ")} remember: ${scope}` : "";
@@ -89,8 +108,9 @@ export function permissionPrompt(request: PermissionRequest, sandbox?: SandboxSt
 export const MODEL_PICKER = "the model picker (pi: Select Model, or click the model in the status bar)";
 
 // A permission's answer: the outcome, and for a write/edit accepted after the user changed the proposal
-// in the review, the text to write instead (`content`).
-export type PermissionAnswer = Outcome | { outcome: Outcome; content?: string };
+// in the review, the text to write instead (`content`); a refusal's `reason` (what pi is told); an allowed
+// call's `editedArgs` (the user's changed call, run instead).
+export type PermissionAnswer = Outcome | { outcome: Outcome; content?: string; reason?: string; editedArgs?: JsonObject };
 
 // What Stop gave back, for the chat: the texts back in its input, and the line saying so.
 export function returnedInput(texts: string[]): { text: string; note: string } {
@@ -109,6 +129,8 @@ export interface ClientOptions {
   // `cancelled` settles when the daemon withdraws the request (the run stopped, nobody answered in time)
   onPermission?: (request: PermissionRequest, cancelled: Promise<unknown>) => Promise<PermissionAnswer>;
   onWorkspaceTrust?: (request: WorkspaceTrustRequest) => Promise<boolean | undefined>; // undefined: no answer
+  // the agent's questions (user/ask); `cancelled` settles when the daemon withdraws one (the run stopped, no answer in time)
+  onAskUser?: (request: UserAskParams, cancelled: Promise<unknown>) => Promise<UserAskResult>;
   fs?: FsHandlers; // the editor is the agent's file system (editorFs.ts)
   save?: (params: SaveFilesParams) => Promise<SaveFilesResult>; // fs/save (saveDocuments.ts)
   quickDeaths?: number; // deaths within QUICK_MS of their start after which restarting gives up (default 3)
@@ -240,6 +262,11 @@ export class PiClient {
       return typeof answer === "string" ? { outcome: answer } : answer;
     });
     connection.onRequest("workspace/trust", (params: WorkspaceTrustRequest) => this.answerWorkspaceTrust(params));
+    const onAskUser = this.options.onAskUser;
+    if (onAskUser) connection.onRequest("user/ask", async (params: UserAskParams, token): Promise<UserAskResult> => {
+      const cancelled = new Promise<UserAskResult>((resolve) => token.onCancellationRequested(() => resolve({ outcome: "dismissed" })));
+      return Promise.race([onAskUser(params, cancelled), cancelled]);
+    });
     // The daemon's requests to the editor, params and result typed by protocol.ts's ClientRequests.
     const serve = <M extends keyof ClientRequests>(method: M,
       handler: (params: ClientRequests[M]["params"]) => ClientRequests[M]["result"] | Promise<ClientRequests[M]["result"]>) =>
@@ -292,6 +319,7 @@ export class PiClient {
       capabilities: {
         permissions: Boolean(this.options.onPermission),
         workspaceTrust: Boolean(this.options.onWorkspaceTrust),
+        askUser: Boolean(this.options.onAskUser),
         ...(fs ? { fs: { readTextFile: true, applyEdit: true, ...(save ? { save: true } : {}) } } : {}),
         ...(language ? { languageFeatures: language.features } : {}),
       },

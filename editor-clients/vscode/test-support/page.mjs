@@ -54,12 +54,13 @@ export const text = (t) => ({ content: [{ type: "text", text: t }] });
 // The daemon on the workspace's faux script, its events posted to the page as extension.ts does: a
 // subagent's as `subevent`, busy on agent_start / agent_settled. `c.events` holds {sessionId, event};
 // `c.settled(sessionId, n)` waits for the n-th agent_settled of that session (none given: of a session
-// that is not a subagent's).
-export async function pageDaemon(dir, page, args = []) {
+// that is not a subagent's). `options` go to the PiClient (onPermission, onAskUser …).
+export async function pageDaemon(dir, page, args = [], options = {}) {
   const env = { ...process.env, PI_DAEMON_HOME: dir };
   for (const key of Object.keys(env)) if (key.endsWith("_API_KEY")) delete env[key];
   const c = new PiClient({ command: PYTHON, cwd: dir, env,
-                           args: ["-m", "pi_daemon", "--faux-script", join(dir, "script.json"), "--model", "faux/script", ...args] });
+                           args: ["-m", "pi_daemon", "--faux-script", join(dir, "script.json"), "--model", "faux/script", ...args],
+                           ...options });
   const router = new SubagentRouter();
   let chain = Promise.resolve();
   const events = [];
@@ -77,6 +78,7 @@ export async function pageDaemon(dir, page, args = []) {
       toPage({ type: "busy", busy: event.type === "agent_start" });
   });
   c.events = events;
+  c.toPage = toPage;
   c.router = router;
   c.settled = async (sessionId, n = 1) => {
     const mine = (e) => sessionId ? e.sessionId === sessionId : !router.children.has(e.sessionId);

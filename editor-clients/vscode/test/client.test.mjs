@@ -134,7 +134,7 @@ test("permission round trip", async () => {
   assert.deepEqual(asked[0].remember, { scope: "path", pattern: "made.txt", label: "write calls on `made.txt`" });
   const shown = permissionPrompt(asked[0]);
   assert.ok(shown.detail.includes("remember: write calls on `made.txt`"), shown.detail);
-  assert.deepEqual(shown.choices.map((x) => x.outcome), ["allow_once", "allow_session", "allow_always", "reject_once", "reject_always"]);
+  assert.deepEqual(shown.choices.map((x) => x.outcome), ["allow_once", "allow_session", "allow_always", "reject_once", "reject_once", "reject_always", "reject_and_stop"]);
   await c.stop();
 });
 

@@ -62,7 +62,8 @@ test("the permission prompt shows what will happen and the exact rule that would
   assert.ok(editing.detail.startsWith("notes.txt\n- old line\n+ new line\n+ second"), editing.detail);
   assert.ok(bash.detail.startsWith("$ git status --short"), bash.detail);
   // short fixed buttons; the rule they would keep is said in full in the body
-  assert.deepEqual(write.choices.map((x) => x.label), ["Allow once", "Allow for this session", "Always allow…", "Reject", "Always reject…"]);
+  assert.deepEqual(write.choices.map((x) => x.label), ["Allow once", "Allow for this session", "Always allow…", "Reject",
+                                                      "Reject with reason…", "Always reject…", "Reject and stop"]);
   assert.ok(write.detail.endsWith('"Allow for this session", "Always allow…", "Always reject…" remember: write calls on `made.txt`'), write.detail);
   assert.ok(bash.detail.endsWith(`remember: ${asked[2].remember.label}`), bash.detail);
   await c.stop();

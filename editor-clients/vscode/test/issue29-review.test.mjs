@@ -46,7 +46,8 @@ test("a long command's permission: short whole buttons, the whole command and th
   assert.equal(asked[0].remember.scope, "exact");
   assert.ok(detail.endsWith('"Allow for this session", "Always allow…", "Always reject…" remember: exactly this command'), detail);
   assert.equal(detail.split(command).length, 2, "the command is shown once");
-  assert.deepEqual(choices.map((x) => x.label), ["Allow once", "Allow for this session", "Always allow…", "Reject", "Always reject…"]);
+  assert.deepEqual(choices.map((x) => x.label), ["Allow once", "Edit command…", "Allow for this session", "Always allow…", "Reject",
+                                                 "Reject with reason…", "Always reject…", "Reject and stop"]);
   await c.stop();
 });
 
@@ -218,7 +219,7 @@ test("the chat's card for a write/edit under review: under its call, answers pos
   const card = page.locator("details.tool + .permission");
   await card.waitFor();
   assert.equal(await card.locator(".said").innerText(), "pi wants to write made.txt: review the diff in the editor; revert hunks or edit its right side, then Accept.");
-  assert.deepEqual(await card.locator("button").allInnerTexts(), ["Accept", "Reject", "More…", "Show diff"]);
+  assert.deepEqual(await card.locator("button").allInnerTexts(), ["Accept", "Reject", "Reject with reason…", "Reject and stop", "More…", "Show diff"]);
   await card.getByRole("button", { name: "Accept", exact: true }).click();
   const posted = await page.evaluate(() => window.posted.filter((m) => m.type === "permissionAnswer"));
   assert.deepEqual(posted, [{ type: "permissionAnswer", sessionId: ask.request.sessionId, toolCallId: ask.request.toolCallId, answer: "accept" }]);

@@ -16,8 +16,10 @@ import { insertMention, mentionAt, mentionContext, rankFiles } from "../mentions
 import { Transcript, element, reveal, setChanging, setFileLinker } from "./render";
 import { Attachments } from "./attachments";
 import { SubagentInfo, Subagents } from "./subagents";
-import { permissionDone, showPermission } from "./permissionCard";
+import { permissionAnswer, permissionDone, showPermission } from "./permissionCard";
+import { PlanView } from "./planView";
 import { ProcessNotes } from "./processNote";
+import { questionDone, showQuestion } from "./questionCard";
 import { FILE_NAME, fileFor } from "../fileLinks";
 import type { AgentEvent, ContextItem } from "../protocol";
 
@@ -94,6 +96,7 @@ const transcript = new Transcript(log, {
   },
 });
 const subagents = new Subagents(transcript);
+const plan = new PlanView($("plan") as HTMLDetailsElement);
 let mode = "ask";
 
 // After a run in plan mode: one action to carry the plan out (in ask mode, or auto-edit).
@@ -118,6 +121,7 @@ function applyEvent(event: AgentEvent, live: boolean): void {
   if (event.type === "subagent_start") subagents.start(event);
   else if (event.type === "subagent_end") subagents.end(event);
   else if (event.type === "mode_changed") showMode(event.mode);
+  else if (event.type === "plan_updated") plan.show(event.entries, event.explanation);
   else if (event.type === "agent_start" && live) clearPlanOffer();
   else if (event.type === "agent_settled" && live && mode === "plan" && !event.aborted) offerPlan();
   else transcript.apply(event);
@@ -179,8 +183,8 @@ log.addEventListener("click", (e) => {
     vscode.postMessage({ type: "noticeAction", action: button.dataset.notice });
   } else if (button.dataset.answer) {
     const card = button.closest(".permission") as HTMLElement;
-    vscode.postMessage({ type: "permissionAnswer", sessionId: card.dataset.session, toolCallId: card.dataset.id,
-                        answer: button.dataset.answer });
+    const answer = permissionAnswer(card, button.dataset.answer);
+    if (answer) vscode.postMessage({ type: "permissionAnswer", sessionId: card.dataset.session, toolCallId: card.dataset.id, ...answer });
   } else if (button.dataset.action === "open") {
     const title = button.closest(".subagent")?.querySelector(".sub-title")?.textContent ?? "subagent";
     vscode.postMessage({ type: "openSubagent", sessionId: button.dataset.sessionId, title });
@@ -392,6 +396,9 @@ window.addEventListener("message", ({ data }) => {
   else if (data.type === "mode") showMode(data.mode);
   else if (data.type === "permission") changing(() => showPermission(log, transcript.tools, data.ask));
   else if (data.type === "permissionDone") permissionDone(log, data.sessionId, data.toolCallId);
+  else if (data.type === "question") changing(() => showQuestion(log, transcript.tools, data.ask, (result) =>
+    vscode.postMessage({ type: "questionAnswer", sessionId: data.ask.sessionId, toolCallId: data.ask.toolCallId, result })));
+  else if (data.type === "questionDone") questionDone(log, data.sessionId, data.toolCallId);
   else if (data.type === "queue") showQueue(data.items);
   else if (data.type === "busy") stop.disabled = !data.busy;
   else if (data.type === "commands") {
@@ -410,6 +417,7 @@ window.addEventListener("message", ({ data }) => {
   else if (data.type === "reset") {
     transcript.clear();
     subagents.clear();
+    plan.clear();
     showQueue([]);
     showWhere();
   } else if (data.type === "input") {

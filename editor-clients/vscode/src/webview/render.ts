@@ -97,14 +97,27 @@ function thinkingBlock(text: string): HTMLElement {
   return block;
 }
 
-// A tool's one-line title: its name and the start of what it does (the command, the path, a task's description).
-function title(name: string, args: Record<string, unknown> | undefined, isError?: boolean, stopped?: boolean): string {
-  const what = String((name === "bash" ? args?.command : args?.path ?? args?.pattern ?? args?.query ?? args?.description)
-                      ?? "").split("\n")[0];
+// An update_plan call's gist: how many steps are done, and the one in progress.
+function planGist(plan: unknown): string | undefined {
+  if (!Array.isArray(plan)) return undefined;
+  const steps = plan as { step?: unknown; status?: unknown }[];
+  const now = steps.find((s) => s.status === "in_progress")?.step;
+  return `${steps.filter((s) => s.status === "completed").length}/${steps.length} done${typeof now === "string" ? ` · ${now}` : ""}`;
+}
+
+// A tool's one-line title: its name and the start of what it does (the command, the path, a task's description,
+// a question, a plan's progress); how it ended when not well (stopped, rejected by the user, an error).
+function title(name: string, args: Record<string, unknown> | undefined, isError?: boolean, ended?: "stopped" | "rejected"): string {
+  const what = String((name === "bash" ? args?.command : name === "update_plan" ? planGist(args?.plan)
+                       : args?.path ?? args?.pattern ?? args?.query ?? args?.description ?? args?.question) ?? "").split("\n")[0];
   const short = what.length > 60 ? `${what.slice(0, 59)}…` : what;
   const background = name === "bash" && args?.background === true ? " (in the background)" : "";
-  return `${name}${short ? ` ${short}` : ""}${background}${stopped ? " (stopped)" : isError ? " (error)" : ""}`;
+  return `${name}${short ? ` ${short}` : ""}${background}${ended ? ` (${ended})` : isError ? " (error)" : ""}`;
 }
+
+// The daemon's results of a call the user refused (guard/permissions.py: a plain no, a reason, a rule, Reject and stop).
+const REJECTED = /^the user (declined|rejected|has declined)\b/i;
+const EDITED = /^The user edited this call before it ran; what ran: (.*)$/m; // its first line (guard/permissions.py what_ran)
 
 // The files saved before a bash call ran (its details, BashDetails.savedFiles).
 const savedFiles = (details: unknown) => (details as Partial<BashDetails> | undefined)?.savedFiles;
@@ -190,16 +203,36 @@ export class Transcript {
     return block;
   }
 
+  // A call the user changed in the permission request before it ran: the block shows the call that
+  // ran (the daemon sent its start again with the edited arguments), said so in its title.
+  private edited(block: HTMLElement): void {
+    block.classList.add("edited");
+    if (block.nextElementSibling?.classList.contains("edited-note")) return;
+    const what = block.dataset.name === "bash" ? "command" : "call";
+    block.after(element("div", "note edited-note", `✎ You edited this ${what} before it ran: above is what ran.`));
+  }
+
   // A call Stop cut short keeps the output it had streamed, its result ending in STOPPED.
   private setOutput(id: string, name: string, text: string, isError?: boolean, done = true): void {
     const block = this.toolBlock(id, name);
     block.querySelector(":scope > .output")!.textContent = text;
+    const ran = EDITED.exec(text); // a stored call the user edited (a replay sends no second start): what ran
+    if (ran) {
+      try {
+        this.toolBlock(id, name, JSON.parse(ran[1]));
+      } catch { /* the arguments were cut short in the result: the call stays as the model wrote it */ }
+      this.edited(block);
+    }
     const stopped = Boolean(isError) && text.trimEnd().endsWith(STOPPED);
+    const rejected = Boolean(isError) && REJECTED.test(text.trim());
     block.classList.toggle("running", !done);
     block.classList.toggle("failed", Boolean(isError));
     block.classList.toggle("stopped", stopped);
+    block.classList.toggle("rejected", rejected);
     const args = block.dataset.args ? JSON.parse(block.dataset.args) : undefined;
-    block.querySelector(":scope > summary")!.textContent = title(block.dataset.name ?? name, args, isError, stopped);
+    block.querySelector(":scope > summary")!.textContent = title(block.dataset.name ?? name, args, isError,
+                                                                   stopped ? "stopped" : rejected ? "rejected" : undefined);
+    if (done && (block.dataset.name ?? name) === "ask_user") this.showAnswer(block, text);
   }
 
   // Under an edit: its change, in colour.
@@ -209,6 +242,13 @@ export class Transcript {
     const block = this.toolBlock(id, "edit");
     if (block.nextElementSibling?.classList.contains("diff-card")) return;
     block.after(diffCard(id, diff));
+  }
+
+  // Under a question the user answered (ask_user): the answer, in sight without opening the call.
+  private showAnswer(block: HTMLElement, text: string): void {
+    let line = block.nextElementSibling as HTMLElement | null;
+    if (!line?.classList.contains("answer-note")) block.after(line = element("div", "note answer-note"));
+    line.textContent = `↳ ${text.trim()}`;
   }
 
   // Under a bash call: the files saved for it to see the agent's edits (details.savedFiles).
@@ -354,7 +394,12 @@ export class Transcript {
       case "message_start": return this.messageStart(event.message);
       case "message_update": return this.messageUpdate(event.assistantMessageEvent);
       case "message_end": return this.messageEnd(event.message, event.entryId);
-      case "tool_execution_start": this.toolBlock(event.toolCallId, event.toolName, event.args).classList.add("running"); return;
+      case "tool_execution_start": {
+        const block = this.toolBlock(event.toolCallId, event.toolName, event.args);
+        block.classList.add("running");
+        if (event.editedByUser) this.edited(block);
+        return;
+      }
       case "tool_execution_update":
         this.setOutput(event.toolCallId, event.toolName, textOf(event.partialResult?.content), false, false);
         return this.showSaved(event.toolCallId, savedFiles(event.partialResult?.details));
@@ -364,7 +409,12 @@ export class Transcript {
         if (!event.isError) this.showBackground(event.toolCallId, event.result?.details);
         return this.showSaved(event.toolCallId, savedFiles(event.result?.details));
       case "auto_retry_start": return this.retrying(event);
-      case "auto_retry_end": case "agent_settled": this.root.querySelectorAll(".retry").forEach((n) => n.remove()); return;
+      case "auto_retry_end": this.root.querySelectorAll(".retry").forEach((n) => n.remove()); return;
+      case "agent_settled":
+        this.root.querySelectorAll(".retry").forEach((n) => n.remove());
+        if (event.stopReason === "rejected")
+          this.root.append(element("div", "m note run-stopped", "You rejected the call and stopped the run: nothing more was run."));
+        return;
     }
   }
 }
