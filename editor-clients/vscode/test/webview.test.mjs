@@ -45,7 +45,8 @@ async function daemon(dir, page, extra = {}) {
 const posted = (page) => page.evaluate(() => window.posted);
 
 test("while an answer streams, an opened thinking block stays open, the view stays put and a queued item can be clicked away", async () => {
-  const long = Array.from({ length: 80 }, (_, i) => `Paragraph ${i} of the answer.`).join("\n\n");
+  // long enough that the answer still streams (seconds after "Paragraph 40") while the test clicks on a loaded host
+  const long = Array.from({ length: 240 }, (_, i) => `Paragraph ${i} of the answer.`).join("\n\n");
   const dir = workspace([{ content: [{ type: "thinking", thinking: "thinking it over" }, { type: "text", text: long }] },
                          text("the follow-up answer")], { chunkSize: 4, delayMs: 4 });
   const page = await openView();
@@ -68,7 +69,7 @@ test("while an answer streams, an opened thinking block stays open, the view sta
   await c.settled();
   assert.equal(await page.evaluate(() => document.querySelector("details.thinking").open), true);
   assert.equal(await page.evaluate(() => document.getElementById("log").scrollTop), 0);
-  assert.ok(await page.evaluate(() => document.body.innerText.includes("Paragraph 79")));
+  await page.waitForFunction(() => document.body.innerText.includes("Paragraph 239")); // drawn, maybe a frame later
   assert.ok(!c.events.some((e) => e.type === "message_start" && e.message.role === "user" && e.message.content?.[0]?.text === "and then this"),
             "the removed follow-up was not sent");
   await c.stop();
