@@ -6,6 +6,10 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { openView as openPage, pageDaemon as daemon, text, useBrowser, workspace as pageWorkspace } from "../test-support/page.mjs";
 import { waitFor } from "../test-support/wait.mjs";
+import { createRequire } from "node:module";
+
+const require = createRequire(import.meta.url);
+const { compactionSaid } = require("../dist/compactReply.js");
 
 const held = useBrowser();
 const workspace = (replies, options = {}) => pageWorkspace(replies, options, "pi-39c-");
@@ -120,7 +124,8 @@ test("a /compact with nothing to compact, and one whose summary would not make t
   await c.settled(undefined, 1);
   await c.prompt(question(2));
   await c.settled(undefined, 2);
-  await assert.rejects(c.prompt("/compact"), (e) => e.code === -32003 && /would not make the context smaller/.test(e.message));
+  let reply;
+  await assert.rejects(c.prompt("/compact"), (e) => (reply = e).code === -32003 && /would not make the context smaller/.test(e.message));
   await waitFor(async () => (await warnings.count()) === 2, "the second warning");
   const said = await warnings.nth(1).innerText();
   assert.match(said, /^⚠\nConversation not compacted: the compaction would not make the context smaller: .*the context is unchanged$/s);
@@ -129,4 +134,10 @@ test("a /compact with nothing to compact, and one whose summary would not make t
   assert.notEqual(colour, plain, "a warning stands out");
   assert.equal(await page.locator("#log .compaction.running").count(), 0, "no spinner left");
   assert.equal(await divider(page).count(), 0);
+  // the reply's error says what the chat's line says: the extension shows no toast and keeps "/compact" out of the input
+  const events = c.events.map((e) => e.event);
+  assert.equal(compactionSaid("/compact", reply, events), true);
+  assert.equal(compactionSaid("hello", reply, events), false, "only for /compact");
+  const busy = { code: -32003, message: "/compact needs an idle session: abort the run or wait for it" };
+  assert.equal(compactionSaid("/compact", busy, events), false, "a failure the chat does not show is still shown");
 });

@@ -20,12 +20,13 @@ export function tokenCount(n: number): string {
 }
 
 function divider(title: string, summary: string, entryId?: string): HTMLElement {
-  const node = element("details", "m compaction done");
+  const node = element("details", "m compaction done") as HTMLDetailsElement;
   const head = element("summary", "");
   head.append(element("span", "label", title));
   node.append(head, textBlock(summary));
   node.title = "The older messages were replaced by this summary in the model's context; click to read it";
   if (entryId) node.dataset.entryId = entryId;
+  node.addEventListener("toggle", () => { if (node.open) node.scrollIntoView({ block: "nearest" }); }); // unfolded at the bottom: seen
   return node;
 }
 
