@@ -15,7 +15,7 @@ const WHY: Record<string, string> = {
 };
 
 // 950 → "950", 12_345 → "12.3k", 3_000 → "3k".
-export function tokenCount(n: number): string {
+function tokenCount(n: number): string {
   return n < 1000 ? String(Math.round(n)) : `${(n / 1000).toFixed(1).replace(/\.0$/, "")}k`;
 }
 
