@@ -78,15 +78,18 @@ test("/compact: a spinner line says the older messages are being summarised as a
 });
 
 test("a threshold compaction before a request says the context was nearly full, and the answer follows the divider", async (t) => {
-  const answer = (n) => text(`${n} answer: ` + "the build passes and the tests are green. ".repeat(60));
+  // Questions and answers of ~2,000 tokens in a 14,500-token window: the threshold ((window + overhead) / 2, the
+  // overhead being the system prompt and the tools' schemas) falls between the second and the third request
+  // for any overhead of 1.5k–4k tokens, so more tools do not change where it compacts.
+  const answer = (n) => text(`${n} answer: ` + "the build passes and the tests are green. ".repeat(190));
   const dir = workspace([summary(SHORT_SUMMARY), answer("first"), answer("second"), answer("third")],
-                        { contextWindow: 4000, chunkSize: 400, delayMs: 30 });
+                        { contextWindow: 14500, chunkSize: 800, delayMs: 30 });
   const page = await openPage(held.browser, 600);
   const c = await daemon(dir, page);
   t.after(() => Promise.all([c.stop(), page.close()]));
   await watchCompaction(page);
   for (let n = 1; n <= 3; n++) {
-    await c.prompt(question(n, 60));
+    await c.prompt(question(n, 180));
     await c.settled(undefined, n);
   }
   const ends = c.events.filter((e) => e.event.type === "compaction_end").map((e) => e.event);
