@@ -88,6 +88,14 @@ body[data-mode=plan] #mode button[aria-checked=true]{background:var(--vscode-edi
 .diff-card pre{margin:0;max-height:16em;white-space:pre;font-family:var(--vscode-editor-font-family);font-size:var(--vscode-editor-font-size,12px)}
 a.file{color:var(--vscode-textLink-foreground);cursor:pointer;text-decoration:none}a.file:hover{text-decoration:underline}
 .retry{opacity:.85}.error .attempts{opacity:.8}
+.compaction{display:flex;align-items:center;gap:8px;font-size:90%;opacity:.85}.compaction.running .label{font-style:italic}
+.compaction .spinner{flex:none;width:10px;height:10px;border:2px solid var(--vscode-progressBar-background,#0e70c0);border-right-color:transparent;border-radius:50%;animation:pi-spin .8s linear infinite}
+@keyframes pi-spin{to{transform:rotate(360deg)}}@media (prefers-reduced-motion:reduce){.compaction .spinner{animation-duration:3s}}
+details.compaction{display:block;opacity:1}details.compaction>summary{display:flex;align-items:center;gap:8px;cursor:pointer;opacity:.85;list-style:none}
+details.compaction>summary::-webkit-details-marker{display:none}details.compaction>summary::before,details.compaction>summary::after{content:"";flex:1 0 12px;border-top:1px solid var(--vscode-panel-border,#8886)}
+details.compaction>summary .label{flex:0 1 auto;text-align:center}details.compaction>summary .label::before{content:"▸ "}details.compaction[open]>summary .label::before{content:"▾ "}
+details.compaction>.text{margin:4px 0 0;padding:2px 8px;border-left:2px solid var(--vscode-panel-border,#8886);font-size:95%}details.compaction>.text h2,details.compaction>.text h3{font-size:1em;margin:6px 0 2px}
+.compaction.warning{color:var(--vscode-editorWarning-foreground,#cca700);opacity:1}.compaction.warning .icon{flex:none}
 #selections{display:flex;gap:6px;flex-wrap:wrap;margin-bottom:4px}#selections .chip{font-family:var(--vscode-editor-font-family);font-size:90%;padding:0 2px 0 6px;border-radius:3px;background:var(--vscode-badge-background);color:var(--vscode-badge-foreground)}#selections button{background:transparent;border:0;color:inherit;padding:0 4px}
 #attachments{display:flex;gap:6px;flex-wrap:wrap;margin-bottom:4px}#attachments .chip{position:relative;display:inline-block}
 #attachments img{height:48px;max-width:96px;object-fit:cover;border:1px solid var(--vscode-panel-border,#888);border-radius:3px}

@@ -13,6 +13,7 @@ import { chatHtml, newNonce } from "./chatHtml";
 import { SubagentRouter, childEvents, isStored, storedSubagents } from "./subagents";
 import { ChatHost, executePlan, rewindTo, setMode } from "./sessionActions";
 import { tabTitle } from "./history";
+import { compactionSaid } from "./compactReply";
 
 export const PANEL_TYPE = "pi.chatTab";
 
@@ -166,10 +167,11 @@ class ChatTab implements ChatHost {
       // a built-in command may make another session current: the side bar's stays its own
       return text.startsWith("/") ? keepingCurrent(client, prompt) : prompt();
     }).catch((error) => {
+      if (compactionSaid(text, error, this.transcript)) return undefined; // the chat's line says why
       this.post({ type: "input", text }); // not sent: the text is not lost
       throw error;
     });
-    if (result.disposition === "command") vscode.window.setStatusBarMessage(`pi: /${result.command?.name} done`, 3000);
+    if (result?.disposition === "command") vscode.window.setStatusBarMessage(`pi: /${result.command?.name} done`, 3000);
     this.postQueue();
   }
 

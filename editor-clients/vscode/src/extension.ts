@@ -25,6 +25,7 @@ import { manageModelAccess } from "./modelAccess";
 import { saveBeforeCommands, saveDocuments } from "./saveDocuments";
 import { ChatTabs, PANEL_TYPE } from "./chatTabs";
 import { pickHistory } from "./history";
+import { compactionSaid } from "./compactReply";
 import { PermissionReview } from "./permissionReview";
 import { UserQuestions } from "./userQuestions";
 import { SessionTree, goBack } from "./sessionTree";
@@ -292,6 +293,7 @@ async function send(text: string, items?: ContextItem[], images?: Image[]): Prom
       refreshStatus();
     }
   } catch (error) {
+    if (compactionSaid(text, error, transcript)) return; // the chat's line says why
     post({ type: "input", text });
     throw error;
   }

@@ -7,6 +7,7 @@ import MarkdownIt from "markdown-it";
 import { describeCall } from "../describe";
 import { highlight } from "./highlight";
 import { diffPath } from "../editDiff";
+import { compactedSummary, compactionEnded, compactionStarted } from "./compaction";
 import type { AgentEvent, AgentMessage, AssistantContent, AssistantMessageDelta, AutoRetryStart, BashDetails, JsonObject, UnknownMessage,
               UserContent } from "../protocol";
 
@@ -84,7 +85,7 @@ function redrawSoon(block: HTMLElement): void {
   pending.add(block);
 }
 
-function textBlock(text: string): HTMLElement {
+export function textBlock(text: string): HTMLElement {
   const block = element("div", "text");
   block.dataset.raw = text;
   renderMarkdown(block);
@@ -305,6 +306,8 @@ export class Transcript {
       if (!m.isError) this.showBackground(m.toolCallId, m.details);
     } else if (m.role === "bashExecution") {
       this.root.append(element("pre", "m bash", `$ ${m.command}\n${m.output ?? ""}`));
+    } else if (m.role === "compactionSummary") {
+      this.root.append(compactedSummary(m));
     } else if ("summary" in m && m.summary) {
       this.root.append(element("div", "m summary", m.summary));
     }
@@ -409,6 +412,8 @@ export class Transcript {
         if (!event.isError) this.showBackground(event.toolCallId, event.result?.details);
         return this.showSaved(event.toolCallId, savedFiles(event.result?.details));
       case "auto_retry_start": return this.retrying(event);
+      case "compaction_start": return compactionStarted(this.root, event);
+      case "compaction_end": return compactionEnded(this.root, event);
       case "auto_retry_end": this.root.querySelectorAll(".retry").forEach((n) => n.remove()); return;
       case "agent_settled":
         this.root.querySelectorAll(".retry").forEach((n) => n.remove());
