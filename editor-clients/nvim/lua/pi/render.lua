@@ -3,6 +3,7 @@
 -- inside chat.with(its buffer)).
 local chat = require("pi.chat")
 local savebefore = require("pi.savebefore")
+local compaction = require("pi.compaction")
 local M = {}
 
 local line = chat.line
@@ -63,7 +64,8 @@ function handlers.message_start(event, live)
     if m.stopReason ~= "pending" then assistant(m) end
   elseif m.role == "toolResult" and not live then -- live results were shown by tool_execution_*
     chat.tool_output(m.toolName, savebefore.shown(m.toolCallId, m, M.content_text(m)), m.isError)
-  elseif m.role == "bashExecution" then line("") line("$ " .. m.command) line(m.output or "") end
+  elseif m.role == "bashExecution" then line("") line("$ " .. m.command) line(m.output or "")
+  elseif m.role == "compactionSummary" then compaction.replayed(m) end
 end
 
 ---@param event pi.MessageUpdate
@@ -97,6 +99,9 @@ end
 function handlers.tool_execution_end(event)
   chat.tool_end(event.toolCallId, result_text(event.toolCallId, event.result), event.isError)
 end
+
+handlers.compaction_start = compaction.started
+handlers.compaction_end = compaction.ended
 
 -- Stored messages (getMessages) drawn as a replay draws them.
 function M.messages(messages)
