@@ -45,10 +45,11 @@ function M.started(event)
   local buf = chat.buffer()
   stop(buf)
   local why = M.REASONS[event.reason] or event.reason
+  chat.line("")
   draw({ "── compacting: summarising the older conversation (" .. why .. ")" }, "PiCompaction")
   local row = vim.api.nvim_buf_line_count(buf) - 1
   local mark = vim.api.nvim_buf_set_extmark(buf, spinner_ns, row, 0,
-                                            { virt_text = { { " " .. FRAMES[1], "PiCompaction" } }, invalidate = true })
+                                            { virt_text = { { FRAMES[1], "PiCompaction" } }, invalidate = true })
   local timer, frame = vim.uv.new_timer(), 1
   running[buf] = { mark = mark, timer = timer }
   timer:start(100, 100, vim.schedule_wrap(function()
@@ -64,7 +65,7 @@ function M.started(event)
     end
     frame = frame % #FRAMES + 1
     vim.api.nvim_buf_set_extmark(buf, spinner_ns, place[1], 0,
-                                 { id = mark, virt_text = { { " " .. FRAMES[frame], "PiCompaction" } }, invalidate = true })
+                                 { id = mark, virt_text = { { FRAMES[frame], "PiCompaction" } }, invalidate = true })
   end))
 end
 
@@ -112,6 +113,7 @@ end
 function M.replayed(message)
   local lines = { divider("conversation compacted: was ~" .. M.tokens(message.tokensBefore) .. " tokens") }
   vim.list_extend(lines, summary_fold(message.summary))
+  chat.line("")
   draw(lines, "PiCompaction")
 end
 
