@@ -22,6 +22,21 @@ return function(t)
     wait("settled", function() return pi.status().settled > settled end)
   end
 
+  -- what the chat shows for compaction_start
+  local function compacting(why) return "── compacting: summarising the older conversation (" .. why .. ")" end
+
+  -- The chat's last line at each compaction_end, before it is drawn: what was shown while it ran.
+  local function while_compacting()
+    local during = {}
+    local render = require("pi.render")
+    local ended = render.handlers.compaction_end
+    t.replace(render.handlers, "compaction_end", function(...)
+      table.insert(during, buffer_lines()[#buffer_lines()])
+      ended(...)
+    end)
+    return during
+  end
+
   local DIVIDER = "^── conversation compacted: ~[%d.]+k? → [%d.]+k? tokens ──$"
 
   test("/compact: a spinning line says why while it runs, then a divider with the sizes and the summary folded; again after a reload", function()
@@ -33,7 +48,7 @@ return function(t)
     local shown = t.capture()
     vim.cmd("Pi /compact")
     wait("the compacting line", function()
-      return row_of("^── compacting: summarising the older conversation %(you asked%)$") ~= nil
+      return vim.tbl_contains(buffer_lines(), compacting("you asked"))
     end)
     local compaction = require("pi.compaction")
     local frame = compaction.running()
@@ -66,22 +81,32 @@ return function(t)
     local dir = workspace({ text("first answer"), text("the user pasted a long log"), text("second answer") },
                           { contextWindow = 50000 })
     local pi = start(dir)
-    -- the chat's last line when compaction_end comes: what was shown while it ran
-    local during = {}
-    local render = require("pi.render")
-    local ended = render.handlers.compaction_end
-    t.replace(render.handlers, "compaction_end", function(...)
-      table.insert(during, buffer_lines()[#buffer_lines()])
-      ended(...)
-    end)
+    local during = while_compacting()
     ask(pi, "first question " .. string.rep("a long log line, ", 4500))
     ask(pi, "second question " .. string.rep("another log line, ", 4500))
     local lines = lines_at(DIVIDER, 4)
     assert(vim.deep_equal(vim.list_slice(lines, 2), { "summary {{{", "the user pasted a long log", "}}}" }),
            vim.inspect(lines))
     assert(buffer_lines()[#buffer_lines()] == "second answer", buffer_text())
-    assert(vim.deep_equal(during, { "── compacting: summarising the older conversation (the context was nearly full)" }),
-           vim.inspect(during))
+    assert(vim.deep_equal(during, { compacting("the context was nearly full") }), vim.inspect(during))
+  end)
+
+  test("a request that overflowed the window: compacted, said why, and the request sent again", function()
+    local dir = workspace({ text("first answer " .. string.rep("it reads every file twice. ", 40)),
+                            { content = {}, stopReason = "error", errorMessage = "prompt is too long: 140000 tokens > 128000 maximum" },
+                            text("the module reads every file twice"), text("second answer") })
+    local pi = start(dir)
+    local during = while_compacting()
+    ask(pi, "first question")
+    ask(pi, "second question")
+    assert(vim.deep_equal(during, { compacting("the context overflowed the model's window") }), vim.inspect(during))
+    local lines = lines_at("^── conversation compacted", 6)
+    assert(lines[1]:match("^── conversation compacted: ~[%d.]+k? → [%d.]+k? tokens; the request is sent again ──$"),
+           vim.inspect(lines))
+    assert(vim.deep_equal(vim.list_slice(lines, 2), { "summary {{{", "the module reads every file twice", "}}}", "", "## pi" }),
+           vim.inspect(lines))
+    assert(buffer_lines()[#buffer_lines()] == "second answer", buffer_text())
+    assert(buffer_text():find("[error: prompt is too long", 1, true), buffer_text())
   end)
 
   test("a compaction the daemon refuses is a warning with its reason, in the chat and from /compact", function()
