@@ -1,6 +1,7 @@
 -- Headless tests of compaction in the chat (lua/pi/compaction.lua) against the real daemon with
 -- a scripted model: a /compact (and its divider again after a reload), a compaction at the
--- threshold, a refusal, and a context compacting cannot shrink, said once; run by tests/run.lua.
+-- threshold, one after an overflow, a refusal, an abort, and a context compacting cannot
+-- shrink, said once; run by tests/run.lua.
 return function(t)
   local test, start, workspace, wait, text = t.test, t.start, t.workspace, t.wait, t.text
   local buffer_lines, buffer_text = t.buffer_lines, t.buffer_text
@@ -126,6 +127,23 @@ return function(t)
     assert(require("pi.chat").highlights()[row] == "PiWarning", vim.inspect(require("pi.chat").highlights()))
     wait("the reply's error", function() return #shown > 0 end)
     assert(shown[1]:find("^pi: .*the compaction would not make the context smaller: ") and #shown == 1, vim.inspect(shown))
+  end)
+
+  test(":PiAbort while compacting at the threshold stops it; the chat says the conversation is as it was", function()
+    local dir = workspace({ text("first answer"), text(string.rep("a slow summary. ", 40)), text("second answer") },
+                          { contextWindow = 50000, chunkSize = 1, delayMs = 30 })
+    local pi = start(dir)
+    ask(pi, "first question " .. string.rep("a long log line, ", 4500))
+    pi.prompt("second question " .. string.rep("another log line, ", 4500))
+    wait("the compacting line", function()
+      return vim.tbl_contains(buffer_lines(), compacting("the context was nearly full"))
+    end)
+    vim.cmd("PiAbort")
+    wait("the run's end", function() return pi.status().settled == 2 end)
+    local lines = lines_at("^⚠ compaction stopped", 1)
+    assert(lines[1] == "⚠ compaction stopped; the conversation is as it was", vim.inspect(lines))
+    assert(not row_of("compacting: summarising") and not row_of("^── conversation compacted")
+           and not require("pi.compaction").running(), buffer_text())
   end)
 
   test("a context compacting cannot shrink is said once, not at every request", function()

@@ -43,7 +43,8 @@ end
 ---@param event pi.CompactionStart
 function M.started(event)
   local buf = chat.buffer()
-  stop(buf)
+  local earlier = stop(buf) -- its compaction_end never came
+  if earlier then vim.api.nvim_buf_del_extmark(buf, spinner_ns, earlier.mark) end
   local why = M.REASONS[event.reason] or event.reason
   chat.line("")
   draw({ "── compacting: summarising the older conversation (" .. why .. ")" }, "PiCompaction")
