@@ -1003,3 +1003,42 @@ def test_a_background_server_listed_then_stopped_in_a_terminal_neovim(process_te
     term.wait_for(f"background process {id_}: stopped after")  # said under the call in the chat
     term.wait_gone(" · 1 process running")
     term.capture("process-stopped")
+
+
+COMPACT_REPLIES = [
+    {"content": [{"type": "text", "text": "The module is slow because " + "it reads every file twice. " * 60}]},
+    {"content": [{"type": "text", "text": "Caching the reads fixes it."}]},
+    {"content": [{"type": "text", "text": "## Goal\nFind why the module is slow.\n## Progress\n"
+                                          + "- found that every file is read twice\n" * 6}]},
+]
+
+
+@pytest.fixture
+def compact_terminal(tmp_path):
+    yield from open_terminal(tmp_path, COMPACT_REPLIES)
+
+
+def test_compact_shows_why_then_the_sizes_or_why_not_in_a_terminal_neovim(compact_terminal):
+    term = compact_terminal
+    term.command("Pi why is the module slow?")
+    term.wait_until("luaeval(\"require('pi').status().settled\")", "1")
+    term.command("Pi and how do I fix it?")
+    term.wait_until("luaeval(\"require('pi').status().settled\")", "2")
+    # while the summary is written: what is going on and why, with a spinner
+    term.command("Pi /compact")
+    screen = term.wait_for("── compacting: summarising the older conversation (you asked)")
+    assert re.search(r"\(you asked\) [⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]", screen), screen
+    term.capture("compacting")
+    # then the divider with the sizes, the summary a closed fold under it
+    screen = term.wait_for("── conversation compacted: ~")
+    rows = [r.rstrip() for r in chat_rows(screen)]
+    divider = next(i for i, r in enumerate(rows) if r.startswith("── conversation compacted"))
+    assert re.fullmatch(r"── conversation compacted: ~[\d.]+k? → [\d.]+k? tokens ──", rows[divider]), rows
+    assert "lines: summary" in rows[divider + 1], rows
+    assert "compacting: summarising" not in screen
+    term.capture("compacted")
+    # nothing older is left to summarise: said in the chat, and by /compact's reply
+    term.command("Pi /compact")
+    term.wait_for("⚠ not compacted: nothing to compact: the context is already small")
+    term.wait_for("pi: /compact did not compact: nothing to compact")
+    term.capture("not-compacted")

@@ -13,6 +13,8 @@ local buf_ = nil
 
 -- The plugin's highlight groups (doc/pi.txt, pi-highlights), links a colour scheme may override.
 M.HIGHLIGHTS = {
+  PiCompaction = "Special", -- "compacting…" and the divider of a compaction (lua/pi/compaction.lua)
+  PiWarning = "DiagnosticWarn", -- a warning in the chat: a compaction that did not happen, and why
   PiMarker = "Comment", -- the virtual lines at a turn's end: "—", crash and cut-off markers
   PiWorking = "DiagnosticWarn", -- "pi is working" in the input area's winbar
 }
@@ -98,7 +100,14 @@ function M.append(text)
   end)
 end
 
-function M.line(text) M.append("\n" .. text) end
+-- A new line at the end; `group`: its highlight (a line_hl_group, listed by M.highlights).
+function M.line(text, group)
+  M.append("\n" .. text)
+  if group then
+    local buf = M.buffer()
+    vim.api.nvim_buf_set_extmark(buf, diff_ns, vim.api.nvim_buf_line_count(buf) - 1, 0, { line_hl_group = group })
+  end
+end
 
 local split = calls.split
 

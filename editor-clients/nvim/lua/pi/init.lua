@@ -327,6 +327,7 @@ end
 -- A built-in command ran in the daemon: say so in the chat; /new starts an empty chat.
 local function command_done(result)
   if not result or result.disposition ~= "command" then return end
+  if result.command.name == "compact" then return end -- its divider says so (lua/pi/compaction.lua)
   if result.command.name == "new" then chat.clear() end
   local file = type(result.command.result) == "table" and result.command.result.file
   chat.line("[/" .. result.command.name .. " done" .. (file and (": " .. file) or "") .. "]")

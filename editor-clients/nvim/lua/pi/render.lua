@@ -3,6 +3,7 @@
 -- inside chat.with(its buffer)).
 local chat = require("pi.chat")
 local savebefore = require("pi.savebefore")
+local compaction = require("pi.compaction")
 local processes = require("pi.processes")
 local M = {}
 
@@ -65,7 +66,8 @@ function handlers.message_start(event, live)
   elseif m.role == "toolResult" and not live then -- live results were shown by tool_execution_*
     chat.tool_output(m.toolName, savebefore.shown(m.toolCallId, m, M.content_text(m)), m.isError)
     processes.noted(m.toolCallId, m.details)
-  elseif m.role == "bashExecution" then line("") line("$ " .. m.command) line(m.output or "") end
+  elseif m.role == "bashExecution" then line("") line("$ " .. m.command) line(m.output or "")
+  elseif m.role == "compactionSummary" then compaction.replayed(m) end
 end
 
 ---@param event pi.MessageUpdate
@@ -100,6 +102,9 @@ function handlers.tool_execution_end(event)
   chat.tool_end(event.toolCallId, result_text(event.toolCallId, event.result), event.isError)
   processes.noted(event.toolCallId, event.result and event.result.details)
 end
+
+handlers.compaction_start = compaction.started
+handlers.compaction_end = compaction.ended
 
 -- Stored messages (getMessages) drawn as a replay draws them.
 function M.messages(messages)
