@@ -391,9 +391,13 @@ class AgentSession:
         return not self._stop.is_set()
 
     async def abort(self) -> bool:
-        """Stop the current run (retry wait, compaction); returns once settled. False when idle."""
+        """Stop the current run (retry wait, compaction), or a compaction the user asked for outside
+        a run; returns once settled. False when idle."""
         if not self.busy:
-            return False
+            if self._compaction_cancel is None:
+                return False
+            self._compaction_cancel.cancel()  # its compact request ends aborted
+            return True
         if self.navigation is not None:
             self.navigation.cancel()
             return True
