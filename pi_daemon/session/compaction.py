@@ -106,8 +106,11 @@ def estimate_tokens(message: Any) -> int:
 
 
 def overhead_tokens(system_prompt: str, tools: Sequence[ToolSpec]) -> int:
-    """What every request carries besides the messages: the system prompt and the tools' schemas."""
-    schemas = json.dumps([{"name": t.name, "description": t.description, "parameters": t.parameters} for t in tools])
+    """What every request carries besides the messages: the system prompt and the tools' schemas,
+    each schema as a request wraps it (``{"type": "function", "function": …}`` or a template's
+    equivalent), so that more tools never eat the margin the window keeps free."""
+    schemas = json.dumps([{"type": "function", "function": {"name": t.name, "description": t.description,
+                                                            "parameters": t.parameters}} for t in tools])
     return (len(system_prompt) + len(schemas)) // 4
 
 

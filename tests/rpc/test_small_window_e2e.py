@@ -130,14 +130,15 @@ def test_a_window_the_tools_nearly_fill_is_said_once_and_not_compacted_at_every_
         overhead = WindowedServer.prompt_tokens(probe.requests[0].body)
     finally:
         probe.close()
-    server = WindowedServer(overhead + 400)  # room for a few short turns, not for a conversation to compact into
+    # room for a few short turns, not for a conversation to compact into
+    server = WindowedServer(overhead + 400)
     try:
         d = spawn("--model", "llama/smol", cwd=workspace(tmp_path, server))
         for turn in range(1, 6):
             d.call("prompt", {"text": f"q{turn}"})
             final_message(d, turn)
         ends = events(d, "compaction_end")
-        assert len(events(d, "compaction_start")) == len(ends) == 1, ends
+        assert len(events(d, "compaction_start")) == len(ends) == 1, [e.get("errorMessage") for e in ends]
         assert ends[0]["errorMessage"].startswith("cannot compact: the system prompt and the tools' schemas take about")
         assert "leaves too little for the conversation" in ends[0]["errorMessage"]
         assert not any(server.is_summary(r.body) for r in server.requests)  # no summary asked for in vain

@@ -110,7 +110,7 @@ async def test_threshold_compaction_happens_between_turns_never_inside_a_tool_ba
     session.compaction.keep_recent_tokens = 100
     rec = Recorder()
     session.subscribe(rec)
-    await session.prompt("please " + "p" * 2000)  # with the system prompt and the tool, under the threshold
+    await session.prompt("please " + "p" * 1000)  # with the system prompt and the tool, under the threshold
     await session.wait_settled()
     types = rec.types()
     start = types.index("compaction_start")
