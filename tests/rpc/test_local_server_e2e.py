@@ -80,20 +80,20 @@ def test_a_refused_local_port_names_the_url_and_is_not_retried(spawn, tmp_path):
 
 def test_threshold_compaction_works_in_a_4096_token_window(spawn, tmp_path, server):
     server.script(
-        Reply(body=openai_text("first answer", usage=(2500, 40))),  # past half of the window
+        Reply(body=openai_text("first answer", usage=(3300, 40))),  # near the threshold
         Reply(body=openai_text("## Goal\nsummary of the start")),
         Reply(body=openai_text("answer after compaction")),
     )
     d = spawn("--model", "llama/smol", cwd=workspace(tmp_path, server.url + "/v1", window=4096))
-    d.call("prompt", {"text": "start " + "a" * 3000})  # with the tools' schemas, under the threshold
+    d.call("prompt", {"text": "start " + "a" * 1200})  # with the tools' schemas (~2.7k tokens), under the threshold
     final_message(d)
-    d.call("prompt", {"text": "next " + "b" * 5000})
+    d.call("prompt", {"text": "next " + "b" * 1000})
     assert final_message(d, 2)["content"][-1]["text"] == "answer after compaction"
     end = events(d, "compaction_end")[0]
-    assert end["reason"] == "threshold" and "errorMessage" not in end, end
+    assert end["reason"] == "threshold" and "errorMessage" not in end, end.get("errorMessage")
     sent = server.requests[2].body["messages"]
-    assert "summary of the start" in json.dumps(sent) and "a" * 3000 not in json.dumps(sent)
-    assert sent[-1]["content"] == "next " + "b" * 5000  # the newest turn is kept whole
+    assert "summary of the start" in json.dumps(sent) and "a" * 1200 not in json.dumps(sent)
+    assert sent[-1]["content"] == "next " + "b" * 1000  # the newest turn is kept whole
 
 
 def test_a_chat_template_without_tools_is_warned_about(spawn, tmp_path, server):
