@@ -204,8 +204,8 @@ test("permission request answered with vim.ui.select (review = false)", function
   assert(asked[1].prompt == "Write made.txt", vim.inspect(asked))
   local shown = asked[#asked].labels
   assert(vim.deep_equal(shown, { "Allow once", "Allow this session: write calls on `made.txt`",
-                                 "Always allow: write calls on `made.txt`", "Reject",
-                                 "Always reject: write calls on `made.txt`" }), vim.inspect(shown))
+                                 "Always allow: write calls on `made.txt`", "Reject", "Reject with reason…",
+                                 "Always reject: write calls on `made.txt`", "Reject and stop" }), vim.inspect(shown))
   -- the write went through the editor: a buffer holds it, unsaved (tests/editfs.lua)
   local made = vim.fn.bufnr(dir .. "/made.txt")
   assert(made > 0 and vim.api.nvim_buf_get_lines(made, 0, -1, false)[1] == "by pi")

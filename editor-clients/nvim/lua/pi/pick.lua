@@ -40,4 +40,17 @@ function M.await(items, opts)
   return coroutine.yield()
 end
 
+-- vim.ui.input asked from inside a server request, as `await` asks vim.ui.select: the text
+-- typed, nil when dismissed.
+function M.await_input(opts)
+  local co = coroutine.running()
+  local answered = false
+  vim.ui.input(opts, function(text)
+    if answered then return end
+    answered = true
+    vim.schedule(function() coroutine.resume(co, text) end)
+  end)
+  return coroutine.yield()
+end
+
 return M
