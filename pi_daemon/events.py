@@ -346,6 +346,31 @@ class PermissionTimeout:
 
 
 @attrs.define
+class PlanEntry:
+    """One step of the session's plan (``plan_updated``, ``getState.plan``)."""
+
+    step: str
+    status: Literal["pending", "in_progress", "completed"]
+
+
+@attrs.define
+class PlanUpdated:
+    """The session's plan now: after an ``update_plan`` call, on ``session/load``, after a rewind or navigate."""
+
+    type: Literal["plan_updated"] = attrs.field(default="plan_updated", init=False)
+    entries: list[PlanEntry] = attrs.field(factory=list)
+    explanation: str | None = None
+
+
+@attrs.define
+class QuestionTimeout:
+    """Nobody answered a ``user/ask`` in time; the question was withdrawn."""
+
+    type: Literal["question_timeout"] = attrs.field(default="question_timeout", init=False)
+    tool_call_id: str = ""
+
+
+@attrs.define
 class CommandInfo:
     """A slash command (``getCommands``, ``commands_update``)."""
 
@@ -470,7 +495,7 @@ AgentEvent = Union[
     MessageEnd, ToolExecutionStart, ToolExecutionUpdate, ToolExecutionEnd, QueueUpdate,
     CompactionStart, CompactionEnd, AutoRetryStart, AutoRetryEnd, BashExecutionUpdate,
     SessionInfoChanged, ModelChanged, ThinkingLevelChanged, ModeChanged, PermissionTimeout, SessionWriteFailed,
-    CommandsUpdate, ReplayEnd, TurnDiff, Diagnostics, SubagentStart, SubagentEnd,
+    CommandsUpdate, ReplayEnd, TurnDiff, Diagnostics, SubagentStart, SubagentEnd, PlanUpdated, QuestionTimeout,
 ]
 """Every event of ``agent/event``, tagged by its ``type``."""
 AGENT_EVENT_TYPES: tuple[type, ...] = typing.get_args(AgentEvent)

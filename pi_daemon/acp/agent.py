@@ -65,9 +65,11 @@ class Tracked:
     cost: float = 0.0  # what the session's answers have cost so far
 
 
-def first_user(messages: list[Any]) -> Any:
-    """The session's first user message, or None."""
-    return next((m for m in messages if getattr(m, "role", None) == "user"), None)
+def first_prompt(session: AgentSession) -> dict[str, Any] | None:
+    """The entry of the session's first user message in its file, as ``session/list`` takes its
+    title from: not the context's first, which after a compaction is a later prompt."""
+    return next((e for e in session.store.entries if e.get("type") == "message"
+                 and isinstance(e.get("message"), dict) and e["message"].get("role") == "user"), None)
 
 
 def _refusal(message: Any) -> bool:
@@ -132,7 +134,8 @@ class AcpAgent:
             elif isinstance(event, SessionInfoChanged):  # emitted before the session takes the name
                 send({"sessionUpdate": "session_info_update", "title": self._title(session, event.name)})
             elif isinstance(event, MessageEnd) and getattr(event.message, "role", None) == "user" \
-                    and not session.name and event.message is first_user(session.messages):
+                    and not session.name and event.entry_id is not None \
+                    and (first_prompt(session) or {}).get("id") == event.entry_id:
                 send({"sessionUpdate": "session_info_update", "title": self._title(session, None)})
             elif isinstance(event, ModeChanged):
                 send({"sessionUpdate": "current_mode_update", "currentModeId": event.mode})
@@ -158,7 +161,8 @@ class AcpAgent:
 
     @staticmethod
     def _title(session: AgentSession, name: str | None) -> str | None:
-        first = first_user(session.messages)
+        entry = first_prompt(session)
+        first, _ = readable_message(entry) if entry is not None else (None, None)
         return session_title(name, user_text(first) if first is not None else None)
 
     def update(self, session_id: str, update: dict[str, Any]) -> None:

@@ -42,6 +42,7 @@ class ClientState:
     fs_save: bool = False  # the client saves buffers on fs/save
     dirty_buffers: list[str] = attrs.field(factory=list)  # absolute paths, from fs/didChangeDirty
     language_features: LanguageFeatures | None = None  # the editor/* requests the client answers
+    ask_user: bool = False  # the client answers user/ask
 
 
 def initialize(params: InitializeParams, state: ClientState, max_frame_bytes: int,
@@ -65,6 +66,7 @@ def initialize(params: InitializeParams, state: ClientState, max_frame_bytes: in
     state.fs_apply_edit = bool(fs and fs.apply_edit)
     state.fs_save = bool(fs and fs.apply_edit and fs.save)
     state.language_features = params.capabilities.language_features
+    state.ask_user = params.capabilities.ask_user
     return InitializeResult(
         protocol_version=PROTOCOL_VERSION,
         server_info=ServerInfo(name="pi-daemon", version=__version__),
@@ -82,6 +84,7 @@ def initialize(params: InitializeParams, state: ClientState, max_frame_bytes: in
             workspace_trust=state.workspace_trust,
             fs=params.capabilities.fs,
             language_features=params.capabilities.language_features,
+            ask_user=state.ask_user,
         ),
         workspace=workspace,
     )

@@ -87,6 +87,8 @@ EVENT_NAMES = (
     "diagnostics",
     "subagent_start",
     "subagent_end",
+    "plan_updated",
+    "question_timeout",
 )
 THINKING_LEVEL_NAMES = (
     "off",

@@ -43,6 +43,7 @@ class ClientCapabilities:
     workspace_trust: bool = False
     fs: FsCapabilities | None = None
     language_features: LanguageFeatures | None = None
+    ask_user: bool = False  # the client answers user/ask (the agent's questions to the user)
 
 
 @attrs.define
@@ -74,6 +75,7 @@ class ServerCapabilities:
     workspace_trust: bool = False
     fs: FsCapabilities | None = None
     language_features: LanguageFeatures | None = None  # the features the agent's tools use
+    ask_user: bool = False  # the daemon sends user/ask to a client that declared askUser
 
 
 @attrs.define

@@ -225,9 +225,11 @@ def tools_schema(b: _Builder) -> dict[str, Any]:
     """The built-in tools: the JSON Schema of their arguments and the shape of their ``details``."""
     from ..session.subagents import TaskTool
     from ..tools.builtin import TOOL_CLASSES
+    from ..tools.plan import UpdatePlanTool
+    from ..tools.question import AskUserTool
 
     tools: dict[str, Any] = {}
-    for cls in (*TOOL_CLASSES, TaskTool):
+    for cls in (*TOOL_CLASSES, TaskTool, UpdatePlanTool, AskUserTool):
         entry: dict[str, Any] = {"description": cls.description, "arguments": cls.parameters}
         if cls.name in TOOL_DETAILS:
             entry["details"] = b.type_schema(TOOL_DETAILS[cls.name])

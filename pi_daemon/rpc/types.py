@@ -13,7 +13,7 @@ from typing import Any, Literal, Union
 import attrs
 
 from ..converter import converter
-from ..events import AgentEvent, CompactionOutcome, QueueItem as QueueItem  # re-exported: getState's queue items
+from ..events import AgentEvent, CompactionOutcome, PlanEntry, QueueItem as QueueItem  # re-exported: getState's queue items
 from ..messages import AgentMessageUnion
 from ..json_types import JsonObject
 from .editor_types import *  # noqa: F401,F403 (the editor file system's types, re-exported)
@@ -206,6 +206,8 @@ class SessionState:
     mcp_servers: list[McpServerInfo] | None = None
     mode: str = "ask"
     pending_rewind: PendingRewind | None = None
+    plan: list[PlanEntry] = attrs.field(factory=list)  # the plan of the last update_plan call on this branch
+    plan_explanation: str | None = None
 
 
 @attrs.define
@@ -401,11 +403,38 @@ class PermissionRequestResult:
     edited_args: JsonObject | None = None  # allowing: the arguments the call runs with instead (checked again)
 
 
+@attrs.define
+class QuestionOption:
+    label: str
+    description: str | None = None
+
+
+@attrs.define
+class UserAskParams:
+    session_id: str
+    tool_call_id: str
+    question: str
+    options: list[QuestionOption]
+    multi_select: bool
+    allow_text: bool
+    timeout_seconds: float
+    parent_session_id: str | None = None  # the question is a subagent's (sessionId): the session that started it
+
+
+@attrs.define
+class UserAskResult:
+    outcome: Literal["answered", "dismissed"]
+    selected: list[str] | None = None  # the labels of the options chosen
+    text: str | None = None  # what the user typed
+
+
 AGENT_EVENT = notification("agent/event", params=AgentEventParams,
                            summary="an event of a session, numbered by seq")
 PERMISSION_REQUEST = client_request("permission/request", params=PermissionRequestParams,
                                     result=PermissionRequestResult,
                                     summary="may this tool call run? (and what to remember)")
+USER_ASK = client_request("user/ask", params=UserAskParams, result=UserAskResult,
+                          summary="the agent asks the user a question (ask_user tool)")
 WORKSPACE_TRUST = client_request("workspace/trust", params=WorkspaceTrustParams, result=WorkspaceTrustResult,
                                  summary="may the workspace configure the daemon")
 READ_TEXT_FILE = client_request("fs/readTextFile", params=ReadTextFileParams, result=ReadTextFileResult,

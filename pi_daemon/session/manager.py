@@ -340,6 +340,9 @@ class SessionManager:
             if session.agent.state.deferred:  # else the transcript was set anew before the file was read
                 session.agent.state.messages = context_messages(store, store.branch())
 
+        if store.read:  # opening it read the entries already (a face summing its cost): no reading left to defer
+            session.agent.state.messages = context_messages(store, store.branch())
+            return session
         store.on_read = read_context
         session.agent.state.defer_messages(store.read_all, facts.messages)
         return session

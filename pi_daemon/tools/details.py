@@ -9,9 +9,11 @@ the same details (``bash`` does) or none.
 
 from __future__ import annotations
 
+from typing import Literal
+
 import attrs
 
-from ..events import IntroducedDiagnostic
+from ..events import IntroducedDiagnostic, PlanEntry
 
 
 @attrs.define
@@ -48,4 +50,22 @@ class EditDetails:
     user_edited: bool | None = None
 
 
-TOOL_DETAILS: dict[str, type] = {"bash": BashDetails, "write": WriteDetails, "edit": EditDetails}
+@attrs.define
+class PlanDetails:
+    """``update_plan``: the plan the call set (the session's plan until the next successful call)."""
+
+    entries: list[PlanEntry]
+    explanation: str | None = None
+
+
+@attrs.define
+class AskUserDetails:
+    """``ask_user``: how the question ended and what the user chose or typed."""
+
+    outcome: Literal["answered", "dismissed", "timeout"]
+    selected: list[str] | None = None
+    text: str | None = None
+
+
+TOOL_DETAILS: dict[str, type] = {"bash": BashDetails, "write": WriteDetails, "edit": EditDetails,
+                                 "update_plan": PlanDetails, "ask_user": AskUserDetails}

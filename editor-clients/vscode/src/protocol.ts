@@ -26,7 +26,7 @@ export interface AgentEnd {
   stopReason?: "rejected";
 }
 
-export type AgentEvent = AgentStart | AgentEnd | AgentSettled | TurnStart | TurnEnd | MessageStart | MessageUpdate | MessageEnd | ToolExecutionStart | ToolExecutionUpdate | ToolExecutionEnd | QueueUpdate | CompactionStart | CompactionEnd | AutoRetryStart | AutoRetryEnd | BashExecutionUpdate | SessionInfoChanged | ModelChanged | ThinkingLevelChanged | ModeChanged | PermissionTimeout | SessionWriteFailed | CommandsUpdate | ReplayEnd | TurnDiff | Diagnostics | SubagentStart | SubagentEnd;
+export type AgentEvent = AgentStart | AgentEnd | AgentSettled | TurnStart | TurnEnd | MessageStart | MessageUpdate | MessageEnd | ToolExecutionStart | ToolExecutionUpdate | ToolExecutionEnd | QueueUpdate | CompactionStart | CompactionEnd | AutoRetryStart | AutoRetryEnd | BashExecutionUpdate | SessionInfoChanged | ModelChanged | ThinkingLevelChanged | ModeChanged | PermissionTimeout | SessionWriteFailed | CommandsUpdate | ReplayEnd | TurnDiff | Diagnostics | SubagentStart | SubagentEnd | PlanUpdated | QuestionTimeout;
 
 export interface AgentEventParams {
   sessionId: string;
@@ -56,6 +56,13 @@ export interface ApplyWorkspaceEditResult {
   applied: boolean;
   failureReason?: string | null;
   failedChange?: number | null;
+}
+
+/** ``ask_user``: how the question ended and what the user chose or typed. */
+export interface AskUserDetails {
+  outcome: "answered" | "dismissed" | "timeout";
+  selected?: string[];
+  text?: string;
 }
 
 export type AssistantContent = TextContent | ThinkingContent | ToolCall;
@@ -239,6 +246,7 @@ export interface ClientCapabilities {
   workspaceTrust?: boolean;
   fs?: FsCapabilities | null;
   languageFeatures?: LanguageFeatures | null;
+  askUser?: boolean;
 }
 
 export interface ClientInfo {
@@ -818,6 +826,25 @@ export interface PermissionTimeout {
   timeoutSeconds: number;
 }
 
+/** ``update_plan``: the plan the call set (the session's plan until the next successful call). */
+export interface PlanDetails {
+  entries: PlanEntry[];
+  explanation?: string;
+}
+
+/** One step of the session's plan (``plan_updated``, ``getState.plan``). */
+export interface PlanEntry {
+  step: string;
+  status: "pending" | "in_progress" | "completed";
+}
+
+/** The session's plan now: after an ``update_plan`` call, on ``session/load``, after a rewind or navigate. */
+export interface PlanUpdated {
+  type: "plan_updated";
+  entries: PlanEntry[];
+  explanation?: string;
+}
+
 export interface Position {
   line: number;
   character: number;
@@ -866,6 +893,17 @@ export interface ProviderAccess {
   baseUrl?: string;
   reason?: string;
   lastError?: string;
+}
+
+export interface QuestionOption {
+  label: string;
+  description?: string;
+}
+
+/** Nobody answered a ``user/ask`` in time; the question was withdrawn. */
+export interface QuestionTimeout {
+  type: "question_timeout";
+  toolCallId: string;
 }
 
 /** A steering or follow-up message accepted into the queue; outside the tree. */
@@ -1072,6 +1110,7 @@ export interface ServerCapabilities {
   workspaceTrust: boolean;
   fs?: FsCapabilities;
   languageFeatures?: LanguageFeatures;
+  askUser: boolean;
 }
 
 export interface ServerInfo {
@@ -1246,6 +1285,8 @@ export interface SessionState {
   mcpServers?: McpServerInfo[];
   mode: string;
   pendingRewind?: PendingRewind;
+  plan: PlanEntry[];
+  planExplanation?: string;
 }
 
 export interface SessionSummary {
@@ -1687,6 +1728,23 @@ export interface Usage {
   cost: Cost;
 }
 
+export interface UserAskParams {
+  sessionId: string;
+  toolCallId: string;
+  question: string;
+  options: QuestionOption[];
+  multiSelect: boolean;
+  allowText: boolean;
+  timeoutSeconds: number;
+  parentSessionId?: string;
+}
+
+export interface UserAskResult {
+  outcome: "answered" | "dismissed";
+  selected?: string[] | null;
+  text?: string | null;
+}
+
 export type UserContent = TextContent | ImageContent;
 
 export interface UserMessage {
@@ -1864,6 +1922,8 @@ export interface ClientRequests {
   "fs/save": { params: SaveFilesParams; result: SaveFilesResult };
   /** may this tool call run? (and what to remember) */
   "permission/request": { params: PermissionRequestParams; result: PermissionRequestResult };
+  /** the agent asks the user a question (ask_user tool) */
+  "user/ask": { params: UserAskParams; result: UserAskResult };
   /** apply an edit in the editor (LSP's request) */
   "workspace/applyEdit": { params: ApplyWorkspaceEditParams; result: ApplyWorkspaceEditResult };
   /** may the workspace configure the daemon */
@@ -1875,6 +1935,8 @@ export interface ToolDetails {
   write: WriteDetails;
   edit: EditDetails;
   bash: BashDetails;
+  update_plan: PlanDetails;
+  ask_user: AskUserDetails;
 }
 
 export type MethodName = keyof Methods;

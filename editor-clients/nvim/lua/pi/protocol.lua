@@ -20,7 +20,7 @@
 ---@field willRetry boolean
 ---@field stopReason? "rejected"
 
----@alias pi.AgentEvent pi.AgentStart|pi.AgentEnd|pi.AgentSettled|pi.TurnStart|pi.TurnEnd|pi.MessageStart|pi.MessageUpdate|pi.MessageEnd|pi.ToolExecutionStart|pi.ToolExecutionUpdate|pi.ToolExecutionEnd|pi.QueueUpdate|pi.CompactionStart|pi.CompactionEnd|pi.AutoRetryStart|pi.AutoRetryEnd|pi.BashExecutionUpdate|pi.SessionInfoChanged|pi.ModelChanged|pi.ThinkingLevelChanged|pi.ModeChanged|pi.PermissionTimeout|pi.SessionWriteFailed|pi.CommandsUpdate|pi.ReplayEnd|pi.TurnDiff|pi.Diagnostics|pi.SubagentStart|pi.SubagentEnd
+---@alias pi.AgentEvent pi.AgentStart|pi.AgentEnd|pi.AgentSettled|pi.TurnStart|pi.TurnEnd|pi.MessageStart|pi.MessageUpdate|pi.MessageEnd|pi.ToolExecutionStart|pi.ToolExecutionUpdate|pi.ToolExecutionEnd|pi.QueueUpdate|pi.CompactionStart|pi.CompactionEnd|pi.AutoRetryStart|pi.AutoRetryEnd|pi.BashExecutionUpdate|pi.SessionInfoChanged|pi.ModelChanged|pi.ThinkingLevelChanged|pi.ModeChanged|pi.PermissionTimeout|pi.SessionWriteFailed|pi.CommandsUpdate|pi.ReplayEnd|pi.TurnDiff|pi.Diagnostics|pi.SubagentStart|pi.SubagentEnd|pi.PlanUpdated|pi.QuestionTimeout
 
 ---@class pi.AgentEventParams
 ---@field sessionId string
@@ -46,6 +46,12 @@
 ---@field applied boolean
 ---@field failureReason? string|nil
 ---@field failedChange? integer|nil
+
+--- ``ask_user``: how the question ended and what the user chose or typed.
+---@class pi.AskUserDetails
+---@field outcome "answered"|"dismissed"|"timeout"
+---@field selected? string[]
+---@field text? string
 
 ---@alias pi.AssistantContent pi.TextContent|pi.ThinkingContent|pi.ToolCall
 
@@ -202,6 +208,7 @@
 ---@field workspaceTrust? boolean
 ---@field fs? pi.FsCapabilities|nil
 ---@field languageFeatures? pi.LanguageFeatures|nil
+---@field askUser? boolean
 
 ---@class pi.ClientInfo
 ---@field name? string
@@ -681,6 +688,22 @@
 ---@field toolName string
 ---@field timeoutSeconds number
 
+--- ``update_plan``: the plan the call set (the session's plan until the next successful call).
+---@class pi.PlanDetails
+---@field entries pi.PlanEntry[]
+---@field explanation? string
+
+--- One step of the session's plan (``plan_updated``, ``getState.plan``).
+---@class pi.PlanEntry
+---@field step string
+---@field status "pending"|"in_progress"|"completed"
+
+--- The session's plan now: after an ``update_plan`` call, on ``session/load``, after a rewind or navigate.
+---@class pi.PlanUpdated
+---@field type "plan_updated"
+---@field entries pi.PlanEntry[]
+---@field explanation? string
+
 ---@class pi.Position
 ---@field line integer
 ---@field character integer
@@ -721,6 +744,15 @@
 ---@field baseUrl? string
 ---@field reason? string
 ---@field lastError? string
+
+---@class pi.QuestionOption
+---@field label string
+---@field description? string
+
+--- Nobody answered a ``user/ask`` in time; the question was withdrawn.
+---@class pi.QuestionTimeout
+---@field type "question_timeout"
+---@field toolCallId string
 
 --- A steering or follow-up message accepted into the queue; outside the tree.
 ---@class pi.QueueAddEntry
@@ -888,6 +920,7 @@
 ---@field workspaceTrust boolean
 ---@field fs? pi.FsCapabilities
 ---@field languageFeatures? pi.LanguageFeatures
+---@field askUser boolean
 
 ---@class pi.ServerInfo
 ---@field name string
@@ -1030,6 +1063,8 @@
 ---@field mcpServers? pi.McpServerInfo[]
 ---@field mode string
 ---@field pendingRewind? pi.PendingRewind
+---@field plan pi.PlanEntry[]
+---@field planExplanation? string
 
 ---@class pi.SessionSummary
 ---@field sessionId string
@@ -1394,6 +1429,21 @@
 ---@field totalTokens integer
 ---@field cost pi.Cost
 
+---@class pi.UserAskParams
+---@field sessionId string
+---@field toolCallId string
+---@field question string
+---@field options pi.QuestionOption[]
+---@field multiSelect boolean
+---@field allowText boolean
+---@field timeoutSeconds number
+---@field parentSessionId? string
+
+---@class pi.UserAskResult
+---@field outcome "answered"|"dismissed"
+---@field selected? string[]|nil
+---@field text? string|nil
+
 ---@alias pi.UserContent pi.TextContent|pi.ImageContent
 
 ---@class pi.UserMessage
@@ -1499,6 +1549,7 @@
 -- fs/readTextFile: params pi.ReadTextFileParams, result pi.ReadTextFileResult
 -- fs/save: params pi.SaveFilesParams, result pi.SaveFilesResult
 -- permission/request: params pi.PermissionRequestParams, result pi.PermissionRequestResult
+-- user/ask: params pi.UserAskParams, result pi.UserAskResult
 -- workspace/applyEdit: params pi.ApplyWorkspaceEditParams, result pi.ApplyWorkspaceEditResult
 -- workspace/trust: params pi.WorkspaceTrustParams, result pi.WorkspaceTrustResult
 
@@ -1564,6 +1615,6 @@ M.methods = {
 
 ---Every event type of an agent/event notification.
 ---@type string[]
-M.events = { "agent_start", "agent_end", "agent_settled", "turn_start", "turn_end", "message_start", "message_update", "message_end", "tool_execution_start", "tool_execution_update", "tool_execution_end", "queue_update", "compaction_start", "compaction_end", "auto_retry_start", "auto_retry_end", "bash_execution_update", "session_info_changed", "model_changed", "thinking_level_changed", "mode_changed", "permission_timeout", "session_write_failed", "commands_update", "replay_end", "turn_diff", "diagnostics", "subagent_start", "subagent_end" }
+M.events = { "agent_start", "agent_end", "agent_settled", "turn_start", "turn_end", "message_start", "message_update", "message_end", "tool_execution_start", "tool_execution_update", "tool_execution_end", "queue_update", "compaction_start", "compaction_end", "auto_retry_start", "auto_retry_end", "bash_execution_update", "session_info_changed", "model_changed", "thinking_level_changed", "mode_changed", "permission_timeout", "session_write_failed", "commands_update", "replay_end", "turn_diff", "diagnostics", "subagent_start", "subagent_end", "plan_updated", "question_timeout" }
 
 return M
