@@ -40,12 +40,13 @@ from ..session.listing import list_sessions
 from ..session.rebuild import entry_usage, readable_message, total_cost, usage_cost
 from ..guard.modes import MODES
 from ..guard.permission_rules import Rule, describe
-from ..guard.permissions import OUTCOMES, TIMED_OUT, Answer, Propose
+from ..guard.permissions import OUTCOMES, TIMED_OUT, Answer, Declined, Propose
 from ..wire.errors import AuthRequired, InternalError, SessionNotFoundError, invalid_params
 from ..wire.peer import ClientError, Peer
 from . import config
 from .initialize import AcpClient
 from .prompt import render
+from .steering import steered
 from .subagents import asking_session
 from .updates import Coalescer, LiveUpdates, kind_of, locations_of, proposed_content, replay, session_title
 
@@ -120,7 +121,7 @@ class AcpAgent:
         gate_check = session.agent.before_tool_call
         send = Coalescer(self.peer.writer, functools.partial(self.update, session.id))
 
-        async def check(ctx: Any, cancel: Any) -> str | None:
+        async def check(ctx: Any, cancel: Any) -> str | Declined | None:
             refusal = await gate_check(ctx, cancel) if gate_check is not None else None
             if refusal is None:  # allowed (asked or not): only now is it running
                 send(tracked.live.running(ctx.tool_call.id))
@@ -409,6 +410,8 @@ class AcpAgent:
         outcome: Any
         if aborted:
             outcome = {"stopReason": "cancelled"}
+        elif event.stop_reason == "rejected":  # ACP v1 has no such reason: the turn ended, _meta says why
+            outcome = {"stopReason": "end_turn", "_meta": {"pi": {"stopReason": "rejected"}}}
         elif getattr(last, "stop_reason", None) == "length":
             outcome = {"stopReason": "max_tokens"}
         elif getattr(last, "stop_reason", None) == "error":
@@ -449,6 +452,7 @@ class AcpAgent:
             {"optionId": "allow_always", "name": f"Always allow {what}", "kind": "allow_always"},
             {"optionId": "reject_once", "name": "Reject", "kind": "reject_once"},
             {"optionId": "reject_always", "name": f"Always reject {what}", "kind": "reject_always"},
+            {"optionId": "reject_and_stop", "name": "Reject and stop", "kind": "reject_once"},
         ]
         params = {"sessionId": session_id, "options": offered,
                   "toolCall": {"toolCallId": call_id, "title": title, "kind": kind_of(tool), "status": "pending",
@@ -468,7 +472,7 @@ class AcpAgent:
             return Answer("cancelled")
         outcome = result.get("outcome") if isinstance(result, dict) else None
         if isinstance(outcome, dict) and outcome.get("outcome") == "selected" and outcome.get("optionId") in OUTCOMES:
-            return Answer(str(outcome["optionId"]))
+            return steered(str(outcome["optionId"]), outcome.get("_meta"))
         return Answer("cancelled")
 
     # --- modes and configuration ----------------------------------------------------------

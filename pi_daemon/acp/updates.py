@@ -162,6 +162,10 @@ class LiveUpdates:
         if isinstance(event, ToolExecutionStart):  # not running yet: the user may still be asked (running())
             args = event.args if isinstance(event.args, dict) else {}
             self.args[event.tool_call_id] = args
+            if event.edited_by_user:  # the user edited the call before allowing it: this is what runs
+                return [{"sessionUpdate": "tool_call_update", "toolCallId": event.tool_call_id,
+                         "title": title_of(event.tool_name, args), "rawInput": args,
+                         "locations": locations_of(event.tool_name, args, self.workspace)}]
             if event.tool_call_id not in self.announced:
                 return [self._announce(ToolCall(id=event.tool_call_id, name=event.tool_name, arguments=args),
                                        "pending")]

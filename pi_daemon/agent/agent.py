@@ -219,6 +219,7 @@ class Agent:
         self._idle.clear()
         self.state.is_streaming = True
         self.state.error = None
+        self.state.stop_reason = None
         self.last_run_aborted = False
         self._run_task = asyncio.ensure_future(self._run(messages, cancel))
         return self._run_task

@@ -121,8 +121,9 @@ class _Run:
                 calls = assistant.tool_calls()
                 has_tool_calls = bool(calls)
                 results = []
+                stopped = False
                 if calls:
-                    results = await ToolBatch(
+                    batch = ToolBatch(
                         assistant,
                         tools={t.name: t for t in self.state.tools},
                         emit=self.emit,
@@ -130,12 +131,18 @@ class _Run:
                         pending=self.state.pending_tool_calls,
                         before=self.config.before_tool_call,
                         after=self.config.after_tool_call,
-                    ).run()
+                    )
+                    results = await batch.run()
+                    stopped = batch.stopped
                     for result in results:
                         await self.deliver(result)
                 await self.emit(TurnEnd(message=assistant, tool_results=results))
                 if self.cancel.cancelled:
                     await self.emit(AgentEnd(messages=self.new_messages))
+                    return
+                if stopped:  # the user rejected a call and stopped the run: no further model request
+                    self.state.stop_reason = "rejected"
+                    await self.emit(AgentEnd(messages=self.new_messages, stop_reason="rejected"))
                     return
                 pending = await self.config.take_steering()
             pending = await self.config.take_follow_up()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Literal
 
 import attrs
 
@@ -22,6 +22,7 @@ class AgentState:
     streaming_message: AssistantMessage | None = None
     pending_tool_calls: set[str] = attrs.field(factory=set)
     error: str | None = None
+    stop_reason: Literal["rejected"] | None = None  # the last run ended because the user stopped it at a call
     # A session opened from its index: how to read its messages, and how many there are.
     _read_messages: Callable[[], None] | None = attrs.field(default=None, init=False)
     _message_count: int = attrs.field(default=0, init=False)

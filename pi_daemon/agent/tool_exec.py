@@ -5,6 +5,12 @@ before it finish first; calls after it wait). ``tool_execution_end`` is emitted 
 completion order; the tool-result messages are returned in call order. Every failure
 — unknown tool, invalid arguments, a blocking hook, a raising tool, an abort — becomes
 an ``isError`` result whose text tells the model what happened.
+
+The permission hook's answer can steer a call: the user's refusal is the call's result
+(``Declined``); one that stops the run (``reject_and_stop``) leaves the message's calls
+not yet allowed unrun and marks the batch ``stopped``; an allow with edited arguments
+re-announces the call (``tool_execution_start`` with ``editedByUser``), validates the
+edit and hands it back to the hook to be checked again before it runs.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import attrs
 
 from ..cancel import CancelToken, Cancelled
 from ..events import ToolExecutionEnd, ToolExecutionStart, ToolExecutionUpdate
+from ..guard.permissions import Declined, UserEdit, what_ran
 from ..messages import AssistantMessage, TextContent, ToolCall, ToolResult, ToolResultMessage
 from ..tools.base import Tool
 from ..tools.validation import ToolArgumentError, validate_arguments
@@ -31,6 +38,7 @@ TRUNCATED_TEXT = (
     "limit, so its arguments may be incomplete. Issue the call again, complete."
 )
 ABORTED_TEXT = "Tool execution was aborted by the user."
+NOT_RUN_STOPPED_TEXT = "This call was not run: the user rejected another call of this message and stopped the run."
 STOPPED_LINE = "[stopped by the user]"
 
 
@@ -66,10 +74,15 @@ class ToolCallContext:
     # and the text the user accepted instead of it (then the tool writes that: ``Tool.execute_accepted``)
     proposal: Any = None
     accepted: str | None = None
+    # set by a before hook whose user allowed the call with other arguments (``edit_outcome``: the allow
+    # given); the edited call then carries ``user_edit`` when it is handed back to be checked again
+    edited_args: Any = None
+    edit_outcome: str = ""
+    user_edit: UserEdit | None = None
 
 
-BeforeToolCall = Callable[[ToolCallContext, CancelToken], Awaitable[str | None]]
-"""Return a reason string to block the call, or None to let it run."""
+BeforeToolCall = Callable[[ToolCallContext, CancelToken], Awaitable[str | Declined | None]]
+"""Return a reason string to block the call, the user's refusal, or None to let it run."""
 
 AfterToolCall = Callable[[ToolCallContext, ToolResult, bool], Awaitable[ToolResult | None]]
 """Return a replacement result (its ``is_error`` decides the flag), or None to keep it."""
@@ -101,8 +114,18 @@ class ToolBatch:
         self.pending = pending
         self.before = before
         self.after = after
+        # what the hook's asking races: the run's abort, or the user stopping the run at another call
+        self.halt = CancelToken()
+        self.stopped = False  # the user answered reject_and_stop
 
     async def run(self) -> list[ToolResultMessage]:
+        remove = self.cancel.on_cancel(lambda: self.halt.cancel(self.cancel.reason or "aborted"))
+        try:
+            return await self._run()
+        finally:
+            remove()
+
+    async def _run(self) -> list[ToolResultMessage]:
         calls = self.assistant.tool_calls()
         outcomes: dict[str, _Outcome] = {}
         if self.assistant.stop_reason == "length":
@@ -182,21 +205,55 @@ class ToolBatch:
                 ToolResult.text(f"Tool {call.name!r} was not run because of {exc}"), True
             )
         context = ToolCallContext(call, args, self.assistant, tool)
-        if self.before is not None:
+        refused = await self._check(context)
+        if refused is None and context.edited_args is not None:
+            edited = context.edited_args
+            await self.emit(ToolExecutionStart(call.id, call.name, edited, edited_by_user=True))
             try:
-                reason = await self.before(context, self.cancel)
-            except Exception as exc:  # noqa: BLE001 - a call that could not be checked is not run
-                log.warning("checking %s raised", call.name, exc_info=True)
-                reason = f"it could not be checked ({type(exc).__name__}: {exc}); it was not run"
-            if reason:
-                return _Outcome(ToolResult.text(f"Tool call blocked: {reason}"), True)
+                args = validate_arguments(tool.parameters, edited)
+            except ToolArgumentError as exc:
+                return _Outcome(ToolResult.text(f"The user's edit of this call was not run because of {exc}"),
+                                True)
+            context = ToolCallContext(call, args, self.assistant, tool,
+                                      user_edit=UserEdit(context.edit_outcome, context.args))
+            refused = await self._check(context)
+        if refused is not None:
+            return refused
+        result, is_error, duration = await self._call(tool, call, context)
+        if context.user_edit is not None:
+            result = _prefixed(result, what_ran(context.args))
+        return _Outcome(result, is_error, duration)
 
+    async def _check(self, context: ToolCallContext) -> _Outcome | None:
+        """The before hook's verdict as the call's outcome, or None: it may run."""
+        if self.before is None:
+            return None
+        name = context.tool_call.name
+        try:
+            reason = await self.before(context, self.halt)
+        except Exception as exc:  # noqa: BLE001 - a call that could not be checked is not run
+            log.warning("checking %s raised", name, exc_info=True)
+            reason = f"it could not be checked ({type(exc).__name__}: {exc}); it was not run"
+        if isinstance(reason, Declined):
+            if reason.stop and not self.halt.cancelled:
+                self.stopped = True
+                self.halt.cancel("rejected")  # the calls still being asked about are withdrawn, not run
+            return _Outcome(ToolResult.text(reason.text), True)
+        if self.halt.cancelled and not self.cancel.cancelled:
+            return _not_run()
+        if reason:
+            return _Outcome(ToolResult.text(f"Tool call blocked: {reason}"), True)
+        return None
+
+    async def _call(self, tool: Tool, call: ToolCall, context: ToolCallContext) -> tuple[ToolResult, bool, float]:
+        args = context.args
+        shown = args if context.user_edit is not None else call.arguments
         latest: ToolResult | None = None
 
         async def on_update(partial: ToolResult) -> None:
             nonlocal latest
             latest = partial
-            await self.emit(ToolExecutionUpdate(call.id, call.name, call.arguments, partial))
+            await self.emit(ToolExecutionUpdate(call.id, call.name, shown, partial))
 
         started = time.monotonic()
         try:
@@ -220,4 +277,18 @@ class ToolBatch:
             replaced = await self.after(context, result, is_error)
             if replaced is not None:
                 result, is_error = replaced, bool(replaced.is_error)
-        return _Outcome(result, is_error, duration)
+        return result, is_error, duration
+
+
+def _not_run() -> _Outcome:
+    return _Outcome(ToolResult.text(NOT_RUN_STOPPED_TEXT), True)
+
+
+def _prefixed(result: ToolResult, line: str) -> ToolResult:
+    """``result`` with ``line`` before its text."""
+    content = list(result.content)
+    if content and isinstance(content[0], TextContent):
+        content[0] = TextContent(text=f"{line}\n{content[0].text}")
+    else:
+        content.insert(0, TextContent(text=line))
+    return ToolResult(content=content, details=result.details, is_error=result.is_error)

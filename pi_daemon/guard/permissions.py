@@ -16,10 +16,16 @@ Calls of the tools in ``ask`` (default: write, edit, bash) and of every MCP tool
 A ``write`` or ``edit`` inside ``.git/`` (git runs what its config and hooks name) is the
 exception: no flag, policy, tool-wide or shipped rule allows it, only the user's answer for
 that path (asked each time, or a path rule the user remembered for it).
+
+The user's answer can steer the call: a reason with a refusal becomes the call's result
+(:class:`Declined`), ``reject_and_stop`` ends the run, and an allow with edited arguments
+runs the edited call — which the agent validates and brings back here (``ctx.user_edit``)
+to be checked again by the mode, the reject rules and the ``.git/`` rule, never asked again.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 from typing import Any, Awaitable, Callable
@@ -37,16 +43,53 @@ from .permission_store import RememberedAnswers, workspace_rules
 
 log = logging.getLogger(__name__)
 
-OUTCOMES = ("allow_once", "allow_session", "allow_always", "reject_once", "reject_always", "cancelled")
-OPTIONS = OUTCOMES[:5]
+OUTCOMES = ("allow_once", "allow_session", "allow_always", "reject_once", "reject_always", "reject_and_stop",
+            "cancelled")
+OPTIONS = OUTCOMES[:6]
 TIMED_OUT = "timeout"  # what an asker returns when nobody answered in time (never on the wire)
-
+REASON_CHARS = 4000  # of the user's reason, what the model is given
+SHOWN_ARGS_CHARS = 4000  # of an edited call's arguments, what its result repeats
 
 
 @attrs.frozen
 class Answer:
     outcome: str  # one of OUTCOMES, or TIMED_OUT
     content: str | None = None  # allowing a call that proposed a file text: the text the user accepts instead
+    reason: str | None = None  # rejecting: the user's words
+    edited_args: dict[str, Any] | None = None  # allowing: the arguments to run the call with instead
+
+
+@attrs.frozen
+class Declined:
+    """The user's refusal of a call: ``text`` is its whole result; ``stop``: the run ends with it."""
+    text: str
+    stop: bool = False
+
+
+@attrs.frozen
+class UserEdit:
+    """A call the user allowed with edited arguments, brought back to be checked again."""
+    outcome: str  # the allow outcome it was given
+    asked_args: dict[str, Any]  # the arguments the user was asked about
+
+
+def declined(outcome: str, reason: str | None, tool: str) -> Declined | str:
+    """The result of a refusal: the user's words when given (bounded), else the plain refusal."""
+    words = (reason or "").strip()[:REASON_CHARS]
+    if outcome == "reject_and_stop":
+        return Declined("The user rejected this call and stopped the run" + (f": {words}" if words else "."),
+                        stop=True)
+    if words:
+        return Declined(f"The user declined this call: {words}")
+    return f"the user declined to allow this {tool} call; do not retry it unchanged — ask or try another way"
+
+
+def what_ran(args: dict[str, Any]) -> str:
+    """The first line of an edited call's result."""
+    shown = json.dumps(args, ensure_ascii=False)
+    if len(shown) > SHOWN_ARGS_CHARS:
+        shown = shown[:SHOWN_ARGS_CHARS] + f"… ({len(shown) - SHOWN_ARGS_CHARS} more characters)"
+    return f"The user edited this call before it ran; what ran: {shown}"
 
 
 # () -> what a write or edit would leave in its file (a ``tools.base.Proposal``), or None; computed
@@ -129,13 +172,17 @@ class PermissionGate:
         rules = mine["allow"] + self._session_rules(session_id) + self._workspace_allow(shipped["allow"])
         return "allow" if allows(rules, tool, args, self.root) else None
 
-    async def check(self, session_id: str, ctx: Any, cancel: CancelToken, mode: str = DEFAULT_MODE) -> str | None:
-        """A reason to block the call, or None to let it run (a ``before_tool_call`` hook);
-        ``mode`` is the session's (:mod:`.modes`)."""
+    async def check(self, session_id: str, ctx: Any, cancel: CancelToken,
+                    mode: str = DEFAULT_MODE) -> str | Declined | None:
+        """A reason to block the call, the user's refusal, or None to let it run (a ``before_tool_call``
+        hook; an allow with edited arguments sets ``ctx.edited_args``); ``mode`` is the session's (:mod:`.modes`)."""
         tool, args = ctx.tool_call.name, ctx.args
         refused = modes.refusal(mode, tool, getattr(ctx, "tool", None))
         if refused is not None:
             return refused
+        edit = getattr(ctx, "user_edit", None)
+        if isinstance(edit, UserEdit):
+            return self._check_edit(session_id, tool, args, edit)
         if tool not in self.ask and not is_mcp_tool(tool) and not in_git(tool, args):
             return None
         decided = self.decide(session_id, tool, args)
@@ -160,6 +207,10 @@ class PermissionGate:
         if outcome == TIMED_OUT:
             return (f"nobody answered the permission request for this {tool} call in time, so it was "
                     "not run; do not retry it unchanged")
+        if outcome.startswith("allow") and answer.edited_args is not None:
+            ctx.edited_args = answer.edited_args  # checked again once valid; its own rule is remembered then
+            ctx.edit_outcome = outcome
+            return None
         if outcome == "allow_session":
             self.session_rules.setdefault(session_id, []).append(rule)
         elif outcome in ("allow_always", "reject_always"):
@@ -171,7 +222,24 @@ class PermissionGate:
             return None
         if outcome == "cancelled":
             return "the permission request was cancelled; the call was not run"
-        return f"the user declined to allow this {tool} call; do not retry it unchanged — ask or try another way"
+        return declined(outcome, answer.reason, tool)
+
+    def _check_edit(self, session_id: str, tool: str, args: dict[str, Any], edit: UserEdit) -> str | None:
+        """The edited call of a user's allow: what the rules refuse stays refused (the answer allowed
+        only this call, so nothing else is asked); an allow "for this session" or "always" keeps the
+        rule of the edited call."""
+        mine, shipped = self.remembered.load(), workspace_rules(self.root)
+        if rejects(mine["reject"] + shipped["reject"], tool, args, self.root):
+            return f"the user has declined {tool} calls like the edited one for good"
+        if in_git(tool, args) and args.get("path") != edit.asked_args.get("path"):
+            return (f"the edited call names {args.get('path')!r}, inside .git/, which is not the path the user "
+                    "was asked about; changing .git/ needs its own permission")
+        rule = rule_for(tool, args, self.root)
+        if edit.outcome == "allow_session":
+            self.session_rules.setdefault(session_id, []).append(rule)
+        elif edit.outcome == "allow_always":
+            self.remembered.add("allow", rule)
+        return None
 
     async def _ask(self, session_id: str, ctx: Any, rule: Rule) -> Answer | None:
         """Ask the user; a face that shows what a write or edit would leave in its file gets it from

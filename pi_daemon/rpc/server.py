@@ -54,14 +54,18 @@ EDITOR_TIMEOUT_S = 60.0
 
 
 def answer_of(result: Any) -> Answer:
-    """A ``permission/request`` answer; one of another shape (an unknown outcome, a ``content`` that is
-    not a string) counts as ``cancelled``. (The wire refuses a lone surrogate before it gets here.)"""
-    outcome = result.get("outcome") if isinstance(result, dict) else None
-    content = result.get("content") if isinstance(result, dict) else None
-    if outcome not in OUTCOMES or not isinstance(content, (str, type(None))):
-        log.warning("permission/request answered with an unknown outcome or a content that is not text: cancelled")
+    """A ``permission/request`` answer; one of another shape (an unknown outcome, a ``content`` or
+    ``reason`` that is not a string, ``editedArgs`` that are not an object) counts as ``cancelled``.
+    (The wire refuses a lone surrogate before it gets here.)"""
+    fields = result if isinstance(result, dict) else {}
+    outcome, content = fields.get("outcome"), fields.get("content")
+    reason, edited = fields.get("reason"), fields.get("editedArgs")
+    if outcome not in OUTCOMES or not isinstance(content, (str, type(None))) \
+            or not isinstance(reason, (str, type(None))) or not isinstance(edited, (dict, type(None))):
+        log.warning("permission/request answered with an unknown outcome, or a content, reason or editedArgs "
+                    "of another type: cancelled")
         return Answer("cancelled")
-    return Answer(outcome, content)
+    return Answer(outcome, content, reason=reason, edited_args=edited)
 
 
 class NativeFace:

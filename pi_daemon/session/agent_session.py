@@ -365,7 +365,7 @@ class AgentSession:
         if self.changes is not None:
             self.changes.finish()
         log.info("session %s settled%s", self.id, " (aborted)" if aborted else "")
-        await self._emit(AgentSettled(aborted=aborted))
+        await self._emit(AgentSettled(aborted=aborted, stop_reason=None if aborted else self.agent.state.stop_reason))
 
     async def _wait_to_retry(self) -> bool:
         self._retry_attempt += 1

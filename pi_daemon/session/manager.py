@@ -26,7 +26,7 @@ from ..settings import remember_model
 from ..tools.builtin import coding_tools
 from ..tools.file_access import DiskFiles, FileAccess
 from ..tools.language import DEFAULT_DIAGNOSTICS_WAIT_MS, LanguageAccess, checked_edits, language_tools
-from ..guard.permissions import PermissionGate
+from ..guard.permissions import Declined, PermissionGate
 from ..tools.shell import clean_spill
 from ..guard.workspace import PathRefused, Workspace
 from . import kept_settings, load_index
@@ -171,7 +171,7 @@ class SessionManager:
 
             moded = parent if parent is not None else session  # a subagent follows its parent's mode
 
-            async def check(ctx: Any, cancel: Any) -> str | None:
+            async def check(ctx: Any, cancel: Any) -> str | Declined | None:
                 return await gate.check(session.id, ctx, cancel, moded.mode)  # the mode at this call
 
             session.agent.before_tool_call = check
