@@ -573,7 +573,7 @@ local t = { test = test, start = start, workspace = workspace, wait = wait, text
             capture = capture, notifications = notifications, picking = picking, daemon_pids = daemon_pids,
             without_keyring = without_keyring, model_server = model_server }
 for _, file in ipairs({ "editfs", "language", "chat_review", "session_features", "firstrun", "lifecycle",
-                         "changed", "access", "ui" }) do
+                         "changed", "access", "ui", "habits" }) do
   dofile(root .. "/tests/" .. file .. ".lua")(t)
 end
 

@@ -122,6 +122,7 @@ end
 ---@param params pi.AgentEventParams
 local function on_event(params)
   ask.event(params.event, subagents.owns(params.sessionId))
+  permission.event(params.event)
   if subagents.owns(params.sessionId) then subagents.child_event(params) return end
   state.session = params.sessionId
   local handler = handlers[params.event.type]

@@ -3,6 +3,9 @@
 -- reason…" sends the user's words, which the model reads as the call's result (the run goes
 -- on); "Edit command…" runs the bash command as the user corrected it (the daemon checks the
 -- edited call again); "Reject and stop" ends the run.
+-- The pickers are asked one at a time (the calls of one message are asked about together):
+-- a request whose call ended meanwhile (its run stopped, nobody answered in time) or that
+-- follows a "Reject and stop" of its session is not shown.
 local pick = require("pi.pick")
 local review = require("pi.review")
 local subagents = require("pi.subagents")
@@ -61,6 +64,44 @@ function M.resolve(choice, params)
   return { outcome = choice }
 end
 
+local queue = {} -- the requests waiting for the picker, the one shown first: { co, params, dropped }
+
+local function next_turn()
+  table.remove(queue, 1)
+  if queue[1] then
+    local co = queue[1].co
+    vim.schedule(function() coroutine.resume(co) end)
+  end
+end
+
+-- Drops the waiting requests whose call ended (`id`) or of a session stopped (`session`).
+local function drop(id, session)
+  for i, waiting in ipairs(queue) do
+    if i > 1 and (waiting.params.toolCallId == id or waiting.params.sessionId == session) then waiting.dropped = true end
+  end
+end
+
+-- The events that end a request's wait: its call ended, nobody answered in time.
+function M.event(event)
+  if event.type == "tool_execution_end" or event.type == "permission_timeout" then drop(event.toolCallId) end
+end
+
+-- Asks with the picker (after the requests before it); nil when dropped before its turn.
+local function picked(params, prompt, label)
+  local me = { co = coroutine.running(), params = params }
+  table.insert(queue, me)
+  if #queue > 1 then coroutine.yield() end
+  if me.dropped then next_turn() return nil end
+  local result
+  while not result do
+    local choice = pick.await(M.choices(params), { prompt = prompt, kind = "pi.permission", format_item = label })
+    result = choice == nil and { outcome = "cancelled" } or M.resolve(choice, params)
+  end
+  if result.outcome == "reject_and_stop" then drop(nil, params.sessionId) end
+  next_turn()
+  return result
+end
+
 ---@param params pi.PermissionRequestParams
 ---@param config table require("pi").config
 ---@param root string the workspace
@@ -81,12 +122,7 @@ function M.answer(params, config, root)
   elseif config.review and (params.toolName == "write" or params.toolName == "edit") then
     prompt = prompt .. " (no diff to show: the call would fail as it stands)"
   end
-  while true do
-    local choice = pick.await(M.choices(params), { prompt = prompt, kind = "pi.permission", format_item = label })
-    if choice == nil then return { outcome = "cancelled" } end
-    local result = M.resolve(choice, params)
-    if result then return result end
-  end
+  return picked(params, prompt, label) or { outcome = "cancelled" }
 end
 
 return M
