@@ -89,7 +89,8 @@ function handlers.agent_settled(event)
   if state.mode == "plan" and not event.aborted then chat.mark_end(modes.PLAN_READY) end
   require("pi.changed").remind()
   M.refresh_status()
-  vim.api.nvim_exec_autocmds("User", { pattern = "PiSettled", data = { aborted = event.aborted } })
+  vim.api.nvim_exec_autocmds("User", { pattern = "PiSettled", data = { aborted = event.aborted,
+                                                                      stopReason = event.stopReason } })
 end
 
 ---@param event pi.ModeChanged
