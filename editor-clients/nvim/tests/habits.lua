@@ -162,6 +162,25 @@ return function(t)
     assert(buffer_text():find("Understood, keeping build.", 1, true), buffer_text())
   end)
 
+  test("a write's review: g? offers Reject with reason… and Reject and stop; the reason reaches the model", function()
+    local dir = workspace({ call("write", { path = "notes.txt", content = "unwanted" }), text("Not writing it then.") })
+    local pi = start(dir, true)
+    local asked = t.picking(function(items)
+      return vim.tbl_filter(function(i) return i == require("pi.permission").REASON end, items)[1]
+    end)
+    typing(function() return "notes go in the README" end)
+    vim.cmd("Pi write notes")
+    wait("the review", function() return require("pi.review").count() == 1 end)
+    vim.api.nvim_feedkeys("g?", "x", false)
+    wait("settled", function() return pi.status().settled >= 1 end)
+    local labels = asked[1].labels
+    assert(labels[#labels] == "Reject and stop" and vim.tbl_contains(labels, "Reject with reason…"), vim.inspect(labels))
+    assert(require("pi.review").count() == 0, "the review closed")
+    assert(tool_result(pi, "c_write") == "The user declined this call: notes go in the README",
+           tostring(tool_result(pi, "c_write")))
+    assert(vim.fn.filereadable(dir .. "/notes.txt") == 0, "nothing written")
+  end)
+
   test("Edit command…: the edited command is what runs, and the chat shows it above the output", function()
     local dir = workspace({ call("bash", { command = "echo from-the-model" }), text("Ran it.") })
     local pi = start(dir, true)
