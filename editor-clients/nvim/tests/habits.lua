@@ -198,6 +198,45 @@ return function(t)
     assert(tool_result(pi, "c_bash"):find("^The user edited this call before it ran"), tool_result(pi, "c_bash"))
   end)
 
+  test("permission pickers come one at a time: the calls of one message are asked about in turn", function()
+    local dir = workspace({
+      { content = { { type = "toolCall", id = "b1", name = "bash", arguments = { command = "echo one" } },
+                    { type = "toolCall", id = "b2", name = "bash", arguments = { command = "echo two" } } },
+        stopReason = "toolUse" },
+      text("Both done."),
+    })
+    local pi = start(dir, true)
+    local received, shown = 0, {}
+    local receive = pi.on_receive
+    replace(pi, "on_receive", function(kind, method, params)
+      if method == "permission/request" then received = received + 1 end
+      receive(kind, method, params)
+    end)
+    replace(vim.ui, "select", function(items, opts, on_choice)
+      table.insert(shown, { prompt = opts.prompt, answer = function() on_choice(items[1]) end })
+    end)
+    vim.cmd("Pi run both")
+    wait("both requests received", function() return received == 2 end)
+    assert(#shown == 1 and shown[1].prompt == "Run `echo one`", vim.inspect(shown))
+    shown[1].answer()
+    wait("the second asked", function() return #shown == 2 end)
+    assert(shown[2].prompt == "Run `echo two`", vim.inspect(shown))
+    shown[2].answer()
+    wait("settled", function() return pi.status().settled >= 1 end)
+    assert(buffer_text():find("\none\n", 1, true) and buffer_text():find("\ntwo\n", 1, true), buffer_text())
+  end)
+
+  test("a permission picker nobody answered in time is withdrawn: its late answer is not sent", function()
+    local dir = workspace({ call("bash", { command = "echo late" }), text("Went on without it.") })
+    local pi = start(dir, true, { "--permission-timeout", "1" })
+    local answer
+    replace(vim.ui, "select", function(items, _, on_choice) answer = function() on_choice(items[1]) end end)
+    vim.cmd("Pi run it")
+    wait("settled", function() return pi.status().settled >= 1 end)
+    local late = t.notifications(function() answer() vim.wait(50) end)
+    assert(vim.tbl_contains(late, "pi: that permission request was withdrawn; the answer was not sent"), vim.inspect(late))
+  end)
+
   test("Reject and stop: nothing more runs and the chat says the run was stopped", function()
     local dir = workspace({
       { content = { { type = "toolCall", id = "b1", name = "bash", arguments = { command = "echo one" } },

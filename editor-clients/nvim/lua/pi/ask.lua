@@ -12,27 +12,11 @@ local M = {}
 
 M.OTHER, M.DONE = {}, {} -- the picker's items that are no option
 
-local open = {} -- the questions waiting: toolCallId -> { co, waiting }
-local WITHDRAWN = {}
-
--- Waits for `start(callback)` to call back (a picker, an input) unless the question is
--- withdrawn first (then WITHDRAWN; a later answer is dropped, and the user told).
-local function await(q, start)
-  local token = {}
-  q.waiting = token
-  start(function(value)
-    if q.waiting ~= token then
-      if q.withdrawn then vim.notify("pi: that question was withdrawn; the answer was not sent") end
-      return
-    end
-    q.waiting = nil
-    vim.schedule(function() coroutine.resume(q.co, value) end)
-  end)
-  return coroutine.yield()
-end
+local open = {} -- the questions waiting: toolCallId -> pick.question()
+local WITHDRAWN = pick.WITHDRAWN
 
 local function typed(q, prompt, default)
-  local text = await(q, function(done) vim.ui.input({ prompt = prompt, default = default }, done) end)
+  local text = q.input({ prompt = prompt, default = default })
   if text == WITHDRAWN then return WITHDRAWN end
   text = text and vim.trim(text)
   return text ~= "" and text or nil
@@ -56,9 +40,7 @@ local function ask(q, params, prompt)
     local items = vim.list_extend({}, options)
     if params.allowText then table.insert(items, M.OTHER) end
     if params.multiSelect then table.insert(items, M.DONE) end
-    local item = await(q, function(done)
-      pick.select(items, { prompt = prompt, kind = "pi.question", format_item = format }, done)
-    end)
+    local item = q.select(items, { prompt = prompt, kind = "pi.question", format_item = format })
     if item == nil or item == WITHDRAWN then return item end
     if item == M.OTHER then
       local words = typed(q, "Your answer: ", text)
@@ -83,7 +65,7 @@ function M.answer(params)
   local child = subagents.children[params.sessionId]
   local prompt = pick.one_line(params.question)
   if child then prompt = ("subagent “%s” asks: %s"):format(child.description, prompt) end
-  local q = { co = coroutine.running() }
+  local q = pick.question("pi: that question was withdrawn; the answer was not sent")
   open[params.toolCallId] = q
   local selected, text = ask(q, params, prompt)
   open[params.toolCallId] = nil
@@ -98,11 +80,7 @@ function M.withdraw(id)
   for key, q in pairs(open) do
     if id == nil or key == id then
       open[key] = nil
-      q.withdrawn = true
-      if q.waiting then
-        q.waiting = nil
-        vim.schedule(function() coroutine.resume(q.co, WITHDRAWN) end)
-      end
+      q.withdraw()
     end
   end
 end

@@ -47,16 +47,18 @@ function M.choices(params)
 end
 
 -- The answer a choice makes: asks for the reason or the edited command first (nil when that
--- is dismissed: the user goes back to the choices). From inside a server request.
+-- is dismissed: the user goes back to the choices). From inside a server request, with `q` a
+-- pick.question(); pick.WITHDRAWN when that is withdrawn.
 ---@return pi.PermissionRequestResult|nil
-function M.resolve(choice, params)
+function M.resolve(choice, params, q)
   if choice == M.REASON then
-    local reason = pick.await_input({ prompt = "Reject: why? (pi reads this) " })
-    if reason == nil then return nil end
+    local reason = q.input({ prompt = "Reject: why? (pi reads this) " })
+    if reason == nil or reason == pick.WITHDRAWN then return reason end
     reason = vim.trim(reason)
     return { outcome = "reject_once", reason = reason ~= "" and reason or nil }
   elseif choice == M.EDIT then
-    local command = pick.await_input({ prompt = "Run instead: ", default = params.args.command })
+    local command = q.input({ prompt = "Run instead: ", default = params.args.command })
+    if command == pick.WITHDRAWN then return command end
     if command == nil or vim.trim(command) == "" then return nil end
     if command == params.args.command then return { outcome = "allow_once" } end
     return { outcome = "allow_once", editedArgs = vim.tbl_extend("force", params.args, { command = command }) }
@@ -64,20 +66,22 @@ function M.resolve(choice, params)
   return { outcome = choice }
 end
 
-local queue = {} -- the requests waiting for the picker, the one shown first: { co, params, dropped }
+-- The requests waiting for the picker, the one shown first: { q = pick.question(), params }
+local queue = {}
 
 local function next_turn()
   table.remove(queue, 1)
   if queue[1] then
-    local co = queue[1].co
+    local co = queue[1].q.co
     vim.schedule(function() coroutine.resume(co) end)
   end
 end
 
--- Drops the waiting requests whose call ended (`id`) or of a session stopped (`session`).
+-- Withdraws the requests of the call `id` (its call ended: the run stopped, nobody answered
+-- in time) or of the session `session` (stopped): the one shown, the ones waiting their turn.
 local function drop(id, session)
-  for i, waiting in ipairs(queue) do
-    if i > 1 and (waiting.params.toolCallId == id or waiting.params.sessionId == session) then waiting.dropped = true end
+  for _, waiting in ipairs(queue) do
+    if waiting.params.toolCallId == id or waiting.params.sessionId == session then waiting.q.withdraw() end
   end
 end
 
@@ -86,20 +90,23 @@ function M.event(event)
   if event.type == "tool_execution_end" or event.type == "permission_timeout" then drop(event.toolCallId) end
 end
 
--- Asks with the picker (after the requests before it); nil when dropped before its turn.
+-- Asks with the picker (after the requests before it); nil when dropped or withdrawn.
 local function picked(params, prompt, label)
-  local me = { co = coroutine.running(), params = params }
+  local me = { q = pick.question("pi: that permission request was withdrawn; the answer was not sent"),
+               params = params }
   table.insert(queue, me)
   if #queue > 1 then coroutine.yield() end
-  if me.dropped then next_turn() return nil end
+  if me.q.withdrawn then next_turn() return nil end
   local result
   while not result do
-    local choice = pick.await(M.choices(params), { prompt = prompt, kind = "pi.permission", format_item = label })
-    result = choice == nil and { outcome = "cancelled" } or M.resolve(choice, params)
+    local choice = me.q.select(M.choices(params), { prompt = prompt, kind = "pi.permission", format_item = label })
+    if choice == nil then result = { outcome = "cancelled" }
+    elseif choice == pick.WITHDRAWN then result = choice
+    else result = M.resolve(choice, params, me.q) end
   end
-  if result.outcome == "reject_and_stop" then drop(nil, params.sessionId) end
+  if result ~= pick.WITHDRAWN and result.outcome == "reject_and_stop" then drop(nil, params.sessionId) end
   next_turn()
-  return result
+  return result ~= pick.WITHDRAWN and result or nil
 end
 
 ---@param params pi.PermissionRequestParams
