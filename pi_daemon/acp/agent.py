@@ -48,7 +48,8 @@ from .initialize import AcpClient
 from .prompt import render
 from .steering import steered
 from .subagents import asking_session
-from .updates import Coalescer, LiveUpdates, kind_of, locations_of, proposed_content, replay, session_title
+from .updates import (Coalescer, LiveUpdates, kind_of, locations_of, plan_update, proposed_content, replay,
+                      session_title)
 
 if TYPE_CHECKING:
     from ..host.host import Host
@@ -268,8 +269,10 @@ class AcpAgent:
 
     def _reopened(self, session: AgentSession) -> dict[str, Any]:
         """What follows a load or resume, all before its answer (nothing for it may come after):
-        the commands and the usage."""
+        the plan (when there is one), the commands and the usage."""
         tracked = self.tracked[session.id]
+        if session.plan.current.entries:
+            self.update(session.id, plan_update(session.plan.event()))
         self.update(session.id, self._commands_update())
         used = config.usage(session, tracked.cost)
         if used is not None:

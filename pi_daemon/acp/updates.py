@@ -15,12 +15,12 @@ import asyncio
 import os
 from typing import Any, Iterator
 
-from ..events import (MessageUpdate, TextDeltaEvent, ThinkingDeltaEvent, ToolcallEndEvent, ToolExecutionEnd,
-                      ToolExecutionStart, ToolExecutionUpdate)
+from ..events import (MessageUpdate, PlanUpdated, TextDeltaEvent, ThinkingDeltaEvent, ToolcallEndEvent,
+                      ToolExecutionEnd, ToolExecutionStart, ToolExecutionUpdate)
 from ..messages import ImageContent, TextContent, ThinkingContent, ToolCall
 
 KINDS = {"read": "read", "write": "edit", "edit": "edit", "bash": "execute", "grep": "search",
-         "find": "search", "ls": "search"}
+         "find": "search", "ls": "search", "update_plan": "think"}
 
 
 def kind_of(tool: str) -> str:
@@ -179,6 +179,8 @@ class LiveUpdates:
             self.announced.discard(event.tool_call_id)
             return [tool_result_update(event.tool_call_id, event.tool_name, args, event.result.content,
                                        event.is_error, self.workspace)]
+        if isinstance(event, PlanUpdated):
+            return [plan_update(event)]
         return []
 
     @staticmethod
@@ -190,6 +192,12 @@ class LiveUpdates:
         self.announced.add(call.id)
         self.args.setdefault(call.id, call.arguments if isinstance(call.arguments, dict) else {})
         return tool_call(call, self.workspace, status)
+
+
+def plan_update(event: PlanUpdated) -> dict[str, Any]:
+    """ACP's ``plan``: the whole plan, which replaces the one the client shows (no priorities here)."""
+    return {"sessionUpdate": "plan",
+            "entries": [{"content": e.step, "priority": "medium", "status": e.status} for e in event.entries]}
 
 
 def replay(messages: list[Any], workspace: str) -> Iterator[dict[str, Any]]:

@@ -1,7 +1,8 @@
 """The agent host both faces build: the workspace, its settings, tools, permissions, models,
 sessions, slash commands and MCP servers, and the order in which they stop.
 
-A face hands it what only a face can do: ask the user for a permission (``asker``), reach
+A face hands it what only a face can do: ask the user for a permission (``asker``) or the
+agent's questions (``questions``, when its client can answer them), reach
 the editor's buffers (``file_access``) and watch each opened session for its events
 (``on_open``). The host knows nothing of frames or of either protocol.
 """
@@ -52,6 +53,7 @@ class Host:
         file_access: Callable[[str, Any], Any] | None = None,
         language: Callable[[str], Any] | None = None,
         extra_roots: list[str] | None = None,
+        questions: Callable[[str], Any] | None = None,
     ) -> None:
         self.workspace = workspace
         self.registry = registry
@@ -68,7 +70,7 @@ class Host:
         self.sessions = SessionManager(registry, workspace, default_model, on_open=on_open,
                                        tools_workspace=self.tools_workspace, permissions=self.gate,
                                        mcp=self.mcp, commands=self.commands, file_access=file_access,
-                                       language=language)
+                                       language=language, questions=questions)
         self.stopping = False
         self._watcher: asyncio.Task[None] | None = None
         self.apply_settings()

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import functools
 import logging
 import os
 import signal
@@ -25,13 +26,15 @@ import uuid
 from typing import Any
 
 from ..converter import to_wire
-from ..events import PermissionTimeout
+from ..events import PermissionTimeout, QuestionTimeout
 from ..host.host import Host
 from ..llm.registry import ModelRegistry
 from ..session import AgentSession
 from ..guard.permission_rules import Rule, describe
 from ..guard.permissions import OUTCOMES, TIMED_OUT, Answer, Propose
 from ..tools.base import Proposal
+from ..tools.details import AskUserDetails
+from ..tools.question import Ask, Question, answer_of as question_answer
 from ..wire.peer import ClientError, Peer
 from ..wire.transport import FrameReader, FrameWriter
 from ..wire.framing import encode
@@ -44,8 +47,8 @@ from .editor_language import EditorLanguage, features_of
 from .initialize import ClientState
 from .notify import EventSender
 from .registry import METHODS
-from .types import (PERMISSION_REQUEST, PermissionOutcome, PermissionRequestParams, PermissionScope, ProposedFile,
-                    Scope)
+from .types import (PERMISSION_REQUEST, USER_ASK, PermissionOutcome, PermissionRequestParams, PermissionScope,
+                    ProposedFile, QuestionOption, Scope, UserAskParams)
 from .workspace_trust import WorkspaceTrust
 
 log = logging.getLogger(__name__)
@@ -94,7 +97,7 @@ class NativeFace:
                          file_access=lambda session_id, view: EditorFiles(view, self.ask_editor, session_id, client),
                          language=lambda session_id: (EditorLanguage(self.ask_editor, session_id, client)
                                                       if features_of(client) else None),
-                         extra_roots=client.allowed_roots)
+                         extra_roots=client.allowed_roots, questions=self.questions_for)
         self.ctx = Context(self.host, client, max_frame_bytes, after_initialize=self._after_initialize,
                            begin_shutdown=self.begin_shutdown, request_exit=self.request_exit)
         self.trust = self.ctx.trust = WorkspaceTrust(self.ctx, self.peer)
@@ -134,20 +137,50 @@ class NativeFace:
             timeout_seconds=timeout, parent_session_id=asking.parent_session_id if asking is not None else None,
             proposed=None if proposal is None else ProposedFile(path=str(proposal.path), text=proposal.text,
                                                                  exists=proposal.exists)))
-        msg_id = f"permission-{uuid.uuid4().hex[:12]}"
         try:
-            result = await self.peer.request(PERMISSION_REQUEST.name, params, timeout=timeout, msg_id=msg_id)
+            result = await self._ask_user(PERMISSION_REQUEST.name, params, session_id,
+                                          PermissionTimeout(tool_call_id=call_id, tool_name=tool, timeout_seconds=timeout))
+        except ClientError as exc:
+            log.warning("permission/request failed: %s", exc)
+            return Answer("cancelled")
+        return Answer(TIMED_OUT) if result is TIMED_OUT else answer_of(result)
+
+    def questions_for(self, session_id: str) -> Ask | None:
+        """How the agent of a session asks its user (``ask_user``): only a client that said it answers is asked."""
+        return functools.partial(self.ask_question, session_id) if self.ctx.client.ask_user else None
+
+    async def ask_question(self, session_id: str, call_id: str, question: Question) -> AskUserDetails:
+        """Ask the client (``user/ask``); an error reply, or a client gone, is a dismissed question."""
+        if self.peer.closed:
+            return AskUserDetails(outcome="dismissed")
+        asking = self.host.sessions.sessions.get(session_id)
+        params = to_wire(UserAskParams(
+            session_id=session_id, tool_call_id=call_id, question=question.question,
+            options=[QuestionOption(label=label, description=description) for label, description in question.options],
+            multi_select=question.multi_select, allow_text=question.allow_text,
+            timeout_seconds=self.host.permission_timeout,
+            parent_session_id=asking.parent_session_id if asking is not None else None))
+        try:
+            result = await self._ask_user(USER_ASK.name, params, session_id, QuestionTimeout(tool_call_id=call_id))
+        except ClientError as exc:
+            log.warning("user/ask failed: %s", exc)
+            return AskUserDetails(outcome="dismissed")
+        return AskUserDetails(outcome="timeout") if result is TIMED_OUT else question_answer(question, result)
+
+    async def _ask_user(self, method: str, params: Any, session_id: str, timed_out: Any) -> Any:
+        """One request to the user (``permission/request``, ``user/ask``) waiting at most the permission
+        timeout: the answer, or TIMED_OUT (the request withdrawn, ``timed_out`` told to the session's
+        clients). A ClientError is raised; an abort cancels the wait, which withdraws the request."""
+        timeout = self.host.permission_timeout
+        msg_id = f"{method.partition('/')[0]}-{uuid.uuid4().hex[:12]}"
+        try:
+            return await self.peer.request(method, params, timeout=timeout, msg_id=msg_id)
         except TimeoutError:
-            log.warning("permission/request %s was not answered within %g s: refused", msg_id, timeout)
+            log.warning("%s %s was not answered within %g s", method, msg_id, timeout)
             session = self.host.sessions.sessions.get(session_id)
             if session is not None:
-                await session.observers.emit(PermissionTimeout(
-                    tool_call_id=call_id, tool_name=tool, timeout_seconds=timeout))
-            return Answer(TIMED_OUT)
-        except ClientError as exc:
-            log.warning("permission/request %s failed: %s", msg_id, exc)
-            return Answer("cancelled")
-        return answer_of(result)
+                await session.observers.emit(timed_out)
+            return TIMED_OUT
 
     async def ask_editor(self, method: str, params: dict[str, Any]) -> Any:
         """An ``fs/*``, ``workspace/applyEdit`` or ``editor/*`` request; every failure is an OSError for the tool."""

@@ -69,6 +69,8 @@ def session_state(ctx: "Context", session: "AgentSession") -> t.SessionState:
         mcp_servers=server_infos(ctx, session.id),
         mode=session.mode,
         pending_rewind=from_wire(pending, t.PendingRewind) if (pending := pending_state(session)) else None,
+        plan=list(session.plan.current.entries),
+        plan_explanation=session.plan.current.explanation,
     )
 
 

@@ -38,6 +38,7 @@ from ..guard import modes
 from ..tools.shell import run_shell
 from . import compaction as C, kept_settings
 from .rebuild import context_entries, context_messages, readable_message
+from .plan_state import PlanState, is_plan_result
 from .recorder import SessionRecorder
 from .store import SessionReadOnly, SessionStore, SessionWriteError
 
@@ -129,6 +130,7 @@ class AgentSession:
         self.files: Any = None  # how the tools reach files; reverts go the same way
         self.view: Any = None  # the tools' view of the workspace (:class:`..tools.workspace.Workspace`)
         self.mode = modes.DEFAULT_MODE
+        self.plan = PlanState(store)
         self.agent.subscribe(self._on_agent_event)
 
     # --- runs --------------------------------------------------------------------------
@@ -271,6 +273,8 @@ class AgentSession:
             if waiter is not None and not waiter.done():
                 waiter.set_exception(exc)
             return
+        if isinstance(event, MessageEnd) and is_plan_result(event.message):  # on disk: the branch's plan now
+            await self.observers.emit(self.plan.event())
         if self.changes is not None:
             try:
                 if isinstance(event, AgentStart):  # the run begins recording after a revert being written
@@ -541,6 +545,8 @@ class AgentSession:
             await self.observers.emit(Replayed(MessageStart(message=message)))
             await self.observers.emit(Replayed(MessageEnd(message=message, entry_id=entry["id"])))
             count += 1
+        if self.plan.current.entries:
+            await self.observers.emit(Replayed(self.plan.event()))
         await self.observers.emit(Replayed(ReplayEnd(message_count=count)))
 
     # --- model state and settings ---------------------------------------------------------

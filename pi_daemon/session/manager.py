@@ -25,6 +25,8 @@ from ..messages import user_text
 from ..settings import remember_model
 from ..tools.builtin import coding_tools
 from ..tools.file_access import DiskFiles, FileAccess
+from ..tools.plan import UpdatePlanTool
+from ..tools.question import ASK_USER, Ask, AskUserTool
 from ..tools.language import DEFAULT_DIAGNOSTICS_WAIT_MS, LanguageAccess, checked_edits, language_tools
 from ..guard.permissions import Declined, PermissionGate
 from ..tools.shell import clean_spill
@@ -76,13 +78,15 @@ class SessionManager:
                  permissions: PermissionGate | None = None, mcp: McpManager | None = None,
                  commands: Catalog | None = None,
                  file_access: Callable[[str, Workspace], FileAccess | None] | None = None,
-                 language: Callable[[str], LanguageAccess | None] | None = None) -> None:
+                 language: Callable[[str], LanguageAccess | None] | None = None,
+                 questions: Callable[[str], Ask | None] | None = None) -> None:
         self.registry = registry
         self.workspace = workspace
         self.tools_workspace = tools_workspace or Workspace(workspace)
         self.permissions = permissions
         self.file_access = file_access  # (session id, its tools' view) -> how its tools reach files
         self.language = language  # session id -> the editor's language servers, when the client has them
+        self.questions = questions  # session id -> how to ask its user (ask_user), when the client can answer
         self.diagnostics_wait_ms = DEFAULT_DIAGNOSTICS_WAIT_MS  # settings' diagnostics.waitMs
         self.mcp = mcp  # MCP servers: their tools join every session's tools
         self.commands = commands  # skills: named in the system prompt, loaded with the skill tool
@@ -135,6 +139,10 @@ class SessionManager:
             tools.append(SkillTool(lambda: self.commands.skills if self.commands is not None else []))
         if self.subagents:
             tools.append(TaskTool(self, store.header["id"]))
+        tools.append(UpdatePlanTool())
+        ask = self.questions(store.header["id"]) if self.questions is not None else None
+        if ask is not None:
+            tools.append(AskUserTool(ask))
         return view, files, tools, skills
 
     def _open(self, store: SessionStore, *, model: Model | None, thinking_level: str = "off",
@@ -148,6 +156,9 @@ class SessionManager:
             view, files, tools, skills = self._tools(store)
         else:
             view, files, tools = parent.view, parent.files, list(child_tools)
+            ask = self.questions(store.header["id"]) if self.questions is not None else None
+            tools = [AskUserTool(ask) if t.name == ASK_USER and ask is not None else t  # its questions are its own
+                     for t in tools]
             skills = list(self.commands.skills) if self.commands is not None and \
                 any(t.name == "skill" for t in tools) else []
         session = AgentSession(self.registry, store, cwd=str(view.cwd), model=model,

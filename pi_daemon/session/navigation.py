@@ -87,6 +87,7 @@ async def navigate(session: "AgentSession", entry_id: str, summarize_left: bool 
         entry = store.append("branch_summary", fromId=old_leaf, summary=text, details=details, usage=to_wire(usage))
     store.sync()
     follow_leaf(session)
+    await session.observers.emit(session.plan.event())  # the plan as it stood at the new position
     return entry
 
 

@@ -214,6 +214,7 @@ async def rewind(session: "AgentSession", entry_id: str | None, files: str = "re
         if started is not None:
             await _apply(rewinder, moves)
             _end(store, started, rewinder)
+        await session.observers.emit(session.plan.event())  # the plan as it stood at the new position
     return {"leafId": store.leaf_id, "dryRun": False, "files": rewinder.files, "conflicts": rewinder.conflicts}
 
 

@@ -1,19 +1,19 @@
 """``update_plan``: the agent's plan as a checklist, replaced whole by each call.
 
-The tool checks the plan and reports it (``details``: :class:`..tools.details.PlanDetails`); the
-session keeps nothing else: its plan is what the last successful call on its branch said, so a
-loaded, forked, rewound or navigated session has the right one by construction
-(:func:`plan_of`). ``on_plan`` tells the session's clients (``plan_updated``).
+The tool checks the plan and reports it (``details``: :class:`..tools.details.PlanDetails`); no
+other record is kept: a session's plan is what the last successful call on its branch said
+(:mod:`..session.plan_state`), so a loaded, forked, rewound or navigated session has the right
+one by construction. The tool holds no state, so a subagent shares it and keeps its own plan.
 """
 
 from __future__ import annotations
 
-from typing import Any, Awaitable, Callable, Iterable
+from typing import Any
 
 from ..cancel import CancelToken
 from ..converter import to_wire
 from ..events import PlanEntry
-from ..messages import ToolResult, ToolResultMessage
+from ..messages import ToolResult
 from .base import Tool, ToolUpdate
 from .details import PlanDetails
 
@@ -22,8 +22,6 @@ MAX_STEPS = 50
 MAX_STEP_CHARS = 500
 MAX_EXPLANATION_CHARS = 4_000
 STATUSES = ("pending", "in_progress", "completed")
-
-OnPlan = Callable[[PlanDetails], Awaitable[None]]
 
 
 class PlanRefused(Exception):
@@ -59,18 +57,14 @@ def checked(args: dict[str, Any]) -> PlanDetails:
     return PlanDetails(entries=entries, explanation=explanation or None)
 
 
-def plan_of(messages: Iterable[Any]) -> PlanDetails:
-    """The plan of the last successful ``update_plan`` result among ``messages`` (a branch's, oldest first)."""
-    found = PlanDetails(entries=[])
-    for message in messages:
-        if (isinstance(message, ToolResultMessage) and message.tool_name == UPDATE_PLAN and not message.is_error
-                and isinstance(message.details, dict)):
-            try:
-                found = checked({"plan": message.details.get("entries"),
-                                 "explanation": message.details.get("explanation")})
-            except PlanRefused:
-                continue  # a hand-edited file: that result is not a plan
-    return found
+def stored_plan(details: Any) -> PlanDetails | None:
+    """The plan a stored successful result's ``details`` holds; None when they hold none (a hand-edited file)."""
+    if not isinstance(details, dict):
+        return None
+    try:
+        return checked({"plan": details.get("entries"), "explanation": details.get("explanation")})
+    except PlanRefused:
+        return None
 
 
 class UpdatePlanTool(Tool):
@@ -103,15 +97,11 @@ class UpdatePlanTool(Tool):
         "additionalProperties": False,
     }
 
-    def __init__(self, on_plan: OnPlan) -> None:
-        self.on_plan = on_plan
-
     async def execute(self, call_id: str, args: dict[str, Any], cancel: CancelToken,
                       on_update: ToolUpdate) -> ToolResult:
         try:
             plan = checked(args)
         except PlanRefused as exc:
             return ToolResult.text(f"Error: the plan was not updated: {exc}.", is_error=True)
-        await self.on_plan(plan)
         done = sum(e.status == "completed" for e in plan.entries)
         return ToolResult.text(f"Plan updated: {len(plan.entries)} steps, {done} completed.", details=to_wire(plan))

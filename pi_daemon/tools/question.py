@@ -66,6 +66,13 @@ def checked_answer(question: Question, selected: Any, text: Any) -> AskUserDetai
     return AskUserDetails(outcome="answered", selected=chosen or None, text=typed)
 
 
+def answer_of(question: Question, result: Any) -> AskUserDetails:
+    """A ``user/ask`` answer; anything but ``answered`` counts as dismissed."""
+    if not isinstance(result, dict) or result.get("outcome") != "answered":
+        return AskUserDetails(outcome="dismissed")
+    return checked_answer(question, result.get("selected"), result.get("text"))
+
+
 class AskUserTool(Tool):
     name = ASK_USER
     label = "ask"

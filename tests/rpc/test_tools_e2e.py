@@ -58,7 +58,7 @@ def test_write_read_edit_bash_through_the_daemon(spawn, tmp_path, server):
     assert system["role"] == "system" and str(tmp_path) in system["content"]
     assert "Always run the tests with `make test`." in system["content"] and "- edit:" in system["content"]
     assert [t["function"]["name"] for t in server.requests[0].body["tools"]] == [
-        "read", "write", "edit", "bash", "grep", "find", "ls", "task"]
+        "read", "write", "edit", "bash", "grep", "find", "ls", "task", "update_plan"]
 
 
 def test_traversal_is_refused_with_a_clear_result(spawn, tmp_path, server):
