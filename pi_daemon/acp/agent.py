@@ -441,8 +441,9 @@ class AcpAgent:
 
     async def ask_permission(self, session_id: str, call_id: str, tool: str, args: dict[str, Any], title: str,
                              options: list[str], rule: Rule, propose: Propose) -> Answer | None:
-        """``session/request_permission``; the chosen option id is the native outcome. ACP's answer
-        carries no text of the user's: the call is shown as its diffs, no proposal is computed."""
+        """``session/request_permission``; the chosen option id is the native outcome, with the reason or
+        edited arguments a client puts in its ``_meta.pi`` (:mod:`.steering`). ACP's answer carries no
+        file text of the user's: the call is shown as its diffs, no proposal is computed."""
         if self.peer.closed:
             return None
         shown, subagent = asking_session(self.manager.sessions.get(session_id), self.tracked)

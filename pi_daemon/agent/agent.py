@@ -248,6 +248,12 @@ class Agent:
             queue.restore([item for item in items if item.kind == queue.kind])
         await self.emit_queue_update()
 
+    def stop_after_tools(self) -> None:
+        """End the current run once its running tool calls are done, as the user's ``reject_and_stop``
+        does (a subagent's, reported by its ``task`` call)."""
+        if self.is_running:
+            self.state.stop_reason = "rejected"
+
     def request_abort(self) -> None:
         """Stop the current run without waiting for it (callable from inside one of its events)."""
         if self.is_running and self._cancel is not None:

@@ -140,8 +140,8 @@ class _Run:
                 if self.cancel.cancelled:
                     await self.emit(AgentEnd(messages=self.new_messages))
                     return
-                if stopped:  # the user rejected a call and stopped the run: no further model request
-                    self.state.stop_reason = "rejected"
+                if stopped or self.state.stop_reason == "rejected":  # the user rejected a call (of this run
+                    self.state.stop_reason = "rejected"  # or of a subagent's) and stopped: no further model request
                     await self.emit(AgentEnd(messages=self.new_messages, stop_reason="rejected"))
                     return
                 pending = await self.config.take_steering()

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
 TASK = "task"
 ABORTED = "the subagent was aborted before it finished"
+STOPPED = "the user rejected a call of the subagent and stopped the run"
 PROGRESS_EVERY_S = 0.1  # the answer's text streams into the task call's progress at most this often
 PROGRESS_CHARS = 8000  # the progress shows the end of what the child did, at most this much
 
@@ -155,6 +156,8 @@ def _outcome(child: AgentSession, progress: Progress, aborted: bool) -> tuple[St
     """The child's status and the task call's result: its final answer, or why there is none."""
     if aborted or (progress.settled is not None and progress.settled.aborted):
         return "aborted", ToolResult.text(f"Error: {ABORTED} (its session: {child.id}).", is_error=True)
+    if progress.settled is not None and progress.settled.stop_reason == "rejected":
+        return "aborted", ToolResult.text(f"Error: {STOPPED} (its session: {child.id}).", is_error=True)
     last = next((m for m in reversed(child.messages) if isinstance(m, AssistantMessage)), None)
     if last is None or last.stop_reason in ("error", "aborted"):
         why = (last.error_message if last is not None else None) or child.agent.state.error or "it gave no answer"
@@ -235,6 +238,8 @@ class TaskTool(Tool):
             except (SessionError, SessionReadOnly, SessionWriteError) as exc:
                 child.agent.state.error = str(exc)
             status, result = _outcome(child, progress, aborted)
+            if progress.settled is not None and progress.settled.stop_reason == "rejected":
+                parent.agent.stop_after_tools()  # the user's stop holds for the run that started it too
             return result
         finally:
             unsubscribe()

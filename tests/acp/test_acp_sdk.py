@@ -63,10 +63,11 @@ async def test_edit_asks_permission_and_goes_through_the_editor(workspace, tmp_p
     assert rec.reads and rec.reads[0] == str(workspace / "a.txt")
     assert rec.writes == [(str(workspace / "a.txt"), "edited buffer\n")]
     assert (workspace / "a.txt").read_text() == "on disk\n"
-    # one permission request, for the edit only, with the four ACP option kinds
+    # one permission request, for the edit only, with the four ACP option kinds (and reject-and-stop, a reject)
     assert len(rec.permission_requests) == 1
     asked = rec.permission_requests[0]
-    assert [o["kind"] for o in asked["options"]] == ["allow_once", "allow_always", "reject_once", "reject_always"]
+    assert [o["kind"] for o in asked["options"]] == ["allow_once", "allow_always", "reject_once", "reject_always",
+                                                     "reject_once"]
     assert asked["toolCall"]["kind"] == "edit" and asked["toolCall"]["toolCallId"] == "e1"
     # the request shows the change, so the client can offer its diff view (#26, defect 2)
     assert asked["toolCall"]["content"] == [{"type": "diff", "path": str(workspace / "a.txt"),

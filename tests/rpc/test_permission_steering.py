@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from client import write_script
 from loopback import LoopbackServer, Reply, openai_text
 from test_tools_e2e import calls, project
 
@@ -147,3 +148,27 @@ def test_reject_and_stop_ends_the_run_with_no_further_call_or_model_request(spaw
     second = [r for r in d.server_requests if r["method"] == "permission/request"][1]
     assert second["id"] in [m["params"]["id"] for m in d.other if m.get("method") == "$/cancelRequest"]  # withdrawn
     assert not d.call("getState")["isStreaming"]
+
+
+def test_reject_and_stop_in_a_subagent_stops_the_run_that_started_it(spawn, tmp_path):
+    """The user's stop is the user's, whichever session asked: the child ends, its ``task`` call says
+    so, and the parent makes no further model request."""
+    replies = [{"content": [{"type": "toolCall", "id": "t1", "name": "task", "arguments": {"prompt": "child job"}}],
+                "stopReason": "toolUse"},
+               {"when": "child", "stopReason": "toolUse",
+                "content": [{"type": "toolCall", "id": "cw", "name": "write",
+                             "arguments": {"path": "a.txt", "content": "A"}}]},
+               {"when": "child", "content": [{"type": "text", "text": "child never answers this"}]},
+               {"content": [{"type": "text", "text": "parent never answers this"}]}]
+    script = write_script(tmp_path / "script.json", replies, modelId="sub")
+    d = spawn("--faux-script", str(script), "--model", "faux/sub")
+    d.on_request["permission/request"] = lambda p: {"outcome": "reject_and_stop"}
+    d.call("initialize", {"capabilities": {"permissions": True}})
+    parent = d.call("session/new", {})["sessionId"]
+    d.call("prompt", {"text": "go"})
+    settled = d.wait_event("agent_settled", session_id=parent, timeout=30)["event"]
+    assert settled.get("stopReason") == "rejected"
+    end = next(e["event"] for e in d.events if e["sessionId"] == parent
+               and e["event"]["type"] == "tool_execution_end" and e["event"]["toolCallId"] == "t1")
+    assert end["isError"] and "the user rejected a call of the subagent and stopped the run" in said(end)
+    assert "never answers" not in d.texts() and not (tmp_path / "a.txt").exists()
