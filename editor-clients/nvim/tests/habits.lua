@@ -96,7 +96,7 @@ return function(t)
       question("q2", { question = "Which ports?", options = options, multiSelect = true }), text("Ports noted."),
     })
     local pi = start(dir)
-    local picks = { "other" }
+    local picks = { "Other…" }
     local asked = t.picking(function(items, opts)
       assert(opts.kind == "pi.question", opts.kind)
       local want = table.remove(picks, 1)

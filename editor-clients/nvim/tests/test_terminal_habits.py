@@ -49,8 +49,9 @@ def calls(*commands: tuple[str, str]) -> dict:
 
 PLAN_REPLIES = [
     plan("p1", ("Read the code", "in_progress"), ("Fix the off-by-one", "pending"), ("Run the tests", "pending")),
-    text("Reading the code first. " * 12),
-    plan("p2", ("Read the code", "completed"), ("Fix the off-by-one", "in_progress"), ("Run the tests", "pending")),
+    {"content": [{"type": "text", "text": "Reading the code first. " * 12},
+                 *plan("p2", ("Read the code", "completed"), ("Fix the off-by-one", "in_progress"),
+                       ("Run the tests", "pending"))["content"]], "stopReason": "toolUse"},
     text("The code is read; fixing next."),
 ]
 
