@@ -11,26 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from test_terminal import chat_rows, open_terminal, pick_line
-
-# An input like snacks.nvim's: a floating window holding the default text, the cursor at its end.
-EDITING_INPUT = r"""
-vim.ui.input = function(opts, on_confirm)
-  local buf = vim.api.nvim_create_buf(false, true)
-  vim.api.nvim_buf_set_lines(buf, 0, -1, false, { opts.default or "" })
-  local win = vim.api.nvim_open_win(buf, true, { relative = "editor", row = 4, col = 4, width = 70, height = 1,
-                                                 border = "single", title = opts.prompt, style = "minimal" })
-  vim.keymap.set("i", "<CR>", function()
-    local text = vim.api.nvim_get_current_line()
-    vim.cmd.stopinsert()
-    vim.api.nvim_win_close(win, true)
-    on_confirm(text)
-  end, { buffer = buf })
-  vim.keymap.set("n", "<Esc>", function() vim.api.nvim_win_close(win, true) on_confirm(nil) end, { buffer = buf })
-  vim.cmd.startinsert({ bang = true })
-end
-"""
-
+from test_terminal import SHOWING_INPUT, chat_rows, open_terminal, pick_line
 
 def plan(call_id: str, *steps: tuple[str, str]) -> dict:
     return {"content": [{"type": "toolCall", "id": call_id, "name": "update_plan",
@@ -107,12 +88,12 @@ STEER_REPLIES = [
 
 @pytest.fixture
 def question_terminal(tmp_path):
-    yield from open_terminal(tmp_path, QUESTION_REPLIES, extra=EDITING_INPUT)
+    yield from open_terminal(tmp_path, QUESTION_REPLIES, extra=SHOWING_INPUT)
 
 
 @pytest.fixture
 def steer_terminal(tmp_path):
-    yield from open_terminal(tmp_path, STEER_REPLIES, extra=EDITING_INPUT)
+    yield from open_terminal(tmp_path, STEER_REPLIES, extra=SHOWING_INPUT)
 
 
 def open_chat_folds(term) -> None:

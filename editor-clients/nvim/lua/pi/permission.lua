@@ -52,7 +52,7 @@ end
 ---@return pi.PermissionRequestResult|nil
 function M.resolve(choice, params, q)
   if choice == M.REASON then
-    local reason = q.input({ prompt = "Reject: why? (pi reads this) " })
+    local reason = q.input({ prompt = review.REASON_PROMPT })
     if reason == nil or reason == pick.WITHDRAWN then return reason end
     reason = vim.trim(reason)
     return { outcome = "reject_once", reason = reason ~= "" and reason or nil }

@@ -13,8 +13,8 @@ local M = {}
 M.KEYS = { { "allow_once", "ga", "accept" }, { "reject_once", "gr", "reject" },
            { "allow_session", "gs", "session" }, { "allow_always", "gA", "always" }, { "reject_always", "gR", "never" } }
 
--- The g? choice that asks why, then rejects with the user's words (lua/pi/permission.lua).
-M.REASON = "reject_with_reason"
+-- The g? choice that asks why (REASON_PROMPT), then rejects with the user's words (lua/pi/permission.lua).
+M.REASON, M.REASON_PROMPT = "reject_with_reason", "Reject: why? (pi reads this) "
 
 local open = {} -- the reviews shown: { close = fun() }
 
@@ -135,7 +135,7 @@ function M.show(params, root, title, label, done, choices)
       pick.select(choices or params.options, { prompt = title, kind = "pi.permission", format_item = label },
                   function(choice)
         if choice ~= M.REASON then if choice then finish(choice) end return end
-        vim.ui.input({ prompt = "Reject: why? (pi reads this) " }, function(reason)
+        vim.ui.input({ prompt = M.REASON_PROMPT }, function(reason)
           reason = reason and vim.trim(reason)
           if reason then finish("reject_once", reason ~= "" and reason or nil) end
         end)
