@@ -13,7 +13,7 @@ from typing import Any, Literal, Union
 import attrs
 
 from ..converter import converter
-from ..events import AgentEvent, CompactionOutcome, PlanEntry, QueueItem as QueueItem  # re-exported: getState's queue items
+from ..events import AgentEvent, CompactionOutcome, PlanEntry, QueueItem as QueueItem  # re-exported (getState)
 from ..messages import AgentMessageUnion
 from ..json_types import JsonObject
 from .editor_types import *  # noqa: F401,F403 (the editor file system's types, re-exported)

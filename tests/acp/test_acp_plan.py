@@ -4,13 +4,11 @@ and no ``ask_user`` tool, since ACP v1's stable schema gives the agent no way to
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-import pytest
 from acp.schema import AgentPlanUpdate
 
-from test_acp_lifecycle import new_session, prompt, start, stop, text
+from test_acp_lifecycle import new_session, prompt, start, stop, text, ws  # noqa: F401 (ws: the fixture)
 
 FIRST = [{"step": "read the parser", "status": "in_progress"}, {"step": "fix the bug", "status": "pending"}]
 SECOND = [{"step": "read the parser", "status": "completed"}, {"step": "fix the bug", "status": "in_progress"}]
@@ -30,13 +28,6 @@ def plan_updates(daemon: Any, session_id: str) -> list[dict[str, Any]]:
     for update in found:
         AgentPlanUpdate.model_validate(update)
     return found
-
-
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    folder = tmp_path / "ws"
-    (folder / ".pi").mkdir(parents=True)
-    return folder
 
 
 ASK = {"content": [{"type": "toolCall", "id": "q", "name": "ask_user", "arguments": {"question": "Which?"}}],

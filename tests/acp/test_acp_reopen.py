@@ -5,20 +5,12 @@ the session's, read from its file (with its load index, as a daemon with a lasti
 from __future__ import annotations
 
 import tempfile
-from pathlib import Path
 
 import pytest
 
 from client import clean_env
 from lines import Lines
-from test_acp_lifecycle import new_session, prompt, start, text
-
-
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    folder = tmp_path / "ws"
-    (folder / ".pi").mkdir(parents=True)
-    return folder
+from test_acp_lifecycle import new_session, prompt, start, text, ws  # noqa: F401 (ws: the fixture)
 
 
 def finish(daemon: Lines) -> None:

@@ -127,3 +127,40 @@ def test_a_dismissed_question_is_said_so(spawn, tmp_path):
     d.wait_event("agent_settled", timeout=30)
     end = result_of(d)
     assert said(end) == "The user dismissed the question without answering." and not end["isError"]
+
+
+def test_an_answer_is_kept_to_what_was_offered(spawn, tmp_path):
+    one = ask_call("one", question="Pick one", options=[{"label": "A"}, {"label": "B"}])
+    free = ask_call("free", question="Say anything")  # no options: the user types
+    script = write_script(tmp_path / "script.json", [one, free, text("thanks")], modelId="script")
+    d = spawn("--faux-script", str(script), "--model", "faux/script")
+    d.on_request["user/ask"] = lambda p: ({"outcome": "answered", "selected": ["B", "A", "not offered"],
+                                           "text": "typed where no typing was offered"}
+                                          if p["toolCallId"] == "one" else
+                                          {"outcome": "answered", "selected": ["A"], "text": "x" * 30_000})
+    d.call("initialize", {"capabilities": {"askUser": True}})
+    d.call("prompt", {"text": "go"})
+    d.wait_event("agent_settled", timeout=30)
+    assert said(result_of(d, "one")) == "The user answered: B"
+    assert d.wait_server_request("user/ask", count=2)["params"]["allowText"] is True
+    free_text = said(result_of(d, "free"))
+    assert free_text.startswith("The user wrote: xxx") and "cut at 20000 characters" in free_text
+    assert len(free_text) < 20_100
+
+
+def test_a_subagents_question_names_it_and_its_parent(spawn, tmp_path):
+    task = {"content": [{"type": "toolCall", "id": "t", "name": "task",
+                         "arguments": {"prompt": "ask the user which database", "description": "ask"}}],
+            "stopReason": "toolUse"}
+    script = write_script(tmp_path / "script.json", [task, ask_call("child-q"), text("SQLite"), text("done")],
+                          modelId="script")
+    d = spawn("--faux-script", str(script), "--model", "faux/script")
+    d.on_request["user/ask"] = lambda p: {"outcome": "answered", "selected": ["SQLite"]}
+    d.call("initialize", {"capabilities": {"askUser": True}})
+    parent = d.call("session/new", {})["sessionId"]
+    d.call("prompt", {"text": "go"})
+    d.wait_event("agent_settled", session_id=parent, timeout=30)
+    asked = d.wait_server_request("user/ask")["params"]
+    child = d.wait_event("subagent_start")["event"]["sessionId"]
+    assert asked["sessionId"] == child != parent and asked["parentSessionId"] == parent
+    assert said(result_of(d, "child-q")) == "The user answered: SQLite"
