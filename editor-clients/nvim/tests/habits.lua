@@ -181,19 +181,32 @@ return function(t)
     assert(vim.fn.filereadable(dir .. "/notes.txt") == 0, "nothing written")
   end)
 
-  test("Edit command…: the edited command is what runs, and the chat shows it above the output", function()
-    local dir = workspace({ call("bash", { command = "echo from-the-model" }), text("Ran it.") })
+  test("Edit command…: the command edited in a float is what runs, shown above its output", function()
+    local dir = workspace({ call("bash", { command = "echo from-the-model\necho second-line" }), text("Ran it.") })
     local pi = start(dir, true)
     t.picking(function(items)
       return vim.tbl_filter(function(i) return i == require("pi.permission").EDIT end, items)[1]
     end)
-    local typed = typing(function(opts) return opts.default:gsub("the%-model", "the-user") end)
     vim.cmd("Pi say hi")
+    local float
+    wait("the command to edit", function()
+      local win = vim.api.nvim_get_current_win()
+      if vim.api.nvim_win_get_config(win).relative ~= "" and vim.bo[vim.api.nvim_win_get_buf(win)].filetype == "sh" then
+        float = win
+      end
+      return float ~= nil
+    end)
+    local buf = vim.api.nvim_win_get_buf(float)
+    assert(vim.deep_equal(vim.api.nvim_buf_get_lines(buf, 0, -1, false), { "echo from-the-model", "echo second-line" }))
+    assert(vim.api.nvim_win_get_config(float).title[1][1] == require("pi.permission").EDIT_TITLE)
+    vim.api.nvim_buf_set_lines(buf, 0, 1, false, { "echo from-the-user" })
+    vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes("<C-s>", true, false, true), "x", false)
     wait("settled", function() return pi.status().settled >= 1 end)
-    assert(typed[1].default == "echo from-the-model", vim.inspect(typed))
+    assert(not vim.api.nvim_win_is_valid(float), "the float closed")
     local content = buffer_text()
-    assert(content:find("✎ bash, edited by you; what ran:\n  command: echo from%-the%-user\nbash output {{{\n"), content)
-    assert(content:find("\nfrom-the-user\n", 1, true), content)
+    assert(content:find("✎ bash, edited by you; what ran:\n  command:\n    echo from%-the%-user\n    echo second%-line\n"
+                        .. "bash output {{{\n"), content)
+    assert(content:find("\nfrom-the-user\nsecond-line\n", 1, true), content)
     assert(not content:find("\nfrom-the-model\n", 1, true), content)
     assert(tool_result(pi, "c_bash"):find("^The user edited this call before it ran"), tool_result(pi, "c_bash"))
   end)
@@ -235,6 +248,26 @@ return function(t)
     wait("settled", function() return pi.status().settled >= 1 end)
     local late = t.notifications(function() answer() vim.wait(50) end)
     assert(vim.tbl_contains(late, "pi: that permission request was withdrawn; the answer was not sent"), vim.inspect(late))
+  end)
+
+  test("the command being edited is closed when nobody answered in time", function()
+    local dir = workspace({ call("bash", { command = "echo slow" }), text("Went on.") })
+    local pi = start(dir, true, { "--permission-timeout", "1" })
+    t.picking(function(items)
+      return vim.tbl_filter(function(i) return i == require("pi.permission").EDIT end, items)[1]
+    end)
+    local shown = t.capture()
+    vim.cmd("Pi run it")
+    local float
+    wait("the command to edit", function()
+      local win = vim.api.nvim_get_current_win()
+      if vim.api.nvim_win_get_config(win).relative ~= "" then float = win end
+      return float ~= nil
+    end)
+    wait("settled", function() return pi.status().settled >= 1 end)
+    wait("the float closed", function() return not vim.api.nvim_win_is_valid(float) end)
+    assert(vim.fn.mode() == "n", vim.fn.mode())
+    assert(#vim.tbl_filter(function(m) return m:find("withdrawn", 1, true) end, shown) == 0, vim.inspect(shown))
   end)
 
   test("Reject and stop: nothing more runs and the chat says the run was stopped", function()

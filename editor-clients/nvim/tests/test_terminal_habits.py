@@ -136,10 +136,11 @@ def test_permission_answers_that_steer(steer_terminal):
     term.command("Pi say hi")
     screen = term.wait_for("Edit command…")
     term.keys(pick_line(screen, "Edit command…"))
-    term.wait_for("echo from-the-model")
+    term.wait_for("Run instead · <C-s> run · q back")  # a float holding the command, the cursor at its end
     term.keys(*["BSpace"] * len("model"))
     term.type("user")
-    term.keys("Enter")
+    term.capture("command-editing")
+    term.keys("C-s")
     term.wait_for("Ran it.")
     open_chat_folds(term)
     screen = term.wait_for("✎ bash, edited by you; what ran:")

@@ -1,8 +1,8 @@
 -- Answering a permission request: a write or edit as a diff to review (lua/pi/review.lua),
 -- any other call with vim.ui.select. Besides allow and reject the answers steer: "Reject with
 -- reason…" sends the user's words, which the model reads as the call's result (the run goes
--- on); "Edit command…" runs the bash command as the user corrected it (the daemon checks the
--- edited call again); "Reject and stop" ends the run.
+-- on); "Edit command…" runs the bash command as the user corrected it in a float (the daemon
+-- checks the edited call again); "Reject and stop" ends the run.
 -- The pickers are asked one at a time (the calls of one message are asked about together):
 -- a request whose call ended meanwhile (its run stopped, nobody answered in time) or that
 -- follows a "Reject and stop" of its session is not shown.
@@ -26,10 +26,43 @@ function M.label(choice, params)
   return label
 end
 
--- A bash command on one line can be corrected in vim.ui.input (a multi-line one cannot).
 local function editable(params)
-  local command = params.toolName == "bash" and type(params.args) == "table" and params.args.command
-  return type(command) == "string" and not command:find("\n", 1, true)
+  return params.toolName == "bash" and type(params.args) == "table" and type(params.args.command) == "string"
+end
+
+M.EDIT_TITLE = " Run instead · <C-s> run · q back "
+
+-- The command in a float to correct (over lines, as a script); `done(text)` once: the text as
+-- it stands with <C-s> (or <CR> in normal mode), nil with q or when the float is closed.
+-- Returns what closes it.
+function M.edit_command(command, done)
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.bo[buf].bufhidden = "wipe"
+  local lines = vim.split(command, "\n", { plain = true })
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].filetype = "sh"
+  local width = vim.fn.strdisplaywidth(M.EDIT_TITLE) + 4
+  for _, l in ipairs(lines) do width = math.max(width, vim.fn.strdisplaywidth(l) + 2) end
+  local win = vim.api.nvim_open_win(buf, true, { relative = "editor", row = 3, col = 4, style = "minimal",
+                                                 border = "rounded", title = M.EDIT_TITLE,
+                                                 width = math.min(width, vim.o.columns - 8),
+                                                 height = math.min(#lines, vim.o.lines - 8) })
+  local finished = false
+  local function finish(text)
+    if finished then return end
+    finished = true
+    if vim.api.nvim_get_current_win() == win then vim.cmd.stopinsert() end
+    pcall(vim.api.nvim_win_close, win, true)
+    done(text)
+  end
+  local function run() finish(table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n")) end
+  vim.keymap.set({ "n", "i" }, "<C-s>", run, { buffer = buf, desc = "pi: run the command as it stands" })
+  vim.keymap.set("n", "<CR>", run, { buffer = buf, desc = "pi: run the command as it stands" })
+  vim.keymap.set("n", "q", function() finish(nil) end, { buffer = buf, desc = "pi: back to the choices" })
+  vim.api.nvim_create_autocmd("BufWipeout", { buffer = buf, once = true, callback = function() finish(nil) end })
+  vim.api.nvim_win_set_cursor(win, { #lines, #lines[#lines] })
+  vim.cmd.startinsert({ bang = true })
+  return function() finish(nil) end
 end
 
 -- The choices offered for `params`: its outcomes, "Edit command…" after the allows (a bash
@@ -57,7 +90,7 @@ function M.resolve(choice, params, q)
     reason = vim.trim(reason)
     return { outcome = "reject_once", reason = reason ~= "" and reason or nil }
   elseif choice == M.EDIT then
-    local command = q.input({ prompt = "Run instead: ", default = params.args.command })
+    local command = q.await(function(done) return M.edit_command(params.args.command, done) end)
     if command == pick.WITHDRAWN then return command end
     if command == nil or vim.trim(command) == "" then return nil end
     if command == params.args.command then return { outcome = "allow_once" } end

@@ -30,19 +30,21 @@ end
 -- picker or input is open (it stopped waiting). vim.lsp.rpc runs each server request handler
 -- in a coroutine and sends its return value as the reply, so the handler yields until the
 -- picker calls back, whenever that is (dressing, snacks, telescope draw later from the event
--- loop). `withdraw()` resumes it at once with M.WITHDRAWN; an answer that comes after that is
--- dropped and `late` (a message) is shown.
+-- loop). `withdraw()` resumes it at once with M.WITHDRAWN (and closes what `q.await(start)`'s
+-- `start` returned a closer for); an answer that comes after that is dropped and `late` (a
+-- message) is shown.
 M.WITHDRAWN = setmetatable({}, { __tostring = function() return "withdrawn" end })
 
 function M.question(late)
   local q = { co = coroutine.running() }
-  local waiting = nil -- the token of the picker or input open now
-  local function await(start)
+  -- the token of the picker or input open now; its closer, and whether it is being closed
+  local waiting, close, closing = nil, nil, false
+  function q.await(start)
     local token = {}
     waiting = token
-    start(function(value)
+    close = start(function(value)
       if waiting ~= token then
-        if q.withdrawn and late then vim.notify(late) end
+        if q.withdrawn and late and not closing then vim.notify(late) end
         return
       end
       waiting = nil
@@ -50,12 +52,17 @@ function M.question(late)
     end)
     return coroutine.yield()
   end
-  function q.select(items, opts) return await(function(done) M.select(items, opts, done) end) end
-  function q.input(opts) return await(function(done) vim.ui.input(opts, done) end) end
+  function q.select(items, opts) return q.await(function(done) M.select(items, opts, done) end) end
+  function q.input(opts) return q.await(function(done) vim.ui.input(opts, done) end) end
   function q.withdraw()
     q.withdrawn = true
     if waiting then
       waiting = nil
+      if close then
+        closing = true
+        pcall(close)
+        closing = false
+      end
       vim.schedule(function() coroutine.resume(q.co, M.WITHDRAWN) end)
     end
   end
