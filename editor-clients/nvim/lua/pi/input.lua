@@ -16,6 +16,11 @@ local ns = vim.api.nvim_create_namespace("pi_queue")
 -- `top`: how many lines are drawn above the text (the sections)
 local s = { buf = nil, history = {}, at = nil, draft = nil, context = nil, top = 0 }
 
+-- What is drawn above the text, top to bottom: the plan (lua/pi/plan.lua), then the queue.
+M.SECTIONS = { "plan", "queue" }
+local sections = {} -- name -> virtual lines ({ { {text, hl_group} } })
+local draw_sections -- (below)
+
 local function text_of(buf) return vim.trim(table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n")) end
 -- Replaces what is written in the input area.
 function M.set_text(text) vim.api.nvim_buf_set_lines(M.buffer(), 0, -1, false, vim.split(text, "\n", { plain = true })) end
@@ -91,6 +96,7 @@ function M.buffer()
   vim.api.nvim_create_autocmd({ "TextChanged", "TextChangedI", "CursorMoved", "CursorMovedI", "BufWinEnter" },
                               { buffer = buf, callback = show_top })
   s.buf = buf
+  draw_sections()
   return buf
 end
 
@@ -152,15 +158,16 @@ function M.focus(context, chat_win)
   return M.buffer(), win
 end
 
--- What is drawn above the text, top to bottom: the plan, then the queue.
-M.SECTIONS = { "plan", "queue" }
-local sections = {} -- name -> virtual lines ({ { {text, hl_group} } })
-
 -- Draws `lines` (virtual lines: { { {text, hl_group} }, … }; {} removes them) as the section
--- `name` above the text; the window grows by as many rows.
+-- `name` above the text; the window grows by as many rows. (Drawn once the buffer is made, which
+-- this leaves to the input area's opening: its keys are the configuration's then.)
 function M.set_section(name, lines)
-  local buf = M.buffer()
   sections[name] = lines
+  if s.buf and vim.api.nvim_buf_is_valid(s.buf) then draw_sections() end
+end
+
+function draw_sections()
+  local buf = M.buffer()
   local all = {}
   for _, section in ipairs(M.SECTIONS) do vim.list_extend(all, sections[section] or {}) end
   vim.api.nvim_buf_clear_namespace(buf, ns, 0, -1)
