@@ -62,7 +62,7 @@ end
 ---@param params pi.UserAskParams
 ---@return pi.UserAskResult
 function M.answer(params)
-  local child = subagents.children[params.sessionId]
+  local child = subagents.asking(params)
   local prompt = pick.one_line(params.question)
   if child then prompt = ("subagent “%s” asks: %s"):format(child.description, prompt) end
   local q = pick.question("pi: that question was withdrawn; the answer was not sent")

@@ -147,13 +147,7 @@ end
 ---@param root string the workspace
 ---@return pi.PermissionRequestResult
 function M.answer(params, config, root)
-  if params.parentSessionId and params.parentSessionId ~= vim.NIL and not subagents.owns(params.sessionId) then
-    -- its subagent_start came first but waits in the event loop's queue (events are scheduled)
-    local co = coroutine.running()
-    vim.schedule(function() coroutine.resume(co) end)
-    coroutine.yield()
-  end
-  local child = subagents.children[params.sessionId]
+  local child = subagents.asking(params)
   local prompt = child and ("subagent “%s”: %s"):format(child.description, params.title) or params.title
   local label = function(item) return M.label(item, params) end
   if config.review and review.reviews(params) then
