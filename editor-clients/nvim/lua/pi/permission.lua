@@ -4,8 +4,9 @@
 -- on); "Edit command…" runs the bash command as the user corrected it in a float (the daemon
 -- checks the edited call again); "Reject and stop" ends the run.
 -- The pickers are asked one at a time (the calls of one message are asked about together):
--- a request whose call ended meanwhile (its run stopped, nobody answered in time) or that
--- follows a "Reject and stop" of its session is not shown.
+-- a request whose call ended meanwhile (its run stopped, nobody answered in time) is withdrawn
+-- (its float closed, a late answer dropped), and the ones after a "Reject and stop" of their
+-- session are not shown.
 local pick = require("pi.pick")
 local review = require("pi.review")
 local subagents = require("pi.subagents")
