@@ -124,24 +124,6 @@ return function(t)
     assert(buffer_text():find("Ports noted.", 1, true), buffer_text())
   end)
 
-  test("a subagent’s question says whose it is; the run goes on once it is answered", function()
-    local dir = workspace({
-      { content = { { type = "toolCall", id = "t1", name = "task",
-                      arguments = { prompt = "child job", description = "look around" } } }, stopReason = "toolUse" },
-      { when = "child job", content = { { type = "toolCall", id = "q1", name = "ask_user",
-                                          arguments = { question = "Which folder?", options = { { label = "src" } } } } },
-        stopReason = "toolUse" },
-      { when = "child job", content = { { type = "text", text = "The child looked in src." } } },
-      text("Parent heard back."),
-    })
-    local pi = start(dir)
-    local asked = t.picking(function(items) return items[1] end)
-    vim.cmd("Pi look around")
-    wait("settled", function() return pi.status().settled >= 1 end)
-    assert(asked[1].prompt == "subagent “look around” asks: Which folder?", vim.inspect(asked))
-    assert(buffer_text():find("Parent heard back.", 1, true), buffer_text())
-  end)
-
   test("a question is withdrawn when the run is stopped; its late answer is not sent", function()
     local dir = workspace({
       { content = { { type = "toolCall", id = "q1", name = "ask_user",
