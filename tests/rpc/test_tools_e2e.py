@@ -103,7 +103,8 @@ def test_permission_round_trip_allow_once_reject_and_allow_always(spawn, tmp_pat
     asked = [r["params"] for r in d.server_requests if r["method"] == "permission/request"]
     assert [(a["toolName"], a["title"]) for a in asked] == [
         ("write", "Write a.txt"), ("write", "Write b.txt"), ("bash", "Run `echo first`")]
-    assert asked[0]["options"] == ["allow_once", "allow_session", "allow_always", "reject_once", "reject_always"]
+    assert asked[0]["options"] == ["allow_once", "allow_session", "allow_always", "reject_once", "reject_always",
+                                 "reject_and_stop"]
     assert asked[0]["remember"] == {"scope": "path", "pattern": "a.txt", "label": "write calls on `a.txt`"}
     assert asked[2]["remember"] == {"scope": "prefix", "pattern": "echo first",
                                     "label": "commands starting with `echo first`"}
