@@ -204,7 +204,7 @@ test("permission request answered with vim.ui.select (review = false)", function
   assert(asked[1].prompt == "Write made.txt", vim.inspect(asked))
   local shown = asked[#asked].labels
   assert(vim.deep_equal(shown, { "Allow once", "Allow this session: write calls on `made.txt`",
-                                 "Always allow: write calls on `made.txt`", "Reject",
+                                 "Always allow: write calls on `made.txt`", "Reject", "Reject with reason…",
                                  "Always reject: write calls on `made.txt`", "Reject and stop" }), vim.inspect(shown))
   -- the write went through the editor: a buffer holds it, unsaved (tests/editfs.lua)
   local made = vim.fn.bufnr(dir .. "/made.txt")
@@ -573,7 +573,7 @@ local t = { test = test, start = start, workspace = workspace, wait = wait, text
             capture = capture, notifications = notifications, picking = picking, daemon_pids = daemon_pids,
             without_keyring = without_keyring, model_server = model_server }
 for _, file in ipairs({ "editfs", "language", "chat_review", "session_features", "firstrun", "lifecycle",
-                         "changed", "access", "ui", "processes", "compaction" }) do
+                         "changed", "access", "ui", "processes", "compaction", "habits" }) do
   dofile(root .. "/tests/" .. file .. ".lua")(t)
 end
 

@@ -655,10 +655,12 @@ def test_stop_keeps_a_long_commands_output_in_a_terminal_neovim(stop_terminal):
     assert "Tool execution was aborted" not in screen
 
 
-# An input like snacks.nvim's: a floating window that shows what is typed (and ignores `secret`).
+# An input like snacks.nvim's: a floating window that shows what is typed (and ignores `secret`),
+# holding the default text with the cursor at its end.
 SHOWING_INPUT = r"""
 vim.ui.input = function(opts, on_confirm)
   local buf = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, { opts.default or "" })
   local win = vim.api.nvim_open_win(buf, true, { relative = "editor", row = 4, col = 4, width = 70, height = 1,
                                                  border = "single", title = opts.prompt, style = "minimal" })
   vim.keymap.set("i", "<CR>", function()
@@ -667,7 +669,7 @@ vim.ui.input = function(opts, on_confirm)
     vim.api.nvim_win_close(win, true)
     on_confirm(text)
   end, { buffer = buf })
-  vim.cmd.startinsert()
+  vim.cmd.startinsert({ bang = true })
 end
 """
 

@@ -1,7 +1,7 @@
 -- How a tool call reads in the chat: an edit as the diff of each of its replacements, a write
--- as the start of the new file, any other call as its arguments one per line (multi-line
--- strings as indented blocks). Each line comes with the highlight group of its whole line
--- (diff lines: DiffAdd / DiffDelete), or nil.
+-- as the start of the new file, a plan as its checklist, a question with its choices, any
+-- other call as its arguments one per line (multi-line strings as indented blocks). Each line
+-- comes with the highlight group of its whole line (diff lines: DiffAdd / DiffDelete), or nil.
 local M = {}
 
 M.WRITE_LINES = 30 -- a write shows this many lines of the new file
@@ -84,9 +84,38 @@ function M.edits_ok(args)
   return true
 end
 
+local PLAN_MARKS = { completed = "✓", in_progress = "▶", pending = "○" }
+
+-- update_plan as the checklist it sets; ask_user as its question and choices.
+local function plan_lines(args)
+  local out = {}
+  if type(args.explanation) == "string" then table.insert(out, { "  " .. args.explanation, "Comment" }) end
+  for _, e in ipairs(args.plan) do
+    local step = type(e) == "table" and e.step or e
+    table.insert(out, { ("  %s %s"):format(PLAN_MARKS[type(e) == "table" and e.status] or "○", tostring(step)) })
+  end
+  return out
+end
+
+local function question_lines(args)
+  local out = {}
+  for _, l in ipairs(split(args.question)) do table.insert(out, { "  " .. l }) end
+  for _, o in ipairs(type(args.options) == "table" and args.options or {}) do
+    local label = type(o) == "table" and o.label or o
+    local more = type(o) == "table" and type(o.description) == "string" and (" — " .. o.description) or ""
+    table.insert(out, { ("  %s %s%s"):format(args.multiSelect and "☐" or "•", tostring(label), more) })
+  end
+  return out
+end
+
 -- The lines of a call: { {text, hl_group|nil} }, the first one "→ name …".
 function M.lines(call)
   local args = call.arguments
+  if call.name == "update_plan" and type(args) == "table" and type(args.plan) == "table" then
+    return { { "→ update_plan" }, unpack(plan_lines(args)) }
+  elseif call.name == "ask_user" and type(args) == "table" and type(args.question) == "string" then
+    return { { "→ ask_user" }, unpack(question_lines(args)) }
+  end
   if type(args) == "table" and type(args.path) == "string" then
     if call.name == "edit" and M.edits_ok(args) then
       return { { "→ edit " .. args.path }, unpack(edit_lines(args)) }

@@ -17,6 +17,11 @@ M.HIGHLIGHTS = {
   PiWarning = "DiagnosticWarn", -- a warning in the chat: a compaction that did not happen, and why
   PiMarker = "Comment", -- the virtual lines at a turn's end: "—", crash and cut-off markers
   PiWorking = "DiagnosticWarn", -- "pi is working" in the input area's winbar
+  PiEdited = "DiagnosticInfo", -- "✎ bash, edited by you; what ran:" above a call's output
+  PiPlanTitle = "Title", -- the plan above the input area: its title ("Plan 2/5")
+  PiPlanDone = "Comment", -- a completed step (✓)
+  PiPlanActive = "DiagnosticWarn", -- the step in progress (▶)
+  PiPlanPending = "Normal", -- a step to do (○)
 }
 local function define_highlights()
   for name, link in pairs(M.HIGHLIGHTS) do vim.api.nvim_set_hl(0, name, { link = link, default = true }) end
@@ -61,6 +66,7 @@ function M.current()
 end
 
 function M.clear()
+  if not target then require("pi.plan").clear() end -- the plan was the session's shown before
   per_buf[M.buffer()] = nil
   vim.api.nvim_buf_clear_namespace(M.buffer(), ns, 0, -1)
   vim.api.nvim_buf_clear_namespace(M.buffer(), nested_ns, 0, -1)
@@ -177,6 +183,21 @@ function M.tool_start(id, name)
   local row = vim.api.nvim_buf_line_count(buf) - 1
   of(buf).tools[id] = { mark = vim.api.nvim_buf_set_extmark(buf, ns, row, 0, {}), count = 0, name = name }
   M.line("}}}")
+end
+
+-- The call `call` ({name, arguments}) as the user edited it before it ran, drawn above its
+-- running output: what ran.
+function M.tool_edited(id, call)
+  if not of(M.buffer()).tools[id] then M.tool_start(id, call.name) end
+  local tool = of(M.buffer()).tools[id]
+  local lines = calls.lines(call)
+  lines[1] = { "✎ " .. call.name .. ", edited by you; what ran:", "PiEdited" }
+  changing(function(buf)
+    local row = vim.api.nvim_buf_get_extmark_by_id(buf, ns, tool.mark, {})[1]
+    if not row then return end
+    vim.api.nvim_buf_set_lines(buf, row, row, false, vim.tbl_map(function(l) return l[1] end, lines))
+    vim.api.nvim_buf_set_extmark(buf, diff_ns, row, 0, { line_hl_group = "PiEdited" })
+  end)
 end
 
 function M.tool_update(id, text)

@@ -1,8 +1,8 @@
 -- pi.nvim: the pi-daemon coding agent in Neovim.
 -- Talks JSON-RPC (Content-Length framing) to the daemon through vim.lsp.rpc, streams the
 -- answer into a chat buffer (lua/pi/chat.lua) with an input area under it (lua/pi/input.lua),
--- asks permissions without blocking the editor (a write or edit as a diff, lua/pi/review.lua;
--- the others with vim.ui.select), and manages sessions and models.
+-- asks permissions without blocking the editor (lua/pi/permission.lua: a write or edit as a
+-- diff, the others with vim.ui.select), and manages sessions and models.
 -- Types: lua/pi/protocol.lua (LuaCATS, generated from the daemon's protocol declaration).
 local chat = require("pi.chat")
 local protocol = require("pi.protocol")
@@ -48,6 +48,8 @@ local state = { rpc = nil, busy = false, queue = { steering = {}, followUp = {} 
 local input = require("pi.input")
 local pick = require("pi.pick")
 local review = require("pi.review")
+local permission = require("pi.permission")
+local ask = require("pi.ask")
 local render = require("pi.render")
 
 -- The conversation's events draw through lua/pi/render.lua; the others are the chat's.
@@ -70,19 +72,26 @@ end
 
 function handlers.agent_start() state.busy = true end
 
+-- The session's plan, above the input area (a subagent's is not the chat's: not drawn).
+handlers.plan_updated = require("pi.plan").update
+
 ---@param event pi.CommandsUpdate
 function handlers.commands_update(event) state.commands = event.commands end
+
+-- The end of a run the user stopped by answering a permission request with "Reject and stop".
+M.STOPPED = "— stopped: you rejected a call —"
 
 ---@param event pi.AgentSettled
 function handlers.agent_settled(event)
   state.busy = false
   state.settled = state.settled + 1
   review.close() -- a review left open belongs to the run that ended
-  chat.mark_end(event.aborted and "— aborted —" or "—")
+  chat.mark_end(event.aborted and "— aborted —" or event.stopReason == "rejected" and M.STOPPED or "—")
   if state.mode == "plan" and not event.aborted then chat.mark_end(modes.PLAN_READY) end
   require("pi.changed").remind()
   M.refresh_status()
-  vim.api.nvim_exec_autocmds("User", { pattern = "PiSettled", data = { aborted = event.aborted } })
+  vim.api.nvim_exec_autocmds("User", { pattern = "PiSettled", data = { aborted = event.aborted,
+                                                                      stopReason = event.stopReason } })
 end
 
 ---@param event pi.ModeChanged
@@ -117,46 +126,14 @@ local function on_event(params)
   local kind = params.event.type
   -- a process is the daemon's to list, whichever session started it
   if kind == "process_started" or kind == "process_exited" then processes.event(params.event) return end
+  ask.event(params.event, subagents.owns(params.sessionId))
+  permission.event(params.event)
   if subagents.owns(params.sessionId) then subagents.child_event(params) return end
   state.session = params.sessionId
   local handler = handlers[params.event.type]
   if handler then handler(params.event) end
   local message = params.event.type == "message_end" and params.event.message
   if message and message.errorKind == "auth" and not params.replay then require("pi.access").refused(M, message) end
-end
-
-local choice_labels = { allow_once = "Allow once", allow_session = "Allow this session", allow_always = "Always allow",
-                        reject_once = "Reject", reject_always = "Always reject", reject_and_stop = "Reject and stop" }
-local remembering = { allow_session = true, allow_always = true, reject_always = true }
-
--- One label per offered outcome; the ones that remember say exactly what they would remember.
-function M.permission_label(outcome, params)
-  local label = choice_labels[outcome] or outcome
-  if remembering[outcome] and params.remember then label = label .. ": " .. params.remember.label end
-  return label
-end
-
----@param params pi.PermissionRequestParams
----@return pi.PermissionRequestResult
-local function permission(params)
-  local items = params.options or { "allow_once", "reject_once" }
-  if params.parentSessionId and params.parentSessionId ~= vim.NIL and not subagents.owns(params.sessionId) then
-    -- its subagent_start came first but waits in the event loop's queue (events are scheduled)
-    local co = coroutine.running()
-    vim.schedule(function() coroutine.resume(co) end)
-    coroutine.yield()
-  end
-  local child = subagents.children[params.sessionId]
-  local prompt = child and ("subagent “%s”: %s"):format(child.description, params.title) or params.title
-  local label = function(item) return M.permission_label(item, params) end
-  if M.config.review and review.reviews(params) then
-    local outcome, content = review.await(params, state.workspace, prompt, label)
-    return { outcome = outcome, content = content }
-  elseif M.config.review and (params.toolName == "write" or params.toolName == "edit") then
-    prompt = prompt .. " (no diff to show: the call would fail as it stands)"
-  end
-  local choice = pick.await(items, { prompt = prompt, kind = "pi.permission", format_item = label })
-  return { outcome = choice or "cancelled" }
 end
 
 -- No answer (dismissed) is an error reply, which the daemon does not remember.
@@ -233,7 +210,8 @@ function M.start(opts, prompt)
         handled, result, err = language.server_request(method, params)
         if handled then return result, err end
       end
-      if method == "permission/request" then return permission(params) end
+      if method == "permission/request" then return permission.answer(params, M.config, state.workspace) end
+      if method == "user/ask" then return ask.answer(params) end
       if method == "workspace/trust" then return workspace_trust(params) end
       if method == "fs/save" then return savebefore.save(params) end
       return nil, vim.lsp.rpc.rpc_response_error(-32601, "unknown method " .. method)
@@ -251,7 +229,7 @@ function M.start(opts, prompt)
   -- until initialize answers: the folder the daemon was started in (its default workspace)
   state.workspace = vim.fs.normalize(vim.fn.fnamemodify(M.config.cwd or vim.fn.getcwd(), ":p"))
   M.request("initialize", { protocolVersion = protocol.PROTOCOL_VERSION, clientInfo = { name = "pi.nvim", modelPicker = ":PiModel" },
-                            capabilities = { permissions = M.config.permissions, workspaceTrust = true,
+                            capabilities = { permissions = M.config.permissions, workspaceTrust = true, askUser = true,
                                              fs = { readTextFile = M.config.editor_fs, applyEdit = M.config.editor_fs,
                                                     save = M.config.save_before_commands or nil },
                                              languageFeatures = M.config.language_features and language.features

@@ -2,8 +2,9 @@
 -- is written over as many lines as needed and sent with a key (<CR> in normal mode, <C-s> in
 -- both; while pi works it steers or follows up), with the prompts sent before a key away
 -- (<C-p> / <C-n> in normal mode). Its winbar says what sending does and what goes along
--- (a selection from :'<,'>Pi); the queue of steers and follow-ups waiting is drawn just above
--- the text, so it stays in view while the chat follows its end.
+-- (a selection from :'<,'>Pi); the session's plan (lua/pi/plan.lua) and the queue of steers
+-- and follow-ups waiting are drawn just above the text, so they stay in view while the chat
+-- follows its end.
 local pick = require("pi.pick")
 local complete = require("pi.complete")
 local M = {}
@@ -12,7 +13,13 @@ M.defaults = { height = 5, send = "<CR>", send_insert = "<C-s>", previous = "<C-
 M.config = vim.deepcopy(M.defaults)
 
 local ns = vim.api.nvim_create_namespace("pi_queue")
-local s = { buf = nil, history = {}, at = nil, draft = nil, context = nil, queue = 0 }
+-- `top`: how many lines are drawn above the text (the sections)
+local s = { buf = nil, history = {}, at = nil, draft = nil, context = nil, top = 0 }
+
+-- What is drawn above the text, top to bottom: the plan (lua/pi/plan.lua), then the queue.
+M.SECTIONS = { "plan", "queue" }
+local sections = {} -- name -> virtual lines ({ { {text, hl_group} } })
+local draw_sections -- (below)
 
 local function text_of(buf) return vim.trim(table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n")) end
 -- Replaces what is written in the input area.
@@ -23,13 +30,13 @@ function M.window()
   return s.buf and vim.api.nvim_buf_is_valid(s.buf) and vim.fn.win_findbuf(s.buf)[1] or nil
 end
 
--- The queue's lines sit above line 1 (virtual lines there show only as the window's top filler);
--- with the queue emptied no filler is kept (it would show as a row of dashes).
+-- The sections' lines sit above line 1 (virtual lines there show only as the window's top
+-- filler); with them emptied no filler is kept (it would show as a row of dashes).
 local function show_top()
   local win = M.window()
   if win then
     vim.api.nvim_win_call(win, function()
-      if vim.fn.line("w0") == 1 then vim.fn.winrestview({ topfill = s.queue }) end
+      if vim.fn.line("w0") == 1 then vim.fn.winrestview({ topfill = s.top }) end
     end)
   end
 end
@@ -89,6 +96,7 @@ function M.buffer()
   vim.api.nvim_create_autocmd({ "TextChanged", "TextChangedI", "CursorMoved", "CursorMovedI", "BufWinEnter" },
                               { buffer = buf, callback = show_top })
   s.buf = buf
+  draw_sections()
   return buf
 end
 
@@ -124,7 +132,7 @@ end
 function M.open(chat_win)
   local win = M.window()
   if win then return win end
-  win = vim.api.nvim_open_win(M.buffer(), false, { split = "below", win = chat_win, height = M.config.height + s.queue })
+  win = vim.api.nvim_open_win(M.buffer(), false, { split = "below", win = chat_win, height = M.config.height + s.top })
   vim.wo[win].number = false
   vim.wo[win].relativenumber = false
   -- no 'winfixheight': with it a later :split in a crowded layout hung Neovim (0.11) in its
@@ -150,29 +158,43 @@ function M.focus(context, chat_win)
   return M.buffer(), win
 end
 
+-- Draws `lines` (virtual lines: { { {text, hl_group} }, … }; {} removes them) as the section
+-- `name` above the text; the window grows by as many rows. (Drawn once the buffer is made, which
+-- this leaves to the input area's opening: its keys are the configuration's then.)
+function M.set_section(name, lines)
+  sections[name] = lines
+  if s.buf and vim.api.nvim_buf_is_valid(s.buf) then draw_sections() end
+end
+
+function draw_sections()
+  local buf = M.buffer()
+  local all = {}
+  for _, section in ipairs(M.SECTIONS) do vim.list_extend(all, sections[section] or {}) end
+  vim.api.nvim_buf_clear_namespace(buf, ns, 0, -1)
+  s.top = #all
+  if #all > 0 then vim.api.nvim_buf_set_extmark(buf, ns, 0, 0, { virt_lines = all, virt_lines_above = true }) end
+  local win = M.window()
+  if win then vim.api.nvim_win_set_height(win, M.config.height + #all) end
+  show_top()
+end
+
 -- The queue (a queue_update's steering and followUp texts), one line each above the text.
 function M.show_queue(queue)
-  local buf = M.buffer()
-  vim.api.nvim_buf_clear_namespace(buf, ns, 0, -1)
   local lines = {}
   for _, text in ipairs(queue.steering or {}) do table.insert(lines, { { pick.one_line("queued steer: " .. text), "Comment" } }) end
   for _, text in ipairs(queue.followUp or {}) do
     table.insert(lines, { { pick.one_line("queued follow-up: " .. text), "Comment" } })
   end
-  s.queue = #lines
-  if #lines > 0 then vim.api.nvim_buf_set_extmark(buf, ns, 0, 0, { virt_lines = lines, virt_lines_above = true }) end
-  local win = M.window()
-  if win then vim.api.nvim_win_set_height(win, M.config.height + #lines) end
-  show_top()
+  M.set_section("queue", lines)
 end
 
--- The queue lines shown (for tests).
-function M.queue_lines()
-  local out = {}
-  for _, mark in ipairs(vim.api.nvim_buf_get_extmarks(M.buffer(), ns, 0, -1, { details = true })) do
-    for _, l in ipairs(mark[4].virt_lines or {}) do table.insert(out, l[1][1]) end
-  end
-  return out
+-- The lines of the section `name` shown, as text (for tests).
+function M.section_lines(name)
+  return vim.tbl_map(function(l)
+    return table.concat(vim.tbl_map(function(chunk) return chunk[1] end, l))
+  end, sections[name] or {})
 end
+
+function M.queue_lines() return M.section_lines("queue") end
 
 return M

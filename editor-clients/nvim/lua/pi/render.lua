@@ -92,7 +92,12 @@ end
 local function result_text(id, result) return savebefore.shown(id, result, M.content_text(result or {})) end
 
 ---@param event pi.ToolExecutionStart
-function handlers.tool_execution_start(event) chat.tool_start(event.toolCallId, event.toolName) end
+function handlers.tool_execution_start(event)
+  -- sent again when the user edited the call before it ran: its output so far stays
+  if event.editedByUser then
+    chat.tool_edited(event.toolCallId, { name = event.toolName, arguments = event.args })
+  else chat.tool_start(event.toolCallId, event.toolName) end
+end
 ---@param event pi.ToolExecutionUpdate
 function handlers.tool_execution_update(event)
   chat.tool_update(event.toolCallId, result_text(event.toolCallId, event.partialResult))

@@ -4,13 +4,17 @@
 -- user's to change: `do` takes a hunk back as it is now (`dp` from the left side too), any
 -- line can be edited, and an accept sends that text when it is not the proposal. Keys shown
 -- in the winbar answer (ga accept, gr reject, the remembering choices, g? all of them in a
--- picker); answering closes the tab, closing it unanswered cancels.
+-- picker, with "Reject with reason…" and "Reject and stop"); answering closes the tab, closing
+-- it unanswered cancels.
 local editfs = require("pi.editfs")
 local pick = require("pi.pick")
 local M = {}
 
 M.KEYS = { { "allow_once", "ga", "accept" }, { "reject_once", "gr", "reject" },
            { "allow_session", "gs", "session" }, { "allow_always", "gA", "always" }, { "reject_always", "gR", "never" } }
+
+-- The g? choice that asks why (REASON_PROMPT), then rejects with the user's words (lua/pi/permission.lua).
+M.REASON, M.REASON_PROMPT = "reject_with_reason", "Reject: why? (pi reads this) "
 
 local open = {} -- the reviews shown: { close = fun() }
 
@@ -74,10 +78,11 @@ function M.winbar(params)
   return bar(" " .. table.concat(keys, " · "))
 end
 
--- Shows the review of `params` and calls `done(outcome, content)` once, when answered or
--- closed (`content`: the user's version, when an allow takes one other than the proposal).
--- `label(outcome)`: the picker's label of an outcome (g?).
-function M.show(params, root, title, label, done)
+-- Shows the review of `params` and calls `done(outcome, content, reason)` once, when answered
+-- or closed (`content`: the user's version, when an allow takes one other than the proposal;
+-- `reason`: the user's words with a reject). `label(choice)`: the picker's label of a choice
+-- (g?), which lists `choices` (default: the request's options).
+function M.show(params, root, title, label, done, choices)
   local path, now, proposed = M.proposal(params, root)
   local filetype = vim.filetype.match({ filename = path })
   local id = params.toolCallId
@@ -100,7 +105,7 @@ function M.show(params, root, title, label, done)
   vim.wo[right].winbar = M.winbar(params)
   local answered = false
   local review = { id = id }
-  local function finish(outcome)
+  local function finish(outcome, reason)
     if answered then return end
     answered = true
     -- the user's version (hunks rejected with `do`, lines edited) goes with an allow
@@ -116,7 +121,7 @@ function M.show(params, root, title, label, done)
         end
       end
     end)
-    done(outcome, content ~= proposed and content or nil)
+    done(outcome, content ~= proposed and content or nil, reason)
   end
   review.close = function() finish("cancelled") end
   open[review] = true
@@ -127,8 +132,13 @@ function M.show(params, root, title, label, done)
       end
     end
     vim.keymap.set("n", "g?", function()
-      pick.select(params.options, { prompt = title, kind = "pi.permission", format_item = label }, function(choice)
-        if choice then finish(choice) end
+      pick.select(choices or params.options, { prompt = title, kind = "pi.permission", format_item = label },
+                  function(choice)
+        if choice ~= M.REASON then if choice then finish(choice) end return end
+        vim.ui.input({ prompt = M.REASON_PROMPT }, function(reason)
+          reason = reason and vim.trim(reason)
+          if reason then finish("reject_once", reason ~= "" and reason or nil) end
+        end)
       end)
     end, { buffer = buf, desc = "pi: all the choices" })
     vim.api.nvim_create_autocmd("BufWipeout", { buffer = buf, once = true, callback = function() finish("cancelled") end })
@@ -136,12 +146,13 @@ function M.show(params, root, title, label, done)
 end
 
 -- From inside a server request: shows the review and waits for its answer (the editor goes
--- on meanwhile): the outcome and the user's version of the text when it is not the proposal.
-function M.await(params, root, title, label)
+-- on meanwhile): the outcome, the user's version of the text when it is not the proposal, the
+-- user's reason for a reject.
+function M.await(params, root, title, label, choices)
   local co = coroutine.running()
-  M.show(params, root, title, label, function(outcome, content)
-    vim.schedule(function() coroutine.resume(co, outcome, content) end)
-  end)
+  M.show(params, root, title, label, function(outcome, content, reason)
+    vim.schedule(function() coroutine.resume(co, outcome, content, reason) end)
+  end, choices)
   return coroutine.yield()
 end
 

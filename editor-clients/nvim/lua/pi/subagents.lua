@@ -16,6 +16,18 @@ function M.reset() M.children, M.order = {}, {} end
 -- Whether `session_id` is a subagent's: then its events are not the chat's.
 function M.owns(session_id) return M.children[session_id] ~= nil end
 
+-- From inside a server request of a subagent's (`parentSessionId`): lets its subagent_start,
+-- which came first but waits in the event loop's queue (events are scheduled), be handled.
+-- Returns the child (nil: none of this chat's).
+function M.asking(params)
+  if params.parentSessionId and params.parentSessionId ~= vim.NIL and not M.owns(params.sessionId) then
+    local co = coroutine.running()
+    vim.schedule(function() coroutine.resume(co) end)
+    coroutine.yield()
+  end
+  return M.children[params.sessionId]
+end
+
 function M.running()
   local n = 0
   for _, c in pairs(M.children) do if c.status == "running" then n = n + 1 end end
