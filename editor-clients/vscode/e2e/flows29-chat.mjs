@@ -10,6 +10,12 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { launch, daemonSettings, daemonPids, until, chatFrames as harnessFrames } from "./harness.mjs";
 
+// The chat's own actions are in its view's header (the side bar holds the Background Processes view too),
+// shown while the pointer is over that header, as for a user.
+async function chatActions(page) {
+  await page.locator(".part.sidebar .pane-header", { hasText: /^\s*chat/i }).first().hover();
+}
+
 const here = resolve(new URL(".", import.meta.url).pathname);
 const cache = process.argv[2] ?? join(process.env.HOME, ".cache", "pi-daemon-e2e");
 const out = resolve(process.env.PI_E2E_OUT ?? join(here, "..", "e2e-output"));
@@ -74,7 +80,8 @@ try {
   });
 
   await run("one click on the chat's title bar opens it in a full-height editor tab", async () => {
-    await page.locator(".part.sidebar .title-actions .action-label[aria-label='pi: Open Chat in Editor']").click({ timeout: T });
+    await chatActions(page);
+    await page.locator(".part.sidebar .pane-header .action-label[aria-label='pi: Open Chat in Editor']").click({ timeout: T });
     tabA = await tabWith("greet in Python");
     await tabA.locator(".assistant code .hljs-keyword", { hasText: "def" }).waitFor({ timeout: T });
     await tabTitled("greet in Python").waitFor({ timeout: T });
@@ -141,7 +148,8 @@ try {
 
   await run("History searches the text of all sessions and opens the chosen one at the match", async () => {
     // a conversation in the side bar's chat, on a new session, that no tab shows
-    await page.locator(".part.sidebar .title-actions .action-label[aria-label='pi: New Session']").click({ timeout: T });
+    await chatActions(page);
+    await page.locator(".part.sidebar .pane-header .action-label[aria-label='pi: New Session']").click({ timeout: T });
     const chat = await sidebar();
     await chat.locator(".user").first().waitFor({ state: "detached", timeout: T });
     await sendIn(chat, "tell me about Freedonia");
