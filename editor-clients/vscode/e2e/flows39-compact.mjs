@@ -92,7 +92,9 @@ try {
   await run("after a window reload the replayed conversation starts with the divider", async () => {
     await page.reload();
     await page.waitForSelector(".monaco-workbench", { timeout: T });
-    await kit.openChat();
+    // the window comes back with the side bar as it was, the chat shown; π (which would hide it) only when not
+    const shown = await chat().locator("#input").waitFor({ timeout: 20_000 }).then(() => true, () => false);
+    if (!shown) await kit.openChat();
     const divider = chat().locator("details.compaction");
     await divider.waitFor({ timeout: T });
     assert.match(await divider.locator("summary").innerText(), /^Conversation compacted: ~\d+(\.\d)?k? tokens summarised$/);
