@@ -131,8 +131,10 @@ test("a write asks permission and goes through the editor's fs", async () => {
   assert.equal(reply.stopReason, "end_turn");
   assert.equal(d.seen.permissions.length, 1);
   assert.equal(d.seen.permissions[0].toolCall.kind, "edit");
-  assert.deepEqual(d.seen.permissions[0].options.map((o) => o.kind),
-    ["allow_once", "allow_always", "reject_once", "reject_always"]);
+  assert.deepEqual(d.seen.permissions[0].options.map((o) => [o.optionId, o.kind]), [
+    ["allow_once", "allow_once"], ["allow_always", "allow_always"], ["reject_once", "reject_once"],
+    ["reject_always", "reject_always"], ["reject_and_stop", "reject_once"],
+  ]);
   assert.deepEqual(d.seen.writes, [[path.join(ws, "a.txt"), "from the agent\n"]]);
   assert.equal(readFileSync(path.join(ws, "a.txt"), "utf8"), "disk\n");
   const finals = of(d.seen, "tool_call_update").filter((u) => u.status === "completed");
