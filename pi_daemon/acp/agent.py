@@ -2,7 +2,7 @@
 
 One :class:`AcpAgent` per connection. Each open session has a :class:`Tracked` record:
 its live-update translator, the ``session/prompt`` requests waiting for the run to
-settle, and its cost. Its mode is the session's own (``ask``, ``plan``, ``auto-edit``). Semantics the protocol leaves open (see protocol.md "ACP mode"):
+settle, and its cost. Its mode is the session's own (``ask``, ``plan``, ``auto-edit``). Semantics the protocol leaves open (see docs/protocol.md "ACP mode"):
 
 * ``session/prompt`` while a run is active queues the text as a follow-up (delivered
   when the agent would otherwise stop, in the same run). Every prompt waiting on a run

@@ -7,7 +7,7 @@ A client -> daemon method is declared by decorating its handler::
     async def session_new(app: App, p: SessionNewParams) -> SessionNewResult: ...
 
 That one declaration is all there is: dispatch, ``initialize``'s capabilities, the JSON
-Schema, the TypeScript and Lua types and the protocol.md check are derived from
+Schema, the TypeScript and Lua types and the docs/protocol.md check are derived from
 :data:`METHODS`. Messages the daemon sends are declared with :func:`notification` and
 :func:`client_request`, and sent through the returned object.
 """

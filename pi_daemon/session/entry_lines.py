@@ -33,7 +33,7 @@ BLOCK = 1 << 24  # a session file is read this much at a time
 # The longest line session/search reads (a user message or an answer): a line is held whole to
 # be parsed, about three times over (its bytes, their lower case, the text), so this keeps one
 # pathological line to about 64 MiB more. A prompt with large images can be longer; it is
-# passed over and reported, never dropped without a word (protocol.md, session/search).
+# passed over and reported, never dropped without a word (docs/protocol.md, session/search).
 MAX_LINE_BYTES = 16 << 20
 HEAD_BYTES = 512  # what is kept of a line passed over: enough to say what kind of entry it is
 

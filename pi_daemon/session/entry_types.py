@@ -1,4 +1,4 @@
-"""The session file's lines as types: the header and every entry type (protocol.md, "The file").
+"""The session file's lines as types: the header and every entry type (docs/protocol.md, "The file").
 
 The store keeps entries as the dicts it read or wrote, and ``session/entries`` sends them
 exactly so (a field or entry type this build does not know included); these classes declare

@@ -1,4 +1,4 @@
-"""protocol.md documents exactly the methods, types and events the daemon has."""
+"""docs/protocol.md documents exactly the methods, types and events the daemon has."""
 
 import re
 import typing
@@ -12,7 +12,7 @@ from pi_daemon.events import AGENT_EVENT_TYPES
 from pi_daemon.rpc import methods  # noqa: F401 (registers every method)
 from pi_daemon.rpc.registry import CLIENT_REQUESTS, METHODS, NOTIFICATIONS
 
-DOC = (Path(__file__).resolve().parents[2] / "protocol.md").read_text()
+DOC = (Path(__file__).resolve().parents[2] / "docs" / "protocol.md").read_text()
 
 
 def section(title: str) -> str:
@@ -59,7 +59,7 @@ def documented_types() -> dict[str, list[str]]:
 
 
 def shown(tp) -> str:
-    """A result type as protocol.md names it: ``Name``, ``Name[]`` (LSP's arrays) or ``Name | null``."""
+    """A result type as docs/protocol.md names it: ``Name``, ``Name[]`` (LSP's arrays) or ``Name | null``."""
     if attrs.has(tp):
         return tp.__name__
     args = [a for a in typing.get_args(tp) if a is not type(None)]
@@ -93,7 +93,7 @@ def reachable_classes():
 
 
 def undocumented() -> set[str]:
-    """Declared methods that protocol.md does not document."""
+    """Declared methods that docs/protocol.md does not document."""
     return set(METHODS) - set(headings(section("Methods")))
 
 
@@ -134,9 +134,9 @@ def test_every_protocol_type_is_documented_with_exactly_its_fields():
     for name, cls in reachable_classes().items():
         if not attrs.fields(cls):
             continue
-        assert name in documented, f"{name} is not documented in protocol.md"
+        assert name in documented, f"{name} is not documented in docs/protocol.md"
         assert documented[name] == wire_fields(cls), \
-            f"{name}: protocol.md has {documented[name]}, the code has {wire_fields(cls)}"
+            f"{name}: docs/protocol.md has {documented[name]}, the code has {wire_fields(cls)}"
 
 
 def test_every_event_is_documented_with_exactly_its_fields():

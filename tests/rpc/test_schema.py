@@ -88,7 +88,7 @@ def test_a_method_declared_once_is_in_the_schema_the_client_types_and_the_docs_c
     lua = codegen.lua(built)
     assert "---@class pi.ShoutParams\n---@field text string\n---@field times? integer" in lua
     assert '["test/shout"] = true,' in lua
-    # protocol.md does not document it yet: the docs check says so, by name.
+    # docs/protocol.md does not document it yet: the docs check says so, by name.
     assert undocumented() == {"test/shout"}
     # and the committed files are now stale, which test_the_generated_files_are_current reports.
     stale = schema.stale()

@@ -79,7 +79,7 @@ end
 
 -- kind: "notification" | "request" (daemon -> client) | "result" (of a method the plugin called)
 function S.check(kind, method, value)
-  -- the wire's own notification (protocol.md, `$/cancelRequest`): the daemon withdraws a request it stopped waiting for
+  -- the wire's own notification (docs/protocol.md, `$/cancelRequest`): the daemon withdraws a request it stopped waiting for
   if kind == "notification" and method == "$/cancelRequest" then
     if type(value) ~= "table" or (type(value.id) ~= "string" and type(value.id) ~= "number") then
       table.insert(S.violations, "$/cancelRequest: no id")

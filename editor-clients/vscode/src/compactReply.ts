@@ -1,5 +1,5 @@
 // A `/compact` that did not compact fails with an error that says why, as its compaction_end's
-// errorMessage does (protocol.md, `compact`); the chat has drawn that line already
+// errorMessage does (docs/protocol.md, `compact`); the chat has drawn that line already
 // (webview/compaction.ts), so the reply is not said again in a toast and "/compact" does not come
 // back into the input. Any other failure (busy, the daemon gone) is still the caller's to show.
 
