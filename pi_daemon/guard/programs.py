@@ -21,7 +21,7 @@ searches only the *kept* folders:
   sandbox binds writable (its ``writable`` settings). A folder that becomes such a place later is not searched from
   then on. An entry that resolves into such a place (a symlink into the workspace) counts
   as inside it. Without the sandbox a command the user allowed can write wherever the user
-  can; that is not guarded here (README, "Without a sandbox").
+  can; that is not guarded here (docs/sandbox.md, "Without a sandbox").
 
 A program is looked up the first time it is needed and kept (:func:`which`): one planted
 later in a kept folder is not picked up mid-life. It is looked up again only when a place
