@@ -117,3 +117,10 @@ def test_readme_lists_every_builtin_command_the_daemon_has(tmp_path):
     daemon = [(c.name, c.argument_hint, c.description.lower()) for c in commands if c.source == "builtin"]
     readme = [(name, hint, meaning.lower()) for name, hint, meaning in readme_builtin_commands()]
     assert readme == daemon
+
+
+def test_readme_links_name_files_of_the_repository():
+    """The front door's links into the documentation (and its pictures) lead somewhere."""
+    targets = re.findall(r"\]\(((?!https?:)[^)#]+)(?:#[^)]*)?\)", README)
+    assert "docs/index.md" in targets and "docs/images/neovim-chat.png" in targets
+    assert [t for t in targets if not (ROOT / t).is_file()] == []
