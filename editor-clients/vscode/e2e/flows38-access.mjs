@@ -173,7 +173,10 @@ try {
     await send("where is double");
     await answered("Found it.");
     const output = await toolOutput("definition");
-    assert.match(output, /src\/util\.ts:1:17\s+export function double/, output);
+    // The daemon waits up to 10 s for the project; on a loaded machine TypeScript can take longer, and then the
+    // answer must say it is partial. What may never happen: the import line given as if it were the answer.
+    if (!/^Partial: .* still loading the project/.test(output))
+      assert.match(output, /src\/util\.ts:1:17\s+export function double/, output);
   });
   await run("a Python file no language server covers: said so, never 'no errors'", async () => {
     await newSession();
