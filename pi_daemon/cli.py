@@ -22,6 +22,17 @@ if TYPE_CHECKING:
     from .llm.registry import ModelRegistry
 
 DEFAULT_MAX_FRAME = 64 * 1024 * 1024
+# pi-daemon ask's exit codes (pi_daemon/ask.py), shown by `ask --help`
+OK, MODEL_FAILED, USAGE, REFUSED, INTERRUPTED = 0, 1, 2, 3, 130
+ASK_EXIT_CODES = f"""exit codes:
+  {OK}    the agent answered, or the built-in command ran
+  {MODEL_FAILED}    the model request failed (the error is on stderr)
+  {USAGE}    bad usage, a request the daemon refused (an unknown /command, /compact with
+       nothing to compact, an unknown --session …), or the daemon could not start
+  {REFUSED}    a tool call was refused for want of permission (stderr names the tools;
+       --allow TOOLS or --yes lets them run)
+  {INTERRUPTED}  interrupted by Ctrl-C (the run is aborted first)
+  141  (killed by SIGPIPE) stdout's reader went away, e.g. `| head -1`; the run is aborted"""
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -33,7 +44,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     commands = parser.add_subparsers(dest="command", metavar="{ask}")
     ask = commands.add_parser("ask", help="ask the agent once and print the answer",
-                              description="Ask the agent once and print the answer.")
+                              description="Ask the agent once and print the answer (or run a built-in "
+                              "command such as '/export markdown' and print what it did).",
+                              epilog=ASK_EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     ask.add_argument("text", nargs="+", help="the prompt ('-' reads it from stdin)")
     ask.add_argument("--model", help="provider/id, e.g. faux/echo")
     ask.add_argument("--workspace", help="the folder the agent works in (default: here)")
@@ -130,10 +143,13 @@ def main(argv: list[str] | None = None) -> int:
     procs.start_keeper()  # first, before any thread: whatever the daemon starts dies with it
     args = parse_args(argv)
     if args.command == "ask":
-        from .ask import run as ask
-
         gc.enable()
-        return ask(args, allowed_tools(args))
+        try:
+            from .ask import run as ask
+
+            return ask(args, allowed_tools(args))
+        except KeyboardInterrupt:  # Ctrl-C before ask had started its daemon
+            return 130
     from .wire.transport import FrameReader, FrameWriter, take_over_stdio
 
     in_fd, out_fd = take_over_stdio()
