@@ -16,23 +16,14 @@ import sys
 from typing import TYPE_CHECKING
 
 from . import __version__
+from .ask_codes import ASK_EXIT_CODES, INTERRUPTED
 
 if TYPE_CHECKING:
     from .llm.model import Model
     from .llm.registry import ModelRegistry
 
 DEFAULT_MAX_FRAME = 64 * 1024 * 1024
-# pi-daemon ask's exit codes (pi_daemon/ask.py), shown by `ask --help`
-OK, MODEL_FAILED, USAGE, REFUSED, INTERRUPTED = 0, 1, 2, 3, 130
-ASK_EXIT_CODES = f"""exit codes:
-  {OK}    the agent answered, or the built-in command ran
-  {MODEL_FAILED}    the model request failed (the error is on stderr)
-  {USAGE}    bad usage, a request the daemon refused (an unknown /command, /compact with
-       nothing to compact, an unknown --session …), or the daemon could not start
-  {REFUSED}    a tool call was refused for want of permission (stderr names the tools;
-       --allow TOOLS or --yes lets them run)
-  {INTERRUPTED}  interrupted by Ctrl-C (the run is aborted first)
-  141  (killed by SIGPIPE) stdout's reader went away, e.g. `| head -1`; the run is aborted"""
+
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -149,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
 
             return ask(args, allowed_tools(args))
         except KeyboardInterrupt:  # Ctrl-C before ask had started its daemon
-            return 130
+            return INTERRUPTED
     from .wire.transport import FrameReader, FrameWriter, take_over_stdio
 
     in_fd, out_fd = take_over_stdio()
