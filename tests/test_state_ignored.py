@@ -49,3 +49,19 @@ def test_git_add_all_after_a_run_stages_the_change_and_the_configuration_not_the
     untracked = subprocess.run(["git", "status", "--porcelain", "--ignored=no"], cwd=work, capture_output=True,
                                text=True, check=True).stdout.splitlines()
     assert all(line.startswith(("M ", "A ")) for line in untracked), untracked
+
+
+def test_a_gitignore_the_workspace_ships_in_the_daemons_folders_is_kept_and_not_written_through(tmp_path):
+    work = tmp_path / "project"
+    (work / ".pi" / "exports").mkdir(parents=True)
+    (work / ".pi" / "sessions").mkdir()
+    outside = tmp_path / "outside.txt"
+    outside.write_text("not the daemon's\n")
+    (work / ".pi" / "exports" / ".gitignore").symlink_to(outside)
+    (work / ".pi" / "sessions" / ".gitignore").write_text("# the project's own\n")
+    out = subprocess.run([sys.executable, "-m", "pi_daemon", "ask", "--model", "faux/echo", "/export markdown"],
+                         cwd=work, env=clean_env(home=str(tmp_path / "home")), capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0 and out.stdout.startswith("Exported the session to "), out.stderr
+    assert outside.read_text() == "not the daemon's\n"
+    assert (work / ".pi" / "sessions" / ".gitignore").read_text() == "# the project's own\n"
