@@ -2,9 +2,9 @@
 
 It starts the daemon as a child, speaks the same JSON-RPC protocol to it, prints the
 answer to stdout as it streams (tool activity and errors go to stderr) and exits with
-the codes of :data:`pi_daemon.ask_codes.ASK_EXIT_CODES` (``ask --help`` and docs/scripting.md list them). Nobody can be asked for
-permission here, so ``write``, ``edit`` and ``bash`` calls are refused unless ``--allow
-TOOLS`` or ``--yes`` lets them run; a refusal is exit code 3. A built-in command
+the codes of :data:`pi_daemon.ask_codes.ASK_EXIT_CODES` (``ask --help`` and docs/scripting.md
+list them). Nobody can be asked for permission here, so ``write``, ``edit`` and ``bash`` calls
+are refused unless ``--allow TOOLS`` or ``--yes`` lets them run; a refusal is exit code 3. A built-in command
 (``/export markdown``, ``/thinking high``, ``/new`` …) runs, and what it did is printed.
 
 Ctrl-C aborts the run (the session keeps what was said) and exits 130; a second Ctrl-C

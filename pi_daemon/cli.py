@@ -25,7 +25,6 @@ if TYPE_CHECKING:
 DEFAULT_MAX_FRAME = 64 * 1024 * 1024
 
 
-
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="pi-daemon",

@@ -25,8 +25,6 @@ def keep_out_of_git(folder_fd: int) -> None:
     except FileExistsError:
         return
     try:
-        data = memoryview(IGNORE_EVERYTHING)
-        while data:
-            data = data[os.write(fd, data):]
+        os.write(fd, IGNORE_EVERYTHING)  # two bytes to a new regular file: one write (even "*" alone ignores all)
     finally:
         os.close(fd)
