@@ -16,6 +16,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from . import __version__
+from .ask_codes import ASK_EXIT_CODES, INTERRUPTED
 
 if TYPE_CHECKING:
     from .llm.model import Model
@@ -33,7 +34,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     commands = parser.add_subparsers(dest="command", metavar="{ask}")
     ask = commands.add_parser("ask", help="ask the agent once and print the answer",
-                              description="Ask the agent once and print the answer.")
+                              description="Ask the agent once and print the answer (or run a built-in "
+                              "command such as '/export markdown' and print what it did).",
+                              epilog=ASK_EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     ask.add_argument("text", nargs="+", help="the prompt ('-' reads it from stdin)")
     ask.add_argument("--model", help="provider/id, e.g. faux/echo")
     ask.add_argument("--workspace", help="the folder the agent works in (default: here)")
@@ -130,10 +133,13 @@ def main(argv: list[str] | None = None) -> int:
     procs.start_keeper()  # first, before any thread: whatever the daemon starts dies with it
     args = parse_args(argv)
     if args.command == "ask":
-        from .ask import run as ask
-
         gc.enable()
-        return ask(args, allowed_tools(args))
+        try:
+            from .ask import run as ask
+
+            return ask(args, allowed_tools(args))
+        except KeyboardInterrupt:  # Ctrl-C before ask had started its daemon
+            return INTERRUPTED
     from .wire.transport import FrameReader, FrameWriter, take_over_stdio
 
     in_fd, out_fd = take_over_stdio()

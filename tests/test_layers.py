@@ -18,7 +18,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "pi_daemon"
 
-ENTRY = ("cli", "ask", "client", "__main__")
+ENTRY = ("cli", "ask", "ask_codes", "client", "__main__")
 FACES = ("rpc", "acp")
 LOWER = ("session", "agent", "llm", "tools", "mcp", "commands", "worktree", "guard")
 LEAVES = ("messages", "events", "converter", "json_read", "json_types", "cancel", "home", "config_file",

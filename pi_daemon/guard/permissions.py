@@ -118,8 +118,11 @@ def in_git(tool: str, args: dict[str, Any]) -> bool:
     return tool in ("write", "edit") and isinstance(path, str) and in_git_folder(path)
 
 
+NOBODY_TO_ASK = "no client that can ask is connected"
+
+
 def how_to_allow(tool: str) -> str:
-    return (f"{tool} calls need the user's permission and no client that can ask is connected; "
+    return (f"{tool} calls need the user's permission and {NOBODY_TO_ASK}; "
             f"to allow them without asking, start pi-daemon (or `pi-daemon ask`) with `--allow {tool}`, "
             f"or `--yes` for {', '.join(ASK_DEFAULT)}")
 
@@ -201,7 +204,7 @@ class PermissionGate:
             if in_git(tool, args):
                 return (f"{args.get('path')!r} is inside .git/, whose configuration and hooks git runs as programs: "
                         "changing it needs the user's explicit permission each time (no flag or policy gives it), "
-                        "and no client that can ask is connected")
+                        f"and {NOBODY_TO_ASK}")
             return None if self.without_client == "allow" else how_to_allow(tool)
         outcome = answer.outcome
         if outcome == TIMED_OUT:

@@ -17,6 +17,7 @@ import attrs
 from ..commands.catalog import Invocation
 from ..messages import SlashCommandUse
 from ..guard.modes import MODES
+from ..guard.state_folders import keep_out_of_git
 from ..wire.errors import AgentBusy, InvalidParams, InvalidState
 
 if TYPE_CHECKING:
@@ -109,6 +110,8 @@ def export_session(host: Host, session: AgentSession, fmt: Literal["html", "mark
     target = _export_target(host.workspace, session.id, fmt, path, allow_outside)
     try:
         _write_export(target, text, allow_outside)
+        if path is None:  # .pi/exports/, the daemon's own folder
+            _keep_out_of_git(target.parent)
     except OSError as exc:
         raise InvalidParams(f"invalid params: params.path: cannot write {target}: {exc.strerror}") from None
     return target
@@ -126,6 +129,17 @@ def _export_target(workspace: str, session_id: str, fmt: str, path: str | None, 
         raise InvalidParams(f"invalid params: params.path: {target} is outside the workspace {root}; "
                             "pass allowOutside: true to write there")
     return target
+
+
+def _keep_out_of_git(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:  # a symlink the workspace shipped: nothing is written through it
+        return
+    try:
+        keep_out_of_git(fd)
+    finally:
+        os.close(fd)
 
 
 def _write_export(target: Path, text: str, allow_outside: bool) -> None:

@@ -6,7 +6,8 @@ A non-2xx answer raises :class:`ProviderHTTPError` carrying the provider's own e
 message and ``Retry-After``. The HTTP read runs in its own task so that cancelling
 closes the connection immediately, whatever the provider code is waiting for. httpx
 reads the proxy settings of the environment (``HTTP_PROXY``, ``HTTPS_PROXY``,
-``ALL_PROXY``, ``NO_PROXY``) itself: one code path with a proxy or without.
+``ALL_PROXY``, ``NO_PROXY``) itself: one code path with a proxy or without; a server on this
+machine is never asked through one (:mod:`.proxy`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ import ssl
 from collections import deque
 from http import HTTPStatus
 from typing import Any, AsyncIterator, Awaitable, Callable
-from urllib.parse import urlsplit
 
 import httpx
 import orjson
@@ -29,8 +29,10 @@ from ..cancel import CancelToken, Cancelled
 from .credentials import check_request
 from .errors import ProviderErrorDetail, classify, parse_retry_after
 from .model import Model
+from .proxy import proxy_for, uses_environment_proxy
+from .server_url import is_loopback
 
-_clients: dict[tuple[int, float, float, bool], Client] = {}
+_clients: dict[tuple[int, float, float, bool, bool], Client] = {}
 _END = object()  # the stream ended normally
 # The connection died before the server sent anything back: a kept-alive connection the
 # server had already closed (llama-server closes after every answer although it says
@@ -42,7 +44,6 @@ MAX_LINE_BYTES = 8 << 20  # one line of an event stream
 MAX_EVENT_BYTES = 16 << 20  # one event of an event stream (its lines together)
 MAX_UNTAKEN = (256, 4 << 20)  # events read but not yet taken (count, characters): past either, the socket waits
 KEEPALIVE_EXPIRY_S = 5.0  # an idle connection is closed after this: a NAT may have dropped it
-LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", "0.0.0.0"}
 # Model answers are small text: asked uncompressed, a compressed answer is refused unread. httpx
 # decodes a compressed piece whole, so one small piece could expand to gigabytes before any limit
 # of the daemon's could count it.
@@ -128,7 +129,8 @@ class Client:
     def __init__(self, model: Model, keep: int) -> None:
         timeout = httpx.Timeout(model.read_timeout, connect=model.connect_timeout)
         limits = httpx.Limits(max_keepalive_connections=keep, keepalive_expiry=KEEPALIVE_EXPIRY_S)
-        self.http = httpx.AsyncClient(timeout=timeout, limits=limits, verify=_tls(_plain(model)), headers=HEADERS)
+        self.http = httpx.AsyncClient(timeout=timeout, limits=limits, verify=_tls(_plain(model)), headers=HEADERS,
+                                      trust_env=uses_environment_proxy(model.base_url))
 
     @property
     def is_closed(self) -> bool:
@@ -175,7 +177,8 @@ class Client:
 
 
 def client_for(model: Model) -> Client:
-    key = (id(asyncio.get_running_loop()), model.connect_timeout, model.read_timeout, _plain(model))
+    key = (id(asyncio.get_running_loop()), model.connect_timeout, model.read_timeout, _plain(model),
+           uses_environment_proxy(model.base_url))
     client = _clients.get(key)
     if client is None or client.is_closed:
         client = _clients[key] = Client(model, 8)
@@ -263,6 +266,10 @@ def request_url(exc: BaseException) -> str | None:
 def transport_error_text(exc: Exception) -> str:
     url = request_url(exc)
     if isinstance(exc, httpx.ConnectError) and refused(exc):
+        proxy = proxy_for(url) if url else None
+        if proxy:
+            return f"connection refused by the proxy {proxy} (from the environment) on the way to {url}: " \
+                   "is the proxy running?"
         return f"connection refused by {url or 'the server'}: is the server running?"
     if isinstance(exc, httpx.ConnectTimeout):
         return f"connection timed out ({str(exc) or 'connect timeout'})"
@@ -440,18 +447,13 @@ def failure(exc: BaseException) -> tuple[str, ProviderErrorDetail]:
         return str(exc), ProviderErrorDetail(retryable=False)
     if isinstance(exc, httpx.TransportError):
         text = transport_error_text(exc)
-        # Nothing listens on a local port: waiting will not start the server, so say it now.
+        # Nothing listens on a local port (the server's, or the proxy's on the way to it): waiting will
+        # not start it, so say it now.
         url = request_url(exc)
-        local = url is not None and _host(url) in LOCAL_HOSTS
+        local = url is not None and (is_loopback(url) or is_loopback(proxy_for(url) or ""))
         return text, ProviderErrorDetail(retryable=not (local and refused(exc)))
     if isinstance(exc, json.JSONDecodeError):
         return f"the provider sent invalid JSON in its stream: {exc}", ProviderErrorDetail()
     text = f"{type(exc).__name__}: {exc}"
     return text, classify(None, text)
 
-
-def _host(url: str) -> str | None:
-    try:
-        return urlsplit(url).hostname
-    except ValueError:
-        return None

@@ -21,6 +21,21 @@ def is_local(url: str) -> bool:
     return address.is_loopback or address.is_private or address.is_unspecified
 
 
+def is_loopback(url: str) -> bool:
+    """A server on this machine itself (``localhost``, ``127.0.0.0/8``, ``::1``, ``0.0.0.0``)."""
+    try:
+        host = urlsplit(url).hostname or ""
+    except (ValueError, TypeError):
+        return False
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_unspecified
+
+
 def server_root(base_url: str) -> str:
     """``http://host:8080/v1`` -> ``http://host:8080``: llama.cpp serves ``/props`` at the root."""
     root = base_url.rstrip("/")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..wire.peer import REQUEST_ID
+from .ordering import SessionOrder
 
 if TYPE_CHECKING:
     from ..commands.catalog import Catalog
@@ -29,6 +30,7 @@ class Context:
         self.client = client
         self.max_frame_bytes = max_frame_bytes
         self.event_seqs: dict[str, int] = {}  # session id -> the last seq sent (see notify)
+        self.order = SessionOrder()  # which requests about a session wait for a waitForIdle
         self.trust: WorkspaceTrust  # set by the face once built
         self.after_initialize = after_initialize
         self.begin_shutdown = begin_shutdown

@@ -1,5 +1,6 @@
 """From a registered method to the coroutine the peer runs for it: params structured, errors
-translated (:func:`pi_daemon.host.errors.as_rpc_error`, the table both faces share), result to JSON."""
+translated (:func:`pi_daemon.host.errors.as_rpc_error`, the table both faces share), result to JSON;
+a request about a session first takes its turn (:mod:`.ordering`)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from ..converter import to_wire
 from ..host.errors import as_rpc_error
 from ..wire.errors import InternalError, InvalidState
 from .context import Context
+from .ordering import is_ordered
 from .params import structure_params
 from .registry import MethodSpec
 
@@ -24,10 +26,14 @@ def feature(ctx: Context, spec: MethodSpec[Any, Any],
     ``refused(method)`` says the daemon is shutting down and takes no more requests."""
     handler = spec.handler
     assert handler is not None, spec.name
+    ordered = is_ordered(spec.name, spec.params)
 
     async def serve(raw_params: Any) -> Any:
         if refused(spec.name):
             raise InvalidState("the daemon is shutting down")
+        waits = ctx.order.enter(spec.name, raw_params) if ordered else None
+        if waits:
+            await asyncio.wait(waits)
         try:
             params = structure_params(raw_params, spec.params)
             result = await handler(ctx, params)

@@ -39,4 +39,4 @@ def command_outcome(ctx: "Context", done: BuiltinDone) -> t.CommandOutcome:
         result = t.ExportResult(file=str(value))
     else:
         result = value
-    return t.CommandOutcome(name=done.name, result=result)
+    return t.CommandOutcome(name=done.name, result=result, summary=done.summary)

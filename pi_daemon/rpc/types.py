@@ -326,6 +326,7 @@ class CommandOutcome:
 
     name: str
     result: CommandResult | None = None  # the result of the method the command stands for
+    summary: str | None = None  # what it did, one line for a person ("Exported the session to …")
 
 
 def _structure_command_outcome(obj: Any, _type: Any) -> CommandOutcome:
@@ -334,7 +335,9 @@ def _structure_command_outcome(obj: Any, _type: Any) -> CommandOutcome:
     if not isinstance(name, str) or name not in COMMAND_RESULTS:
         raise ValueError(f"unknown built-in command {name!r}")
     result = obj.get("result")
-    return CommandOutcome(name, None if result is None else converter.structure(result, COMMAND_RESULTS[name]))
+    summary = obj.get("summary")
+    return CommandOutcome(name, None if result is None else converter.structure(result, COMMAND_RESULTS[name]),
+                          summary if isinstance(summary, str) else None)
 
 
 converter.register_structure_hook(CommandOutcome, _structure_command_outcome)

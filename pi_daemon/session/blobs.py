@@ -38,6 +38,7 @@ import uuid
 from pathlib import Path
 from typing import Any, BinaryIO, Iterable
 
+from ..guard.state_folders import keep_out_of_git
 from ..worktree.line_match import changed_regions
 from ..worktree.snapshot import UNKNOWN, read_git_blobs
 from .blob_files import create, holds, open_folder, read_file, sweep
@@ -192,10 +193,25 @@ class Blobs:
         self.git_root = git_root
         self._made: set[str] = set()  # subfolders known to exist (a mkdir per blob is not free)
         self._swept = False
+        self._ignored = False  # the folder has its .gitignore
+
+    def _keep_out_of_git(self) -> None:
+        if self._ignored:
+            return
+        try:
+            folder = open_folder(self.folder.parent, (self.folder.name,), make=True)
+        except OSError:
+            return  # the write that follows meets the same error, and says it where it is handled
+        try:
+            keep_out_of_git(folder)
+        finally:
+            os.close(folder)
+        self._ignored = True
 
     def put(self, data: bytes) -> str:
         digest = hashlib.sha256(data).hexdigest()
         parts = (self.folder.name, digest[:2])
+        self._keep_out_of_git()
         try:
             folder = open_folder(self.folder.parent, parts, make=digest[:2] not in self._made)
         except FileNotFoundError:  # removed since
@@ -214,6 +230,7 @@ class Blobs:
     def pack(self) -> Pack:
         """A new pack; the first one a store writes removes what killed daemons left half-written."""
         sweep_first, self._swept = not self._swept, True
+        self._keep_out_of_git()
         return Pack(self.folder.parent, (self.folder.name, "packs"), sweep_first)
 
     def get(self, name: str | None) -> Any:

@@ -32,6 +32,7 @@ from typing import Any, Callable, Iterator, Sequence
 import orjson
 
 from ..guard.safe_open import read_regular
+from ..guard.state_folders import keep_out_of_git
 from .blob_files import open_folder
 from .entry_lines import (
     MAX_SESSION_BYTES,
@@ -143,13 +144,7 @@ class SessionStore:
         except OSError as exc:
             raise _folder_error(exc, path) from None
         try:
-            try:
-                ignore = os.open(".gitignore", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644,
-                                 dir_fd=folder)
-                _write_all(ignore, b"*\n")
-                os.close(ignore)
-            except FileExistsError:
-                pass
+            keep_out_of_git(folder)
             fd = os.open(path.name, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644,
                          dir_fd=folder)
         except OSError as exc:

@@ -35,6 +35,7 @@ from .. import procs
 from ..guard import programs
 from ..guard.safe_open import open_beneath, open_root
 from ..guard.sandbox import Sandbox
+from ..guard.state_folders import keep_out_of_git
 
 log = logging.getLogger(__name__)
 
@@ -135,6 +136,15 @@ def open_spill_file(spill_dir: Path, name: str) -> tuple[io.BufferedWriter, Path
     try:
         fd = open_beneath(root, [spill_dir.name, file_name], os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644,
                           make_parents=True)
+        try:
+            folder = open_beneath(root, [spill_dir.name], os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                keep_out_of_git(folder)
+            finally:
+                os.close(folder)
+        except BaseException:
+            os.close(fd)
+            raise
     finally:
         os.close(root)
     return open(fd, "wb"), spill_dir / file_name

@@ -536,7 +536,7 @@ async def test_header_value_with_a_line_break_is_refused_before_sending() -> Non
         assert bytes(received) == b""  # not a byte of the request went out
 
 
-async def test_refused_proxy_fails_with_the_text_of_a_refused_direct_request(monkeypatch) -> None:
+async def test_a_refused_proxy_is_named_and_a_refused_server_is_the_servers(monkeypatch) -> None:
     async with Origin(keep_answering) as closed:
         url = closed.url  # nothing listens there once the block ends
     monkeypatch.setattr(llm_http, "_clients", {})
@@ -552,7 +552,8 @@ async def test_refused_proxy_fails_with_the_text_of_a_refused_direct_request(mon
                                           StreamOptions(api_key="k"), CancelToken())]
         texts.append(events[-1].error.error_message)  # type: ignore[union-attr]
     assert texts == [f"connection refused by {url}/v1/chat/completions: is the server running?",
-                     "connection refused by http://model.invalid/v1/chat/completions: is the server running?"]
+                     f"connection refused by the proxy {url} (from the environment) on the way to "
+                     "http://model.invalid/v1/chat/completions: is the proxy running?"]
 
 
 def test_retry_after_as_an_http_date_or_seconds() -> None:

@@ -75,7 +75,7 @@ def test_a_commands_changes_survive_sigkill_and_revert_from_gits_blob(spawn, tmp
     packs = list((tmp_path / ".pi" / "blobs" / "packs").iterdir())
     assert [p.name for p in packs] == [stored["dirty.txt"]["before"].split("@")[1].split(":")[0]]
     assert all(f["after"].split("@")[1].split(":")[0] == packs[0].name for f in stored.values())
-    assert [p.name for p in (tmp_path / ".pi" / "blobs").iterdir()] == ["packs"]
+    assert sorted(p.name for p in (tmp_path / ".pi" / "blobs").iterdir()) == [".gitignore", "packs"]
 
     again = restarted(spawn, tmp_path, d)
     after = again.call("changes/get", {"withContent": True})

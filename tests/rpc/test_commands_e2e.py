@@ -160,7 +160,8 @@ def test_builtin_commands_run_in_the_daemon(spawn, tmp_path, server):
     assert len(server.requests) == 3  # the command itself never reached the model as a prompt
 
     thinking = d.call("prompt", {"text": "/thinking high"})["command"]
-    assert thinking == {"name": "thinking", "result": {"level": "off"}}  # the model cannot think
+    assert thinking == {"name": "thinking", "result": {"level": "off"},  # the model cannot think
+                        "summary": "The thinking level is now off."}
     assert d.request("prompt", {"text": "/thinking loud"})["error"]["code"] == -32602
     assert d.call("prompt", {"text": "/model local/coder"})["command"]["result"]["model"]["id"] == "coder"
     assert d.request("prompt", {"text": "/model nowhere/none"})["error"]["code"] == -32004

@@ -37,8 +37,8 @@ def test_printf_pipe_just_works(tmp_path):
 def test_eof_answers_requests_in_flight_and_lets_runs_settle(spawn, tmp_path):
     d = spawn(*slow(tmp_path, n=60))
     d.request_async("prompt", {"text": "go"})
+    state = d.request_async("getState")  # before the waitForIdle: one after it would wait for it
     waiting = d.request_async("waitForIdle")
-    state = d.request_async("getState")
     started = time.monotonic()
     assert d.close() == 0
     assert d.responses[waiting]["result"] == {"aborted": False}
@@ -52,7 +52,7 @@ def test_sigterm_aborts_runs_answers_in_flight_and_exits_zero(spawn, tmp_path):
     d.call("prompt", {"text": "go"})
     d.wait_event("message_update", 5)
     waiting = d.request_async("waitForIdle")
-    d.call("getState")  # answered in order: waitForIdle is being served
+    d.call("listModels")  # answered in order: waitForIdle is being served (a getState would wait for it)
     started = time.monotonic()
     d.proc.send_signal(signal.SIGTERM)
     assert d.proc.wait(10) == 0

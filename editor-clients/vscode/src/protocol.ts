@@ -273,6 +273,7 @@ export interface CommandInfo {
 export interface CommandOutcome {
   name: string;
   result?: CompactionOutcome | SessionNewResult | SetModelResult | SetThinkingLevelResult | SetModeResult | ExportResult;
+  summary?: string;
 }
 
 /** The slash commands changed (a template or skill file was added, edited or removed). */

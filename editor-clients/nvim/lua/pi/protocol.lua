@@ -231,6 +231,7 @@
 ---@class pi.CommandOutcome
 ---@field name string
 ---@field result? pi.CompactionOutcome|pi.SessionNewResult|pi.SetModelResult|pi.SetThinkingLevelResult|pi.SetModeResult|pi.ExportResult
+---@field summary? string
 
 --- The slash commands changed (a template or skill file was added, edited or removed).
 ---@class pi.CommandsUpdate
