@@ -29,9 +29,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         prog="pi-daemon",
         description="A coding-agent daemon speaking JSON-RPC 2.0 on stdin/stdout "
         "(newline-delimited JSON or Content-Length framing, chosen by the client's first byte). "
-        "'pi-daemon ask TEXT' asks once and prints the answer.",
+        "'pi-daemon ask TEXT' asks once and prints the answer; 'pi-daemon serve' serves the workspace "
+        "on a Unix socket that 'pi-daemon attach' bridges stdin/stdout to.",
     )
-    commands = parser.add_subparsers(dest="command", metavar="{ask}")
+    commands = parser.add_subparsers(dest="command", metavar="{ask,serve,attach,ps}")
     ask = commands.add_parser("ask", help="ask the agent once and print the answer",
                               description="Ask the agent once and print the answer.")
     ask.add_argument("text", nargs="+", help="the prompt ('-' reads it from stdin)")
@@ -40,7 +41,33 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ask.add_argument("--session", help="continue this session id instead of starting a new one")
     ask.add_argument("--json", action="store_true", help="print every event as one JSON line instead")
     add_permission_args(ask)
+    serve = commands.add_parser(
+        "serve", help="serve the workspace on a Unix socket, for any number of clients",
+        description="Serve the workspace (the native protocol) on a Unix socket in the runtime folder, "
+        "one server per workspace, until it has had no connection and no run for the idle timeout.")
+    attach = commands.add_parser(
+        "attach", help="bridge stdin/stdout to the workspace's server, starting it when none runs",
+        description="Bridge stdin/stdout to the workspace's server (started, with these options, when none "
+        "runs): what an editor or 'ssh host pi-daemon attach --workspace W' runs in place of the daemon.")
+    for command in (serve, attach):
+        add_daemon_args(command)
+        command.add_argument("--idle-timeout", type=_seconds, metavar="SECONDS", default=None,
+                             help="stop after this long with no connection and no run "
+                             "(default: settings server.idleTimeoutSeconds, else 600)")
+    ps = commands.add_parser("ps", help="list this user's running servers",
+                             description="List this user's running servers: workspace, pid, sessions, "
+                             "connections, socket.")
+    ps.add_argument("--json", action="store_true", help="print them as JSON")
     parser.add_argument("--version", action="version", version=f"pi-daemon {__version__}")
+    add_daemon_args(parser)
+    parser.add_argument("--acp", action="store_true",
+                        help="speak the Agent Client Protocol (ACP v1, newline-delimited JSON) instead of the "
+                        "native protocol: for Zed, JetBrains IDEs, CodeCompanion.nvim and avante.nvim")
+    return parser.parse_args(argv)
+
+
+def add_daemon_args(parser: argparse.ArgumentParser) -> None:
+    """The options of the daemon itself (plain, ``serve`` and ``attach``)."""
     parser.add_argument("--model", metavar="PROVIDER/ID",
                         help="default model of new sessions, e.g. faux/echo (offline) or anthropic/claude-sonnet-4-5")
     parser.add_argument("--workspace", metavar="DIR", default=None,
@@ -56,13 +83,32 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--permission-timeout", type=_seconds, metavar="SECONDS", default=None,
                         help="refuse a tool call whose permission request is unanswered this long "
                         "(default: settings permissions.timeoutSeconds, else 300)")
-    parser.add_argument("--acp", action="store_true",
-                        help="speak the Agent Client Protocol (ACP v1, newline-delimited JSON) instead of the "
-                        "native protocol: for Zed, JetBrains IDEs, CodeCompanion.nvim and avante.nvim")
     parser.add_argument("--trust-workspace", action="store_true",
                         help="trust the workspace's own configuration (.pi/settings.json, .pi/models.json) "
                         "for this run, without asking and without remembering it")
-    return parser.parse_args(argv)
+
+
+def serve_options(args: argparse.Namespace) -> list[str]:
+    """The options ``attach`` passes to the server it starts, and the server records in its info
+    file (``attach`` compares them): those that differ from the defaults, paths made absolute."""
+    options: list[str] = []
+    for flag, value in (("--model", args.model), ("--faux-script", args.faux_script),
+                        ("--log-file", args.log_file), ("--permission-timeout", args.permission_timeout),
+                        ("--idle-timeout", args.idle_timeout)):
+        if value is not None:
+            is_path = flag in ("--faux-script", "--log-file")
+            options += [flag, os.path.abspath(value) if is_path else f"{value:g}" if isinstance(value, float)
+                        else str(value)]
+    if args.log_level != "warning":
+        options += ["--log-level", args.log_level]
+    if args.max_frame_bytes != DEFAULT_MAX_FRAME:
+        options += ["--max-frame-bytes", str(args.max_frame_bytes)]
+    tools = allowed_tools(args)
+    if tools:
+        options += ["--allow", ",".join(tools)]
+    if args.trust_workspace:
+        options.append("--trust-workspace")
+    return options
 
 
 def _seconds(text: str) -> float:
@@ -124,11 +170,16 @@ def settle_heap() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] in (["attach"], ["ps"]):  # start no process, keep no heap: neither is the daemon
+        args = parse_args(argv)
+        return _attach(args) if args.command == "attach" else _ps(args)
     gc.disable()  # start-up builds long-lived objects only; see settle_heap
     from . import procs
 
     procs.start_keeper()  # first, before any thread: whatever the daemon starts dies with it
     args = parse_args(argv)
+    if args.command == "serve":
+        return _serve(args)
     if args.command == "ask":
         from .ask import run as ask
 
@@ -177,6 +228,55 @@ def main(argv: list[str] | None = None) -> int:
     logging.shutdown()
     # The reader thread may still be blocked in read(); a normal interpreter exit would abort.
     os._exit(code)
+
+
+def _workspace(args: argparse.Namespace) -> str | None:
+    workspace = os.path.abspath(args.workspace or os.getcwd())
+    if not os.path.isdir(workspace):
+        print(f"pi-daemon {args.command}: workspace {workspace} is not a directory", file=sys.stderr)
+        return None
+    return workspace
+
+
+def _attach(args: argparse.Namespace) -> int:
+    from .server.attach import run
+
+    workspace = _workspace(args)
+    code = 2 if workspace is None else run(workspace, serve_options(args))
+    os._exit(code)  # the stdin thread may still be blocked in read()
+
+
+def _ps(args: argparse.Namespace) -> int:
+    from .server.ps import main as ps
+
+    return ps(args.json)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from .server import serve
+
+    setup_logging(args.log_level, args.log_file)
+    workspace = _workspace(args)
+    if workspace is None:
+        return 2
+    started = serve.start(workspace, serve_options(args))
+    if isinstance(started, int):
+        return started
+    if args.trust_workspace:
+        from .guard import trust
+
+        trust.trust_for_this_run(workspace)
+    loaded = _load_models(workspace, args)
+    if loaded is None:
+        started.abandon()
+        return 2
+    registry, default_model = loaded
+    settle_heap()
+    code = serve.run(started, idle_timeout=serve.idle_timeout(args.idle_timeout), registry=registry,
+                     default_model=default_model, max_frame_bytes=args.max_frame_bytes,
+                     allowed_tools=allowed_tools(args), permission_timeout=args.permission_timeout)
+    logging.shutdown()
+    os._exit(code)  # reader threads of connections may still be blocked in read()
 
 
 if __name__ == "__main__":
