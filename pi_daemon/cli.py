@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import argparse
 import gc
-import logging
 import os
 import sys
-from typing import TYPE_CHECKING
 
 from . import __version__
 
+# Not typing's: ``attach`` runs this module, and its start-up is its figure (typing, logging
+# are imported where they are used). Type checkers take the name for true all the same.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .llm.model import Model
     from .llm.registry import ModelRegistry
@@ -41,19 +42,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ask.add_argument("--session", help="continue this session id instead of starting a new one")
     ask.add_argument("--json", action="store_true", help="print every event as one JSON line instead")
     add_permission_args(ask)
-    serve = commands.add_parser(
-        "serve", help="serve the workspace on a Unix socket, for any number of clients",
-        description="Serve the workspace (the native protocol) on a Unix socket in the runtime folder, "
-        "one server per workspace, until it has had no connection and no run for the idle timeout.")
-    attach = commands.add_parser(
-        "attach", help="bridge stdin/stdout to the workspace's server, starting it when none runs",
-        description="Bridge stdin/stdout to the workspace's server (started, with these options, when none "
-        "runs): what an editor or 'ssh host pi-daemon attach --workspace W' runs in place of the daemon.")
-    for command in (serve, attach):
-        add_daemon_args(command)
-        command.add_argument("--idle-timeout", type=_seconds, metavar="SECONDS", default=None,
-                             help="stop after this long with no connection and no run "
-                             "(default: settings server.idleTimeoutSeconds, else 600)")
+    for name, (summary, description) in SERVER_COMMANDS.items():
+        add_server_args(commands.add_parser(name, help=summary, description=description))
     ps = commands.add_parser("ps", help="list this user's running servers",
                              description="List this user's running servers: workspace, pid, sessions, "
                              "connections, socket.")
@@ -64,6 +54,32 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="speak the Agent Client Protocol (ACP v1, newline-delimited JSON) instead of the "
                         "native protocol: for Zed, JetBrains IDEs, CodeCompanion.nvim and avante.nvim")
     return parser.parse_args(argv)
+
+
+SERVER_COMMANDS = {
+    "serve": ("serve the workspace on a Unix socket, for any number of clients",
+              "Serve the workspace (the native protocol) on a Unix socket in the runtime folder, one server "
+              "per workspace, until it has had no connection and no run for the idle timeout."),
+    "attach": ("bridge stdin/stdout to the workspace's server, starting it when none runs",
+               "Bridge stdin/stdout to the workspace's server (started, with these options, when none runs): "
+               "what an editor or 'ssh host pi-daemon attach --workspace W' runs in place of the daemon."),
+}
+
+
+def add_server_args(parser: argparse.ArgumentParser) -> None:
+    """The options of ``serve`` and ``attach``."""
+    add_daemon_args(parser)
+    parser.add_argument("--idle-timeout", type=_seconds, metavar="SECONDS", default=None,
+                        help="stop after this long with no connection and no run "
+                        "(default: settings server.idleTimeoutSeconds, else 600)")
+
+
+def parse_attach_args(argv: list[str]) -> argparse.Namespace:
+    """``attach``'s arguments, without building the other commands' parsers (its start-up is its figure)."""
+    description = SERVER_COMMANDS["attach"][1]
+    parser = argparse.ArgumentParser(prog="pi-daemon attach", description=description)
+    add_server_args(parser)
+    return parser.parse_args(argv, argparse.Namespace(command="attach"))
 
 
 def add_daemon_args(parser: argparse.ArgumentParser) -> None:
@@ -137,6 +153,8 @@ def allowed_tools(args: argparse.Namespace) -> tuple[str, ...]:
 
 
 def setup_logging(level: str, log_file: str | None) -> None:
+    import logging
+
     handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
     if log_file:
         handlers.append(logging.FileHandler(log_file, encoding="utf-8"))
@@ -149,6 +167,8 @@ def setup_logging(level: str, log_file: str | None) -> None:
 def _load_models(workspace: str, args: argparse.Namespace) -> tuple[ModelRegistry, Model | None] | None:
     """The model registry and the default model; None (and the reason logged) when the
     configuration or ``--model`` cannot be used."""
+    import logging
+
     from .llm.registry import ModelRegistry, ModelUnavailable
 
     try:
@@ -170,9 +190,10 @@ def settle_heap() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] in (["attach"], ["ps"]):  # start no process, keep no heap: neither is the daemon
-        args = parse_args(argv)
-        return _attach(args) if args.command == "attach" else _ps(args)
+    if argv[:1] == ["attach"]:  # neither starts a process or keeps a heap: neither is the daemon
+        return _attach(parse_attach_args(argv[1:]))
+    if argv[:1] == ["ps"]:
+        return _ps(parse_args(argv))
     gc.disable()  # start-up builds long-lived objects only; see settle_heap
     from . import procs
 
@@ -185,6 +206,8 @@ def main(argv: list[str] | None = None) -> int:
 
         gc.enable()
         return ask(args, allowed_tools(args))
+    import logging
+
     from .wire.transport import FrameReader, FrameWriter, take_over_stdio
 
     in_fd, out_fd = take_over_stdio()
@@ -253,6 +276,8 @@ def _ps(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    import logging
+
     from .server import serve
 
     setup_logging(args.log_level, args.log_file)

@@ -19,6 +19,10 @@ import time
 
 from . import runtime
 
+TYPE_CHECKING = False  # not typing's: see ..cli
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 START_TIMEOUT_S = 30.0  # a loaded machine may take seconds to start an interpreter
 LOG_TAIL_BYTES = 4000
 
@@ -88,9 +92,10 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-def bridge(conn: socket.socket) -> int:
-    """Copy stdin to the socket and the socket to stdout until the socket's end (0). stdin's
-    end shuts the socket's sending side; a stdout nobody reads closes the connection."""
+def bridge(conn: socket.socket, meanwhile: Callable[[], None] = lambda: None) -> int:
+    """Copy stdin to the socket and the socket to stdout until the socket's end (0), calling
+    ``meanwhile`` once both run. stdin's end shuts the socket's sending side; a stdout nobody
+    reads closes the connection."""
 
     def upstream() -> None:
         try:
@@ -104,6 +109,7 @@ def bridge(conn: socket.socket) -> int:
             pass
 
     threading.Thread(target=upstream, name="pi-daemon-attach-stdin", daemon=True).start()
+    meanwhile()
     try:
         while data := conn.recv(1 << 16):
             _write_all(1, data)
@@ -120,10 +126,7 @@ def run(workspace: str, options: list[str]) -> int:
         _say(str(exc))
         return 2
     conn = _connect(files.socket)
-    if conn is None:
-        conn = _start(files, options)
-        if conn is None:
-            return 2
-    else:
-        _options_differ(files, options)
-    return bridge(conn)
+    if conn is not None:  # the options are compared while the first frames go through
+        return bridge(conn, lambda: _options_differ(files, options))
+    conn = _start(files, options)
+    return 2 if conn is None else bridge(conn)

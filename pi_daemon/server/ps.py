@@ -17,11 +17,6 @@ from . import instance, runtime
 COLUMNS = ("workspace", "pid", "sessions", "connections", "socket")
 
 
-def _files(folder: str, key: str) -> runtime.Files:
-    base = os.path.join(folder, key)
-    return runtime.Files("", base + ".sock", base + ".lock", base + ".json", base + ".log")
-
-
 def servers() -> list[dict[str, Any]]:
     """The running servers' info, by workspace; stale entries cleaned."""
     try:
@@ -34,7 +29,7 @@ def servers() -> list[dict[str, Any]]:
     for name in sorted(os.listdir(folder)):
         if not name.endswith(".json"):
             continue
-        files = _files(folder, name[:-len(".json")])
+        files = runtime.Files("", os.path.join(folder, name[:-len(".json")]))
         info = instance.read_info(files.info)
         lock = instance.claim(files.lock, wait=0, create=False)
         if lock is None and os.path.exists(files.lock):

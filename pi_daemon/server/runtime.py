@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from typing import NamedTuple
 
 SUN_PATH_MAX = 107  # sockaddr_un.sun_path is 108 bytes on Linux, the last one the terminating NUL
 
@@ -25,12 +24,15 @@ class RuntimeFolderError(Exception):
     """The runtime folder, or a path in it, cannot be used (the message says why)."""
 
 
-class Files(NamedTuple):
-    workspace: str
-    socket: str
-    lock: str
-    info: str
-    log: str
+class Files:
+    """A workspace's files: ``base`` (the folder and the key) with each one's suffix."""
+
+    def __init__(self, workspace: str, base: str) -> None:
+        self.workspace = workspace
+        self.socket = base + ".sock"
+        self.lock = base + ".lock"
+        self.info = base + ".json"
+        self.log = base + ".log"
 
 
 def folder_path() -> str:
@@ -80,7 +82,7 @@ def files(workspace: str, create: bool = True) -> Files:
     """The files of ``workspace``'s server; RuntimeFolderError when the folder cannot be used or
     the socket's path would be longer than a Unix socket's address can hold."""
     base = os.path.join(folder(create), workspace_key(workspace))
-    found = Files(os.path.realpath(workspace), base + ".sock", base + ".lock", base + ".json", base + ".log")
+    found = Files(os.path.realpath(workspace), base)
     if len(os.fsencode(found.socket)) > SUN_PATH_MAX:
         raise RuntimeFolderError(f"the socket path {found.socket} is {len(os.fsencode(found.socket))} bytes, "
                                  f"more than a Unix socket's {SUN_PATH_MAX}; set XDG_RUNTIME_DIR (or TMPDIR) "
