@@ -71,6 +71,7 @@ class Hub:
                          file_access=self._files, language=self._language, questions=self._questions)
         self.trust = WorkspaceTrust(self.host)
         self.trust.on_unanswered = self.ask_trust
+        self.trust.report()
         self.connections: list[NativeFace] = []
         self.holders: dict[str, dict[NativeFace, None]] = {}  # top-level session id -> its connections, in order
         self.catching_up: set[tuple[NativeFace, str]] = set()  # (connection, session id): sent a catch-up first

@@ -5,6 +5,7 @@ to the user answered by one client and withdrawn on the others, the editor that 
 from __future__ import annotations
 
 import json
+import socket
 
 from client import text, write_script
 from servers import wait_until
@@ -160,3 +161,28 @@ def test_the_editor_is_the_last_to_prompt_and_when_it_leaves_files_come_from_the
     assert "on the disk" in result(a, "r2")
     a.wait_event("agent_settled", session_id=sid, count=2, timeout=30)
     assert a.server_requests == []
+
+
+def test_a_client_that_stops_reading_is_let_go_and_the_others_get_the_whole_run(rt):
+    big = "".join(f"{n:07d} " for n in range(125_000))  # 1 MB: its message_end, turn_end, agent_end too
+    script = str(write_script(rt.workspace.parent / "big.json", [text(big)], modelId="big", chunkSize=10_000,
+                              delayMs=0))
+    b = rt.attach("--faux-script", script, "--model", "faux/big")
+    b.call("initialize", {})
+    sid = b.call("session/new")["sessionId"]
+    stuck = socket.socket(socket.AF_UNIX)  # a client that sends and then reads nothing
+    stuck.connect(str(rt.path(".sock")))
+    stuck.sendall(b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}\n'
+                  + json.dumps({"jsonrpc": "2.0", "id": 2, "method": "session/load",
+                                "params": {"sessionId": sid}}).encode() + b"\n")
+    wait_until(lambda: (rt.info() or {}).get("connections") == 2, "both connections")
+    try:
+        b.call("prompt", {"sessionId": sid, "text": "go"})
+        settled = b.wait_event("agent_settled", session_id=sid, timeout=90)  # the stuck one let go after 30 s
+        assert settled["event"]["aborted"] is False and deltas(of(b, sid)) == big
+        stuck.settimeout(30)
+        while stuck.recv(1 << 20):  # what was sent to it, then the end: the server closed it
+            pass
+        wait_until(lambda: (rt.info() or {}).get("connections") == 1, "the stuck connection gone")
+    finally:
+        stuck.close()
