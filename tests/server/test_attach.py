@@ -16,7 +16,7 @@ def test_attach_through_a_shell_starts_a_server_that_answers_and_outlives_it(rt)
     result = bridge.call("initialize", {})
     assert result["workspace"] == os.path.realpath(rt.workspace)
     pid = rt.server_pid()
-    assert pid != bridge.proc.pid
+    assert result["server"] == {"shared": True, "pid": pid} and pid != bridge.proc.pid
     assert stat.S_IMODE(os.stat(rt.folder).st_mode) == 0o700
     assert stat.S_ISSOCK(os.stat(rt.path(".sock")).st_mode)
     assert stat.S_IMODE(os.stat(rt.path(".sock")).st_mode) == 0o600
