@@ -90,3 +90,14 @@ def test_a_socket_path_longer_than_a_unix_socket_holds_is_a_clear_error(rt, tmp_
                                 capture_output=True, timeout=60)
         assert result.returncode == 2, result.stderr
         assert b"more than a Unix socket's 107" in result.stderr
+
+
+def test_the_server_s_environment_is_the_first_attach_s(rt):
+    def echo(bridge) -> str:
+        bridge.call("initialize", {})
+        bridge.call("session/new", {})
+        return bridge.call("bash", {"command": "echo $PI_TEST_FROM"})["output"].strip()
+
+    first = rt.attach(env={"PI_TEST_FROM": "the first attach"})
+    assert echo(first) == "the first attach"
+    assert echo(rt.attach(env={"PI_TEST_FROM": "a later attach"})) == "the first attach"
