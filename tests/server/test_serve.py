@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -82,3 +83,16 @@ def test_a_run_keeps_an_idle_server_up_after_its_client_has_gone(rt):
     wait_until(lambda: gone(pid), "the server to exit once the run has ended", timeout=60)
     saved = "".join(p.read_text() for p in (rt.workspace / ".pi" / "sessions").glob("*.jsonl"))
     assert json.dumps(answer)[1:-1] in saved and '"aborted"' not in saved
+
+
+def test_what_the_server_started_dies_with_it_even_when_it_is_killed(rt):
+    bridge = rt.attach()
+    bridge.call("initialize", {})
+    bridge.call("session/new", {})
+    pid_file = rt.workspace.parent / "sleeper.pid"
+    bridge.request_async("bash", {"command": f"echo $$ > {pid_file}; exec sleep 300"})
+    sleeper = wait_until(lambda: pid_file.exists() and pid_file.read_text().strip() and
+                         int(pid_file.read_text()), "the command to start")
+    assert not gone(sleeper)
+    os.kill(rt.server_pid(), signal.SIGKILL)
+    wait_until(lambda: gone(sleeper), "the server's command to die with it")
