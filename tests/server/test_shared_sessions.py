@@ -48,6 +48,12 @@ def test_two_bridges_on_one_session_get_the_same_events_with_the_same_seq(rt):
     assert [seq for seq, _ in of(a, sid)] == list(range(1, len(of(a, sid)) + 1))
     assert deltas(of(b, sid)) == "the same for both"
 
+    assert a.call("session/close", {"sessionId": sid}) == {"closed": True}  # A lets go; B still holds it
+    assert b.call("getState", {"sessionId": sid})["sessionId"] == sid
+    assert a.request("session/stats", {})["error"]["code"] == -32002  # A has no current session any more
+    b.call("session/close", {"sessionId": sid})  # the last holder: closed for real
+    assert b.request("getState", {"sessionId": sid})["error"]["code"] == -32002
+
 
 def test_a_bridge_killed_mid_run_the_run_goes_on_and_a_new_one_gets_exactly_the_missed_events(rt):
     script = slow(rt, text(ANSWER), delay_ms=8)
