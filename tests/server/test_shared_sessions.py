@@ -99,7 +99,7 @@ def test_a_permission_answered_on_one_connection_is_withdrawn_on_the_others(rt):
     asked_a, asked_b = a.wait_server_request("permission/request"), b.wait_server_request("permission/request")
     assert asked_a["id"] == asked_b["id"] and asked_a["params"]["sessionId"] == sid
 
-    late = rt.attach("--faux-script", script, "--model", "faux/script")  # attaches while it is pending: asked too, same id
+    late = rt.attach("--faux-script", script, "--model", "faux/script")  # attaches while pending: asked, same id
     late.call("initialize", PERMISSIONS)
     late.call("session/load", {"sessionId": sid})
     assert late.wait_server_request("permission/request")["id"] == asked_a["id"]
