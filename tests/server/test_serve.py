@@ -28,10 +28,13 @@ def test_a_second_serve_exits_1_saying_where_the_first_one_is(rt):
     assert first.poll() is None
 
 
-def test_sigterm_stops_the_server_and_removes_its_files(rt):
+def test_sigterm_stops_the_server_and_its_bridges_and_removes_its_files(rt):
     server = _serve(rt)
+    bridge = rt.attach()
+    bridge.call("initialize", {})
     server.send_signal(signal.SIGTERM)
     assert server.wait(20) == 0
+    assert bridge.proc.wait(20) == 0
     assert not [p.name for p in rt.folder.iterdir() if not p.name.endswith(".log")]
 
 
