@@ -71,6 +71,7 @@ class Hub:
                          file_access=self._files, language=self._language, questions=self._questions)
         self.trust = WorkspaceTrust(self.host)
         self.trust.on_unanswered = self.ask_trust
+        self.trust.report()
         self.connections: list[NativeFace] = []
         self.holders: dict[str, dict[NativeFace, None]] = {}  # top-level session id -> its connections, in order
         self.catching_up: set[tuple[NativeFace, str]] = set()  # (connection, session id): sent a catch-up first
@@ -112,13 +113,16 @@ class Hub:
         return len(self.host.sessions.sessions), len(self.connections)
 
     async def close(self, abort: bool = True) -> None:
-        """The last step: runs aborted (or waited for) and persisted, the host closed."""
+        """The last step: runs aborted (or waited for) and persisted, the host closed, then every
+        connection ended (its requests in flight answered; :meth:`serve_connection` returns)."""
         self.trust.cancel()
         if abort:
             await self.host.abort_runs()
         else:
             await self.host.sessions.wait_all_settled()
         await self.host.close()
+        for connection in list(self.connections):
+            connection.request_exit()
 
     def _changed(self) -> None:
         if self.on_change is not None:

@@ -162,7 +162,6 @@ def serve(reader: FrameReader, writer: FrameWriter, **options: Any) -> int:
         loop = asyncio.get_running_loop()
         default = hub.host.sessions.default_model
         log.info("serving workspace %s; default model %s", hub.host.workspace, default.spec if default else "none")
-        hub.trust.report()
         connection = hub.connect(reader, writer)
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             loop.add_signal_handler(sig, connection.on_signal)
