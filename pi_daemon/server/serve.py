@@ -103,7 +103,6 @@ def run(started: Started, *, idle_timeout: float, max_frame_bytes: int, **hub_op
 
     async def main() -> None:
         hub = Hub(workspace=files.workspace, max_frame_bytes=max_frame_bytes, shared=True, **hub_options)
-        hub.trust.report()
         await Listener(files, started.listening, hub, idle_timeout=idle_timeout, max_frame_bytes=max_frame_bytes,
                        info=info).run()
 
