@@ -50,6 +50,16 @@ def _log_tail(path: str) -> str:
         return ""
 
 
+def _lock_free(path: str) -> bool:
+    from .instance import claim
+
+    held = claim(path, wait=0, create=False)
+    if held is not None:
+        os.close(held)
+        return True
+    return not os.path.exists(path)
+
+
 def _start(files: runtime.Files, options: list[str]) -> socket.socket | None:
     """Start ``serve`` and connect to it; None (the server's log told) when it does not come up."""
     import subprocess
@@ -62,7 +72,7 @@ def _start(files: runtime.Files, options: list[str]) -> socket.socket | None:
         while time.monotonic() < deadline:
             # Exit 1: another server holds the lock (a racing attach's, or one still on its way
             # out): connect to it, or start again once it has gone.
-            if server is None or server.poll() == 1:
+            if server is None or (server.poll() == 1 and _lock_free(files.lock)):
                 server = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
                                           cwd=files.workspace, start_new_session=True)
             conn = _connect(files.socket)
