@@ -48,6 +48,12 @@ def test_two_bridges_on_one_session_get_the_same_events_with_the_same_seq(rt):
     assert [seq for seq, _ in of(a, sid)] == list(range(1, len(of(a, sid)) + 1))
     assert deltas(of(b, sid)) == "the same for both"
 
+    assert a.call("session/close", {"sessionId": sid}) == {"closed": True}  # A lets go; B still holds it
+    assert b.call("getState", {"sessionId": sid})["sessionId"] == sid
+    assert a.request("session/stats", {})["error"]["code"] == -32002  # A has no current session any more
+    b.call("session/close", {"sessionId": sid})  # the last holder: closed for real
+    assert b.request("getState", {"sessionId": sid})["error"]["code"] == -32002
+
 
 def test_a_bridge_killed_mid_run_the_run_goes_on_and_a_new_one_gets_exactly_the_missed_events(rt):
     script = slow(rt, text(ANSWER), delay_ms=8)
@@ -186,3 +192,26 @@ def test_a_client_that_stops_reading_is_let_go_and_the_others_get_the_whole_run(
         wait_until(lambda: (rt.info() or {}).get("connections") == 1, "the stuck connection gone")
     finally:
         stuck.close()
+
+
+def test_a_permission_pending_when_its_client_left_waits_and_goes_to_the_next_one_that_attaches(rt):
+    script = str(write_script(rt.workspace.parent / "tool.json", [
+        {"content": [{"type": "toolCall", "id": "w1", "name": "write",
+                      "arguments": {"path": "out.txt", "content": "written\n"}}], "stopReason": "toolUse"},
+        text("done")]))
+    a = rt.attach("--faux-script", script, "--model", "faux/script")
+    a.call("initialize", PERMISSIONS)
+    sid = a.call("session/new")["sessionId"]
+    a.call("prompt", {"sessionId": sid, "text": "write it"})
+    asked = a.wait_server_request("permission/request")
+    a.kill()  # the window reloads while the card is shown
+    wait_until(lambda: (rt.info() or {}).get("connections") == 0, "the first connection gone")
+    b = rt.attach("--faux-script", script, "--model", "faux/script")
+    b.call("initialize", PERMISSIONS)
+    loaded = b.call("session/load", {"sessionId": sid, "fromSeq": a.events[-1]["seq"] + 1})
+    assert loaded["catchUp"] == "events" and loaded["state"]["isStreaming"] is True
+    again = b.wait_server_request("permission/request")
+    assert again["id"] == asked["id"] and again["params"]["toolCallId"] == "w1"
+    b.respond(again["id"], {"outcome": "allow_once"})
+    b.wait_event("agent_settled", session_id=sid, timeout=30)
+    assert (rt.workspace / "out.txt").read_text() == "written\n"
