@@ -135,8 +135,12 @@ def run(workspace: str, options: list[str]) -> int:
     except runtime.RuntimeFolderError as exc:
         _say(str(exc))
         return 2
-    conn = _connect(files.socket)
-    if conn is not None:  # the options are compared while the first frames go through
-        return bridge(conn, lambda: _options_differ(files, options))
-    conn = _start(files, options)
+    try:
+        conn = _connect(files.socket)
+        if conn is not None:  # the options are compared while the first frames go through
+            return bridge(conn, lambda: _options_differ(files, options))
+        conn = _start(files, options)
+    except OSError as exc:  # not "nobody listens" (that starts a server): say what, as the system does
+        _say(f"cannot reach the server of {files.workspace} at {files.socket}: {exc}")
+        return 2
     return 2 if conn is None else bridge(conn)
