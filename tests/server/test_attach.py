@@ -101,3 +101,10 @@ def test_the_server_s_environment_is_the_first_attach_s(rt):
     first = rt.attach(env={"PI_TEST_FROM": "the first attach"})
     assert echo(first) == "the first attach"
     assert echo(rt.attach(env={"PI_TEST_FROM": "a later attach"})) == "the first attach"
+
+
+def test_both_framings_pass_through_the_bridge_unchanged(rt):
+    lsp_style = rt.attach(framing="content-length")
+    assert lsp_style.call("initialize", {})["workspace"] == os.path.realpath(rt.workspace)
+    assert lsp_style.raw_stdout.startswith(b"Content-Length: ")
+    assert rt.attach().call("initialize", {})
