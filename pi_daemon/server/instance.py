@@ -12,9 +12,12 @@ import fcntl
 import json
 import os
 import time
-from typing import Any
 
 from .runtime import Files
+
+TYPE_CHECKING = False  # not typing's: attach reads the info file (see ..cli)
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_INFO_BYTES = 64 << 10
 CLAIM_WAIT_S = 0.5  # another process may hold the lock for a moment while it cleans up
@@ -61,11 +64,12 @@ def claim(lock: str, wait: float = CLAIM_WAIT_S, create: bool = True) -> int | N
 
 
 def remove(files: Files) -> None:
-    """Remove the socket, the info and the lock (the caller holds the lock)."""
+    """Remove the socket, the info and the lock (the caller holds the lock). What cannot be
+    removed (gone already, or not a file: a folder at the socket's path) is left."""
     for path in (files.socket, files.info, files.lock):
         try:
             os.unlink(path)
-        except FileNotFoundError:
+        except OSError:
             pass
 
 
