@@ -55,13 +55,19 @@ def test_two_bridges_on_one_session_get_the_same_events_with_the_same_seq(rt):
     assert b.request("getState", {"sessionId": sid})["error"]["code"] == -32002
 
 
-def test_a_bridge_killed_mid_run_the_run_goes_on_and_a_new_one_gets_exactly_the_missed_events(rt):
+def answering(rt):
+    """A client whose session is streaming a long answer (some of it received already)."""
     script = slow(rt, text(ANSWER), delay_ms=8)
     a = rt.attach("--faux-script", script, "--model", "faux/slow")
     a.call("initialize", {})
     sid = a.call("session/new")["sessionId"]
     a.call("prompt", {"sessionId": sid, "text": "go"})
     a.wait_for(lambda e: len(deltas(of(a, sid))) > 20, "some deltas")
+    return script, a, sid
+
+
+def test_a_bridge_killed_mid_run_the_run_goes_on_and_a_new_one_gets_exactly_the_missed_events(rt):
+    script, a, sid = answering(rt)
     a.kill()  # SIGKILL: the editor's bridge is gone mid-answer
     seen = of(a, sid)
     last = seen[-1][0]
@@ -84,14 +90,19 @@ def test_a_bridge_killed_mid_run_the_run_goes_on_and_a_new_one_gets_exactly_the_
                "the session nobody holds to close")
 
 
-def test_a_permission_answered_on_one_connection_is_withdrawn_on_the_others(rt):
+def writer_with_permissions(rt):
+    """A model that writes out.txt, and a client that answers permission requests, on a new session."""
     script = str(write_script(rt.workspace.parent / "tool.json", [
         {"content": [{"type": "toolCall", "id": "w1", "name": "write",
                       "arguments": {"path": "out.txt", "content": "written\n"}}], "stopReason": "toolUse"},
         text("done")]))
     a = rt.attach("--faux-script", script, "--model", "faux/script")
     a.call("initialize", PERMISSIONS)
-    sid = a.call("session/new")["sessionId"]
+    return script, a, a.call("session/new")["sessionId"]
+
+
+def test_a_permission_answered_on_one_connection_is_withdrawn_on_the_others(rt):
+    script, a, sid = writer_with_permissions(rt)
     b = rt.attach("--faux-script", script, "--model", "faux/script")
     b.call("initialize", PERMISSIONS)
     b.call("session/load", {"sessionId": sid})
@@ -195,13 +206,7 @@ def test_a_client_that_stops_reading_is_let_go_and_the_others_get_the_whole_run(
 
 
 def test_a_permission_pending_when_its_client_left_waits_and_goes_to_the_next_one_that_attaches(rt):
-    script = str(write_script(rt.workspace.parent / "tool.json", [
-        {"content": [{"type": "toolCall", "id": "w1", "name": "write",
-                      "arguments": {"path": "out.txt", "content": "written\n"}}], "stopReason": "toolUse"},
-        text("done")]))
-    a = rt.attach("--faux-script", script, "--model", "faux/script")
-    a.call("initialize", PERMISSIONS)
-    sid = a.call("session/new")["sessionId"]
+    script, a, sid = writer_with_permissions(rt)
     a.call("prompt", {"sessionId": sid, "text": "write it"})
     asked = a.wait_server_request("permission/request")
     a.kill()  # the window reloads while the card is shown
@@ -218,12 +223,7 @@ def test_a_permission_pending_when_its_client_left_waits_and_goes_to_the_next_on
 
 
 def test_a_client_that_asks_for_events_no_longer_kept_gets_the_file_then_the_message_in_progress(rt):
-    script = slow(rt, text(ANSWER), delay_ms=8)
-    a = rt.attach("--faux-script", script, "--model", "faux/slow")
-    a.call("initialize", {})
-    sid = a.call("session/new")["sessionId"]
-    a.call("prompt", {"sessionId": sid, "text": "go"})
-    a.wait_for(lambda e: len(deltas(of(a, sid))) > 20, "some deltas")
+    script, a, sid = answering(rt)
     c = rt.attach("--faux-script", script, "--model", "faux/slow")
     c.call("initialize", {})
     loaded = c.call("session/load", {"sessionId": sid, "fromSeq": 100_000})  # another server's seq
