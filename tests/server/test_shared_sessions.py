@@ -237,3 +237,23 @@ def test_a_client_that_asks_for_events_no_longer_kept_gets_the_file_then_the_mes
     assert first["type"] == "message_start" and first["message"]["role"] == "assistant"
     assert [seq for seq, _ in live] == list(range(live[0][0], live[0][0] + len(live)))  # then every event, no gap
     assert deltas(live) == ANSWER and live == of(a, sid)[-len(live):]
+
+
+def test_the_trust_question_goes_to_a_client_that_can_answer_and_to_the_next_if_it_leaves(rt):
+    (rt.workspace / ".pi").mkdir()
+    (rt.workspace / ".pi" / "settings.json").write_text(json.dumps({"workspace": {"extraRoots": ["/opt"]}}))
+    trusting = {"capabilities": {"workspaceTrust": True}}
+    a = rt.attach()
+    a.call("initialize", {})  # cannot answer: never asked
+    b = rt.attach()
+    b.call("initialize", trusting)
+    asked = b.wait_server_request("workspace/trust")
+    b.kill()  # gone without answering
+    c = rt.attach()
+    c.call("initialize", trusting)
+    again = c.wait_server_request("workspace/trust")
+    assert again["params"] == asked["params"]
+    c.respond(again["id"], {"trusted": False})
+    wait_until(lambda: a.call("getState")["workspaceTrust"]["decided"], "the answer applied for every client")
+    assert a.call("getState")["workspaceTrust"]["trusted"] is False
+    assert a.server_requests == []
