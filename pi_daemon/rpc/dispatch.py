@@ -11,7 +11,7 @@ from typing import Any, Callable, Coroutine
 from ..converter import to_wire
 from ..host.errors import as_rpc_error
 from ..wire.errors import InternalError, InvalidState
-from .context import Context
+from .context import CURRENT, Context
 from .ordering import is_ordered
 from .params import structure_params
 from .registry import MethodSpec
@@ -29,6 +29,7 @@ def feature(ctx: Context, spec: MethodSpec[Any, Any],
     ordered = is_ordered(spec.name, spec.params)
 
     async def serve(raw_params: Any) -> Any:
+        CURRENT.set(ctx)  # this task's (and the tasks it starts): the peer runs each handler as a task
         if refused(spec.name):
             raise InvalidState("the daemon is shutting down")
         waits = ctx.order.enter(spec.name, raw_params) if ordered else None

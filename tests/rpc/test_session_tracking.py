@@ -17,7 +17,7 @@ def entries_of(file):
     return [json.loads(line) for line in Path(file).read_bytes().splitlines()]
 
 
-def test_seq_goes_on_across_a_reopen_replays_are_marked_and_a_restart_is_announced(spawn, tmp_path):
+def test_seq_goes_on_across_a_reopen_replays_are_marked_not_counted_and_a_restart_is_announced(spawn, tmp_path):
     d = spawn("--model", "faux/echo")
     sid = d.call("session/new")["sessionId"]
     d.call("prompt", {"text": "one"})
@@ -28,14 +28,15 @@ def test_seq_goes_on_across_a_reopen_replays_are_marked_and_a_restart_is_announc
     assert loaded["nextSeq"] == last + 1
     end = d.wait_event("replay_end")
     replayed = [e for e in d.events if e.get("replay")]
-    assert [e["seq"] for e in replayed] == list(range(last + 1, last + 6))  # two messages, then the end mark
+    assert [e["seq"] for e in replayed] == [last] * 5  # two messages, then the end mark: the last live seq
     assert end["event"] == {"type": "replay_end", "messageCount": 2} and end["replay"] is True
     stored = [e["id"] for e in entries_of(loaded["file"]) if e["type"] == "message"]
     assert [e["event"]["entryId"] for e in replayed if e["event"]["type"] == "message_end"] == stored
     d.call("prompt", {"text": "two"})
     d.wait_event("agent_settled", 2)
-    assert [e["seq"] for e in d.events] == list(range(1, len(d.events) + 1))  # no gap, no restart
-    assert not any("replay" in e for e in d.events[: last] + d.events[last + 5:])
+    live = [e for e in d.events if not e.get("replay")]
+    assert [e["seq"] for e in live] == list(range(1, len(live) + 1))  # no gap, no restart
+    assert [n for n, e in enumerate(d.events) if e.get("replay")] == list(range(last, last + 5))
     assert d.close() == 0
 
     d2 = spawn()  # a new daemon process counts from 1, and says so
@@ -43,6 +44,33 @@ def test_seq_goes_on_across_a_reopen_replays_are_marked_and_a_restart_is_announc
     d2.call("prompt", {"text": "three"})
     d2.wait_event("agent_settled")
     assert d2.events[0]["seq"] == 1
+
+
+def test_from_seq_sends_exactly_the_missed_events_else_says_replay_and_replays(spawn, tmp_path):
+    d = spawn("--model", "faux/echo")
+    sid = d.call("session/new")["sessionId"]
+    d.call("prompt", {"text": "one"})
+    d.wait_event("agent_settled")
+    sent = list(d.events)
+    last = sent[-1]["seq"]
+    loaded = d.call("session/load", {"sessionId": sid, "fromSeq": 3})
+    assert loaded["catchUp"] == "events" and loaded["nextSeq"] == last + 1
+    d.wait_for(lambda e: len(d.events) == len(sent) + last - 2, "the events from seq 3 again")
+    assert d.events[len(sent):] == sent[2:]  # as first sent: the same seq, no replay flag
+
+    assert d.request("session/load", {"sessionId": sid, "fromSeq": 0})["error"]["code"] == -32602
+    d.call("session/close")  # a closed session keeps no events: from the file
+    again = d.call("session/load", {"sessionId": sid, "fromSeq": 3, "replay": False})
+    assert again["catchUp"] == "replay" and again["nextSeq"] == last + 1
+    end = d.wait_event("replay_end")
+    assert end["replay"] is True and end["seq"] == last and end["event"]["messageCount"] == 2
+    other = d.call("session/load", {"sessionId": sid, "fromSeq": last + 50})  # another process's seq
+    assert other["catchUp"] == "replay"
+    d.wait_event("replay_end", 2)
+    d.call("prompt", {"text": "two"})
+    d.wait_event("agent_settled", 2)
+    live = [e["seq"] for e in d.events if not e.get("replay")]
+    assert live[len(sent) + last - 2:] == list(range(last + 1, live[-1] + 1))  # counting went on, no gap
 
 
 def test_message_end_names_its_entry_and_queues_have_ids(spawn, tmp_path):

@@ -562,6 +562,7 @@ export interface InitializeResult {
   serverInfo: ServerInfo;
   capabilities: ServerCapabilities;
   workspace: string;
+  server?: ServerMode;
 }
 
 /** An error or warning the editor's language servers report since a write or edit (1-based place). */
@@ -1173,6 +1174,11 @@ export interface ServerInfo {
   version: string;
 }
 
+export interface ServerMode {
+  shared: boolean;
+  pid: number;
+}
+
 export interface SessionDeleteParams {
   sessionId?: string | null;
   file?: string | null;
@@ -1238,6 +1244,7 @@ export interface SessionLoadParams {
   file?: string | null;
   replay?: boolean;
   allowOutside?: boolean;
+  fromSeq?: number | null;
   [key: string]: unknown;
 }
 
@@ -1247,6 +1254,7 @@ export interface SessionLoadResult {
   state: SessionState;
   interrupted: boolean;
   nextSeq: number;
+  catchUp?: "events" | "replay";
   tornLineSavedTo?: string;
   skipped?: SkippedLine[];
   modelWithheld?: string;
@@ -1905,7 +1913,7 @@ export interface Methods {
   "removeQueued": { params: RemoveQueuedParams; result: RemovedResult };
   /** new session with the whole current path */
   "session/clone": { params: SessionRef; result: SessionNewResult };
-  /** close an open session */
+  /** close an open session (for this connection; others may hold it) */
   "session/close": { params: SessionRef; result: ClosedResult };
   /** delete a session file */
   "session/delete": { params: SessionDeleteParams; result: SessionDeleteResult };
@@ -1919,7 +1927,7 @@ export interface Methods {
   "session/label": { params: LabelParams; result: LabelResult };
   /** the workspace's sessions, newest first */
   "session/list": { params: SessionListParams; result: SessionListResult };
-  /** open a stored session; it becomes current */
+  /** open a stored session, or attach to an open one; it becomes current */
   "session/load": { params: SessionLoadParams; result: SessionLoadResult };
   /** move the current position to another entry */
   "session/navigate": { params: NavigateParams; result: NavigateResult };
@@ -1949,7 +1957,7 @@ export interface Methods {
   "setQueueModes": { params: SetQueueModesParams; result: SetQueueModesResult };
   /** choose the thinking level */
   "setThinkingLevel": { params: SetThinkingLevelParams; result: SetThinkingLevelResult };
-  /** abort runs, answer, then wait for exit */
+  /** abort runs, answer, then wait for exit (under a server: end this connection only) */
   "shutdown": { params: Empty; result: Empty };
   /** queue a steering message */
   "steer": { params: QueueParams; result: QueuedResult };

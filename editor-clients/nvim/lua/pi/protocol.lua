@@ -468,6 +468,7 @@
 ---@field serverInfo pi.ServerInfo
 ---@field capabilities pi.ServerCapabilities
 ---@field workspace string
+---@field server? pi.ServerMode
 
 --- An error or warning the editor's language servers report since a write or edit (1-based place).
 ---@class pi.IntroducedDiagnostic
@@ -970,6 +971,10 @@
 ---@field name string
 ---@field version string
 
+---@class pi.ServerMode
+---@field shared boolean
+---@field pid integer
+
 ---@class pi.SessionDeleteParams
 ---@field sessionId? string|nil
 ---@field file? string|nil
@@ -1021,6 +1026,7 @@
 ---@field file? string|nil
 ---@field replay? boolean
 ---@field allowOutside? boolean
+---@field fromSeq? integer|nil
 
 ---@class pi.SessionLoadResult
 ---@field sessionId string
@@ -1028,6 +1034,7 @@
 ---@field state pi.SessionState
 ---@field interrupted boolean
 ---@field nextSeq integer
+---@field catchUp? "events"|"replay"
 ---@field tornLineSavedTo? string
 ---@field skipped? pi.SkippedLine[]
 ---@field modelWithheld? string
