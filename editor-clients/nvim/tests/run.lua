@@ -2,6 +2,8 @@
 --   PI_DAEMON_PYTHON=... nvim --headless -u NONE -l tests/run.lua
 local root = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h:h")
 vim.opt.runtimepath:prepend(root)
+-- These tests start a daemon of Neovim's own (tests/attach.lua picks "attach" for its own)
+require("pi").config.connection = "child"
 vim.cmd("runtime plugin/pi.lua")
 local python = os.getenv("PI_DAEMON_PYTHON") or "python3"
 -- Everything the plugin receives is checked against protocol.schema.json.
@@ -113,7 +115,7 @@ local function start(dir, permissions, args, cwd, opts)
   local model = (opts or {}).model == false and {}
     or { "--faux-script", dir .. "/script.json", "--model", "faux/script" }
   local cmd = vim.list_extend(vim.list_extend({ python, "-m", "pi_daemon" }, model), args or {})
-  pi.start({ cmd = cmd,
+  pi.start({ cmd = cmd, connection = (opts or {}).connection or "child",
              cwd = cwd or dir, env = env, permissions = permissions or false })
   local buf = pi.status().buf
   if buf then require("pi.chat").clear() end -- its text and what is drawn on it

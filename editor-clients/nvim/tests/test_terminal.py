@@ -53,7 +53,7 @@ vim.ui.select = function(items, opts, on_choice)
   vim.keymap.set("n", "q", function() vim.api.nvim_win_close(win, true) on_choice(nil) end, { buffer = buf })
 end
 vim.o.statusline = "%%f %%{v:lua.require'pi'.statusline()}"
-require("pi").setup({ cmd = %(cmd)s, env = %(env)s, cwd = %(cwd)s })
+require("pi").setup({ cmd = %(cmd)s, env = %(env)s, cwd = %(cwd)s, connection = %(connection)s })
 """
 
 
