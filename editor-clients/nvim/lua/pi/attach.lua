@@ -97,7 +97,8 @@ function M.resume(pi)
   vim.system(M.ps_command(cmd), { text = true, env = pi.config.env, cwd = workspace }, function(out)
     vim.schedule(function()
       local running = vim.tbl_filter(function(s)
-        return type(s) == "table" and s.workspace == workspace
+        return type(s) == "table" and type(s.workspace) == "string"
+          and (vim.uv.fs_realpath(s.workspace) or s.workspace) == workspace
       end, servers(out) or {})
       if #running == 0 or pi.status().rpc then return end
       if not pi.start() then return end
