@@ -6,6 +6,7 @@ return function(t)
   local test, workspace, wait, text, buffer_text = t.test, t.workspace, t.wait, t.text, t.buffer_text
   local chat = require("pi.chat")
   local attach = require("pi.attach")
+  local root = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h:h")
 
   -- A private runtime folder (a short path: the socket's must stay under 108 bytes) and state
   -- folder for the test; its servers are stopped (SIGTERM, then waited for) at its end.
@@ -96,5 +97,32 @@ return function(t)
     -- every live event once, in order, no gap
     local seqs = vim.tbl_filter(function(s) return type(s) == "number" end, sent)
     for i = 2, #seqs do assert(seqs[i] == seqs[i - 1] + 1, "seq " .. seqs[i - 1] .. " then " .. seqs[i]) end
+  end)
+
+  test("attach: a permission request another editor answered closes here while the call runs", function()
+    local runtime = private_dirs()
+    local dir = workspace({ t.call("bash", { command = "sleep 4; echo slept" }), text("ran it") })
+    t.configured("review", false) -- asked with the picker
+    local late = nil
+    t.replace(vim.ui, "select", function(_, _, on_choice) late = on_choice end) -- nobody answers here
+    local pi = t.start(dir, true, { "--idle-timeout", "30" }, nil,
+                       { connection = "attach", env = { XDG_RUNTIME_DIR = runtime } })
+    vim.cmd("Pi run it")
+    wait("the picker", function() return late ~= nil end)
+    local permission = require("pi.permission")
+    assert(permission.count() == 1)
+    local out = {}
+    local other = vim.system({ t.python, root .. "/tests/other_client.py", dir, pi.status().session },
+                             { text = true, env = { XDG_RUNTIME_DIR = runtime, PI_DAEMON_HOME = dir } },
+                             function(done) out = done end)
+    t.finally(function() other:kill(9) end)
+    wait("withdrawn here", function() return permission.count() == 0 end)
+    assert(not buffer_text():find("\nslept", 1, true), "withdrawn before the call ended: " .. buffer_text())
+    local shown = t.capture()
+    late({ "allow_once" }) -- the user answers the picker that was withdrawn: said, not sent
+    assert(vim.tbl_contains(shown, "pi: that permission request was withdrawn; the answer was not sent"), vim.inspect(shown))
+    wait("the call ran", function() return buffer_text():find("ran it", 1, true) ~= nil end)
+    wait("the other client's end", function() return out.code ~= nil end)
+    assert(out.code == 0 and out.stdout:find("answered", 1, true), vim.inspect(out))
   end)
 end
