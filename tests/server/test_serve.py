@@ -62,3 +62,23 @@ def test_the_idle_timeout_is_the_user_s_setting_never_the_workspace_s(rt):
     goes = _serve(rt, workspace=other)
     assert goes.wait(30) == 0
     assert stays.poll() is None and not gone(stays.pid)
+
+
+def test_a_run_keeps_an_idle_server_up_after_its_client_has_gone(rt):
+    """The idle timeout counts only time with no connection and no run: a run that streams on after
+    its bridge was killed finishes, and is in the session's file, before the server exits."""
+    answer = "streaming on " * 12
+    script = rt.workspace.parent / "script.json"
+    script.write_text(json.dumps({"chunkSize": 4, "delayMs": 100,
+                                  "replies": [{"content": [{"type": "text", "text": answer}]}]}))
+    bridge = rt.attach("--faux-script", str(script), "--model", "faux/script", "--idle-timeout", "1")
+    bridge.call("initialize", {})
+    bridge.call("session/new", {})
+    bridge.call("prompt", {"text": "go"})
+    bridge.wait_event("message_update")
+    pid = rt.server_pid()
+    bridge.proc.kill()
+    wait_until(lambda: (rt.info() or {}).get("connections") == 0, "the bridge's connection to end")
+    wait_until(lambda: gone(pid), "the server to exit once the run has ended", timeout=60)
+    saved = "".join(p.read_text() for p in (rt.workspace / ".pi" / "sessions").glob("*.jsonl"))
+    assert json.dumps(answer)[1:-1] in saved and '"aborted"' not in saved
