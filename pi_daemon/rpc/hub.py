@@ -112,13 +112,16 @@ class Hub:
         return len(self.host.sessions.sessions), len(self.connections)
 
     async def close(self, abort: bool = True) -> None:
-        """The last step: runs aborted (or waited for) and persisted, the host closed."""
+        """The last step: runs aborted (or waited for) and persisted, the host closed, then every
+        connection ended (its requests in flight answered; :meth:`serve_connection` returns)."""
         self.trust.cancel()
         if abort:
             await self.host.abort_runs()
         else:
             await self.host.sessions.wait_all_settled()
         await self.host.close()
+        for connection in list(self.connections):
+            connection.request_exit()
 
     def _changed(self) -> None:
         if self.on_change is not None:
