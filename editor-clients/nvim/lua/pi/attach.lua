@@ -7,8 +7,12 @@
 local chat = require("pi.chat")
 local M = {}
 
--- The workspace of this Neovim: setup's cwd, else the current directory, as the daemon names it.
+-- The workspace of this Neovim: the `--workspace` of setup's cmd (the daemon may be on another
+-- machine, reached over ssh), else setup's cwd, else the current directory, as the daemon names it.
 function M.workspace(config)
+  for i, part in ipairs(config.cmd or {}) do
+    if part == "--workspace" and config.cmd[i + 1] then return config.cmd[i + 1] end
+  end
   local dir = config.cwd or vim.fn.getcwd()
   return vim.uv.fs_realpath(dir) or vim.fs.normalize(vim.fn.fnamemodify(dir, ":p"))
 end
@@ -98,7 +102,7 @@ function M.resume(pi)
     vim.schedule(function()
       local running = vim.tbl_filter(function(s)
         return type(s) == "table" and type(s.workspace) == "string"
-          and (vim.uv.fs_realpath(s.workspace) or s.workspace) == workspace
+          and (s.workspace == workspace or vim.uv.fs_realpath(s.workspace) == workspace)
       end, servers(out) or {})
       if #running == 0 or pi.status().rpc then return end
       if not pi.start() then return end
