@@ -35,6 +35,18 @@ return function(t)
                    { connection = "attach", env = { XDG_RUNTIME_DIR = runtime } })
   end
 
+  test("attach: `attach --workspace W` goes right after the daemon's name; a --workspace of cmd names it", function()
+    local cmd = attach.command({ "/usr/bin/python3", "-m", "pi_daemon", "--model", "faux/echo" }, "/w")
+    assert(vim.deep_equal(cmd, { "/usr/bin/python3", "-m", "pi_daemon", "attach", "--workspace", "/w", "--model",
+                                 "faux/echo" }), vim.inspect(cmd))
+    cmd = attach.command({ "/home/me/.local/bin/pi-daemon" }, "/w")
+    assert(vim.deep_equal(cmd, { "/home/me/.local/bin/pi-daemon", "attach", "--workspace", "/w" }), vim.inspect(cmd))
+    local remote = { "ssh", "devbox", "pi-daemon", "--workspace", "/srv/p" }
+    cmd = attach.command(remote, attach.workspace({ cmd = remote }))
+    assert(vim.deep_equal(cmd, { "ssh", "devbox", "pi-daemon", "attach", "--workspace", "/srv/p" }), vim.inspect(cmd))
+    assert(vim.deep_equal(attach.ps_command(remote), { "ssh", "devbox", "pi-daemon", "ps", "--json" }))
+  end)
+
   local ANSWER = "streamed " .. string.rep("abcdefghij", 60) .. " the end."
 
   test("attach: Neovim quit mid-answer and opened again finds the conversation and the answer still streaming", function()
