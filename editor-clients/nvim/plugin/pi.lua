@@ -46,12 +46,9 @@ command("PiDiff", function(o) pi().diff(o.args) end, { nargs = "?", desc = "Revi
 command("PiAccept", function(o) pi().accept(o.args) end, { nargs = "?", complete = scopes })
 command("PiRevert", function(o) pi().revert(o.args) end, { nargs = "?", complete = scopes })
 
--- A shared daemon (setup's connection = "attach"): the session shown is kept when Neovim quits
--- (nothing is stopped: the pipe closes, a run goes on), and loaded again when Neovim opens the
--- workspace while its server runs (lua/pi/attach.lua).
+-- A shared daemon (setup's connection = "attach"): quitting Neovim stops nothing (the pipe
+-- closes, a run goes on); the session shown is loaded again when Neovim opens the workspace
+-- while its server runs (lua/pi/attach.lua).
 local group = vim.api.nvim_create_augroup("pi_attach", {})
-vim.api.nvim_create_autocmd("VimLeavePre", { group = group, callback = function()
-  if package.loaded["pi"] then require("pi.attach").remember(pi()) end
-end })
 local function resume() require("pi.attach").resume(pi()) end
 if vim.v.vim_did_enter == 1 then resume() else vim.api.nvim_create_autocmd("VimEnter", { group = group, once = true, callback = resume }) end

@@ -58,7 +58,6 @@ return function(t)
     vim.cmd("Pi now a long one")
     wait("streaming", function() return buffer_text():find("streamed abcdefghij", 1, true) ~= nil end)
     local session = pi.status().session
-    vim.api.nvim_exec_autocmds("VimLeavePre", {}) -- what quitting Neovim runs: the session is kept
     assert(attach.saved(attach.workspace(pi.config)).sessionId == session,
            vim.inspect(attach.saved(attach.workspace(pi.config))))
     pi.stop() -- the pipe closes, as when Neovim exits

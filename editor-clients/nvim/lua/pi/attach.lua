@@ -46,7 +46,8 @@ local function read_all()
   return decoded_ok and type(all) == "table" and all or {}
 end
 
--- What this Neovim kept for `workspace`: { sessionId, seq (the last event seen), pid (the server's) } or nil.
+-- What this Neovim kept for `workspace`: { sessionId } or nil. (No seq: a Neovim opened again has
+-- an empty chat, which only a replay fills; fromSeq is for a chat that still shows the session.)
 function M.saved(workspace)
   local entry = read_all()[workspace]
   return type(entry) == "table" and type(entry.sessionId) == "string" and entry or nil
@@ -58,8 +59,7 @@ function M.remember(pi)
   local state = pi.status()
   if not state.session then return end
   local all = read_all()
-  all[M.workspace(pi.config)] = { sessionId = state.session, seq = state.seq,
-                                  pid = state.server and state.server.pid or nil }
+  all[M.workspace(pi.config)] = { sessionId = state.session }
   vim.fn.mkdir(vim.fs.dirname(state_file()), "p")
   vim.fn.writefile({ vim.json.encode(all) }, state_file())
 end
