@@ -23,7 +23,7 @@ import time
 
 import pytest
 
-from test_terminal import open_terminal
+from test_terminal import keep_figure, open_terminal
 
 STORY = "\n".join(f"story line {i}" for i in range(1, 91)) + "\nThe end of the story."
 REPLIES = [
@@ -88,8 +88,10 @@ def test_neovim_quit_mid_answer_and_opened_again_finds_it_still_streaming(attach
     running = servers(runtime)
     assert len(running) == 1 and running[0]["workspace"] == str(term.workspace.resolve()), running
 
+    started = time.monotonic()
     term = open_neovim()  # the same workspace, a new Neovim
     screen = term.wait_for("First answer.")  # the conversation, without typing anything
+    keep_figure("attach-reopen-to-conversation", started)
     assert "remember this" in screen and "tell me a long story" in screen
     screen = term.wait_for("pi is working")  # the run still going on, shown as such
     assert "The end of the story." not in screen
