@@ -307,8 +307,10 @@ class Hub:
             return next_seq, None
         self.catching_up.add((connection, session.id))
         first = from_seq if catch_up == "events" else None
+        # a replay (asked for, or fromSeq too old) is followed by the message in progress: the file
+        # does not hold it yet, and a client drawing the session afresh shows it streaming
         _after_reply(lambda: self.background(self._catch_up(connection, session, stream, first,
-                                                            in_progress=catch_up == "replay")))
+                                                            in_progress=catch_up != "events")))
         return next_seq, catch_up
 
     async def _catch_up(self, connection: NativeFace, session: AgentSession, stream: SessionStream,

@@ -87,10 +87,14 @@ class Pending:
             self.result.set_result(answer.result())
 
     def withdraw(self) -> None:
-        """``$/cancelRequest`` to every connection that has not answered."""
+        """``$/cancelRequest`` to every connection that has not answered, naming the call it was about
+        (``toolCallId``): a client whose library hides the ids of the requests it answers (Neovim's
+        vim.lsp.rpc) closes the right prompt by it."""
+        about = {"toolCallId": self.params["toolCallId"]} if isinstance(self.params, dict) \
+            and "toolCallId" in self.params else None
         for connection, answer in self.sent.items():
             if not answer.done():
-                connection.peer.withdraw(self.id)
+                connection.peer.withdraw(self.id, about)
 
 
 class UserRequests:

@@ -95,14 +95,15 @@ class Peer:
         self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
         return request_id, future
 
-    def withdraw(self, request_id: Any) -> None:
-        """Give up a request of the daemon's: the cancel notification, unless the input has ended."""
+    def withdraw(self, request_id: Any, about: dict[str, Any] | None = None) -> None:
+        """Give up a request of the daemon's: the cancel notification, unless the input has ended.
+        ``about``: fields the notification carries besides the id (what the request was about)."""
         future = self._waiting.pop(request_id, None)
         if future is None:
             return
         future.cancel()
         if not self.closed:
-            self.notify(self.cancelling.method, {self.cancelling.id_field: request_id})
+            self.notify(self.cancelling.method, {self.cancelling.id_field: request_id, **(about or {})})
 
     async def request(self, method: str, params: Any, *, timeout: float | None = None,
                       msg_id: str | None = None) -> Any:

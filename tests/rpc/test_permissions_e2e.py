@@ -153,7 +153,7 @@ def _unanswered(d, tmp_path):
     request = d.wait_server_request("permission/request")
     d.wait_event("agent_settled", timeout=15)
     cancels = [m for m in d.other if m.get("method") == "$/cancelRequest"]
-    assert [c["params"] for c in cancels] == [{"id": request["id"]}]
+    assert [c["params"] for c in cancels] == [{"id": request["id"], "toolCallId": request["params"]["toolCallId"]}]
     timeout = next(e["event"] for e in d.events if e["event"]["type"] == "permission_timeout")
     end = results(d)[0]
     assert end["isError"] and "nobody answered" in end["result"]["content"][0]["text"]

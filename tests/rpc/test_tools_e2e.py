@@ -129,7 +129,7 @@ def test_abort_while_a_permission_request_is_pending(spawn, tmp_path, server):
     assert d.call("abort") == {"aborted": True, "steering": [], "followUp": []}
     d._wait(lambda: any(m.get("method") == "$/cancelRequest" for m in d.other), 5, "$/cancelRequest")
     cancel = next(m for m in d.other if m.get("method") == "$/cancelRequest")
-    assert cancel["params"] == {"id": request["id"]}
+    assert cancel["params"] == {"id": request["id"], "toolCallId": request["params"]["toolCallId"]}
     assert not (tmp_path / "a.txt").exists()
     d.respond(request["id"], {"outcome": "allow_once"})  # a late answer is harmless
     assert d.call("getState")["isStreaming"] is False

@@ -39,7 +39,16 @@ command("PiChanged", function(o) require("pi.changed").run(pi(), o.bang) end,
         { bang = true, desc = "The agent's unsaved edits to files no window shows: write them (! at once)" })
 command("PiChat", function() pi().open() end, {})
 command("PiLog", function() pi().show_log() end, { desc = "The daemon's log (its stderr)" })
+command("PiInfo", function() pi().info() end,
+        { desc = "How pi.nvim reaches the daemon: a shared server or a child, its pid, the session" })
 local scopes = function() return { "hunk", "file", "run" } end
 command("PiDiff", function(o) pi().diff(o.args) end, { nargs = "?", desc = "Review a run's changes (default: the latest)" })
 command("PiAccept", function(o) pi().accept(o.args) end, { nargs = "?", complete = scopes })
 command("PiRevert", function(o) pi().revert(o.args) end, { nargs = "?", complete = scopes })
+
+-- A shared daemon (setup's connection = "attach"): quitting Neovim stops nothing (the pipe
+-- closes, a run goes on); the session shown is loaded again when Neovim opens the workspace
+-- while its server runs (lua/pi/attach.lua).
+local group = vim.api.nvim_create_augroup("pi_attach", {})
+local function resume() require("pi.attach").resume(pi()) end
+if vim.v.vim_did_enter == 1 then resume() else vim.api.nvim_create_autocmd("VimEnter", { group = group, once = true, callback = resume }) end

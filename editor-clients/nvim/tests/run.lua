@@ -2,6 +2,8 @@
 --   PI_DAEMON_PYTHON=... nvim --headless -u NONE -l tests/run.lua
 local root = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h:h")
 vim.opt.runtimepath:prepend(root)
+-- These tests start a daemon of Neovim's own (tests/attach.lua picks "attach" for its own)
+require("pi").config.connection = "child"
 vim.cmd("runtime plugin/pi.lua")
 local python = os.getenv("PI_DAEMON_PYTHON") or "python3"
 -- Everything the plugin receives is checked against protocol.schema.json.
@@ -36,6 +38,9 @@ local function replace(owner, key, value)
   table.insert(replaced, put_back)
   return put_back
 end
+
+-- Runs `fn` when the running test ends, passed or failed.
+local function finally(fn) table.insert(replaced, fn) end
 
 -- Sets require("pi").config[key] to `value` until the test's end (each pi.start makes a new
 -- config table: the old value is put back in the one current then).
@@ -103,17 +108,19 @@ local function workspace(replies, opts)
 end
 
 -- `cwd`: the folder Neovim starts the daemon in (default: `dir`, the workspace);
--- `opts.model = false`: no model chosen (no faux script, no key in the environment)
+-- `opts.model = false`: no model chosen (no faux script, no key in the environment);
+-- `opts.connection`: "child" (default) or "attach"; `opts.env`: more of the daemon's environment
 local function start(dir, permissions, args, cwd, opts)
   local pi = require("pi")
   pi.stop()
   wait("the previous daemon's exit", function() return #daemon_pids() == 0 end)
-  local env = { PI_DAEMON_HOME = dir, OPENAI_API_KEY = "", ANTHROPIC_API_KEY = "", OPENROUTER_API_KEY = "",
-                GEMINI_API_KEY = "", GOOGLE_API_KEY = "" }
+  local env = vim.tbl_extend("force", { PI_DAEMON_HOME = dir, OPENAI_API_KEY = "", ANTHROPIC_API_KEY = "",
+                                        OPENROUTER_API_KEY = "", GEMINI_API_KEY = "", GOOGLE_API_KEY = "" },
+                             (opts or {}).env or {})
   local model = (opts or {}).model == false and {}
     or { "--faux-script", dir .. "/script.json", "--model", "faux/script" }
   local cmd = vim.list_extend(vim.list_extend({ python, "-m", "pi_daemon" }, model), args or {})
-  pi.start({ cmd = cmd,
+  pi.start({ cmd = cmd, connection = (opts or {}).connection or "child",
              cwd = cwd or dir, env = env, permissions = permissions or false })
   local buf = pi.status().buf
   if buf then require("pi.chat").clear() end -- its text and what is drawn on it
@@ -568,12 +575,12 @@ local function model_server(refuse)
 end
 
 -- What the other test files get.
-local t = { test = test, start = start, workspace = workspace, wait = wait, text = text, call = call,
+local t = { test = test, start = start, finally = finally, workspace = workspace, wait = wait, text = text, call = call,
             buffer_text = buffer_text, buffer_lines = buffer_lines, python = python, replace = replace, configured = configured,
             capture = capture, notifications = notifications, picking = picking, daemon_pids = daemon_pids,
             without_keyring = without_keyring, model_server = model_server }
 for _, file in ipairs({ "editfs", "language", "chat_review", "session_features", "firstrun", "lifecycle",
-                         "changed", "access", "ui", "processes", "compaction", "habits" }) do
+                         "changed", "access", "ui", "processes", "compaction", "habits", "attach" }) do
   dofile(root .. "/tests/" .. file .. ".lua")(t)
 end
 

@@ -53,7 +53,7 @@ vim.ui.select = function(items, opts, on_choice)
   vim.keymap.set("n", "q", function() vim.api.nvim_win_close(win, true) on_choice(nil) end, { buffer = buf })
 end
 vim.o.statusline = "%%f %%{v:lua.require'pi'.statusline()}"
-require("pi").setup({ cmd = %(cmd)s, env = %(env)s, cwd = %(cwd)s })
+require("pi").setup({ cmd = %(cmd)s, env = %(env)s, cwd = %(cwd)s, connection = %(connection)s })
 """
 
 
@@ -174,27 +174,32 @@ def new_session(args: list[str]) -> None:
     raise AssertionError(f"tmux new-session failed: {run.stderr}")
 
 
-def open_terminal(tmp_path, replies, model=True, extra=""):
+def open_terminal(tmp_path, replies, model=True, extra="", connection="child", nvim_env=None, delay_ms=15):
+    """Neovim in a new tmux session on tmp_path's workspace (opened again on the same one when
+    called again with the same tmp_path). `connection`: the plugin's setup option; `nvim_env`:
+    Neovim's own environment besides the terminal's."""
     if not shutil.which("tmux"):
         pytest.fail("tmux is needed (Debian package tmux; scripts/test-all installs it)")
     name = f"pi-nvim-{uuid.uuid4().hex[:8]}"
     home = tmp_path / "home"
-    home.mkdir()
+    home.mkdir(exist_ok=True)
     workspace = tmp_path / "work"
-    workspace.mkdir()
+    workspace.mkdir(exist_ok=True)
     script = tmp_path / "script.json"
-    script.write_text(json.dumps({"modelId": "script", "chunkSize": 3, "delayMs": 15, "replies": replies}))
+    script.write_text(json.dumps({"modelId": "script", "chunkSize": 3, "delayMs": delay_ms, "replies": replies}))
     cmd = [sys.executable, "-m", "pi_daemon", "--faux-script", str(script)] + (["--model", "faux/script"] if model else [])
     env = {"PI_DAEMON_HOME": str(home), "OPENAI_API_KEY": "", "ANTHROPIC_API_KEY": "", "OPENROUTER_API_KEY": ""}
     # :help as a plugin manager leaves it: doc/pi.txt with its tags (made in a copy, not in the plugin)
     help = tmp_path / "help"
-    shutil.copytree(PLUGIN / "doc", help / "doc")
+    shutil.copytree(PLUGIN / "doc", help / "doc", dirs_exist_ok=True)
     subprocess.run([str(NVIM), "--headless", "-u", "NONE", "-i", "NONE", "-c", f"helptags {help / 'doc'}", "-c", "qa!"],
                    check=True, capture_output=True)
     init = tmp_path / "init.lua"
     init.write_text(INIT % {"plugin": lua(str(PLUGIN)), "help": lua(str(help)), "cmd": lua(cmd), "env": lua(env),
-                            "cwd": lua(str(workspace))} + extra)
-    new_session(["-s", name, "-x", "160", "-y", "48", "-c", str(workspace), f"{NVIM} -u {init} -i NONE"])
+                            "cwd": lua(str(workspace)), "connection": lua(connection)} + extra)
+    env_args = [arg for key, value in (nvim_env or {}).items() for arg in ("-e", f"{key}={value}")]
+    new_session(["-s", name, "-x", "160", "-y", "48", "-c", str(workspace), *env_args,
+                 f"{NVIM} -u {init} -i NONE"])
     term = Terminal(name)
     term.workspace = workspace
     term.home = home

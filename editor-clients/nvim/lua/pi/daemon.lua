@@ -4,6 +4,7 @@
 -- again, an answer it cut off stays shown and marked, and prompts typed meanwhile wait for it.
 -- `pi` is require("pi").
 local chat = require("pi.chat")
+local attach = require("pi.attach")
 local M = {}
 
 M.QUICK_SECONDS = 30 -- a daemon that dies sooner than this after its start died "quickly"
@@ -116,9 +117,36 @@ function M.cut_off(before, after)
   return {}
 end
 
--- Loads `session` in the new daemon and draws it again; what was cut off stays, marked.
-local function restore(pi, session, before, what)
+-- The same server still holds the session (attach mode, only the bridge ended): the chat gets
+-- the events it missed (fromSeq), or all of it again when the server no longer keeps them.
+local function catch_up(pi, session, from_seq, what)
   local state = pi.status()
+  local function finish(result)
+    chat.mark_end(("— %s: connected again%s —"):format(what, result.catchUp == "replay" and ", the conversation loaded again" or ""))
+    show_end()
+    release()
+  end
+  attach.load(pi, session, from_seq, function(result)
+    if result.catchUp == "replay" then state.after_replay = function() finish(result) end else finish(result) end
+  end, function(err)
+    chat.mark_end(("— %s; the conversation could not be loaded again: %s —"):format(what, err.message or vim.inspect(err)))
+    release()
+  end)
+end
+
+-- Loads `session` in the new daemon and draws it again; what was cut off stays, marked.
+-- `seen` ({pid, seq}: the server and the last event seen before, attach mode): when the same
+-- server answers, only what was missed is asked for.
+local function restore(pi, session, before, what, seen)
+  local state = pi.status()
+  if seen then
+    return pi.on_ready(function()
+      if state.server and state.server.pid == seen.pid and seen.seq then
+        return catch_up(pi, session, seen.seq + 1, what)
+      end
+      restore(pi, session, before, what)
+    end)
+  end
   local loaded, drawn, interrupted = false, false, false
   local function finish()
     if not (loaded and drawn) then return end
@@ -133,6 +161,7 @@ local function restore(pi, session, before, what)
   state.after_replay = function() drawn = true finish() end
   pi.request("session/load", { sessionId = session, replay = true }, function(result)
     interrupted, loaded = result.interrupted == true, true
+    state.busy = result.state ~= nil and result.state.isStreaming == true -- a shared server's run goes on
     pi.refresh_status()
     finish()
   end, function(err)
@@ -168,6 +197,8 @@ function M.exited(pi, current, code, signal, lived, log_tail)
   end
   vim.notify(("pi: %s; restarting it%s"):format(what, detail), vim.log.levels.WARN)
   local session, before = state.session, buffer_lines()
+  local seen = pi.config.connection == "attach" and state.server
+    and { pid = state.server.pid, seq = state.seq } or nil
   if not pi.start() then return end
   restarted_log = state.log
   if not session then
@@ -175,7 +206,7 @@ function M.exited(pi, current, code, signal, lived, log_tail)
     return
   end
   restoring = true
-  restore(pi, session, before, what)
+  restore(pi, session, before, what, seen)
 end
 
 return M

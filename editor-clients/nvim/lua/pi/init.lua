@@ -14,6 +14,10 @@ M.on_receive = nil
 
 M.config = {
   cmd = nil, -- the daemon and its arguments; default: found by lua/pi/daemon.lua
+  -- "attach": through `pi-daemon attach`, to the workspace's server, which outlives Neovim (a run
+  -- goes on, the session is loaded again when Neovim opens; lua/pi/attach.lua); "child": a daemon
+  -- of this Neovim's own, which ends with it
+  connection = "attach",
   model = nil, -- "provider/id", passed as --model
   permissions = true, -- ask before write / edit / bash
   cwd = nil, -- the workspace (default: the current directory)
@@ -41,6 +45,7 @@ local sessions = require("pi.sessions")
 local daemon = require("pi.daemon")
 local firstrun = require("pi.firstrun")
 local savebefore = require("pi.savebefore")
+local attach = require("pi.attach")
 
 local state = { rpc = nil, busy = false, queue = { steering = {}, followUp = {} }, session = nil,
                 settled = 0, log = nil, stats = nil, model = nil, commands = {}, mode = "ask" }
@@ -53,9 +58,10 @@ local ask = require("pi.ask")
 local render = require("pi.render")
 
 -- The conversation's events draw through lua/pi/render.lua; the others are the chat's.
+-- A replayed event (a session loaded while its run goes on) draws as stored, not as live.
 local handlers = setmetatable({}, { __index = function(_, name)
   local draw = render.handlers[name]
-  return draw and function(event) draw(event, state.busy) end
+  return draw and function(event) draw(event, state.busy and not state.replaying) end
 end })
 
 ---@param event pi.QueueUpdate
@@ -124,14 +130,22 @@ end
 ---@param params pi.AgentEventParams
 local function on_event(params)
   local kind = params.event.type
+  -- the last event seen of the session shown: a reconnect asks for what came after it (fromSeq);
+  -- replayed events carry no number of their own
+  if params.sessionId == state.session and not params.replay then state.seq = params.seq end
   -- a process is the daemon's to list, whichever session started it
   if kind == "process_started" or kind == "process_exited" then processes.event(params.event) return end
   ask.event(params.event, subagents.owns(params.sessionId))
   permission.event(params.event)
   if subagents.owns(params.sessionId) then subagents.child_event(params) return end
-  state.session = params.sessionId
+  if state.session ~= params.sessionId then
+    state.session, state.seq = params.sessionId, not params.replay and params.seq or nil
+    attach.remember(M)
+  end
   local handler = handlers[params.event.type]
+  state.replaying = params.replay
   if handler then handler(params.event) end
+  state.replaying = nil
   local message = params.event.type == "message_end" and params.event.message
   if message and message.errorKind == "auth" and not params.replay then require("pi.access").refused(M, message) end
 end
@@ -189,10 +203,11 @@ function M.start(opts, prompt)
   if M.config.model then vim.list_extend(cmd, { "--model", M.config.model }) end
   state.log = vim.fn.tempname() .. "-pi-daemon.log"
   -- stderr (the daemon's log) goes to a file, so that a failed start can say why.
+  if M.config.connection == "attach" then cmd = attach.command(cmd, attach.workspace(M.config)) end
   cmd = vim.list_extend({ "sh", "-c", 'log=$1; shift; exec "$@" 2>>"$log"', "sh", state.log },
                         cmd)
   state.busy, state.settled, state.queue, state.commands = false, 0, { steering = {}, followUp = {} }, {}
-  state.stats, state.model = nil, nil
+  state.stats, state.model, state.seq, state.server, state.ready = nil, nil, nil, nil, {}
   subagents.reset()
   processes.reset()
   local rpc
@@ -201,6 +216,14 @@ function M.start(opts, prompt)
     notification = function(method, params)
       if M.on_receive then M.on_receive("notification", method, params) end
       if method == "agent/event" then vim.schedule(function() on_event(params) end) end
+      -- a question another client answered (the daemon names its call): its prompt closes
+      if method == "$/cancelRequest" and params.toolCallId then
+        vim.schedule(function()
+          permission.withdraw(params.toolCallId)
+          ask.withdraw(params.toolCallId)
+          review.close(params.toolCallId)
+        end)
+      end
     end,
     server_request = function(method, params)
       if M.on_receive then M.on_receive("request", method, params) end
@@ -237,12 +260,21 @@ function M.start(opts, prompt)
             function(result)
               -- the daemon's workspace (--workspace in `cmd`) is what changed paths are relative to
               if type(result.workspace) == "string" then state.workspace = vim.fs.normalize(result.workspace) end
+              state.server = type(result.server) == "table" and result.server or nil -- shared: a server
+              local ready = state.ready
+              state.ready = nil
+              for _, fn in ipairs(ready or {}) do fn() end
               firstrun.send_keys(M)
               M.refresh_status()
             end)
   if M.config.editor_fs then editfs.watch_dirty(function(method, params) rpc.notify(method, params) end) end
   M.request("getCommands", {}, function(result) state.commands = result.commands end)
   return true
+end
+
+-- Runs `fn` once the daemon started last has answered initialize.
+function M.on_ready(fn)
+  if state.ready then table.insert(state.ready, fn) else fn() end
 end
 
 -- Model, tokens and cost for the statusline, fetched after each answer.
@@ -365,37 +397,10 @@ function handlers.turn_diff(event)
   chat.mark_end(("[changed %d file(s): :PiDiff to review]"):format(#event.files))
 end
 
-function M.diff(run_id, callback)
-  M.request("changes/get", { runId = run_id ~= "" and run_id or nil }, function(result)
-    local buf = editfs.show_changes(result, state.workspace)
-    if #vim.fn.win_findbuf(buf) == 0 then vim.cmd("split") vim.api.nvim_win_set_buf(0, buf) end
-    if callback then callback(result) end
-  end)
-end
-
--- In the :PiDiff buffer the hunk under the cursor is the one drawn there; in a file's buffer it
--- is the hunk of the latest run whose lines hold the cursor.
-local function review(method, scope)
-  local buf, row = vim.api.nvim_get_current_buf(), vim.api.nvim_win_get_cursor(0)[1]
-  local function act()
-    local ok, files = pcall(editfs.choice, scope ~= "" and scope or "hunk", row, buf, state.workspace)
-    if not ok then vim.notify(files, vim.log.levels.ERROR) return end
-    M.request(method, { runId = editfs.state().run, files = files }, function(result)
-      for _, conflict in ipairs(result.conflicts or {}) do
-        vim.notify(("pi: not reverted, %s: %s"):format(conflict.path, conflict.reason), vim.log.levels.WARN)
-      end
-      M.diff(editfs.state().run)
-    end)
-  end
-  if buf == editfs.state().buf then return act() end
-  M.request("changes/get", { runId = state.run }, function(result)
-    editfs.keep(result)
-    act()
-  end)
-end
-
-function M.accept(scope) review("changes/accept", scope) end
-function M.revert(scope) review("changes/revert", scope) end
+-- :PiDiff, :PiAccept, :PiRevert (lua/pi/runreview.lua)
+function M.diff(run_id, callback) require("pi.runreview").diff(M, run_id, callback) end
+function M.accept(scope) require("pi.runreview").act(M, "changes/accept", scope) end
+function M.revert(scope) require("pi.runreview").act(M, "changes/revert", scope) end
 
 function M.steer(text) M.request("steer", { text = text }) end
 function M.follow_up(text) M.request("followUp", { text = text }) end
@@ -450,6 +455,8 @@ function M.model()
 end
 
 function M.keys() require("pi.access").manage(M) end -- :PiKey
+
+function M.info() vim.notify(table.concat(attach.info(M), "\n")) end -- :PiInfo
 
 function M.show_log()
   if state.log then vim.cmd.split(vim.fn.fnameescape(state.log)) else vim.notify("pi: no daemon log yet") end

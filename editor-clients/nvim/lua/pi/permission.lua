@@ -119,6 +119,12 @@ local function drop(id, session)
   end
 end
 
+-- The daemon withdrew the request of the call `id` (another client answered it).
+function M.withdraw(id) drop(id) end
+
+-- How many requests are shown or wait their turn (for tests).
+function M.count() return #queue end
+
 -- The events that end a request's wait: its call ended, nobody answered in time.
 function M.event(event)
   if event.type == "tool_execution_end" or event.type == "permission_timeout" then drop(event.toolCallId) end
