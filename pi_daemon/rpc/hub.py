@@ -41,7 +41,7 @@ from .context import CURRENT
 from .editor_files import EditorFiles
 from .editor_language import EditorLanguage, features_of
 from .initialize import ClientState
-from .notify import STUCK_S, Receiver, SessionStream
+from .notify import STUCK_S, KeptBudget, Receiver, SessionStream
 from .server import NativeFace
 from .user_requests import UserRequests
 from .workspace_trust import WorkspaceTrust
@@ -78,6 +78,7 @@ class Hub:
         self.owners: dict[str, NativeFace] = {}  # top-level session id -> its editor
         self.streams: dict[str, SessionStream] = {}
         self.counters: dict[str, int] = {}  # session id -> the last seq sent: for the life of the process
+        self.kept_budget = KeptBudget()  # the events every session keeps for catching up, together
         self.user = UserRequests(self.host, shared, self.holding, self.root)
         self.on_change: Callable[[], None] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -217,7 +218,8 @@ class Hub:
         if session.parent_session_id is not None and session.parent_session_id in self.host.sessions.sessions:
             self.parents[session.id] = session.parent_session_id
         stream = SessionStream(session.id, functools.partial(self._receivers, session.id), self.counters,
-                               stuck_after=STUCK_S if self.shared else None, on_stuck=self._stuck)
+                               stuck_after=STUCK_S if self.shared else None, on_stuck=self._stuck,
+                               budget=self.kept_budget)
         self.streams[session.id] = stream
         session.subscribe(stream)
         opener = self._opener()

@@ -8,7 +8,7 @@ for a replay are not counted: they carry the seq of the last live event before t
 ``replay: true``.
 
 The stream keeps the events it sent (a bounded buffer, :data:`KEEP_EVENTS` /
-:data:`KEEP_BYTES`), so a client that comes back with ``session/load{fromSeq}`` gets exactly
+:data:`KEEP_BYTES` per session and :data:`KEEP_ALL_BYTES` for all of a daemon's sessions), so a client that comes back with ``session/load{fromSeq}`` gets exactly
 the ones it missed (:meth:`SessionStream.since`).
 
 While a holder is backlogged (its writer holds more than ``COALESCE_ABOVE`` unsent bytes),
@@ -41,6 +41,7 @@ HOLD_S = 0.02
 MERGEABLE = (TextDeltaEvent, ThinkingDeltaEvent, ToolcallDeltaEvent)
 KEEP_EVENTS = 20_000  # sent events a session keeps for a client catching up ...
 KEEP_BYTES = 16 * 1024 * 1024  # ... and at most this many bytes of them
+KEEP_ALL_BYTES = 64 * 1024 * 1024  # what all the sessions of a daemon keep together (see KeptBudget)
 STUCK_S = 30.0  # a holder over its high-water mark this long is let go (several clients only)
 
 
@@ -52,19 +53,38 @@ class Receiver(Protocol):
     def send_frame(self, body: bytes) -> None: ...
 
 
+class KeptBudget:
+    """The bytes the streams of one daemon keep together: over ``limit``, the stream keeping the most
+    lets go of its oldest events first (so many open sessions cannot add up to gigabytes)."""
+
+    def __init__(self, limit: int = KEEP_ALL_BYTES) -> None:
+        self.limit = limit
+        self.total = 0
+        self.streams: set[SessionStream] = set()
+
+    def trim(self) -> None:
+        while self.total > self.limit:
+            largest = max(self.streams, key=lambda stream: stream.kept_bytes, default=None)
+            if largest is None or not largest.kept:
+                return
+            largest.drop_oldest()
+
+
 class SessionStream:
     """The session's observer: numbers its events and sends each to ``receivers()``."""
 
     def __init__(self, session_id: str, receivers: Callable[[], list[Receiver]],
                  counters: dict[str, int] | None = None, *, stuck_after: float | None = None,
-                 on_stuck: Callable[[Receiver], None] | None = None) -> None:
+                 on_stuck: Callable[[Receiver], None] | None = None, budget: KeptBudget | None = None) -> None:
         self.session_id = session_id
         self.receivers = receivers
         self.counters = counters if counters is not None else {}  # session id -> last seq sent
         self.stuck_after = stuck_after
         self.on_stuck = on_stuck
         self.kept: deque[tuple[int, bytes]] = deque()  # (seq, body) of the events sent, oldest first
-        self._kept_bytes = 0
+        self.kept_bytes = 0
+        self.budget = budget or KeptBudget()
+        self.budget.streams.add(self)
         self.last_end = 0  # the seq of the last message_end (a stored message): the file has it
         self._held: dict[str, Any] | None = None  # wire form of a merged message_update
         self._parts: list[str] = []
@@ -79,9 +99,11 @@ class SessionStream:
         body = dumps({"jsonrpc": "2.0", "method": AGENT_EVENT.name,
                       "params": {"sessionId": self.session_id, "seq": seq, "event": wire_event}})
         self.kept.append((seq, body))
-        self._kept_bytes += len(body)
-        while len(self.kept) > KEEP_EVENTS or self._kept_bytes > KEEP_BYTES:
-            self._kept_bytes -= len(self.kept.popleft()[1])
+        self.kept_bytes += len(body)
+        self.budget.total += len(body)
+        while len(self.kept) > KEEP_EVENTS or self.kept_bytes > KEEP_BYTES:
+            self.drop_oldest()
+        self.budget.trim()
         for receiver in self.receivers():
             receiver.send_frame(body)
 
@@ -100,11 +122,18 @@ class SessionStream:
         start = first - self.kept[0][0]  # seqs in the buffer have no gaps
         return [body for _, body in list(self.kept)[start:]]
 
+    def drop_oldest(self) -> None:
+        size = len(self.kept.popleft()[1])
+        self.kept_bytes -= size
+        self.budget.total -= size
+
     def forget(self) -> None:
         """The session closed: its kept events go (the counter stays)."""
         self.flush()
+        self.budget.total -= self.kept_bytes
+        self.budget.streams.discard(self)
         self.kept.clear()
-        self._kept_bytes = 0
+        self.kept_bytes = 0
 
     def flush(self) -> None:
         if self._timer is not None:

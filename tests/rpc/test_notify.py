@@ -58,3 +58,22 @@ async def test_deltas_merge_only_while_backlogged_and_never_across_blocks():
     assert merged["usage"]["output"] == 7  # the latest usage survives the merge
     assert events[-1]["event"] == {"type": "turn_start"}
     os.close(read_fd)
+
+
+async def test_the_sessions_of_a_daemon_keep_a_bounded_total_the_largest_giving_up_its_oldest_first():
+    from pi_daemon.rpc.notify import KeptBudget
+
+    budget = KeptBudget(limit=20_000)
+    quiet = SessionStream("quiet", lambda: [], budget=budget)
+    busy = SessionStream("busy", lambda: [], budget=budget)
+    for i in range(5):
+        await quiet(text(0, "q" * 100))
+    for i in range(400):
+        await busy(text(0, "b" * 100))
+        assert budget.total <= budget.limit
+    assert budget.total == quiet.kept_bytes + busy.kept_bytes
+    assert quiet.since(1) is not None and len(quiet.since(1)) == 5  # the small one kept all it had
+    assert busy.since(1) is None  # the large one let its oldest go: a client that far behind gets a replay
+    assert busy.since(busy.seq) is not None and len(busy.since(busy.seq)) == 1
+    busy.forget()
+    assert budget.total == quiet.kept_bytes and busy not in budget.streams
