@@ -1,0 +1,155 @@
+// Issue #40's VS Code flow: the extension in attach mode (pi.connection "attach", the default) reaches the
+// workspace's pi-daemon server, which outlives the window. A loopback model server streams an answer slowly
+// until the flow lets it end; the window is reloaded several times while it streams, and each time the chat
+// comes back with the conversation, busy (Stop on), the answer still arriving; it ends whole. Then a second
+// answer is stopped from a reloaded window. Screenshots prefixed "reload40-".
+// Figure: the time from the chat view opening after a reload (its page's own clock: performance.now(), from
+// its load start) to the running conversation shown (the prompt, the answer so far, Stop on); the median of
+// the reloads is printed.
+//
+//   node e2e/flows40-reload.mjs <cache folder from e2e/install.sh>   (env: PI_DAEMON_PYTHON, PYTHONPATH, PI_E2E_OUT)
+import assert from "node:assert/strict";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import { join, resolve } from "node:path";
+import { launch, python, until, chatFrames } from "./harness.mjs";
+import { serverPids } from "../test-support/servers.mjs";
+
+const here = resolve(new URL(".", import.meta.url).pathname);
+const cache = process.argv[2] ?? join(process.env.HOME, ".cache", "pi-daemon-e2e");
+const out = resolve(process.env.PI_E2E_OUT ?? join(here, "..", "e2e-output"));
+const RELOADS = 5;
+const PROMPT = "Tell me a long story, slowly.";
+const END = "THE END.";
+
+// An OpenAI-compatible server whose answer streams a word every 80 ms until `finish()`, then ends with END;
+// `sent` is each answer's text so far. A request cut off (Stop) ends its answer.
+function slowModelServer() {
+  const answers = [];
+  let finishing = false;
+  const server = createServer((request, response) => {
+    if (request.method === "GET" && request.url === "/v1/models") {
+      response.writeHead(200, { "content-type": "application/json" });
+      return response.end(JSON.stringify({ object: "list", data: [{ id: "slow", object: "model" }] }));
+    }
+    if (request.method !== "POST" || request.url !== "/v1/chat/completions") return response.writeHead(404).end();
+    request.resume();
+    response.writeHead(200, { "content-type": "text/event-stream" });
+    const chunk = (delta, finish = null) => `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 0,
+      model: "slow", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+    const answer = { text: "", done: false };
+    answers.push(answer);
+    finishing = false;
+    let n = 0;
+    const timer = setInterval(() => {
+      if (response.destroyed) return clearInterval(timer);
+      const piece = finishing ? ` ${END}` : `${n ? " " : ""}w${++n}`;
+      answer.text += piece;
+      response.write(chunk({ content: piece }));
+      if (!finishing && n < 4000) return;
+      clearInterval(timer);
+      answer.done = true;
+      response.write(chunk({}, "stop"));
+      response.end("data: [DONE]\n\n");
+    }, 80);
+    response.on("close", () => clearInterval(timer));
+  });
+  return new Promise((ok) => server.listen(0, "127.0.0.1", () =>
+    ok({ server, answers, url: `http://127.0.0.1:${server.address().port}/v1`, finish: () => (finishing = true) })));
+}
+
+const model = await slowModelServer();
+const kit = await launch({
+  cache, out, prefix: "reload40-",
+  prepare: (root) => {
+    mkdirSync(join(root, "home"), { recursive: true });
+    writeFileSync(join(root, "home", "models.json"), JSON.stringify({ providers: { loop: {
+      baseUrl: model.url, api: "openai-completions", models: [{ id: "slow", contextWindow: 32000, maxTokens: 4000 }] } } }));
+  },
+  settings: () => ({ "pi.command": python, "pi.args": ["-m", "pi_daemon", "--model", "loop/slow"], "pi.connection": "attach" }),
+});
+const { page, chat, run, send, T } = kit;
+
+const sidebarFrame = async () => (await chatFrames(page, "sidebar"))[0];
+// The words of the answer shown (the last assistant message's text).
+const shownAnswer = () => chat().locator(".assistant").last().innerText().catch(() => "");
+const words = (text) => (text.match(/\bw\d+\b/g) ?? []).length;
+
+// After a reload: the chat page's own clock when it shows the running conversation (its prompt, an answer
+// with words, Stop on), read in the page as soon as the page is there.
+async function shownAt() {
+  const frame = await until(sidebarFrame, "the chat page after the reload");
+  return frame.evaluate(({ prompt }) => new Promise((resolve) => {
+    const check = () => {
+      const user = [...document.querySelectorAll(".user")].some((n) => n.textContent.includes(prompt));
+      const answer = [...document.querySelectorAll(".assistant")].pop();
+      const stop = document.querySelector("#stop");
+      if (user && answer && /\bw\d+\b/.test(answer.textContent) && stop && !stop.disabled) resolve(performance.now());
+      else setTimeout(check, 2);
+    };
+    check();
+  }), { prompt: PROMPT });
+}
+
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const times = [];
+
+try {
+  await kit.open();
+  await run("open the chat: the extension attaches to the workspace's server", async () => {
+    await kit.openChat("loop/slow");
+    await until(() => serverPids(kit.runtime).length === 1, "a pi-daemon server in the run's runtime folder");
+  });
+
+  let server;
+  await run("ask: the answer streams slowly", async () => {
+    await send(PROMPT);
+    await until(async () => words(await shownAnswer()) >= 5, "the answer streaming");
+    await chat().locator("#stop:enabled").waitFor({ timeout: T });
+    [server] = serverPids(kit.runtime);
+  });
+
+  for (let reload = 1; reload <= RELOADS && !kit.failed; reload++) {
+    await run(`reload ${reload}: the chat comes back with the conversation, busy, the answer still arriving`, async () => {
+      const before = words(await shownAnswer());
+      await page.reload();
+      times.push(await shownAt());
+      await chat().locator(".user", { hasText: PROMPT }).waitFor({ timeout: T });
+      await chat().locator("#stop:enabled").waitFor({ timeout: T });
+      const back = words(await shownAnswer());
+      assert.ok(back >= before, `the answer shown after the reload (${back} words) has what was shown before (${before})`);
+      await until(async () => words(await shownAnswer()) > back + 3, "more of the answer arriving after the reload");
+      assert.deepEqual(serverPids(kit.runtime), [server], "the same server, outliving the window");
+    });
+  }
+
+  await run("the answer ends whole: every word the model sent, Stop off", async () => {
+    model.finish();
+    await chat().locator(".assistant", { hasText: END }).waitFor({ timeout: T });
+    await chat().locator("#stop:disabled").waitFor({ timeout: T });
+    const [answer] = model.answers;
+    assert.ok(answer.done);
+    assert.equal((await shownAnswer()).replace(/\s+/g, " ").trim(), answer.text.replace(/\s+/g, " ").trim());
+  });
+
+  await run("a second answer, the window reloaded: Stop in the reloaded window stops it", async () => {
+    await send("Another one, please.");
+    await until(async () => words(await shownAnswer()) >= 3 && model.answers.length === 2, "the second answer streaming");
+    await page.reload();
+    await chat().locator(".user", { hasText: "Another one, please." }).waitFor({ timeout: T });
+    await chat().locator("#stop:enabled").click({ timeout: T });
+    await chat().locator("#stop:disabled").waitFor({ timeout: T });
+    await chat().locator(".assistant .note", { hasText: "stopped" }).waitFor({ timeout: T });
+  });
+} catch (error) {
+  await kit.fail(error);
+} finally {
+  model.server.close();
+}
+if (times.length) {
+  console.log(`reload → running conversation shown, ms (chat page clock): ${times.map((t) => t.toFixed(0)).join(", ")}`);
+  console.log(`median ${median(times).toFixed(0)} ms over ${times.length} reloads (goal ≤ 300 ms)`);
+}
+const ok = await kit.close();
+console.log(`screenshots in ${out}`);
+process.exit(ok ? 0 : 1);
