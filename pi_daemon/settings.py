@@ -125,6 +125,11 @@ def layered(workspace: str | Path, trusted: bool | None = None) -> Layered:
     return Layered(merged, ignored)
 
 
+def user_settings() -> dict[str, dict[str, Any]]:
+    """The user's own settings.json alone, for what a workspace must never set (the server's idle timeout)."""
+    return _read(home_dir() / "settings.json")
+
+
 def load(workspace: str | Path) -> dict[str, dict[str, Any]]:
     """The settings in effect for this workspace (trusted or not, see the module text)."""
     return layered(workspace).values

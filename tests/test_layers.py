@@ -1,6 +1,6 @@
 """The package's import graph: no circle, imports only downward, no library's private names.
 
-Layers, top to bottom: the entry points (``cli``, ``ask``, ``client``) → the two faces (``rpc``
+Layers, top to bottom: the entry points (``cli``, ``ask``, ``client``, and ``server``: serve, attach, ps) → the two faces (``rpc``
 native, ``acp``) → ``host`` → ``session`` → ``agent`` → ``llm``, ``tools``, ``mcp``,
 ``commands`` → ``worktree`` (the record of a run's changes) → ``guard`` (the door: trust, the
 workspace boundary, programs, permissions, the sandbox) → the leaves (messages, events, converters, configuration files). ``wire`` is
@@ -18,7 +18,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "pi_daemon"
 
-ENTRY = ("cli", "ask", "client", "__main__")
+ENTRY = ("cli", "ask", "client", "__main__", "server")
 FACES = ("rpc", "acp")
 LOWER = ("session", "agent", "llm", "tools", "mcp", "commands", "worktree", "guard")
 LEAVES = ("messages", "events", "converter", "json_read", "json_types", "cancel", "home", "config_file",

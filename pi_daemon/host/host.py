@@ -4,7 +4,7 @@ sessions, slash commands and MCP servers, and the order in which they stop.
 A face hands it what only a face can do: ask the user for a permission (``asker``) or the
 agent's questions (``questions``, when its client can answer them), reach
 the editor's buffers (``file_access``) and watch each opened session for its events
-(``on_open``). The host knows nothing of frames or of either protocol.
+(``on_open``, and ``on_close`` when one closes). The host knows nothing of frames or of either protocol.
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ class Host:
         permission_timeout: float | None,
         asker: Asker,
         on_open: Callable[[AgentSession], None],
+        on_close: Callable[[AgentSession], None] | None = None,
         file_access: Callable[[str, Any], Any] | None = None,
         language: Callable[[str], Any] | None = None,
         extra_roots: list[str] | None = None,
@@ -67,7 +68,7 @@ class Host:
         self.gate = PermissionGate(self.tools_workspace.root, allowed=allowed_tools, asker=asker)
         self.commands = Catalog(workspace)
         self.mcp = McpManager(workspace)
-        self.sessions = SessionManager(registry, workspace, default_model, on_open=on_open,
+        self.sessions = SessionManager(registry, workspace, default_model, on_open=on_open, on_close=on_close,
                                        tools_workspace=self.tools_workspace, permissions=self.gate,
                                        mcp=self.mcp, commands=self.commands, file_access=file_access,
                                        language=language, questions=questions)

@@ -1,10 +1,12 @@
 """What a native method's handler works with: the host, the client's declarations and the
-face's own state — never the transport (:class:`Context`)."""
+connection's own state — never the transport (:class:`Context`)."""
 
 from __future__ import annotations
 
+import contextvars
 from typing import TYPE_CHECKING, Any, Callable
 
+from ..session.manager import SessionNotFound
 from ..wire.peer import REQUEST_ID
 
 if TYPE_CHECKING:
@@ -12,24 +14,30 @@ if TYPE_CHECKING:
     from ..host.host import Host
     from ..llm.registry import ModelRegistry
     from ..mcp.manager import McpManager
-    from ..session import SessionManager
+    from ..session import AgentSession, SessionManager
     from ..guard.permissions import PermissionGate
     from ..guard.workspace import Workspace
     from .initialize import ClientState
+    from .server import NativeFace
     from .workspace_trust import WorkspaceTrust
+
+CURRENT: contextvars.ContextVar["Context | None"] = contextvars.ContextVar("pi_daemon_rpc_context", default=None)
+"""The connection whose request is being served (and whose run is going on): a session opened
+now is that connection's."""
 
 
 class Context:
     """One per connection; handlers take it with their structured params."""
 
-    def __init__(self, host: Host, client: ClientState, max_frame_bytes: int, *,
+    def __init__(self, connection: NativeFace, client: ClientState, max_frame_bytes: int, *,
                  after_initialize: Callable[[], None], begin_shutdown: Callable[[], Any],
                  request_exit: Callable[[], None]) -> None:
-        self.host = host
+        self.connection = connection
+        self.hub = connection.hub
+        self.host: Host = connection.hub.host
         self.client = client
         self.max_frame_bytes = max_frame_bytes
-        self.event_seqs: dict[str, int] = {}  # session id -> the last seq sent (see notify)
-        self.trust: WorkspaceTrust  # set by the face once built
+        self.trust: WorkspaceTrust = connection.hub.trust
         self.after_initialize = after_initialize
         self.begin_shutdown = begin_shutdown
         self.request_exit = request_exit
@@ -38,6 +46,23 @@ class Context:
     def request_id(self) -> Any:
         """The id of the request being handled."""
         return REQUEST_ID.get()
+
+    # --- this connection's sessions ------------------------------------------------------
+
+    def session(self, session_id: str | None, *, create: bool = False) -> AgentSession:
+        """The named open session, else this connection's current one (created when ``create`` and none)."""
+        if session_id:
+            return self.sessions.get(session_id)
+        current = self.connection.current
+        if current is not None and self.sessions.sessions.get(current.id) is current:
+            return current
+        if create:
+            return self.sessions.create_or_detached()  # the hub makes it this connection's current session
+        raise SessionNotFound("there is no current session: call session/new, session/load or prompt first")
+
+    def own(self, session: AgentSession) -> None:
+        """This connection sent the session a prompt: it is the session's editor from now on."""
+        self.hub.own(self.connection, session)
 
     # --- the host, as the handlers see it ---------------------------------------------
 

@@ -10,7 +10,7 @@ from typing import Any, Callable, Coroutine
 from ..converter import to_wire
 from ..host.errors import as_rpc_error
 from ..wire.errors import InternalError, InvalidState
-from .context import Context
+from .context import CURRENT, Context
 from .params import structure_params
 from .registry import MethodSpec
 
@@ -26,6 +26,7 @@ def feature(ctx: Context, spec: MethodSpec[Any, Any],
     assert handler is not None, spec.name
 
     async def serve(raw_params: Any) -> Any:
+        CURRENT.set(ctx)  # this task's (and the tasks it starts): the peer runs each handler as a task
         if refused(spec.name):
             raise InvalidState("the daemon is shutting down")
         try:

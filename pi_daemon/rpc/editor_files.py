@@ -1,7 +1,8 @@
 """The native face's editor file system: ``fs/readTextFile`` and ``workspace/applyEdit``.
 
 When the client declared ``capabilities.fs`` in ``initialize``, the session's file tools
-reach files through :class:`EditorFiles`. Every path is confined first, exactly as for
+reach files through :class:`EditorFiles` (with several clients, the session's editor is the one
+that last prompted in it; with none, files are the disk's). Every path is confined first, exactly as for
 the disk (:mod:`..tools.workspace`); only then is the editor asked, with the resolved
 absolute path.
 
@@ -79,13 +80,17 @@ def text_edits(old: str, new: str) -> list[TextEdit]:
 
 
 class EditorFiles(DiskFiles):
-    def __init__(self, workspace: Workspace, ask: Ask, session_id: str, client: ClientState) -> None:
+    def __init__(self, workspace: Workspace, ask: Ask, session_id: str, editor: Callable[[], ClientState]) -> None:
         super().__init__(workspace)
         self.ask = ask
         self.session_id = session_id
-        self.client = client
+        self.editor = editor  # the declarations of the client that is the session's editor now
         self.seen: dict[str, tuple[str, int | None]] = {}  # path -> (text, version) the last read gave
         self.edited: set[str] = set()  # paths changed through applyEdit and not yet saved through fs/save
+
+    @property
+    def client(self) -> ClientState:
+        return self.editor()
 
     async def _buffer(self, target: Path, line: int | None = None,
                       limit: int | None = None) -> tuple[str | None, int | None]:

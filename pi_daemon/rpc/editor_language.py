@@ -4,7 +4,8 @@ When the client declared ``capabilities.languageFeatures`` in ``initialize``, a 
 language tools (:mod:`..tools.language`) reach the editor's language servers through
 :class:`EditorLanguage`: ``editor/diagnostics``, ``editor/definition``,
 ``editor/references``, ``editor/documentSymbols``, ``editor/workspaceSymbols`` and
-``editor/hover``, with files as ``file:`` URIs; with ``status``, ``editor/languageStatus`` says
+``editor/hover``, with files as ``file:`` URIs (asked of the session's editor: with several
+clients, the one that last prompted in it); with ``status``, ``editor/languageStatus`` says
 which servers cover a file and which still load the project (names only, bounded: at most
 ``MAX_SERVERS`` of ``MAX_NAME_CHARS`` printable characters each). The answers are read with lsprotocol's types
 and converter (LSP's own vocabulary, loaded with the first answer); an answer of the wrong
@@ -67,9 +68,9 @@ def _names(answer: Any, field: str) -> list[str]:
 
 class EditorLanguage(LanguageAccess):
     def __init__(self, ask: Ask, session_id: str, client: ClientState) -> None:
-        self.ask = ask
+        self.ask = ask  # raises OSError when no editor is attached
         self.session_id = session_id
-        self.features = features_of(client)
+        self.features = features_of(client)  # the opening client's: they decide the session's tools
 
     async def _ask(self, spec: Any, params: Any, shape: Any) -> Any:
         """The editor's answer to ``spec``'s request, as lsprotocol's ``shape``."""

@@ -25,6 +25,7 @@ from .initialize_types import (
     LanguageFeatures,
     ServerCapabilities,
     ServerInfo,
+    ServerMode,
 )
 from .registry import METHODS
 
@@ -46,7 +47,7 @@ class ClientState:
 
 
 def initialize(params: InitializeParams, state: ClientState, max_frame_bytes: int,
-               workspace: str) -> InitializeResult:
+               workspace: str, server: ServerMode | None = None) -> InitializeResult:
     if state.initialized:
         raise InvalidRequest("initialize was already received on this connection")
     if params.protocol_version > PROTOCOL_VERSION or params.protocol_version < 1:
@@ -87,5 +88,6 @@ def initialize(params: InitializeParams, state: ClientState, max_frame_bytes: in
             ask_user=state.ask_user,
         ),
         workspace=workspace,
+        server=server,
     )
 

@@ -79,8 +79,15 @@ class ServerCapabilities:
 
 
 @attrs.define
+class ServerMode:
+    shared: bool  # a server other clients may be connected to too (pi-daemon serve / attach)
+    pid: int  # the daemon's process
+
+
+@attrs.define
 class InitializeResult:
     protocol_version: int
     server_info: ServerInfo
     capabilities: ServerCapabilities
     workspace: str  # the workspace root, absolute: the base of the relative paths the daemon sends
+    server: ServerMode | None = None

@@ -128,6 +128,7 @@ class SessionLoadParams:
     file: str | None = None
     replay: bool = False
     allow_outside: bool = False
+    from_seq: int | None = None  # the client has seen every event before this seq
 
 
 @attrs.define

@@ -35,6 +35,7 @@ from .initialize_types import (  # re-exported: answered before this module is l
     InitializeResult as InitializeResult,
     ServerCapabilities as ServerCapabilities,
     ServerInfo as ServerInfo,
+    ServerMode as ServerMode,
 )
 from .extension_types import *  # noqa: F401,F403 (the extension methods' types, re-exported)
 from .language_types import *  # noqa: F401,F403 (the editor's language features, re-exported)
@@ -260,6 +261,7 @@ class SessionLoadResult:
     torn_line_saved_to: str | None = None
     skipped: list[SkippedLine] | None = None
     model_withheld: str | None = None
+    catch_up: Literal["events", "replay"] | None = None  # what follows the reply for fromSeq
 
 
 @attrs.define

@@ -5,7 +5,8 @@ Until the user trusts the workspace, the fields of its ``.pi/settings.json`` and
 (:mod:`pi_daemon.settings`, :mod:`pi_daemon.llm.config`), and so are the servers of its
 ``.pi/mcp.json`` (they start processes, :mod:`pi_daemon.mcp.config`); ``getState`` and the log say
 which. A client that declared ``capabilities.workspaceTrust`` is asked once
-(``workspace/trust``) when there is something to ignore and no remembered answer; the
+(``workspace/trust``) when there is something to ignore and no remembered answer (with several
+connections, one that can answer; if it leaves unanswered, the next one is asked); the
 answer is remembered (:mod:`pi_daemon.guard.trust`) and a "yes" applies the workspace's
 configuration at once: the registry is reloaded in place and the settings applied again.
 """
@@ -14,33 +15,39 @@ from __future__ import annotations
 
 import logging
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from .. import settings
 from ..guard import trust
 from ..llm.config import ConfigError
 from . import types as t
 
+from ..wire.peer import InputClosed
+
 if TYPE_CHECKING:
+    from ..host.host import Host
     from ..wire.peer import Peer
-    from .context import Context
 
 log = logging.getLogger(__name__)
 
 
 class WorkspaceTrust:
-    def __init__(self, ctx: "Context", peer: "Peer") -> None:
-        self.ctx = ctx
-        self.peer = peer
-        self.workspace = ctx.workspace
+    def __init__(self, host: "Host") -> None:
+        self.host = host
+        self.workspace = host.workspace
         self.decision = trust.decision(self.workspace)
         self.ignored = self._ignored()
         self._asked = False
-        self._pending: str | None = None
+        self._pending: tuple["Peer", str] | None = None
+        self.on_unanswered: Callable[[], None] | None = None  # the asked client left without answering
+
+    @property
+    def pending(self) -> bool:
+        return self._pending is not None
 
     def _ignored(self) -> list[settings.Ignored]:
-        return (settings.layered(self.workspace).ignored + list(self.ctx.registry.ignored)
-                + list(self.ctx.mcp.ignored))
+        return (settings.layered(self.workspace).ignored + list(self.host.registry.ignored)
+                + list(self.host.mcp.ignored))
 
     def state(self) -> t.WorkspaceTrustState:
         return t.WorkspaceTrustState(trusted=self.decision is True, decided=self.decision is not None,
@@ -52,16 +59,18 @@ class WorkspaceTrust:
                         "not trusted" if self.decision is False else "not trusted yet",
                         "; ".join(f"{i.file}: {i.field} ({i.effect})" for i in self.ignored))
 
-    def maybe_ask(self) -> None:
-        """Send ``workspace/trust`` if the client can answer and nothing was decided yet."""
-        if (self._asked or not self.ignored or self.decision is not None or not self.ctx.client.workspace_trust
-                or self.peer.closed or self.ctx.host.stopping):
+    def maybe_ask(self, peers: list["Peer"]) -> None:
+        """Send ``workspace/trust`` to the first of ``peers`` (clients that can answer) still
+        reading, if nothing was decided or asked yet."""
+        peer = next((p for p in peers if not p.closed), None)
+        if self._asked or not self.ignored or self.decision is not None or peer is None or self.host.stopping:
             return
         self._asked = True
-        self._pending = msg_id = f"trust-{uuid.uuid4().hex[:12]}"
+        msg_id = f"trust-{uuid.uuid4().hex[:12]}"
+        self._pending = (peer, msg_id)
         params = {"workspace": str(self.workspace),
                   "reasons": [{"file": i.file, "field": i.field, "effect": i.effect} for i in self.ignored]}
-        _, future = self.peer.send_request(t.WORKSPACE_TRUST.name, params, msg_id=msg_id)
+        _, future = peer.send_request(t.WORKSPACE_TRUST.name, params, msg_id=msg_id)
         # Applied while the reply is being handled, so the next request already sees it.
         future.add_done_callback(self._answered)
 
@@ -70,6 +79,10 @@ class WorkspaceTrust:
         if future.cancelled():
             return
         exc = future.exception()
+        if isinstance(exc, InputClosed) and self.on_unanswered is not None:
+            self._asked = False  # that client left: another one may answer
+            self.on_unanswered()
+            return
         if exc is not None:
             log.warning("workspace/trust failed: %s; the workspace stays untrusted", exc)
             return
@@ -87,18 +100,17 @@ class WorkspaceTrust:
             log.warning("workspace %s not trusted; its configuration stays ignored", self.workspace)
             return
         try:
-            self.ctx.registry.reload(trusted=True)
+            self.host.registry.reload(trusted=True)
         except (ConfigError, OSError) as exc:
             log.error("workspace %s trusted, but its models.json cannot be used: %s", self.workspace, exc)
-        self.ctx.apply_settings()
-        self.ctx.sessions.refresh_models()
+        self.host.apply_settings()
+        self.host.sessions.refresh_models()
         self.ignored = self._ignored()
         log.warning("workspace %s trusted; its configuration applies", self.workspace)
 
     def cancel(self) -> None:
         """Withdraw an unanswered question (shutdown): ``$/cancelRequest``, unless stdin is gone."""
-        msg_id, self._pending = self._pending, None
-        if msg_id is None:
-            return
-        self.peer.withdraw(msg_id)
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            pending[0].withdraw(pending[1])
 

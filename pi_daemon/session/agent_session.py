@@ -590,21 +590,21 @@ class AgentSession:
 
     # --- replay -------------------------------------------------------------------------
 
-    async def replay(self) -> None:
-        """Re-send the context's stored messages as message events marked as replayed, then
-        ``replay_end``; nothing is written, and the session's own state does not change."""
-        await asyncio.sleep(0)  # after the reply that announced the session
+    def replay_events(self) -> list[Replayed]:
+        """The context's stored messages as message events marked as replayed, then ``replay_end``,
+        as the file has them now; nothing is written, and the session's own state does not change."""
+        events: list[Replayed] = []
         count = 0
         for entry in context_entries(self.store.branch()):
             message, reason = readable_message(entry)
             if reason is not None:
                 continue
-            await self.observers.emit(Replayed(MessageStart(message=message)))
-            await self.observers.emit(Replayed(MessageEnd(message=message, entry_id=entry["id"])))
+            events += [Replayed(MessageStart(message=message)), Replayed(MessageEnd(message=message, entry_id=entry["id"]))]
             count += 1
         if self.plan.current.entries:
-            await self.observers.emit(Replayed(self.plan.event()))
-        await self.observers.emit(Replayed(ReplayEnd(message_count=count)))
+            events.append(Replayed(self.plan.event()))
+        events.append(Replayed(ReplayEnd(message_count=count)))
+        return events
 
     # --- model state and settings ---------------------------------------------------------
 

@@ -77,6 +77,7 @@ class OutsidePath(Exception):
 class SessionManager:
     def __init__(self, registry: ModelRegistry, workspace: str, default_model: Model | None,
                  on_open: Callable[[AgentSession], None] | None = None,
+                 on_close: Callable[[AgentSession], None] | None = None,
                  compaction: CompactionSettings | None = None, tools_workspace: Workspace | None = None,
                  permissions: PermissionGate | None = None, mcp: McpManager | None = None,
                  commands: Catalog | None = None,
@@ -95,10 +96,10 @@ class SessionManager:
         self.commands = commands  # skills: named in the system prompt, loaded with the skill tool
         self.default_model = default_model
         self.on_open = on_open
+        self.on_close = on_close
         self.compaction = compaction or CompactionSettings()
         self.subagents = True  # settings' subagents.enabled: sessions opened from now on get the task tool
         self.sessions: dict[str, AgentSession] = {}
-        self.current: AgentSession | None = None
         self.input_closed = False
         self.processes = ProcessTable(self._announce)  # the agent's background commands, every session's
         clean_spill(self.spill_dir)
@@ -165,7 +166,7 @@ class SessionManager:
               child_tools: Sequence[Any] = ()) -> AgentSession:
         """Open a session on ``store``; with ``parent``, a subagent's: it works with ``child_tools``
         (some of the parent's own tool objects, so the same files, editor and change log), and
-        never becomes the current session."""
+        is never a face's current session."""
         if parent is None:
             view, files, tools, skills = self._tools(store)
         else:
@@ -205,8 +206,6 @@ class SessionManager:
         if self.input_closed:
             session.close_input()
         self.sessions[session.id] = session
-        if parent is None:
-            self.current = session
         if self.on_open is not None:
             self.on_open(session)
         log.info("session %s opened (%s)%s", session.id, store.path,
@@ -263,7 +262,7 @@ class SessionManager:
             session.withhold_model(*self.registry.default_withheld)
         return session
 
-    def _create_or_detached(self) -> AgentSession:
+    def create_or_detached(self) -> AgentSession:
         """A new session; in a workspace whose session folder is read-only, one without a file."""
         try:
             return self.create()
@@ -274,18 +273,12 @@ class SessionManager:
             store = SessionStore.detached(path, session_id, os.path.abspath(self.workspace), str(exc))
             return self._open(store, model=self.default_model)
 
-    def get(self, session_id: str | None, *, create: bool = False) -> AgentSession:
-        """The named open session, else the current one (created when ``create`` and none)."""
-        if session_id:
-            session = self.sessions.get(session_id)
-            if session is None:
-                raise SessionNotFound(f"no open session with id {session_id!r}: open it with session/load")
-            return session
-        if self.current is None:
-            if create:
-                return self._create_or_detached()
-            raise SessionNotFound("there is no current session: call session/new, session/load or prompt first")
-        return self.current
+    def get(self, session_id: str) -> AgentSession:
+        """The named open session."""
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise SessionNotFound(f"no open session with id {session_id!r}: open it with session/load")
+        return session
 
     def find_file(self, session_id: str | None, file: str | None) -> Path:
         if file:
@@ -312,7 +305,6 @@ class SessionManager:
         wanted = self.find_file(None, file).resolve() if file else None
         for open_session in self.sessions.values():
             if open_session.id == session_id or Path(open_session.file).resolve() == wanted:
-                self.current = open_session
                 return open_session, not open_session.busy and interrupted(open_session.messages)
         path = self.find_file(session_id, file)
         self._room_for_one_more()
@@ -490,13 +482,11 @@ class SessionManager:
         if self.mcp is not None:
             self.mcp.detach(session.id)
         clean_spill(self.spill_dir)
-        if self.current is session:
-            self.current = next(reversed(self.sessions.values()), None)
+        if self.on_close is not None:
+            self.on_close(session)
 
     async def delete(self, session_id: str | None, file: str | None) -> str:
         open_session = self.sessions.get(session_id or "") if session_id else None
-        if open_session is None and not session_id and not file and self.current is not None:
-            open_session = self.current
         path = Path(open_session.file) if open_session else self.find_file(session_id, file)
         if not self.in_sessions_dir(path):
             raise SessionFileError(f"{path} is not in this workspace's session folder {self.sessions_dir}")

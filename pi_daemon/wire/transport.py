@@ -132,6 +132,11 @@ class FrameReader:
         finally:
             self._taken(len(items))
 
+    def join(self, timeout: float | None = None) -> None:
+        """Wait until the reader has read its EOF and stopped (a socket's: shut it down first), so
+        its descriptor may be closed without the number being read again once reused."""
+        self._thread.join(timeout)
+
     def attach(self, loop: asyncio.AbstractEventLoop, on_items: Callable[[list[object]], None]) -> None:
         with self._lock:
             self._loop = loop

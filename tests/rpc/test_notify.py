@@ -10,7 +10,7 @@ from helpers import await_until
 from pi_daemon.events import MessageUpdate, TextDeltaEvent, ThinkingDeltaEvent, TurnStart
 from pi_daemon.messages import Usage
 from pi_daemon.wire.framing import encode
-from pi_daemon.rpc.notify import COALESCE_ABOVE, EventSender
+from pi_daemon.rpc.notify import COALESCE_ABOVE, SessionStream
 from pi_daemon.wire.transport import FrameWriter
 
 
@@ -22,7 +22,14 @@ async def test_deltas_merge_only_while_backlogged_and_never_across_blocks():
     read_fd, write_fd = os.pipe()
     writer = FrameWriter(write_fd)
     writer.attach(asyncio.get_running_loop())
-    sender = EventSender("s1", writer, lambda body: writer.write(encode(body, "ndjson")))
+    class Client:  # a connection, as a session's stream sees it
+        def __init__(self):
+            self.writer = writer
+
+        def send_frame(self, body):
+            writer.write(encode(body, "ndjson"))
+
+    sender = SessionStream("s1", lambda: [Client()])
     await sender(text(0, "a"))  # no backlog yet: sent as is
     writer.write(b" " * (COALESCE_ABOVE + 70_000) + b"\n")  # the client stops reading: a backlog
     await await_until(lambda: writer.backlog > COALESCE_ABOVE, "the writer's backlog")

@@ -561,6 +561,7 @@ export interface InitializeResult {
   serverInfo: ServerInfo;
   capabilities: ServerCapabilities;
   workspace: string;
+  server?: ServerMode;
 }
 
 /** An error or warning the editor's language servers report since a write or edit (1-based place). */
@@ -1172,6 +1173,11 @@ export interface ServerInfo {
   version: string;
 }
 
+export interface ServerMode {
+  shared: boolean;
+  pid: number;
+}
+
 export interface SessionDeleteParams {
   sessionId?: string | null;
   file?: string | null;
@@ -1237,6 +1243,7 @@ export interface SessionLoadParams {
   file?: string | null;
   replay?: boolean;
   allowOutside?: boolean;
+  fromSeq?: number | null;
   [key: string]: unknown;
 }
 
@@ -1249,6 +1256,7 @@ export interface SessionLoadResult {
   tornLineSavedTo?: string;
   skipped?: SkippedLine[];
   modelWithheld?: string;
+  catchUp?: "events" | "replay";
 }
 
 export interface SessionNewParams {
@@ -1904,7 +1912,7 @@ export interface Methods {
   "removeQueued": { params: RemoveQueuedParams; result: RemovedResult };
   /** new session with the whole current path */
   "session/clone": { params: SessionRef; result: SessionNewResult };
-  /** close an open session */
+  /** close an open session (for this connection; others may hold it) */
   "session/close": { params: SessionRef; result: ClosedResult };
   /** delete a session file */
   "session/delete": { params: SessionDeleteParams; result: SessionDeleteResult };
@@ -1918,7 +1926,7 @@ export interface Methods {
   "session/label": { params: LabelParams; result: LabelResult };
   /** the workspace's sessions, newest first */
   "session/list": { params: SessionListParams; result: SessionListResult };
-  /** open a stored session; it becomes current */
+  /** open a stored session, or attach to an open one; it becomes current */
   "session/load": { params: SessionLoadParams; result: SessionLoadResult };
   /** move the current position to another entry */
   "session/navigate": { params: NavigateParams; result: NavigateResult };
@@ -1948,7 +1956,7 @@ export interface Methods {
   "setQueueModes": { params: SetQueueModesParams; result: SetQueueModesResult };
   /** choose the thinking level */
   "setThinkingLevel": { params: SetThinkingLevelParams; result: SetThinkingLevelResult };
-  /** abort runs, answer, then wait for exit */
+  /** abort runs, answer, then wait for exit (under a server: end this connection only) */
   "shutdown": { params: Empty; result: Empty };
   /** queue a steering message */
   "steer": { params: QueueParams; result: QueuedResult };

@@ -31,7 +31,7 @@ def _choices(files: list[t.FileChoice] | None) -> list[dict[str, Any]] | None:
 async def changes_get(ctx: "Context", p: t.ChangesGetParams) -> t.ChangesResult:
     from ...session.stored_runs import ChangeError
 
-    session = ctx.sessions.get(p.session_id)
+    session = ctx.session(p.session_id)
     try:
         run_id, files = session.changes.get(p.run_id, p.path, p.with_content)
     except ChangeError as exc:
@@ -47,7 +47,7 @@ async def changes_revert(ctx: "Context", p: t.ChangesRevertParams) -> t.ChangesR
     from ...session.stored_runs import ChangeError
     from ...guard.workspace import PathRefused
 
-    session = ctx.sessions.get(p.session_id)
+    session = ctx.session(p.session_id)
     if session.busy:
         raise AgentBusy("a run is active: revert its changes once it has settled (or abort it)")
     try:
@@ -65,7 +65,7 @@ async def changes_revert(ctx: "Context", p: t.ChangesRevertParams) -> t.ChangesR
 async def changes_accept(ctx: "Context", p: t.ChangesAcceptParams) -> t.ChangesAcceptResult:
     from ...session.stored_runs import ChangeError
 
-    session = ctx.sessions.get(p.session_id)
+    session = ctx.session(p.session_id)
     live = session.changes.run_id
     if live is not None and (p.run_id or next(reversed(session.changes.runs()), None)) == live:
         # Its hunks still move (a later edit replaces, merges or renumbers them): a mark would not hold.

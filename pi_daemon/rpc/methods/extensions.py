@@ -18,7 +18,7 @@ async def list_tools(ctx: "Context", p: t.SessionRef) -> t.ListToolsResult:
     from ...mcp.names import is_mcp_tool
     from ..state import server_infos
 
-    session = ctx.sessions.get(p.session_id, create=True)
+    session = ctx.session(p.session_id, create=True)
     tools = []
     for tool in session.agent.state.tools:
         source: Literal["builtin", "mcp", "skill"] = (

@@ -126,7 +126,7 @@ def _models_of(ctx: "Context", provider: str) -> list[t.ModelInfo]:
 async def set_model(ctx: "Context", p: t.SetModelParams) -> t.SetModelResult:
     from ...host.commands import set_model as change
 
-    session = ctx.sessions.get(p.session_id, create=True)
+    session = ctx.session(p.session_id, create=True)
     model = await change(ctx.host, session, p.provider, p.model_id, remember=p.remember)
     return t.SetModelResult(model=model_info(ctx, model))
 
@@ -134,5 +134,5 @@ async def set_model(ctx: "Context", p: t.SetModelParams) -> t.SetModelResult:
 @method("setThinkingLevel", params=t.SetThinkingLevelParams, result=t.SetThinkingLevelResult,
         errors=(SessionNotFoundError,), summary="choose the thinking level")
 async def set_thinking_level(ctx: "Context", p: t.SetThinkingLevelParams) -> t.SetThinkingLevelResult:
-    session = ctx.sessions.get(p.session_id, create=True)
+    session = ctx.session(p.session_id, create=True)
     return t.SetThinkingLevelResult(level=await session.set_thinking_level(p.level))

@@ -24,7 +24,7 @@ def _find(ctx: "Context", id: str) -> BackgroundProcess:
         summary="the background processes of a session (or of all), running and recently ended")
 async def process_list(ctx: "Context", p: t.ProcessListParams) -> t.ProcessListResult:
     if p.session_id:
-        ctx.sessions.get(p.session_id)
+        ctx.session(p.session_id)
     return t.ProcessListResult(processes=ctx.sessions.processes.list(p.session_id))
 
 

@@ -43,7 +43,8 @@ async def prompt(ctx: "Context", p: t.PromptParams) -> t.PromptResult:
     from ...host.commands import command_record, parse_input, run_builtin
     from ..extensions import command_outcome
 
-    session = ctx.sessions.get(p.session_id, create=True)
+    session = ctx.session(p.session_id, create=True)
+    ctx.own(session)
     typed = parse_input(ctx.host, p.text)
     if typed.kind == "builtin":
         done = await run_builtin(ctx.host, session, typed)
@@ -57,7 +58,8 @@ async def prompt(ctx: "Context", p: t.PromptParams) -> t.PromptResult:
 async def _enqueue(ctx: "Context", kind: Literal["steer", "followUp"], p: t.QueueParams) -> t.QueuedResult:
     from ...host.commands import command_record, parse_input
 
-    session = ctx.sessions.get(p.session_id)
+    session = ctx.session(p.session_id)
+    ctx.own(session)
     typed = parse_input(ctx.host, p.text)
     if typed.kind == "builtin":
         raise InvalidParams(f"/{typed.name} is a built-in command: it runs at once, it cannot be queued; "
@@ -83,34 +85,34 @@ async def follow_up(ctx: "Context", p: t.QueueParams) -> t.QueuedResult:
 @method("abort", params=t.SessionRef, result=t.AbortResult, errors=(SessionNotFoundError,),
         summary="stop the current run")
 async def abort(ctx: "Context", p: t.SessionRef) -> t.AbortResult:
-    aborted, steering, follow_up = await ctx.sessions.get(p.session_id).stop()
+    aborted, steering, follow_up = await ctx.session(p.session_id).stop()
     return t.AbortResult(aborted=aborted, steering=steering, follow_up=follow_up)
 
 
 @method("clearQueue", params=t.SessionRef, result=t.ClearQueueResult, errors=(SessionNotFoundError,),
         summary="remove queued messages")
 async def clear_queue(ctx: "Context", p: t.SessionRef) -> t.ClearQueueResult:
-    steering, follow_up = await ctx.sessions.get(p.session_id).clear_queue()
+    steering, follow_up = await ctx.session(p.session_id).clear_queue()
     return t.ClearQueueResult(steering=steering, follow_up=follow_up)
 
 
 @method("removeQueued", params=t.RemoveQueuedParams, result=t.RemovedResult, errors=(SessionNotFoundError,),
         summary="remove one queued message")
 async def remove_queued(ctx: "Context", p: t.RemoveQueuedParams) -> t.RemovedResult:
-    return t.RemovedResult(removed=await ctx.sessions.get(p.session_id).remove_queued(p.queue_id))
+    return t.RemovedResult(removed=await ctx.session(p.session_id).remove_queued(p.queue_id))
 
 
 @method("continue", params=t.SessionRef, result=t.ContinueResult, errors=(*_RUN_ERRORS, InvalidState),
         summary="resume from the transcript")
 async def continue_(ctx: "Context", p: t.SessionRef) -> t.ContinueResult:
-    await ctx.sessions.get(p.session_id).continue_()
+    await ctx.session(p.session_id).continue_()
     return t.ContinueResult()
 
 
 @method("waitForIdle", params=t.SessionRef, result=t.WaitForIdleResult, errors=(SessionNotFoundError,),
         summary="answer once the session has settled")
 async def wait_for_idle(ctx: "Context", p: t.SessionRef) -> t.WaitForIdleResult:
-    session = ctx.sessions.get(p.session_id)
+    session = ctx.session(p.session_id)
     await session.wait_settled()
     return t.WaitForIdleResult(aborted=session.agent.last_run_aborted)
 
@@ -118,7 +120,7 @@ async def wait_for_idle(ctx: "Context", p: t.SessionRef) -> t.WaitForIdleResult:
 @method("bash", params=t.BashParams, result=t.BashResult, errors=(SessionNotFoundError, AgentBusy),
         summary="run a shell command for the user")
 async def bash(ctx: "Context", p: t.BashParams) -> t.BashResult:
-    session = ctx.sessions.get(p.session_id, create=True)
+    session = ctx.session(p.session_id, create=True)
     message = await session.run_bash(p.command, p.exclude_from_context, ctx.request_id, p.timeout)
     return t.BashResult(output=message.output, cancelled=message.cancelled, truncated=message.truncated,
                         exit_code=message.exit_code, full_output_path=message.full_output_path)
@@ -127,4 +129,4 @@ async def bash(ctx: "Context", p: t.BashParams) -> t.BashResult:
 @method("abortBash", params=t.SessionRef, result=t.AbortBashResult, errors=(SessionNotFoundError,),
         summary="stop the user's shell command")
 async def abort_bash(ctx: "Context", p: t.SessionRef) -> t.AbortBashResult:
-    return t.AbortBashResult(aborted=ctx.sessions.get(p.session_id).abort_bash())
+    return t.AbortBashResult(aborted=ctx.session(p.session_id).abort_bash())

@@ -44,18 +44,18 @@ async def session_new(ctx: "Context", p: t.SessionNewParams) -> t.SessionNewResu
 
 
 @method("session/load", params=t.SessionLoadParams, result=t.SessionLoadResult,
-        errors=_OPEN_ERRORS + (SessionWriteFailed, InvalidState), summary="open a stored session; it becomes current")
+        errors=_OPEN_ERRORS + (SessionWriteFailed, InvalidState, InvalidParams),
+        summary="open a stored session, or attach to an open one; it becomes current")
 async def session_load(ctx: "Context", p: t.SessionLoadParams) -> t.SessionLoadResult:
     session, interrupted = ctx.sessions.load(p.session_id, p.file, allow_outside=p.allow_outside)
-    if p.replay:  # after the reply has gone out (it is written a turn after this returns): a session
-        # opened from its index reads its file for the replay, which should not hold the reply back
-        loop = asyncio.get_running_loop()
-        loop.call_soon(loop.call_soon, lambda: asyncio.ensure_future(session.replay()))
+    # What was asked for (a replay, the events missed) follows the reply: a session opened from its
+    # index reads its file for a replay, which should not hold the reply back.
+    next_seq, catch_up = ctx.hub.attach(ctx.connection, session, p.from_seq, p.replay)
     store = session.store
     skipped = [t.SkippedLine(line=s["line"] or 0, reason=s["reason"]) for s in store.skipped] or None
     torn = str(store.torn_file) if store.torn_file else None
     return t.SessionLoadResult(session_id=session.id, file=session.file, state=session_state(ctx, session),
-                               interrupted=interrupted, next_seq=ctx.event_seqs.get(session.id, 0) + 1,
+                               interrupted=interrupted, next_seq=next_seq, catch_up=catch_up,
                                torn_line_saved_to=torn, skipped=skipped,
                                model_withheld=session.model_withheld[1] if session.model_withheld else None)
 
@@ -87,7 +87,7 @@ async def session_search(ctx: "Context", p: t.SessionSearchParams) -> t.SessionS
         errors=(SessionNotFoundError, InvalidParams, SessionWriteFailed, InvalidState),
         summary="new session with the path before a user message")
 async def session_fork(ctx: "Context", p: t.SessionForkParams) -> t.SessionForkResult:
-    forked, text = ctx.sessions.fork(ctx.sessions.get(p.session_id), p.entry_id)
+    forked, text = ctx.sessions.fork(ctx.session(p.session_id), p.entry_id)
     return t.SessionForkResult(session_id=forked.id, file=forked.file, text=text)
 
 
@@ -95,35 +95,37 @@ async def session_fork(ctx: "Context", p: t.SessionForkParams) -> t.SessionForkR
         errors=(SessionNotFoundError, SessionWriteFailed, InvalidState),
         summary="new session with the whole current path")
 async def session_clone(ctx: "Context", p: t.SessionRef) -> t.SessionNewResult:
-    cloned = ctx.sessions.clone(ctx.sessions.get(p.session_id))
+    cloned = ctx.sessions.clone(ctx.session(p.session_id))
     return t.SessionNewResult(session_id=cloned.id, file=cloned.file)
 
 
 @method("session/delete", params=t.SessionDeleteParams, result=t.SessionDeleteResult,
         errors=_OPEN_ERRORS + (AgentBusy,), summary="delete a session file")
 async def session_delete(ctx: "Context", p: t.SessionDeleteParams) -> t.SessionDeleteResult:
-    return t.SessionDeleteResult(file=await ctx.sessions.delete(p.session_id, p.file))
+    current = ctx.connection.current
+    session_id = p.session_id or (current.id if current is not None and not p.file else None)
+    return t.SessionDeleteResult(file=await ctx.sessions.delete(session_id, p.file))
 
 
 @method("session/setName", params=t.SetNameParams, result=t.SetNameResult,
         errors=_WRITE_ERRORS, summary="name the session")
 async def session_set_name(ctx: "Context", p: t.SetNameParams) -> t.SetNameResult:
-    session = ctx.sessions.get(p.session_id)
+    session = ctx.session(p.session_id)
     await session.set_name(p.name.strip())
     return t.SetNameResult(name=session.name)
 
 
 @method("session/close", params=t.SessionRef, result=t.ClosedResult,
-        errors=(SessionNotFoundError,), summary="close an open session")
+        errors=(SessionNotFoundError,), summary="close an open session (for this connection; others may hold it)")
 async def session_close(ctx: "Context", p: t.SessionRef) -> t.ClosedResult:
-    await ctx.sessions.close(ctx.sessions.get(p.session_id))
+    await ctx.hub.release(ctx.connection, ctx.session(p.session_id))
     return t.ClosedResult(closed=True)
 
 
 @method("session/label", params=t.LabelParams, result=t.LabelResult,
         errors=_WRITE_ERRORS + (InvalidParams,), summary="set or clear a label on an entry")
 async def session_label(ctx: "Context", p: t.LabelParams) -> t.LabelResult:
-    store = ctx.sessions.get(p.session_id).store
+    store = ctx.session(p.session_id).store
     if p.entry_id not in store.by_id:
         raise InvalidParams(f"invalid params: params.entryId: no entry with id {p.entry_id!r}")
     label = (p.label or "").strip() or None
@@ -136,7 +138,7 @@ async def session_label(ctx: "Context", p: t.LabelParams) -> t.LabelResult:
         errors=(SessionNotFoundError, InvalidParams), summary="raw entries after a cursor")
 async def session_entries(ctx: "Context", p: t.EntriesParams) -> t.EntriesResult:
     not_negative("limit", p.limit)
-    store = ctx.sessions.get(p.session_id).store
+    store = ctx.session(p.session_id).store
     entries = store.branch() if p.scope == "branch" else store.entries
     if p.since is not None:
         at = next((n for n, e in enumerate(entries) if e.get("id") == p.since), None)
@@ -157,7 +159,7 @@ async def session_entries(ctx: "Context", p: t.EntriesParams) -> t.EntriesResult
 async def session_tree(ctx: "Context", p: t.SessionRef) -> t.TreeResult:
     from ...session.navigation import tree
 
-    result: t.TreeResult = from_wire(tree(ctx.sessions.get(p.session_id).store), t.TreeResult)
+    result: t.TreeResult = from_wire(tree(ctx.session(p.session_id).store), t.TreeResult)
     return result
 
 
@@ -167,7 +169,7 @@ async def session_tree(ctx: "Context", p: t.SessionRef) -> t.TreeResult:
 async def session_navigate(ctx: "Context", p: t.NavigateParams) -> t.NavigateResult:
     from ...session.navigation import navigate
 
-    session = ctx.sessions.get(p.session_id)
+    session = ctx.session(p.session_id)
     summary = await navigate(session, p.entry_id, p.summarize, p.custom_instructions)
     return t.NavigateResult(state=session_state(ctx, session), leaf_id=session.store.leaf_id,
                             summary_entry_id=summary["id"] if summary else None)
@@ -179,7 +181,7 @@ async def session_navigate(ctx: "Context", p: t.NavigateParams) -> t.NavigateRes
 async def session_rewind(ctx: "Context", p: t.RewindParams) -> t.RewindResult:
     from ...session.rewind import rewind
 
-    done = await rewind(ctx.sessions.get(p.session_id), p.entry_id, p.files, p.dry_run)
+    done = await rewind(ctx.session(p.session_id), p.entry_id, p.files, p.dry_run)
     result: t.RewindResult = from_wire(done, t.RewindResult)
     return result
 
@@ -190,7 +192,7 @@ async def session_stats(ctx: "Context", p: t.SessionRef) -> t.StatsResult:
     from ...session.compaction import context_tokens
     from ...session.rebuild import stats
 
-    session = ctx.sessions.get(p.session_id)
+    session = ctx.session(p.session_id)
     window = session.model.context_window if session.model else None
     raw = stats(session.store.entries, session.messages, context_tokens(session.messages), window)
     result: t.StatsResult = from_wire(raw, t.StatsResult)
@@ -203,7 +205,7 @@ async def session_stats(ctx: "Context", p: t.SessionRef) -> t.StatsResult:
 async def session_export(ctx: "Context", p: t.ExportParams) -> t.ExportResult:
     from ...host.commands import export_session
 
-    session = ctx.sessions.get(p.session_id)
+    session = ctx.session(p.session_id)
     target = export_session(ctx.host, session, p.format, p.path, p.scope, p.allow_outside)
     return t.ExportResult(file=str(target))
 

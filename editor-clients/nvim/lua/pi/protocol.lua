@@ -467,6 +467,7 @@
 ---@field serverInfo pi.ServerInfo
 ---@field capabilities pi.ServerCapabilities
 ---@field workspace string
+---@field server? pi.ServerMode
 
 --- An error or warning the editor's language servers report since a write or edit (1-based place).
 ---@class pi.IntroducedDiagnostic
@@ -969,6 +970,10 @@
 ---@field name string
 ---@field version string
 
+---@class pi.ServerMode
+---@field shared boolean
+---@field pid integer
+
 ---@class pi.SessionDeleteParams
 ---@field sessionId? string|nil
 ---@field file? string|nil
@@ -1020,6 +1025,7 @@
 ---@field file? string|nil
 ---@field replay? boolean
 ---@field allowOutside? boolean
+---@field fromSeq? integer|nil
 
 ---@class pi.SessionLoadResult
 ---@field sessionId string
@@ -1030,6 +1036,7 @@
 ---@field tornLineSavedTo? string
 ---@field skipped? pi.SkippedLine[]
 ---@field modelWithheld? string
+---@field catchUp? "events"|"replay"
 
 ---@class pi.SessionNewParams
 ---@field cwd? string|nil
