@@ -4,7 +4,7 @@
 import * as vscode from "vscode";
 import * as os from "os";
 import * as path from "path";
-import { Commands, Conversation, Loaded, ParamsArg, PiClient, TreeItem, WorkspaceTrustRequest } from "./rpcClient";
+import { Commands, Conversation, ParamsArg, PiClient, TreeItem, WorkspaceTrustRequest } from "./rpcClient";
 import type { Connection } from "./daemonLocator";
 import { chatHtml, newNonce } from "./chatHtml";
 import { statusText } from "./status";
@@ -12,7 +12,7 @@ import { registerReview, reportDirty, selectionContext, vscodeFiles } from "./ch
 import { fsHandlers } from "./editorFs";
 import { vscodeLanguage } from "./languageFeatures";
 import { workspaceFiles } from "./workspaceFiles";
-import type { AgentEvent, ContextItem, EditDetails, Image, MethodName, SessionSummary, ThinkingLevel } from "./protocol";
+import type { AgentEvent, ContextItem, EditDetails, Image, MethodName, SessionLoadResult, SessionSummary, ThinkingLevel } from "./protocol";
 import { forkChoices } from "./rewind";
 import type { FromPage, ToPage, TranscriptItem } from "./chatPage";
 import { ChatHost, ModeIndicator, executePlan, pickMode, rewindTo, setMode } from "./sessionActions";
@@ -320,7 +320,7 @@ async function steerOrFollow(client: PiClient, text: string, context?: ContextIt
 // The session drawn in the side bar's chat: replayed into a cleared view; or, given `fromSeq` (the view
 // holds everything before it), the daemon's catch-up from there (or its replay, when it kept too little:
 // the view is cleared first). A run still going shows as going: busy, Stop on, its answer arriving.
-async function redraw(sessionId: string, fromSeq?: number): Promise<Loaded> {
+async function redraw(sessionId: string, fromSeq?: number): Promise<SessionLoadResult> {
   if (fromSeq === undefined) resetView();
   sidebarSession = sessionId;
   rememberChat();
@@ -346,7 +346,7 @@ async function redraw(sessionId: string, fromSeq?: number): Promise<Loaded> {
 
 // The side bar's session after the connection to the daemon was made again: in attach mode the server kept
 // it (a run may be going on), so the view goes on from the last event it drew; else it is drawn again.
-function resume(sessionId: string): Promise<Loaded> {
+function resume(sessionId: string): Promise<SessionLoadResult> {
   const seen = client?.seen(sessionId);
   return redraw(sessionId, connection === "attach" && seen !== undefined ? seen + 1 : undefined);
 }

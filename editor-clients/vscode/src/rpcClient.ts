@@ -31,6 +31,7 @@ import type {
   PermissionRequestParams,
   Result,
   SandboxState,
+  ServerMode,
   SaveFilesParams,
   SaveFilesResult,
   SessionLoadResult,
@@ -154,8 +155,6 @@ export class DaemonStartError extends Error {
   }
 }
 
-export type Loaded = SessionLoadResult & { catchUp?: "events" | "replay" };
-
 export class PiClient {
   private child?: ChildProcess;
   private connection?: MessageConnection;
@@ -170,7 +169,7 @@ export class PiClient {
   private carried = new Map<string, number>(); // the seqs seen before the daemon was started again (seen())
   private rebase = new Set<string>(); // sessions whose next live event starts the count (after a catch-up by replay)
   // initialize's `server`: shared when the daemon is a server other clients may use too (pi-daemon serve)
-  server?: { shared: boolean; pid: number };
+  server?: ServerMode;
   restarts = 0;
   gaps = 0;
 
@@ -335,7 +334,7 @@ export class PiClient {
       },
     })]);
     answered = true;
-    this.server = (initialized as InitializeResult & { server?: { shared: boolean; pid: number } }).server ?? undefined;
+    this.server = initialized.server ?? undefined;
     this.answeredWorkspace = typeof initialized.workspace === "string" && initialized.workspace ? initialized.workspace : undefined;
     // A new daemon knows no unsaved documents: those left unsaved before it started count too.
     if (fs) this.notify("fs/didChangeDirty", { paths: fs.dirtyPaths() });
@@ -397,12 +396,12 @@ export class PiClient {
   // Open a session: replayed (a view drawn from nothing), or with `fromSeq` (a view that has everything
   // before it: the daemon sends what followed, `catchUp` "events", or, when it no longer keeps them,
   // replays the whole conversation, "replay": the view is cleared first). Its events go on from there.
-  async load(sessionId: string, how: { replay?: boolean; fromSeq?: number } = { replay: true }): Promise<Loaded> {
-    const loaded: Loaded = await this.request("session/load", { sessionId, ...how });
+  async load(sessionId: string, how: { replay?: boolean; fromSeq?: number } = { replay: true }): Promise<SessionLoadResult> {
+    const loaded = await this.request("session/load", { sessionId, ...how });
     const id = loaded.sessionId;
     this.carried.delete(id);
     if (how.fromSeq !== undefined && loaded.catchUp === "events") this.lastSeq.set(id, how.fromSeq - 1);
-    else if (loaded.catchUp === "replay") { // the message in progress follows the replay with its own seqs
+    else if (loaded.catchUp === "replay" || how.replay) { // the message in progress may follow the replay, with its seqs
       this.lastSeq.delete(id);
       this.rebase.add(id);
     } else if ((this.lastSeq.get(id) ?? 0) < loaded.nextSeq - 1) this.lastSeq.set(id, loaded.nextSeq - 1);
