@@ -15,8 +15,9 @@ import os
 import signal
 import socket
 import time
-from typing import Any, Callable, Protocol
+from typing import Any
 
+from ..rpc.hub import Hub
 from ..wire.transport import FrameReader, FrameWriter
 from . import instance
 from .peer import credentials, refusal
@@ -27,19 +28,10 @@ log = logging.getLogger(__name__)
 FLUSH_TIMEOUT_S = 5.0
 
 
-class Served(Protocol):
-    """What the listener needs of the hub."""
-
-    on_change: Callable[[], None] | None
-
-    async def serve_connection(self, reader: FrameReader, writer: FrameWriter) -> None: ...
-    def busy(self) -> bool: ...
-    def counts(self) -> tuple[int, int]: ...
-    async def close(self, abort: bool = True) -> None: ...
-
-
 def bind(path: str) -> socket.socket:
-    """A listening socket at ``path`` (any file there, a stale socket, is replaced), mode 0600."""
+    """A socket bound at ``path`` (any file there, a stale socket, is replaced), mode 0600. Not
+    listening yet: until :meth:`Listener.run`, a connection is refused, not taken and dropped
+    should the server fail to start."""
     try:
         os.unlink(path)
     except FileNotFoundError:
@@ -51,13 +43,11 @@ def bind(path: str) -> socket.socket:
     finally:
         os.umask(old)
     os.chmod(path, 0o600)
-    listening.listen(64)
-    listening.setblocking(False)
     return listening
 
 
 class Listener:
-    def __init__(self, files: Files, listening: socket.socket, hub: Served, *, idle_timeout: float,
+    def __init__(self, files: Files, listening: socket.socket, hub: Hub, *, idle_timeout: float,
                  max_frame_bytes: int, info: dict[str, Any]) -> None:
         self.files = files
         self.listening = listening
@@ -66,6 +56,7 @@ class Listener:
         self.max_frame_bytes = max_frame_bytes
         self.info = info
         self.connections: set[asyncio.Task[None]] = set()
+        self.sockets: set[socket.socket] = set()
         self._stop = asyncio.Event()
         self._signals = 0
         self._written: tuple[int, int] | None = None
@@ -100,6 +91,7 @@ class Listener:
         self.write_info()
 
     async def _serve(self, conn: socket.socket) -> None:
+        self.sockets.add(conn)
         fd = conn.fileno()
         writer = FrameWriter(fd)
         reader = FrameReader(fd, self.max_frame_bytes, writer)
@@ -113,6 +105,7 @@ class Listener:
             except OSError:
                 pass
             await asyncio.to_thread(reader.join, FLUSH_TIMEOUT_S)
+            self.sockets.discard(conn)
             conn.close()
 
     # --- the info file and the idle exit ---------------------------------------------------
@@ -132,11 +125,6 @@ class Listener:
     def _idle(self) -> bool:
         return not self.connections and not self.hub.busy()
 
-    def take_signals(self) -> None:
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-            loop.add_signal_handler(sig, self._on_signal)
-
     def _on_signal(self) -> None:
         self._signals += 1
         if self._signals > 1:
@@ -145,7 +133,10 @@ class Listener:
 
     async def run(self) -> None:
         loop = asyncio.get_running_loop()
-        self.take_signals()
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            loop.add_signal_handler(sig, self._on_signal)
+        self.listening.listen(64)
+        self.listening.setblocking(False)
         loop.add_reader(self.listening.fileno(), self._accept)
         self.write_info()
         log.info("serving %s on %s; idle timeout %g s", self.files.workspace, self.files.socket, self.idle_timeout)
@@ -176,6 +167,11 @@ class Listener:
             except FileNotFoundError:
                 pass
         await self.hub.close(abort=True)
+        for conn in self.sockets:  # what the runs' end sent goes out, then each connection ends
+            try:
+                conn.shutdown(socket.SHUT_RD)
+            except OSError:
+                pass
         if self.connections:
             await asyncio.gather(*self.connections, return_exceptions=True)
         log.info("stopped")

@@ -1,8 +1,7 @@
 """``pi-daemon serve``: claim the workspace's lock, bind its socket, serve until idle or stopped.
 
-:func:`start` comes before the models are read, so a second server exits at once and an
-``attach`` waiting for the socket can connect early (its frames wait in the socket until the
-server accepts). :func:`run` then serves and, on the way out, removes the files.
+:func:`start` comes before the models are read, so a second server exits at once; the socket
+listens once the models are read, so an ``attach`` never reaches a server that then fails to start. :func:`run` then serves and, on the way out, removes the files.
 """
 
 from __future__ import annotations
@@ -20,8 +19,8 @@ import attrs
 from .. import __version__
 from ..settings import user_settings
 from . import instance, runtime
+from ..rpc.hub import Hub
 from .listener import Listener, bind
-from .standin import PerConnection
 
 log = logging.getLogger(__name__)
 
@@ -103,11 +102,10 @@ def run(started: Started, *, idle_timeout: float, max_frame_bytes: int, **hub_op
             "options": started.options}
 
     async def main() -> None:
-        hub = PerConnection(workspace=files.workspace, max_frame_bytes=max_frame_bytes, **hub_options)
-        listener = Listener(files, started.listening, hub, idle_timeout=idle_timeout,
-                            max_frame_bytes=max_frame_bytes, info=info)
-        hub.take_signals = listener.take_signals
-        await listener.run()
+        hub = Hub(workspace=files.workspace, max_frame_bytes=max_frame_bytes, shared=True, **hub_options)
+        hub.trust.report()
+        await Listener(files, started.listening, hub, idle_timeout=idle_timeout, max_frame_bytes=max_frame_bytes,
+                       info=info).run()
 
     try:
         asyncio.run(main())
