@@ -8,8 +8,10 @@ import { waitFor } from "./wait.mjs";
 export const runtimeDir = () => mkdtempSync("/tmp/pirt-");
 
 // The servers started with this runtime folder: found by their environment, so one still starting counts too.
+// A server's own helper (a child with the same command line) is left out.
 export function serverPids(runtime) {
   const pids = [];
+  const parent = (pid) => Number(readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ")[1]);
   for (const name of readdirSync("/proc")) {
     if (!/^\d+$/.test(name)) continue;
     try {
@@ -18,7 +20,7 @@ export function serverPids(runtime) {
       if (readFileSync(`/proc/${name}/environ`, "utf8").split("\0").includes(`XDG_RUNTIME_DIR=${runtime}`)) pids.push(Number(name));
     } catch {} // gone meanwhile, or not ours to read
   }
-  return pids;
+  return pids.filter((pid) => { try { return !pids.includes(parent(pid)); } catch { return false; } });
 }
 
 const alive = (pid) => {
@@ -30,7 +32,8 @@ const alive = (pid) => {
   }
 };
 
-// SIGTERM to each (it aborts its runs and exits), SIGKILL to one that has not gone in 10 s; the folder removed.
+// SIGTERM to each (it aborts its runs and exits, its helper with it), SIGKILL to one that has not gone in 10 s;
+// the folder removed.
 export async function stopServers(runtime) {
   const pids = serverPids(runtime);
   for (const pid of pids) process.kill(pid, "SIGTERM");

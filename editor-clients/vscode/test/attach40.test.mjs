@@ -99,6 +99,8 @@ test("a reloaded window replays the conversation and shows the run still going; 
   await second.saw((e) => e.type === "message_update", "the answer arriving after the replay");
   const said = second.conversation.messages.map((m) => `${m.role}: ${m.blocks.map((b) => b.text ?? "").join("")}`);
   assert.deepEqual(said.slice(0, 3), ["user: one", "assistant: first answer", "user: two"]);
+  assert.equal(said.length, 4, "the answer being written follows the replay");
+  assert.match(said[3], /^assistant: word0 word1 /, "from its start, written before the window went");
   assert.equal(second.c.gaps, 0, "replayed events carry no seq to check");
   await second.c.abort(sessionId);
   await second.saw((e) => e.type === "agent_settled", "the run stopped");
