@@ -116,9 +116,10 @@ try {
       times.push(await shownAt());
       await chat().locator(".user", { hasText: PROMPT }).waitFor({ timeout: T });
       await chat().locator("#stop:enabled").waitFor({ timeout: T });
-      const back = words(await shownAnswer());
-      assert.ok(back >= before, `the answer shown after the reload (${back} words) has what was shown before (${before})`);
-      await until(async () => words(await shownAnswer()) > back + 3, "more of the answer arriving after the reload");
+      // the answer so far first (its words from w1, none missing), then more of it
+      const whole = async (n) => { const shown = await shownAnswer(); return words(shown) >= n && shown.includes(`w1 w2 w3`); };
+      await until(() => whole(before), `the answer shown after the reload with the ${before} words shown before`);
+      await until(() => whole(before + 5), "more of the answer arriving after the reload");
       assert.deepEqual(serverPids(kit.runtime), [server], "the same server, outliving the window");
     });
   }

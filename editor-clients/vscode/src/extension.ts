@@ -12,7 +12,7 @@ import { registerReview, reportDirty, selectionContext, vscodeFiles } from "./ch
 import { fsHandlers } from "./editorFs";
 import { vscodeLanguage } from "./languageFeatures";
 import { workspaceFiles } from "./workspaceFiles";
-import type { AgentEvent, ContextItem, EditDetails, Image, MethodName, SessionLoadResult, SessionSummary, ThinkingLevel } from "./protocol";
+import type { AgentEvent, AgentMessage, ContextItem, EditDetails, Image, MethodName, SessionLoadResult, SessionSummary, ThinkingLevel } from "./protocol";
 import { forkChoices } from "./rewind";
 import type { FromPage, ToPage, TranscriptItem } from "./chatPage";
 import { ChatHost, ModeIndicator, executePlan, pickMode, rewindTo, setMode } from "./sessionActions";
@@ -82,6 +82,21 @@ function postCommands(): void {
 
 function post(message: ToPage): void {
   view?.webview.postMessage(message);
+}
+
+// The transcript for a page opened now: the answer being written carries what it has so far (deltas are not
+// kept), so a page that opens mid-answer (a reloaded window's) shows it whole, not only what arrives next.
+function pageTranscript(): TranscriptItem[] {
+  const last = conversation.messages[conversation.messages.length - 1];
+  if (!last?.streaming) return transcript;
+  for (let i = transcript.length - 1; i >= 0; i--) {
+    const item = transcript[i];
+    if ("type" in item && item.type === "message_start") {
+      const message = { ...item.message, content: last.blocks } as AgentMessage;
+      return [...transcript.slice(0, i), { type: "message_start", message }, ...transcript.slice(i + 1)];
+    }
+  }
+  return transcript;
 }
 
 function queueItems() {
@@ -543,7 +558,7 @@ class ChatView implements vscode.WebviewViewProvider {
         else if (message.type === "noticeAction") await noticeAction(message.action);
         else if (message.type === "ready") {
           post({ type: "reset" });
-          post({ type: "events", events: transcript });
+          post({ type: "events", events: pageTranscript() });
           post({ type: "queue", items: queueItems() });
           post({ type: "busy", busy: conversation.busy });
           post({ type: "mode", mode: modes.mode });
@@ -615,6 +630,10 @@ export async function activate(extensionContext: vscode.ExtensionContext): Promi
     vscode.commands.registerCommand("pi.rewind", (item?: TreeItem) => (item ? rewindTo(host, item.id) : Promise.resolve())
       .catch((error: any) => vscode.window.showErrorMessage(`pi: ${error.message ?? error}`))),
   );
+  // A window (re)opened on the chat's session: the daemon and the session's replay start now, while the chat's
+  // page loads, so a run still going (attach mode) is there when the page is ready (its "ready" finds it done).
+  if (context.workspaceState.get(CHAT_SESSION))
+    ensureClient().then(restoreChat).catch((error: any) => output.append(`restoring the chat: ${error.message ?? error}\n`));
 }
 
 export async function deactivate(): Promise<void> {
