@@ -91,7 +91,9 @@ export class CrashRecovery {
       this.host.show({ type: "message_end", message: { role: "assistant", content: content(), stopReason: "error", errorMessage: CUT_OFF } as AssistantMessage });
     }
     const where = this.session ? "this conversation is loaded again" : "nothing was lost";
-    this.host.post({ type: "notice", text: `pi-daemon stopped (${how}) and was restarted; ${where}.`,
+    const said = goesOn ? `The connection to pi-daemon ended (${how}) and was made again; the run went on meanwhile.`
+      : `pi-daemon stopped (${how}) and was restarted; ${where}.`;
+    this.host.post({ type: "notice", text: said,
                      actions: interrupted || text ? ["Continue"] : [] });
     this.partial = this.session = this.exit = undefined;
     const done = this.comeBack;
