@@ -56,7 +56,7 @@ test("attach mode puts `attach --workspace W` after the program's start, before 
 });
 
 test("a window gone mid-answer: the run goes on, the next connection catches up from its seq without a gap", async () => {
-  const ws = workspace([text(ANSWER)], { chunkSize: 4, delayMs: 15 });
+  const ws = workspace([text(ANSWER)], { chunkSize: 4, delayMs: 40 });
   const first = client(ws);
   const init = await first.c.start();
   assert.deepEqual(init.server?.shared, true, "initialize says the server is shared");
@@ -89,18 +89,20 @@ test("a reloaded window replays the conversation and shows the run still going; 
   await first.c.prompt("one", undefined, sessionId);
   await first.saw((e) => e.type === "agent_settled", "the first answer");
   await first.c.prompt("two", undefined, sessionId);
-  await first.saw((e) => e.type === "message_update", "the second answer streaming");
+  const answer = ({ conversation }) => (conversation.messages.length === 4 ? conversation.text().slice("first answer\n".length) : "");
+  await waitFor(() => answer(first).length >= 20, "the second answer streaming", 30_000);
+  const shownBefore = answer(first);
   await first.c.stop();
 
   const second = client(ws);
   await second.c.start();
   const loaded = await second.c.load(sessionId); // replay: the view is empty after a reload
   assert.equal(loaded.state.isStreaming, true);
-  await second.saw((e) => e.type === "message_update", "the answer arriving after the replay");
+  // the answer being written follows the replay, from its start (what the first window showed), then goes on
+  await waitFor(() => answer(second).length > shownBefore.length, "the answer arriving after the replay", 30_000);
   const said = second.conversation.messages.map((m) => `${m.role}: ${m.blocks.map((b) => b.text ?? "").join("")}`);
   assert.deepEqual(said.slice(0, 3), ["user: one", "assistant: first answer", "user: two"]);
-  assert.equal(said.length, 4, "the answer being written follows the replay");
-  assert.match(said[3], /^assistant: word0 word1 /, "from its start, written before the window went");
+  assert.ok(answer(second).startsWith(shownBefore), `${answer(second)} starts with ${shownBefore}`);
   assert.equal(second.c.gaps, 0, "replayed events carry no seq to check");
   await second.c.abort(sessionId);
   await second.saw((e) => e.type === "agent_settled", "the run stopped");
