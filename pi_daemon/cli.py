@@ -241,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
                          workspace_given=args.workspace is not None, faux_script=args.faux_script,
                          model=args.model, trust_workspace=args.trust_workspace)
     else:
-        from .rpc.server import serve
+        from .rpc.hub import serve
 
         settle_heap()
         code = serve(reader, writer, workspace=workspace, registry=registry, default_model=default_model,

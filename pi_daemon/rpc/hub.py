@@ -25,10 +25,11 @@ import errno
 import functools
 import logging
 import os
+import signal
 import socket
 import stat
 import uuid
-from typing import TYPE_CHECKING, Any, Callable, Literal
+from typing import Any, Callable, Literal
 
 from ..host.host import Host
 from ..llm.registry import ModelRegistry
@@ -41,11 +42,9 @@ from .editor_files import EditorFiles
 from .editor_language import EditorLanguage, features_of
 from .initialize import ClientState
 from .notify import STUCK_S, Receiver, SessionStream
+from .server import NativeFace
 from .user_requests import UserRequests
 from .workspace_trust import WorkspaceTrust
-
-if TYPE_CHECKING:
-    from .server import NativeFace
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +70,7 @@ class Hub:
                          file_access=self._files, language=self._language, questions=self._questions)
         self.trust = WorkspaceTrust(self.host)
         self.trust.on_unanswered = self.ask_trust
+        self.trust.report()
         self.connections: list[NativeFace] = []
         self.holders: dict[str, dict[NativeFace, None]] = {}  # top-level session id -> its connections, in order
         self.catching_up: set[tuple[NativeFace, str]] = set()  # (connection, session id): sent a catch-up first
@@ -89,8 +89,6 @@ class Hub:
         await self.serve(self.connect(reader, writer))
 
     def connect(self, reader: FrameReader, writer: FrameWriter) -> NativeFace:
-        from .server import NativeFace
-
         connection = NativeFace(self, reader, writer)
         self.connections.append(connection)
         self._changed()
@@ -112,13 +110,16 @@ class Hub:
         return len(self.host.sessions.sessions), len(self.connections)
 
     async def close(self, abort: bool = True) -> None:
-        """The last step: runs aborted (or waited for) and persisted, the host closed."""
+        """The last step: runs aborted (or waited for) and persisted, the host closed, then every
+        connection ended (its requests in flight answered; :meth:`serve_connection` returns)."""
         self.trust.cancel()
         if abort:
             await self.host.abort_runs()
         else:
             await self.host.sessions.wait_all_settled()
         await self.host.close()
+        for connection in list(self.connections):
+            connection.request_exit()
 
     def _changed(self) -> None:
         if self.on_change is not None:
@@ -344,3 +345,21 @@ def disconnect(reader: FrameReader, writer: FrameWriter) -> None:
             return
         except OSError as exc:
             log.debug("cutting a connection: %s", exc)
+
+
+def serve(reader: FrameReader, writer: FrameWriter, **options: Any) -> int:
+    """Plain stdio: a hub with this one connection, until the daemon stops."""
+
+    async def main() -> None:
+        hub = Hub(shared=False, **options)
+        loop = asyncio.get_running_loop()
+        default = hub.host.sessions.default_model
+        log.info("serving workspace %s; default model %s", hub.host.workspace, default.spec if default else "none")
+        connection = hub.connect(reader, writer)
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            loop.add_signal_handler(sig, connection.on_signal)
+        await hub.serve(connection)
+        log.info("stopped")
+
+    asyncio.run(main())
+    return 0

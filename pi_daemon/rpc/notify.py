@@ -141,6 +141,8 @@ class SessionStream:
     async def drain(self) -> None:
         """Wait while a holder reads nothing; one stuck past ``stuck_after`` is let go."""
         for receiver in self.receivers():
+            if receiver.writer.backlog <= receiver.writer.high_water:
+                continue  # the common case: no wait, not even a turn of the loop
             if self.stuck_after is None:
                 await receiver.writer.drain()
                 continue

@@ -24,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import signal
 from typing import TYPE_CHECKING, Any
 
 from ..session import AgentSession
@@ -151,23 +150,3 @@ class NativeFace:
             # A client that never sends initialize (a shell pipe) gets its servers all the same.
             loop.call_later(0.5, self.host.start_background)
         await self._done.wait()
-
-
-def serve(reader: FrameReader, writer: FrameWriter, **options: Any) -> int:
-    """Plain stdio: a hub with this one connection, until the daemon stops."""
-    from .hub import Hub
-
-    async def main() -> None:
-        hub = Hub(shared=False, **options)
-        loop = asyncio.get_running_loop()
-        default = hub.host.sessions.default_model
-        log.info("serving workspace %s; default model %s", hub.host.workspace, default.spec if default else "none")
-        hub.trust.report()
-        connection = hub.connect(reader, writer)
-        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-            loop.add_signal_handler(sig, connection.on_signal)
-        await hub.serve(connection)
-        log.info("stopped")
-
-    asyncio.run(main())
-    return 0

@@ -159,7 +159,8 @@ class UserRequests:
             timeout_seconds=self.host.permission_timeout,
             parent_session_id=asking.parent_session_id if asking is not None else None))
         try:
-            result = await self._ask(USER_ASK.name, params, "ask_user", session_id, QuestionTimeout(tool_call_id=call_id))
+            result = await self._ask(USER_ASK.name, params, "ask_user", session_id,
+                                     QuestionTimeout(tool_call_id=call_id))
         except ClientError as exc:
             log.warning("user/ask failed: %s", exc)
             return AskUserDetails(outcome="dismissed")

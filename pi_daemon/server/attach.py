@@ -50,6 +50,16 @@ def _log_tail(path: str) -> str:
         return ""
 
 
+def _lock_free(path: str) -> bool:
+    from .instance import claim
+
+    held = claim(path, wait=0, create=False)
+    if held is not None:
+        os.close(held)
+        return True
+    return not os.path.exists(path)
+
+
 def _start(files: runtime.Files, options: list[str]) -> socket.socket | None:
     """Start ``serve`` and connect to it; None (the server's log told) when it does not come up."""
     import subprocess
@@ -62,7 +72,7 @@ def _start(files: runtime.Files, options: list[str]) -> socket.socket | None:
         while time.monotonic() < deadline:
             # Exit 1: another server holds the lock (a racing attach's, or one still on its way
             # out): connect to it, or start again once it has gone.
-            if server is None or server.poll() == 1:
+            if server is None or (server.poll() == 1 and _lock_free(files.lock)):
                 server = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
                                           cwd=files.workspace, start_new_session=True)
             conn = _connect(files.socket)
@@ -125,8 +135,12 @@ def run(workspace: str, options: list[str]) -> int:
     except runtime.RuntimeFolderError as exc:
         _say(str(exc))
         return 2
-    conn = _connect(files.socket)
-    if conn is not None:  # the options are compared while the first frames go through
-        return bridge(conn, lambda: _options_differ(files, options))
-    conn = _start(files, options)
+    try:
+        conn = _connect(files.socket)
+        if conn is not None:  # the options are compared while the first frames go through
+            return bridge(conn, lambda: _options_differ(files, options))
+        conn = _start(files, options)
+    except OSError as exc:  # not "nobody listens" (that starts a server): say what, as the system does
+        _say(f"cannot reach the server of {files.workspace} at {files.socket}: {exc}")
+        return 2
     return 2 if conn is None else bridge(conn)

@@ -61,11 +61,12 @@ def claim(lock: str, wait: float = CLAIM_WAIT_S, create: bool = True) -> int | N
 
 
 def remove(files: Files) -> None:
-    """Remove the socket, the info and the lock (the caller holds the lock)."""
+    """Remove the socket, the info and the lock (the caller holds the lock). What cannot be
+    removed (gone already, or not a file: a folder at the socket's path) is left."""
     for path in (files.socket, files.info, files.lock):
         try:
             os.unlink(path)
-        except FileNotFoundError:
+        except OSError:
             pass
 
 

@@ -1,7 +1,8 @@
 """``pi-daemon serve``: claim the workspace's lock, bind its socket, serve until idle or stopped.
 
 :func:`start` comes before the models are read, so a second server exits at once; the socket
-listens once the models are read, so an ``attach`` never reaches a server that then fails to start. :func:`run` then serves and, on the way out, removes the files.
+listens only once they are read (:func:`run`), so an ``attach`` never reaches a server that then
+fails to start. On the way out :func:`run` removes the files, the lock last.
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ from typing import Any
 import attrs
 
 from .. import __version__
+from ..rpc.hub import Hub
 from ..settings import user_settings
 from . import instance, runtime
-from ..rpc.hub import Hub
 from .listener import Listener, bind
 
 log = logging.getLogger(__name__)
@@ -103,7 +104,6 @@ def run(started: Started, *, idle_timeout: float, max_frame_bytes: int, **hub_op
 
     async def main() -> None:
         hub = Hub(workspace=files.workspace, max_frame_bytes=max_frame_bytes, shared=True, **hub_options)
-        hub.trust.report()
         await Listener(files, started.listening, hub, idle_timeout=idle_timeout, max_frame_bytes=max_frame_bytes,
                        info=info).run()
 

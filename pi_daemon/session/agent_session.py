@@ -599,7 +599,8 @@ class AgentSession:
             message, reason = readable_message(entry)
             if reason is not None:
                 continue
-            events += [Replayed(MessageStart(message=message)), Replayed(MessageEnd(message=message, entry_id=entry["id"]))]
+            events += [Replayed(MessageStart(message=message)),
+                       Replayed(MessageEnd(message=message, entry_id=entry["id"]))]
             count += 1
         if self.plan.current.entries:
             events.append(Replayed(self.plan.event()))

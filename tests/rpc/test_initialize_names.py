@@ -28,6 +28,7 @@ def test_initialize_answered_first_and_later_say_the_same(spawn):
     second = spawn()
     second.request("getState")
     served = second.request("initialize", {"protocolVersion": 1})["result"]
+    assert fast.pop("server")["pid"] != served.pop("server")["pid"]  # two processes, each its own
     assert fast == served
     assert fast["capabilities"]["methods"] == list(init.REQUEST_NAMES)
     assert fast["capabilities"]["events"] == list(init.EVENT_NAMES)

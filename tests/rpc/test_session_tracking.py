@@ -46,6 +46,33 @@ def test_seq_goes_on_across_a_reopen_replays_are_marked_not_counted_and_a_restar
     assert d2.events[0]["seq"] == 1
 
 
+def test_from_seq_sends_exactly_the_missed_events_else_says_replay_and_replays(spawn, tmp_path):
+    d = spawn("--model", "faux/echo")
+    sid = d.call("session/new")["sessionId"]
+    d.call("prompt", {"text": "one"})
+    d.wait_event("agent_settled")
+    sent = list(d.events)
+    last = sent[-1]["seq"]
+    loaded = d.call("session/load", {"sessionId": sid, "fromSeq": 3})
+    assert loaded["catchUp"] == "events" and loaded["nextSeq"] == last + 1
+    d.wait_for(lambda e: len(d.events) == len(sent) + last - 2, "the events from seq 3 again")
+    assert d.events[len(sent):] == sent[2:]  # as first sent: the same seq, no replay flag
+
+    assert d.request("session/load", {"sessionId": sid, "fromSeq": 0})["error"]["code"] == -32602
+    d.call("session/close")  # a closed session keeps no events: from the file
+    again = d.call("session/load", {"sessionId": sid, "fromSeq": 3, "replay": False})
+    assert again["catchUp"] == "replay" and again["nextSeq"] == last + 1
+    end = d.wait_event("replay_end")
+    assert end["replay"] is True and end["seq"] == last and end["event"]["messageCount"] == 2
+    other = d.call("session/load", {"sessionId": sid, "fromSeq": last + 50})  # another process's seq
+    assert other["catchUp"] == "replay"
+    d.wait_event("replay_end", 2)
+    d.call("prompt", {"text": "two"})
+    d.wait_event("agent_settled", 2)
+    live = [e["seq"] for e in d.events if not e.get("replay")]
+    assert live[len(sent) + last - 2:] == list(range(last + 1, live[-1] + 1))  # counting went on, no gap
+
+
 def test_message_end_names_its_entry_and_queues_have_ids(spawn, tmp_path):
     script = write_script(tmp_path / "slow.json", [text("x" * 300), text("done")], modelId="slow", chunkSize=1,
                           delayMs=5)

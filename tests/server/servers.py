@@ -65,14 +65,15 @@ class Runtime:
         except (OSError, ValueError):
             return None
 
-    def attach(self, *options: str, shell: bool = False, workspace: Path | None = None) -> Daemon:
+    def attach(self, *options: str, shell: bool = False, workspace: Path | None = None,
+               env: dict[str, str] | None = None, framing: str = "ndjson") -> Daemon:
         """A bridge as a client (tests/rpc/client.py) sees it; ``shell``: through ``sh -c``, as ssh runs it."""
         command = [PI_DAEMON, "attach", "--workspace", str(workspace or self.workspace), "--model", "faux/echo",
                    *options]
         if shell:
             command = ["sh", "-c", " ".join(f"'{part}'" for part in command)]
-        bridge = Daemon(cmd=command, cwd=str(self.workspace), env={"XDG_RUNTIME_DIR": self.dir,
-                                                                   "PI_DAEMON_HOME": self.home})
+        bridge = Daemon(cmd=command, cwd=str(self.workspace), framing=framing,
+                        env={"XDG_RUNTIME_DIR": self.dir, "PI_DAEMON_HOME": self.home, **(env or {})})
         self.bridges.append(bridge)
         return bridge
 

@@ -16,7 +16,7 @@ def test_attach_through_a_shell_starts_a_server_that_answers_and_outlives_it(rt)
     result = bridge.call("initialize", {})
     assert result["workspace"] == os.path.realpath(rt.workspace)
     pid = rt.server_pid()
-    assert pid != bridge.proc.pid
+    assert result["server"] == {"shared": True, "pid": pid} and pid != bridge.proc.pid
     assert stat.S_IMODE(os.stat(rt.folder).st_mode) == 0o700
     assert stat.S_ISSOCK(os.stat(rt.path(".sock")).st_mode)
     assert stat.S_IMODE(os.stat(rt.path(".sock")).st_mode) == 0o600
@@ -90,3 +90,21 @@ def test_a_socket_path_longer_than_a_unix_socket_holds_is_a_clear_error(rt, tmp_
                                 capture_output=True, timeout=60)
         assert result.returncode == 2, result.stderr
         assert b"more than a Unix socket's 107" in result.stderr
+
+
+def test_the_server_s_environment_is_the_first_attach_s(rt):
+    def echo(bridge) -> str:
+        bridge.call("initialize", {})
+        bridge.call("session/new", {})
+        return bridge.call("bash", {"command": "echo $PI_TEST_FROM"})["output"].strip()
+
+    first = rt.attach(env={"PI_TEST_FROM": "the first attach"})
+    assert echo(first) == "the first attach"
+    assert echo(rt.attach(env={"PI_TEST_FROM": "a later attach"})) == "the first attach"
+
+
+def test_both_framings_pass_through_the_bridge_unchanged(rt):
+    lsp_style = rt.attach(framing="content-length")
+    assert lsp_style.call("initialize", {})["workspace"] == os.path.realpath(rt.workspace)
+    assert lsp_style.raw_stdout.startswith(b"Content-Length: ")
+    assert rt.attach().call("initialize", {})

@@ -24,7 +24,8 @@ async def initialize_(ctx: "Context", p: t.InitializeParams) -> t.InitializeResu
     return result
 
 
-@method("shutdown", params=t.Empty, result=t.Empty, summary="abort runs, answer, then wait for exit (under a server: end this connection only)")
+@method("shutdown", params=t.Empty, result=t.Empty,
+        summary="abort runs, answer, then wait for exit (under a server: end this connection only)")
 async def shutdown(ctx: "Context", p: t.Empty) -> t.Empty:
     await ctx.begin_shutdown()
     return t.Empty()
