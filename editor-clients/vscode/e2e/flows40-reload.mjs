@@ -3,7 +3,7 @@
 // until the flow lets it end; the window is reloaded several times while it streams, and each time the chat
 // comes back with the conversation, busy (Stop on), the answer still arriving; the window's `attach` process
 // killed, the chat catches up and the answer goes on; it ends whole. Then a second answer is stopped from a
-// reloaded window. Screenshots prefixed "reload40-".
+// reloaded window, and a permission card is answered by another client of the server and closes here. Screenshots prefixed "reload40-".
 // Figure: the time from the chat view opening after a reload (its page's own clock: performance.now(), from
 // its load start) to the running conversation shown (the prompt, the answer so far, Stop on); the median of
 // the reloads is printed, and that of the part after the page's script (webview.js) has been fetched, which
@@ -12,11 +12,16 @@
 //   node e2e/flows40-reload.mjs <cache folder from e2e/install.sh>   (env: PI_DAEMON_PYTHON, PYTHONPATH, PI_E2E_OUT)
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { createServer } from "node:http";
 import { join, resolve } from "node:path";
 import { launch, python, until, chatFrames } from "./harness.mjs";
 import { serverPids } from "../test-support/servers.mjs";
+
+const require = createRequire(import.meta.url);
+const { PiClient } = require("../dist/rpcClient.js");
+const { attachArgs } = require("../dist/daemonLocator.js");
 
 const here = resolve(new URL(".", import.meta.url).pathname);
 const cache = process.argv[2] ?? join(process.env.HOME, ".cache", "pi-daemon-e2e");
@@ -24,9 +29,10 @@ const out = resolve(process.env.PI_E2E_OUT ?? join(here, "..", "e2e-output"));
 const RELOADS = 5;
 const PROMPT = "Tell me a long story, slowly.";
 const END = "THE END.";
+const WRITE = "Write notes.txt";
 
 // An OpenAI-compatible server whose answer streams a word every 80 ms until `finish()`, then ends with END;
-// `sent` is each answer's text so far. A request cut off (Stop) ends its answer.
+// `answers` holds each slow answer's text so far. A request cut off (Stop) ends its answer.
 function slowModelServer() {
   const answers = [];
   let finishing = false;
@@ -36,10 +42,24 @@ function slowModelServer() {
       return response.end(JSON.stringify({ object: "list", data: [{ id: "slow", object: "model" }] }));
     }
     if (request.method !== "POST" || request.url !== "/v1/chat/completions") return response.writeHead(404).end();
-    request.resume();
+    let body = "";
+    request.on("data", (d) => (body += d));
+    request.on("end", () => reply(JSON.parse(body).messages, response));
+  });
+  const chunk = (delta, finish = null) => `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 0,
+    model: "slow", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+  // Asked to write, it calls the write tool (a permission request), then says it is done; else the slow answer.
+  function reply(messages, response) {
     response.writeHead(200, { "content-type": "text/event-stream" });
-    const chunk = (delta, finish = null) => `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 0,
-      model: "slow", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+    const last = messages[messages.length - 1];
+    const said = (content) => (typeof content === "string" ? content : content.map((b) => b.text ?? "").join(""));
+    if (last.role === "tool" || said(last.content).includes(WRITE)) {
+      const call = { index: 0, id: "call_w", type: "function",
+                     function: { name: "write", arguments: JSON.stringify({ path: "notes.txt", content: "from pi\n" }) } };
+      response.write(last.role === "tool" ? chunk({ content: "Written." }) : chunk({ tool_calls: [call] }));
+      response.write(chunk({}, last.role === "tool" ? "stop" : "tool_calls"));
+      return response.end("data: [DONE]\n\n");
+    }
     const answer = { text: "", done: false };
     answers.push(answer);
     finishing = false;
@@ -56,7 +76,7 @@ function slowModelServer() {
       response.end("data: [DONE]\n\n");
     }, 80);
     response.on("close", () => clearInterval(timer));
-  });
+  }
   return new Promise((ok) => server.listen(0, "127.0.0.1", () =>
     ok({ server, answers, url: `http://127.0.0.1:${server.address().port}/v1`, finish: () => (finishing = true) })));
 }
@@ -97,6 +117,7 @@ async function shownAt() {
   }), { prompt: PROMPT });
 }
 
+let other; // a second client of the server (PiClient through attach), the last step's
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const times = []; // {shown, script} of each reload, ms on the chat page's clock
 
@@ -159,10 +180,39 @@ try {
     await chat().locator("#stop:disabled").waitFor({ timeout: T });
     await chat().locator(".assistant .note", { hasText: "stopped" }).waitFor({ timeout: T });
   });
+
+  await run("a permission card answered in another client (a second connection to the server) closes here", async () => {
+    // the other client: the extension's RPC module through attach to the same server, on the chat's session
+    const env = { ...process.env, XDG_RUNTIME_DIR: kit.runtime, PI_DAEMON_HOME: join(kit.root, "home") };
+    let asked;
+    const request = new Promise((resolve) => (asked = resolve));
+    other = new PiClient({ command: python, cwd: kit.work, env, restart: false,
+                           args: attachArgs(["-m", "pi_daemon", "--model", "loop/slow"], kit.work),
+                           onPermission: (params) => new Promise((answer) => asked({ params, answer })) });
+    await other.start();
+    const { sessions } = await other.request("session/list");
+    const mine = sessions.find((s) => s.firstMessage.includes(PROMPT));
+    await other.load(mine.sessionId, {});
+    await send(`${WRITE}, please.`);
+    const card = chat().locator(".permission", { hasText: "pi wants to" });
+    await card.waitFor({ timeout: T });
+    await page.locator(".tabs-container .tab", { hasText: "notes.txt: pi's proposed" }).waitFor({ timeout: T });
+    await kit.shot("a permission card here, before the other client answers");
+    const { params, answer } = await request;
+    assert.equal(params.toolName, "write");
+    answer("allow_once");
+    await card.waitFor({ state: "detached", timeout: T });
+    await page.locator(".tabs-container .tab", { hasText: "notes.txt: pi's proposed" }).waitFor({ state: "detached", timeout: T });
+    await chat().locator(".assistant", { hasText: "Written." }).waitFor({ timeout: T });
+    // allowed there: the write ran here (through this window's editor, the session's owner), not refused
+    assert.ok(existsSync(join(kit.work, "notes.txt")));
+    assert.equal(await chat().locator("details.tool.rejected, details.tool.failed").count(), 0);
+  });
 } catch (error) {
   await kit.fail(error);
 } finally {
   model.server.close();
+  await other?.stop();
 }
 if (times.length) {
   const shown = times.map((t) => t.shown);
