@@ -636,6 +636,8 @@ export async function activate(extensionContext: vscode.ExtensionContext): Promi
     ensureClient().then(restoreChat).catch((error: any) => output.append(`restoring the chat: ${error.message ?? error}\n`));
 }
 
+// The pipe closed and nothing else (no abort, no session/close, no shutdown): a child daemon settles and exits;
+// in attach mode the server, its runs and their requests to the user go on for the next window.
 export async function deactivate(): Promise<void> {
   await client?.stop();
 }
