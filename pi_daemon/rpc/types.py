@@ -258,10 +258,10 @@ class SessionLoadResult:
     state: SessionState
     interrupted: bool
     next_seq: int
+    catch_up: Literal["events", "replay"] | None = None  # what follows the reply for fromSeq
     torn_line_saved_to: str | None = None
     skipped: list[SkippedLine] | None = None
     model_withheld: str | None = None
-    catch_up: Literal["events", "replay"] | None = None  # what follows the reply for fromSeq
 
 
 @attrs.define

@@ -53,7 +53,7 @@ def answer_of(result: Any) -> Answer:
 
 
 def can_answer(connection: NativeFace, capability: str) -> bool:
-    return not connection.gone and bool(getattr(connection.client, capability))
+    return not connection.gone and not connection.peer.closed and bool(getattr(connection.client, capability))
 
 
 class Pending:
@@ -117,7 +117,7 @@ class UserRequests:
         holders = self.holders(root)
         if any(can_answer(c, capability) for c in holders):
             return True
-        return self.shared and not any(not c.gone for c in holders)
+        return self.shared and not any(not c.gone and not c.peer.closed for c in holders)
 
     async def ask_permission(self, session_id: str, call_id: str, tool: str, args: dict[str, Any], title: str,
                              options: list[str], rule: Rule, propose: Propose) -> Answer | None:

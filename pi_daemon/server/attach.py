@@ -21,6 +21,7 @@ from . import runtime
 
 TYPE_CHECKING = False  # not typing's: see ..cli
 if TYPE_CHECKING:
+    import subprocess
     from collections.abc import Callable
 
 START_TIMEOUT_S = 30.0  # a loaded machine may take seconds to start an interpreter
@@ -60,6 +61,15 @@ def _lock_free(path: str) -> bool:
     return not os.path.exists(path)
 
 
+def _stop_if_redundant(server: subprocess.Popen[bytes], conn: socket.socket) -> None:
+    """The server this attach started is stopped when the one it reached is another's (a racing
+    attach's): still waiting for the lock, it would otherwise take it once that one has gone."""
+    from .peer import credentials
+
+    if server.poll() is None and credentials(conn).pid != server.pid:
+        server.terminate()
+
+
 def _start(files: runtime.Files, options: list[str]) -> socket.socket | None:
     """Start ``serve`` and connect to it; None (the server's log told) when it does not come up."""
     import subprocess
@@ -77,6 +87,7 @@ def _start(files: runtime.Files, options: list[str]) -> socket.socket | None:
                                           cwd=files.workspace, start_new_session=True)
             conn = _connect(files.socket)
             if conn is not None:
+                _stop_if_redundant(server, conn)
                 return conn
             if server.poll() not in (None, 1):
                 break

@@ -12,9 +12,12 @@ import fcntl
 import json
 import os
 import time
-from typing import Any
 
 from .runtime import Files
+
+TYPE_CHECKING = False  # not typing's: attach reads the info file (see ..cli)
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_INFO_BYTES = 64 << 10
 CLAIM_WAIT_S = 0.5  # another process may hold the lock for a moment while it cleans up

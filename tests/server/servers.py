@@ -50,7 +50,6 @@ class Runtime:
         self.env = clean_env(home=self.home, cwd=str(workspace), XDG_RUNTIME_DIR=self.dir)
         self.bridges: list[Daemon] = []
         self.procs: list[subprocess.Popen] = []
-        self.extra_folders: list[str] = []  # runtime folders other than the usual one the test used
 
     @property
     def folder(self) -> Path:
@@ -90,22 +89,48 @@ class Runtime:
     def server_pid(self, workspace: Path | None = None) -> int:
         return wait_until(lambda: (self.info(workspace) or {}).get("pid"), "the server's info file")
 
+    def processes(self) -> list[int]:
+        """Every process started with this runtime folder: servers (and their keepers), bridges."""
+        markers = {f"XDG_RUNTIME_DIR={self.dir}".encode(), f"TMPDIR={self.dir}".encode()}
+        found = []
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open(f"/proc/{pid}/environ", "rb") as f:
+                    environ = set(f.read().split(b"\0"))
+            except OSError:
+                continue
+            if environ & markers and int(pid) != os.getpid() and not gone(int(pid)):
+                found.append(int(pid))
+        return found
+
+    def servers(self) -> list[int]:
+        """The ``serve`` processes of this runtime folder (not their keepers, forks of theirs)."""
+        def command(pid: int) -> list[bytes]:
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    return f.read().split(b"\0")
+            except OSError:
+                return []
+
+        def parent(pid: int) -> int:
+            try:
+                with open(f"/proc/{pid}/stat", "rb") as f:
+                    return int(f.read().rsplit(b")", 1)[1].split()[1])
+            except OSError:
+                return 0
+
+        return [pid for pid in self.processes() if b"serve" in command(pid) and b"serve" not in command(parent(pid))]
+
     def stop(self) -> None:
         for bridge in self.bridges:
             bridge.kill()
-        pids = {p.pid for p in self.procs if p.poll() is None}
-        for folder in [self.folder, *map(Path, self.extra_folders)]:
-            for info in folder.glob("*.json") if folder.is_dir() and not folder.is_symlink() else ():
-                try:
-                    pids.add(json.loads(info.read_text())["pid"])
-                except (OSError, ValueError, KeyError):
-                    pass
+        pids = self.processes()
         for pid in pids:
             try:
-                os.kill(pid, signal.SIGTERM)
+                os.kill(pid, signal.SIGTERM)  # a keeper ignores it: it goes with its server
             except OSError:
                 pass
         for pid in pids:
-            wait_until(lambda: gone(pid), f"server {pid} to stop")
+            wait_until(lambda: gone(pid), f"process {pid} to stop")
         for proc in self.procs:
             proc.wait(10)

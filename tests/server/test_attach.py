@@ -35,6 +35,10 @@ def test_two_attaches_racing_start_one_server_and_both_reach_it(rt):
         bridge.call("initialize", {})
     wait_until(lambda: (rt.info() or {}).get("connections") == 2, "one server with both connections")
     assert len(list(rt.folder.glob("*.sock"))) == 1
+    winner = rt.server_pid()
+    wait_until(lambda: rt.servers() == [winner], "the server that lost the race to be gone")
+    os.kill(winner, signal.SIGTERM)  # nothing is left waiting to take its place
+    wait_until(lambda: not rt.servers(), "no server left")
 
 
 def test_options_that_differ_from_the_running_server_s_are_ignored_with_one_line(rt):

@@ -50,4 +50,3 @@ def test_the_runtime_folder_without_xdg_runtime_dir_is_per_user_in_tmpdir(rt):
     assert result.returncode == 0 and b'"id":1' in result.stdout
     folder = os.path.join(rt.dir, f"pi-daemon-{os.getuid()}")
     assert os.stat(folder).st_mode & 0o777 == 0o700
-    rt.extra_folders.append(folder)

@@ -99,7 +99,7 @@ def test_a_permission_answered_on_one_connection_is_withdrawn_on_the_others(rt):
     asked_a, asked_b = a.wait_server_request("permission/request"), b.wait_server_request("permission/request")
     assert asked_a["id"] == asked_b["id"] and asked_a["params"]["sessionId"] == sid
 
-    late = rt.attach("--faux-script", script, "--model", "faux/script")  # attaches while it is pending: asked too, same id
+    late = rt.attach("--faux-script", script, "--model", "faux/script")  # attaches while pending: asked, same id
     late.call("initialize", PERMISSIONS)
     late.call("session/load", {"sessionId": sid})
     assert late.wait_server_request("permission/request")["id"] == asked_a["id"]
@@ -215,3 +215,25 @@ def test_a_permission_pending_when_its_client_left_waits_and_goes_to_the_next_on
     b.respond(again["id"], {"outcome": "allow_once"})
     b.wait_event("agent_settled", session_id=sid, timeout=30)
     assert (rt.workspace / "out.txt").read_text() == "written\n"
+
+
+def test_a_client_that_asks_for_events_no_longer_kept_gets_the_file_then_the_message_in_progress(rt):
+    script = slow(rt, text(ANSWER), delay_ms=8)
+    a = rt.attach("--faux-script", script, "--model", "faux/slow")
+    a.call("initialize", {})
+    sid = a.call("session/new")["sessionId"]
+    a.call("prompt", {"sessionId": sid, "text": "go"})
+    a.wait_for(lambda e: len(deltas(of(a, sid))) > 20, "some deltas")
+    c = rt.attach("--faux-script", script, "--model", "faux/slow")
+    c.call("initialize", {})
+    loaded = c.call("session/load", {"sessionId": sid, "fromSeq": 100_000})  # another server's seq
+    assert loaded["catchUp"] == "replay"
+    c.wait_event("agent_settled", session_id=sid, timeout=60)
+    replayed = [e["event"] for e in c.events if e.get("replay")]
+    assert [e["type"] for e in replayed] == ["message_start", "message_end", "replay_end"]  # the prompt, stored
+    assert replayed[0]["message"]["role"] == "user"
+    live = of(c, sid)
+    first = json.loads(live[0][1])
+    assert first["type"] == "message_start" and first["message"]["role"] == "assistant"
+    assert [seq for seq, _ in live] == list(range(live[0][0], live[0][0] + len(live)))  # then every event, no gap
+    assert deltas(live) == ANSWER and live == of(a, sid)[-len(live):]

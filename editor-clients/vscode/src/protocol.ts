@@ -1253,10 +1253,10 @@ export interface SessionLoadResult {
   state: SessionState;
   interrupted: boolean;
   nextSeq: number;
+  catchUp?: "events" | "replay";
   tornLineSavedTo?: string;
   skipped?: SkippedLine[];
   modelWithheld?: string;
-  catchUp?: "events" | "replay";
 }
 
 export interface SessionNewParams {

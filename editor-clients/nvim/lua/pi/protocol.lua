@@ -1033,10 +1033,10 @@
 ---@field state pi.SessionState
 ---@field interrupted boolean
 ---@field nextSeq integer
+---@field catchUp? "events"|"replay"
 ---@field tornLineSavedTo? string
 ---@field skipped? pi.SkippedLine[]
 ---@field modelWithheld? string
----@field catchUp? "events"|"replay"
 
 ---@class pi.SessionNewParams
 ---@field cwd? string|nil
