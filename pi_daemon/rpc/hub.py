@@ -293,8 +293,9 @@ class Hub:
                replay: bool) -> tuple[int, CatchUp | None]:
         """``connection`` loaded ``session``: it holds it, and after the reply gets what it asked for
         — the events from ``from_seq`` on when still kept ("events"), else a replay from the file
-        then the events of the message in progress ("replay"), or (``replay`` alone) a replay —
-        then the live events. Returns the next live seq and the catch-up."""
+        then the events of the message in progress ("replay"), or (``replay`` alone) the same replay
+        (a client drawing from nothing, a reloaded window, sees the answer streaming) — then the
+        live events. Returns the next live seq and the catch-up."""
         stream = self.streams[session.id]
         next_seq = stream.seq + 1
         catch_up: CatchUp | None = None
@@ -309,19 +310,16 @@ class Hub:
             return next_seq, None
         self.catching_up.add((connection, session.id))
         first = from_seq if catch_up == "events" else None
-        # a replay (asked for, or fromSeq too old) is followed by the message in progress: the file
-        # does not hold it yet, and a client drawing the session afresh shows it streaming
-        _after_reply(lambda: self.background(self._catch_up(connection, session, stream, first,
-                                                            in_progress=catch_up != "events")))
+        _after_reply(lambda: self.background(self._catch_up(connection, session, stream, first)))
         return next_seq, catch_up
 
     async def _catch_up(self, connection: NativeFace, session: AgentSession, stream: SessionStream,
-                        first: int | None, *, in_progress: bool) -> None:
-        """Send ``connection`` the kept events from ``first`` on, or a replay (then, with ``in_progress``,
-        the events of the message not in the file yet), then whatever was sent meanwhile; then it is live."""
+                        first: int | None) -> None:
+        """Send ``connection`` the kept events from ``first`` on, or a replay (then the events of the
+        message not in the file yet), then whatever was sent meanwhile; then it is live."""
         if first is None:
             replayed = session.replay_events()  # the file as it is now: what was sent after this follows
-            first = (stream.last_end if in_progress and session.busy else stream.seq) + 1
+            first = (stream.last_end if session.busy else stream.seq) + 1
             for event in replayed:
                 if connection.gone:
                     return

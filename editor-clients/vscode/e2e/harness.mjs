@@ -10,6 +10,7 @@ import { join, resolve } from "node:path";
 import { createServer } from "node:net";
 import { chromium } from "playwright-core";
 import { waitFor } from "../test-support/wait.mjs";
+import { runtimeDir, stopServers } from "../test-support/servers.mjs";
 export { daemonPids } from "../test-support/daemons.mjs";
 
 const here = resolve(new URL(".", import.meta.url).pathname);
@@ -62,7 +63,8 @@ export async function launch({ cache, out, prefix = "", settings, prepare = () =
   const extensions = join(root, "extensions");
   for (const dir of [work, join(data, "User"), extensions]) mkdirSync(dir, { recursive: true });
   await prepare(root, work);
-  const userSettings = JSON.stringify({ ...quietSettings, ...settings(root, work) });
+  // a flow runs the window's own daemon (pi.connection "child") unless its settings choose "attach"
+  const userSettings = JSON.stringify({ ...quietSettings, "pi.connection": "child", ...settings(root, work) });
   writeFileSync(join(data, "User", "settings.json"), userSettings);
   // code-server runs extensions as in a remote window: machine-scoped settings (pi.command, pi.args) are
   // read from its Machine settings (the Settings editor's "Remote" tab), as a user of code-server sets them.
@@ -72,7 +74,9 @@ export async function launch({ cache, out, prefix = "", settings, prepare = () =
   const common = ["--user-data-dir", data, "--extensions-dir", extensions];
   execFileSync(node22, [entry, ...common, "--install-extension", extension], { stdio: "inherit" });
   const port = await freePort();
-  const env = { ...process.env, PI_DAEMON_HOME: join(root, "home"), ...extraEnv };
+  // the servers of attach mode in a runtime folder of this run's own, stopped by close()
+  const runtime = runtimeDir();
+  const env = { ...process.env, PI_DAEMON_HOME: join(root, "home"), XDG_RUNTIME_DIR: runtime, ...extraEnv };
   for (const key of Object.keys(env)) if (key.endsWith("_API_KEY")) delete env[key];
   const server = spawn(node22, [entry, ...common, "--auth", "none", "--bind-addr", `127.0.0.1:${port}`,
                                 "--disable-telemetry", "--disable-update-check", "--disable-workspace-trust",
@@ -171,8 +175,9 @@ export async function launch({ cache, out, prefix = "", settings, prepare = () =
   async function close() {
     await browser.close();
     server.kill("SIGTERM");
+    await stopServers(runtime);
     return !failed;
   }
-  return { page, chat, run, shot, openChat, send, command, closeModal, pick, openFile, review, open, close, fail, root, work, T,
+  return { page, chat, run, shot, runtime, openChat, send, command, closeModal, pick, openFile, review, open, close, fail, root, work, T,
            get failed() { return failed; }, set failed(value) { failed = value; } };
 }

@@ -125,7 +125,11 @@ class ChatTab implements ChatHost {
     this.pendingReveal = reveal;
     this.replaying = true;
     const client = await this.client();
-    await keepingCurrent(client, () => client.load(sessionId));
+    const loaded = await keepingCurrent(client, () => client.load(sessionId));
+    if (loaded.state.isStreaming && !this.conversation.busy) { // a run going on (a shared server's): shown as going
+      this.conversation.busy = true;
+      this.post({ type: "busy", busy: true });
+    }
     const { entries } = await client.request("session/entries", { sessionId, scope: "file" });
     const stored = storedSubagents(entries);
     this.transcript.push(...stored);

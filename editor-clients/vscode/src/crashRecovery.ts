@@ -13,7 +13,8 @@ export interface RecoveryHost {
   sessionId(): string | undefined; // the session on screen
   partialAnswer(): string | undefined; // the text of the answer streaming now
   settle(): void; // nothing runs any more: not busy
-  redraw(sessionId: string): Promise<SessionLoadResult>; // session/load with replay, into a fresh chat
+  // the session loaded again: replayed into a fresh chat, or (attach mode) caught up from the last event drawn
+  redraw(sessionId: string): Promise<SessionLoadResult>;
   log(text: string): void;
 }
 
@@ -74,12 +75,15 @@ export class CrashRecovery {
     const exit = this.exit;
     const how = exit?.signal ? `killed by ${exit.signal}` : exit?.code != null ? `exit code ${exit.code}` : "it had stopped";
     let interrupted = false;
+    let goesOn = false; // the run outlived the connection (a server's, in attach mode): its answer is not cut off
     try {
-      if (this.session) interrupted = Boolean((await this.host.redraw(this.session))?.interrupted);
+      const loaded = this.session ? await this.host.redraw(this.session) : undefined;
+      interrupted = Boolean(loaded?.interrupted);
+      goesOn = Boolean(loaded?.state.isStreaming);
     } catch (error: any) {
       this.host.log(`reloading session ${this.session}: ${error.message ?? error}\n`);
     }
-    const text = this.partial;
+    const text = goesOn ? undefined : this.partial;
     if (text) {
       // Only what the chat draws of an answer: it never reached the daemon, which would have said the rest (usage, model …).
       const content = () => [{ type: "text" as const, text }];
@@ -87,8 +91,10 @@ export class CrashRecovery {
       this.host.show({ type: "message_end", message: { role: "assistant", content: content(), stopReason: "error", errorMessage: CUT_OFF } as AssistantMessage });
     }
     const where = this.session ? "this conversation is loaded again" : "nothing was lost";
-    this.host.post({ type: "notice", text: `pi-daemon stopped (${how}) and was restarted; ${where}.`,
-                     actions: interrupted || this.partial ? ["Continue"] : [] });
+    const said = goesOn ? `The connection to pi-daemon ended (${how}) and was made again; the run went on meanwhile.`
+      : `pi-daemon stopped (${how}) and was restarted; ${where}.`;
+    this.host.post({ type: "notice", text: said,
+                     actions: interrupted || text ? ["Continue"] : [] });
     this.partial = this.session = this.exit = undefined;
     const done = this.comeBack;
     this.back = this.comeBack = undefined;

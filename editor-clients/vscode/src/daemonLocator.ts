@@ -91,3 +91,17 @@ export async function locateDaemon(places: Places): Promise<DaemonCommand | unde
   if (existsSync(venv.daemon)) return { command: venv.daemon, args: [], source: "installed" };
   return undefined;
 }
+
+// How the extension reaches the daemon (the pi.connection setting): "attach" — through `pi-daemon attach`,
+// to the workspace's server, which outlives the window (a reload finds a run still going) and serves other
+// clients too; "child" — a daemon of its own, ended with the window.
+export type Connection = "attach" | "child";
+
+// The command line of attach mode: `attach --workspace W` goes after the program's own start (a Python's
+// `-m pi_daemon`, in the arguments found or in pi.args) and before the options, which attach passes on to
+// the server it starts.
+export function attachArgs(args: string[], workspace: string): string[] {
+  const module = args.findIndex((arg, i) => arg === "-m" && args[i + 1] === "pi_daemon");
+  const at = module >= 0 ? module + 2 : 0;
+  return [...args.slice(0, at), "attach", "--workspace", workspace, ...args.slice(at)];
+}

@@ -5,13 +5,14 @@ import * as vscode from "vscode";
 import * as os from "os";
 import * as path from "path";
 import { Commands, Conversation, ParamsArg, PiClient, TreeItem, WorkspaceTrustRequest } from "./rpcClient";
+import type { Connection } from "./daemonLocator";
 import { chatHtml, newNonce } from "./chatHtml";
 import { statusText } from "./status";
 import { registerReview, reportDirty, selectionContext, vscodeFiles } from "./changesView";
 import { fsHandlers } from "./editorFs";
 import { vscodeLanguage } from "./languageFeatures";
 import { workspaceFiles } from "./workspaceFiles";
-import type { AgentEvent, ContextItem, EditDetails, Image, MethodName, SessionLoadResult, SessionSummary, ThinkingLevel } from "./protocol";
+import type { AgentEvent, AgentMessage, ContextItem, EditDetails, Image, MethodName, SessionLoadResult, SessionSummary, ThinkingLevel } from "./protocol";
 import { forkChoices } from "./rewind";
 import type { FromPage, ToPage, TranscriptItem } from "./chatPage";
 import { ChatHost, ModeIndicator, executePlan, pickMode, rewindTo, setMode } from "./sessionActions";
@@ -35,6 +36,7 @@ import { registerEditDiffs, showEdit } from "./showEdit";
 import { ProcessView } from "./processView";
 
 let client: PiClient | undefined;
+let connection: Connection = "attach"; // how the client reaches the daemon (pi.connection), as it was started
 let starting: Promise<PiClient> | undefined;
 let context: vscode.ExtensionContext;
 let conversation = new Conversation();
@@ -67,7 +69,7 @@ const recovery = new CrashRecovery({
     conversation.busy = false;
     post({ type: "busy", busy: false });
   },
-  redraw: (sessionId) => redraw(sessionId),
+  redraw: (sessionId) => resume(sessionId),
   log: (text) => output.append(text),
 });
 let permissions: PermissionReview;
@@ -80,6 +82,21 @@ function postCommands(): void {
 
 function post(message: ToPage): void {
   view?.webview.postMessage(message);
+}
+
+// The transcript for a page opened now: the answer being written carries what it has so far (deltas are not
+// kept), so a page that opens mid-answer (a reloaded window's) shows it whole, not only what arrives next.
+function pageTranscript(): TranscriptItem[] {
+  const last = conversation.messages[conversation.messages.length - 1];
+  if (!last?.streaming) return transcript;
+  for (let i = transcript.length - 1; i >= 0; i--) {
+    const item = transcript[i];
+    if ("type" in item && item.type === "message_start") {
+      const message = { ...item.message, content: last.blocks } as AgentMessage;
+      return [...transcript.slice(0, i), { type: "message_start", message }, ...transcript.slice(i + 1)];
+    }
+  }
+  return transcript;
 }
 
 function queueItems() {
@@ -99,7 +116,10 @@ async function refreshStatus(): Promise<void> {
   modes.refresh(client).catch((error: any) => output.append(`mode: ${error.message ?? error}\n`));
   try {
     status.text = await statusText(client);
-    status.tooltip = "pi: select the model";
+    const server = client.server;
+    status.tooltip = server?.shared
+      ? `pi: select the model\nThe workspace's pi-daemon server (pid ${server.pid}) is shared: other windows and editors may be on its sessions, and it goes on after this window closes.`
+      : "pi: select the model";
   } catch (error: any) {
     output.append(`status: ${error.message ?? error}\n`); // the last good text stays
   }
@@ -124,16 +144,18 @@ function ensureClient(): Promise<PiClient> {
   if (client) return Promise.resolve(client);
   starting ??= (async () => {
     const storage = context.globalStorageUri.fsPath;
-    let found = await daemonCommand(storage);
+    const folder = await workspaceFolder();
+    let found = await daemonCommand(storage, folder);
     if (!found && (await offerInstall(context, output)))
-      found = await daemonCommand(storage);
+      found = await daemonCommand(storage, folder);
     if (!found) {
       status.text = "π (not installed)";
       throw new Error("pi-daemon is not installed: run \"pi: Install pi-daemon\", or set pi.command in your user settings.");
     }
-    output.append(`starting ${found.command} ${found.args.join(" ")} (found: ${found.source})\n`);
+    output.append(`starting ${found.command} ${found.args.join(" ")} (found: ${found.source}; pi.connection: ${found.connection})\n`);
+    connection = found.connection;
     const started = new PiClient({
-      command: found.command, args: found.args, cwd: await workspaceFolder(),
+      command: found.command, args: found.args, cwd: folder,
       onLog: (text) => output.append(text), onPermission: (request, cancelled) => permissions.ask(request, cancelled),
       onWorkspaceTrust: askWorkspaceTrust, onAskUser: (request, cancelled) => questions.ask(request, cancelled),
       fs: fsHandlers(vscodeFiles), language: vscodeLanguage(), save: saveBeforeCommands() ? saveDocuments : undefined,
@@ -166,6 +188,7 @@ function ensureClient(): Promise<PiClient> {
       throw new Error(`pi-daemon did not start: ${error.message ?? error}${missing ? " (check pi.command in your user settings)" : ""}`);
     }
     client = started;
+    if (started.server?.shared) output.append(`connected to the workspace's shared pi-daemon server (pid ${started.server.pid})\n`);
     loadProcesses(started);
     await sendStoredKeys(started, context.secrets, (t) => output.append(t));
     refreshStatus();
@@ -309,12 +332,23 @@ async function steerOrFollow(client: PiClient, text: string, context?: ContextIt
   post({ type: "queue", items: queueItems() });
 }
 
-async function redraw(sessionId: string): Promise<SessionLoadResult> {
-  resetView();
+// The session drawn in the side bar's chat: replayed into a cleared view; or, given `fromSeq` (the view
+// holds everything before it), the daemon's catch-up from there (or its replay, when it kept too little:
+// the view is cleared first). A run still going shows as going: busy, Stop on, its answer arriving.
+async function redraw(sessionId: string, fromSeq?: number): Promise<SessionLoadResult> {
+  if (fromSeq === undefined) resetView();
   sidebarSession = sessionId;
   rememberChat();
   const client = await ensureClient();
-  const loaded = await client.load(sessionId);
+  let loaded = await client.load(sessionId, fromSeq === undefined ? { replay: true } : { fromSeq });
+  if (fromSeq !== undefined && loaded.catchUp !== "events") {
+    resetView(); // at once, before the replay's events (they follow the reply)
+    if (!loaded.catchUp) loaded = await client.load(sessionId); // a daemon that does not catch up: replayed
+  }
+  if (loaded.state.isStreaming && !conversation.busy) {
+    conversation.busy = true;
+    post({ type: "busy", busy: true });
+  }
   refreshStatus();
   tree.refresh();
   // its finished subagents, under their task calls (a replay sends no subagent events)
@@ -323,6 +357,13 @@ async function redraw(sessionId: string): Promise<SessionLoadResult> {
   transcript.push(...stored);
   if (stored.length) post({ type: "events", events: stored });
   return loaded;
+}
+
+// The side bar's session after the connection to the daemon was made again: in attach mode the server kept
+// it (a run may be going on), so the view goes on from the last event it drew; else it is drawn again.
+function resume(sessionId: string): Promise<SessionLoadResult> {
+  const seen = client?.seen(sessionId);
+  return redraw(sessionId, connection === "attach" && seen !== undefined ? seen + 1 : undefined);
 }
 
 const host: ChatHost = { client: ensureClient, post, redraw, send: (text) => send(text) };
@@ -382,7 +423,7 @@ const commands: Record<string, () => Promise<void>> = {
   },
   "pi.showLog": async () => output.show(),
   "pi.installDaemon": async () => {
-    const found = await daemonCommand(context.globalStorageUri.fsPath);
+    const found = await daemonCommand(context.globalStorageUri.fsPath, await workspaceFolder());
     if (found) vscode.window.showInformationMessage(`pi: pi-daemon is there: ${found.command} (${found.source})`);
     else if (await install(context, output)) await ensureClient();
   },
@@ -517,7 +558,7 @@ class ChatView implements vscode.WebviewViewProvider {
         else if (message.type === "noticeAction") await noticeAction(message.action);
         else if (message.type === "ready") {
           post({ type: "reset" });
-          post({ type: "events", events: transcript });
+          post({ type: "events", events: pageTranscript() });
           post({ type: "queue", items: queueItems() });
           post({ type: "busy", busy: conversation.busy });
           post({ type: "mode", mode: modes.mode });
@@ -589,8 +630,14 @@ export async function activate(extensionContext: vscode.ExtensionContext): Promi
     vscode.commands.registerCommand("pi.rewind", (item?: TreeItem) => (item ? rewindTo(host, item.id) : Promise.resolve())
       .catch((error: any) => vscode.window.showErrorMessage(`pi: ${error.message ?? error}`))),
   );
+  // A window (re)opened on the chat's session: the daemon and the session's replay start now, while the chat's
+  // page loads, so a run still going (attach mode) is there when the page is ready (its "ready" finds it done).
+  if (context.workspaceState.get(CHAT_SESSION))
+    ensureClient().then(restoreChat).catch((error: any) => output.append(`restoring the chat: ${error.message ?? error}\n`));
 }
 
+// The pipe closed and nothing else (no abort, no session/close, no shutdown): a child daemon settles and exits;
+// in attach mode the server, its runs and their requests to the user go on for the next window.
 export async function deactivate(): Promise<void> {
   await client?.stop();
 }

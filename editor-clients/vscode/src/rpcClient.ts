@@ -31,6 +31,7 @@ import type {
   PermissionRequestParams,
   Result,
   SandboxState,
+  ServerMode,
   SaveFilesParams,
   SaveFilesResult,
   SessionLoadResult,
@@ -165,6 +166,10 @@ export class PiClient {
   private returnedListeners: ((sessionId: string | undefined, texts: string[]) => void)[] = [];
   private quickDeaths = 0;
   private lastSeq = new Map<string, number>();
+  private carried = new Map<string, number>(); // the seqs seen before the daemon was started again (seen())
+  private rebase = new Set<string>(); // sessions whose next live event starts the count (after a catch-up by replay)
+  // initialize's `server`: shared when the daemon is a server other clients may use too (pi-daemon serve)
+  server?: ServerMode;
   restarts = 0;
   gaps = 0;
 
@@ -249,9 +254,13 @@ export class PiClient {
     );
     this.connection = connection;
     connection.onNotification("agent/event", (params: AgentEventParams) => {
-      const previous = this.lastSeq.get(params.sessionId) ?? 0;
-      if (params.seq !== previous + 1) this.gaps++;
-      this.lastSeq.set(params.sessionId, params.seq);
+      // A replayed event is not counted: it carries the seq of the last live one before it.
+      if (!params.replay) {
+        const previous = this.lastSeq.get(params.sessionId) ?? (this.rebase.delete(params.sessionId) ? params.seq - 1 : 0);
+        if (params.seq !== previous + 1) this.gaps++;
+        if (params.seq <= previous) return; // seen already: drawn once
+        this.lastSeq.set(params.sessionId, params.seq);
+      }
       if (params.event.type === "agent_settled") this.quickDeaths = 0; // it did its work: not dying in a loop
       for (const listener of this.listeners) listener(params.sessionId, params.event, params.seq);
     });
@@ -303,7 +312,7 @@ export class PiClient {
       this.restarts++;
       setTimeout(() => {
         if (this.stopping) return;
-        this.lastSeq.clear();
+        this.forgetSeqs();
         this.start().then(
           () => this.restartListeners.forEach((l) => l(this.restarts)),
           (error) => {
@@ -325,6 +334,7 @@ export class PiClient {
       },
     })]);
     answered = true;
+    this.server = initialized.server ?? undefined;
     this.answeredWorkspace = typeof initialized.workspace === "string" && initialized.workspace ? initialized.workspace : undefined;
     // A new daemon knows no unsaved documents: those left unsaved before it started count too.
     if (fs) this.notify("fs/didChangeDirty", { paths: fs.dirtyPaths() });
@@ -338,7 +348,7 @@ export class PiClient {
     if (this.connection) return Promise.resolve();
     this.reviving ??= (async () => {
       this.quickDeaths = 0;
-      this.lastSeq.clear();
+      this.forgetSeqs();
       await this.start();
       this.restarts++;
       this.restartListeners.forEach((l) => l(this.restarts));
@@ -372,11 +382,29 @@ export class PiClient {
     return result;
   }
 
-  // Open a stored session; its events go on from the seq the daemon announces.
-  async load(sessionId: string, replay = true): Promise<SessionLoadResult> {
-    const loaded = await this.request("session/load", { sessionId, replay });
-    const seen = this.lastSeq.get(loaded.sessionId) ?? 0;
-    if (seen < loaded.nextSeq - 1) this.lastSeq.set(loaded.sessionId, loaded.nextSeq - 1);
+  // A new connection counts afresh; what the last one saw stays known, for a view that resumes.
+  private forgetSeqs(): void {
+    this.carried = new Map([...this.carried, ...this.lastSeq]);
+    this.lastSeq.clear();
+  }
+
+  // The last live seq seen of a session, on this connection or the one before it (undefined: none).
+  seen(sessionId: string): number | undefined {
+    return this.lastSeq.get(sessionId) ?? this.carried.get(sessionId);
+  }
+
+  // Open a session: replayed (a view drawn from nothing), or with `fromSeq` (a view that has everything
+  // before it: the daemon sends what followed, `catchUp` "events", or, when it no longer keeps them,
+  // replays the whole conversation, "replay": the view is cleared first). Its events go on from there.
+  async load(sessionId: string, how: { replay?: boolean; fromSeq?: number } = { replay: true }): Promise<SessionLoadResult> {
+    const loaded = await this.request("session/load", { sessionId, ...how });
+    const id = loaded.sessionId;
+    this.carried.delete(id);
+    if (how.fromSeq !== undefined && loaded.catchUp === "events") this.lastSeq.set(id, how.fromSeq - 1);
+    else if (loaded.catchUp === "replay" || how.replay) { // the message in progress may follow the replay, with its seqs
+      this.lastSeq.delete(id);
+      this.rebase.add(id);
+    } else if ((this.lastSeq.get(id) ?? 0) < loaded.nextSeq - 1) this.lastSeq.set(id, loaded.nextSeq - 1);
     return loaded;
   }
 

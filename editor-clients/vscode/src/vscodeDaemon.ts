@@ -3,7 +3,7 @@
 // interpreter the Python extension has selected, and "Install pi-daemon" when none is found.
 
 import * as vscode from "vscode";
-import { DaemonCommand, locateDaemon } from "./daemonLocator";
+import { Connection, DaemonCommand, attachArgs, locateDaemon } from "./daemonLocator";
 import { PYTHON_CANDIDATES, findPython, installDaemon } from "./daemonInstall";
 
 function users<T>(section: string, key: string, fallback: T): T {
@@ -28,8 +28,9 @@ async function interpreter(): Promise<string | undefined> {
   return configured || undefined;
 }
 
-// The daemon with the arguments the settings add; undefined when there is none to start.
-export async function daemonCommand(storageDir: string): Promise<(DaemonCommand & { configured: boolean }) | undefined> {
+// The daemon with the arguments the settings add, for `workspace`; undefined when there is none to start.
+export async function daemonCommand(storageDir: string, workspace: string):
+    Promise<(DaemonCommand & { configured: boolean; connection: Connection }) | undefined> {
   const command = users<string>("pi", "command", "");
   const extra = users<string[]>("pi", "args", []);
   const found = await locateDaemon({ configured: command ? { command, args: [] } : undefined,
@@ -39,7 +40,8 @@ export async function daemonCommand(storageDir: string): Promise<(DaemonCommand 
   const args = [...found.args, ...extra, "--log-level", config.get("logLevel", "warning")];
   const model = config.get<string>("model", "");
   if (model) args.push("--model", model);
-  return { ...found, args, configured: Boolean(command) };
+  const connection = users<string>("pi", "connection", "attach") === "child" ? "child" : "attach";
+  return { ...found, args: connection === "attach" ? attachArgs(args, workspace) : args, configured: Boolean(command), connection };
 }
 
 // Asks before installing (then install). True once installed.
