@@ -311,7 +311,9 @@ test("slash commands: listed, completed after /, updated when the files change, 
   assert.equal(user.content, "Review speed now.");
   assert.deepEqual(user.command, { name: "review", source: "template", input: "/review speed" });
   const outcome = await c.prompt("/thinking off");
-  assert.deepEqual(outcome, { disposition: "command", command: { name: "thinking", result: { level: "off" } } });
+  assert.deepEqual(outcome, {
+    disposition: "command", command: { name: "thinking", result: { level: "off" }, summary: "The thinking level is now off." },
+  });
   await assert.rejects(c.prompt("/nosuch"), (error) => error.code === -32010);
   await c.stop();
 });
