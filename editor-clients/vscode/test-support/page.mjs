@@ -43,8 +43,10 @@ export async function openView(browser, height = 500) {
 }
 
 // Posts messages to the page in order, as the extension posts to its view: `post(message)`; `post.drained()`
-// waits for those on their way. Once the page is closed (its test ended, as a closed view) they are dropped,
-// both those sent later and one in flight that the close cut off; any other failure is the test's.
+// waits until the page has handled those on their way (a posted message is handled in a later task of the
+// page, which a test's next look at the page may come before on a busy host). Once the page is closed (its
+// test ended, as a closed view) they are dropped, both those sent later and one in flight that the close cut
+// off; any other failure is the test's.
 export function poster(page) {
   let chain = Promise.resolve();
   const closed = async () => {
@@ -52,18 +54,24 @@ export function poster(page) {
     if (!page.isClosed()) await new Promise((done) => { page.once("close", done); setTimeout(done, 2000).unref(); });
     return page.isClosed();
   };
-  const post = (message) => {
+  const send = (script, arg) => {
     chain = chain.then(async () => {
       if (page.isClosed()) return;
       try {
-        await page.evaluate((m) => window.postMessage(m, "*"), message);
+        await page.evaluate(script, arg);
       } catch (error) {
         if (!(await closed())) throw error;
       }
     });
     return chain;
   };
-  post.drained = () => chain;
+  const post = (message) => send((m) => window.postMessage(m, "*"), message);
+  // a mark posted after them comes back once the page's handlers have seen every message before it
+  post.drained = () => send((mark) => new Promise((done) => {
+    const seen = ({ data }) => { if (data?.type === mark) { window.removeEventListener("message", seen); done(); } };
+    window.addEventListener("message", seen);
+    window.postMessage({ type: mark }, "*");
+  }), `test-drained-${Math.random()}`);
   return post;
 }
 
