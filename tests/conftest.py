@@ -47,11 +47,12 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(config, items):
-    # The real-server tests run where llama-server and the weights are installed; elsewhere
-    # they are deselected (not skipped: a skip fails the run).
+    # The real-server tests run where llama-server and the weights are installed, or where
+    # PI_DAEMON_LLAMA=1 asks for them (then they fail without a server); elsewhere they are
+    # deselected (not skipped: a skip fails the run).
     from llama_server_find import find_gguf, find_llama_server
 
-    if find_llama_server() and find_gguf():
+    if (find_llama_server() and find_gguf()) or os.environ.get("PI_DAEMON_LLAMA") == "1":
         return
     kept = [item for item in items if item.get_closest_marker("llama_server") is None]
     if len(kept) != len(items):

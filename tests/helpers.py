@@ -7,6 +7,10 @@ import asyncio
 from pi_daemon.converter import to_wire
 from pi_daemon.tools import FunctionTool
 
+# How long a test waits for an outcome by default: met at once on an idle host, taken only when the
+# outcome never comes, and long enough that a loaded 2-core host (a load of 10 and more) still meets it.
+WAIT_S = 60.0
+
 
 class Recorder:
     def __init__(self, agent=None):
@@ -27,7 +31,7 @@ class Recorder:
         return [to_wire(e) for e in self.events]
 
 
-def wait_until(condition, what: str, timeout: float = 10.0) -> None:
+def wait_until(condition, what: str, timeout: float = WAIT_S) -> None:
     """Wait (in a thread that may block) until ``condition()`` holds; fail naming ``what``."""
     import time
 
@@ -37,7 +41,7 @@ def wait_until(condition, what: str, timeout: float = 10.0) -> None:
         time.sleep(0.01)
 
 
-async def await_until(condition, what: str, timeout: float = 10.0) -> None:
+async def await_until(condition, what: str, timeout: float = WAIT_S) -> None:
     """:func:`wait_until` on the event loop."""
     end = asyncio.get_running_loop().time() + timeout
     while not condition():
@@ -45,7 +49,7 @@ async def await_until(condition, what: str, timeout: float = 10.0) -> None:
         await asyncio.sleep(0.005)
 
 
-async def wait_for(rec: Recorder, kind: str, count: int = 1, timeout: float = 2.0) -> None:
+async def wait_for(rec: Recorder, kind: str, count: int = 1, timeout: float = WAIT_S) -> None:
     async def poll():
         while len(rec.of(kind)) < count:
             await asyncio.sleep(0.002)

@@ -22,7 +22,7 @@ async def test_abort_during_streaming_keeps_partial_and_settles_fast():
     assert await agent.abort() is True
     settled = time.monotonic() - started
     await run
-    assert settled < 0.1
+    assert settled < 1.5  # not the ~2 s the rest of the stream takes (a loaded host is slow, not that slow)
     final = rec.of("message_end")[-1].message
     assert final.stop_reason == "aborted" and 0 < len(final.text()) < 400
     assert agent.state.messages[-1] is final  # kept in history
@@ -47,7 +47,7 @@ async def test_abort_cuts_off_a_provider_that_ignores_cancellation():
     await wait_for(rec, "message_update", 2)
     started = time.monotonic()
     await agent.abort()
-    assert time.monotonic() - started < 0.1
+    assert time.monotonic() - started < 5  # not the 30 s the provider would hold it
     await run
     final = agent.state.messages[-1]
     assert final.stop_reason == "aborted" and final.text() == "partial"
@@ -76,7 +76,7 @@ async def test_abort_during_tool_kills_its_child_process():
         await asyncio.sleep(0.005)
     started = time.monotonic()
     await agent.abort()
-    assert time.monotonic() - started < 0.1
+    assert time.monotonic() - started < 5  # not the 30 s the child would run
     await run
     end = rec.of("tool_execution_end")[0]
     assert end.is_error and "aborted" in end.result.content[0].text

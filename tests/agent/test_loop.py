@@ -74,14 +74,14 @@ async def test_parallel_tools_end_in_completion_order_results_in_call_order():
     ])
     agent = Agent(faux.model(), tools=[sleeper()])
     rec = Recorder(agent)
-    started = asyncio.get_running_loop().time()
     await agent.prompt("go")
-    elapsed = asyncio.get_running_loop().time() - started
     assert [e.tool_call_id for e in rec.of("tool_execution_start")] == ["a", "b", "c"]
     assert [e.tool_call_id for e in rec.of("tool_execution_end")] == ["b", "c", "a"]
     results = rec.of("turn_end")[0].tool_results
     assert [r.tool_call_id for r in results] == ["a", "b", "c"]
-    assert elapsed < 0.3  # concurrent: far less than the 0.24 s sum plus overhead
+    # concurrent: all three had started before the first ended (not a time, which a loaded host stretches)
+    kinds = [e.type for e in rec.events if e.type.startswith("tool_execution_") and e.type != "tool_execution_update"]
+    assert kinds == ["tool_execution_start"] * 3 + ["tool_execution_end"] * 3
 
 
 async def test_sequential_tool_runs_alone():

@@ -41,7 +41,7 @@ async def test_a_command_times_out_and_the_failure_is_remembered(monkeypatch):
     started = time.monotonic()
     value, why = await V.resolve("!sleep 30")
     assert value is None and why == "the apiKey/header command did not finish within 0.3 s"
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 15  # not the 30 s sleep
     assert V.secret_failure("!sleep 30") == why and V.resolved_now("!sleep 30") is None
 
 

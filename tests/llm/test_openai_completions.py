@@ -180,7 +180,8 @@ async def test_connection_refused_and_idle_timeout(server):
     server.script(Reply(body=openai_text("slow answer"), stall_after=30))
     started = time.monotonic()
     final = (await run(model(server, read_timeout=0.3)))[-1].error
-    assert "idle read timeout" in final.error_message and time.monotonic() - started < 2
+    assert "idle read timeout" in final.error_message
+    assert time.monotonic() - started < 15  # not the 30 s stall (a loaded host is slow, not that slow)
 
 
 async def test_conversation_conversion(server):

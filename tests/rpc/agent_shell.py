@@ -10,7 +10,7 @@ import time
 from typing import Any, Callable
 from pathlib import Path
 
-from client import text, write_script
+from client import WAIT_S, text, write_script
 
 
 def unique_seconds() -> str:
@@ -50,14 +50,14 @@ def alive(marker: str) -> list[int]:
     return found
 
 
-def wait_gone(marker: str, timeout: float = 5.0) -> list[int]:
+def wait_gone(marker: str, timeout: float = WAIT_S) -> list[int]:
     deadline = time.monotonic() + timeout
     while (left := alive(marker)) and time.monotonic() < deadline:
         time.sleep(0.05)
     return left
 
 
-def wait_alive(marker: str, count: int = 1, timeout: float = 10.0) -> list[int]:
+def wait_alive(marker: str, count: int = 1, timeout: float = WAIT_S) -> list[int]:
     deadline = time.monotonic() + timeout
     while len(found := alive(marker)) < count and time.monotonic() < deadline:
         time.sleep(0.05)

@@ -16,6 +16,9 @@ import frame_check
 from pi_daemon.client import Client, Framing
 
 ROOT = Path(__file__).resolve().parents[2]
+# How long a wait for a reply or an event lasts by default: met at once on an idle host, taken only when
+# it never comes, and long enough that a loaded 2-core host (a load of 10 and more) still meets it.
+WAIT_S = 60.0
 
 
 KEY_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "GEMINI_API_KEY")
@@ -130,7 +133,7 @@ class Daemon(Client):
         self.send(message)
         return message["id"]
 
-    def wait_response(self, request_id: Any, timeout: float = 10.0) -> dict:
+    def wait_response(self, request_id: Any, timeout: float = WAIT_S) -> dict:
         return self._wait(lambda: self.responses.get(request_id), timeout, f"response {request_id}")
 
     def request(self, method: str, params: Any = None, **kw) -> dict:
@@ -144,11 +147,11 @@ class Daemon(Client):
     def respond(self, request_id: Any, result: Any) -> None:
         self.send({"jsonrpc": "2.0", "id": request_id, "result": result})
 
-    def wait_stderr(self, text: bytes, timeout: float = 10.0) -> bytes:
+    def wait_stderr(self, text: bytes, timeout: float = WAIT_S) -> bytes:
         """Until the daemon's log holds ``text`` (it is read by its own thread, after the replies)."""
         return self._wait(lambda: text if text in self.stderr else None, timeout, f"{text!r} on stderr")
 
-    def wait_server_request(self, method: str, count: int = 1, timeout: float = 10.0) -> dict:
+    def wait_server_request(self, method: str, count: int = 1, timeout: float = WAIT_S) -> dict:
         def found():
             matching = [r for r in self.server_requests if r["method"] == method]
             return matching[count - 1] if len(matching) >= count else None
@@ -168,14 +171,14 @@ class Daemon(Client):
                     raise TimeoutError(f"timed out waiting for {what}; stderr: {self.stderr.decode()[-2000:]}")
                 self._cond.wait(left)
 
-    def wait_event(self, kind: str, count: int = 1, session_id: str | None = None, timeout: float = 10.0) -> dict:
+    def wait_event(self, kind: str, count: int = 1, session_id: str | None = None, timeout: float = WAIT_S) -> dict:
         def found():
             matching = [e for e in self.events if e["event"]["type"] == kind
                         and (session_id is None or e["sessionId"] == session_id)]
             return matching[count - 1] if len(matching) >= count else None
         return self._wait(found, timeout, f"{count}x {kind}")
 
-    def wait_for(self, predicate, what: str, timeout: float = 10.0) -> dict:
+    def wait_for(self, predicate, what: str, timeout: float = WAIT_S) -> dict:
         """Until an event (the whole notification's params) satisfies ``predicate``."""
         def found():
             return next((e for e in self.events if predicate(e["event"])), None)
@@ -194,6 +197,9 @@ class Daemon(Client):
                            and e["event"]["assistantMessageEvent"]["type"] == "text_delta")
 
     # --- end -----------------------------------------------------------------------
+
+    def close(self, timeout: float = WAIT_S) -> int:
+        return super().close(timeout)
 
     def kill(self) -> None:
         if self.proc.poll() is None:

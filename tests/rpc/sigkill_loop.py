@@ -44,7 +44,7 @@ def kill_loop(workspace: Path, kills: int, seed: int | None = None, log=lambda *
         finally:
             d.kill()
         figures["kills"] += 1
-        left = wait_gone(mark, timeout=5)
+        left = wait_gone(mark)
         figures["orphans"] += len(left)
         log(f"kill {n + 1}/{kills}: orphans {len(left)}")
         assert not left, f"kill {n + 1}: processes survived the daemon: {left}"

@@ -110,7 +110,7 @@ def test_no_background_process_outlives_a_sigkill_of_the_daemon(spawn, tmp_path,
     assert [p["status"] for p in d.call("process/list", {})["processes"]] == ["running", "running"]
     os.kill(d.proc.pid, signal.SIGKILL)
     d.proc.wait(10)
-    assert wait_gone(mark, timeout=10) == []
+    assert wait_gone(mark) == []
 
 
 def test_the_daemons_exit_ends_its_background_processes(spawn, tmp_path):
@@ -119,7 +119,7 @@ def test_the_daemons_exit_ends_its_background_processes(spawn, tmp_path):
     d.call("prompt", {"text": "go"})
     d.wait_event("agent_settled", timeout=30)
     assert len(wait_alive(mark)) == 1
-    assert d.close(timeout=10) == 0
+    assert d.close() == 0
     assert wait_gone(mark) == []
 
 

@@ -39,7 +39,7 @@ def test_hostile_session_files_are_listed_as_damaged_and_the_daemon_keeps_servin
     d = spawn("--model", "faux/echo", cwd=str(ws))
     started = time.monotonic()
     listed = {s["sessionId"]: s for s in d.call("session/list", {})["sessions"]}
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 30  # no file held it (a device or a fifo would for ever)
     assert listed[good]["firstMessage"] == "the good one" and "damaged" not in listed[good]
     assert {listed[ID.format(n)]["damaged"] for n in range(3)} == {"a symbolic link, not followed"}
     assert listed[ID.format(3)]["damaged"] == "not a regular file"
@@ -60,7 +60,7 @@ def test_endless_configuration_files_do_not_hold_the_daemon(spawn, tmp_path):
     os.mkfifo(ws / ".pi" / "mcp.json")
     d = spawn("--model", "faux/echo", cwd=str(ws))
     d.call("prompt", {"text": "hello"})
-    d.wait_event("agent_settled", timeout=15)
+    d.wait_event("agent_settled")
     assert d.call("getState")["isStreaming"] is False
 
 

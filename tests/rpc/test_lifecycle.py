@@ -39,12 +39,10 @@ def test_eof_answers_requests_in_flight_and_lets_runs_settle(spawn, tmp_path):
     d.request_async("prompt", {"text": "go"})
     state = d.request_async("getState")  # before the waitForIdle: one after it would wait for it
     waiting = d.request_async("waitForIdle")
-    started = time.monotonic()
-    assert d.close() == 0
+    assert d.close() == 0  # within client.WAIT_S (the run itself takes 0.3 s)
     assert d.responses[waiting]["result"] == {"aborted": False}
     assert d.responses[state]["result"]["isStreaming"] is True
     assert d.event_types()[-1] == "agent_settled"
-    assert time.monotonic() - started < 10
 
 
 def test_sigterm_aborts_runs_answers_in_flight_and_exits_zero(spawn, tmp_path):
@@ -56,7 +54,7 @@ def test_sigterm_aborts_runs_answers_in_flight_and_exits_zero(spawn, tmp_path):
     started = time.monotonic()
     d.proc.send_signal(signal.SIGTERM)
     assert d.proc.wait(10) == 0
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 10  # not the 25 s the run would take
     d._reader.join(5)
     assert d.responses[waiting]["result"] == {"aborted": True}
     assert d.events[-1]["event"] == {"type": "agent_settled", "aborted": True}
@@ -146,16 +144,20 @@ def test_vanished_client_aborts_the_run_and_exits(tmp_path):
 
 
 def test_vanished_client_is_noticed_while_the_run_is_quiet(tmp_path):
-    # Three seconds between chunks: nothing is written, yet the daemon notices the client left.
-    proc = subprocess.Popen(daemon_command(*slow(tmp_path, n=3, delay_ms=3000)), env=clean_env(), stdin=subprocess.PIPE,
+    # A minute before each chunk: nothing is written, yet the daemon notices the client left (the
+    # bound below is far from that minute, so a loaded host's slow exit does not fail it).
+    proc = subprocess.Popen(daemon_command(*slow(tmp_path, n=3, delay_ms=60_000)), env=clean_env(), stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
-    proc.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"prompt","params":{"text":"go"}}\n')
-    proc.stdin.flush()
-    proc.stdout.readline()
-    time.sleep(0.3)
-    started = time.monotonic()
-    proc.stdout.close()
-    proc.stdin.close()
-    assert proc.wait(10) == 0
-    assert time.monotonic() - started < 2.0
-    assert b"the client is gone" in proc.stderr.read()
+    try:
+        proc.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"prompt","params":{"text":"go"}}\n')
+        proc.stdin.flush()
+        proc.stdout.readline()
+        time.sleep(0.3)
+        started = time.monotonic()
+        proc.stdout.close()
+        proc.stdin.close()
+        assert proc.wait(30) == 0
+        assert time.monotonic() - started < 30
+        assert b"the client is gone" in proc.stderr.read()
+    finally:
+        proc.kill()

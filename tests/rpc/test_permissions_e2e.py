@@ -151,7 +151,7 @@ def _unanswered(d, tmp_path):
     d.call("initialize", {"capabilities": {"permissions": True}})
     d.call("prompt", {"text": "go"})
     request = d.wait_server_request("permission/request")
-    d.wait_event("agent_settled", timeout=15)
+    d.wait_event("agent_settled")
     cancels = [m for m in d.other if m.get("method") == "$/cancelRequest"]
     assert [c["params"] for c in cancels] == [{"id": request["id"], "toolCallId": request["params"]["toolCallId"]}]
     timeout = next(e["event"] for e in d.events if e["event"]["type"] == "permission_timeout")

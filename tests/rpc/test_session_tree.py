@@ -140,7 +140,7 @@ def test_abort_cancels_a_summarising_navigation_and_nothing_moves(spawn, tmp_pat
     busy = d.request("prompt", {"text": "meanwhile"})["error"]
     assert busy["code"] == -32001
     assert d.call("abort") == {"aborted": True, "steering": [], "followUp": []}
-    error = d.wait_response(pending, timeout=15)["error"]
+    error = d.wait_response(pending)["error"]
     assert error["code"] == -32003 and "did not move" in error["message"]
     assert d.call("session/tree")["leafId"] == a2 and d.call("getState")["messageCount"] == 4
 

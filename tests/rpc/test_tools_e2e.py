@@ -180,5 +180,5 @@ def test_abort_kills_a_running_bash_tool_and_its_children(spawn, tmp_path, serve
     wait_until(lambda: subprocess.run(["pgrep", "-f", marker], capture_output=True).stdout, "the command to start")
     d.call("abort")
     wait_until(lambda: subprocess.run(["pgrep", "-f", marker], capture_output=True).stdout == b"",
-               "the command and its children to be gone", timeout=5)
+               "the command and its children to be gone")
     assert results(d)[0]["isError"]

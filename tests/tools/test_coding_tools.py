@@ -123,13 +123,14 @@ async def test_bash_timeout_and_abort_kill_the_whole_group(tools):
     marker = f"sleep 987{os.getpid() % 100}"
     started = time.monotonic()
     result = await run(tools["bash"], {"command": f"({marker} &); {marker}", "timeout": 0.5})
-    assert result.is_error and "timed out" in text(result) and time.monotonic() - started < 3
-    await await_until(lambda: alive(marker) == [], "the timed-out command's group to be gone", timeout=5)
+    assert result.is_error and "timed out" in text(result)
+    assert time.monotonic() - started < 30  # not the sleep's 987x seconds
+    await await_until(lambda: alive(marker) == [], "the timed-out command's group to be gone")
     cancel = CancelToken()
     asyncio.get_running_loop().call_later(0.3, cancel.cancel)
     result = await run(tools["bash"], {"command": f"{marker} & {marker} & wait"}, cancel=cancel)
     assert result.is_error and "aborted" in text(result)
-    await await_until(lambda: alive(marker) == [], "the aborted command's group to be gone", timeout=5)
+    await await_until(lambda: alive(marker) == [], "the aborted command's group to be gone")
 
 
 async def test_grep_find_ls_respect_gitignore(tools, ws):

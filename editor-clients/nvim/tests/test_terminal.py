@@ -95,7 +95,7 @@ class Terminal:
             Path(folder).mkdir(parents=True, exist_ok=True)
             (Path(folder) / f"{name}.txt").write_text(self.screen())
 
-    def wait_for(self, text: str, timeout: float = 30) -> str:
+    def wait_for(self, text: str, timeout: float = 60) -> str:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             screen = self.screen()
@@ -104,7 +104,7 @@ class Terminal:
             time.sleep(0.1)
         raise AssertionError(f"{text!r} never appeared on the screen:\n{self.screen()}")
 
-    def wait_gone(self, text: str, timeout: float = 30) -> str:
+    def wait_gone(self, text: str, timeout: float = 60) -> str:
         deadline = time.monotonic() + timeout
         while (screen := self.screen()) and text in screen:
             if time.monotonic() > deadline:

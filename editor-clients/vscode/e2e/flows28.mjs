@@ -42,7 +42,7 @@ export async function flows({ page, chat, run, shot, send, command, openFile, re
   // The input is filled once the rewound conversation is redrawn, after the old messages go.
   const valueBecomes = async (selector, want) => {
     const field = chat().locator(selector);
-    for (let i = 0; i < 100 && (await field.inputValue()) !== want; i++) await new Promise((r) => setTimeout(r, 100));
+    await until(async () => (await field.inputValue()) === want, `${selector} to read ${JSON.stringify(want)}`).catch(() => {});
     assert.equal(await field.inputValue(), want);
   };
   const allow = (file) => review(file, "Accept"); // a write/edit is answered in its review diff

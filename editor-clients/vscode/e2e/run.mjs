@@ -11,7 +11,7 @@
 import { mkdirSync, writeFileSync, existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import assert from "node:assert/strict";
-import { launch, daemonSettings } from "./harness.mjs";
+import { launch, daemonSettings, until } from "./harness.mjs";
 import * as issue28 from "./flows28.mjs";
 
 const here = resolve(new URL(".", import.meta.url).pathname);
@@ -152,7 +152,7 @@ try {
     await openFile("made.txt", "made by pi");
     await shot("the agent's write in the editor, unsaved");
     await command("File: Save");
-    for (let i = 0; i < 100 && onDisk() !== "made by pi\n"; i++) await new Promise((r) => setTimeout(r, 100));
+    await until(() => onDisk() === "made by pi\n", "made.txt saved").catch(() => {});
     assert.equal(onDisk(), "made by pi\n"); // saved when the user chose to
   });
 
@@ -177,7 +177,7 @@ try {
     await command("File: Save");
     const expected = notes.replace("line 25\n", "line TWENTY-FIVE\n");
     const onDisk = () => readFileSync(join(work, "notes.txt"), "utf8");
-    for (let i = 0; i < 100 && onDisk() !== expected; i++) await new Promise((r) => setTimeout(r, 100));
+    await until(() => onDisk() === expected, "notes.txt reverted").catch(() => {});
     assert.equal(onDisk(), expected);
 
     const left = changes.locator(".monaco-list-row", { hasText: "@@ -22,7 +22,7 @@" });

@@ -42,6 +42,39 @@ export async function openView(browser, height = 500) {
   return page;
 }
 
+// Posts messages to the page in order, as the extension posts to its view: `post(message)`; `post.drained()`
+// waits until the page has handled those on their way (a posted message is handled in a later task of the
+// page, which a test's next look at the page may come before on a busy host). Once the page is closed (its
+// test ended, as a closed view) they are dropped, both those sent later and one in flight that the close cut
+// off; any other failure is the test's.
+export function poster(page) {
+  let chain = Promise.resolve();
+  const closed = async () => {
+    // the close's own event may come just after the evaluate it cut off failed
+    if (!page.isClosed()) await new Promise((done) => { page.once("close", done); setTimeout(done, 2000).unref(); });
+    return page.isClosed();
+  };
+  const send = (script, arg) => {
+    chain = chain.then(async () => {
+      if (page.isClosed()) return;
+      try {
+        await page.evaluate(script, arg);
+      } catch (error) {
+        if (!(await closed())) throw error;
+      }
+    });
+    return chain;
+  };
+  const post = (message) => send((m) => window.postMessage(m, "*"), message);
+  // a mark posted after them comes back once the page's handlers have seen every message before it
+  post.drained = () => send((mark) => new Promise((done) => {
+    const seen = ({ data }) => { if (data?.type === mark) { window.removeEventListener("message", seen); done(); } };
+    window.addEventListener("message", seen);
+    window.postMessage({ type: mark }, "*");
+  }), `test-drained-${Math.random()}`);
+  return post;
+}
+
 // A fresh folder holding the faux model's script.
 export function workspace(replies, options = {}, prefix = "pi-webview-") {
   const dir = mkdtempSync(join(tmpdir(), prefix));
@@ -62,14 +95,8 @@ export async function pageDaemon(dir, page, args = [], options = {}) {
                            args: ["-m", "pi_daemon", "--faux-script", join(dir, "script.json"), "--model", "faux/script", ...args],
                            ...options });
   const router = new SubagentRouter();
-  let chain = Promise.resolve();
   const events = [];
-  // an event still on its way when a test has closed its page is dropped, as a closed view drops it
-  const toPage = (m) => {
-    chain = chain.then(() => page.evaluate((x) => window.postMessage(x, "*"), m).catch((error) => {
-      if (!page.isClosed()) throw error;
-    }));
-  };
+  const toPage = poster(page);
   c.onEvent((sessionId, event) => {
     events.push({ sessionId, event });
     const child = router.route(sessionId, event) === "child";
@@ -83,7 +110,7 @@ export async function pageDaemon(dir, page, args = [], options = {}) {
   c.settled = async (sessionId, n = 1) => {
     const mine = (e) => sessionId ? e.sessionId === sessionId : !router.children.has(e.sessionId);
     await waitFor(() => events.filter((e) => e.event.type === "agent_settled" && mine(e)).length >= n, "the run settled");
-    await chain;
+    await toPage.drained();
   };
   await c.start();
   return c;

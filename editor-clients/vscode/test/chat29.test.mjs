@@ -5,7 +5,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { createRequire } from "node:module";
-import { openView as openPage, text, useBrowser, workspace as pageWorkspace } from "../test-support/page.mjs";
+import { openView as openPage, poster, text, useBrowser, workspace as pageWorkspace } from "../test-support/page.mjs";
+import { waitFor } from "../test-support/wait.mjs";
 
 const require = createRequire(import.meta.url);
 const { PiClient } = require("../dist/rpcClient.js");
@@ -21,15 +22,15 @@ async function daemon(dir, page) {
   for (const key of Object.keys(env)) if (key.endsWith("_API_KEY")) delete env[key];
   const c = new PiClient({ command: PYTHON, args: ["-m", "pi_daemon", "--faux-script", join(dir, "script.json"),
                                                    "--model", "faux/script"], cwd: dir, env });
-  let chain = Promise.resolve();
+  const post = page ? poster(page) : undefined;
   const events = [];
   c.onEvent((_id, event) => {
     events.push(event);
-    if (page) chain = chain.then(() => page.evaluate((e) => window.postMessage({ type: "event", event: e }, "*"), event));
+    post?.({ type: "event", event });
   });
   c.settled = async () => {
-    while (!events.some((e) => e.type === "agent_settled")) await new Promise((r) => setTimeout(r, 20));
-    await chain;
+    await waitFor(() => events.some((e) => e.type === "agent_settled"), "the run settled");
+    await post?.drained();
   };
   await c.start();
   return c;
@@ -153,11 +154,11 @@ test("a match of the daemon's session/search is shown in its session, replayed: 
     const { matches } = await c.request("session/search", { query: "fredville" });
     assert.deepEqual(matches.map((m) => [m.sessionId, m.role]), [[first, "assistant"]]);
     // as History opens it: the session replayed into the page, then the match revealed
-    const drawn = [];
-    c.onEvent((id, event) => { if (id === first) drawn.push(page.evaluate((e) => window.postMessage({ type: "event", event: e }, "*"), event)); });
+    const draw = poster(page);
+    c.onEvent((id, event) => { if (id === first) draw({ type: "event", event }); });
     await c.load(first);
     await page.waitForFunction(() => document.body.innerText.includes("capital of Freedonia"));
-    await Promise.all(drawn);
+    await draw.drained();
     await page.evaluate((m) => window.postMessage({ type: "reveal", query: "fredville", entryId: m.entryId }, "*"), matches[0]);
     const mark = page.locator(`.assistant[data-entry-id="${matches[0].entryId}"] mark.found`);
     await mark.waitFor();

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createRequire } from "node:module";
-import { openView, text, useBrowser, workspace } from "../test-support/page.mjs";
+import { openView, poster, text, useBrowser, workspace } from "../test-support/page.mjs";
 import { waitFor } from "../test-support/wait.mjs";
 
 const require = createRequire(import.meta.url);
@@ -180,7 +180,8 @@ test("Stop keeps the output the command had streamed, and the chat shows it mark
   const dir = workspace([call("b", "bash", { command }), text("never")]);
   const c = daemon(dir, {}, ["--allow", "bash"]);
   const page = await openView(held.browser, 700);
-  c.onEvent((_s, event) => page.evaluate((m) => window.postMessage(m, "*"), { type: "event", event }));
+  const post = poster(page);
+  c.onEvent((_s, event) => post({ type: "event", event }));
   await c.start();
   await c.prompt("run the long command");
   await waitFor(() => c.events.some((e) => e.type === "tool_execution_update"
@@ -209,7 +210,8 @@ test("the chat's card for a write/edit under review: under its call, answers pos
     ask = { request, resolve };
     cancelled.then(() => resolve("cancelled"));
   }) });
-  c.onEvent((_s, event) => page.evaluate((m) => window.postMessage(m, "*"), { type: "event", event }));
+  const post = poster(page);
+  c.onEvent((_s, event) => post({ type: "event", event }));
   await c.start();
   await c.prompt("write it");
   await waitFor(() => ask);

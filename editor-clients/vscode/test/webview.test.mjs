@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { createRequire } from "node:module";
-import { openView as openPage, text, useBrowser, workspace as pageWorkspace } from "../test-support/page.mjs";
+import { openView as openPage, poster, text, useBrowser, workspace as pageWorkspace } from "../test-support/page.mjs";
 import { waitFor } from "../test-support/wait.mjs";
 
 const require = createRequire(import.meta.url);
@@ -27,15 +27,15 @@ async function daemon(dir, page, extra = {}) {
     command: PYTHON, args: ["-m", "pi_daemon", "--faux-script", join(dir, "script.json"), "--model", "faux/script",
                             ...(extra.daemonArgs ?? [])], cwd: dir, env,
   });
-  let chain = Promise.resolve();
+  const post = poster(page);
   const events = [];
   c.onEvent((_id, event) => {
     events.push(event);
-    chain = chain.then(() => page.evaluate((e) => window.postMessage({ type: "event", event: e }, "*"), event));
+    post({ type: "event", event });
   });
   c.settled = async (n = 1) => {
     await waitFor(() => events.filter((e) => e.type === "agent_settled").length >= n);
-    await chain;
+    await post.drained();
   };
   c.events = events;
   await c.start();
