@@ -95,7 +95,8 @@ def test_auto_edit_writes_and_edits_without_asking_but_asks_for_commands(spawn, 
 def test_the_mode_slash_command(spawn):
     d = spawn("--model", "faux/echo")
     answer = d.call("prompt", {"text": "/mode auto-edit"})
-    assert answer["disposition"] == "command" and answer["command"] == {"name": "mode", "result": {"mode": "auto-edit"}}
+    assert answer["disposition"] == "command" and answer["command"] == {"name": "mode", "result": {"mode": "auto-edit"},
+                                                                  "summary": "The mode is now auto-edit."}
     assert d.call("getState", {})["mode"] == "auto-edit" and d.wait_event("mode_changed")["event"]["mode"] == "auto-edit"
     bad = d.request("prompt", {"text": "/mode yolo"})
     assert bad["error"]["code"] == -32602 and "plan, ask, auto-edit" in bad["error"]["message"]
