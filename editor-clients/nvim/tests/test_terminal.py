@@ -13,9 +13,11 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 import uuid
@@ -172,6 +174,40 @@ def new_session(args: list[str]) -> None:
             return
         time.sleep(0.2)
     raise AssertionError(f"tmux new-session failed: {run.stderr}")
+
+
+def server_pids(runtime: str) -> list[int]:
+    """The `pi-daemon serve` processes started with XDG_RUNTIME_DIR=`runtime` (found by their
+    environment, so one still starting counts too; a server's keeper, its child, left out)."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        try:
+            if not entry.name.isdigit() or b"serve" not in (entry / "cmdline").read_bytes().split(b"\0"):
+                continue
+            if f"XDG_RUNTIME_DIR={runtime}".encode() in (entry / "environ").read_bytes().split(b"\0"):
+                found[int(entry.name)] = int((entry / "stat").read_text().rsplit(") ", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):  # gone meanwhile
+            continue
+    return [pid for pid, parent in found.items() if parent not in found]
+
+
+def stop_servers(runtime: str, quiet_s: float = 3.0, timeout: float = 60.0) -> None:
+    """SIGTERM to every server of `runtime` until none has been seen for `quiet_s` (an editor still
+    dying may start one more through attach), then the folder removed."""
+    deadline = time.monotonic() + timeout
+    quiet_since = time.monotonic()
+    while time.monotonic() - quiet_since < quiet_s:
+        pids = server_pids(runtime)
+        if pids:
+            for pid in pids:
+                os.kill(pid, signal.SIGTERM)
+            while any(Path(f"/proc/{pid}").exists() for pid in pids) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            quiet_since = time.monotonic()
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the servers of {runtime} did not stop: {server_pids(runtime)}")
+        time.sleep(0.2)
+    shutil.rmtree(runtime, ignore_errors=True)
 
 
 def open_terminal(tmp_path, replies, model=True, extra="", connection="child", nvim_env=None, delay_ms=15):
@@ -501,8 +537,10 @@ def test_readme_quick_start_without_a_plugin_manager(tmp_path):
     workspace = tmp_path / "work"
     workspace.mkdir()
     # no pi-daemon on PATH; pip's cache of this machine, so the downloads are not made twice
+    # the plugin attaches by default: its server's socket in a runtime folder of this test's own, stopped at the end
+    runtime = tempfile.mkdtemp(prefix="pirt-")
     env = {"HOME": str(home), "PATH": "/usr/local/bin:/usr/bin:/bin", "TERM": "xterm-256color",
-           "PIP_CACHE_DIR": str(Path("~/.cache/pip").expanduser())}
+           "PIP_CACHE_DIR": str(Path("~/.cache/pip").expanduser()), "XDG_RUNTIME_DIR": runtime}
     name = f"pi-nvim-{uuid.uuid4().hex[:8]}"
     shell = " ".join(f"{k}={json.dumps(v)}" for k, v in env.items())
     new_session(["-s", name, "-x", "160", "-y", "48", "-c", str(workspace), f"env -i {shell} {NVIM} -i NONE"])
@@ -526,6 +564,7 @@ def test_readme_quick_start_without_a_plugin_manager(tmp_path):
         assert term.evaluate(f"getbufline(bufnr('pi://install'), '$')[0] ==# 'Installed: {installed}'") == "1"
     finally:
         subprocess.run(["tmux", "kill-session", "-t", name], check=False)
+        stop_servers(runtime)
 
 
 INPUT_REPLIES = [

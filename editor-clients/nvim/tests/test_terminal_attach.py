@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -23,7 +21,7 @@ import time
 
 import pytest
 
-from test_terminal import keep_figure, open_terminal
+from test_terminal import keep_figure, open_terminal, stop_servers
 
 STORY = "\n".join(f"story line {i}" for i in range(1, 91)) + "\nThe end of the story."
 REPLIES = [
@@ -65,12 +63,7 @@ def attached(tmp_path):
     finally:
         for terminal in opened:
             terminal.close()  # its tmux session killed
-        for server in servers(runtime):
-            os.kill(server["pid"], signal.SIGTERM)
-            deadline = time.monotonic() + 15
-            while os.path.exists(f"/proc/{server['pid']}") and time.monotonic() < deadline:
-                time.sleep(0.1)
-        shutil.rmtree(runtime, ignore_errors=True)
+        stop_servers(runtime)  # also one an exiting Neovim started again on its way out
 
 
 def test_neovim_quit_mid_answer_and_opened_again_finds_it_still_streaming(attached):

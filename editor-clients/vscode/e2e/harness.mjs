@@ -175,6 +175,12 @@ export async function launch({ cache, out, prefix = "", settings, prepare = () =
   async function close() {
     await browser.close();
     server.kill("SIGTERM");
+    // the window's extension host gone first, so it cannot start a server again after they are stopped
+    await new Promise((resolve) => {
+      if (server.exitCode !== null || server.signalCode !== null) return resolve();
+      const bound = setTimeout(resolve, 30_000);
+      server.once("exit", () => { clearTimeout(bound); resolve(); });
+    });
     await stopServers(runtime);
     return !failed;
   }

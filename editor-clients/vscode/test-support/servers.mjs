@@ -32,13 +32,22 @@ const alive = (pid) => {
   }
 };
 
-// SIGTERM to each (it aborts its runs and exits, its helper with it), SIGKILL to one that has not gone in 10 s;
+// SIGTERM to each (it aborts its runs and exits, its helper with it), SIGKILL to one that has not gone in 10 s,
+// again until none has been seen for 3 s (an editor still shutting down may start one more through attach);
 // the folder removed.
 export async function stopServers(runtime) {
-  const pids = serverPids(runtime);
-  for (const pid of pids) process.kill(pid, "SIGTERM");
-  await waitFor(() => pids.every((pid) => !alive(pid)), "the servers to exit", 10_000).catch(() => {
-    for (const pid of pids.filter(alive)) process.kill(pid, "SIGKILL");
-  });
+  const deadline = Date.now() + 60_000;
+  let quietSince = Date.now();
+  while (Date.now() - quietSince < 3_000 && Date.now() < deadline) {
+    const pids = serverPids(runtime);
+    if (pids.length) {
+      for (const pid of pids) process.kill(pid, "SIGTERM");
+      await waitFor(() => pids.every((pid) => !alive(pid)), "the servers to exit", 10_000).catch(() => {
+        for (const pid of pids.filter(alive)) process.kill(pid, "SIGKILL");
+      });
+      quietSince = Date.now();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
   rmSync(runtime, { recursive: true, force: true });
 }
