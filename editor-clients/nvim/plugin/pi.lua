@@ -46,9 +46,13 @@ command("PiDiff", function(o) pi().diff(o.args) end, { nargs = "?", desc = "Revi
 command("PiAccept", function(o) pi().accept(o.args) end, { nargs = "?", complete = scopes })
 command("PiRevert", function(o) pi().revert(o.args) end, { nargs = "?", complete = scopes })
 
--- A shared daemon (setup's connection = "attach"): quitting Neovim stops nothing (the pipe
--- closes, a run goes on); the session shown is loaded again when Neovim opens the workspace
--- while its server runs (lua/pi/attach.lua).
-local group = vim.api.nvim_create_augroup("pi_attach", {})
-local function resume() require("pi.attach").resume(pi()) end
-if vim.v.vim_did_enter == 1 then resume() else vim.api.nvim_create_autocmd("VimEnter", { group = group, once = true, callback = resume }) end
+-- Neovim opens, or :cd goes to, a workspace where you sent pi a prompt: the daemon is started
+-- before it is asked for (lua/pi/used.lua; in attach mode the session shown last is loaded again
+-- while its server runs, lua/pi/attach.lua). Elsewhere nothing more of the plugin is loaded.
+-- Scheduled: a plugin manager calls setup() right after sourcing this file.
+local group = vim.api.nvim_create_augroup("pi_prestart", {})
+local function opened()
+  vim.schedule(function() require("pi.used").opened(package.loaded["pi"] and package.loaded["pi"].config) end)
+end
+if vim.v.vim_did_enter == 1 then opened() else vim.api.nvim_create_autocmd("VimEnter", { group = group, once = true, callback = opened }) end
+vim.api.nvim_create_autocmd("DirChanged", { group = group, callback = opened })

@@ -4,6 +4,8 @@ local root = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h:h")
 vim.opt.runtimepath:prepend(root)
 -- These tests start a daemon of Neovim's own (tests/attach.lua picks "attach" for its own)
 require("pi").config.connection = "child"
+-- The plugin's own files (the workspaces where pi was used, the sessions kept): not the user's
+vim.env.XDG_STATE_HOME = vim.fn.tempname()
 vim.cmd("runtime plugin/pi.lua")
 local python = os.getenv("PI_DAEMON_PYTHON") or "python3"
 -- Everything the plugin receives is checked against protocol.schema.json.
@@ -581,7 +583,7 @@ local t = { test = test, start = start, finally = finally, workspace = workspace
             capture = capture, notifications = notifications, picking = picking, daemon_pids = daemon_pids,
             without_keyring = without_keyring, model_server = model_server }
 for _, file in ipairs({ "editfs", "language", "chat_review", "session_features", "firstrun", "lifecycle",
-                         "changed", "access", "ui", "processes", "compaction", "habits", "attach" }) do
+                         "changed", "access", "ui", "processes", "compaction", "habits", "attach", "prestart" }) do
   dofile(root .. "/tests/" .. file .. ".lua")(t)
 end
 

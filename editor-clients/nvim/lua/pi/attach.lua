@@ -2,20 +2,14 @@
 -- the plugin runs `pi-daemon attach --workspace W`, which reaches the workspace's server (and
 -- starts one when none runs). Quitting Neovim only closes that pipe: a run goes on in the server.
 -- The session this Neovim had open is kept per workspace in stdpath("state")/pi/sessions.json,
--- and when Neovim opens the workspace again while its server runs, the session is loaded again
--- (replayed into the empty chat, a run still streaming shown streaming). `pi` is require("pi").
+-- and when Neovim opens the workspace again (one where pi was used, lua/pi/used.lua) while its
+-- server runs, the session is loaded again (replayed into the empty chat, a run still streaming
+-- shown streaming). `pi` is require("pi").
 local chat = require("pi.chat")
 local M = {}
 
--- The workspace of this Neovim: the `--workspace` of setup's cmd (the daemon may be on another
--- machine, reached over ssh), else setup's cwd, else the current directory, as the daemon names it.
-function M.workspace(config)
-  for i, part in ipairs(config.cmd or {}) do
-    if part == "--workspace" and config.cmd[i + 1] then return config.cmd[i + 1] end
-  end
-  local dir = config.cwd or vim.fn.getcwd()
-  return vim.uv.fs_realpath(dir) or vim.fs.normalize(vim.fn.fnamemodify(dir, ":p"))
-end
+-- The workspace of this Neovim, as the daemon names it (lua/pi/used.lua).
+M.workspace = require("pi.used").workspace
 
 -- The index of the daemon's name in `cmd` (`pi-daemon`, a path to it, or `-m pi_daemon`): the
 -- subcommand goes right after it; a command naming neither is the daemon itself (its first word).
@@ -90,21 +84,24 @@ local function servers(out)
   return listed.servers or listed
 end
 
--- Neovim opened: the session kept for this workspace is loaded again when its server runs (a
--- run it is streaming shows in the chat, opened for it). Nothing is started when none runs.
-function M.resume(pi)
+-- Neovim opened a workspace where pi was used (lua/pi/used.lua): the session kept for it is
+-- loaded again when its server runs (a run it is streaming shows in the chat, opened for it);
+-- otherwise (no session kept, no server running) `otherwise()`.
+function M.resume(pi, otherwise)
+  otherwise = otherwise or function() end
   if pi.config.connection ~= "attach" or pi.status().rpc then return end
   local workspace = M.workspace(pi.config)
   local saved = M.saved(workspace)
   local cmd = saved and require("pi.daemon").command(pi.config)
-  if not cmd then return end
+  if not cmd then return otherwise() end
   vim.system(M.ps_command(cmd), { text = true, env = pi.config.env, cwd = workspace }, function(out)
     vim.schedule(function()
       local running = vim.tbl_filter(function(s)
         return type(s) == "table" and type(s.workspace) == "string"
           and (s.workspace == workspace or vim.uv.fs_realpath(s.workspace) == workspace)
       end, servers(out) or {})
-      if #running == 0 or pi.status().rpc then return end
+      if pi.status().rpc then return end
+      if #running == 0 then return otherwise() end
       if not pi.start() then return end
       pi.open()
       vim.cmd("wincmd p") -- the chat is shown; the cursor stays where the user opened Neovim

@@ -34,6 +34,7 @@ M.config = {
   python = nil, -- interpreters :PiInstall may use, e.g. { "python3.12" } (lua/pi/install.lua)
   save_before_commands = true, -- the agent's edits are saved before its commands run (lua/pi/savebefore.lua)
   write_unshown_edits = false, -- the agent's edits to files no window shows are written at once (lua/pi/changed.lua)
+  prestart = true, -- the daemon starts when Neovim opens a workspace where you sent pi a prompt (lua/pi/used.lua)
 }
 local editfs = require("pi.editfs")
 local language = require("pi.language")
@@ -46,6 +47,7 @@ local daemon = require("pi.daemon")
 local firstrun = require("pi.firstrun")
 local savebefore = require("pi.savebefore")
 local attach = require("pi.attach")
+local used = require("pi.used")
 
 local state = { rpc = nil, busy = false, queue = { steering = {}, followUp = {} }, session = nil,
                 settled = 0, log = nil, stats = nil, model = nil, commands = {}, mode = "ask" }
@@ -203,7 +205,8 @@ function M.start(opts, prompt)
   if M.config.model then vim.list_extend(cmd, { "--model", M.config.model }) end
   state.log = vim.fn.tempname() .. "-pi-daemon.log"
   -- stderr (the daemon's log) goes to a file, so that a failed start can say why.
-  if M.config.connection == "attach" then cmd = attach.command(cmd, attach.workspace(M.config)) end
+  state.opened_in = used.workspace(M.config) -- where a prompt makes the workspace "used"
+  if M.config.connection == "attach" then cmd = attach.command(cmd, state.opened_in) end
   cmd = vim.list_extend({ "sh", "-c", 'log=$1; shift; exec "$@" 2>>"$log"', "sh", state.log },
                         cmd)
   state.busy, state.settled, state.queue, state.commands = false, 0, { steering = {}, followUp = {} }, {}
@@ -365,6 +368,8 @@ function M.prompt(text, behaviour, context)
   if daemon.hold(function() M.prompt(text, behaviour, context) end, kept) then return end
   M.request("prompt", { text = text, streamingBehavior = behaviour, context = context }, command_done,
             function(err) firstrun.failed(M, err, kept) end)
+  local workspace = state.opened_in
+  vim.schedule(function() used.add(workspace) end) -- after the prompt is on its way
 end
 function M.continue() M.request("continue", {}) end -- :PiContinue: answer the cut-off end again
 
