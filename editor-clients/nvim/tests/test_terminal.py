@@ -233,7 +233,9 @@ def open_terminal(tmp_path, replies, model=True, extra="", connection="child", n
     init = tmp_path / "init.lua"
     init.write_text(INIT % {"plugin": lua(str(PLUGIN)), "help": lua(str(help)), "cmd": lua(cmd), "env": lua(env),
                             "cwd": lua(str(workspace)), "connection": lua(connection)} + extra)
-    env_args = [arg for key, value in (nvim_env or {}).items() for arg in ("-e", f"{key}={value}")]
+    # the plugin's own files (the workspaces where pi was used, the sessions kept): not the user's
+    nvim_env = {"XDG_STATE_HOME": str(tmp_path / "state"), **(nvim_env or {})}
+    env_args = [arg for key, value in nvim_env.items() for arg in ("-e", f"{key}={value}")]
     new_session(["-s", name, "-x", "160", "-y", "48", "-c", str(workspace), *env_args,
                  f"{NVIM} -u {init} -i NONE"])
     term = Terminal(name)
