@@ -176,7 +176,7 @@ def one_run(root: Path, server: ModelServer, connection: str, captures: list[flo
     out: dict[str, float] = {}
     nvim = None
     try:
-        server.script({"text": 20}, {"text": 20}, {"text": 20}, {"text": 20})
+        server.script(*[{"text": 20}] * 5)  # one per prompt below
         nvim = Neovim(init, workspace, nvim_env)  # never used: nothing started
         out["cold, no pre-start"], out["send-keys"] = prompt(nvim, "hello", 1, captures)
         out["warm"], _ = prompt(nvim, "again", 2, captures)
