@@ -6,7 +6,9 @@ Neovim runs in a real terminal (a tmux session); `:Pi hello` is typed, then the 
 just before `tmux send-keys Enter`, and `tmux capture-pane` is read in a tight loop until the
 first glyph of the answer is on the screen (the chat's first answer line under the new `## pi`).
 The error of one figure is the time one capture takes (reported: its median), plus the
-send-keys round trip (reported too), both on the side of a longer figure.
+send-keys round trip (reported too), both on the side of a longer figure. Beside each figure,
+"received": Enter -> the answer's first text delta received by the plugin, on Neovim's clock
+(`vim.on_key` and the plugin's `on_receive` hook); the rest is drawing it.
 
 For each run and each connection mode (setup's `connection`: "attach", the default, and "child"):
   * cold, no pre-start: Neovim opened in a workspace where pi was never used (a fresh state
@@ -53,6 +55,19 @@ vim.o.shortmess = vim.o.shortmess .. "I"
 vim.o.laststatus = 2
 vim.o.statusline = "%%f %%{v:lua.require'pi'.statusline()}"
 require("pi").setup({ cmd = %(cmd)s, env = %(env)s, connection = %(connection)s, permissions = false })
+-- Neovim's own clock: Enter pressed -> the answer's first text delta received (the plugin's
+-- on_receive hook), one line per prompt in %(marks)s
+local key
+vim.on_key(function(k) if k == "\\r" then key = vim.uv.hrtime() end end)
+require("pi").on_receive = function(kind, method, value)
+  if key and kind == "notification" and method == "agent/event" and value.event.type == "message_update"
+      and value.event.assistantMessageEvent.type == "text_delta" then
+    local file = io.open(%(marks)s, "a")
+    file:write(("%%.1f\\n"):format((vim.uv.hrtime() - key) / 1e6))
+    file:close()
+    key = nil
+  end
+end
 """
 
 
@@ -67,8 +82,10 @@ def tmux(*args: str) -> str:
 class Neovim:
     """Neovim in a tmux session of its own, in `workspace`."""
 
-    def __init__(self, init: Path, workspace: Path, env: dict) -> None:
+    def __init__(self, init: Path, workspace: Path, env: dict, marks: Path) -> None:
         self.name = f"pi-glyph-{uuid.uuid4().hex[:8]}"
+        self.marks = marks
+        self.received: list[float] = []  # per prompt: Enter -> first text delta received, Neovim's clock
         env_args = [arg for key, value in env.items() for arg in ("-e", f"{key}={value}")]
         self.opened = time.perf_counter()
         tmux("new-session", "-d", "-s", self.name, "-x", "160", "-y", "48", "-c", str(workspace), *env_args,
@@ -111,6 +128,7 @@ def answers(screen: str) -> tuple[int, bool, bool]:
 def prompt(nvim: Neovim, text: str, nth: int, captures: list[float]) -> tuple[float, float]:
     """Types `:Pi text`, presses Enter; seconds from the keypress to the first glyph of the
     `nth` answer, and the send-keys round trip."""
+    nvim.marks.write_text("")
     tmux("send-keys", "-t", nvim.name, "Escape")
     tmux("send-keys", "-t", nvim.name, "-l", f":Pi {text}")
     nvim.wait(lambda s: f":Pi {text}" in s, "the typed command")
@@ -129,6 +147,7 @@ def prompt(nvim: Neovim, text: str, nth: int, captures: list[float]) -> tuple[fl
         if time.monotonic() > deadline:
             raise AssertionError(f"answer {nth} never came:\n{screen}")
     nvim.wait(lambda s: answers(s)[2], "the answer's end")  # the next prompt is not a steer
+    nvim.received.append(float(nvim.marks.read_text().split()[0]) / 1000)
     return now - pressed, sent
 
 
@@ -169,30 +188,34 @@ def one_run(root: Path, server: ModelServer, connection: str, captures: list[flo
     cmd = [sys.executable, "-m", "pi_daemon", "--model", "local/bench"]
     if connection == "attach":
         cmd += ["--idle-timeout", "60"]  # an option of `attach` (the server's)
+    marks = run / "marks.txt"
     init.write_text(INIT % {"plugin": lua(str(PLUGIN)), "cmd": lua(cmd), "env": lua(daemon_env),
-                            "connection": lua(connection)})
+                            "connection": lua(connection), "marks": lua(str(marks))})
     nvim_env = {"XDG_STATE_HOME": str(run / "state"), "XDG_RUNTIME_DIR": runtime}
     (run / "home").mkdir(exist_ok=True)
     out: dict[str, float] = {}
     nvim = None
     try:
         server.script(*[{"text": 20}] * 5)  # one per prompt below
-        nvim = Neovim(init, workspace, nvim_env)  # never used: nothing started
+        nvim = Neovim(init, workspace, nvim_env, marks)  # never used: nothing started
         out["cold, no pre-start"], out["send-keys"] = prompt(nvim, "hello", 1, captures)
         out["warm"], _ = prompt(nvim, "again", 2, captures)
+        out["  received: cold, no pre-start"], out["  received: warm"] = nvim.received
         nvim.quit()
         stop_servers(runtime)
-        nvim = Neovim(init, workspace, nvim_env)  # used: the daemon starts with Neovim
+        nvim = Neovim(init, workspace, nvim_env, marks)  # used: the daemon starts with Neovim
         nvim.wait(lambda s: "π local/bench" in s, "the model in the statusline")
         out["open -> daemon ready"] = time.perf_counter() - nvim.opened
         out["cold, pre-started"], _ = prompt(nvim, "hello", 1, captures)
         out["warm, pre-started"], _ = prompt(nvim, "again", 2, captures)
+        out["  received: cold, pre-started"], out["  received: warm, pre-started"] = nvim.received
         nvim.quit()
         stop_servers(runtime)
-        nvim = Neovim(init, workspace, nvim_env)  # used again; the user types a few seconds later
+        nvim = Neovim(init, workspace, nvim_env, marks)  # used again; the user types a few seconds later
         nvim.wait(lambda s: "π local/bench" in s, "the model in the statusline")
         time.sleep(IDLE_S)  # the user's pause, not a wait for the daemon
         out[f"cold, pre-started, +{IDLE_S} s"], _ = prompt(nvim, "hello", 1, captures)
+        out[f"  received: cold, pre-started, +{IDLE_S} s"], = nvim.received
         nvim.quit()
     finally:
         if nvim:
@@ -226,7 +249,7 @@ def main() -> None:
     for connection, rows in figures.items():
         print(f"connection = {connection}")
         for key, values in rows.items():
-            print(f"  {key:24} {statistics.median(values) * 1000:8.0f}   "
+            print(f"  {key:36} {statistics.median(values) * 1000:8.0f}   "
                   f"[{', '.join(f'{v * 1000:.0f}' for v in values)}]")
 
 
