@@ -139,14 +139,15 @@ async function workspaceFolder(ask = false): Promise<string> {
 }
 
 // The daemon starts on first use: opening the chat or running a pi command. Not found, the user is
-// offered to install it; installed, it starts.
-function ensureClient(): Promise<PiClient> {
+// offered to install it; installed, it starts. `early` (the start when a workspace where pi was used opens,
+// see prestart): nothing is asked (no install offer, no log shown); the user's first use asks.
+function ensureClient(early = false): Promise<PiClient> {
   if (client) return Promise.resolve(client);
   starting ??= (async () => {
     const storage = context.globalStorageUri.fsPath;
     const folder = await workspaceFolder();
     let found = await daemonCommand(storage, folder);
-    if (!found && (await offerInstall(context, output)))
+    if (!found && !early && (await offerInstall(context, output)))
       found = await daemonCommand(storage, folder);
     if (!found) {
       status.text = "π (not installed)";
@@ -183,11 +184,12 @@ function ensureClient(): Promise<PiClient> {
     } catch (error: any) {
       await started.stop();
       status.text = "π (did not start)";
-      output.show(true);
+      if (!early) output.show(true);
       const missing = error instanceof DaemonStartError && error.code === "ENOENT" && found.configured;
       throw new Error(`pi-daemon did not start: ${error.message ?? error}${missing ? " (check pi.command in your user settings)" : ""}`);
     }
     client = started;
+    markUsed();
     if (started.server?.shared) output.append(`connected to the workspace's shared pi-daemon server (pid ${started.server.pid})\n`);
     loadProcesses(started);
     await sendStoredKeys(started, context.secrets, (t) => output.append(t));
@@ -630,10 +632,29 @@ export async function activate(extensionContext: vscode.ExtensionContext): Promi
     vscode.commands.registerCommand("pi.rewind", (item?: TreeItem) => (item ? rewindTo(host, item.id) : Promise.resolve())
       .catch((error: any) => vscode.window.showErrorMessage(`pi: ${error.message ?? error}`))),
   );
-  // A window (re)opened on the chat's session: the daemon and the session's replay start now, while the chat's
-  // page loads, so a run still going (attach mode) is there when the page is ready (its "ready" finds it done).
-  if (context.workspaceState.get(CHAT_SESSION))
-    ensureClient().then(restoreChat).catch((error: any) => output.append(`restoring the chat: ${error.message ?? error}\n`));
+  prestart();
+}
+
+// "pi was used in this workspace": the user's own record, this extension's workspaceState, set when the daemon
+// first started here for them (opening the chat, a prompt, a pi command). Never read from the folder: a
+// repository can commit a .pi/ folder, but not another user's VS Code state.
+const USED = "pi.used";
+function markUsed(): void {
+  if (!context.workspaceState.get(USED)) context.workspaceState.update(USED, true);
+}
+const usedHere = () => Boolean(context.workspaceState.get(USED) || context.workspaceState.get(CHAT_SESSION));
+
+// A workspace where pi was used opens (activation at startup finished, or by the chat view shown): the daemon
+// starts now (in attach mode: connects to the workspace's server, starting it), so the user's first prompt does
+// not wait for a spawn; the chat's session is replayed meanwhile, so a run still going (attach mode) is there
+// when the page is ready (its "ready" finds it done). Never used here: nothing starts, nothing is read but the
+// memento. A Restricted Mode window does not run the extension at all (package.json declares no support for
+// untrusted workspaces); isTrusted is checked too, so that stays so should that declaration change.
+function prestart(): void {
+  if (!usedHere() || !vscode.workspace.isTrusted) return;
+  const folders = vscode.workspace.workspaceFolders?.length ?? 0;
+  if (folders > 1 && !context.workspaceState.get("pi.folder")) return; // which one is asked on first use, not now
+  ensureClient(true).then(restoreChat).catch((error: any) => output.append(`starting early: ${error.message ?? error}\n`));
 }
 
 // The pipe closed and nothing else (no abort, no session/close, no shutdown): a child daemon settles and exits;
