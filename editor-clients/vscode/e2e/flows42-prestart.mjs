@@ -14,7 +14,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { launch, until } from "./harness.mjs";
 import { serverPids } from "../test-support/servers.mjs";
-import { daemonSettings, daemonsIn, gone, noneWithin, quickModelServer, writeModels } from "./prestart.mjs";
+import { chatLive, daemonSettings, daemonsIn, gone, noneWithin, quickModelServer, writeModels } from "./prestart.mjs";
 
 const here = resolve(new URL(".", import.meta.url).pathname);
 const cache = process.argv[2] ?? join(process.env.HOME, ".cache", "pi-daemon-e2e");
@@ -62,6 +62,7 @@ async function flow(connection) {
     });
     await run(`${connection}: the user opens the chat and asks: the daemon starts, the answer comes`, async () => {
       await kit.openChat("loop/quick");
+      await chatLive(kit);
       await kit.send("say k1");
       await answered(kit, "k1");
       await explorer(kit); // the window is left on the Explorer: it reopens there, the chat not shown
@@ -83,6 +84,8 @@ async function flow(connection) {
       const before = running();
       await kit.openChat("loop/quick");
       await kit.chat().locator(".user", { hasText: "say k1" }).waitFor({ timeout: kit.T });
+      await chatLive(kit);
+      await kit.shot(`${connection}: the used workspace's chat opened, ready`);
       await kit.send("say k2");
       await answered(kit, "k2");
       assert.deepEqual(running(), before, "the daemon started early is the one that answered");

@@ -69,29 +69,33 @@ export const gone = (pids, what) => until(() => pids.every((pid) => {
 // In the chat page (`frame`): from the next Enter keydown in its input (the event's own timestamp) to the first
 // glyph of a new answer containing `token` drawn: when the text is in the page (a MutationObserver) and the
 // next animation frame (the one that paints it). Both on the page's clock (performance.now()); resolves to
-// { mutation, frame } in ms after the keypress.
+// { mutation, frame, echo } in ms after the keypress (echo: the prompt shown in the conversation, which the
+// daemon's event for it draws).
 export function armGlyphTimer(frame, token) {
   return frame.evaluate((token) => {
     const before = new Set(document.querySelectorAll(".assistant"));
     window.__glyph = new Promise((resolve) => {
       let key;
+      let echo;
       document.querySelector("#input").addEventListener("keydown", (e) => {
         if (e.key === "Enter" && !e.shiftKey && key === undefined) key = e.timeStamp;
       }, { capture: true });
       const observer = new MutationObserver(() => {
         if (key === undefined) return;
+        echo ??= [...document.querySelectorAll(".user")].some((n) => n.textContent.includes(token)) ? performance.now() - key : undefined;
         const answer = [...document.querySelectorAll(".assistant")].find((n) => !before.has(n) && n.textContent.includes(token));
         if (!answer) return;
         const drawn = performance.now();
         observer.disconnect();
-        requestAnimationFrame(() => resolve({ mutation: drawn - key, frame: performance.now() - key }));
+        requestAnimationFrame(() => resolve({ mutation: drawn - key, frame: performance.now() - key, echo }));
       });
       observer.observe(document.body, { subtree: true, childList: true, characterData: true });
     });
   }, token);
 }
 
-export const glyphTime = (frame) => frame.evaluate(() => window.__glyph);
+export const glyphTime = (frame, timeout = 60000) => frame.evaluate((timeout) => Promise.race([window.__glyph,
+  new Promise((_, fail) => setTimeout(() => fail(new Error("no answer's first glyph in the chat")), timeout))]), timeout);
 
 // Polls `found` for `ms` (a bound, not a wait for an outcome: nothing is to come) and fails as soon as it gives
 // something, naming `what`.
@@ -103,3 +107,7 @@ export async function noneWithin(found, ms, what) {
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+// The chat page's script is running and the extension has answered its "ready" (the mode it set on <body>):
+// before that the input is there (static HTML) but an Enter typed into it sends nothing.
+export const chatLive = (kit) => kit.chat().locator("body[data-mode]").waitFor({ state: "attached", timeout: kit.T });

@@ -38,6 +38,7 @@ import { ProcessView } from "./processView";
 let client: PiClient | undefined;
 let connection: Connection = "attach"; // how the client reaches the daemon (pi.connection), as it was started
 let starting: Promise<PiClient> | undefined;
+let startingEarly = false; // `starting` is the early start (ensureClient's `early`), which asks nothing
 let context: vscode.ExtensionContext;
 let conversation = new Conversation();
 let view: vscode.WebviewView | undefined;
@@ -143,6 +144,9 @@ async function workspaceFolder(ask = false): Promise<string> {
 // see prestart): nothing is asked (no install offer, no log shown); the user's first use asks.
 function ensureClient(early = false): Promise<PiClient> {
   if (client) return Promise.resolve(client);
+  // the user's use while an early start is under way: that start, or, failed, one that may ask
+  if (starting && startingEarly && !early) return starting.catch(() => ensureClient());
+  if (!starting) startingEarly = early;
   starting ??= (async () => {
     const storage = context.globalStorageUri.fsPath;
     const folder = await workspaceFolder();
@@ -291,6 +295,7 @@ async function send(text: string, items?: ContextItem[], images?: Image[]): Prom
   try {
     await recovery.ready();
     const client = await ensureClient();
+    await restoring;
     sidebarSession ??= (await client.request("getState")).sessionId;
     if (conversation.busy) return await steerOrFollow(client, text, items, images);
     let result;
@@ -469,14 +474,18 @@ function rememberChat(): void {
     context.workspaceState.update(CHAT_SESSION, sidebarSession);
 }
 
-async function restoreChat(): Promise<void> {
+// The chat's last session being loaded (restoreChat), which a prompt typed meanwhile waits for: it goes to
+// that session once the daemon has it, after its replay.
+let restoring: Promise<void> | undefined;
+function restoreChat(): Promise<void> {
   const remembered = context.workspaceState.get<string>(CHAT_SESSION);
-  if (!remembered || sidebarSession || transcript.length) return;
-  await redraw(remembered).catch((error: any) => {
+  if (restoring || !remembered || sidebarSession || transcript.length) return restoring ?? Promise.resolve();
+  restoring = redraw(remembered).then(() => undefined, (error: any) => {
     output.append(`the chat's last session did not load: ${error.message ?? error}\n`);
     sidebarSession = undefined;
     return context.workspaceState.update(CHAT_SESSION, undefined);
-  });
+  }).finally(() => (restoring = undefined));
+  return restoring;
 }
 
 // A subagent's session as a chat in an editor tab: from the events drawn so far when a chat shows
