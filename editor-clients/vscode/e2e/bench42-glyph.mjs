@@ -22,7 +22,7 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { chatFrames, launch } from "./harness.mjs";
 import { serverPids } from "../test-support/servers.mjs";
-import { armGlyphTimer, chatLive, daemonSettings, daemonsIn, glyphTime, gone, quickModelServer, writeModels } from "./prestart.mjs";
+import { armGlyphTimer, chatLive, closeWindow, daemonSettings, daemonsIn, glyphTime, quickModelServer, writeModels } from "./prestart.mjs";
 
 const { values: options, positionals } = parseArgs({ allowPositionals: true, options: {
   runs: { type: "string", default: "5" }, pause: { type: "string", default: "5000" },
@@ -53,15 +53,6 @@ async function prompt() {
   return glyph;
 }
 
-async function closeWindow(folder) {
-  const pids = daemonsIn(folder);
-  await page.goto("about:blank");
-  await gone(pids, "the closed window's daemon to end");
-  const servers = serverPids(kit.runtime);
-  for (const pid of servers) process.kill(pid, "SIGTERM");
-  await gone(servers, "the workspace's server to stop");
-}
-
 // A window on `folder`: the user's pause, the chat opened, the COLD prompt, the WARM one; left on the Explorer.
 async function session(folder) {
   await kit.open(folder);
@@ -80,7 +71,7 @@ async function session(folder) {
   clearInterval(sampler);
   const warm = await prompt();
   await explorer();
-  await closeWindow(folder);
+  await closeWindow(kit, folder);
   return { cold, warm, upBefore, up, chatAt };
 }
 
@@ -93,7 +84,7 @@ try {
   await chatLive(kit);
   await prompt();
   await explorer();
-  await closeWindow(kit.work);
+  await closeWindow(kit);
   for (let run = 1; run <= runs; run++) {
     const fresh = join(kit.root, `fresh-${run}`);
     mkdirSync(fresh);

@@ -14,7 +14,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { launch, until } from "./harness.mjs";
 import { serverPids } from "../test-support/servers.mjs";
-import { chatLive, daemonSettings, daemonsIn, gone, noneWithin, quickModelServer, writeModels } from "./prestart.mjs";
+import { chatLive, closeWindow, daemonSettings, daemonsIn, noneWithin, quickModelServer, writeModels } from "./prestart.mjs";
 
 const here = resolve(new URL(".", import.meta.url).pathname);
 const cache = process.argv[2] ?? join(process.env.HOME, ".cache", "pi-daemon-e2e");
@@ -27,16 +27,6 @@ const model = await quickModelServer();
 const decided = (kit) => kit.page.locator(".statusbar-item", { hasText: "π" }).first().waitFor({ timeout: kit.T });
 const explorer = (kit) => kit.page.locator(".activitybar .action-item a[aria-label^='Explorer']").first().click({ timeout: kit.T });
 const answered = (kit, token) => kit.chat().locator(".assistant", { hasText: `${token} is the answer.` }).waitFor({ timeout: kit.T });
-
-// The window closed (its page gone), and its daemon with it; an attach server (it outlives the window) stopped.
-async function closeWindow(kit) {
-  const pids = daemonsIn(kit.work);
-  await kit.page.goto("about:blank");
-  await gone(pids, "the closed window's daemon to end");
-  const servers = serverPids(kit.runtime);
-  for (const pid of servers) process.kill(pid, "SIGTERM");
-  await gone(servers, "the workspace's server to stop");
-}
 
 async function flow(connection) {
   const kit = await launch({
@@ -89,6 +79,17 @@ async function flow(connection) {
       await kit.send("say k2");
       await answered(kit, "k2");
       assert.deepEqual(running(), before, "the daemon started early is the one that answered");
+    });
+    await run(`${connection}: reopened, the chat opened at once and a prompt typed at once (the last conversation still loading): it is answered, not given back`, async () => {
+      await closeWindow(kit);
+      await kit.open();
+      await kit.openChat();
+      await chatLive(kit);
+      await kit.send("say k3");
+      await answered(kit, "k3");
+      assert.equal(await kit.chat().locator("#input").inputValue(), "", "the prompt is not back in the input");
+      await kit.chat().locator(".user", { hasText: "say k1" }).waitFor({ timeout: kit.T }); // the conversation restored
+      assert.equal(await kit.chat().locator(".user", { hasText: "say k3" }).count(), 1);
     });
     await run(`${connection}: a cloned repository with its own .pi/sessions opens: nothing is started`, async () => {
       await closeWindow(kit);

@@ -5,6 +5,7 @@ import { readFileSync, readlinkSync, readdirSync, mkdirSync, writeFileSync } fro
 import { createServer } from "node:http";
 import { join } from "node:path";
 import { python, until } from "./harness.mjs";
+import { serverPids } from "../test-support/servers.mjs";
 
 // An OpenAI-compatible server answering at once: the prompt's token (a word like "k17") first, as its own
 // delta, then a few words. `requests` counts the answers asked for.
@@ -111,3 +112,14 @@ export async function noneWithin(found, ms, what) {
 // The chat page's script is running and the extension has answered its "ready" (the mode it set on <body>):
 // before that the input is there (static HTML) but an Enter typed into it sends nothing.
 export const chatLive = (kit) => kit.chat().locator("body[data-mode]").waitFor({ state: "attached", timeout: kit.T });
+
+// The window on `folder` closed (its page gone) and its daemon ended with it; an attach server (it outlives the
+// window) stopped: the next window on the folder starts from nothing.
+export async function closeWindow(kit, folder = kit.work) {
+  const pids = daemonsIn(folder);
+  await kit.page.goto("about:blank");
+  await gone(pids, "the closed window's daemon to end");
+  const servers = serverPids(kit.runtime);
+  for (const pid of servers) process.kill(pid, "SIGTERM");
+  await gone(servers, "the workspace's server to stop");
+}
