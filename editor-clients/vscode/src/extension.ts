@@ -662,6 +662,7 @@ const usedHere = () => Boolean(context.workspaceState.get(USED) || context.works
 function prestart(): void {
   if (!usedHere() || !vscode.workspace.isTrusted) return;
   const folders = vscode.workspace.workspaceFolders?.length ?? 0;
+  if (folders === 0) return; // a window with no folder: pi would work in the home folder, only when asked
   if (folders > 1 && !context.workspaceState.get("pi.folder")) return; // which one is asked on first use, not now
   ensureClient(true).then(restoreChat).catch((error: any) => output.append(`starting early: ${error.message ?? error}\n`));
 }
