@@ -10,7 +10,7 @@ opens), "fresh" one where it never was. Medians of ``--runs``.
 exported and packaged in a temporary folder), after this tree's, with the same daemon (this tree's, from
 ``PI_DAEMON_PYTHON``, default ``.venv/bin/python``): only the extension differs.
 
-Run: .venv/bin/python bench/vscode_glyph.py [--runs 5] [--pause 5000] [--connection child] [--against REV]
+Run: .venv/bin/python bench/vscode_glyph.py [--runs 5] [--pause 8000] [--connection child] [--against REV]
      .venv/bin/python bench/vscode_glyph.py --check   (one run: checks it works, not its speed)
 """
 
@@ -71,7 +71,7 @@ def table(name: str, result: dict[str, Any]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--pause", type=int, default=5000, help="ms the user waits after the window opens")
+    parser.add_argument("--pause", type=int, default=8000, help="ms the user waits after the window opens")
     parser.add_argument("--connection", choices=["child", "attach"], default="child")
     parser.add_argument("--against", metavar="REV", help="also measure this git revision's extension")
     parser.add_argument("--check", action="store_true", help="one run, to check it works")

@@ -15,7 +15,7 @@
 // With this build the used workspace's daemon is started when the window opens; with an older build given as
 // PI_E2E_VSIX (bench/vscode_glyph.py --against REV) nothing is started before the chat opens.
 //
-//   node e2e/bench42-glyph.mjs <cache> [--runs 5] [--pause 5000] [--connection child|attach]
+//   node e2e/bench42-glyph.mjs <cache> [--runs 5] [--pause 8000] [--connection child|attach]
 //   (env: PI_DAEMON_PYTHON, PI_E2E_OUT, PI_E2E_VSIX); prints one JSON line last: {used: {cold, warm}, fresh: …}
 import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -25,7 +25,7 @@ import { serverPids } from "../test-support/servers.mjs";
 import { armGlyphTimer, chatLive, closeWindow, daemonSettings, daemonsIn, glyphTime, quickModelServer, writeModels } from "./prestart.mjs";
 
 const { values: options, positionals } = parseArgs({ allowPositionals: true, options: {
-  runs: { type: "string", default: "5" }, pause: { type: "string", default: "5000" },
+  runs: { type: "string", default: "5" }, pause: { type: "string", default: "8000" },
   connection: { type: "string", default: "child" } } });
 const here = resolve(new URL(".", import.meta.url).pathname);
 const cache = positionals[0] ?? join(process.env.HOME, ".cache", "pi-daemon-e2e");
@@ -48,7 +48,11 @@ async function prompt() {
   const input = kit.chat().locator("#input");
   await input.fill(`say ${token}`);
   await input.press("Enter");
-  const glyph = await glyphTime(frame);
+  const glyph = await glyphTime(frame).catch(async (error) => { // what the user would see instead
+    const typed = await input.inputValue().catch(() => "?");
+    const toasts = await page.locator(".notification-toast").allInnerTexts().catch(() => []);
+    throw new Error(`${error.message}; the input holds ${JSON.stringify(typed)}; notifications: ${JSON.stringify(toasts)}`);
+  });
   await kit.chat().locator(".assistant", { hasText: `${token} is the answer.` }).waitFor({ timeout: T });
   return glyph;
 }

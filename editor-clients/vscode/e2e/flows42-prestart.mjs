@@ -3,7 +3,8 @@
 // nothing, nor does a cloned repository that carries a .pi/sessions folder of its own ("used" is the user's
 // record, the extension's workspaceState, never the folder's). Both connections: "child" (the window's own
 // daemon) and "attach" (the workspace's server, started if none runs). The model is a loopback server speaking
-// the OpenAI stream. Screenshots prefixed "prestart42-".
+// the OpenAI stream. A prompt typed as soon as a reopened chat is live, its last conversation still loading,
+// is answered in that conversation, not given back into the input. Screenshots prefixed "prestart42-".
 //
 // "Nothing started" is watched for NOTHING_MS after the extension has decided (its status item is shown, in the
 // same step as the decision), and the used workspace's daemon must have come within that bound in the same run.
