@@ -47,7 +47,6 @@ const script = {
 
 const kit = await launch({
   cache, out, prefix: before ? "before-" : "chat38-", viewport: { width: 1500, height: 950 },
-  ...(process.env.PI_E2E_VSIX ? { vsix: resolve(process.env.PI_E2E_VSIX) } : {}),
   prepare: (_root, work) => writeFileSync(join(work, "core.py"), CORE),
   settings: (root) => {
     const daemon = daemonSettings(root, script);

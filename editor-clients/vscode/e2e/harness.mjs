@@ -16,7 +16,8 @@ export { daemonPids } from "../test-support/daemons.mjs";
 const here = resolve(new URL(".", import.meta.url).pathname);
 export const T = 60000;
 export const python = process.env.PI_DAEMON_PYTHON ?? "python3";
-export const vsix = resolve(here, "..", "pi-daemon.vsix");
+// PI_E2E_VSIX: another build of the extension (e.g. an older commit's, for a bench against it).
+export const vsix = resolve(process.env.PI_E2E_VSIX ?? resolve(here, "..", "pi-daemon.vsix"));
 
 // Polls `check` until it gives a truthy value (returned); timed out (T by default), the error names `what`.
 export const until = (check, what, timeout = T) => waitFor(check, what, timeout);
@@ -142,7 +143,9 @@ export async function launch({ cache, out, prefix = "", settings, prepare = () =
     await input.fill(text);
     await input.press("Enter");
   }
-  async function open() {
+  // Opens `folder` (the project by default) in the page's window, as File > Open Folder would: a new window's
+  // extension host, the workspace's own state.
+  async function open(folder = work) {
     for (let i = 0; i < 600; i++) {
       try {
         const response = await fetch(`http://127.0.0.1:${port}/healthz`);
@@ -151,7 +154,7 @@ export async function launch({ cache, out, prefix = "", settings, prepare = () =
       if (i === 599) throw new Error(`code-server did not answer:\n${serverLog}`);
       await new Promise((r) => setTimeout(r, 250));
     }
-    await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(work)}`);
+    await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(folder)}`);
     await page.waitForSelector(".monaco-workbench", { timeout: T });
   }
   // A step: it runs, a screenshot is kept, `ok - name` is printed; a failure is reported once and ends the rest.

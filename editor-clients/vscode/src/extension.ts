@@ -38,6 +38,7 @@ import { ProcessView } from "./processView";
 let client: PiClient | undefined;
 let connection: Connection = "attach"; // how the client reaches the daemon (pi.connection), as it was started
 let starting: Promise<PiClient> | undefined;
+let startingEarly = false; // `starting` is the early start (ensureClient's `early`), which asks nothing
 let context: vscode.ExtensionContext;
 let conversation = new Conversation();
 let view: vscode.WebviewView | undefined;
@@ -139,14 +140,18 @@ async function workspaceFolder(ask = false): Promise<string> {
 }
 
 // The daemon starts on first use: opening the chat or running a pi command. Not found, the user is
-// offered to install it; installed, it starts.
-function ensureClient(): Promise<PiClient> {
+// offered to install it; installed, it starts. `early` (the start when a workspace where pi was used opens,
+// see prestart): nothing is asked (no install offer, no log shown); the user's first use asks.
+function ensureClient(early = false): Promise<PiClient> {
   if (client) return Promise.resolve(client);
+  // the user's use while an early start is under way: that start, or, failed, one that may ask
+  if (starting && startingEarly && !early) return starting.catch(() => ensureClient());
+  if (!starting) startingEarly = early;
   starting ??= (async () => {
     const storage = context.globalStorageUri.fsPath;
     const folder = await workspaceFolder();
     let found = await daemonCommand(storage, folder);
-    if (!found && (await offerInstall(context, output)))
+    if (!found && !early && (await offerInstall(context, output)))
       found = await daemonCommand(storage, folder);
     if (!found) {
       status.text = "π (not installed)";
@@ -183,11 +188,12 @@ function ensureClient(): Promise<PiClient> {
     } catch (error: any) {
       await started.stop();
       status.text = "π (did not start)";
-      output.show(true);
+      if (!early) output.show(true);
       const missing = error instanceof DaemonStartError && error.code === "ENOENT" && found.configured;
       throw new Error(`pi-daemon did not start: ${error.message ?? error}${missing ? " (check pi.command in your user settings)" : ""}`);
     }
     client = started;
+    markUsed();
     if (started.server?.shared) output.append(`connected to the workspace's shared pi-daemon server (pid ${started.server.pid})\n`);
     loadProcesses(started);
     await sendStoredKeys(started, context.secrets, (t) => output.append(t));
@@ -289,6 +295,7 @@ async function send(text: string, items?: ContextItem[], images?: Image[]): Prom
   try {
     await recovery.ready();
     const client = await ensureClient();
+    await restoring;
     sidebarSession ??= (await client.request("getState")).sessionId;
     if (conversation.busy) return await steerOrFollow(client, text, items, images);
     let result;
@@ -467,14 +474,18 @@ function rememberChat(): void {
     context.workspaceState.update(CHAT_SESSION, sidebarSession);
 }
 
-async function restoreChat(): Promise<void> {
+// The chat's last session being loaded (restoreChat), which a prompt typed meanwhile waits for: it goes to
+// that session once the daemon has it, after its replay.
+let restoring: Promise<void> | undefined;
+function restoreChat(): Promise<void> {
   const remembered = context.workspaceState.get<string>(CHAT_SESSION);
-  if (!remembered || sidebarSession || transcript.length) return;
-  await redraw(remembered).catch((error: any) => {
+  if (restoring || !remembered || sidebarSession || transcript.length) return restoring ?? Promise.resolve();
+  restoring = redraw(remembered).then(() => undefined, (error: any) => {
     output.append(`the chat's last session did not load: ${error.message ?? error}\n`);
     sidebarSession = undefined;
     return context.workspaceState.update(CHAT_SESSION, undefined);
-  });
+  }).finally(() => (restoring = undefined));
+  return restoring;
 }
 
 // A subagent's session as a chat in an editor tab: from the events drawn so far when a chat shows
@@ -630,10 +641,30 @@ export async function activate(extensionContext: vscode.ExtensionContext): Promi
     vscode.commands.registerCommand("pi.rewind", (item?: TreeItem) => (item ? rewindTo(host, item.id) : Promise.resolve())
       .catch((error: any) => vscode.window.showErrorMessage(`pi: ${error.message ?? error}`))),
   );
-  // A window (re)opened on the chat's session: the daemon and the session's replay start now, while the chat's
-  // page loads, so a run still going (attach mode) is there when the page is ready (its "ready" finds it done).
-  if (context.workspaceState.get(CHAT_SESSION))
-    ensureClient().then(restoreChat).catch((error: any) => output.append(`restoring the chat: ${error.message ?? error}\n`));
+  prestart();
+}
+
+// "pi was used in this workspace": the user's own record, this extension's workspaceState, set when the daemon
+// first started here for them (opening the chat, a prompt, a pi command). Never read from the folder: a
+// repository can commit a .pi/ folder, but not another user's VS Code state.
+const USED = "pi.used";
+function markUsed(): void {
+  if (!context.workspaceState.get(USED)) context.workspaceState.update(USED, true);
+}
+const usedHere = () => Boolean(context.workspaceState.get(USED) || context.workspaceState.get(CHAT_SESSION));
+
+// A workspace where pi was used opens (activation at startup finished, or by the chat view shown): the daemon
+// starts now (in attach mode: connects to the workspace's server, starting it), so the user's first prompt does
+// not wait for a spawn; the chat's session is replayed meanwhile, so a run still going (attach mode) is there
+// when the page is ready (its "ready" finds it done). Never used here: nothing starts, nothing is read but the
+// memento. A Restricted Mode window does not run the extension at all (package.json declares no support for
+// untrusted workspaces); isTrusted is checked too, so that stays so should that declaration change.
+function prestart(): void {
+  if (!usedHere() || !vscode.workspace.isTrusted) return;
+  const folders = vscode.workspace.workspaceFolders?.length ?? 0;
+  if (folders === 0) return; // a window with no folder: pi would work in the home folder, only when asked
+  if (folders > 1 && !context.workspaceState.get("pi.folder")) return; // which one is asked on first use, not now
+  ensureClient(true).then(restoreChat).catch((error: any) => output.append(`starting early: ${error.message ?? error}\n`));
 }
 
 // The pipe closed and nothing else (no abort, no session/close, no shutdown): a child daemon settles and exits;

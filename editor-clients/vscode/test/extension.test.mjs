@@ -23,10 +23,12 @@ function daemon(replies, daemonArgs = [], options = {}) {
   return c;
 }
 
-test("the extension activates only when pi is used", () => {
+test("the extension activates when pi is used, and after the window has started: never during start-up, never from the folder's content", () => {
   const manifest = JSON.parse(readFileSync(new URL("../package.json", import.meta.url)));
-  // commands activate it implicitly; a chat tab reopened with the window does too
-  assert.deepEqual(manifest.activationEvents, ["onView:pi.chat", "onWebviewPanel:pi.chatTab"]);
+  // commands activate it implicitly; a chat tab reopened with the window does too; onStartupFinished lets it start
+  // the daemon early where the user's own record says pi was used (e2e/flows42-prestart.mjs), after the window
+  // is up ("*" would hold start-up); workspaceContains would let a repository decide
+  assert.deepEqual(manifest.activationEvents, ["onView:pi.chat", "onWebviewPanel:pi.chatTab", "onStartupFinished"]);
 });
 
 test("the status bar shows the model from the start, then tokens, cost and context", async () => {
