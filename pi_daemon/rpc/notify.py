@@ -150,7 +150,12 @@ class SessionStream:
     def _hold(self, event: MessageUpdate, receivers: list[Receiver]) -> bool:
         """Merge ``event`` into the held update; False when it cannot be merged."""
         delta = event.assistant_message_event
-        if not isinstance(delta, MERGEABLE) or not any(r.writer.backlog > COALESCE_ABOVE for r in receivers):
+        if not isinstance(delta, MERGEABLE):
+            return False
+        for receiver in receivers:
+            if receiver.writer.backlog > COALESCE_ABOVE:
+                break
+        else:
             return False
         held = self._held
         if held is not None:
@@ -194,6 +199,7 @@ class SessionStream:
             self._send(to_wire(event), receivers)
             if isinstance(event, MessageEnd):
                 self.last_end = self.seq
-        # The common case waits for nothing: not even a coroutine is made then.
-        if any(r.writer.backlog > r.writer.high_water for r in receivers):
-            await self.drain(receivers)
+        for receiver in receivers:  # the common case waits for nothing: not even a coroutine is made then
+            if receiver.writer.backlog > receiver.writer.high_water:
+                await self.drain(receivers)
+                return
