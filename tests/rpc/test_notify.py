@@ -83,23 +83,9 @@ def test_the_events_kept_for_catching_up_cost_the_memory_of_their_bytes_through_
     # 20,000 deltas, each sent on its own to a client that reads them at once: every one is kept for a
     # later session/load{fromSeq}. Their frames are some 5 MB; kept as orjson returned them (each with
     # a spare buffer of KiBs) they took some 80 MB.
-    import subprocess
+    from test_lifecycle import rss_kb, streaming
 
-    from client import clean_env, text, write_script
-    from test_lifecycle import rss_kb
-
-    from pi_daemon.client import daemon_command
-
-    script = write_script(tmp_path / "many.json", [text("x" * 20_000)], modelId="many", chunkSize=1)
-    proc = subprocess.Popen(daemon_command("--faux-script", str(script), "--model", "faux/many"), env=clean_env(),
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=tmp_path)
-    try:
-        proc.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"getState"}\n')
-        proc.stdin.flush()
-        proc.stdout.readline()
-        baseline = rss_kb(proc.pid)
-        proc.stdin.write(b'{"jsonrpc":"2.0","id":2,"method":"prompt","params":{"text":"go"}}\n')
-        proc.stdin.flush()
+    with streaming(tmp_path, 20_000) as (proc, baseline):
         received = bytearray()
         while b'"agent_settled"' not in received[-4096:]:
             data = os.read(proc.stdout.fileno(), 1 << 20)  # raw reads: the client never lags
@@ -112,6 +98,3 @@ def test_the_events_kept_for_catching_up_cost_the_memory_of_their_bytes_through_
         assert len(deltas) > 2_000
         grown = rss_kb(proc.pid) - baseline
         assert grown < 10_000 + 1.5 * len(deltas), f"{grown} KB more after {len(deltas)} deltas"
-    finally:
-        proc.kill()
-        proc.wait()
