@@ -326,17 +326,17 @@ class _Bounded(httpx.AsyncByteStream):
         await self.stream.aclose()
 
 
-async def _read_events(response: httpx.Response, put: Callable[[ServerSentEvent], None],
+async def _read_events(response: httpx.Response, put: Callable[[ServerSentEvent], bool],
                        room: Callable[[], Awaitable[None]], limit: int) -> None:
-    """``put`` each event of ``response``, decoded by httpx-sse, waiting for ``room`` after
-    each (the consumer is behind: the socket is then not read). The bytes are decoded as
+    """``put`` each event of ``response``, decoded by httpx-sse, waiting for ``room`` when it
+    says the consumer is behind (the socket is then not read). The bytes are decoded as
     UTF-8, which is what SSE is, whatever charset the header names."""
     assert isinstance(response.stream, httpx.AsyncByteStream)
     response.stream = _Bounded(response.stream, str(response.url), limit)
     response.encoding = "utf-8"
     async for event in EventSource(response).aiter_sse():
-        put(event)
-        await room()
+        if put(event):
+            await room()
 
 
 async def sse_stream(
@@ -353,12 +353,17 @@ async def sse_stream(
     request_headers = {"accept": "text/event-stream", "content-type": "application/json",
                        **{name.lower(): value for name, value in headers.items()}}
 
-    def put(item: ServerSentEvent | BaseException | object) -> None:
+    def behind() -> bool:
+        return len(items) > MAX_UNTAKEN[0] or untaken[0] > MAX_UNTAKEN[1]
+
+    def put(item: ServerSentEvent | BaseException | object) -> bool:
+        """Hand ``item`` to the consumer; True when it is behind (the reader waits for ``room``)."""
         items.append(item)
         if isinstance(item, ServerSentEvent):
             untaken[0] += len(item.data)
         if wake and not wake[0].done():
             wake[0].set_result(None)
+        return behind()
 
     answered = False
 
@@ -393,7 +398,7 @@ async def sse_stream(
             put(exc)
 
     async def room() -> None:
-        while len(items) > MAX_UNTAKEN[0] or untaken[0] > MAX_UNTAKEN[1]:
+        while behind():
             space[:] = [asyncio.get_running_loop().create_future()]
             await space[0]
 
@@ -421,15 +426,15 @@ async def sse_stream(
             item = items.popleft()
             if isinstance(item, ServerSentEvent):
                 untaken[0] -= len(item.data)
-            if space and not space[0].done() and len(items) <= MAX_UNTAKEN[0] // 2 \
-                    and untaken[0] <= MAX_UNTAKEN[1] // 2:
-                space[0].set_result(None)
+                if space and not space[0].done() and len(items) <= MAX_UNTAKEN[0] // 2 \
+                        and untaken[0] <= MAX_UNTAKEN[1] // 2:
+                    space[0].set_result(None)
+                yield item
+                continue
             if item is _END:
                 return
-            if isinstance(item, BaseException):
-                raise item
-            assert isinstance(item, ServerSentEvent)
-            yield item
+            assert isinstance(item, BaseException)
+            raise item
     finally:
         remove()
         stop_reading()

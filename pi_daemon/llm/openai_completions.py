@@ -294,13 +294,15 @@ class _ChunkReader:
                     self.thinking_index = start.content_index
                 out.append(self.b.thinking_delta(self.thinking_index, reasoning))
             content = delta.get("content")
-            if isinstance(content, str) and content:
-                self._close_thinking(out)
-                if self.text_index is None:
+            if isinstance(content, str) and content:  # the common chunk: a text delta
+                if self.thinking_index is not None:
+                    self._close_thinking(out)
+                index = self.text_index
+                if index is None:
                     start = self.b.text_start()
                     out.append(start)
-                    self.text_index = start.content_index
-                out.append(self.b.text_delta(self.text_index, content))
+                    index = self.text_index = start.content_index
+                out.append(self.b.text_delta(index, content))
             for call in delta.get("tool_calls") or []:
                 self._close_thinking(out)
                 self._close_text(out)

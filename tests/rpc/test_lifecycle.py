@@ -1,9 +1,11 @@
 """EOF, signals, shutdown/exit, $/cancelRequest, backpressure and a vanished client."""
 
+import contextlib
 import json
 import signal
 import subprocess
 import time
+from typing import Iterator
 
 from client import clean_env, text, write_script
 from pi_daemon.client import daemon_command
@@ -95,10 +97,12 @@ def rss_kb(pid: int) -> int:
     raise AssertionError("no VmRSS")
 
 
-def test_a_client_that_stops_reading_slows_the_agent_not_memory(tmp_path):
-    # 400,000 deltas are ~55 MB of notifications; unread, they must not pile up in memory.
-    script = write_script(tmp_path / "big.json", [text("x" * 400_000)], modelId="big", chunkSize=1)
-    proc = subprocess.Popen(daemon_command("--faux-script", str(script), "--model", "faux/big"), env=clean_env(),
+@contextlib.contextmanager
+def streaming(tmp_path, deltas: int) -> Iterator[tuple[subprocess.Popen, int]]:
+    """A daemon answering a prompt with ``deltas`` one-character deltas: ``(process, its RSS in KB
+    before the prompt)``, the prompt sent; stopped at the end."""
+    script = write_script(tmp_path / "deltas.json", [text("x" * deltas)], modelId="deltas", chunkSize=1)
+    proc = subprocess.Popen(daemon_command("--faux-script", str(script), "--model", "faux/deltas"), env=clean_env(),
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=tmp_path)
     try:
         proc.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"getState"}\n')
@@ -107,6 +111,15 @@ def test_a_client_that_stops_reading_slows_the_agent_not_memory(tmp_path):
         baseline = rss_kb(proc.pid)
         proc.stdin.write(b'{"jsonrpc":"2.0","id":2,"method":"prompt","params":{"text":"go"}}\n')
         proc.stdin.flush()
+        yield proc, baseline
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_a_client_that_stops_reading_slows_the_agent_not_memory(tmp_path):
+    # 400,000 deltas are ~55 MB of notifications; unread, they must not pile up in memory.
+    with streaming(tmp_path, 400_000) as (proc, baseline):
         time.sleep(3)  # not reading
         stalled = rss_kb(proc.pid)
         assert stalled - baseline < 30_000, (baseline, stalled)
@@ -127,8 +140,6 @@ def test_a_client_that_stops_reading_slows_the_agent_not_memory(tmp_path):
         assert "".join(parts) == "x" * 400_000
         assert len(parts) < 400_000
         assert proc.wait(20) == 0
-    finally:
-        proc.kill()
 
 
 def test_vanished_client_aborts_the_run_and_exits(tmp_path):

@@ -77,3 +77,24 @@ async def test_the_sessions_of_a_daemon_keep_a_bounded_total_the_largest_giving_
     assert busy.since(busy.seq) is not None and len(busy.since(busy.seq)) == 1
     busy.forget()
     assert budget.total == quiet.kept_bytes and busy not in budget.streams
+
+
+def test_the_events_kept_for_catching_up_cost_the_memory_of_their_bytes_through_the_real_daemon(tmp_path):
+    # 20,000 deltas, each sent on its own to a client that reads them at once: every one is kept for a
+    # later session/load{fromSeq}. Their frames are some 5 MB; kept as orjson returned them (each with
+    # a spare buffer of KiBs) they took some 80 MB.
+    from test_lifecycle import rss_kb, streaming
+
+    with streaming(tmp_path, 20_000) as (proc, baseline):
+        received = bytearray()
+        while b'"agent_settled"' not in received[-4096:]:
+            data = os.read(proc.stdout.fileno(), 1 << 20)  # raw reads: the client never lags
+            assert data, "the daemon ended before the run settled"
+            received += data
+        lines = [json.loads(line) for line in bytes(received).split(b"\n") if line.strip()]
+        deltas = [m for m in lines if m.get("method") == "agent/event"
+                  and m["params"]["event"].get("assistantMessageEvent", {}).get("type") == "text_delta"]
+        # Sent one by one, unless the host was too loaded for the client to keep up (then merged: fewer).
+        assert len(deltas) > 2_000
+        grown = rss_kb(proc.pid) - baseline
+        assert grown < 10_000 + 1.5 * len(deltas), f"{grown} KB more after {len(deltas)} deltas"
