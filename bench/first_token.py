@@ -6,11 +6,15 @@ Per run: the wall time from spawn to the first text delta, and the daemon's CPU 
 system, its threads included) up to that moment, read from ``/proc``; with ``--idle``, also
 its CPU over two seconds of idling that start three seconds after the answer settled. Prints medians of ``--runs``.
 
+``--editor`` sends the ``initialize`` the editor clients send (VS Code's and Neovim's: they
+declare permissions, workspace trust, questions, the editor's files and every language feature),
+which is what a user meets.
+
 ``--against REV`` measures the daemon of a git revision too (checked out into a temporary
 work tree, its bytecode written as for this tree), interleaved run by run
 with this tree's, so both see the same machine load.
 
-Run: .venv/bin/python bench/first_token.py [--runs 20] [--against HEAD~1] [--idle]
+Run: .venv/bin/python bench/first_token.py [--runs 20] [--against HEAD~1] [--idle] [--editor]
 """
 
 from __future__ import annotations
@@ -30,10 +34,15 @@ from common import precompile
 from peers import Daemon, ModelServer
 
 from pi_daemon.client import Client
-from pi_daemon.rpc.types import InitializeParams
+from pi_daemon.rpc.initialize_types import ClientCapabilities, FsCapabilities, InitializeParams, LanguageFeatures
 
 REPO = Path(__file__).resolve().parent.parent
 TICK = os.sysconf("SC_CLK_TCK")
+EDITOR = InitializeParams(protocol_version=1, capabilities=ClientCapabilities(  # as editor-clients/*/ send it
+    permissions=True, workspace_trust=True, ask_user=True,
+    fs=FsCapabilities(read_text_file=True, apply_edit=True, save=True),
+    language_features=LanguageFeatures(diagnostics=True, definition=True, references=True, document_symbols=True,
+                                       workspace_symbols=True, hover=True, status=True)))
 
 
 def cpu_seconds(pid: int) -> float:
@@ -53,13 +62,13 @@ def checkout(rev: str, into: Path) -> Path:
     return into
 
 
-def one_run(server: ModelServer, env: dict, workspace: Path, idle: bool) -> dict[str, float]:
+def one_run(server: ModelServer, env: dict, workspace: Path, idle: bool, editor: bool) -> dict[str, float]:
     server.script({"text": 3})
     spawned = time.perf_counter()
     client = Client(cwd=str(workspace), env=env, stderr=subprocess.DEVNULL,
                     command=[sys.executable, "-P", "-m", "pi_daemon", "--model", "local/bench"])
     pid = client.proc.pid
-    client.request_future("initialize", InitializeParams(protocol_version=1))
+    client.request_future("initialize", EDITOR if editor else InitializeParams(protocol_version=1))
     client.request_future("prompt", {"text": "hello"})
     figures: dict[str, float] = {}
     for params in client.events():
@@ -84,6 +93,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--against", metavar="REV", help="also measure this git revision's daemon, interleaved")
     parser.add_argument("--idle", action="store_true", help="also the CPU of 2 s of idling after the answer")
+    parser.add_argument("--editor", action="store_true", help="initialize as the editor clients do")
     args = parser.parse_args()
     precompile()
     server = ModelServer()
@@ -101,7 +111,7 @@ def main() -> None:
         try:
             for _ in range(args.runs):
                 for name, daemon_env in envs.items():
-                    for key, value in one_run(server, daemon_env, workspace, args.idle).items():
+                    for key, value in one_run(server, daemon_env, workspace, args.idle, args.editor).items():
                         figures.setdefault(name, {}).setdefault(key, []).append(value)
         finally:
             server.close()

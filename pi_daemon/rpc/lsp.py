@@ -1,5 +1,7 @@
 """LSP's vocabulary for the editor requests that speak it: lsprotocol's types and one converter
-of theirs, both loaded on first use (a large import a daemon without an editor never needs).
+of theirs, both loaded on their first use — an editor's first language answer or first edit —
+and never before: ``lsprotocol.types`` is a large import (about 0.3 s of CPU), and made at
+``initialize`` it would share the one interpreter lock with the first prompt.
 
 lsprotocol's ``get_converter()`` builds a new converter, with its hooks, on every call; the
 daemon keeps the first, so an edit or a language request does not pay for that again.
