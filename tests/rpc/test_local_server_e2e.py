@@ -10,6 +10,7 @@ import pytest
 from run_events import events, final_message
 from loopback import LoopbackServer, Reply, openai_chunk, openai_sse, openai_text
 from client import user_models
+from helpers import wait_until
 
 
 @pytest.fixture
@@ -60,7 +61,8 @@ def test_a_kept_alive_connection_the_server_closed_is_retried_at_once_and_stores
     d.call("prompt", {"text": "two"})
     assert final_message(d, 2)["content"][-1]["text"] == "second"
     first, dead, fresh = server.requests
-    assert dead.connection == first.connection != fresh.connection  # reused, then a new connection
+    kept = {first.connection} | {r.connection for r in server.route_hits}  # /props is asked beside the requests
+    assert dead.connection in kept and fresh.connection != dead.connection  # a kept one reused, then another
     assert "auto_retry_start" not in d.event_types()
     assert [m["role"] for m in d.call("getMessages")["messages"]] == ["user", "assistant", "user", "assistant"]
 
@@ -108,6 +110,7 @@ def test_a_chat_template_without_tools_is_warned_about(spawn, tmp_path, server):
     final_message(d)
     d.call("prompt", {"text": "again"})
     final_message(d, 2)
+    d.wait_stderr(b"has no tool support")  # asked beside the first request: the warning may come after its answer
     stderr = d.stderr.decode()
     assert f"the model server at {server.url}/v1 reports that its chat template has no tool support" in stderr
     assert "--jinja" in stderr and stderr.count("has no tool support") == 1  # once per server
@@ -120,6 +123,7 @@ def test_a_template_with_tools_is_not_warned_about(spawn, tmp_path, server):
     d = spawn("--model", "llama/smol", cwd=workspace(tmp_path, server.url + "/v1"))
     d.call("prompt", {"text": "hi"})
     final_message(d)
+    wait_until(lambda: server.route_hits, "the /props probe")
     assert "tool support" not in d.stderr.decode() and len(server.route_hits) == 1
 
 
