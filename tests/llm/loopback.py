@@ -41,6 +41,7 @@ class Recorded:
     body: Any
     closed_at: float | None = None
     connection: int | None = None  # the same number for requests on one connection
+    received_at: float = attrs.field(factory=time.monotonic)  # when its head and body had been read
 
 
 class ThreadedServer:

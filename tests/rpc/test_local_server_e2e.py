@@ -127,6 +127,18 @@ def test_a_template_with_tools_is_not_warned_about(spawn, tmp_path, server):
     assert "tool support" not in d.stderr.decode() and len(server.route_hits) == 1
 
 
+def test_the_model_is_asked_beside_the_props_probe_not_after_it(spawn, tmp_path, server):
+    """``/props`` only decides a warning: a server slow to answer it (here it never sends the
+    body, and the probe gives up after its 2 s) does not hold the first request back."""
+    server.routes["/props"] = Reply(200, b'{"chat_template_caps": {}}', stall_after=0)
+    server.script(Reply(body=openai_text("at once")))
+    d = spawn("--model", "llama/smol", cwd=workspace(tmp_path, server.url + "/v1"))
+    d.call("prompt", {"text": "hi"})
+    assert final_message(d)["content"][-1]["text"] == "at once"
+    wait_until(lambda: server.route_hits and server.route_hits[0].closed_at, "the stalled /props given up")
+    assert server.requests[0].received_at < server.route_hits[0].closed_at
+
+
 def test_arguments_cut_off_at_the_output_limit_are_shown_to_the_model(spawn, tmp_path, server):
     cut = '{"path": "src/very/long/na'
     chunks = [openai_chunk({"tool_calls": [{"index": 0, "id": "w1", "type": "function",
