@@ -6,11 +6,18 @@ Per run: the wall time from spawn to the first text delta, and the daemon's CPU 
 system, its threads included) up to that moment, read from ``/proc``; with ``--idle``, also
 its CPU over two seconds of idling that start three seconds after the answer settled. Prints medians of ``--runs``.
 
+``--editor`` sends the ``initialize`` the editor clients send (VS Code's and Neovim's: they
+declare permissions, workspace trust, questions, the editor's files and every language feature),
+which is what a user meets. ``--ready`` measures instead the first prompt once the daemon is
+ready, as ``bench/peers.py``'s second row does: ``initialize`` answered, then ``getState``, half a
+second of typing, and from the prompt to its first text delta (wall, and the daemon's CPU in
+that time).
+
 ``--against REV`` measures the daemon of a git revision too (checked out into a temporary
 work tree, its bytecode written as for this tree), interleaved run by run
 with this tree's, so both see the same machine load.
 
-Run: .venv/bin/python bench/first_token.py [--runs 20] [--against HEAD~1] [--idle]
+Run: .venv/bin/python bench/first_token.py [--runs 20] [--against HEAD~1] [--idle] [--editor] [--ready]
 """
 
 from __future__ import annotations
@@ -30,10 +37,15 @@ from common import precompile
 from peers import Daemon, ModelServer
 
 from pi_daemon.client import Client
-from pi_daemon.rpc.types import InitializeParams
+from pi_daemon.rpc.initialize_types import ClientCapabilities, FsCapabilities, InitializeParams, LanguageFeatures
 
 REPO = Path(__file__).resolve().parent.parent
 TICK = os.sysconf("SC_CLK_TCK")
+EDITOR = InitializeParams(protocol_version=1, capabilities=ClientCapabilities(  # as editor-clients/*/ send it
+    permissions=True, workspace_trust=True, ask_user=True,
+    fs=FsCapabilities(read_text_file=True, apply_edit=True, save=True),
+    language_features=LanguageFeatures(diagnostics=True, definition=True, references=True, document_symbols=True,
+                                       workspace_symbols=True, hover=True, status=True)))
 
 
 def cpu_seconds(pid: int) -> float:
@@ -53,13 +65,20 @@ def checkout(rev: str, into: Path) -> Path:
     return into
 
 
-def one_run(server: ModelServer, env: dict, workspace: Path, idle: bool) -> dict[str, float]:
+def one_run(server: ModelServer, env: dict, workspace: Path, idle: bool, editor: bool,
+            ready: bool) -> dict[str, float]:
     server.script({"text": 3})
     spawned = time.perf_counter()
     client = Client(cwd=str(workspace), env=env, stderr=subprocess.DEVNULL,
                     command=[sys.executable, "-P", "-m", "pi_daemon", "--model", "local/bench"])
     pid = client.proc.pid
-    client.request_future("initialize", InitializeParams(protocol_version=1))
+    answered = client.request_future("initialize", EDITOR if editor else InitializeParams(protocol_version=1))
+    cpu_before = 0.0
+    if ready:
+        answered.result()
+        client.request("getState")
+        time.sleep(0.5)  # the user types
+        spawned, cpu_before = time.perf_counter(), cpu_seconds(pid)
     client.request_future("prompt", {"text": "hello"})
     figures: dict[str, float] = {}
     for params in client.events():
@@ -67,7 +86,7 @@ def one_run(server: ModelServer, env: dict, workspace: Path, idle: bool) -> dict
         if "wall" not in figures and event.type == "message_update" and \
                 event.assistant_message_event.type == "text_delta":
             figures["wall"] = time.perf_counter() - spawned
-            figures["cpu"] = cpu_seconds(pid)
+            figures["cpu"] = cpu_seconds(pid) - cpu_before
         elif event.type == "agent_settled":
             break
     if idle:
@@ -84,6 +103,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--against", metavar="REV", help="also measure this git revision's daemon, interleaved")
     parser.add_argument("--idle", action="store_true", help="also the CPU of 2 s of idling after the answer")
+    parser.add_argument("--editor", action="store_true", help="initialize as the editor clients do")
+    parser.add_argument("--ready", action="store_true", help="prompt -> first delta once the daemon is ready")
     args = parser.parse_args()
     precompile()
     server = ModelServer()
@@ -101,7 +122,8 @@ def main() -> None:
         try:
             for _ in range(args.runs):
                 for name, daemon_env in envs.items():
-                    for key, value in one_run(server, daemon_env, workspace, args.idle).items():
+                    run = one_run(server, daemon_env, workspace, args.idle, args.editor, args.ready)
+                    for key, value in run.items():
                         figures.setdefault(name, {}).setdefault(key, []).append(value)
         finally:
             server.close()
@@ -112,7 +134,7 @@ def main() -> None:
     for name, series in figures.items():
         cells = ", ".join(f"{key} {statistics.median(values) * 1000:.0f} ms"
                           f" [{min(values) * 1000:.0f}-{max(values) * 1000:.0f}]" for key, values in series.items())
-        print(f"{name:<12} spawn -> first delta: {cells}")
+        print(f"{name:<12} {'prompt' if args.ready else 'spawn'} -> first delta: {cells}")
     print(f"(medians [min-max] of {args.runs} runs; {os.cpu_count()} cores, load {load:.1f}; "
           f"{time.strftime('%Y-%m-%d %H:%M')})")
     print(json.dumps({name: {k: statistics.median(v) for k, v in s.items()} for name, s in figures.items()}))

@@ -78,7 +78,8 @@ class Host:
 
     async def prepare(self) -> None:
         """Load the default model's provider and make its HTTP client now, while the daemon
-        waits for the first prompt, rather than in that prompt's time. The import runs in a
+        waits for the first prompt, rather than in that prompt's time; a local OpenAI-compatible
+        server is asked about itself now too (:mod:`..llm.local_server`). The import runs in a
         thread, so what the daemon is answering meanwhile (``initialize``) goes out first.
         Without a call, the first prompt does it."""
         model = self.sessions.default_model
@@ -87,8 +88,11 @@ class Host:
         await asyncio.to_thread(load_provider, model.api)
         if model.base_url.startswith(("http://", "https://")) and not self.stopping:
             from ..llm.http import client_for  # loaded with the provider just now
+            from ..llm.local_server import check_tool_support
 
-            client_for(model)
+            client = client_for(model)
+            if model.api == "openai-completions":  # the one provider that asks a local server
+                check_tool_support(model, client)
 
     def apply_settings(self) -> None:
         """Apply settings.json (as far as the workspace's trust allows); again once it is trusted."""

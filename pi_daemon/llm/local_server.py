@@ -3,13 +3,17 @@
 llama.cpp's ``llama-server`` drops the ``tools`` of a request without a word when its chat
 template cannot render them (started without ``--jinja``, or with a template that has no
 tool support even with it); the model then never calls a tool. ``/props`` reports this as
-``chat_template_caps.supports_tools``: before the first request with tools to a server on
-this machine or the local network, the daemon asks once (through the model's own client)
-and logs a warning.
+``chat_template_caps.supports_tools``: once per server on this machine or the local network,
+the daemon asks (through the model's own client) and logs a warning. It asks beside the
+requests, never before them: the answer only decides a warning, and the first prompt's first
+delta does not wait for a second round trip. For the default model it asks while the daemon
+waits for the first prompt (:meth:`..host.host.Host.prepare`), which also readies the client's
+HTTP stack (the first request's imports and connection) in that idle time.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 import httpx
@@ -23,6 +27,7 @@ log = logging.getLogger(__name__)
 
 PROBE_TIMEOUT_S = 2.0
 _probed: set[str] = set()
+_asking: set[asyncio.Task[None]] = set()  # the probes under way (a task is only weakly kept by the loop)
 
 
 def tools_warning(base_url: str, props: object) -> str | None:
@@ -38,11 +43,18 @@ def tools_warning(base_url: str, props: object) -> str | None:
             "tools (--chat-template-file, or a model whose built-in template does); see docs/models.md")
 
 
-async def check_tool_support(model: Model, client: Client) -> None:
-    """Ask a local server's ``/props`` once per base URL; log a warning when tools would be dropped."""
+def check_tool_support(model: Model, client: Client) -> None:
+    """Start asking a local server's ``/props``, once per base URL; a warning is logged when
+    tools would be dropped."""
     if model.base_url in _probed or not is_local(model.base_url):
         return
     _probed.add(model.base_url)
+    task = asyncio.ensure_future(_ask_props(model, client))
+    _asking.add(task)
+    task.add_done_callback(_asking.discard)
+
+
+async def _ask_props(model: Model, client: Client) -> None:
     try:
         status, body = await client.get(server_root(model.base_url) + "/props", timeout=PROBE_TIMEOUT_S)
         props = json_read.loads(body) if status == 200 else None

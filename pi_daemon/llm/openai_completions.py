@@ -346,7 +346,7 @@ async def stream_openai_completions(
     yield builder.start()
     url = model.base_url.rstrip("/") + "/chat/completions"
     if context.tools:
-        await check_tool_support(model, client_for(model))
+        check_tool_support(model, client_for(model))
     run = SseRun()
     source = sse_stream(model, url, headers_for(model, options), build_body(model, context, options), cancel)
     async for event in run.events(source, reader.chunk, lambda: reader.error is not None):

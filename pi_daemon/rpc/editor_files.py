@@ -15,7 +15,7 @@ absolute path.
   ``bash`` result names them (the command saw them as last saved). A file the daemon has
   just edited through the editor counts as unsaved until the client's next notification.
 * Writing (``applyEdit``): a ``WorkspaceEdit`` built with lsprotocol's classes and converter
-  (LSP's own vocabulary, loaded with the first edit; :mod:`.editor_types` declares the part
+  (LSP's own vocabulary, loaded in a thread with the first edit; :mod:`.editor_types` declares the part
   of it the daemon sends, for the schema and the clients' types). An existing
   file gets one ``TextDocumentEdit`` whose ``TextEdit``\\ s turn the text the tool last
   read into the new text, versioned with the version the editor reported with that text
@@ -131,6 +131,7 @@ class EditorFiles(DiskFiles):
     async def write(self, path: str, data: bytes, purpose: str = WRITE) -> tuple[bool, Path]:
         if not self.client.fs_apply_edit:
             return await super().write(path, data, purpose)
+        await lsp.loaded()  # before anything is read: the edit is built from what is read next
         place = self.workspace.locate(path, purpose)
         existed = os.path.lexists(place.path)
         new = data.decode("utf-8")
@@ -167,6 +168,7 @@ class EditorFiles(DiskFiles):
     async def delete(self, path: str) -> Path:
         if not self.client.fs_apply_edit:
             return await super().delete(path)
+        await lsp.loaded()
         with self.workspace.open_file(path, EDIT) as file:
             target, before = file.place.path, file.read()
         L = lsp.types()

@@ -8,7 +8,7 @@ language tools (:mod:`..tools.language`) reach the editor's language servers thr
 clients, the one that last prompted in it); with ``status``, ``editor/languageStatus`` says
 which servers cover a file and which still load the project (names only, bounded: at most
 ``MAX_SERVERS`` of ``MAX_NAME_CHARS`` printable characters each). The answers are read with lsprotocol's types
-and converter (LSP's own vocabulary, loaded with the first answer); an answer of the wrong
+and converter (LSP's own vocabulary, loaded in a thread with the first request); an answer of the wrong
 shape fails the tool with an error naming the method.
 """
 
@@ -25,7 +25,7 @@ from ..converter import camel, to_wire
 from ..tools.language import LanguageAccess
 from .initialize import ClientState
 from .initialize_types import LanguageFeatures
-from .lsp import converter as lsp_converter
+from .lsp import converter as lsp_converter, loaded as lsp_loaded
 from .types import (EDITOR_DEFINITION, EDITOR_DIAGNOSTICS, EDITOR_DOCUMENT_SYMBOLS, EDITOR_HOVER,
                     EDITOR_LANGUAGE_STATUS, EDITOR_REFERENCES, EDITOR_WORKSPACE_SYMBOLS, DiagnosticsParams,
                     DocumentSymbolsParams, LanguageStatusParams, Position, ReferencesParams, TextDocumentPositionParams,
@@ -83,6 +83,7 @@ class EditorLanguage(LanguageAccess):
 
     async def diagnostics(self, files: list[Path] | None,
                           wait_ms: int | None = None) -> list[tuple[str, list[lsp.Diagnostic]]]:
+        await lsp_loaded()
         from lsprotocol import types as lsp
 
         params = DiagnosticsParams(session_id=self.session_id, wait_ms=wait_ms,
@@ -95,12 +96,14 @@ class EditorLanguage(LanguageAccess):
                 for i in items]
 
     async def definition(self, file: Path, line: int, character: int) -> list[lsp.Location]:
+        await lsp_loaded()
         from lsprotocol import types as lsp
 
         found = await self._at(EDITOR_DEFINITION, file, line, character, list[lsp.Location] | None)
         return list(found or [])
 
     async def references(self, file: Path, line: int, character: int, declaration: bool) -> list[lsp.Location]:
+        await lsp_loaded()
         from lsprotocol import types as lsp
 
         params = ReferencesParams(session_id=self.session_id, uri=file.as_uri(),
@@ -108,18 +111,21 @@ class EditorLanguage(LanguageAccess):
         return list(await self._ask(EDITOR_REFERENCES, params, list[lsp.Location] | None) or [])
 
     async def document_symbols(self, file: Path) -> list[lsp.DocumentSymbol]:
+        await lsp_loaded()
         from lsprotocol import types as lsp
 
         params = DocumentSymbolsParams(session_id=self.session_id, uri=file.as_uri())
         return list(await self._ask(EDITOR_DOCUMENT_SYMBOLS, params, list[lsp.DocumentSymbol] | None) or [])
 
     async def workspace_symbols(self, query: str) -> list[lsp.SymbolInformation]:
+        await lsp_loaded()
         from lsprotocol import types as lsp
 
         params = WorkspaceSymbolsParams(session_id=self.session_id, query=query)
         return list(await self._ask(EDITOR_WORKSPACE_SYMBOLS, params, list[lsp.SymbolInformation] | None) or [])
 
     async def hover(self, file: Path, line: int, character: int) -> lsp.Hover | None:
+        await lsp_loaded()
         from lsprotocol import types as lsp
 
         found: lsp.Hover | None = await self._at(EDITOR_HOVER, file, line, character, lsp.Hover | None)

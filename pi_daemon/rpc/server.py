@@ -30,11 +30,9 @@ from ..session import AgentSession
 from ..wire.framing import encode
 from ..wire.peer import Peer
 from ..wire.transport import FrameReader, FrameWriter
-from . import lsp
 from . import methods  # noqa: F401 (registers every method)
 from .context import Context
 from .dispatch import feature
-from .editor_language import features_of
 from .initialize import ClientState
 from .registry import METHODS
 
@@ -80,8 +78,6 @@ class NativeFace:
     def _after_initialize(self) -> None:
         self.host.tools_workspace.allow(self.client.allowed_roots)
         self.hub.background(self.host.prepare())
-        if features_of(self.client):  # the editor answers in LSP's shapes: its vocabulary is read now
-            self.hub.background(asyncio.to_thread(lsp.converter))  # (in a thread), not in the first edit's time
         loop = asyncio.get_running_loop()
         # Two turns of the loop: the initialize reply goes out first, then the daemon may ask.
         loop.call_soon(loop.call_soon, self.hub.ask_trust)

@@ -41,6 +41,7 @@ class Recorded:
     body: Any
     closed_at: float | None = None
     connection: int | None = None  # the same number for requests on one connection
+    received_at: float = attrs.field(factory=time.monotonic)  # when its head and body had been read
 
 
 class ThreadedServer:
@@ -111,6 +112,7 @@ class LoopbackServer(ThreadedServer):
                         headers[name.strip().lower()] = value.strip()
                 raw = await reader.readexactly(int(headers.get("content-length", "0")))
                 record = Recorded(method, path, headers, json.loads(raw) if raw else None)
+                record.connection = connection
                 if path in self.routes or method == "GET":  # a probe (/props, /v1/models), not a model request
                     self.route_hits.append(record)
                     await self._respond(writer, self.routes.get(path, Reply(
@@ -120,7 +122,6 @@ class LoopbackServer(ThreadedServer):
                 self.requests.append(record)
                 reply = self.replies.pop(0) if self.replies else self.answer(record) if self.answer else Reply(
                     404, b'{"error":{"message":"the loopback server has no reply scripted"}}', "application/json")
-                record.connection = connection
                 if reply.hangup:
                     break
                 keep = await self._respond(writer, reply, reader, record)

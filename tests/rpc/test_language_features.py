@@ -2,6 +2,7 @@
 client declares ``languageFeatures`` and answers the ``editor/*`` requests with LSP shapes."""
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -103,6 +104,31 @@ def test_definition_references_symbols_and_hover_round_trip(spawn, tmp_path, ser
     assert asked["editor/references"]["includeDeclaration"] is True
     assert asked["editor/workspaceSymbols"]["query"] == "help"
     assert all(p["sessionId"] for _, p in servers.asked)
+
+
+def test_the_first_prompt_is_answered_before_lsprotocol_is_loaded(spawn, tmp_path, server):
+    """A client declaring language features (both editors do) does not make the daemon import
+    lsprotocol's types (about 0.3 s of CPU) beside its first prompt: they load with the first
+    language answer. Seen in the daemon's own import log (``python -X importtime``, written as
+    each import ends), read up to a warning the daemon logs after the first answer."""
+    server.script(Reply(body=openai_text("hello")),
+                  calls(("h", "hover", {"path": "b.py", "line": 3, "symbol": "helper"})),
+                  Reply(body=openai_text("ok")))
+    d = spawn(cmd=[sys.executable, "-P", "-X", "importtime", "-m", "pi_daemon", "--model", "local/coder"],
+              cwd=workspace(tmp_path, server))
+    servers = Servers(d, tmp_path, ALL)
+    d.call("prompt", {"text": "hi"})
+    d.wait_event("agent_settled")
+    assert d.texts() == "hello"
+    d.send({"jsonrpc": "2.0", "method": "getState"})  # a request sent as a notification: logged, in order
+    log = d.wait_stderr(b"was sent without an id") and bytes(d.stderr)
+    assert b" pi_daemon.llm.sse_run\n" in log  # the import log, up to the provider the prompt needed
+    assert b"lsprotocol" not in log
+    d.call("prompt", {"text": "what is helper?"})  # the first language request loads it, and works
+    d.wait_event("agent_settled", count=2)
+    assert texts(d, "h") == ["```python\ndef helper() -> int\n```"]
+    assert [m for m, _ in servers.asked] == ["editor/hover"]
+    assert b" lsprotocol.types\n" in d.stderr
 
 
 def test_diagnostics_are_rendered_errors_first_with_the_source_line(spawn, tmp_path, server):

@@ -10,6 +10,7 @@ import pytest
 from run_events import events, final_message
 from loopback import LoopbackServer, Reply, openai_chunk, openai_sse, openai_text
 from client import user_models
+from helpers import wait_until
 
 
 @pytest.fixture
@@ -60,7 +61,8 @@ def test_a_kept_alive_connection_the_server_closed_is_retried_at_once_and_stores
     d.call("prompt", {"text": "two"})
     assert final_message(d, 2)["content"][-1]["text"] == "second"
     first, dead, fresh = server.requests
-    assert dead.connection == first.connection != fresh.connection  # reused, then a new connection
+    kept = {first.connection} | {r.connection for r in server.route_hits}  # /props is asked beside the requests
+    assert dead.connection in kept and fresh.connection != dead.connection  # a kept one reused, then another
     assert "auto_retry_start" not in d.event_types()
     assert [m["role"] for m in d.call("getMessages")["messages"]] == ["user", "assistant", "user", "assistant"]
 
@@ -108,6 +110,7 @@ def test_a_chat_template_without_tools_is_warned_about(spawn, tmp_path, server):
     final_message(d)
     d.call("prompt", {"text": "again"})
     final_message(d, 2)
+    d.wait_stderr(b"has no tool support")  # asked beside the first request: the warning may come after its answer
     stderr = d.stderr.decode()
     assert f"the model server at {server.url}/v1 reports that its chat template has no tool support" in stderr
     assert "--jinja" in stderr and stderr.count("has no tool support") == 1  # once per server
@@ -120,7 +123,20 @@ def test_a_template_with_tools_is_not_warned_about(spawn, tmp_path, server):
     d = spawn("--model", "llama/smol", cwd=workspace(tmp_path, server.url + "/v1"))
     d.call("prompt", {"text": "hi"})
     final_message(d)
+    wait_until(lambda: server.route_hits, "the /props probe")
     assert "tool support" not in d.stderr.decode() and len(server.route_hits) == 1
+
+
+def test_the_model_is_asked_beside_the_props_probe_not_after_it(spawn, tmp_path, server):
+    """``/props`` only decides a warning: a server slow to answer it (here it never sends the
+    body, and the probe gives up after its 2 s) does not hold the first request back."""
+    server.routes["/props"] = Reply(200, b'{"chat_template_caps": {}}', stall_after=0)
+    server.script(Reply(body=openai_text("at once")))
+    d = spawn("--model", "llama/smol", cwd=workspace(tmp_path, server.url + "/v1"))
+    d.call("prompt", {"text": "hi"})
+    assert final_message(d)["content"][-1]["text"] == "at once"
+    wait_until(lambda: server.route_hits and server.route_hits[0].closed_at, "the stalled /props given up")
+    assert server.requests[0].received_at < server.route_hits[0].closed_at
 
 
 def test_arguments_cut_off_at_the_output_limit_are_shown_to_the_model(spawn, tmp_path, server):
