@@ -89,19 +89,29 @@ def readable_message(entry: dict[str, Any]) -> tuple[Any, str | None]:
 def context_messages(store: SessionStore, branch: list[dict[str, Any]] | None = None) -> list[Any]:
     """The messages of the branch; entries whose message cannot be read are set aside."""
     messages, bad = [], []
-    read = stored_message.read
+    read, known = stored_message.read, store.messages
     for entry in context_entries(branch if branch is not None else store.branch()):
-        # The usual message entry, read without the converter; any other through readable_message.
-        message = read(entry.get("message")) if entry.get("type") == "message" else None
+        message = known.get(entry["id"])
         if message is None:
-            message, reason = readable_message(entry)
-            if reason is not None:
-                bad.append((entry, reason))
-                continue
+            # The usual message entry, read without the converter; any other through readable_message.
+            message = read(entry.get("message")) if entry.get("type") == "message" else None
+            if message is None:
+                message, reason = readable_message(entry)
+                if reason is not None:
+                    bad.append((entry, reason))
+                    continue
+            known[entry["id"]] = message
         messages.append(message)
     if bad:
         store.set_aside(bad)
     return messages
+
+
+def branch_message(store: SessionStore, entry: dict[str, Any]) -> tuple[Any, str | None]:
+    """:func:`readable_message` for an entry of the store's context: the message read when the
+    context was (:func:`context_messages`), else read now; nothing is set aside."""
+    message = store.messages.get(entry["id"])
+    return (message, None) if message is not None else readable_message(entry)
 
 
 def settings(store: SessionStore, branch: list[dict[str, Any]] | None = None) -> tuple[tuple[str, str] | None, str | None]:
