@@ -3,14 +3,14 @@ reading every entry (``<session>.jsonl.index``).
 
 A full load finds the model and thinking level in force, the name, the entries that kept
 settings and an unfinished rewind come from, the lines set aside, how many messages the
-context holds, whether the last run was cut off and the branch's plan (:class:`Facts`). They are written beside
-the file for its exact bytes (size and SHA-256), with this user's mark: an HMAC under a key in
-the daemon's home, which no repository can hold. An index is used only when it carries that
-mark and the file still has those bytes; one that came with a cloned repository, one from
-another version, a damaged, linked or stale one is ignored (the file is read whole). The index
-is written when the session closes (the daemon closes its files when it stops), if its file
-changed since the index was written.
-The index never holds the conversation: the session file stays the source of truth, and its
+context holds, whether the last run was cut off and the branch's plan (:class:`Facts`). They
+are written beside the file for its exact bytes (size and SHA-256), with this user's mark: an
+HMAC under a key in the daemon's home, which no repository can hold. An index is used only
+when it carries that mark and the file still has those bytes; one that came with a cloned
+repository, one from another version, a damaged, linked or stale one is ignored (the file is
+read whole). The index is written when the session closes (the daemon closes its files when
+it stops), if its file changed since the index was written.
+The index never holds the conversation (the plan is its steps only): the session file stays the source of truth, and its
 entries are read from it when first needed (:meth:`.store.SessionStore.read_all`).
 
 The index is a cache: failing to read or write it only costs the next load its speed.

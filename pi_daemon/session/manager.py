@@ -37,8 +37,8 @@ from ..guard.workspace import PathRefused, Workspace
 from . import kept_settings, load_index
 from .agent_session import AgentSession, EntryError, SessionError
 from .changes import ChangeLog
-from .plan_state import branch_plan
 from .compaction import CompactionSettings
+from .plan_state import branch_plan
 from .rebuild import context_messages, interrupted, pending_queue, readable_message, session_name, settings
 from .store import (
     INDEXED_SIDE_ENTRIES,
