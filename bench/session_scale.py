@@ -12,16 +12,22 @@
 
 Each figure is the median of ``--runs``; every load is in a fresh agent (what a user waits for
 when the editor opens a stored session), the list and search in one daemon after a first,
-unmeasured call.
+unmeasured call. ``--tree DIR`` (repeatable; a source tree such as ``git archive <rev> | tar -x
+-C DIR``) shows the conversation with that tree's daemon too, in the same rounds, each tree in
+a workspace of its own (its index is its version's); the order of the agents in a round is
+shuffled, and each tree's ratio is also given as the median of its ratios to Pi round by round.
 
-Run: .venv/bin/python bench/session_scale.py [--runs 5] [--only daemon|pi] [--skip-100k]
+Run: .venv/bin/python bench/session_scale.py [--runs 5] [--only daemon|pi] [--skip-100k] [--tree DIR]
      .venv/bin/python bench/session_scale.py --check   (small and quick: checks it works, not its speed)
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
 import os
+import random
+import shutil
 import statistics
 import tempfile
 import time
@@ -65,16 +71,20 @@ def list_and_search(workspace: Path, count: int, runs: int) -> dict[str, list[fl
     return figures
 
 
-def shown(bench: Bench, which: str, session: Path) -> tuple[float, float]:
+def shown(bench: Bench, which: str, session: Path, tree: Path | None = None) -> tuple[float, float]:
     """Seconds from asking for the stored session to having its whole conversation, and the
-    agent's peak RSS then (MB). Both agents' output is read as raw lines here (the daemon's
-    replay is 2 events a message: decoding them into classes would measure this script)."""
+    agent's peak RSS then (MB). Both agents' output is read as raw lines here, neither decoded:
+    decoding would measure this script (the daemon's replay is 2 events a message, Pi's answer
+    one line of all the messages, 230 MB at 100,000 entries)."""
     if which == "daemon":
-        agent: Agent = Lines(daemon_command("--model", "local/bench"), bench.env["daemon"], str(bench.workspace))
+        env, workspace = bench.env["daemon"], bench.workspace
+        if tree is not None:
+            env, workspace = {**env, "PYTHONPATH": str(tree)}, tree_workspace(bench, tree)
+        agent: Agent = Lines(daemon_command("--model", "local/bench"), env, str(workspace))
         agent.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}})
         while b'"id":1' not in agent.readline():
             pass
-        target = bench.workspace / ".pi" / "sessions" / session.name
+        target = workspace / ".pi" / "sessions" / session.name
         started = time.perf_counter()
         agent.send({"jsonrpc": "2.0", "id": 2, "method": "session/load",
                     "params": {"file": str(target), "replay": True}})
@@ -85,12 +95,29 @@ def shown(bench: Bench, which: str, session: Path) -> tuple[float, float]:
         agent.wait_answer(agent.first_request())
         started = time.perf_counter()
         agent.load(session, bench.workspace)
-        messages = agent.wait_answer(agent.request({"type": "get_messages"}))["messages"]
-        assert messages, "Pi showed no messages"
+        answer = f'"id":"{agent.request({"type": "get_messages"})}"'.encode()
+        while answer not in (line := agent.readline()):
+            pass
+        assert b'"success":true' in line and b'"messages":[{' in line, line[:300]
     elapsed = time.perf_counter() - started
     peak = peak_rss_mb(agent.proc.pid)
     agent.close()
     return elapsed, peak
+
+
+def tree_workspace(bench: Bench, tree: Path) -> Path:
+    return bench.root / f"workspace-{tree.name}-{abs(hash(str(tree))) % 10_000}"
+
+
+def copy_for_trees(bench: Bench, session: Path, trees: list[Path]) -> None:
+    """Each tree's copy of the session, its index written by a first, unmeasured replay."""
+    for tree in trees:
+        sessions = tree_workspace(bench, tree) / ".pi" / "sessions"
+        sessions.mkdir(parents=True, exist_ok=True)
+        for old in sessions.iterdir():
+            old.unlink()
+        shutil.copy(session, sessions / session.name)
+        shown(bench, "daemon", session, tree)
 
 
 def main() -> None:
@@ -99,8 +126,13 @@ def main() -> None:
     parser.add_argument("--check", action="store_true", help="each workload once, small; checks it works")
     parser.add_argument("--only", choices=["daemon", "pi"], help="load with one agent only (for profiling)")
     parser.add_argument("--skip-100k", action="store_true", help="leave out the 100,000-entry session")
+    parser.add_argument("--tree", type=Path, action="append", default=[],
+                        help="also show the conversation with this source tree's daemon, in the same rounds")
     args = parser.parse_args()
     precompile()
+    trees = [tree.resolve() for tree in args.tree]
+    for tree in trees:
+        compileall.compile_dir(str(tree / "pi_daemon"), quiet=1)
     node, cli = install_pi()
     runs = 1 if args.check else args.runs
     agents = [args.only] if args.only else ["daemon", "pi"]
@@ -119,8 +151,18 @@ def main() -> None:
                 write_session(session, entries, bench.workspace, answer)
                 megabytes[entries] = session.stat().st_size / 1e6
                 index = index_path(bench.workspace / ".pi" / "sessions" / session.name)
+                copy_for_trees(bench, session, trees)
                 for _ in range(runs):
-                    for which in agents:  # interleaved, so both see the same machine load
+                    for tree in trees:
+                        loads.setdefault((str(tree), entries), {"shown": [], "shown rss": []})
+                    order = agents + trees
+                    random.shuffle(order)  # so that no agent always follows the same one
+                    for which in order:  # interleaved, so all see the same machine load
+                        if isinstance(which, Path):
+                            seconds, peak = shown(bench, "daemon", session, which)
+                            loads[(str(which), entries)]["shown"].append(seconds)
+                            loads[(str(which), entries)]["shown rss"].append(peak)
+                            continue
                         kinds = ["first", "indexed"] if which == "daemon" else [""]
                         for kind in kinds:
                             if kind == "first":
@@ -158,6 +200,15 @@ def main() -> None:
             line(f"session/load, {entries:,} entries ({megabytes[entries]:.0f} MB), {label}", row, pi, "s")
         line(f"  conversation shown (replay / get_messages), {entries:,}", loads.get(("daemonindexed", entries)),
              pi, "shown")
+        for tree in [Path("."), *trees] if trees and pi else []:
+            row = loads.get(("daemonindexed", entries)) if tree == Path(".") else loads[(str(tree), entries)]
+            if row is None:
+                continue
+            if tree != Path("."):
+                line(f"  ... shown by {tree}", row, pi, "shown")
+            rounds = [mine / theirs for mine, theirs in zip(row["shown"], pi["shown"])]
+            print(f"{'':<4}{'this tree' if tree == Path('.') else tree}: median of the ratios round by round "
+                  f"{med(rounds):.2f}x")
     for what in ("list", "search"):
         label = f"session/{what}, {many:,} sessions"
         print(f"{label:<62} {med(listing[what]):>9.3f}s {'-':>10} {'':>6} {listing['rss'][0]:>8.0f} MB")

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import attrs
 
@@ -26,8 +26,8 @@ from ..converter import from_wire, to_wire
 from ..events import (
     AgentEnd, AgentSettled, AgentStart, AutoRetryEnd, AutoRetryStart, BashExecutionUpdate, CompactionDetails,
     CompactionEnd, CompactionOutcome, CompactionStart, Diagnostics, IntroducedDiagnostic, MessageEnd, MessageStart,
-    MessageUpdate, ModeChanged, ModelChanged, Observers, Replayed, ReplayEnd, SessionInfoChanged, SessionWriteFailed,
-    ThinkingLevelChanged, ToolExecutionEnd,
+    MessageUpdate, ModeChanged, ModelChanged, Observers, PlanUpdated, Replayed, ReplayEnd, SessionInfoChanged,
+    SessionWriteFailed, ThinkingLevelChanged, ToolExecutionEnd,
 )
 from ..llm.errors import ProviderErrorDetail, is_context_overflow, is_retryable
 from ..llm import picker
@@ -37,7 +37,7 @@ from ..messages import BashExecutionMessage, ImageContent, SlashCommandUse, Text
 from ..guard import modes
 from ..tools.shell import run_shell
 from . import compaction as C, kept_settings
-from .rebuild import context_entries, context_messages, readable_message
+from .rebuild import branch_message, context_entries, context_messages
 from .plan_state import PlanState, is_plan_result
 from .recorder import SessionRecorder
 from .store import SessionReadOnly, SessionStore, SessionWriteError
@@ -590,22 +590,27 @@ class AgentSession:
 
     # --- replay -------------------------------------------------------------------------
 
-    def replay_events(self) -> list[Replayed]:
+    def replay_events(self) -> Iterator[Replayed]:
         """The context's stored messages as message events marked as replayed, then ``replay_end``,
-        as the file has them now; nothing is written, and the session's own state does not change."""
-        events: list[Replayed] = []
+        as the file has them now (the branch and plan are taken at the call; each event is made
+        as it is asked for, so a long conversation is never held twice); nothing is written, and
+        the session's own state does not change."""
+        entries = context_entries(self.store.branch())
+        plan = self.plan.event() if self.plan.current.entries else None
+        return self._replayed(entries, plan)
+
+    def _replayed(self, entries: list[dict[str, Any]], plan: PlanUpdated | None) -> Iterator[Replayed]:
         count = 0
-        for entry in context_entries(self.store.branch()):
-            message, reason = readable_message(entry)
+        for entry in entries:
+            message, reason = branch_message(self.store, entry)
             if reason is not None:
                 continue
-            events += [Replayed(MessageStart(message=message)),
-                       Replayed(MessageEnd(message=message, entry_id=entry["id"]))]
+            yield Replayed(MessageStart(message=message))
+            yield Replayed(MessageEnd(message=message, entry_id=entry["id"]))
             count += 1
-        if self.plan.current.entries:
-            events.append(Replayed(self.plan.event()))
-        events.append(Replayed(ReplayEnd(message_count=count)))
-        return events
+        if plan is not None:
+            yield Replayed(plan)
+        yield Replayed(ReplayEnd(message_count=count))
 
     # --- model state and settings ---------------------------------------------------------
 

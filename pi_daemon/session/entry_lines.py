@@ -42,22 +42,16 @@ HEAD_BYTES = 512  # what is kept of a line passed over: enough to say what kind 
 def collector_paused() -> Iterator[None]:
     """No cyclic garbage collection while a session file is read: reading builds a tree of
     new objects (no cycles) that each collection would scan again, which took about a third
-    of the time of loading a long session. What was read lives as long as the session, so it
-    goes straight to the oldest generation (freeze, then unfreeze: no scan) instead of being
-    scanned once more by the youngest. Not when something else keeps objects frozen, as the
-    daemon keeps its start-up objects (``cli.settle_heap``): unfreezing would hand those back
-    to the collector, and freezing what was read would keep a closed session's cycles for
-    good; there the next young collection scans what was read once (about 6 ms for 10,000
-    entries)."""
+    of the time of loading a long session. The next young collection scans what was read
+    once (about 6 ms for 10,000 entries). What was read is not moved past the collector
+    (``gc.freeze``): the daemon keeps its start-up objects frozen (``cli.settle_heap``), and
+    freezing would keep whatever else is alive then, cycles and all, for good."""
     paused = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if paused:
-            if gc.get_freeze_count() == 0:
-                gc.freeze()
-                gc.unfreeze()
             gc.enable()
 
 

@@ -3,14 +3,14 @@ reading every entry (``<session>.jsonl.index``).
 
 A full load finds the model and thinking level in force, the name, the entries that kept
 settings and an unfinished rewind come from, the lines set aside, how many messages the
-context holds and whether the last run was cut off (:class:`Facts`). They are written beside
-the file for its exact bytes (size and SHA-256), with this user's mark: an HMAC under a key in
-the daemon's home, which no repository can hold. An index is used only when it carries that
-mark and the file still has those bytes; one that came with a cloned repository, one from
-another version, a damaged, linked or stale one is ignored (the file is read whole). The index
-is written when the session closes (the daemon closes its files when it stops), if its file
-changed since the index was written.
-The index never holds the conversation: the session file stays the source of truth, and its
+context holds, whether the last run was cut off and the branch's plan (:class:`Facts`). They
+are written beside the file for its exact bytes (size and SHA-256), with this user's mark: an
+HMAC under a key in the daemon's home, which no repository can hold. An index is used only
+when it carries that mark and the file still has those bytes; one that came with a cloned
+repository, one from another version, a damaged, linked or stale one is ignored (the file is
+read whole). The index is written when the session closes (the daemon closes its files when
+it stops), if its file changed since the index was written.
+The index never holds the conversation (the plan is its steps only): the session file stays the source of truth, and its
 entries are read from it when first needed (:meth:`.store.SessionStore.read_all`).
 
 The index is a cache: failing to read or write it only costs the next load its speed.
@@ -37,7 +37,7 @@ from .entry_lines import blocks, check_header  # hashed a block at a time: never
 
 log = logging.getLogger(__name__)
 
-FORMAT = 1
+FORMAT = 2  # 2: the plan
 KEY_FILE = "session-index.key"
 MAX_INDEX_BYTES = 1 << 20  # facts larger than this (a file with very many damaged lines) are not kept
 
@@ -53,6 +53,7 @@ class Facts:
     skipped: list[dict[str, Any]]
     messages: int
     interrupted: bool
+    plan: dict[str, Any] | None  # the branch's plan, in the ``details`` form of its update_plan result
 
 
 def index_path(session_file: Path) -> Path:
@@ -142,7 +143,8 @@ def read(path: Path, fd: int) -> tuple[dict[str, Any], Facts, int] | None:
         model = facts["model"]
         return header, Facts(model=tuple(model) if model else None, thinking_level=facts["thinkingLevel"],
                              name=facts["name"], side=facts["side"], skipped=facts["skipped"],
-                             messages=facts["messages"], interrupted=facts["interrupted"]), size
+                             messages=facts["messages"], interrupted=facts["interrupted"],
+                             plan=facts["plan"]), size
     except Exception:  # noqa: BLE001 - an index of another shape is one to write anew
         log.debug("the index of %s is not used", path, exc_info=True)
         return None
@@ -175,7 +177,7 @@ def _write(path: Path, fd: int, size: int, facts: Facts) -> None:
             "format": FORMAT, "version": __version__, "size": size, "sha256": sha,
             "facts": {"model": list(facts.model) if facts.model else None, "thinkingLevel": facts.thinking_level,
                       "name": facts.name, "side": facts.side, "skipped": facts.skipped,
-                      "messages": facts.messages, "interrupted": facts.interrupted},
+                      "messages": facts.messages, "interrupted": facts.interrupted, "plan": facts.plan},
         }
         body["mark"] = _mark(key, body)
         data = orjson.dumps(body)

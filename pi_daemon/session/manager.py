@@ -38,6 +38,7 @@ from . import kept_settings, load_index
 from .agent_session import AgentSession, EntryError, SessionError
 from .changes import ChangeLog
 from .compaction import CompactionSettings
+from .plan_state import branch_plan
 from .rebuild import context_messages, interrupted, pending_queue, readable_message, session_name, settings
 from .store import (
     INDEXED_SIDE_ENTRIES,
@@ -378,10 +379,11 @@ class SessionManager:
             with collector_paused():
                 messages = context_messages(store)
             count, stopped = len(messages), interrupted(messages)
-        model, level = settings(store, store.branch())
+        branch = store.branch()
+        model, level = settings(store, branch)
         facts = load_index.Facts(model=model, thinking_level=level, name=session_name(store),
                                  side=store.of_type(*INDEXED_SIDE_ENTRIES), skipped=list(store.skipped),
-                                 messages=count, interrupted=stopped)
+                                 messages=count, interrupted=stopped, plan=branch_plan(branch)[1])
         load_index.write(store.path, store.fd, store.size, facts)
 
     def _stored_model(self, store: SessionStore, model_ref: tuple[str, str] | None,

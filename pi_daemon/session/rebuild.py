@@ -20,7 +20,6 @@ from ..messages import (
     ToolResultMessage,
     message_from_wire,
 )
-from . import stored_message
 from .store import SessionStore
 
 CONTEXT_TYPES = ("message", "custom_message", "branch_summary", "compaction")
@@ -48,9 +47,7 @@ def context_entries(path: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def entry_message(entry: dict[str, Any]) -> Any:
     kind = entry.get("type")
     if kind == "message":
-        data = entry.get("message") or {}
-        message = stored_message.read(data)
-        return message if message is not None else message_from_wire(data)
+        return message_from_wire(entry.get("message") or {})
     if kind == "compaction":
         return CompactionSummaryMessage(summary=entry.get("summary", ""), tokens_before=entry.get("tokensBefore", 0),
                                         timestamp=_ms(entry))
@@ -89,19 +86,26 @@ def readable_message(entry: dict[str, Any]) -> tuple[Any, str | None]:
 def context_messages(store: SessionStore, branch: list[dict[str, Any]] | None = None) -> list[Any]:
     """The messages of the branch; entries whose message cannot be read are set aside."""
     messages, bad = [], []
-    read = stored_message.read
+    known = store.messages
     for entry in context_entries(branch if branch is not None else store.branch()):
-        # The usual message entry, read without the converter; any other through readable_message.
-        message = read(entry.get("message")) if entry.get("type") == "message" else None
+        message = known.get(entry["id"])
         if message is None:
             message, reason = readable_message(entry)
             if reason is not None:
                 bad.append((entry, reason))
                 continue
+            known[entry["id"]] = message
         messages.append(message)
     if bad:
         store.set_aside(bad)
     return messages
+
+
+def branch_message(store: SessionStore, entry: dict[str, Any]) -> tuple[Any, str | None]:
+    """:func:`readable_message` for an entry of the store's context: the message read when the
+    context was (:func:`context_messages`), else read now; nothing is set aside."""
+    message = store.messages.get(entry["id"])
+    return (message, None) if message is not None else readable_message(entry)
 
 
 def settings(store: SessionStore, branch: list[dict[str, Any]] | None = None) -> tuple[tuple[str, str] | None, str | None]:

@@ -123,6 +123,9 @@ class SessionStore:
         self.skipped: list[dict[str, Any]] = skipped or []  # {line, reason}, in file order
         self._lines: Sequence[int | None] = lines or []  # line number of each entry read from the file
         self._moved: dict[str, str | None] = {}  # set-aside id -> where its children hang now
+        # The message of each context entry read so far (.rebuild): read once, for the agent's
+        # transcript and a replay alike. An entry never changes, so neither does its message.
+        self.messages: dict[str, Any] = {}
         for entry in entries:
             self._index(entry)
 
@@ -251,6 +254,7 @@ class SessionStore:
             log.warning("%s changed on disk since it was opened (%d bytes, now %d)", self.path, self._size, good_end)
             self._size = good_end
         self.header, self._entries, self._lines, self.skipped = header, entries, lines, skipped
+        self.messages.clear()
         for entry in entries:
             self._index(entry)
         if self.on_read is not None:

@@ -39,6 +39,29 @@ def test_a_wrong_key_is_marked_on_the_answer_never_retried_and_shown_until_repla
     assert "lastError" not in provider(d.call("modelAccess"), "anthropic")  # the new key has not been refused
 
 
+def test_a_refused_answer_keeps_its_mark_when_the_session_is_reopened(spawn, tmp_path, server):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "models.json").write_text(json.dumps({"providers": {"anthropic": {"baseUrl": server.url}}}))
+    env = {"PI_DAEMON_HOME": str(home)}
+    d = spawn("--model", "anthropic/claude-haiku-4-5", env=env)
+    d.call("setApiKey", {"provider": "anthropic", "key": "sk-ant-wrong-0000"})
+    session_id = d.call("session/new", {})["sessionId"]
+    server.script(anthropic_error(401, "authentication_error", "invalid x-api-key"))
+    d.call("prompt", {"text": "hi"})
+    assert final_message(d)["errorKind"] == "auth"
+    d.close()
+
+    again = spawn("--model", "anthropic/claude-haiku-4-5", env=env)  # the editor reopens the session
+    again.call("session/load", {"sessionId": session_id, "replay": True})
+    again.wait_event("replay_end")
+    shown = [e["event"]["message"] for e in again.events if e["event"]["type"] in ("message_start", "message_end")]
+    assert [m["role"] for m in shown] == ["user", "user", "assistant", "assistant"]
+    assert all(m["errorKind"] == "auth" and m["errorProvider"] == "anthropic" for m in shown[2:])
+    stored = again.call("getMessages")["messages"][-1]
+    assert stored["errorKind"] == "auth" and stored["errorProvider"] == "anthropic"
+
+
 def test_a_key_handed_over_can_be_removed_and_the_environment_still_wins(spawn, tmp_path):
     d = spawn()
     before = d.call("modelAccess")["providers"]

@@ -45,6 +45,25 @@ def test_a_session_opens_from_its_index_and_reads_its_entries_when_first_needed(
     assert full.store.entries == session.store.entries and full.store.leaf_id == session.store.leaf_id
 
 
+def test_the_plan_of_a_session_opened_from_its_index_needs_no_reading(tmp_path):
+    faux, path = stored(tmp_path, turns=2)
+    _, session, _ = load(tmp_path, faux, path)
+    steps = [{"step": "read the parser", "status": "completed"}, {"step": "fix the bug", "status": "in_progress"}]
+    for n, plan in enumerate((steps[:1], steps)):  # the last successful update_plan is the plan
+        session.store.append("message", message={
+            "role": "toolResult", "toolCallId": f"p{n}", "toolName": "update_plan", "isError": False,
+            "content": [{"type": "text", "text": "Plan updated"}], "details": {"entries": plan, "explanation": "why"},
+            "timestamp": n})
+    session.store.close()
+    _, session, _ = load(tmp_path, faux, path)
+    plan = session.plan.current  # what session/load's reply and getState say
+    assert not session.store.read  # the file was not read for it
+    assert [(e.step, e.status) for e in plan.entries] == [(s["step"], s["status"]) for s in steps]
+    assert plan.explanation == "why"
+    session.messages  # read now: the plan is the branch's, the same
+    assert session.store.read and session.plan.current == plan
+
+
 def test_appending_after_an_index_load_chains_under_the_leaf(tmp_path):
     faux, path = stored(tmp_path, turns=3)
     _, session, _ = load(tmp_path, faux, path)
