@@ -1,9 +1,9 @@
 """``initialize``: version and capability negotiation.
 
-Kept light (attrs and :mod:`.initialize_types` only) so the daemon can answer it before
-the rest of the daemon has been imported: start-up time is import time. So the names the
-answer lists (methods, notifications, events, thinking levels) are not read from the
-event classes, the model module and a registry filled by importing every handler module,
+Kept light (attrs and :mod:`.initialize_types` only) so the daemon answers it before the
+rest of the daemon has been imported (see :mod:`.methods`): start-up time is import time. So
+the names the answer lists (methods, notifications, events, thinking levels) are not read from
+the event classes, the model module and a registry filled by importing every handler module,
 which would import all of them: they are generated from those declarations into
 :mod:`.initialize_names` by ``python -m pi_daemon.rpc.schema
 --write``, with the schema and the client types, and checked for drift the same way.
@@ -27,7 +27,6 @@ from .initialize_types import (
     ServerInfo,
     ServerMode,
 )
-from .registry import METHODS
 
 
 @attrs.define
@@ -72,8 +71,8 @@ def initialize(params: InitializeParams, state: ClientState, max_frame_bytes: in
         protocol_version=PROTOCOL_VERSION,
         server_info=ServerInfo(name="pi-daemon", version=__version__),
         capabilities=ServerCapabilities(
-            methods=sorted(set(REQUEST_NAMES).union(m for m, spec in METHODS.items() if spec.is_request)),
-            notifications=sorted(set(NOTIFICATION_NAMES).union(m for m, spec in METHODS.items() if not spec.is_request)),
+            methods=list(REQUEST_NAMES),
+            notifications=list(NOTIFICATION_NAMES),
             events=list(EVENT_NAMES),
             framings=[NDJSON, CONTENT_LENGTH],
             max_frame_bytes=max_frame_bytes,
