@@ -3,7 +3,8 @@ at once send ``initialize`` and a prompt, against a loopback OpenAI-compatible s
 server (the one of ``bench/peers.py``, in its own process).
 
 Per run: the wall time from spawn to the first text delta, and the daemon's CPU (user +
-system, its threads included) up to that moment, read from ``/proc``; with ``--idle``, also
+system, its threads included) up to that moment, read from ``/proc``; the wall time from spawn
+to the answer to ``initialize`` (sent back to back with the prompt, as an editor may); with ``--idle``, also
 its CPU over two seconds of idling that start three seconds after the answer settled. Prints medians of ``--runs``.
 
 ``--against REV`` measures the daemon of a git revision too (checked out into a temporary
@@ -59,9 +60,10 @@ def one_run(server: ModelServer, env: dict, workspace: Path, idle: bool) -> dict
     client = Client(cwd=str(workspace), env=env, stderr=subprocess.DEVNULL,
                     command=[sys.executable, "-P", "-m", "pi_daemon", "--model", "local/bench"])
     pid = client.proc.pid
-    client.request_future("initialize", InitializeParams(protocol_version=1))
-    client.request_future("prompt", {"text": "hello"})
     figures: dict[str, float] = {}
+    initialized = client.request_future("initialize", InitializeParams(protocol_version=1))
+    initialized.add_done_callback(lambda _: figures.setdefault("initialize", time.perf_counter() - spawned))
+    client.request_future("prompt", {"text": "hello"})
     for params in client.events():
         event = params.event
         if "wall" not in figures and event.type == "message_update" and \
@@ -112,7 +114,7 @@ def main() -> None:
     for name, series in figures.items():
         cells = ", ".join(f"{key} {statistics.median(values) * 1000:.0f} ms"
                           f" [{min(values) * 1000:.0f}-{max(values) * 1000:.0f}]" for key, values in series.items())
-        print(f"{name:<12} spawn -> first delta: {cells}")
+        print(f"{name:<12} spawn -> first delta (and -> initialize answered): {cells}")
     print(f"(medians [min-max] of {args.runs} runs; {os.cpu_count()} cores, load {load:.1f}; "
           f"{time.strftime('%Y-%m-%d %H:%M')})")
     print(json.dumps({name: {k: statistics.median(v) for k, v in s.items()} for name, s in figures.items()}))

@@ -27,6 +27,7 @@ from .initialize_types import (
     ServerInfo,
     ServerMode,
 )
+from .registry import METHODS
 
 
 @attrs.define
@@ -71,8 +72,8 @@ def initialize(params: InitializeParams, state: ClientState, max_frame_bytes: in
         protocol_version=PROTOCOL_VERSION,
         server_info=ServerInfo(name="pi-daemon", version=__version__),
         capabilities=ServerCapabilities(
-            methods=list(REQUEST_NAMES),
-            notifications=list(NOTIFICATION_NAMES),
+            methods=sorted(set(REQUEST_NAMES).union(m for m, spec in METHODS.items() if spec.is_request)),
+            notifications=sorted(set(NOTIFICATION_NAMES).union(m for m, spec in METHODS.items() if not spec.is_request)),
             events=list(EVENT_NAMES),
             framings=[NDJSON, CONTENT_LENGTH],
             max_frame_bytes=max_frame_bytes,

@@ -32,8 +32,7 @@ from ..wire.transport import FrameReader, FrameWriter
 from .context import Context
 from .dispatch import feature
 from .initialize import ClientState
-from .initialize_names import NOTIFICATION_NAMES
-from .methods import HANDLER_MODULES
+from .methods import served
 
 if TYPE_CHECKING:
     from ..host.host import Host
@@ -56,8 +55,8 @@ class NativeFace:
         self.gone = False  # the hub let it go: nothing more is sent to it
         self.ctx = Context(self, self.client, hub.max_frame_bytes, after_initialize=self._after_initialize,
                            begin_shutdown=self.begin_shutdown, request_exit=self.request_exit)
-        for name in HANDLER_MODULES:  # each handler's module is imported on the method's first call
-            table = self.peer.notifications if name in NOTIFICATION_NAMES else self.peer.requests
+        for name, is_request in served().items():  # a handler's module is imported on its first call
+            table = self.peer.requests if is_request else self.peer.notifications
             table[name] = feature(self.ctx, name, self._refuse_while_stopping)
         self._stopping = False
         self._shutting_down = False

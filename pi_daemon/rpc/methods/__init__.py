@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..initialize_names import NOTIFICATION_NAMES
 from ..registry import METHODS, MethodSpec
 
 MODULES: dict[str, tuple[str, ...]] = {
@@ -38,6 +39,13 @@ MODULES: dict[str, tuple[str, ...]] = {
 HANDLER_MODULES: dict[str, str] = {name: f"{__name__}.{module}" for module, names in MODULES.items()
                                    for name in names}
 """Method name -> the module that declares its handler."""
+
+
+def served() -> dict[str, bool]:
+    """Every method a connection serves -> whether it is a request (else a notification): the
+    table's, and any declared in this process outside it (a test's throwaway method)."""
+    names = {name: name not in NOTIFICATION_NAMES for name in HANDLER_MODULES}
+    return names | {name: spec.is_request for name, spec in METHODS.items()}
 
 BEFORE_THE_HOST = frozenset({"initialize"})
 """Served without the host: a plain stdio daemon opens its host once ``initialize`` is answered
