@@ -4,7 +4,8 @@ server (the one of ``bench/peers.py``, in its own process).
 
 Per run: the wall time from spawn to the first text delta, and the daemon's CPU (user +
 system, its threads included) up to that moment, read from ``/proc``; the wall time from spawn
-to the answer to ``initialize`` (sent back to back with the prompt, as an editor may); with ``--idle``, also
+to the answer to ``initialize`` (sent back to back with the prompt, as an editor may) and the
+daemon's CPU up to then; with ``--idle``, also
 its CPU over two seconds of idling that start three seconds after the answer settled. Prints medians of ``--runs``.
 
 ``--against REV`` measures the daemon of a git revision too (checked out into a temporary
@@ -62,7 +63,8 @@ def one_run(server: ModelServer, env: dict, workspace: Path, idle: bool) -> dict
     pid = client.proc.pid
     figures: dict[str, float] = {}
     initialized = client.request_future("initialize", InitializeParams(protocol_version=1))
-    initialized.add_done_callback(lambda _: figures.setdefault("initialize", time.perf_counter() - spawned))
+    initialized.add_done_callback(lambda _: figures.update({"initialize": time.perf_counter() - spawned,
+                                                            "initialize cpu": cpu_seconds(pid)}))
     client.request_future("prompt", {"text": "hello"})
     for params in client.events():
         event = params.event

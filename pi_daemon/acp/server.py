@@ -63,8 +63,9 @@ class AcpFace:
     def __init__(self, reader: FrameReader, writer: FrameWriter, *, workspace: str, registry: Any,
                  default_model: Any, allowed_tools: tuple[str, ...] = (), permission_timeout: float | None = None,
                  workspace_given: bool = True, faux_script: str | None = None, model: str | None = None,
-                 trust_workspace: bool = False) -> None:
+                 trust_workspace: bool = False, settle: Callable[[], None] | None = None) -> None:
         self.registry = registry
+        self.settle = settle
         self.client = AcpClient()
         self.allowed_tools = allowed_tools
         self.permission_timeout = permission_timeout
@@ -96,6 +97,8 @@ class AcpFace:
             self._extensions = extension_methods(self._agent)
             if self.workspace_given:
                 self._open(self.workspace, self.registry, self.default_model)
+            if self.settle is not None:
+                self.settle()
         return self._agent
 
     def open_workspace(self, folder: str) -> None:
@@ -259,6 +262,9 @@ class AcpFace:
 
 
 def serve(reader: FrameReader, writer: FrameWriter, **options: Any) -> int:
+    """Serve ACP on stdio until the editor is gone. ``settle`` (an option) is called once the agent
+    is made: the start-up's long-lived objects are built."""
+
     async def main() -> None:
         await AcpFace(reader, writer, **options).run()
 

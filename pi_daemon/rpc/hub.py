@@ -432,11 +432,13 @@ def disconnect(reader: FrameReader, writer: FrameWriter) -> None:
             log.debug("cutting a connection: %s", exc)
 
 
-def serve(reader: FrameReader, writer: FrameWriter, **options: Any) -> int:
-    """Plain stdio: a hub with this one connection, until the daemon stops."""
+def serve(reader: FrameReader, writer: FrameWriter, *, settle: Callable[[], None], **options: Any) -> int:
+    """Plain stdio: a hub with this one connection, until the daemon stops. ``settle`` is called
+    once the host is open: the start-up's long-lived objects are built."""
 
     async def main() -> None:
         hub = Hub(shared=False, **options)
+        hub.when_open(settle)
         loop = asyncio.get_running_loop()
         connection = hub.connect(reader, writer)
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
