@@ -3,7 +3,9 @@ at once send ``initialize`` and a prompt, against a loopback OpenAI-compatible s
 server (the one of ``bench/peers.py``, in its own process).
 
 Per run: the wall time from spawn to the first text delta, and the daemon's CPU (user +
-system, its threads included) up to that moment, read from ``/proc``; with ``--idle``, also
+system, its threads included) up to that moment, read from ``/proc``; the wall time from spawn
+to the answer to ``initialize`` (sent back to back with the prompt, as an editor may) and the
+daemon's CPU up to then; with ``--idle``, also
 its CPU over two seconds of idling that start three seconds after the answer settled. Prints medians of ``--runs``.
 
 ``--editor`` sends the ``initialize`` the editor clients send (VS Code's and Neovim's: they
@@ -72,7 +74,11 @@ def one_run(server: ModelServer, env: dict, workspace: Path, idle: bool, editor:
     client = Client(cwd=str(workspace), env=env, stderr=subprocess.DEVNULL,
                     command=[sys.executable, "-P", "-m", "pi_daemon", "--model", "local/bench"])
     pid = client.proc.pid
+    figures: dict[str, float] = {}
     answered = client.request_future("initialize", EDITOR if editor else InitializeParams(protocol_version=1))
+    if not ready:
+        answered.add_done_callback(lambda _: figures.update({"initialize": time.perf_counter() - spawned,
+                                                             "initialize cpu": cpu_seconds(pid)}))
     cpu_before = 0.0
     if ready:
         answered.result()
@@ -80,7 +86,6 @@ def one_run(server: ModelServer, env: dict, workspace: Path, idle: bool, editor:
         time.sleep(0.5)  # the user types
         spawned, cpu_before = time.perf_counter(), cpu_seconds(pid)
     client.request_future("prompt", {"text": "hello"})
-    figures: dict[str, float] = {}
     for params in client.events():
         event = params.event
         if "wall" not in figures and event.type == "message_update" and \
@@ -134,7 +139,8 @@ def main() -> None:
     for name, series in figures.items():
         cells = ", ".join(f"{key} {statistics.median(values) * 1000:.0f} ms"
                           f" [{min(values) * 1000:.0f}-{max(values) * 1000:.0f}]" for key, values in series.items())
-        print(f"{name:<12} {'prompt' if args.ready else 'spawn'} -> first delta: {cells}")
+        print(f"{name:<12} {'prompt' if args.ready else 'spawn'} -> first delta"
+              f"{'' if args.ready else ' (and -> initialize answered)'}: {cells}")
     print(f"(medians [min-max] of {args.runs} runs; {os.cpu_count()} cores, load {load:.1f}; "
           f"{time.strftime('%Y-%m-%d %H:%M')})")
     print(json.dumps({name: {k: statistics.median(v) for k, v in s.items()} for name, s in figures.items()}))

@@ -186,7 +186,8 @@ def _load_models(workspace: str, args: argparse.Namespace) -> tuple[ModelRegistr
 def settle_heap() -> None:
     """Start-up's objects (classes, modules, the catalog) live as long as the process: moved
     out of the collector's reach, a full collection no longer walks them all, and the first
-    one no longer falls on the first prompt. Collection was off while they were built."""
+    one no longer falls on the first prompt. Collection was off while they were built: on
+    stdio, until the face's host (ACP: its agent) is made, after ``initialize`` is answered."""
     gc.freeze()
     gc.enable()
 
@@ -241,18 +242,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.acp:
         from .acp.server import serve as serve_acp
 
-        settle_heap()
         code = serve_acp(reader, writer, workspace=workspace, registry=registry, default_model=default_model,
                          allowed_tools=allowed_tools(args), permission_timeout=args.permission_timeout,
                          workspace_given=args.workspace is not None, faux_script=args.faux_script,
-                         model=args.model, trust_workspace=args.trust_workspace)
+                         model=args.model, trust_workspace=args.trust_workspace, settle=settle_heap)
     else:
         from .rpc.hub import serve
 
-        settle_heap()
         code = serve(reader, writer, workspace=workspace, registry=registry, default_model=default_model,
                      max_frame_bytes=args.max_frame_bytes, allowed_tools=allowed_tools(args),
-                     permission_timeout=args.permission_timeout)
+                     permission_timeout=args.permission_timeout, settle=settle_heap)
     writer.flush()
     logging.shutdown()
     # The reader thread may still be blocked in read(); a normal interpreter exit would abort.

@@ -35,12 +35,14 @@ from typing import IO, Any, Awaitable, Callable, Iterator, Literal, Mapping
 import attrs
 
 from .converter import converter, from_wire, to_wire
-from .rpc import methods as _methods  # noqa: F401 (registers every method: results are typed by it)
+from .rpc import methods as _methods
 from .wire.errors import CODES, RpcError
 from .rpc.registry import CLIENT_REQUESTS, METHODS
 from .events import AssistantMessageDelta, MessageUpdate
 from .json_read import loads
 from .rpc.types import AGENT_EVENT, AgentEventParams
+
+_methods.load_all()  # every method declared: results are typed by it
 
 RequestHandler = Callable[[Any], Any]
 _structure_event = converter.get_structure_hook(AgentEventParams)  # looked up once: the hot path

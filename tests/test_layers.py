@@ -205,3 +205,86 @@ def test_no_private_name_of_another_library_is_used():
                     used.append(f"{name}:{node.lineno} names {node.value!r}")
         libraries.update(third_party)
     assert not used, "\n".join(used)
+
+
+# --- what a start imports (issue #42): each face's handlers on their first call ---------------
+
+def test_the_method_table_names_the_module_of_every_handler():
+    """The table the connection imports handlers by (name -> module) is the declarations' own."""
+    from pi_daemon.rpc.methods import HANDLER_MODULES, load_all
+    from pi_daemon.rpc.registry import METHODS
+
+    load_all()
+    declared = {name: spec.handler.__module__ for name, spec in METHODS.items() if spec.handler is not None}
+    assert HANDLER_MODULES == {name: module for name, module in declared.items() if not name.startswith("test/")}
+
+
+def _stderr_of_a_daemon(tmp_path: Path, args: list[str], frames: list[dict]) -> list[str]:
+    """The stderr of a real daemon run with ``-X importtime`` (a line for each module, in the order
+    their imports ended, among the log's lines) while it answered ``frames`` one by one (each
+    answer read before the next is sent) and then met the end of its input."""
+    import json
+    import subprocess
+
+    from client import clean_env
+
+    command = [sys.executable, "-X", "importtime", "-P", "-m", "pi_daemon", *args]
+    proc = subprocess.Popen(command, cwd=tmp_path, env=clean_env(), stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None
+    for frame in frames:
+        proc.stdin.write(json.dumps(frame).encode() + b"\n")
+        proc.stdin.flush()
+        while True:  # the answer (notifications the daemon sends meanwhile are passed over)
+            line = proc.stdout.readline()
+            assert line, "the daemon ended before it answered"
+            if json.loads(line).get("id") == frame["id"]:
+                break
+    _, err = proc.communicate(timeout=120)
+    return err.decode().splitlines()
+
+
+def _modules(lines: list[str]) -> list[str]:
+    return [line.rpartition("|")[2].strip() for line in lines
+            if line.startswith("import time:") and not line.rstrip().endswith("package")]
+
+
+HOST_LAYERS = ("pi_daemon.host", "pi_daemon.session", "pi_daemon.agent", "pi_daemon.tools", "pi_daemon.mcp.manager",
+               "pi_daemon.commands", "pi_daemon.worktree", "pi_daemon.rpc.types")
+
+
+def test_the_native_face_answers_initialize_before_importing_the_host_or_another_handler(tmp_path):
+    """``initialize`` is served with ``lifecycle`` the only handler module loaded and nothing of the
+    host's layers; the host is opened once it is answered, and no other handler module is imported
+    until its method is called. Nothing of the ACP face is ever imported."""
+    imported = _modules(_stderr_of_a_daemon(tmp_path, ["--model", "faux/echo"],
+                                            [{"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                                              "params": {"protocolVersion": 1}}]))
+    handlers = [m for m in imported if m.startswith("pi_daemon.rpc.methods.")]
+    assert handlers == ["pi_daemon.rpc.methods.lifecycle"]
+    before = imported[:imported.index("pi_daemon.rpc.methods.lifecycle")]
+    assert [m for m in before if m.startswith(HOST_LAYERS)] == []
+    assert "pi_daemon.host.host" in imported  # opened once initialize was answered
+    assert [m for m in imported if m.startswith("pi_daemon.acp")] == []
+
+
+def test_the_acp_face_answers_initialize_before_making_its_agent_and_never_loads_the_native_face(tmp_path):
+    """``--acp``: ``initialize`` is answered with the wire and the models loaded; the agent, the host
+    and the session layer are imported once it is answered. No module of the native face is imported."""
+    lines = _stderr_of_a_daemon(tmp_path, ["--acp", "--model", "faux/echo", "--workspace", ".", "--log-level", "debug"],
+                                [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}},
+                                 {"jsonrpc": "2.0", "id": 2, "method": "session/new",
+                                  "params": {"cwd": str(tmp_path), "mcpServers": []}}])
+    answered = next(i for i, line in enumerate(lines) if "initialize answered" in line)
+    assert [m for m in _modules(lines[:answered]) if m.startswith(HOST_LAYERS + ("pi_daemon.acp.agent",))] == []
+    assert "pi_daemon.acp.agent" in _modules(lines[answered:])
+    assert [m for m in _modules(lines) if m.startswith("pi_daemon.rpc")] == []
+
+
+def test_the_acp_method_table_names_the_agent_s_methods_and_every_extension():
+    from pi_daemon.acp.agent import AcpAgent
+    from pi_daemon.acp.extensions import methods
+    from pi_daemon.acp.server import AGENT_METHODS, EXTENSION_METHODS
+
+    assert [name for name, method in AGENT_METHODS.items() if not callable(getattr(AcpAgent, method, None))] == []
+    assert set(EXTENSION_METHODS) == set(methods(None))  # type: ignore[arg-type] (its names only)

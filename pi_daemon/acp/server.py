@@ -11,33 +11,48 @@ skills. ACP has no trust request, so an untrusted workspace stays untrusted here
 pi-daemon was started with ``--trust-workspace`` or the user trusted it from another
 client (the trust answer lives in the user's home configuration, so trusting it once
 from VS Code counts here).
+
+``initialize`` (and ``authenticate``, ``logout``) is answered with the wire and the models
+loaded alone: the session layer, the host and :class:`.agent.AcpAgent` are imported and made
+once that answer is written, or at the first other request, whichever comes first
+(:attr:`AcpFace.agent`). :data:`AGENT_METHODS` and :data:`EXTENSION_METHODS` say which
+methods they serve, so the peer knows them all from the start.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import signal
-from typing import Any, Awaitable, Callable, Coroutine
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Coroutine
 
 from .. import procs
 from ..guard import trust
-from ..host.errors import as_rpc_error
-from ..host.host import Host
 from ..llm.registry import ModelRegistry, ModelUnavailable
-from ..wire.errors import InvalidParams, InvalidRequest, ModelUnavailableError
+from ..wire.errors import InvalidParams, InvalidRequest, ModelUnavailableError, RpcError
 from ..wire.incoming import ACP_CANCEL
 from ..wire.peer import Peer
 from ..wire.transport import FrameReader, FrameWriter
-from .agent import AcpAgent
-from .extensions import methods as extension_methods
-from .files import EditorFiles
 from .initialize import AcpClient, authenticate, initialize, logout
+
+if TYPE_CHECKING:
+    from ..host.host import Host
+    from .agent import AcpAgent
 
 log = logging.getLogger(__name__)
 
 Handler = Callable[[dict[str, Any]], Awaitable[Any]]
+
+AGENT_METHODS = {  # ACP method -> the AcpAgent method that serves it
+    "session/new": "new_session", "session/load": "load_session", "session/resume": "resume_session",
+    "session/close": "close_session", "session/delete": "delete_session", "session/list": "list_sessions",
+    "session/prompt": "prompt", "session/set_mode": "set_mode", "session/set_config_option": "set_config_option",
+    "session/cancel": "cancel",  # a notification
+}
+EXTENSION_METHODS = ("_pi/steer", "_pi/followUp", "_pi/clearQueue", "_pi/compact", "_pi/setName", "_pi/getState",
+                     "_pi/session/rewind", "_pi/session/tree")  # served by .extensions
 
 
 class AcpFace:
@@ -48,8 +63,9 @@ class AcpFace:
     def __init__(self, reader: FrameReader, writer: FrameWriter, *, workspace: str, registry: Any,
                  default_model: Any, allowed_tools: tuple[str, ...] = (), permission_timeout: float | None = None,
                  workspace_given: bool = True, faux_script: str | None = None, model: str | None = None,
-                 trust_workspace: bool = False) -> None:
+                 trust_workspace: bool = False, settle: Callable[[], None] | None = None) -> None:
         self.registry = registry
+        self.settle = settle
         self.client = AcpClient()
         self.allowed_tools = allowed_tools
         self.permission_timeout = permission_timeout
@@ -57,15 +73,33 @@ class AcpFace:
         self.model = model
         self.trust_workspace = trust_workspace
         self.peer = Peer(reader, writer, self._on_eof, ACP_CANCEL)
-        self.agent = AcpAgent(self.peer, self.client, workspace, self.open_workspace)
+        self.workspace = workspace
+        self.default_model = default_model
+        self.workspace_given = workspace_given
+        self._agent: AcpAgent | None = None
+        self._made: asyncio.Future[None] | None = None  # set while initialize's answer is on its way
+        self._extensions: dict[str, Handler] = {}
         self.host: Host | None = None
         self._stopping = False
         self._signals = 0
         self._done = asyncio.Event()
         self._tasks: set[asyncio.Task[Any]] = set()  # work the face started in the background
         self._register()
-        if workspace_given:
-            self._open(workspace, registry, default_model)
+
+    @property
+    def agent(self) -> AcpAgent:
+        """The sessions' side of the face, made on first use (with the host of ``--workspace``)."""
+        if self._agent is None:
+            from .agent import AcpAgent
+            from .extensions import methods as extension_methods
+
+            self._agent = AcpAgent(self.peer, self.client, self.workspace, self.open_workspace)
+            self._extensions = extension_methods(self._agent)
+            if self.workspace_given:
+                self._open(self.workspace, self.registry, self.default_model)
+            if self.settle is not None:
+                self.settle()
+        return self._agent
 
     def open_workspace(self, folder: str) -> None:
         """The first session names the workspace: its models, settings, trust and session folder."""
@@ -81,6 +115,8 @@ class AcpFace:
         self._open(folder, registry, default_model)
 
     def _open(self, workspace: str, registry: Any, default_model: Any) -> None:
+        from ..host.host import Host
+
         self.host = Host(workspace=workspace, registry=registry, default_model=default_model,
                          allowed_tools=self.allowed_tools, permission_timeout=self.permission_timeout,
                          asker=self.agent.ask_permission, on_open=self._watch, file_access=self._files)
@@ -105,6 +141,8 @@ class AcpFace:
     def _files(self, session_id: str, workspace: Any) -> Any:
         if not (self.client.read_text_file or self.client.write_text_file):
             return None
+        from .files import EditorFiles
+
         return EditorFiles(workspace, self.peer, session_id,
                            read=self.client.read_text_file, write=self.client.write_text_file)
 
@@ -125,7 +163,11 @@ class AcpFace:
                 result = await serve(params)
             except asyncio.CancelledError:
                 raise
+            except RpcError:
+                raise
             except Exception as exc:  # noqa: BLE001 - a bug stays an internal error, logged by the peer
+                from ..host.errors import as_rpc_error  # the lower layers' errors: loaded with the host
+
                 error = as_rpc_error(exc)
                 if error is None:
                     raise
@@ -135,11 +177,13 @@ class AcpFace:
         return checked
 
     def _register(self) -> None:
-        agent = self.agent
-
         async def do_initialize(params: dict[str, Any]) -> Any:
             result = initialize(params, self.client, self.registry)  # the start-up registry: providers only
-            self._prepare_soon()
+            task = asyncio.current_task()
+            if task is not None and self._agent is None:  # the peer's reply is its first callback:
+                loop = asyncio.get_running_loop()  # the agent is made on the turn after it
+                self._made = loop.create_future()
+                task.add_done_callback(lambda _: loop.call_soon(self._initialized))
             return result
 
         async def do_authenticate(params: dict[str, Any]) -> Any:
@@ -149,17 +193,32 @@ class AcpFace:
             return logout(self.host.registry if self.host else self.registry)
 
         self.peer.requests["initialize"] = self._handler(do_initialize, needs_init=False)
-        for name, handler in {
-            "authenticate": do_authenticate, "logout": do_logout,
-            "session/new": agent.new_session, "session/load": agent.load_session,
-            "session/resume": agent.resume_session, "session/close": agent.close_session,
-            "session/delete": agent.delete_session,
-            "session/list": agent.list_sessions, "session/prompt": agent.prompt,
-            "session/set_mode": agent.set_mode, "session/set_config_option": agent.set_config_option,
-            **extension_methods(agent),
-        }.items():
-            self.peer.requests[name] = self._handler(handler)
-        self.peer.notifications["session/cancel"] = self._handler(agent.cancel)
+        self.peer.requests["authenticate"] = self._handler(do_authenticate)
+        self.peer.requests["logout"] = self._handler(do_logout)
+        for name in (*AGENT_METHODS, *EXTENSION_METHODS):
+            table = self.peer.notifications if name == "session/cancel" else self.peer.requests
+            table[name] = self._handler(functools.partial(self._serve, name))
+
+    async def _serve(self, name: str, params: dict[str, Any]) -> Any:
+        """A method of the agent's (or an extension's), the agent made on the first one (once
+        ``initialize``'s answer has left, when it is on its way)."""
+        if self._made is not None:
+            await asyncio.shield(self._made)
+        agent = self.agent
+        method = AGENT_METHODS.get(name)
+        serve: Handler = getattr(agent, method) if method is not None else self._extensions[name]
+        return await serve(params)
+
+    def _initialized(self) -> None:
+        """``initialize`` was answered: the agent is made now (with the host of ``--workspace``, whose
+        default model's provider is then made ready while the client reads the answer)."""
+        log.debug("initialize answered: the agent is made now")
+        try:
+            if not self._stopping:
+                self.agent  # noqa: B018 - made by its first use
+        finally:
+            if self._made is not None and not self._made.done():
+                self._made.set_result(None)
 
     # --- lifecycle ------------------------------------------------------------------
 
@@ -203,6 +262,9 @@ class AcpFace:
 
 
 def serve(reader: FrameReader, writer: FrameWriter, **options: Any) -> int:
+    """Serve ACP on stdio until the editor is gone. ``settle`` (an option) is called once the agent
+    is made: the start-up's long-lived objects are built."""
+
     async def main() -> None:
         await AcpFace(reader, writer, **options).run()
 

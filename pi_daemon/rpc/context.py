@@ -6,12 +6,12 @@ from __future__ import annotations
 import contextvars
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..session.manager import SessionNotFound
 from ..wire.peer import REQUEST_ID
 from .ordering import SessionOrder
 
 if TYPE_CHECKING:
     from ..commands.catalog import Catalog
+    from .hub import Hub
     from ..host.host import Host
     from ..llm.registry import ModelRegistry
     from ..mcp.manager import McpManager
@@ -34,15 +34,21 @@ class Context:
                  after_initialize: Callable[[], None], begin_shutdown: Callable[[], Any],
                  request_exit: Callable[[], None]) -> None:
         self.connection = connection
-        self.hub = connection.hub
-        self.host: Host = connection.hub.host
+        self.hub: Hub = connection.hub
         self.client = client
         self.max_frame_bytes = max_frame_bytes
         self.order = SessionOrder()  # which requests about a session wait for a waitForIdle
-        self.trust: WorkspaceTrust = connection.hub.trust
         self.after_initialize = after_initialize
         self.begin_shutdown = begin_shutdown
         self.request_exit = request_exit
+
+    @property
+    def host(self) -> Host:
+        return self.hub.host
+
+    @property
+    def trust(self) -> WorkspaceTrust:
+        return self.hub.trust
 
     @property
     def request_id(self) -> Any:
@@ -60,6 +66,8 @@ class Context:
             return current
         if create:
             return self.sessions.create_or_detached()  # the hub makes it this connection's current session
+        from ..session.manager import SessionNotFound  # loaded with the host
+
         raise SessionNotFound("there is no current session: call session/new, session/load or prompt first")
 
     def own(self, session: AgentSession) -> None:
@@ -70,7 +78,7 @@ class Context:
 
     @property
     def workspace(self) -> str:
-        return self.host.workspace
+        return self.hub.workspace  # the host's, known before it is open
 
     @property
     def registry(self) -> ModelRegistry:

@@ -16,6 +16,13 @@ already open attaches to it at once, a run in progress included, and with ``from
 events the client missed (:meth:`Hub.attach`). With ``shared`` (a server with a socket), a
 connection's end ends only that connection, and a session no connection holds is closed once
 its run has settled; without it (plain stdio) the one connection's end stops the process.
+
+The host is opened (:meth:`Hub.open`: its modules imported, settings, trust record, command
+files and session folder read) when the hub is made under a server, and in plain stdio once
+the answer to ``initialize`` is written, or at the first other request: a client's
+``initialize`` is answered with the wire and the initialize path loaded alone. Every other
+method waits for it (:meth:`Hub.opened`). So this module imports the host's modules where
+they are first used, not at its top.
 """
 
 from __future__ import annotations
@@ -29,22 +36,24 @@ import signal
 import socket
 import stat
 import uuid
-from typing import Any, Callable, Literal
+from typing import TYPE_CHECKING, Any, Callable, Literal
 
-from ..host.host import Host
-from ..llm.registry import ModelRegistry
-from ..session import AgentSession
 from ..wire.errors import InvalidParams
 from ..wire.peer import ClientError
 from ..wire.transport import FrameReader, FrameWriter
 from .context import CURRENT
-from .editor_files import EditorFiles
-from .editor_language import EditorLanguage, features_of
 from .initialize import ClientState
-from .notify import STUCK_S, KeptBudget, Receiver, SessionStream
 from .server import NativeFace
-from .user_requests import UserRequests
-from .workspace_trust import WorkspaceTrust
+
+if TYPE_CHECKING:
+    from ..host.host import Host
+    from ..llm.registry import ModelRegistry
+    from ..session import AgentSession
+    from .editor_files import EditorFiles
+    from .editor_language import EditorLanguage
+    from .notify import KeptBudget, Receiver, SessionStream
+    from .user_requests import UserRequests
+    from .workspace_trust import WorkspaceTrust
 
 log = logging.getLogger(__name__)
 
@@ -52,10 +61,13 @@ EDITOR_TIMEOUT_S = 60.0
 CatchUp = Literal["events", "replay"]
 
 
-def _after_reply(work: Callable[[], None]) -> None:
-    """Run ``work`` once the reply of the request being handled has been written (two turns of the loop)."""
+def after_reply(work: Callable[[], None]) -> None:
+    """Run ``work`` once the reply of the request being handled has left: the peer's reply is the
+    first callback of the handler's task, the writer writes the frames of a turn on the next."""
+    task = asyncio.current_task()
+    assert task is not None
     loop = asyncio.get_running_loop()
-    loop.call_soon(loop.call_soon, work)
+    task.add_done_callback(lambda _: loop.call_soon(work))
 
 
 class Hub:
@@ -64,13 +76,16 @@ class Hub:
                  shared: bool = True) -> None:
         self.shared = shared
         self.max_frame_bytes = max_frame_bytes
-        self.host = Host(workspace=workspace, registry=registry, default_model=default_model,
-                         allowed_tools=allowed_tools, permission_timeout=permission_timeout,
-                         asker=self._ask_permission, on_open=self._opened, on_close=self._closed,
-                         file_access=self._files, language=self._language, questions=self._questions)
-        self.trust = WorkspaceTrust(self.host)
-        self.trust.on_unanswered = self.ask_trust
-        self.trust.report()
+        self.workspace = workspace
+        self._host_options: dict[str, Any] = {
+            "workspace": workspace, "registry": registry, "default_model": default_model,
+            "allowed_tools": allowed_tools, "permission_timeout": permission_timeout}
+        self.host: Host  # these three once open
+        self.trust: WorkspaceTrust
+        self.user: UserRequests
+        self.is_open = False
+        self._opening: asyncio.Future[None] | None = None
+        self._when_open: list[Callable[[], None]] = []
         self.connections: list[NativeFace] = []
         self.holders: dict[str, dict[NativeFace, None]] = {}  # top-level session id -> its connections, in order
         self.catching_up: set[tuple[NativeFace, str]] = set()  # (connection, session id): sent a catch-up first
@@ -78,10 +93,72 @@ class Hub:
         self.owners: dict[str, NativeFace] = {}  # top-level session id -> its editor
         self.streams: dict[str, SessionStream] = {}
         self.counters: dict[str, int] = {}  # session id -> the last seq sent: for the life of the process
-        self.kept_budget = KeptBudget()  # the events every session keeps for catching up, together
-        self.user = UserRequests(self.host, shared, self.holding, self.root)
+        self.kept_budget: KeptBudget  # the events every session keeps for catching up, together
         self.on_change: Callable[[], None] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        if shared:
+            self.open()
+
+    # --- the host ----------------------------------------------------------------------
+
+    def open(self) -> None:
+        """Make the host (once): import it, read the workspace's settings, trust record, commands."""
+        if self.is_open:
+            return
+        from ..host.host import Host
+        from .notify import KeptBudget
+        from .user_requests import UserRequests
+        from .workspace_trust import WorkspaceTrust
+
+        try:
+            self.host = Host(**self._host_options, asker=self._ask_permission, on_open=self._opened,
+                             on_close=self._closed, file_access=self._files, language=self._language,
+                             questions=self._questions)
+            self.trust = WorkspaceTrust(self.host)
+            self.trust.on_unanswered = self.ask_trust
+            self.trust.report()
+        except Exception as exc:  # a bug: the requests waiting for the host are answered with it
+            if self._opening is not None and not self._opening.done():
+                self._opening.set_exception(exc)
+            raise
+        self.kept_budget = KeptBudget()
+        self.user = UserRequests(self.host, self.shared, self.holding, self.root)
+        self.is_open = True
+        default = self.host.sessions.default_model
+        log.info("serving workspace %s; default model %s", self.workspace, default.spec if default else "none")
+        if self._opening is not None and not self._opening.done():
+            self._opening.set_result(None)  # the requests waiting for it go on after what follows
+        for work in self._when_open:
+            work()
+        self._when_open.clear()
+
+    async def opened(self) -> None:
+        """Return once the host is open; open it now when nothing has planned to (a client that
+        did not start with ``initialize``)."""
+        if self.is_open:
+            return
+        if self._opening is None:
+            self.open()
+            return
+        await asyncio.shield(self._opening)
+
+    def open_after_reply(self, then: Callable[[], None]) -> None:
+        """``initialize``'s handler: open the host once its answer is written (at once when it is
+        open), then ``then`` — before any request waiting for the host goes on."""
+        if self.is_open:
+            then()
+            return
+        self._when_open.append(then)
+        if self._opening is None:
+            self._opening = asyncio.get_running_loop().create_future()
+            after_reply(self.open)
+
+    def when_open(self, work: Callable[[], None]) -> None:
+        """``work`` now if the host is open, else once it is (if it ever is)."""
+        if self.is_open:
+            work()
+        else:
+            self._when_open.append(work)
 
     # --- the server's view -------------------------------------------------------------
 
@@ -215,6 +292,8 @@ class Hub:
         return ctx.connection if ctx is not None else None
 
     def _opened(self, session: AgentSession) -> None:
+        from .notify import STUCK_S, SessionStream
+
         if session.parent_session_id is not None and session.parent_session_id in self.host.sessions.sessions:
             self.parents[session.id] = session.parent_session_id
         stream = SessionStream(session.id, functools.partial(self._receivers, session.id), self.counters,
@@ -259,10 +338,14 @@ class Hub:
         return owner.client if owner is not None and not owner.gone else ClientState()
 
     def _files(self, session_id: str, view: Any) -> EditorFiles:
+        from .editor_files import EditorFiles
+
         return EditorFiles(view, functools.partial(self.ask_editor, session_id), session_id,
                            functools.partial(self.editor_client, session_id))
 
     def _language(self, session_id: str) -> EditorLanguage | None:
+        from .editor_language import EditorLanguage, features_of
+
         opener = self._opener()
         if opener is None or not features_of(opener.client):
             return None
@@ -306,11 +389,11 @@ class Hub:
         self.hold(connection, session)
         self._changed()
         if catch_up is None and not replay:
-            _after_reply(lambda: self.user.offer(connection, self.root(session.id)))
+            after_reply(lambda: self.user.offer(connection, self.root(session.id)))
             return next_seq, None
         self.catching_up.add((connection, session.id))
         first = from_seq if catch_up == "events" else None
-        _after_reply(lambda: self.background(self._catch_up(connection, session, stream, first)))
+        after_reply(lambda: self.background(self._catch_up(connection, session, stream, first)))
         return next_seq, catch_up
 
     async def _catch_up(self, connection: NativeFace, session: AgentSession, stream: SessionStream,
@@ -349,14 +432,14 @@ def disconnect(reader: FrameReader, writer: FrameWriter) -> None:
             log.debug("cutting a connection: %s", exc)
 
 
-def serve(reader: FrameReader, writer: FrameWriter, **options: Any) -> int:
-    """Plain stdio: a hub with this one connection, until the daemon stops."""
+def serve(reader: FrameReader, writer: FrameWriter, *, settle: Callable[[], None], **options: Any) -> int:
+    """Plain stdio: a hub with this one connection, until the daemon stops. ``settle`` is called
+    once the host is open: the start-up's long-lived objects are built."""
 
     async def main() -> None:
         hub = Hub(shared=False, **options)
+        hub.when_open(settle)
         loop = asyncio.get_running_loop()
-        default = hub.host.sessions.default_model
-        log.info("serving workspace %s; default model %s", hub.host.workspace, default.spec if default else "none")
         connection = hub.connect(reader, writer)
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             loop.add_signal_handler(sig, connection.on_signal)

@@ -1,9 +1,9 @@
 """``initialize``: version and capability negotiation.
 
-Kept light (attrs and :mod:`.initialize_types` only) so the daemon can answer it before
-the rest of the daemon has been imported: start-up time is import time. So the names the
-answer lists (methods, notifications, events, thinking levels) are not read from the
-event classes, the model module and a registry filled by importing every handler module,
+Kept light (attrs and :mod:`.initialize_types` only) so the daemon answers it before the
+rest of the daemon has been imported (see :mod:`.methods`): start-up time is import time. So
+the names the answer lists (methods, notifications, events, thinking levels) are not read from
+the event classes, the model module and a registry filled by importing every handler module,
 which would import all of them: they are generated from those declarations into
 :mod:`.initialize_names` by ``python -m pi_daemon.rpc.schema
 --write``, with the schema and the client types, and checked for drift the same way.

@@ -12,6 +12,11 @@ PROTOCOL_VERSION = 1
 
 
 @attrs.define
+class Empty:  # no params, or no result (shutdown, exit, ...)
+    pass
+
+
+@attrs.define
 class FsCapabilities:
     read_text_file: bool = False
     apply_edit: bool = False

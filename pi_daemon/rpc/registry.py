@@ -8,7 +8,9 @@ A client -> daemon method is declared by decorating its handler::
 
 That one declaration is all there is: dispatch, ``initialize``'s capabilities, the JSON
 Schema, the TypeScript and Lua types and the docs/protocol.md check are derived from
-:data:`METHODS`. Messages the daemon sends are declared with :func:`notification` and
+:data:`METHODS`; the table in :mod:`.methods` names the module that declares each method, so
+a connection imports a handler's module on the method's first call (tests/test_layers.py
+checks the table against the declarations). Messages the daemon sends are declared with :func:`notification` and
 :func:`client_request`, and sent through the returned object.
 """
 

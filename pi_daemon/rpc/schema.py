@@ -51,10 +51,12 @@ from ..session.entry_types import (
     known_entry_types,
 )
 from ..tools.details import TOOL_DETAILS
-from . import methods  # noqa: F401 (registers every method)
+from . import methods
 from ..wire.errors import CODES
 from .registry import CLIENT_REQUESTS, METHODS, NOTIFICATIONS, MethodSpec
 from .types import PROTOCOL_VERSION, PermissionOutcome, QueueModeName, StreamingBehavior, ThinkingLevelName
+
+methods.load_all()
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_FILE = ROOT / "protocol.schema.json"

@@ -24,19 +24,19 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from ..session import AgentSession
 from ..wire.framing import encode
 from ..wire.peer import Peer
 from ..wire.transport import FrameReader, FrameWriter
-from . import methods  # noqa: F401 (registers every method)
 from .context import Context
 from .dispatch import feature
 from .initialize import ClientState
-from .registry import METHODS
+from .methods import served
 
 if TYPE_CHECKING:
+    from ..host.host import Host
+    from ..session import AgentSession
     from .hub import Hub
 
 log = logging.getLogger(__name__)
@@ -55,16 +55,16 @@ class NativeFace:
         self.gone = False  # the hub let it go: nothing more is sent to it
         self.ctx = Context(self, self.client, hub.max_frame_bytes, after_initialize=self._after_initialize,
                            begin_shutdown=self.begin_shutdown, request_exit=self.request_exit)
-        for name, spec in METHODS.items():
-            table = self.peer.requests if spec.is_request else self.peer.notifications
-            table[name] = feature(self.ctx, spec, self._refuse_while_stopping)
+        for name, is_request in served().items():  # a handler's module is imported on its first call
+            table = self.peer.requests if is_request else self.peer.notifications
+            table[name] = feature(self.ctx, name, self._refuse_while_stopping)
         self._stopping = False
         self._shutting_down = False
         self._signals = 0
         self._done = asyncio.Event()
 
     @property
-    def host(self) -> Any:
+    def host(self) -> Host:
         return self.hub.host
 
     def _refuse_while_stopping(self, method: str) -> bool:
@@ -76,6 +76,12 @@ class NativeFace:
     # --- lifecycle -------------------------------------------------------------------
 
     def _after_initialize(self) -> None:
+        """Called by ``initialize``'s handler: the host (opened now, or once the answer is written,
+        see :meth:`.hub.Hub.open_after_reply`) learns what the client declared before any later
+        request of the connection is served."""
+        self.hub.open_after_reply(self._initialized)
+
+    def _initialized(self) -> None:
         self.host.tools_workspace.allow(self.client.allowed_roots)
         self.hub.background(self.host.prepare())
         loop = asyncio.get_running_loop()
@@ -87,7 +93,7 @@ class NativeFace:
         if self.hub.shared:
             asyncio.ensure_future(self._leave())
             return
-        self.host.sessions.close_input()
+        self.hub.when_open(lambda: self.host.sessions.close_input())  # a request still waiting for it opens it
         asyncio.ensure_future(self._finish(abort=self.writer.broken))
 
     def on_signal(self) -> None:
@@ -125,15 +131,17 @@ class NativeFace:
         first = not self._stopping
         self._stopping = True
         self._shutting_down = True
-        self.hub.trust.cancel()
-        if abort:
-            await self.host.abort_runs()
+        if self.hub.is_open:
+            self.hub.trust.cancel()
+            if abort:
+                await self.host.abort_runs()
         if first:
             await self.peer.drain()
-            if not abort:
-                await self.host.sessions.wait_all_settled()
-            await self.peer.drain()
-            await self.host.close()
+            if self.hub.is_open:  # else no request ever needed the host: nothing ran
+                if not abort:
+                    await self.host.sessions.wait_all_settled()
+                await self.peer.drain()
+                await self.host.close()
             self._done.set()
 
     async def run(self) -> None:
@@ -143,6 +151,11 @@ class NativeFace:
         self.writer.on_broken = self.on_broken_pipe
         self.reader.attach(loop, self.peer.on_items)
         if not self.hub.shared:
-            # A client that never sends initialize (a shell pipe) gets its servers all the same.
-            loop.call_later(0.5, self.host.start_background)
+            loop.call_later(0.5, self._start_without_initialize)
         await self._done.wait()
+
+    def _start_without_initialize(self) -> None:
+        """A client that never sends initialize (a shell pipe) gets its servers all the same."""
+        if not self.client.initialized and not self._stopping:
+            self.hub.open()
+            self.host.start_background()

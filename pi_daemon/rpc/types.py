@@ -31,6 +31,7 @@ from .initialize_types import (  # re-exported: answered before this module is l
     PROTOCOL_VERSION as PROTOCOL_VERSION,
     ClientCapabilities as ClientCapabilities,
     ClientInfo as ClientInfo,
+    Empty as Empty,
     InitializeParams as InitializeParams,
     InitializeResult as InitializeResult,
     ServerCapabilities as ServerCapabilities,
@@ -66,11 +67,6 @@ class Image:
 
 
 # --- lifecycle: in .initialize_types (re-exported above) ---------------------------------
-
-
-@attrs.define
-class Empty:
-    pass
 
 
 # --- input -------------------------------------------------------------------------------

@@ -83,6 +83,7 @@ def test_a_failing_handler_answers_cleanly_without_traceback(tmp_path):
     code = (
         "import attrs\n"
         "from pi_daemon.rpc import methods\n"
+        "methods.load_all()\n"
         "from pi_daemon.rpc.registry import METHODS\n"
         "async def broken(daemon, p):\n"
         "    raise KeyError('the-secret-key')\n"

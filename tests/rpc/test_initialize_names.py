@@ -6,8 +6,10 @@ import attrs
 from pi_daemon.events import AGENT_EVENT_TYPES
 from pi_daemon.llm.model import THINKING_LEVELS
 from pi_daemon.rpc import initialize as init
-from pi_daemon.rpc import methods  # noqa: F401 (registers every method)
+from pi_daemon.rpc import methods
 from pi_daemon.rpc.registry import METHODS
+
+methods.load_all()
 
 
 def test_listed_methods_are_the_registered_ones():

@@ -1,7 +1,9 @@
 """initialize, state, models, thinking levels, queue modes, sessions, images."""
 
-from pi_daemon.rpc import methods  # noqa: F401 (registers every method)
+from pi_daemon.rpc import methods
 from pi_daemon.rpc.registry import METHODS
+
+methods.load_all()
 
 
 def test_initialize_negotiates_and_lists_methods(spawn):

@@ -9,8 +9,10 @@ import pytest
 
 from pi_daemon.converter import camel
 from pi_daemon.events import AGENT_EVENT_TYPES
-from pi_daemon.rpc import methods  # noqa: F401 (registers every method)
+from pi_daemon.rpc import methods
 from pi_daemon.rpc.registry import CLIENT_REQUESTS, METHODS, NOTIFICATIONS
+
+methods.load_all()
 
 DOC = (Path(__file__).resolve().parents[2] / "docs" / "protocol.md").read_text()
 
