@@ -175,10 +175,12 @@ async def test_abort_during_compaction(tmp_path):
 
 
 def test_context_tokens_uses_reported_usage_plus_estimate():
-    answered = AssistantMessage(content=[TextContent(text="ok")], usage=Usage(input=900, output=100, total_tokens=1000))
+    # explicit times: made a millisecond apart on a loaded host, the question would be newer than its answer
+    answered = AssistantMessage(content=[TextContent(text="ok")], usage=Usage(input=900, output=100, total_tokens=1000),
+                                timestamp=2_000)
     from pi_daemon.messages import UserMessage
-    assert C.context_tokens([UserMessage(content="a" * 4000), answered]) == 1000
-    assert C.context_tokens([answered, UserMessage(content="b" * 400)]) == 1000 + 104
+    assert C.context_tokens([UserMessage(content="a" * 4000, timestamp=1_000), answered]) == 1000
+    assert C.context_tokens([answered, UserMessage(content="b" * 400, timestamp=3_000)]) == 1000 + 104
 
 
 @pytest.mark.parametrize("window, used, expected", [
