@@ -98,10 +98,11 @@ def rss_kb(pid: int) -> int:
 
 
 @contextlib.contextmanager
-def streaming(tmp_path, deltas: int) -> Iterator[tuple[subprocess.Popen, int]]:
-    """A daemon answering a prompt with ``deltas`` one-character deltas: ``(process, its RSS in KB
-    before the prompt)``, the prompt sent; stopped at the end."""
-    script = write_script(tmp_path / "deltas.json", [text("x" * deltas)], modelId="deltas", chunkSize=1)
+def streaming(tmp_path, deltas: int, delay_ms: float = 0) -> Iterator[tuple[subprocess.Popen, int]]:
+    """A daemon answering a prompt with ``deltas`` one-character deltas (``delay_ms`` apart): ``(process,
+    its RSS in KB before the prompt)``, the prompt sent; stopped at the end."""
+    script = write_script(tmp_path / "deltas.json", [text("x" * deltas)], modelId="deltas", chunkSize=1,
+                          delayMs=delay_ms)
     proc = subprocess.Popen(daemon_command("--faux-script", str(script), "--model", "faux/deltas"), env=clean_env(),
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=tmp_path)
     try:
