@@ -100,10 +100,21 @@ export async function launch({ cache, out, prefix = "", settings, prepare = () =
 
   const chat = () => page.frameLocator("iframe.webview.ready").frameLocator("#active-frame");
   const pick = (text) => page.locator(".quick-input-list .monaco-list-row", { hasText: text }).first().click({ timeout: T });
+  // The Command Palette, opened as a user does: F1 with the focus on the workbench. On a loaded host the
+  // key can land before the focus has left a webview, and nothing opens: pressed again until it shows.
   async function command(title) {
-    await page.locator(".monaco-workbench .part.statusbar").click({ position: { x: 5, y: 5 } });
-    await page.keyboard.press("F1");
-    await page.locator(".quick-input-widget input").fill(`>${title}`);
+    const input = page.locator(".quick-input-widget input");
+    for (let tries = 1; ; tries++) {
+      await page.locator(".monaco-workbench .part.statusbar").click({ position: { x: 5, y: 5 } });
+      await page.keyboard.press("F1");
+      try {
+        await input.waitFor({ state: "visible", timeout: Math.min(T, 5000) });
+        break;
+      } catch (error) {
+        if (tries * 5000 >= T) throw error;
+      }
+    }
+    await input.fill(`>${title}`);
     await page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first().click({ timeout: T });
   }
   // Settings and other editors open as a modal over the workbench: dismissed by a click outside the
