@@ -99,6 +99,10 @@ return function(t)
     -- a new daemon gets the key again
     start_without_model(dir)
     wait("the key given again", function() return models(usable) > 0 end)
+    -- the key leaves with the test: the plugin would give it to every later test's daemon
+    local gone = false
+    require("pi.firstrun").forget_key(pi, "openai", function() gone = true end)
+    wait("the key forgotten", function() return gone end)
   end) end)
 
   test("a local OpenAI-compatible server at a URL typed in: added, chosen, and it answers the kept prompt", function()
