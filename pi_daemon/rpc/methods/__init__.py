@@ -47,6 +47,7 @@ def served() -> dict[str, bool]:
     names = {name: name not in NOTIFICATION_NAMES for name in HANDLER_MODULES}
     return names | {name: spec.is_request for name, spec in METHODS.items()}
 
+
 BEFORE_THE_HOST = frozenset({"initialize"})
 """Served without the host: a plain stdio daemon opens its host once ``initialize`` is answered
 (every other method waits for it; see :meth:`..hub.Hub.opened`)."""
