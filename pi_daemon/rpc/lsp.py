@@ -7,16 +7,20 @@ The first load runs in a thread (:func:`loaded`): meanwhile the event loop goes 
 client and the other sessions.
 
 lsprotocol's ``get_converter()`` builds a new converter, with its hooks, on every call; the
-daemon keeps the first, so an edit or a language request does not pay for that again.
+daemon keeps the first, so an edit or a language request does not pay for that again. It is
+made once even when two requests or edits of one message arrive together: two threads building
+lsprotocol's converters at once can fail ("dictionary changed size during iteration").
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
+import threading
 from typing import Any
 
 _loaded = False
+_made: Any = None
+_making = threading.Lock()  # threads, not tasks: the first load runs in one, a later caller may be in another
 
 
 def types() -> Any:
@@ -26,12 +30,16 @@ def types() -> Any:
     return lsp_types
 
 
-@functools.cache
 def converter() -> Any:
     """lsprotocol's converter (LSP's field names and unions), made once."""
-    from lsprotocol.converters import get_converter
+    global _made
+    if _made is None:
+        with _making:
+            if _made is None:
+                from lsprotocol.converters import get_converter
 
-    return get_converter()
+                _made = get_converter()
+    return _made
 
 
 async def loaded() -> None:
