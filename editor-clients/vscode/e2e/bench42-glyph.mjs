@@ -88,7 +88,7 @@ try {
   await chatLive(kit);
   await prompt();
   await explorer();
-  await closeWindow(kit);
+  await closeWindow(kit, kit.work, ["pi.used", "pi.chatSession"]);
   for (let run = 1; run <= runs; run++) {
     const fresh = join(kit.root, `fresh-${run}`);
     mkdirSync(fresh);

@@ -60,7 +60,7 @@ async function flow(connection) {
     });
     let early;
     await run(`${connection}: the window closed and the same workspace opened: the daemon is up before the chat is opened`, async () => {
-      await closeWindow(kit);
+      await closeWindow(kit, kit.work, ["pi.used", "pi.chatSession"]);
       await kit.open();
       await decided(kit);
       const from = Date.now();

@@ -113,9 +113,32 @@ export async function noneWithin(found, ms, what) {
 // before that the input is there (static HTML) but an Enter typed into it sends nothing.
 export const chatLive = (kit) => kit.chat().locator("body[data-mode]").waitFor({ state: "attached", timeout: kit.T });
 
-// The window on `folder` closed (its page gone) and its daemon ended with it; an attach server (it outlives the
-// window) stopped: the next window on the folder starts from nothing.
-export async function closeWindow(kit, folder = kit.work) {
+// VS Code in a browser writes the extensions' workspace state to the page's IndexedDB every 5 s, not as the page
+// closes (async work is not allowed then): a window closed sooner than that after pi remembered something opens
+// the next time without it. The extension's state as saved: its memento keys, from each workspace's database.
+const savedState = (page) => page.evaluate(async () => {
+  const asked = (request) => new Promise((ok, fail) => { request.onsuccess = () => ok(request.result); request.onerror = () => fail(request.error); });
+  const found = [];
+  for (const { name } of await indexedDB.databases()) {
+    if (!name?.startsWith("vscode-web-state-db")) continue;
+    const db = await asked(indexedDB.open(name));
+    try {
+      if (!db.objectStoreNames.contains("ItemTable")) continue;
+      const value = await asked(db.transaction("ItemTable").objectStore("ItemTable").get("pi-daemon.pi-daemon-vscode"));
+      if (typeof value === "string") found.push(...Object.keys(JSON.parse(value)));
+    } finally {
+      db.close();
+    }
+  }
+  return found;
+});
+
+// The window on `folder` closed (its page gone), once VS Code has saved the extension's state naming `keys`
+// (as a user's window, open longer than those 5 s, has), and its daemon ended with it; an attach server (it
+// outlives the window) stopped: the next window on the folder starts from nothing.
+export async function closeWindow(kit, folder = kit.work, keys = []) {
+  await until(async () => { const saved = await savedState(kit.page); return keys.every((k) => saved.includes(k)); },
+              `VS Code to save pi's state for the workspace (${keys.join(", ")})`);
   const pids = daemonsIn(folder);
   await kit.page.goto("about:blank");
   await gone(pids, "the closed window's daemon to end");
