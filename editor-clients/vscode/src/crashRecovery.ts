@@ -76,12 +76,14 @@ export class CrashRecovery {
     const how = exit?.signal ? `killed by ${exit.signal}` : exit?.code != null ? `exit code ${exit.code}` : "it had stopped";
     let interrupted = false;
     let goesOn = false; // the run outlived the connection (a server's, in attach mode): its answer is not cut off
+    let notLoaded: string | undefined; // why the session could not be loaded again: said, not hidden in the log
     try {
       const loaded = this.session ? await this.host.redraw(this.session) : undefined;
       interrupted = Boolean(loaded?.interrupted);
       goesOn = Boolean(loaded?.state.isStreaming);
     } catch (error: any) {
-      this.host.log(`reloading session ${this.session}: ${error.message ?? error}\n`);
+      notLoaded = String(error.message ?? error);
+      this.host.log(`reloading session ${this.session}: ${notLoaded}\n`);
     }
     const text = goesOn ? undefined : this.partial;
     if (text) {
@@ -90,7 +92,9 @@ export class CrashRecovery {
       this.host.show({ type: "message_start", message: { role: "assistant", content: content() } as AssistantMessage });
       this.host.show({ type: "message_end", message: { role: "assistant", content: content(), stopReason: "error", errorMessage: CUT_OFF } as AssistantMessage });
     }
-    const where = this.session ? "this conversation is loaded again" : "nothing was lost";
+    const where = !this.session ? "nothing was lost"
+      : notLoaded ? `this conversation could not be loaded again (${notLoaded}); it is kept, and History opens it`
+      : "this conversation is loaded again";
     const said = goesOn ? `The connection to pi-daemon ended (${how}) and was made again; the run went on meanwhile.`
       : `pi-daemon stopped (${how}) and was restarted; ${where}.`;
     this.host.post({ type: "notice", text: said,
