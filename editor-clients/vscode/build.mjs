@@ -10,5 +10,5 @@ await build({ ...common, entryPoints: ["src/status.ts"], outfile: "dist/status.j
 await build({ bundle: true, platform: "browser", target: "es2020", format: "iife", sourcemap: false, logLevel: "warning",
               entryPoints: ["src/webview/chat.ts"], outfile: "dist/webview.js", minify: true });
 await build({ ...common, entryPoints: ["src/editorFs.ts"], outfile: "dist/editorFs.js" });
-for (const name of ["rewind", "modes", "subagents", "fileLinks", "folderPath", "editDiff", "sessionList", "modelKeys", "daemonLocator", "daemonInstall", "processes", "userQuestions", "compactReply"])
+for (const name of ["rewind", "modes", "subagents", "fileLinks", "folderPath", "editDiff", "sessionList", "modelKeys", "daemonLocator", "daemonInstall", "processes", "userQuestions", "compactReply", "crashRecovery"])
   await build({ ...common, entryPoints: [`src/${name}.ts`], outfile: `dist/${name}.js` });

@@ -5,7 +5,8 @@
 // the daemon is looked for, and the Python the install needs.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createRequire } from "node:module";
@@ -77,6 +78,45 @@ test("killed while idle: noticed with its signal, started again, the same sessio
     assert.equal((await d.c.request("getState")).sessionId, sessionId);
     assert.equal((await d.c.request("getState")).messageCount, 4);
   } finally {
+    await d.c.stop();
+  }
+});
+
+test("killed while idle, its session taken by another process meanwhile: the chat's line says it was not loaded again, and why", async () => {
+  const { CrashRecovery } = require("../dist/crashRecovery.js");
+  const d = daemon([text("first answer")]);
+  const posted = [];
+  let sessionId;
+  let held;
+  const taken = new Promise((resolve) => (held = resolve));
+  const recovery = new CrashRecovery({
+    post: (message) => posted.push(message), show: () => {}, sessionId: () => sessionId, partialAnswer: () => undefined,
+    settle: () => {}, log: () => {},
+    // the extension's redraw: the session replayed into the chat, here once the other process holds its file
+    redraw: async (id) => { await taken; return d.c.load(id, { replay: true }); },
+  });
+  recovery.attach(d.c);
+  await d.c.start();
+  let other;
+  try {
+    await d.c.prompt("hello");
+    await waitFor(() => d.events.some((e) => e.type === "agent_settled"), "the first answer");
+    sessionId = d.events[0].sessionId;
+    const folder = join(d.dir, ".pi", "sessions");
+    const file = join(folder, readdirSync(folder).find((f) => f.endsWith(`${sessionId}.jsonl`)));
+    // a second agent opening the same session: it waits for the file's lock, which the killed daemon lets go
+    other = spawn(PYTHON, ["-c", "import fcntl, sys, time; f = open(sys.argv[1], 'a'); fcntl.flock(f, fcntl.LOCK_EX); "
+                                 + "print('held', flush=True); time.sleep(600)", file], { stdio: ["ignore", "pipe", "inherit"] });
+    other.stdout.on("data", (data) => { if (String(data).includes("held")) held(); });
+    process.kill(d.c.pid, "SIGKILL");
+    await waitFor(() => posted.some((m) => m.type === "notice" && /restarted/.test(m.text)), "the restart's line");
+    const said = posted.filter((m) => m.type === "notice").at(-1).text;
+    assert.match(said, /^pi-daemon stopped \(killed by SIGKILL\) and was restarted; this conversation could not be loaded again \(.*another process.*\); it is kept, and History opens it\.$/);
+    assert.doesNotMatch(said, /is loaded again/);
+    await recovery.ready(); // prompts go on: the daemon is back
+    assert.ok((await d.c.request("getState")).sessionId);
+  } finally {
+    other?.kill("SIGKILL");
     await d.c.stop();
   }
 });
