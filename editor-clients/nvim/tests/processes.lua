@@ -132,4 +132,16 @@ return function(t)
     for i = 2, #lines() - 1 do assert(lines()[i] == "xxxxxxxxx", i .. ": " .. lines()[i]) end
     assert(#lines() < 10000, "a bounded tail, not all of it: " .. #lines())
   end)
+
+  test("an end already listed stays when a process/list answer served before it says running", function()
+    -- the answer's state is when the daemon served the request; the exit event, written meanwhile, came first
+    local processes = require("pi.processes")
+    processes.reset()
+    local info = { id = "p1", pid = 4242, command = "make watch", cwd = "/w", status = "running", startedAt = 1 }
+    processes.event({ type = "process_started", process = info })
+    processes.event({ type = "process_exited", process = vim.tbl_extend("force", info, { status = "exited", exitCode = 0, endedAt = 2 }) })
+    processes.update(info) -- the late answer
+    assert(processes.procs.p1.status == "exited", vim.inspect(processes.procs.p1))
+    processes.reset()
+  end)
 end

@@ -80,10 +80,13 @@ end
 
 local render_list
 
--- What the daemon says about a process (an event, process/list, process/kill).
+-- What the daemon says about a process (an event, process/list, process/kill). An answer tells the state
+-- when its request was served, and an event written meanwhile can come before it: an end already known is
+-- not undone by an older "running".
 ---@param info pi.ProcessInfo
 function M.update(info)
   local known = M.procs[info.id]
+  if known and known.status ~= "running" and info.status == "running" then return end
   if not known then table.insert(M.order, info.id) end
   -- process/kill answers before the process is gone: it stays "stopping" until it is
   local stopping = known and known.stopping and info.status == "running"
