@@ -82,12 +82,17 @@ export class ProcessList {
   }
 
   // What the daemon has now, in place of what was known (a daemon started again has none of the old
-  // one's: they ended with it, and its ids start again at p1). The answer comes down the pipe after
-  // every event the daemon wrote before it, so no event heard meanwhile is newer.
+  // one's: they ended with it, clear() forgot them, and its ids start again at p1). The answer tells the
+  // state when the request was served; an exit event written meanwhile can come before it, so an end
+  // already known stays, as in update().
   async load(client: PiClient): Promise<void> {
     const { processes } = await client.request("process/list", {});
+    const known = new Map(this.byId);
     this.byId.clear();
-    for (const p of processes) this.byId.set(p.id, p);
+    for (const p of processes) {
+      const ended = known.get(p.id);
+      this.byId.set(p.id, ended && ended.status !== "running" && p.status === "running" ? ended : p);
+    }
     this.changed();
   }
 

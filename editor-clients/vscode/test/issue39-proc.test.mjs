@@ -119,6 +119,16 @@ test("a server the agent starts in the background: the card and the list show it
   await list2.kill(c2, waiting.id);
 });
 
+test("an end already listed stays when a process/list answer served before it says running", async () => {
+  // the answer's state is when the daemon served the request; the exit event, written meanwhile, came first
+  const info = { id: "p1", pid: 4242, command: "make watch", cwd: "/w", status: "running", startedAt: 1 };
+  const list = new ProcessList();
+  list.apply({ type: "process_started", process: info });
+  list.apply({ type: "process_exited", process: { ...info, status: "exited", exitCode: 0, endedAt: 2 } });
+  await list.load({ request: async () => ({ processes: [info] }) });
+  assert.equal(list.get("p1").status, "exited");
+});
+
 test("how long a process ran reads at a glance", () => {
   assert.deepEqual([0, 8_400, 125_000, 3_780_000].map(duration), ["0s", "8s", "2m 05s", "1h 03m"]);
   const p = { id: "p1", command: "x", status: "exited", exitCode: 3, startedAt: 1000, endedAt: 6000 };
