@@ -18,7 +18,6 @@ import asyncio
 import threading
 from typing import Any
 
-_loaded = False
 _made: Any = None
 _making = threading.Lock()  # threads, not tasks: the first load runs in one, a later caller may be in another
 
@@ -44,7 +43,5 @@ def converter() -> Any:
 
 async def loaded() -> None:
     """Both loaded: the first time in a thread, at once afterwards."""
-    global _loaded
-    if not _loaded:
+    if _made is None:
         await asyncio.to_thread(converter)
-        _loaded = True

@@ -1,6 +1,5 @@
 """LSP's vocabulary loaded on first use (:mod:`pi_daemon.rpc.lsp`)."""
 
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -13,11 +12,9 @@ def test_the_converter_is_made_once_when_several_threads_ask_for_it_together(mon
     # Two edits of one message each load it in a thread; lsprotocol's converters built in two
     # threads at once failed one of the edits on a busy machine.
     made = []
-    inside = threading.Semaphore(0)
 
     def slow_converter():
         made.append(object())
-        inside.release()
         time.sleep(0.2)  # long enough for the other threads to reach the load meanwhile
         return made[-1]
 

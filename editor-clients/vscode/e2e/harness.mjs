@@ -4,7 +4,7 @@
 // `review` (answer a write/edit's review diff).
 // Each e2e script (run.mjs, flows29*.mjs) launches its own, so its faux script of replies is its own.
 import { spawn, execFileSync } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createServer } from "node:net";
@@ -187,7 +187,8 @@ export async function launch({ cache, out, prefix = "", settings, prepare = () =
       .then(() => {
         writeFileSync(join(out, `${prefix}code-server.log`), serverLog);
         // the extension's own output ("pi-daemon" in the Output panel), one file per window opened, printed too
-        const logs = readdirSync(join(data, "logs"), { recursive: true }).filter((f) => f.endsWith("pi-daemon.log")).sort();
+        const logs = existsSync(join(data, "logs")) // none before code-server has started a window
+          ? readdirSync(join(data, "logs"), { recursive: true }).filter((f) => f.endsWith("pi-daemon.log")).sort() : [];
         logs.forEach((file, n) => {
           copyFileSync(join(data, "logs", file), join(out, `${prefix}output-${n + 1}.log`));
           console.log(`# the extension's output, window ${n + 1}: ${join(out, `${prefix}output-${n + 1}.log`)}`);

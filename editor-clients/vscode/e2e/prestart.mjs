@@ -137,8 +137,8 @@ const savedState = (page) => page.evaluate(async () => {
 // (as a user's window, open longer than those 5 s, has), and its daemon ended with it; an attach server (it
 // outlives the window) stopped: the next window on the folder starts from nothing.
 export async function closeWindow(kit, folder = kit.work, keys = []) {
-  await until(async () => { const saved = await savedState(kit.page); return keys.every((k) => saved.includes(k)); },
-              `VS Code to save pi's state for the workspace (${keys.join(", ")})`);
+  if (keys.length) await until(async () => { const saved = await savedState(kit.page); return keys.every((k) => saved.includes(k)); },
+                              `VS Code to save pi's state for the workspace (${keys.join(", ")})`);
   const pids = daemonsIn(folder);
   await kit.page.goto("about:blank");
   await gone(pids, "the closed window's daemon to end");

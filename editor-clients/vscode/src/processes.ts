@@ -39,6 +39,10 @@ export function shortCommand(command: string, max = 60): string {
   return line.length > max ? `${line.slice(0, max - 1).trimEnd()}…` : line;
 }
 
+// `news` says "running" of a process already known to have ended: an older state, not applied.
+const outdated = (known: ProcessInfo | undefined, news: ProcessInfo): boolean =>
+  known !== undefined && known.status !== "running" && news.status === "running";
+
 export class ProcessList {
   private readonly byId = new Map<string, ProcessInfo>();
   private listeners: (() => void)[] = [];
@@ -66,10 +70,10 @@ export class ProcessList {
     return this.byId.get(id);
   }
 
-  // A process's news, from an event or an answer; an end already known is not undone by an older "running".
+  // A process's news, from an event or an answer; an end already known is not undone by an older "running"
+  // (an answer tells the state when its request was served, and an exit event written meanwhile can come first).
   update(process: ProcessInfo): void {
-    const known = this.byId.get(process.id);
-    if (known && known.status !== "running" && process.status === "running") return;
+    if (outdated(this.byId.get(process.id), process)) return;
     this.byId.set(process.id, process);
     this.changed();
   }
@@ -82,17 +86,13 @@ export class ProcessList {
   }
 
   // What the daemon has now, in place of what was known (a daemon started again has none of the old
-  // one's: they ended with it, clear() forgot them, and its ids start again at p1). The answer tells the
-  // state when the request was served; an exit event written meanwhile can come before it, so an end
-  // already known stays, as in update().
+  // one's: they ended with it, clear() forgot them, and its ids start again at p1); an end already known
+  // stays, as in update().
   async load(client: PiClient): Promise<void> {
     const { processes } = await client.request("process/list", {});
     const known = new Map(this.byId);
     this.byId.clear();
-    for (const p of processes) {
-      const ended = known.get(p.id);
-      this.byId.set(p.id, ended && ended.status !== "running" && p.status === "running" ? ended : p);
-    }
+    for (const p of processes) this.byId.set(p.id, outdated(known.get(p.id), p) ? known.get(p.id)! : p);
     this.changed();
   }
 
